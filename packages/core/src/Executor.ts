@@ -1,0 +1,226 @@
+/**
+ * Executor — runs the tool calls of one assistant message.
+ *
+ * Model order is kept: consecutive concurrent calls run in parallel (bounded), a non-concurrent
+ * call runs alone after everything before it and before everything after it, and results come
+ * back in call order with their ids. Each call runs in its own fiber under its own timeout, so a
+ * failure, defect, throw, timeout or interruption in one tool becomes that call's error result
+ * and nothing else. This module owns the only rendering of tool failures into model-facing text.
+ *
+ * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
+ * the patches are merged after the whole message, last write wins in call order.
+ */
+import { Cause, Duration, Effect, Exit, Fiber, Option } from "effect"
+import * as Tool from "./Tool.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** One tool call as the model sent it. */
+export interface Call {
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+}
+
+/** One call's result, ready for the model (`content`) and for events (`data`). */
+export interface Result {
+  readonly callId: string
+  readonly name: string
+  readonly content: string
+  readonly isError: boolean
+  /** The `data` of a `Tool.structured` result; absent otherwise. */
+  readonly data?: unknown
+}
+
+/** The results of a message's calls, in call order, and the assigns after merging their patches. */
+export interface Outcome {
+  readonly results: ReadonlyArray<Result>
+  readonly assigns: Readonly<Record<string, unknown>>
+}
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** Most calls of one concurrent run at a time (default 8). */
+  readonly concurrency?: number | undefined
+  /** Per-call timeout unless the tool sets its own (default 10 minutes). */
+  readonly timeout?: Duration.Input | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Executor<R> {
+  readonly tools: ReadonlyMap<string, Tool.Tool<R>>
+  readonly run: (
+    calls: ReadonlyArray<Call>,
+    context: Omit<Tool.Context, "callId" | "assigns">,
+    assigns: Readonly<Record<string, unknown>>
+  ) => Effect.Effect<Outcome, never, R>
+}
+
+/** The default per-call timeout: long enough for a build, short enough to notice a hang. */
+export const DEFAULT_TIMEOUT = Duration.minutes(10)
+export const DEFAULT_CONCURRENCY = 8
+
+// ---------------------------------------------------------------------------------------------
+// Rendering: the exact texts a model reads
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Cuts `text` to `max` code points: 80 % head, the marker, 20 % tail. The marker is not counted.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const truncate = (text: string, max: number | undefined): string => {
+  // A string of at most `max` UTF-16 units has at most `max` code points: skip the split.
+  if (max === undefined || !Number.isInteger(max) || max <= 0 || text.length <= max) return text
+  const points = Array.from(text)
+  if (points.length <= max) return text
+  const head = Math.floor((max * 4) / 5)
+  const tail = max - head
+  return `${points.slice(0, head).join("")}\n\n[truncated ${points.length} -> ${max} chars]\n\n${
+    points.slice(points.length - tail).join("")
+  }`
+}
+
+const describe = (u: unknown): string => {
+  if (u instanceof Error) return u.message
+  if (typeof u === "string") return u
+  if (typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string") {
+    return (u as { message: string }).message
+  }
+  const json = Effect.runSync(Effect.orElseSucceed(Effect.try(() => JSON.stringify(u)), () => undefined))
+  return json ?? String(u)
+}
+
+/** A result plus the assigns patch it carries (internal: patches never reach the model). */
+interface Done {
+  readonly result: Result
+  readonly patch?: Readonly<Record<string, unknown>> | undefined
+}
+
+const errorResult = (call: Call, content: string): Done => ({
+  result: { callId: call.id, name: call.name, content: content.toWellFormed(), isError: true }
+})
+
+/** Encodes a successful output; a value JSON cannot encode is the tool's bug, reported as a crash. */
+const encode = (output: Tool.Output): { readonly text: string; readonly data?: unknown } => {
+  if (output === undefined) return { text: "" }
+  if (typeof output === "string") return { text: output }
+  if (output instanceof Tool.Structured) return { text: output.text, data: output.data }
+  if (output instanceof Tool.Assign) return encode(output.value)
+  const text = JSON.stringify(output)
+  if (text === undefined) throw new TypeError(`result is not JSON-encodable (${typeof output})`)
+  return { text }
+}
+
+const render = (
+  tool: Tool.Tool<unknown>,
+  call: Call,
+  timeoutMs: number,
+  exit: Exit.Exit<Option.Option<Tool.Output>, Tool.Failure>
+): Effect.Effect<Done> => {
+  if (Exit.isSuccess(exit)) {
+    if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
+    const output = exit.value.value
+    return Effect.try(() => encode(output)).pipe(
+      Effect.map(({ data, text }): Done => ({
+        result: {
+          callId: call.id,
+          name: call.name,
+          content: truncate(text, tool.maxResultChars).toWellFormed(),
+          isError: false,
+          ...(data === undefined ? {} : { data })
+        },
+        patch: output instanceof Tool.Assign ? output.patch : undefined
+      })),
+      Effect.catchCause((cause) => crashed(tool, call, cause))
+    )
+  }
+  const error = Cause.findErrorOption(exit.cause)
+  if (Option.isSome(error)) return Effect.succeed(errorResult(call, `Error: ${describe(error.value)}`))
+  if (Cause.hasDies(exit.cause)) return crashed(tool, call, exit.cause)
+  return Effect.succeed(errorResult(call, `Tool ${tool.name} was interrupted`))
+}
+
+/** A defect is a bug: the model gets one line, the log gets the whole cause. */
+const crashed = (tool: Tool.Tool<unknown>, call: Call, cause: Cause.Cause<unknown>): Effect.Effect<Done> => {
+  const defect = Cause.findDefect(cause)
+  const message = defect._tag === "Success" ? describe(defect.success) : "unknown defect"
+  return Effect.as(
+    Effect.logError(`Tool ${tool.name} crashed`, cause).pipe(Effect.annotateLogs({ tool: tool.name, callId: call.id })),
+    errorResult(call, `Tool ${tool.name} crashed: ${message}`)
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * An executor over a fixed set of tools. Duplicate names are a definition error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {}): Executor<R> => {
+  const byName = new Map<string, Tool.Tool<R>>()
+  for (const tool of tools) {
+    if (byName.has(tool.name)) throw new TypeError(`Duplicate tool name: ${tool.name}`)
+    byName.set(tool.name, tool)
+  }
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
+  const defaultTimeout = Duration.fromInputUnsafe(options.timeout ?? DEFAULT_TIMEOUT)
+
+  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context) {
+    const decoded = yield* Effect.result(tool.decode(call.input))
+    if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
+    const timeoutMs = Duration.toMillis(tool.timeout ?? defaultTimeout)
+    // Its own fiber: an interruption or defect inside the tool stays inside it.
+    const fiber = yield* Effect.forkChild(
+      Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs)),
+      { startImmediately: true }
+    )
+    const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+    return yield* render(tool, call, timeoutMs, exit)
+  })
+
+  const runOne = (call: Call, context: Omit<Tool.Context, "callId">): Effect.Effect<Done, never, R> => {
+    const tool = byName.get(call.name)
+    if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${call.name}`))
+    return invoke(tool, call, { ...context, callId: call.id })
+  }
+
+  return {
+    tools: byName,
+    run: (calls, context, assigns) => {
+      const snapshot = Object.freeze({ ...assigns })
+      const callContext = { ...context, assigns: snapshot }
+      // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
+      // Unknown tools count as concurrent: they run nothing.
+      const groups: Array<Array<Call>> = []
+      let open = false
+      for (const call of calls) {
+        const concurrent = byName.get(call.name)?.concurrent ?? true
+        if (concurrent && open) groups[groups.length - 1]!.push(call)
+        else groups.push([call])
+        open = concurrent
+      }
+      return Effect.map(
+        Effect.forEach(groups, (group) =>
+          group.length === 1
+            ? Effect.map(runOne(group[0]!, callContext), (result) => [result])
+            : Effect.forEach(group, (call) => runOne(call, callContext), { concurrency: Math.min(group.length, concurrency) })),
+        (grouped) => {
+          const done = grouped.flat()
+          let merged: Record<string, unknown> | undefined
+          for (const { patch } of done) {
+            if (patch !== undefined) merged = Object.assign(merged ?? { ...snapshot }, patch)
+          }
+          return { results: done.map((d) => d.result), assigns: merged ?? snapshot }
+        }
+      )
+    }
+  }
+}

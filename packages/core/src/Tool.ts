@@ -1,0 +1,262 @@
+/**
+ * Tool — a typed operation an agent may call, as a plain value.
+ *
+ * A tool's parameters are an Effect Schema (the JSON Schema the model sees is derived from it) or
+ * a raw JSON Schema (what MCP servers hand us). Arguments are decoded before `call` runs; `call`
+ * returns an Effect whose requirements `R` the session must provide. The Executor runs tools;
+ * this module only describes them and refuses nothing a model could send: bad input is decoded
+ * into a readable failure, never thrown.
+ */
+import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
+import type * as Sandbox from "./Sandbox.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** Who may invoke a tool (Anthropic's programmatic tool calling distinguishes the two). */
+export type Caller = "human" | "code_execution"
+
+/** Whether a tool's result is plain text or text plus structured data. */
+export type ResultType = "text" | "structured"
+
+/** What `call` receives besides its arguments. */
+export interface Context {
+  readonly sessionId: string
+  /** The agent's name. */
+  readonly agent: string
+  /** The session's sandbox: the only way a tool should reach files and processes. */
+  readonly sandbox: Sandbox.Service
+  readonly cwd: string
+  /** Secrets resolved at session start, for trusted tools (process env, auth headers). */
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** The start-of-message assigns snapshot; every call of one message sees the same one. */
+  readonly assigns: Readonly<Record<string, unknown>>
+  /** The model's id for this call. */
+  readonly callId: string
+}
+
+/** The model sees `text`; `data` goes to events and metadata only. */
+export class Structured {
+  readonly _tag = "Structured"
+  readonly text: string
+  readonly data: unknown
+  constructor(text: string, data: unknown) {
+    this.text = text
+    this.data = data
+  }
+}
+
+/** A result (`value`) plus a patch merged into the session's assigns after the message. */
+export class Assign {
+  readonly _tag = "Assign"
+  readonly value: Output
+  readonly patch: Readonly<Record<string, unknown>>
+  constructor(value: Output, patch: Readonly<Record<string, unknown>>) {
+    this.value = value
+    this.patch = patch
+  }
+}
+
+/** Everything `call` may succeed with: a string, any JSON value, `structured` or `assign`. */
+export type Output = string | Schema.Json | Structured | Assign | void
+
+/** A typed failure: a string or any error with a message. The model reads `Error: <message>`. */
+export type Failure = string | { readonly message: string }
+
+/** The input could not be decoded; `issues` name each failing field. */
+export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("InvalidArguments", {
+  tool: Schema.String,
+  issues: Schema.Array(Schema.Struct({ path: Schema.String, message: Schema.String }))
+}) {
+  override get message() {
+    const issues = this.issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
+    return `Invalid arguments for tool ${this.tool}: ${issues.join("; ")}`
+  }
+}
+
+/**
+ * A tool, its arguments' types erased: what agents hold and the Executor runs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<out R = never> {
+  readonly _tag: "Tool"
+  readonly name: string
+  readonly description: string
+  /** The JSON Schema sent to the model: closed objects, no `$ref`. */
+  readonly parameters: JsonSchema.JsonSchema
+  readonly decode: (input: unknown) => Effect.Effect<unknown, InvalidArguments>
+  readonly call: (args: unknown, context: Context) => Effect.Effect<Output, Failure, R>
+  /** May run in parallel with neighbouring concurrent calls (default true). */
+  readonly concurrent: boolean
+  /** Successful text longer than this is cut 80 % head / 20 % tail (code points). */
+  readonly maxResultChars: number | undefined
+  readonly allowedCallers: ReadonlyArray<Caller>
+  readonly resultType: ResultType
+  /** Overrides the executor's per-call timeout. */
+  readonly timeout: Duration.Duration | undefined
+}
+
+/** The requirements of a list of tools. */
+export type Requirements<T> = T extends ReadonlyArray<Tool<infer R>> ? R : never
+
+/** Options shared by both forms of `make`. */
+export interface Options<A, E extends Failure, R> {
+  readonly description: string
+  readonly call: (args: A, context: Context) => Effect.Effect<Output, E, R>
+  readonly concurrent?: boolean | undefined
+  readonly maxResultChars?: number | undefined
+  readonly allowedCallers?: ReadonlyArray<Caller> | undefined
+  readonly resultType?: ResultType | undefined
+  readonly timeout?: Duration.Input | undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON Schema derivation
+// ---------------------------------------------------------------------------------------------
+
+const SAFE = Number.MAX_SAFE_INTEGER
+
+/**
+ * Providers accept a small, plain dialect: we inline every reference, close every object, drop the
+ * ±2^53 bounds `Schema.Int` adds, and turn the `anyOf [X, null]` that `Schema.optional` produces on
+ * an optional key back into `X` (absence, not null, is how a model omits an argument).
+ */
+const clean = (schema: JsonSchema.JsonSchema, optional: boolean): JsonSchema.JsonSchema => {
+  let out: Record<string, unknown> = { ...schema }
+  if (optional && Array.isArray(out.anyOf)) {
+    const members = (out.anyOf as Array<JsonSchema.JsonSchema>).filter((m) => m.type !== "null")
+    if (members.length === 1 && members.length < out.anyOf.length) {
+      const { anyOf: _, ...rest } = out
+      out = { ...rest, ...members[0] }
+    }
+  }
+  if (out.minimum === -SAFE) delete out.minimum
+  if (out.maximum === SAFE) delete out.maximum
+  if (out.properties !== undefined && typeof out.properties === "object") {
+    const required = new Set(Array.isArray(out.required) ? (out.required as Array<string>) : [])
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, JsonSchema.JsonSchema>).map(([key, value]) => [
+        key,
+        clean(value, !required.has(key))
+      ])
+    )
+  }
+  if (out.items !== undefined && typeof out.items === "object") out.items = clean(out.items as JsonSchema.JsonSchema, false)
+  if (Array.isArray(out.anyOf)) out.anyOf = (out.anyOf as Array<JsonSchema.JsonSchema>).map((m) => clean(m, false))
+  if (typeof out.additionalProperties === "object") {
+    out.additionalProperties = clean(out.additionalProperties as JsonSchema.JsonSchema, false)
+  }
+  return out as JsonSchema.JsonSchema
+}
+
+/**
+ * The JSON Schema a provider receives for a Schema's JSON encoding.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema =>
+  clean(Schema.toJsonSchemaDocument(schema, { referencePolicy: () => undefined, onExcessProperty: "error" }).schema, false)
+
+const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const schemaDecoder = (name: string, schema: Schema.Top) => {
+  // The model writes JSON, so decode the JSON encoding (an optional key may then arrive as null).
+  const decode = Schema.decodeUnknownEffect(Schema.toCodecJson(schema) as unknown as Schema.Decoder<unknown>)
+  return (input: unknown) =>
+    Effect.mapError(decode(input, { errors: "all", onExcessProperty: "error" }), (error) =>
+      new InvalidArguments({
+        tool: name,
+        issues: formatIssues(error.issue).issues.map((issue) => ({
+          path: formatPath((issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p))),
+          message: issue.message
+        }))
+      }))
+}
+
+/** Raw JSON Schema: we check the shape and the required keys; the tool validates the rest. */
+const jsonSchemaDecoder = (name: string, schema: JsonSchema.JsonSchema) => {
+  const required = Array.isArray(schema.required) ? (schema.required as Array<string>) : []
+  return (input: unknown): Effect.Effect<unknown, InvalidArguments> => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return Effect.fail(
+        new InvalidArguments({ tool: name, issues: [{ path: "", message: `Expected a JSON object, got ${JSON.stringify(input) ?? "nothing"}` }] })
+      )
+    }
+    const missing = required.filter((key) => !(key in input))
+    return missing.length === 0
+      ? Effect.succeed(input)
+      : Effect.fail(new InvalidArguments({ tool: name, issues: missing.map((path) => ({ path, message: "Missing key" })) }))
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const validName = /^[a-zA-Z0-9_.-]{1,128}$/
+
+/**
+ * Defines a tool. With a Schema, `call` receives the decoded arguments typed; with a raw JSON
+ * Schema, it receives the JSON object after a shape check.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: {
+  <S extends Schema.Top & { readonly DecodingServices: never }, E extends Failure = never, R = never>(
+    name: string,
+    options: Options<S["Type"], E, R> & { readonly parameters: S }
+  ): Tool<R>
+  <E extends Failure = never, R = never>(
+    name: string,
+    options: Options<Readonly<Record<string, unknown>>, E, R> & { readonly parameters: JsonSchema.JsonSchema }
+  ): Tool<R>
+} = (
+  name: string,
+  options: Options<never, Failure, unknown> & { readonly parameters: Schema.Top | JsonSchema.JsonSchema }
+): Tool<never> => {
+  if (!validName.test(name)) {
+    throw new TypeError(`Tool name ${JSON.stringify(name)} must be 1-128 characters of letters, digits, _ . -`)
+  }
+  const isSchema = Schema.isSchema(options.parameters)
+  return {
+    _tag: "Tool",
+    name,
+    description: options.description,
+    parameters: isSchema ? jsonSchema(options.parameters) : options.parameters,
+    decode: isSchema ? schemaDecoder(name, options.parameters) : jsonSchemaDecoder(name, options.parameters),
+    call: options.call as Tool<never>["call"],
+    concurrent: options.concurrent ?? true,
+    maxResultChars: options.maxResultChars,
+    allowedCallers: options.allowedCallers ?? ["human"],
+    resultType: options.resultType ?? "text",
+    timeout: options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
+  }
+}
+
+/**
+ * A result whose `text` the model reads and whose `data` goes to events and metadata.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const structured = (text: string, data: unknown): Structured => new Structured(text, data)
+
+/**
+ * A result that also merges `patch` into the session's assigns once the message's calls finish.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const assign = (value: Output, patch: Readonly<Record<string, unknown>>): Assign => new Assign(value, patch)
+
+/** @since 0.1.0 @category guards */
+export const isTool = (u: unknown): u is Tool<unknown> =>
+  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "Tool"

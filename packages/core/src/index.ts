@@ -1,0 +1,2 @@
+export * as Sandbox from "./Sandbox.ts"
+export * as Tool from "./Tool.ts"

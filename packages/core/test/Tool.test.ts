@@ -1,0 +1,119 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as Tool from "../src/Tool.ts"
+
+const Params = Schema.Struct({
+  path: Schema.String.annotate({ description: "File to read, relative to the workspace" }),
+  offset: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)).annotate({ description: "First line" })),
+  limit: Schema.optional(Schema.Int),
+  mode: Schema.Literals(["text", "base64"]),
+  filter: Schema.Struct({
+    glob: Schema.optionalKey(Schema.String),
+    tags: Schema.Array(Schema.String).annotate({ description: "Tags to match" })
+  }).annotate({ description: "What to include" })
+}).annotate({ description: "Reads a file" })
+
+const Read = Tool.make("read_file", {
+  description: "Reads a file",
+  parameters: Params,
+  call: ({ path, offset, mode }) => Effect.succeed(`${path}:${offset ?? 1}:${mode}`)
+})
+
+describe("Tool", () => {
+  it("derives a closed, inline JSON Schema that providers accept", () => {
+    assert.deepStrictEqual(Read.parameters, {
+      type: "object",
+      description: "Reads a file",
+      properties: {
+        path: { type: "string", description: "File to read, relative to the workspace" },
+        offset: { type: "integer", minimum: 1, description: "First line" },
+        limit: { type: "integer" },
+        mode: { type: "string", enum: ["text", "base64"] },
+        filter: {
+          type: "object",
+          description: "What to include",
+          properties: {
+            glob: { type: "string" },
+            tags: { type: "array", items: { type: "string" }, description: "Tags to match" }
+          },
+          required: ["tags"],
+          additionalProperties: false
+        }
+      },
+      required: ["path", "mode", "filter"],
+      additionalProperties: false
+    })
+    const text = JSON.stringify(Read.parameters)
+    assert.notInclude(text, "$ref")
+    assert.notInclude(text, "null")
+    assert.notInclude(text, "anyOf")
+  })
+
+  it("fills the optional fields with their defaults", () => {
+    assert.deepStrictEqual(
+      [Read.concurrent, Read.maxResultChars, Read.allowedCallers, Read.resultType, Read.timeout],
+      [true, undefined, ["human"], "text", undefined]
+    )
+  })
+
+  it.effect("decodes model JSON: an optional key may be null, excess keys and bad types name their fields", () =>
+    Effect.gen(function*() {
+      const args = yield* Read.decode({ path: "a.ts", limit: null, mode: "text", filter: { tags: [] } })
+      assert.deepStrictEqual(args, { path: "a.ts", limit: undefined, mode: "text", filter: { tags: [] } })
+      const error = yield* Effect.flip(Read.decode({ path: "a.ts", offset: 0, mode: "hex", filter: { tags: [1] }, x: 1 }))
+      assert.strictEqual(
+        error.message,
+        "Invalid arguments for tool read_file: x: Expected no excess property; offset: Expected a value greater than or equal to 1; mode: Expected \"text\" | \"base64\"; filter.tags[0]: Expected string"
+      )
+    }))
+
+  it.effect("accepts a raw JSON Schema and checks the object shape and required keys", () =>
+    Effect.gen(function*() {
+      const raw = Tool.make("echo", {
+        description: "Echoes",
+        parameters: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+        call: (args) => Effect.succeed(String(args.text))
+      })
+      assert.deepStrictEqual(raw.parameters, { type: "object", properties: { text: { type: "string" } }, required: ["text"] })
+      assert.deepStrictEqual(yield* raw.decode({ text: "hi" }), { text: "hi" })
+      assert.strictEqual((yield* Effect.flip(raw.decode({}))).message, "Invalid arguments for tool echo: text: Missing key")
+      assert.strictEqual(
+        (yield* Effect.flip(raw.decode([1]))).message,
+        "Invalid arguments for tool echo: Expected a JSON object, got [1]"
+      )
+    }))
+
+  it("makes parameterized tools with functions", () => {
+    const Query = (table: string) =>
+      Tool.make(`query_${table}`, {
+        description: `Queries the ${table} table`,
+        parameters: Schema.Struct({ where: Schema.String }),
+        call: ({ where }) => Effect.succeed(`SELECT * FROM ${table} WHERE ${where}`)
+      })
+    assert.deepStrictEqual([Query("users").name, Query("orders").description], ["query_users", "Queries the orders table"])
+  })
+
+  it("rejects names providers refuse", () => {
+    assert.throws(
+      () => Tool.make("has space", { description: "", parameters: Schema.Struct({}), call: () => Effect.void }),
+      "Tool name \"has space\" must be 1-128 characters of letters, digits, _ . -"
+    )
+  })
+
+  it("keeps the optional fields given", () => {
+    const tool = Tool.make("t", {
+      description: "t",
+      parameters: Schema.Struct({}),
+      concurrent: false,
+      maxResultChars: 100,
+      allowedCallers: ["code_execution"],
+      resultType: "structured",
+      timeout: "2 seconds",
+      call: () => Effect.succeed(Tool.structured("text", { n: 1 }))
+    })
+    assert.deepStrictEqual(
+      [tool.concurrent, tool.maxResultChars, tool.allowedCallers, tool.resultType, tool.timeout?.toJSON()],
+      [false, 100, ["code_execution"], "structured", { _id: "Duration", _tag: "Millis", millis: 2000 }]
+    )
+  })
+})
