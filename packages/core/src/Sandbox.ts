@@ -199,7 +199,10 @@ export interface Primitives {
 }
 
 /** @since 0.1.0 @category models */
-export interface Service extends Required<Primitives> {
+export interface Service extends Omit<Primitives, "glob" | "grep" | "mount"> {
+  readonly glob: (pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>
+  readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<ReadonlyArray<GrepMatch>, SandboxError>
+  readonly mount: (hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>
   /** The file as UTF-8 text; invalid UTF-8 fails with a `Failed` reason naming the byte offset. */
   readonly read: (path: string) => Effect.Effect<string, SandboxError>
   /** Replaces `oldText` by `newText` when it occurs exactly once; reports the count either way. */

@@ -1,2 +1,8 @@
+export * as Executor from "./Executor.ts"
+export * as Loop from "./Loop.ts"
+export * as Message from "./Message.ts"
+export * as Model from "./Model.ts"
+export * as LocalSandbox from "./sandbox/Local.ts"
 export * as Sandbox from "./Sandbox.ts"
 export * as Tool from "./Tool.ts"
+export * as Tools from "./Tools.ts"

@@ -1,0 +1,82 @@
+/**
+ * bench/exec — what a command costs beyond the spawn itself.
+ *
+ * Baseline: a raw `child_process.spawn("bash", ["-c", "true"])` awaited to exit. Against it:
+ * `processGroup.run` of the same command (the shell fast path: the stderr merge rides on bash);
+ * the same bash behind the `/bin/sh` wrapper (what any other executable, so Command, pays); and
+ * `LocalSandbox` `exec("true")`. The variants are interleaved call by call so that drift in the
+ * machine's load hits them all alike. Goal: LocalSandbox ≤ 1.15× raw.
+ *
+ * Run: node_modules/.bin/node bench/exec.ts
+ */
+import { spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as ProcessGroup from "../packages/core/src/internal/processGroup.ts"
+import * as Sandbox from "../packages/core/src/Sandbox.ts"
+import * as LocalSandbox from "../packages/core/src/sandbox/Local.ts"
+
+const N = 200
+const WARMUP = 30
+
+interface Variant {
+  readonly name: string
+  readonly once: () => Promise<unknown>
+  readonly times: Array<number>
+}
+
+const rawSpawn = (): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const child = spawn("bash", ["-c", "true"])
+    child.once("error", reject)
+    child.once("exit", resolve)
+  })
+
+const main = async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-exec-"))
+  const env = ProcessGroup.baseEnv()
+  const variants: Array<Variant> = [
+    { name: "raw spawn bash -c true", once: rawSpawn, times: [] },
+    {
+      name: "processGroup.run bash -c true",
+      once: () => Effect.runPromise(ProcessGroup.run({ file: "bash", args: ["-c", "true"], cwd, env, timeoutMs: 120_000 })),
+      times: []
+    },
+    {
+      // `--norc` first, so not the fast path: the same bash behind the /bin/sh wrapper.
+      name: "processGroup.run bash --norc -c true",
+      once: () => Effect.runPromise(ProcessGroup.run({ file: "bash", args: ["--norc", "-c", "true"], cwd, env, timeoutMs: 120_000 })),
+      times: []
+    }
+  ]
+  const scope = Scope.makeUnsafe()
+  const services = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }), scope))
+  const sandbox = Context.get(services, Sandbox.Sandbox)
+  variants.push({ name: "LocalSandbox exec true", once: () => Effect.runPromise(sandbox.exec("true")), times: [] })
+  for (const variant of variants) for (let i = 0; i < WARMUP; i++) await variant.once()
+  for (let i = 0; i < N; i++) {
+    for (const variant of variants) {
+      const start = performance.now()
+      await variant.once()
+      variant.times.push(performance.now() - start)
+    }
+  }
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(cwd, { recursive: true, force: true })
+  const stats = (times: Array<number>) => {
+    const sorted = [...times].sort((a, b) => a - b)
+    return { mean: times.reduce((a, b) => a + b, 0) / times.length, median: sorted[sorted.length >> 1] ?? 0 }
+  }
+  const base = stats(variants[0]!.times)
+  for (const variant of variants) {
+    const { mean, median } = stats(variant.times)
+    console.log(
+      `${variant.name.padEnd(38)} mean ${mean.toFixed(3)} ms  median ${median.toFixed(3)} ms  ` +
+        `ratio ${(mean / base.mean).toFixed(2)}× (median ${(median / base.median).toFixed(2)}×)`
+    )
+  }
+}
+
+await main()

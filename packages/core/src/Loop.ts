@@ -1,0 +1,185 @@
+/**
+ * Loop — the agent loop as a pure state machine.
+ *
+ * Data in, data out: a state and an input give a new state and the next action (send a request to
+ * the model, run tools, or complete), or a named rejection when the input is out of order. No
+ * Effect, no services, no clock: the Session actor drives it with the Model and the Executor, and
+ * streaming and non-streaming runs share it.
+ */
+import {
+  AssistantMessage,
+  type Message,
+  text,
+  type ToolCallPart,
+  toolCalls,
+  ToolResultMessage,
+  UserMessage
+} from "./Message.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category models */
+export type Status = "Idle" | "AwaitingCompletion" | "AwaitingTools"
+
+/** @since 0.1.0 @category models */
+export interface State {
+  readonly system: string | undefined
+  readonly history: ReadonlyArray<Message>
+  readonly status: Status
+  /** Model requests made in the current run. */
+  readonly turn: number
+  readonly maxTurns: number
+  /** The calls the model is waiting on, in its order. */
+  readonly pending: ReadonlyArray<ToolCallPart>
+}
+
+/** What the model is asked: the tools are the session's, so they travel separately. */
+export interface Request {
+  readonly system: string | undefined
+  readonly messages: ReadonlyArray<Message>
+}
+
+/** @since 0.1.0 @category models */
+export type Action =
+  | { readonly _tag: "Request"; readonly request: Request; readonly turn: number }
+  | { readonly _tag: "RunTools"; readonly calls: ReadonlyArray<ToolCallPart> }
+  | { readonly _tag: "Complete"; readonly text: string }
+
+/** Why an input was refused; the state is unchanged unless said otherwise. */
+export type Rejection =
+  | "TurnInProgress"
+  | "NotWaitingForCompletion"
+  | "NotWaitingForTools"
+  | "InvalidToolResults"
+  /** The run asked for more model requests than `maxTurns`; the state is idle again. */
+  | "MaxTurnsExceeded"
+
+/** @since 0.1.0 @category models */
+export type Step =
+  | { readonly _tag: "Next"; readonly state: State; readonly action: Action }
+  | { readonly _tag: "Rejected"; readonly state: State; readonly reason: Rejection }
+
+/** One answer to a pending call. */
+export interface ToolOutput {
+  readonly callId: string
+  readonly content: string
+  readonly isError: boolean
+}
+
+export const DEFAULT_MAX_TURNS = 50
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A fresh loop. A blank system prompt is no system prompt.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: {
+  readonly system?: string | undefined
+  readonly history?: ReadonlyArray<Message> | undefined
+  readonly maxTurns?: number | undefined
+} = {}): State => ({
+  system: options.system?.trim() ? options.system : undefined,
+  history: options.history ?? [],
+  status: "Idle",
+  turn: 0,
+  maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+  pending: []
+})
+
+// ---------------------------------------------------------------------------------------------
+// Transitions
+// ---------------------------------------------------------------------------------------------
+
+const rejected = (state: State, reason: Rejection): Step => ({ _tag: "Rejected", state, reason })
+
+const request = (state: State): Step => ({
+  _tag: "Next",
+  state,
+  action: { _tag: "Request", request: { system: state.system, messages: state.history }, turn: state.turn }
+})
+
+/**
+ * A new prompt starts a run: the first request of it.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const submit = (state: State, prompt: string): Step =>
+  state.status !== "Idle"
+    ? rejected(state, "TurnInProgress")
+    : request({
+      ...state,
+      history: [...state.history, new UserMessage({ content: prompt })],
+      status: "AwaitingCompletion",
+      turn: 1,
+      pending: []
+    })
+
+/**
+ * The model's reply: complete when it calls no tools, otherwise run them.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const receiveCompletion = (state: State, message: AssistantMessage): Step => {
+  if (state.status !== "AwaitingCompletion") return rejected(state, "NotWaitingForCompletion")
+  const calls = toolCalls(message)
+  const history = [...state.history, message]
+  return calls.length === 0
+    ? { _tag: "Next", state: { ...state, history, status: "Idle", pending: [] }, action: { _tag: "Complete", text: text(message) } }
+    : {
+      _tag: "Next",
+      state: { ...state, history, status: "AwaitingTools", pending: calls },
+      action: { _tag: "RunTools", calls }
+    }
+}
+
+/**
+ * The tools' results: every pending call answered exactly once, in any order; they are recorded
+ * in the model's order. Then the next request, unless the run is out of turns.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutput>): Step => {
+  if (state.status !== "AwaitingTools") return rejected(state, "NotWaitingForTools")
+  const byId = new Map(outputs.map((output) => [output.callId, output]))
+  if (byId.size !== outputs.length || outputs.length !== state.pending.length) return rejected(state, "InvalidToolResults")
+  const results: Array<ToolResultMessage> = []
+  for (const call of state.pending) {
+    const output = byId.get(call.id)
+    if (output === undefined) return rejected(state, "InvalidToolResults")
+    results.push(new ToolResultMessage({ callId: call.id, name: call.name, content: output.content, isError: output.isError }))
+  }
+  const history = [...state.history, ...results]
+  if (state.turn >= state.maxTurns) {
+    return rejected({ ...state, history, status: "Idle", pending: [] }, "MaxTurnsExceeded")
+  }
+  return request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+}
+
+/**
+ * Stops the run wherever it is. Pending calls are answered with `interruptedText` so the history
+ * stays one a provider accepts (every tool call has its result).
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const abort = (state: State, interruptedText: string): State => ({
+  ...state,
+  history: [
+    ...state.history,
+    ...state.pending.map((call) =>
+      new ToolResultMessage({ callId: call.id, name: call.name, content: interruptedText, isError: true })
+    )
+  ],
+  status: "Idle",
+  pending: []
+})

@@ -1,0 +1,53 @@
+/**
+ * Bash — one shell command in the session's sandbox, answered with its combined stdout and stderr
+ * (limited to `MAX_LINES` lines / `MAX_BYTES` bytes) and its exit code when non-zero.
+ *
+ * A non-zero exit is a result, not a failure: the model reads the output and decides. Each call is
+ * a fresh shell (`cd` and `export` do not persist), the session's secrets are its environment, and
+ * the timeout kills the whole process tree. Runs alone (`concurrent: false`): commands change files.
+ */
+import { Duration, Effect, Redacted, Schema } from "effect"
+import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
+import * as Tool from "../Tool.ts"
+import { fromSandbox } from "./ToolError.ts"
+
+const DEFAULT_TIMEOUT_SECONDS = 120
+// Timers cannot wait beyond ~24 days, and an hour is already longer than any one call should take.
+const MAX_TIMEOUT_SECONDS = 3600
+
+const Parameters = Schema.Struct({
+  command: Schema.String.annotate({ description: "Bash command to execute" }),
+  cwd: Schema.optionalKey(
+    Schema.String.annotate({ description: "Directory to run the command in (relative to the working directory, or absolute)" })
+  ),
+  timeout: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_TIMEOUT_SECONDS }))
+    .annotate({ description: `Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS})` })
+    .pipe(Schema.withDecodingDefaultKey(Effect.succeed(DEFAULT_TIMEOUT_SECONDS)))
+})
+
+/**
+ * Runs a bash command through the sandbox.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Bash = Tool.make("Bash", {
+  description: [
+    "Execute a bash command in the working directory. Returns combined stdout/stderr,",
+    `truncated to ${MAX_LINES} lines or ${MAX_BYTES / 1024}KB, followed by the exit code when it is not 0.`,
+    "Every call starts a fresh shell: cd and export do not carry over to the next call.",
+    `Optionally provide a cwd and a timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}).`
+  ].join(" "),
+  parameters: Parameters,
+  concurrent: false,
+  call: Effect.fn("Bash.call")(function*({ command, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
+    const env = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
+    const result = yield* Effect.mapError(
+      context.sandbox.exec(command, { cwd, env, timeout: Duration.seconds(timeout) }),
+      fromSandbox((reason) =>
+        reason._tag === "Timeout" ? `Command timed out after ${timeout} seconds` : `Command failed: ${reason.message}`
+      )
+    )
+    return formatExecResult(result.output, result.exitCode, result.truncated)
+  })
+})

@@ -1,0 +1,102 @@
+/**
+ * Command — a tool for one trusted executable (`git`, `gh`), run directly on the host: no shell,
+ * the model's `args` reach the program verbatim, and its environment carries the tool's `env` and
+ * the session's secrets, which the model never sees.
+ *
+ * This is the one built-in tool that deliberately bypasses the Sandbox: the point is to reach a
+ * host program with host credentials. Its answer has Bash's shape (combined output limited to
+ * `MAX_LINES` lines / `MAX_BYTES` bytes, `(output truncated)`, `(exit code: N)`), and a non-zero
+ * exit is a result, not a failure. Refuses: shell syntax in arguments (`;`, `|`, `$(…)` are just
+ * characters) and inheriting the host environment beyond `processGroup.baseEnv`.
+ */
+import { Effect, Redacted, Schema } from "effect"
+import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
+import * as ProcessGroup from "../internal/processGroup.ts"
+import * as Tool from "../Tool.ts"
+import { ToolError } from "./ToolError.ts"
+
+const DEFAULT_TIMEOUT_SECONDS = 120
+// Timers cannot wait beyond ~24 days, and an hour is already longer than any one call should take.
+const MAX_TIMEOUT_SECONDS = 3600
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The executable: a name looked up in PATH, or a path. */
+  readonly command: string
+  /** Variables added to the host allow-list (session secrets override them). */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** The tool's name (default: the command's basename in PascalCase, `git-lfs` → `GitLfs`). */
+  readonly name?: string | undefined
+  readonly description?: string | undefined
+}
+
+const Parameters = Schema.Struct({
+  args: Schema.optionalKey(
+    Schema.Array(Schema.String).annotate({ description: "Arguments, one per element, passed as-is (no shell)" })
+  ),
+  cwd: Schema.optionalKey(
+    Schema.String.annotate({ description: "Directory to run in (relative to the working directory, or absolute)" })
+  ),
+  timeout: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_TIMEOUT_SECONDS })).annotate({
+      description: `Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS})`
+    })
+  )
+})
+
+// `git` → `Git`, `/usr/bin/git-lfs` → `GitLfs`: the basename, each word capitalised, separators dropped.
+const defaultName = (command: string): string =>
+  (command.split("/").pop() ?? "")
+    .split(/[^A-Za-z0-9]+/)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join("")
+
+const defaultDescription = (command: string): string =>
+  [
+    `Run ${command} directly, without a shell: each element of args is passed to it verbatim,`,
+    "so quotes, globs, pipes, redirections and $(...) are not interpreted.",
+    `Returns combined stdout/stderr, truncated to ${MAX_LINES} lines or ${MAX_BYTES / 1024}KB,`,
+    "followed by the exit code when it is not 0.",
+    `Optionally provide a cwd and a timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}).`
+  ].join(" ")
+
+const resolveCwd = (base: string, cwd: string | undefined): string =>
+  cwd === undefined ? base : cwd.startsWith("/") ? cwd : `${base.endsWith("/") ? base : `${base}/`}${cwd}`
+
+/**
+ * A tool that runs `options.command` on the host with the model's arguments.
+ *
+ * Not concurrent: the programs worth exposing this way (git above all) change files and take
+ * repository locks, so two calls at once would fail on each other's `index.lock`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const Command = (options: Options): Tool.Tool => {
+  if (options.command === "") throw new TypeError("Command tool requires a command")
+  return Tool.make(options.name ?? defaultName(options.command), {
+    description: options.description ?? defaultDescription(options.command),
+    parameters: Parameters,
+    concurrent: false,
+    call: Effect.fn("Command.call")(function*({ args, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
+      const seconds = timeout ?? DEFAULT_TIMEOUT_SECONDS
+      const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
+      const result = yield* Effect.mapError(
+        ProcessGroup.run({
+          file: options.command,
+          args: args ?? [],
+          cwd: resolveCwd(context.cwd, cwd),
+          env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
+          timeoutMs: seconds * 1000
+        }),
+        (error) =>
+          new ToolError({
+            message: error._tag === "TimedOut"
+              ? `Command timed out after ${seconds} seconds`
+              : `Command failed: ${error.description}`
+          })
+      )
+      return formatExecResult(result.output, result.exitCode, result.truncated)
+    })
+  })
+}

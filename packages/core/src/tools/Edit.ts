@@ -1,0 +1,86 @@
+/**
+ * Edit — replace one exact, case-sensitive occurrence of `old_text` in a file, through the
+ * sandbox's `edit` (which writes only when there is exactly one match).
+ *
+ * Every other outcome is an error the model can act on: identical texts (checked before the file is
+ * touched), no match (with a hint saying why it probably failed), several matches (file untouched).
+ * An empty `old_text` is refused by the schema: it would occur everywhere. On success the model gets
+ * a small diff of the replaced lines so it can check what changed without reading the file again.
+ */
+import { Effect, Schema } from "effect"
+import * as Tool from "../Tool.ts"
+import { fromSandbox, ToolError } from "./ToolError.ts"
+
+const Parameters = Schema.Struct({
+  path: Schema.String.annotate({ description: "Path to the file to edit (relative to the working directory, or absolute)" }),
+  old_text: Schema.String.check(Schema.isMinLength(1)).annotate({
+    description: "Exact text to find and replace (must match exactly once, including whitespace)"
+  }),
+  new_text: Schema.String.annotate({ description: "New text to replace the old text with" })
+})
+
+/** Why `old_text` did not match, judged from its first line (Condukt's three hints). */
+const notFound = (path: string, content: string, oldText: string): string => {
+  const firstLine = (oldText.split("\n")[0] ?? "").trim()
+  if ([...firstLine].length < 5) {
+    return `old_text not found in ${path}. Make sure the text matches exactly, including whitespace.`
+  }
+  if (content.includes(firstLine)) {
+    return [
+      `old_text not found in ${path}.`,
+      "The first line exists in the file, but the full match failed.",
+      "This is often caused by whitespace differences (tabs vs spaces, trailing spaces, or line endings).",
+      "Use the Read tool to see the exact content."
+    ].join("\n")
+  }
+  return [
+    `old_text not found in ${path}.`,
+    "The text you're looking for doesn't appear in the file.",
+    "Use the Read tool to check the current file contents."
+  ].join("\n")
+}
+
+const diff = (oldText: string, newText: string): string => {
+  const lines = [...oldText.split("\n").map((line) => `- ${line}`), ...newText.split("\n").map((line) => `+ ${line}`)]
+  return ["```diff", ...lines, "```"].join("\n")
+}
+
+const editFailure = (path: string) =>
+  fromSandbox((reason) => {
+    switch (reason._tag) {
+      case "NotFound":
+        return `File not found: ${path}`
+      case "IsDirectory":
+        return `${path} is a directory, not a file`
+      default:
+        return `Cannot edit ${path}: ${reason.message}`
+    }
+  })
+
+/**
+ * Replaces one exact occurrence of a text in a file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Edit = Tool.make("Edit", {
+  description: [
+    "Edit a file by replacing exact text. The old_text must match exactly (including whitespace)",
+    "and occur exactly once; include surrounding lines to make it unique. Use this for precise, surgical edits."
+  ].join(" "),
+  parameters: Parameters,
+  concurrent: false,
+  call: Effect.fn("Edit.call")(function*({ path, old_text, new_text }: typeof Parameters.Type, { sandbox }: Tool.Context) {
+    if (old_text === new_text) {
+      return yield* new ToolError({ message: `No changes made to ${path}. The replacement produced identical content.` })
+    }
+    const result = yield* Effect.mapError(sandbox.edit(path, old_text, new_text), editFailure(path))
+    if (result.occurrences === 0) return yield* new ToolError({ message: notFound(path, result.content, old_text) })
+    if (result.occurrences > 1) {
+      return yield* new ToolError({
+        message: `Found ${result.occurrences} occurrences of old_text in ${path}. Make the match unique by including more surrounding context.`
+      })
+    }
+    return `Successfully edited ${path}\n\n${diff(old_text, new_text)}`
+  })
+})

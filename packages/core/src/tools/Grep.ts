@@ -1,0 +1,79 @@
+/**
+ * Grep — search file contents by regular expression through the sandbox (a capability a sandbox
+ * may lack), answered as `path:line_number: line`, one match per line.
+ *
+ * The pattern is compiled here first, as a JavaScript RegExp, so an invalid one gets the same
+ * `Invalid regex: …` sentence on every sandbox. As with Glob, one match more than `limit` is asked
+ * for so the model learns when it did not see everything, and the list obeys the output limit.
+ */
+import { Effect, Schema } from "effect"
+import { limitOutput } from "../internal/outputLimit.ts"
+import * as Tool from "../Tool.ts"
+import { fromSandbox, ToolError } from "./ToolError.ts"
+
+const DEFAULT_LIMIT = 200
+const MAX_LIMIT = 10_000
+
+const Parameters = Schema.Struct({
+  pattern: Schema.String.annotate({ description: "Regular expression to search for (JavaScript syntax)" }),
+  path: Schema.optionalKey(
+    Schema.String.annotate({ description: "Directory or file to search in (default: the working directory)" })
+  ),
+  glob: Schema.optionalKey(Schema.String.annotate({ description: 'Glob filter for the files to search (e.g. "**/*.ts")' })),
+  case_sensitive: Schema.Boolean.annotate({ description: "Match case-sensitively (default true)" }).pipe(
+    Schema.withDecodingDefaultKey(Effect.succeed(true))
+  ),
+  limit: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_LIMIT }))
+    .annotate({ description: `Maximum number of matches to return (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})` })
+    .pipe(Schema.withDecodingDefaultKey(Effect.succeed(DEFAULT_LIMIT)))
+})
+
+// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the model needs the reason.
+const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
+
+const compile = (pattern: string, caseSensitive: boolean) =>
+  Effect.try({
+    try: () => new RegExp(pattern, caseSensitive ? "" : "i"),
+    catch: (error) =>
+      new ToolError({ message: `Invalid regex: ${(error instanceof Error ? error.message : String(error)).replace(v8Prefix, "")}` })
+  })
+
+/**
+ * Searches file contents by regular expression.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Grep = Tool.make("Grep", {
+  description: [
+    "Search file contents by regex. Returns matching lines as `path:line_number: line`.",
+    "Filter the file set with `glob` and the search root with `path`.",
+    `Limited to ${DEFAULT_LIMIT} matches by default.`
+  ].join(" "),
+  parameters: Parameters,
+  call: Effect.fn("Grep.call")(function*(args: typeof Parameters.Type, { sandbox }: Tool.Context) {
+    const { pattern, limit } = args
+    yield* compile(pattern, args.case_sensitive)
+    const matches = yield* Effect.mapError(
+      sandbox.grep(pattern, { path: args.path, glob: args.glob, caseSensitive: args.case_sensitive, limit: limit + 1 }),
+      fromSandbox((reason) => {
+        switch (reason._tag) {
+          case "NotSupported":
+            return "Grep is not supported by the active sandbox"
+          case "InvalidPattern":
+            return reason.pattern === pattern ? `Invalid regex: ${reason.description}` : `Grep failed: ${reason.message}`
+          default:
+            return `Grep failed: ${reason.message}`
+        }
+      })
+    )
+    if (matches.length === 0) return `No matches for ${pattern}`
+    const list = limitOutput(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n"))
+    const note = list.truncated
+      ? "(output truncated)"
+      : matches.length > limit
+      ? `(only the first ${limit} matches are shown; narrow the pattern or raise limit)`
+      : ""
+    return note === "" ? list.text : `${list.text}\n\n${note}`
+  })
+})

@@ -1,0 +1,29 @@
+/**
+ * ToolError — the one failure of the built-in tools. Its `message` is the exact sentence the model
+ * reads (the Executor renders it as `Error: <message>`), so each tool words it for the model: what
+ * went wrong with which argument, and what to do next.
+ *
+ * Sandbox failures are translated by their reason's `_tag`, never by parsing their text; a path
+ * outside the allowed directories keeps the sandbox's own sentence, which already names the path.
+ */
+import { Schema } from "effect"
+import type * as Sandbox from "../Sandbox.ts"
+
+/**
+ * A built-in tool's failure, worded for the model.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
+  message: Schema.String
+}) {}
+
+/**
+ * Turns a SandboxError into a ToolError with the tool's wording for its reason.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromSandbox = (render: (reason: Sandbox.Reason) => string) => (error: Sandbox.SandboxError): ToolError =>
+  new ToolError({ message: error.reason._tag === "OutsideAllowedPaths" ? error.reason.message : render(error.reason) })

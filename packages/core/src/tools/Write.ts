@@ -1,0 +1,37 @@
+/**
+ * Write — create or overwrite a whole file through the sandbox, parent directories included.
+ *
+ * The answer counts what was written so the model can check it: lines as "\n"-separated segments
+ * (Condukt's count, so "a\n" is 2) and UTF-8 bytes.
+ */
+import { Effect, Schema } from "effect"
+import { utf8Length } from "../internal/outputLimit.ts"
+import * as Tool from "../Tool.ts"
+import { fromSandbox } from "./ToolError.ts"
+
+const Parameters = Schema.Struct({
+  path: Schema.String.annotate({ description: "Path to the file to write (relative to the working directory, or absolute)" }),
+  content: Schema.String.annotate({ description: "Content to write to the file" })
+})
+
+/**
+ * Writes a file, creating its parent directories.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Write = Tool.make("Write", {
+  description: [
+    "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does.",
+    "Automatically creates parent directories."
+  ].join(" "),
+  parameters: Parameters,
+  concurrent: false,
+  call: Effect.fn("Write.call")(function*({ path, content }: typeof Parameters.Type, { sandbox }: Tool.Context) {
+    yield* Effect.mapError(
+      sandbox.writeFile(path, content),
+      fromSandbox((reason) => `Cannot write to ${path}: ${reason.message}`)
+    )
+    return `Wrote ${path} (${content.split("\n").length} lines, ${utf8Length(content)} bytes)`
+  })
+})

@@ -1,0 +1,95 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Loop from "../src/Loop.ts"
+import { AssistantMessage, TextPart, ToolCallPart, ToolResultMessage, UserMessage } from "../src/Message.ts"
+
+const reply = (text: string) => new AssistantMessage({ parts: [new TextPart({ text })] })
+const calling = (...ids: ReadonlyArray<string>) =>
+  new AssistantMessage({ parts: ids.map((id) => new ToolCallPart({ id, name: `tool_${id}`, input: {} })) })
+
+const next = (step: Loop.Step) => {
+  if (step._tag === "Rejected") throw new Error(`unexpected rejection ${step.reason}`)
+  return step
+}
+
+describe("Loop", () => {
+  it("a submitted prompt becomes the first request, the system prompt travelling beside the history", () => {
+    const step = next(Loop.submit(Loop.make({ system: "Be terse." }), "hi"))
+    assert.deepStrictEqual(step.action, {
+      _tag: "Request",
+      turn: 1,
+      request: { system: "Be terse.", messages: [new UserMessage({ content: "hi" })] }
+    })
+    assert.strictEqual(step.state.status, "AwaitingCompletion")
+  })
+
+  it("a blank system prompt is no system prompt", () => {
+    assert.strictEqual(Loop.make({ system: "  \n" }).system, undefined)
+  })
+
+  it("a reply without tool calls completes the run with its text", () => {
+    const submitted = next(Loop.submit(Loop.make(), "hi"))
+    const done = next(Loop.receiveCompletion(submitted.state, reply("hello")))
+    assert.deepStrictEqual(done.action, { _tag: "Complete", text: "hello" })
+    assert.strictEqual(done.state.status, "Idle")
+    assert.strictEqual(done.state.history.length, 2)
+  })
+
+  it("a reply with tool calls asks to run them, then the results in any order are recorded in call order", () => {
+    const submitted = next(Loop.submit(Loop.make(), "go"))
+    const tools = next(Loop.receiveCompletion(submitted.state, calling("a", "b")))
+    assert.deepStrictEqual(tools.action._tag === "RunTools" && tools.action.calls.map((c) => c.id), ["a", "b"])
+    const after = next(
+      Loop.receiveToolOutputs(tools.state, [
+        { callId: "b", content: "B", isError: false },
+        { callId: "a", content: "A", isError: true }
+      ])
+    )
+    assert.deepStrictEqual(after.state.history.slice(2), [
+      new ToolResultMessage({ callId: "a", name: "tool_a", content: "A", isError: true }),
+      new ToolResultMessage({ callId: "b", name: "tool_b", content: "B", isError: false })
+    ])
+    assert.deepStrictEqual(after.action._tag === "Request" && after.action.turn, 2)
+  })
+
+  it("refuses out-of-order input and leaves the state as it was", () => {
+    const idle = Loop.make()
+    assert.deepStrictEqual(Loop.receiveCompletion(idle, reply("x")), { _tag: "Rejected", state: idle, reason: "NotWaitingForCompletion" })
+    assert.deepStrictEqual(Loop.receiveToolOutputs(idle, []), { _tag: "Rejected", state: idle, reason: "NotWaitingForTools" })
+    const busy = next(Loop.submit(idle, "hi")).state
+    assert.deepStrictEqual(Loop.submit(busy, "again"), { _tag: "Rejected", state: busy, reason: "TurnInProgress" })
+  })
+
+  it("refuses tool results that miss, repeat or invent a call, so the caller can retry", () => {
+    const waiting = next(Loop.receiveCompletion(next(Loop.submit(Loop.make(), "go")).state, calling("a", "b"))).state
+    for (
+      const outputs of [
+        [{ callId: "a", content: "", isError: false }],
+        [{ callId: "a", content: "", isError: false }, { callId: "a", content: "", isError: false }],
+        [{ callId: "a", content: "", isError: false }, { callId: "c", content: "", isError: false }]
+      ]
+    ) {
+      assert.deepStrictEqual(Loop.receiveToolOutputs(waiting, outputs), { _tag: "Rejected", state: waiting, reason: "InvalidToolResults" })
+    }
+  })
+
+  it("ends a run that needs more than maxTurns requests with MaxTurnsExceeded, idle and with its results kept", () => {
+    let state = next(Loop.submit(Loop.make({ maxTurns: 2 }), "loop")).state
+    state = next(Loop.receiveCompletion(state, calling("1"))).state
+    state = next(Loop.receiveToolOutputs(state, [{ callId: "1", content: "", isError: false }])).state
+    state = next(Loop.receiveCompletion(state, calling("2"))).state
+    const step = Loop.receiveToolOutputs(state, [{ callId: "2", content: "r2", isError: false }])
+    assert.strictEqual(step._tag, "Rejected")
+    assert.strictEqual(step._tag === "Rejected" && step.reason, "MaxTurnsExceeded")
+    assert.strictEqual(step.state.status, "Idle")
+    assert.strictEqual(step.state.history.length, 5)
+    assert.strictEqual(next(Loop.submit(step.state, "again")).action._tag, "Request")
+  })
+
+  it("aborting answers the pending calls so the history stays valid, and leaves the loop idle", () => {
+    const waiting = next(Loop.receiveCompletion(next(Loop.submit(Loop.make(), "go")).state, calling("a"))).state
+    const aborted = Loop.abort(waiting, "Interrupted by the user")
+    assert.strictEqual(aborted.status, "Idle")
+    assert.deepStrictEqual(aborted.history.at(-1), new ToolResultMessage({ callId: "a", name: "tool_a", content: "Interrupted by the user", isError: true }))
+    assert.strictEqual(next(Loop.submit(aborted, "next")).state.turn, 1)
+  })
+})

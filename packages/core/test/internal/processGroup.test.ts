@@ -1,0 +1,233 @@
+/**
+ * processGroup against real processes: exit codes, merged output, cwd and env, the output cap,
+ * spawn failures, and the one promise that matters most — no process the call started survives
+ * it, whether the leader exits, times out or is interrupted.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Fiber } from "effect"
+import * as ProcessGroup from "../../src/internal/processGroup.ts"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-pg-")))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const bash = (script: string, cwd: string, extra: Partial<ProcessGroup.RunOptions> = {}) =>
+  ProcessGroup.run({ file: "bash", args: ["-c", script], cwd, env: ProcessGroup.baseEnv(), ...extra })
+
+/** The kernel's state letter for `pid`, or "gone" once it has been reaped. */
+const processState = (pid: number) =>
+  Effect.try(() => readFileSync(`/proc/${pid}/stat`, "utf8")).pipe(
+    Effect.map((stat) => stat.charAt(stat.lastIndexOf(")") + 2)),
+    Effect.orElseSucceed(() => "gone")
+  )
+
+// A zombie has released everything; only its parent's reaping (init's job here) is left.
+const isDead = (pid: number) => Effect.map(processState(pid), (state) => state === "Z" || state === "X" || state === "gone")
+
+/** SIGKILL is delivered asynchronously: wait (bounded) for the process to finish dying. */
+const assertDies = (pid: number) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 200; attempt++) {
+      if (yield* isDead(pid)) return
+      yield* Effect.sleep("10 millis")
+    }
+    assert.fail(`process ${pid} is still alive (state ${yield* processState(pid)})`)
+  })
+
+const waitForFile = (file: string) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 1000; attempt++) {
+      if (existsSync(file) && readFileSync(file, "utf8").endsWith("\n")) return Number(readFileSync(file, "utf8"))
+      yield* Effect.sleep("10 millis")
+    }
+    return assert.fail(`${file} was never written`)
+  })
+
+describe("processGroup.run", () => {
+  it.live("returns the exit code, or 128 + the signal number", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual((yield* bash("exit 0", dir)).exitCode, 0)
+      assert.strictEqual((yield* bash("exit 3", dir)).exitCode, 3)
+      assert.strictEqual((yield* bash("kill -TERM $$", dir)).exitCode, 143)
+    }))
+
+  it.live("merges stdout and stderr in the order they were written", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const script = "echo a; echo b >&2; echo c"
+      assert.strictEqual((yield* bash(script, dir)).output, "a\nb\nc\n")
+      // Not `<shell> -c …`: the /bin/sh wrapper does the merge.
+      const wrapped = yield* ProcessGroup.run({
+        file: "bash",
+        args: ["--norc", "-c", script],
+        cwd: dir,
+        env: ProcessGroup.baseEnv()
+      })
+      assert.strictEqual(wrapped.output, "a\nb\nc\n")
+    }))
+
+  it.live("still collects what a shell writes to stderr before the merge (a syntax error)", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash("echo never; if", dir)
+      assert.deepStrictEqual(
+        [result.output, result.exitCode],
+        ["bash: -c: line 2: syntax error: unexpected end of file\n", 2]
+      )
+    }))
+
+  it.live("passes arguments without shell interpretation", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* ProcessGroup.run({
+        file: "printf",
+        args: ["%s|", "a;b", "$(whoami)", "*", "'q'"],
+        cwd: dir,
+        env: ProcessGroup.baseEnv()
+      })
+      assert.deepStrictEqual(result, { output: "a;b|$(whoami)|*|'q'|", exitCode: 0, truncated: false, pid: result.pid })
+    }))
+
+  it.live("runs in the given working directory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* ProcessGroup.run({ file: "pwd", args: ["-P"], cwd: dir, env: ProcessGroup.baseEnv() })
+      assert.strictEqual(result.output, `${dir}\n`)
+    }))
+
+  it.live("gives the child exactly the environment passed, nothing inherited", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* ProcessGroup.run({ file: "/usr/bin/env", args: [], cwd: dir, env: { ONLY: "this one" } })
+      assert.strictEqual(result.output, "ONLY=this one\n")
+    }))
+
+  it.live("baseEnv keeps the allow-listed host variables and sets the pager variables", () =>
+    Effect.sync(() => {
+      const env = ProcessGroup.baseEnv()
+      assert.strictEqual(env.PATH, process.env.PATH)
+      assert.strictEqual(env.TERM, "dumb")
+      assert.strictEqual(env.PAGER, "cat")
+      assert.strictEqual(env.GIT_PAGER, "cat")
+      const allowed = ["PATH", "HOME", "USER", "LOGNAME", "HOSTNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TMP", "TEMP"]
+      assert.deepStrictEqual(
+        Object.keys(env).filter((name) => !allowed.includes(name)).sort(),
+        ["GIT_PAGER", "PAGER", "TERM"]
+      )
+    }))
+
+  it.live("caps the output, keeps draining, and cuts on a character boundary", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      // 10 MB through a 64 KiB pipe: finishing at all proves the pipe kept being read past the cap.
+      const flood = yield* bash("head -c 10000000 /dev/zero | tr '\\0' x", dir, { maxOutputBytes: 5 })
+      assert.deepStrictEqual(flood, { output: "xxxxx", exitCode: 0, truncated: true, pid: flood.pid })
+      const split = yield* bash("printf 'a\\303\\251'", dir, { maxOutputBytes: 2 })
+      assert.strictEqual(split.output, "a")
+      assert.isTrue(split.truncated)
+      const exact = yield* bash("printf abc", dir, { maxOutputBytes: 3 })
+      assert.deepStrictEqual([exact.output, exact.truncated], ["abc", false])
+    }))
+
+  it.live("replaces invalid UTF-8 with U+FFFD", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual((yield* bash("printf 'a\\377b'", dir)).output, "a\uFFFDb")
+    }))
+
+  it.live("returns when the leader exits and kills the background grandchild it left", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const result = yield* bash("sleep 1000 & echo $!", dir)
+      assert.strictEqual(result.exitCode, 0)
+      yield* assertDies(Number(result.output))
+    }))
+
+  it.live("on timeout, fails with the output so far and leaves no process behind", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const error = yield* Effect.flip(bash("sleep 1000 & echo $!; sleep 1000", dir, { timeoutMs: 1000 }))
+      assert.strictEqual(error._tag, "TimedOut")
+      if (error._tag !== "TimedOut") return
+      assert.strictEqual(error.timeoutMs, 1000)
+      assert.match(error.output, /^\d+\n$/)
+      yield* assertDies(Number(error.output))
+    }))
+
+  it.live("on timeout, a group that ignores SIGTERM is killed after the grace period", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const error = yield* Effect.flip(bash("trap '' TERM; sleep 1000 & echo $!; sleep 1000", dir, { timeoutMs: 500 }))
+      assert.strictEqual(error._tag, "TimedOut")
+      if (error._tag !== "TimedOut") return
+      yield* assertDies(Number(error.output))
+    }))
+
+  it.live("on interruption, kills the whole group before the interruption completes", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const pidfile = join(dir, "pid")
+      const fiber = yield* Effect.forkChild(bash(`sleep 1000 & echo $! > ${pidfile}; sleep 1000`, dir), {
+        startImmediately: true
+      })
+      const grandchild = yield* waitForFile(pidfile)
+      yield* Fiber.interrupt(fiber)
+      yield* assertDies(grandchild)
+    }))
+
+  it.live("on interruption, a group that ignores SIGTERM still gets SIGKILL", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const pidfile = join(dir, "pid")
+      const fiber = yield* Effect.forkChild(bash(`trap '' TERM; sleep 1000 & echo $! > ${pidfile}; sleep 1000`, dir), {
+        startImmediately: true
+      })
+      const grandchild = yield* waitForFile(pidfile)
+      yield* Fiber.interrupt(fiber)
+      yield* assertDies(grandchild)
+    }))
+
+  it.live("fails with SpawnFailed naming a missing executable", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const env = ProcessGroup.baseEnv()
+      const missing = yield* Effect.flip(ProcessGroup.run({ file: "condukt-no-such-command", args: [], cwd: dir, env }))
+      assert.deepStrictEqual(missing, new ProcessGroup.SpawnFailed({ description: "Cannot run condukt-no-such-command: command not found" }))
+      const missingPath = yield* Effect.flip(ProcessGroup.run({ file: "./nope", args: [], cwd: dir, env }))
+      assert.strictEqual(missingPath.message, "Cannot run ./nope: no such file")
+      const missingShell = yield* Effect.flip(ProcessGroup.run({ file: "/no/such/bash", args: ["-c", "true"], cwd: dir, env }))
+      assert.strictEqual(missingShell.message, "Cannot run /no/such/bash: no such file")
+    }))
+
+  it.live("fails with SpawnFailed for an argument execve cannot carry", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const error = yield* Effect.flip(ProcessGroup.run({ file: "printf", args: ["a\0b"], cwd: dir, env: ProcessGroup.baseEnv() }))
+      assert.strictEqual(error.message, "Cannot run printf: an argument contains a NUL byte")
+    }))
+
+  it.live("fails with SpawnFailed for a file that is not executable", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      writeFileSync(join(dir, "script"), "#!/bin/sh\necho hi\n")
+      chmodSync(join(dir, "script"), 0o644)
+      const error = yield* Effect.flip(ProcessGroup.run({ file: "./script", args: [], cwd: dir, env: ProcessGroup.baseEnv() }))
+      assert.strictEqual(error.message, "Cannot run ./script: permission denied")
+    }))
+
+  it.live("fails with SpawnFailed naming a missing working directory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const cwd = join(dir, "missing")
+      const env = ProcessGroup.baseEnv()
+      const viaShell = yield* Effect.flip(ProcessGroup.run({ file: "bash", args: ["-c", "true"], cwd, env }))
+      assert.strictEqual(viaShell.message, `Cannot run bash: working directory ${cwd} does not exist`)
+      const viaWrapper = yield* Effect.flip(ProcessGroup.run({ file: "ls", args: [], cwd, env }))
+      assert.strictEqual(viaWrapper.message, `Cannot run ls: working directory ${cwd} does not exist`)
+    }))
+})

@@ -1,0 +1,166 @@
+/**
+ * Command against real host processes, called as the Executor calls it (decode, then call), with
+ * a sandbox that refuses everything: Command must never need it.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Effect, Redacted } from "effect"
+import * as ProcessGroup from "../../src/internal/processGroup.ts"
+import * as Sandbox from "../../src/Sandbox.ts"
+import type * as Tool from "../../src/Tool.ts"
+import { Command } from "../../src/tools/Command.ts"
+
+const refuse = (operation: string) => () =>
+  Effect.fail(new Sandbox.SandboxError({ method: operation, reason: new Sandbox.NotSupported({ operation }) }))
+
+const context = (cwd: string, secrets: Tool.Context["secrets"] = {}): Tool.Context => ({
+  sessionId: "test",
+  agent: "test",
+  sandbox: Sandbox.make({ cwd, readFile: refuse("readFile"), writeFile: refuse("writeFile"), exec: refuse("exec") }),
+  cwd,
+  secrets,
+  assigns: {},
+  callId: "call_1"
+})
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-command-")))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const call = (tool: Tool.Tool, input: unknown, ctx: Tool.Context) =>
+  Effect.flatMap(tool.decode(input), (args) => tool.call(args, ctx))
+
+const failure = (tool: Tool.Tool, input: unknown, ctx: Tool.Context) =>
+  Effect.map(Effect.flip(call(tool, input, ctx)), (error) => (typeof error === "string" ? error : error.message))
+
+describe("Command", () => {
+  it("names the tool after the command's basename in PascalCase", () => {
+    assert.strictEqual(Command({ command: "git" }).name, "Git")
+    assert.strictEqual(Command({ command: "gh" }).name, "Gh")
+    assert.strictEqual(Command({ command: "/usr/bin/git-lfs" }).name, "GitLfs")
+    assert.strictEqual(Command({ command: "git", name: "Repo", description: "Our repository" }).name, "Repo")
+    assert.strictEqual(Command({ command: "git", description: "Our repository" }).description, "Our repository")
+  })
+
+  it("describes the command and says arguments bypass the shell", () => {
+    assert.strictEqual(
+      Command({ command: "git" }).description,
+      "Run git directly, without a shell: each element of args is passed to it verbatim, so quotes, globs, pipes, " +
+        "redirections and $(...) are not interpreted. Returns combined stdout/stderr, truncated to 2000 lines or 50KB, " +
+        "followed by the exit code when it is not 0. Optionally provide a cwd and a timeout in seconds (default 120)."
+    )
+  })
+
+  it("declares its parameters as a closed object with nothing required, and runs alone", () => {
+    const tool = Command({ command: "git" })
+    assert.deepStrictEqual(tool.parameters, {
+      type: "object",
+      properties: {
+        args: {
+          type: "array",
+          items: { type: "string" },
+          description: "Arguments, one per element, passed as-is (no shell)"
+        },
+        cwd: { type: "string", description: "Directory to run in (relative to the working directory, or absolute)" },
+        timeout: {
+          type: "integer",
+          minimum: 1,
+          maximum: 3600,
+          description: "Timeout in seconds (default 120, at most 3600)"
+        }
+      },
+      additionalProperties: false
+    })
+    assert.isFalse(tool.concurrent)
+  })
+
+  it.live("passes shell syntax in arguments through literally", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const text = yield* call(Command({ command: "printf" }), { args: ["%s\n", "a;b", "$(whoami)", "`id`", "*", "x | y"] }, context(dir))
+      assert.strictEqual(text, "a;b\n$(whoami)\n`id`\n*\nx | y\n")
+    }))
+
+  it.live("runs with the host allow-list, the tool's env and the session's secrets, and nothing else", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const tool = Command({ command: "env", env: { TOOL_VAR: "from tool", SHARED: "from tool" } })
+      const text = yield* call(tool, {}, context(dir, { API_TOKEN: Redacted.make("s3cret"), SHARED: Redacted.make("from secret") }))
+      const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "from tool", SHARED: "from secret", API_TOKEN: "s3cret" }
+      assert.deepStrictEqual(
+        String(text).split("\n").filter((line) => line !== "").sort(),
+        Object.entries(expected).map(([name, value]) => `${name}=${value}`).sort()
+      )
+    }))
+
+  it.live("lets a secret override the tool's env of the same name", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const tool = Command({ command: "printenv", env: { TOKEN: "from tool" } })
+      assert.strictEqual(yield* call(tool, { args: ["TOKEN"] }, context(dir, { TOKEN: Redacted.make("from secret") })), "from secret\n")
+    }))
+
+  it.live("runs in cwd resolved against the context's working directory", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      mkdirSync(join(dir, "sub"))
+      const tool = Command({ command: "pwd" })
+      assert.strictEqual(yield* call(tool, { args: ["-P"] }, context(dir)), `${dir}\n`)
+      assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: "sub" }, context(dir)), `${dir}/sub\n`)
+      assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: join(dir, "sub") }, context("/")), `${dir}/sub\n`)
+    }))
+
+  it.live("answers a non-zero exit with the output and the exit code", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const tool = Command({ command: "bash" })
+      assert.strictEqual(
+        yield* call(tool, { args: ["-c", "echo out; echo err >&2; exit 3"] }, context(dir)),
+        "out\nerr\n\n(exit code: 3)"
+      )
+      assert.strictEqual(yield* call(tool, { args: ["-c", "exit 4"] }, context(dir)), "(exit code: 4)")
+      assert.strictEqual(yield* call(tool, { args: ["-c", "true"] }, context(dir)), "")
+    }))
+
+  it.live("keeps the first 2,000 lines of a long output and says it was cut", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const text = yield* call(Command({ command: "seq" }), { args: ["1", "3000"] }, context(dir))
+      const head = Array.from({ length: 2000 }, (_, i) => String(i + 1)).join("\n")
+      assert.strictEqual(text, `${head}\n\n(output truncated)`)
+    }))
+
+  it.live("fails with the timeout in seconds when the command runs too long", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual(
+        yield* failure(Command({ command: "sleep" }), { args: ["1000"], timeout: 1 }, context(dir)),
+        "Command timed out after 1 seconds"
+      )
+    }))
+
+  it.live("fails readably when the executable or the directory is missing", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual(
+        yield* failure(Command({ command: "condukt-no-such-command" }), {}, context(dir)),
+        "Command failed: Cannot run condukt-no-such-command: command not found"
+      )
+      assert.strictEqual(
+        yield* failure(Command({ command: "pwd" }), { cwd: "missing" }, context(dir)),
+        `Command failed: Cannot run pwd: working directory ${dir}/missing does not exist`
+      )
+    }))
+
+  it.live("rejects arguments that are not an array of strings", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual(
+        yield* failure(Command({ command: "git" }), { args: "status --short" }, context(dir)),
+        "Invalid arguments for tool Git: args: Expected array"
+      )
+    }))
+})

@@ -1,0 +1,128 @@
+/** Edit through a real LocalSandbox: exactly one match edits; every other case says why, file untouched. */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Edit } from "../../src/tools/Edit.ts"
+import { failure, localContext, run } from "./context.ts"
+
+const source = "function greet() {\n  return \"hello\"\n}\n"
+
+describe("Edit", () => {
+  it("describes itself and takes path, old_text and new_text, old_text non-empty", () => {
+    assert.strictEqual(Edit.name, "Edit")
+    assert.strictEqual(Edit.concurrent, false)
+    assert.strictEqual(
+      Edit.description,
+      "Edit a file by replacing exact text. The old_text must match exactly (including whitespace) and occur exactly once; include surrounding lines to make it unique. Use this for precise, surgical edits."
+    )
+    assert.deepStrictEqual(Edit.parameters, {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path to the file to edit (relative to the working directory, or absolute)" },
+        old_text: {
+          type: "string",
+          minLength: 1,
+          description: "Exact text to find and replace (must match exactly once, including whitespace)"
+        },
+        new_text: { type: "string", description: "New text to replace the old text with" }
+      },
+      required: ["path", "old_text", "new_text"],
+      additionalProperties: false
+    })
+  })
+
+  it.effect("replaces the one match and shows the replaced lines as a diff", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* run(Edit, { path: "a.ts", old_text: "\"hello\"", new_text: "\"hi\"" }, context),
+        "Successfully edited a.ts\n\n```diff\n- \"hello\"\n+ \"hi\"\n```"
+      )
+      assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), "function greet() {\n  return \"hi\"\n}\n")
+      assert.strictEqual(
+        yield* run(Edit, { path: "a.ts", old_text: "greet() {\n  return", new_text: "greet(name) {\n  log(name)\n  return" }, context),
+        "Successfully edited a.ts\n\n```diff\n- greet() {\n-   return\n+ greet(name) {\n+   log(name)\n+   return\n```"
+      )
+      assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), "function greet(name) {\n  log(name)\n  return \"hi\"\n}\n")
+    }))
+
+  it.effect("hints at exact matching when a short old_text is not found", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "a.ts", old_text: "  xyz \nmore", new_text: "b" }, context),
+        "old_text not found in a.ts. Make sure the text matches exactly, including whitespace."
+      )
+    }))
+
+  it.effect("hints at whitespace when the first line is in the file but the whole text is not", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "a.ts", old_text: "function greet() {\n    return \"hello\"", new_text: "x" }, context),
+        [
+          "old_text not found in a.ts.",
+          "The first line exists in the file, but the full match failed.",
+          "This is often caused by whitespace differences (tabs vs spaces, trailing spaces, or line endings).",
+          "Use the Read tool to see the exact content."
+        ].join("\n")
+      )
+    }))
+
+  it.effect("says the text does not appear when even its first line is absent", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "a.ts", old_text: "class Greeter {}", new_text: "x" }, context),
+        [
+          "old_text not found in a.ts.",
+          "The text you're looking for doesn't appear in the file.",
+          "Use the Read tool to check the current file contents."
+        ].join("\n")
+      )
+      assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), source)
+    }))
+
+  it.effect("refuses several matches and leaves the file untouched", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext({ "b.txt": "x = 1\ny = 2\nx = 1\n" })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "b.txt", old_text: "x = 1", new_text: "x = 3" }, context),
+        "Found 2 occurrences of old_text in b.txt. Make the match unique by including more surrounding context."
+      )
+      assert.strictEqual(readFileSync(join(dir, "b.txt"), "utf8"), "x = 1\ny = 2\nx = 1\n")
+    }))
+
+  it.effect("refuses identical texts before touching the file", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "a.ts", old_text: "greet", new_text: "greet" }, context),
+        "No changes made to a.ts. The replacement produced identical content."
+      )
+      assert.strictEqual(
+        yield* failure(Edit, { path: "missing.ts", old_text: "same", new_text: "same" }, context),
+        "No changes made to missing.ts. The replacement produced identical content."
+      )
+    }))
+
+  it.effect("refuses an empty old_text, which would match everywhere", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "a.ts": source })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "a.ts", old_text: "", new_text: "x" }, context),
+        "Invalid arguments for tool Edit: old_text: Expected a value with a length of at least 1"
+      )
+    }))
+
+  it.effect("says when the file is missing or a directory", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "sub/keep.txt": "" })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "missing.ts", old_text: "a", new_text: "b" }, context),
+        "File not found: missing.ts"
+      )
+      assert.strictEqual(yield* failure(Edit, { path: "sub", old_text: "a", new_text: "b" }, context), "sub is a directory, not a file")
+    }))
+})

@@ -1,0 +1,89 @@
+/** Glob through a real LocalSandbox, and on a sandbox without glob. */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Sandbox from "../../src/Sandbox.ts"
+import { Glob } from "../../src/tools/Glob.ts"
+import { failure, localContext, makeContext, run } from "./context.ts"
+
+const files = { "a.ts": "", "b.ts": "", "src/c.ts": "", ".hidden.ts": "", "readme.md": "" }
+
+describe("Glob", () => {
+  it("describes itself and takes pattern, cwd and limit", () => {
+    assert.strictEqual(Glob.name, "Glob")
+    assert.strictEqual(Glob.concurrent, true)
+    assert.strictEqual(
+      Glob.description,
+      "Find files by glob pattern (e.g. **/*.ts). Returns matching paths relative to the search directory, sorted, dotfiles included. Limited to 1000 paths by default."
+    )
+    assert.deepStrictEqual(Glob.parameters, {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "Glob pattern to match (e.g. \"**/*.ts\", \"src/**/*.{ts,tsx}\")" },
+        cwd: { type: "string", description: "Base directory to search in (relative to the working directory, or absolute)" },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: 10000,
+          description: "Maximum number of paths to return (default 1000, at most 10000)"
+        }
+      },
+      required: ["pattern"],
+      additionalProperties: false
+    })
+  })
+
+  it.effect("lists the matching paths under a count line", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(
+        yield* run(Glob, { pattern: "**/*.ts" }, context),
+        "4 match(es) for **/*.ts:\n.hidden.ts\na.ts\nb.ts\nsrc/c.ts"
+      )
+      assert.strictEqual(yield* run(Glob, { pattern: "*.md" }, context), "1 match(es) for *.md:\nreadme.md")
+      assert.strictEqual(yield* run(Glob, { pattern: "*.ts", cwd: "src" }, context), "1 match(es) for *.ts:\nc.ts")
+    }))
+
+  it.effect("says when nothing matched", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* run(Glob, { pattern: "**/*.rs" }, context), "No files matched **/*.rs")
+    }))
+
+  it.effect("says when more paths matched than the limit", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(
+        yield* run(Glob, { pattern: "**/*.ts", limit: 2 }, context),
+        "2 match(es) for **/*.ts:\n.hidden.ts\na.ts\n\n(only the first 2 paths are shown; narrow the pattern or raise limit)"
+      )
+      assert.strictEqual(
+        yield* run(Glob, { pattern: "**/*.ts", limit: 4 }, context),
+        "4 match(es) for **/*.ts:\n.hidden.ts\na.ts\nb.ts\nsrc/c.ts"
+      )
+    }))
+
+  it.effect("refuses absurd limits in the schema", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      for (const limit of [0, -1, 1e9]) {
+        assert.strictEqual(
+          yield* failure(Glob, { pattern: "*", limit }, context),
+          "Invalid arguments for tool Glob: limit: Expected a value between 1 and 10000"
+        )
+      }
+    }))
+
+  it.effect("says so when the sandbox cannot glob", () =>
+    Effect.gen(function*() {
+      const bare = Sandbox.make({
+        cwd: "/",
+        readFile: () => Effect.die("unused"),
+        writeFile: () => Effect.die("unused"),
+        exec: () => Effect.die("unused")
+      })
+      assert.strictEqual(
+        yield* failure(Glob, { pattern: "*" }, makeContext(bare)),
+        "Glob is not supported by the active sandbox"
+      )
+    }))
+})

@@ -1,0 +1,98 @@
+/** Grep through a real LocalSandbox, and on a sandbox without grep. */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as Sandbox from "../../src/Sandbox.ts"
+import { Grep } from "../../src/tools/Grep.ts"
+import { failure, localContext, makeContext, run } from "./context.ts"
+
+const files = {
+  "a.txt": "hello\nHello world\nbye\n",
+  "sub/b.md": "say hello\nnothing\n",
+  ".hidden.txt": "hello from a dotfile\n"
+}
+
+describe("Grep", () => {
+  it("describes itself and takes pattern, path, glob, case_sensitive and limit", () => {
+    assert.strictEqual(Grep.name, "Grep")
+    assert.strictEqual(Grep.concurrent, true)
+    assert.strictEqual(
+      Grep.description,
+      "Search file contents by regex. Returns matching lines as `path:line_number: line`. Filter the file set with `glob` and the search root with `path`. Limited to 200 matches by default."
+    )
+    assert.deepStrictEqual(Grep.parameters, {
+      type: "object",
+      properties: {
+        pattern: { type: "string", description: "Regular expression to search for (JavaScript syntax)" },
+        path: { type: "string", description: "Directory or file to search in (default: the working directory)" },
+        glob: { type: "string", description: "Glob filter for the files to search (e.g. \"**/*.ts\")" },
+        case_sensitive: { type: "boolean", description: "Match case-sensitively (default true)" },
+        limit: {
+          type: "integer",
+          minimum: 1,
+          maximum: 10000,
+          description: "Maximum number of matches to return (default 200, at most 10000)"
+        }
+      },
+      required: ["pattern"],
+      additionalProperties: false
+    })
+  })
+
+  it.effect("lists matches as path:line_number: line", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* run(Grep, { pattern: "hel+o" }, context), "a.txt:1: hello\nsub/b.md:1: say hello")
+      assert.strictEqual(
+        yield* run(Grep, { pattern: "hello", case_sensitive: false }, context),
+        "a.txt:1: hello\na.txt:2: Hello world\nsub/b.md:1: say hello"
+      )
+      assert.strictEqual(yield* run(Grep, { pattern: "hello", glob: "**/*.md" }, context), "sub/b.md:1: say hello")
+    }))
+
+  it.effect("says when nothing matched", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* run(Grep, { pattern: "zebra" }, context), "No matches for zebra")
+    }))
+
+  it.effect("says when more lines matched than the limit", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(
+        yield* run(Grep, { pattern: "hello", case_sensitive: false, limit: 1 }, context),
+        "a.txt:1: hello\n\n(only the first 1 matches are shown; narrow the pattern or raise limit)"
+      )
+    }))
+
+  it.effect("refuses an invalid regex with the same sentence on every sandbox", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* failure(Grep, { pattern: "(unclosed" }, context), "Invalid regex: Unterminated group")
+      assert.strictEqual(yield* failure(Grep, { pattern: "a{2,1}" }, context), "Invalid regex: numbers out of order in {} quantifier")
+    }))
+
+  it.effect("refuses absurd limits in the schema", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      for (const limit of [0, -1, 1e9]) {
+        assert.strictEqual(
+          yield* failure(Grep, { pattern: "x", limit }, context),
+          "Invalid arguments for tool Grep: limit: Expected a value between 1 and 10000"
+        )
+      }
+    }))
+
+  it.effect("says so when the sandbox cannot grep", () =>
+    Effect.gen(function*() {
+      const bare = Sandbox.make({
+        cwd: "/",
+        readFile: () => Effect.die("unused"),
+        writeFile: () => Effect.die("unused"),
+        exec: () => Effect.die("unused")
+      })
+      assert.strictEqual(
+        yield* failure(Grep, { pattern: "x" }, makeContext(bare)),
+        "Grep is not supported by the active sandbox"
+      )
+    }))
+})

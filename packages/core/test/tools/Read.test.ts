@@ -1,0 +1,157 @@
+/** Read through a real LocalSandbox: raw text, windows, the truncation header, images and every error. */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Read } from "../../src/tools/Read.ts"
+import { failure, localContext, run } from "./context.ts"
+
+const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`)
+
+const fiveLines = numbered(1, 5).join("\n") + "\n"
+const bigFile = numbered(1, 3000).join("\n") + "\n"
+// 1x1 transparent PNG.
+const png = Uint8Array.from(
+  atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
+  (c) => c.charCodeAt(0)
+)
+
+describe("Read", () => {
+  it("describes itself with its limits and takes path, offset and limit", () => {
+    assert.strictEqual(Read.name, "Read")
+    assert.strictEqual(Read.concurrent, true)
+    assert.strictEqual(
+      Read.description,
+      "Read the contents of a file. Supports text files and images (jpg, jpeg, png, gif, webp). Text is returned as is, without line numbers; images as JSON with base64 data. Text output is truncated to 2000 lines or 50KB, whichever comes first; a header then says which lines are shown. Use offset/limit to read large files in chunks."
+    )
+    assert.deepStrictEqual(Read.parameters, {
+      type: "object",
+      properties: {
+        path: { type: "string", description: "Path to the file to read (relative to the working directory, or absolute)" },
+        offset: { type: "integer", minimum: 1, description: "Line number to start reading from (1-indexed)" },
+        limit: { type: "integer", minimum: 1, maximum: 2000, description: "Maximum number of lines to read (at most 2000)" }
+      },
+      required: ["path"],
+      additionalProperties: false
+    })
+  })
+
+  it.effect("returns the whole file raw, without line numbers", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": fiveLines, "empty.txt": "" })
+      assert.strictEqual(yield* run(Read, { path: "f.txt" }, context), fiveLines)
+      assert.strictEqual(yield* run(Read, { path: "empty.txt" }, context), "")
+    }))
+
+  it.effect("prefixes a requested window with the lines shown", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": fiveLines })
+      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 2, limit: 2 }, context), "(lines 2-3 of 5)\n\nline 2\nline 3")
+      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 4 }, context), "(lines 4-5 of 5)\n\nline 4\nline 5")
+      assert.strictEqual(yield* run(Read, { path: "f.txt", limit: 1 }, context), "(lines 1-1 of 5)\n\nline 1")
+      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 5, limit: 100 }, context), "(lines 5-5 of 5)\n\nline 5")
+    }))
+
+  it.effect("returns the raw file when the window covers all of it", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": fiveLines })
+      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 1, limit: 5 }, context), fiveLines)
+    }))
+
+  it.effect("shows the first 2,000 lines of a 3,000-line file and says so", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "big.txt": bigFile })
+      assert.strictEqual(
+        yield* run(Read, { path: "big.txt" }, context),
+        `(showing lines 1-2000 of 3000, output truncated)\n\n${numbered(1, 2000).join("\n")}`
+      )
+      assert.strictEqual(
+        yield* run(Read, { path: "big.txt", offset: 500 }, context),
+        `(showing lines 500-2499 of 3000, output truncated)\n\n${numbered(500, 2499).join("\n")}`
+      )
+      assert.strictEqual(
+        yield* run(Read, { path: "big.txt", offset: 2500 }, context),
+        `(lines 2500-3000 of 3000)\n\n${numbered(2500, 3000).join("\n")}`
+      )
+    }))
+
+  it.effect("cuts at 50 KiB on a line boundary", () =>
+    Effect.gen(function*() {
+      const line = "x".repeat(99)
+      const { context } = yield* localContext({ "wide.txt": Array(1000).fill(line).join("\n") + "\n" })
+      assert.strictEqual(
+        yield* run(Read, { path: "wide.txt" }, context),
+        `(showing lines 1-512 of 1000, output truncated)\n\n${Array(512).fill(line).join("\n")}`
+      )
+    }))
+
+  it.effect("refuses an offset past the end of the file, naming its length", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": fiveLines, "one.txt": "only\n" })
+      assert.strictEqual(
+        yield* failure(Read, { path: "f.txt", offset: 6 }, context),
+        "Cannot read f.txt: offset 6 is past the end of the file (5 lines)"
+      )
+      assert.strictEqual(
+        yield* failure(Read, { path: "one.txt", offset: 500 }, context),
+        "Cannot read one.txt: offset 500 is past the end of the file (1 line)"
+      )
+    }))
+
+  it.effect("refuses absurd offsets and limits in the schema", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": fiveLines })
+      assert.strictEqual(
+        yield* failure(Read, { path: "f.txt", offset: 0 }, context),
+        "Invalid arguments for tool Read: offset: Expected a value greater than or equal to 1"
+      )
+      for (const limit of [0, -5, 1e9]) {
+        assert.strictEqual(
+          yield* failure(Read, { path: "f.txt", limit }, context),
+          "Invalid arguments for tool Read: limit: Expected a value between 1 and 2000"
+        )
+      }
+      assert.strictEqual(
+        yield* failure(Read, { path: "f.txt", limit: 2.5 }, context),
+        "Invalid arguments for tool Read: limit: Expected an integer"
+      )
+      assert.strictEqual(yield* failure(Read, {}, context), "Invalid arguments for tool Read: path: Missing key")
+    }))
+
+  it.effect("returns images as base64 JSON, whatever the extension's case", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "dot.png": png, "photo.JPG": png, "a.webp": png })
+      const data = btoa(String.fromCharCode(...png))
+      assert.deepStrictEqual(yield* run(Read, { path: "dot.png" }, context), { type: "image", media_type: "image/png", data })
+      assert.deepStrictEqual(yield* run(Read, { path: "photo.JPG" }, context), { type: "image", media_type: "image/jpeg", data })
+      assert.deepStrictEqual(yield* run(Read, { path: "a.webp" }, context), { type: "image", media_type: "image/webp", data })
+    }))
+
+  it.effect("says when a file is missing, a directory, or not UTF-8 text", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "sub/keep.txt": "", "bad.txt": Uint8Array.of(0x41, 0xff, 0xfe, 0x42) })
+      assert.strictEqual(yield* failure(Read, { path: "missing.txt" }, context), "File not found: missing.txt")
+      assert.strictEqual(yield* failure(Read, { path: "sub" }, context), "sub is a directory, not a file")
+      assert.strictEqual(
+        yield* failure(Read, { path: "bad.txt" }, context),
+        "Cannot read bad.txt: the file is not valid UTF-8 text (4 bytes)"
+      )
+    }))
+
+  it.effect("passes the sandbox's sentence on for a path outside the allowed directories", () =>
+    Effect.gen(function*() {
+      const other = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(tmpdir(), "condukt-outside-"))),
+        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+      )
+      mkdirSync(join(other, "d"))
+      writeFileSync(join(other, "d", "secret.txt"), "no")
+      const { dir, context } = yield* localContext({ "f.txt": "ok" }, { confined: true })
+      assert.strictEqual(yield* run(Read, { path: `${dir}/f.txt` }, context), "ok")
+      assert.strictEqual(
+        yield* failure(Read, { path: `${other}/d/secret.txt` }, context),
+        `Path ${other}/d/secret.txt is outside allowed directories`
+      )
+    }))
+})

@@ -1,0 +1,173 @@
+/**
+ * TestModel — a scripted `Model` for tests and demos.
+ *
+ * Each request takes the next scripted reply: text (streamed in chunks), thinking, tool calls,
+ * an error, or a delay before any of them. Every request is recorded so a test can assert exactly
+ * what was sent. Running out of replies is an error naming the request, never a silent repeat.
+ */
+import { Model } from "@condukt/core"
+import { Context, Duration, Effect, Layer, Ref, Stream } from "effect"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** One scripted response: the parts to stream, then optionally a failure. */
+export interface Reply {
+  readonly parts: ReadonlyArray<Model.Part>
+  /** Waits this long (on the Effect clock) before streaming. */
+  readonly delay?: Duration.Input | undefined
+  /** Fails the stream after its parts. */
+  readonly error?: { readonly description: string; readonly retryable: boolean } | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Service {
+  /** Every request received so far, in order. */
+  readonly requests: Effect.Effect<ReadonlyArray<Model.Request>>
+  /** Scripted replies not used yet. */
+  readonly remaining: Effect.Effect<number>
+}
+
+/**
+ * Access to the recorded requests of the TestModel a layer provides.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class TestModel extends Context.Service<TestModel, Service>()("@condukt/testing/TestModel") {}
+
+/** The chunk size text is streamed in unless a reply says otherwise. */
+export const DEFAULT_CHUNK_SIZE = 8
+
+// ---------------------------------------------------------------------------------------------
+// Replies
+// ---------------------------------------------------------------------------------------------
+
+const chunks = (value: string, size: number): Array<string> => {
+  const points = Array.from(value)
+  const out: Array<string> = []
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(""))
+  return out
+}
+
+/**
+ * A text reply, streamed in chunks of `chunkSize` code points.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const text = (value: string, options: { readonly chunkSize?: number } = {}): Reply => ({
+  parts: chunks(value, Math.max(1, options.chunkSize ?? DEFAULT_CHUNK_SIZE)).map((text) => ({ _tag: "TextDelta", text }))
+})
+
+/** @since 0.1.0 @category constructors */
+export const thinking = (value: string, options: { readonly chunkSize?: number } = {}): Reply => ({
+  parts: chunks(value, Math.max(1, options.chunkSize ?? DEFAULT_CHUNK_SIZE)).map((text) => ({ _tag: "ThinkingDelta", text }))
+})
+
+/**
+ * A reply calling one tool. Without an `id`, calls are numbered `call_1`, `call_2`… across the
+ * model's lifetime.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolCall = (name: string, input: unknown, id?: string): Reply => ({
+  parts: [{ _tag: "ToolCall", id: id ?? "", name, input }]
+})
+
+/**
+ * One reply made of several: text then tool calls in one assistant message, for instance.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reply = (...replies: ReadonlyArray<Reply>): Reply => ({
+  parts: replies.flatMap((r) => r.parts),
+  delay: replies.find((r) => r.delay !== undefined)?.delay,
+  error: replies.find((r) => r.error !== undefined)?.error
+})
+
+/**
+ * A provider failure, after the parts of `before` (a stream that breaks midway).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const error = (description: string, options: { readonly retryable?: boolean; readonly before?: Reply } = {}): Reply => ({
+  parts: options.before?.parts ?? [],
+  error: { description, retryable: options.retryable ?? false }
+})
+
+/** @since 0.1.0 @category constructors */
+export const delayed = (delay: Duration.Input, value: Reply): Reply => ({ ...value, delay })
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const USAGE: Model.Part = { _tag: "Usage", inputTokens: 10, outputTokens: 5 }
+
+/**
+ * A scripted model and its recorder.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(replies: ReadonlyArray<Reply>, options: { readonly name?: string } = {}) {
+  const name = options.name ?? "test:scripted"
+  const requests = yield* Ref.make<ReadonlyArray<Model.Request>>([])
+  const callCounter = yield* Ref.make(0)
+  const nextId = Ref.updateAndGet(callCounter, (n) => n + 1)
+
+  const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
+    Stream.unwrap(Effect.gen(function*() {
+      const index = (yield* Ref.getAndUpdate(requests, (all) => [...all, request])).length
+      const scripted = replies[index]
+      if (scripted === undefined) {
+        return Stream.fail(
+          new Model.ModelError({
+            model: name,
+            reason: new Model.ProviderFailed({
+              description: `TestModel: no scripted reply for request ${index + 1} (the script has ${replies.length})`,
+              retryable: false
+            })
+          })
+        )
+      }
+      if (scripted.delay !== undefined) yield* Effect.sleep(scripted.delay)
+      const parts: Array<Model.Part> = []
+      for (const part of scripted.parts) {
+        parts.push(part._tag === "ToolCall" && part.id === "" ? { ...part, id: `call_${yield* nextId}` } : part)
+      }
+      const body = Stream.fromIterable(parts)
+      if (scripted.error !== undefined) {
+        const failure = new Model.ModelError({ model: name, reason: new Model.ProviderFailed(scripted.error) })
+        return Stream.concat(body, Stream.fail(failure))
+      }
+      const finish: Model.Part = {
+        _tag: "Finish",
+        reason: parts.some((p) => p._tag === "ToolCall") ? "tool-calls" : "stop"
+      }
+      return Stream.concat(body, Stream.fromIterable([USAGE, finish]))
+    }))
+
+  return {
+    model: Model.Model.of({ name, stream: respond }),
+    recorder: TestModel.of({
+      requests: Ref.get(requests),
+      remaining: Effect.map(Ref.get(requests), (all) => Math.max(0, replies.length - all.length))
+    })
+  }
+})
+
+/**
+ * Provides `Model` (scripted by `replies`) and `TestModel` (its recorder).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (replies: ReadonlyArray<Reply>, options: { readonly name?: string } = {}): Layer.Layer<Model.Model | TestModel> =>
+  Layer.effectContext(Effect.map(make(replies, options), ({ model, recorder }) =>
+    Context.make(Model.Model, model).pipe(Context.add(TestModel, recorder))))

@@ -1,0 +1,1 @@
+export * as TestModel from "./TestModel.ts"

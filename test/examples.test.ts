@@ -1,0 +1,21 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { exec, root } from "./support/exec.ts"
+
+const node = path.join(root, "node_modules/.bin/node")
+const examples = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).sort()
+
+describe("examples/", () => {
+  it("has examples", () => assert.isAbove(examples.length, 0))
+
+  for (const example of examples) {
+    it.live(`${example} runs to completion`, () =>
+      Effect.gen(function*() {
+        const { exitCode, output } = yield* exec(node, [path.join("examples", example)], { CONDUKT_EXAMPLE_CHECK: "1" })
+        assert.strictEqual(exitCode, 0, output)
+        assert.include(output, "example ok")
+      }), 120_000)
+  }
+})
