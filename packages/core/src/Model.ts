@@ -116,13 +116,13 @@ export const Providers = Context.Reference<ReadonlyMap<string, Provider>>("@cond
 })
 
 /**
- * Adds a provider under `prefix` to the registry.
+ * Adds providers to the registry, keyed by prefix (`{ anthropic: … }` serves `"anthropic:…"`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const register = (prefix: string, provider: Provider): Layer.Layer<never> =>
-  Layer.effect(Providers, Effect.map(Providers, (providers) => new Map(providers).set(prefix, provider)))
+export const layerProviders = (providers: Readonly<Record<string, Provider>>): Layer.Layer<never> =>
+  Layer.effect(Providers, Effect.map(Providers, (existing) => new Map([...existing, ...Object.entries(providers)])))
 
 /**
  * The model for a `"provider:model"` string.

@@ -32,5 +32,6 @@ describe("Tools", () => {
   it("is exported from the package as the Tools namespace", () => {
     assert.strictEqual(Core.Tools.coding, Tools.coding)
     assert.strictEqual(Core.Tools.Read, Tools.Read)
+    assert.strictEqual(Core.Tools.Command({ command: "git" }).name, "Git")
   })
 })

@@ -12,6 +12,8 @@
  * ~200 ms, the libuv pool (4 threads) and a promise per call dominating small-file reads. The work
  * is cut into slices with a yield between them, so other fibers run and interruption lands
  * between slices. Only regular files are opened, so a read never waits on a pipe or a device.
+ * Most files are rejected on their raw bytes, for lacking text every match must contain (see
+ * `literalSearch.ts`), before anything is decoded.
  */
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
@@ -26,9 +28,10 @@ export interface Match {
   readonly line: string
 }
 
-/** A compiled pattern; `literal` lets most files be rejected on their bytes, before decoding. */
+/** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
-  readonly literal: LiteralSearch.Needle | undefined
+  /** Text every match contains, so every matching line too. */
+  readonly required: LiteralSearch.Needle | undefined
   /** Finds candidate lines across the whole text (`g` and `m`). */
   readonly scan: RegExp
   /** Confirms one line; matching is per line, as grep does. */
@@ -63,7 +66,7 @@ export const compile = (pattern: string, caseSensitive: boolean): Result.Result<
     (line): Pattern => {
       const literal = caseSensitive ? LiteralSearch.literalOf(pattern) : undefined
       return {
-        literal: literal === undefined ? undefined : LiteralSearch.make(literal),
+        required: literal === undefined ? undefined : LiteralSearch.make(literal),
         scan: new RegExp(pattern, "gm" + flags),
         line,
         lineByLine: /\(\?<?[=!]/.test(pattern)
@@ -116,15 +119,50 @@ const searchText = (text: string, pattern: Pattern, path: string, out: Array<Mat
 }
 
 /**
- * The file's bytes when it may match: not when it is binary, cannot be read, or lacks the
- * pattern's literal. The literal is looked for chunk by chunk in `chunk` (reused across files,
- * so the common case allocates nothing); chunks overlap by the literal's length so none is missed.
- * `read.bytes` counts what was read, for slicing the work.
+ * `searchText` for a pattern with `required` text, on the raw bytes: only the lines holding that
+ * text are decoded and tested, and line numbers come from counting newline bytes (large files with
+ * a hit or two are the common case, and decoding them whole cost more than the rest of the search).
+ */
+const searchBytes = (
+  bytes: Buffer,
+  required: LiteralSearch.Needle,
+  pattern: Pattern,
+  path: string,
+  out: Array<Match>,
+  limit: number
+): void => {
+  const skip = hasByteOrderMark(bytes) ? 3 : 0
+  let lineNumber = 1
+  let lineStart = skip
+  for (let at = LiteralSearch.indexIn(bytes, required, skip); at !== -1 && out.length < limit;) {
+    let newline = bytes.indexOf(10, lineStart)
+    while (newline !== -1 && newline < at) {
+      lineNumber++
+      lineStart = newline + 1
+      newline = bytes.indexOf(10, lineStart)
+    }
+    const lineEnd = newline === -1 ? bytes.length : newline
+    const text = bytes.toString("utf8", lineStart, lineEnd)
+    const line = text.endsWith("\r") ? text.slice(0, -1) : text
+    if (pattern.line.test(line)) out.push({ path, lineNumber, line })
+    if (newline === -1) return
+    lineNumber++
+    lineStart = newline + 1
+    at = LiteralSearch.indexIn(bytes, required, lineStart)
+  }
+}
+
+/**
+ * The file's bytes when it may match: not when it is binary, cannot be read, or lacks the text
+ * every match contains (`required`). That text is looked for chunk by chunk in `chunk` (reused
+ * across files, so the common case allocates nothing); chunks overlap by its length so no
+ * occurrence is missed. A file that fits in one chunk is tested for NUL bytes only once it holds
+ * the text; a larger one at once, so a big binary is not read to its end.
  */
 const readCandidate = (
   path: string,
   chunk: Buffer,
-  literal: LiteralSearch.Needle | undefined,
+  required: LiteralSearch.Needle | undefined,
   read: { bytes: number }
 ): Buffer | undefined => {
   let fd: number
@@ -136,21 +174,20 @@ const readCandidate = (
   try {
     const first = NodeFs.readSync(fd, chunk, 0, chunk.length, 0)
     read.bytes += first
-    if (chunk.subarray(0, Math.min(first, binaryProbeBytes)).includes(0)) return undefined
-    if (literal !== undefined) {
+    const isBinary = () => chunk.subarray(0, Math.min(first, binaryProbeBytes)).includes(0)
+    if (first === chunk.length && isBinary()) return undefined
+    if (required !== undefined) {
       let position = 0
       let length = first
-      while (!LiteralSearch.occursIn(chunk.subarray(0, length), literal)) {
+      while (LiteralSearch.indexIn(chunk.subarray(0, length), required, 0) === -1) {
         if (length < chunk.length) return undefined
-        position += length - literal.length + 1
+        position += length - required.length + 1
         length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
         read.bytes += length
       }
     }
-    if (first < chunk.length) {
-      // The whole file fits in the first chunk, which the literal search left untouched.
-      return chunk.subarray(0, first)
-    }
+    // The whole file fits in the first chunk, which the search for `required` left untouched.
+    if (first < chunk.length) return isBinary() ? undefined : chunk.subarray(0, first)
     const bytes = Buffer.allocUnsafe(NodeFs.fstatSync(fd).size)
     let filled = 0
     for (let got = 1; got > 0 && filled < bytes.length; filled += got) {
@@ -165,8 +202,9 @@ const readCandidate = (
   }
 }
 
-const decode = (bytes: Buffer): string =>
-  bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.toString("utf8", 3) : bytes.toString("utf8")
+const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+
+const decode = (bytes: Buffer): string => bytes.toString("utf8", hasByteOrderMark(bytes) ? 3 : 0)
 
 /** Runs `step` until it reports completion, yielding to the event loop between slices. */
 const inSlices = (step: () => boolean): Effect.Effect<void> => {
@@ -265,10 +303,11 @@ export const search = (request: Request): Effect.Effect<Array<Match>, Permission
       const read = { bytes: 0 }
       for (let n = 0; n < sliceFiles && read.bytes < sliceBytes && next < files.length && out.length < request.limit; n++) {
         const file = files[next++]!
-        const content = readCandidate(file, chunk, request.pattern.literal, read)
-        if (content !== undefined) {
-          searchText(decode(content), request.pattern, request.report(file), out, request.limit)
-        }
+        const required = request.pattern.required
+        const content = readCandidate(file, chunk, required, read)
+        if (content === undefined) continue
+        if (required !== undefined) searchBytes(content, required, request.pattern, request.report(file), out, request.limit)
+        else searchText(decode(content), request.pattern, request.report(file), out, request.limit)
       }
       return next >= files.length || out.length >= request.limit
     })

@@ -31,25 +31,88 @@ const rarity = (byte: number): number => {
 const minimumTail = 4
 const maximumLiteral = 4096
 
+const quantifier = /^\{\d+(,\d*)?\}/
+
+/** Where the group `(` or class `[` opened at `start` closes, escapes and inner classes honoured. */
+const closing = (pattern: string, start: number): number => {
+  const isClass = pattern[start] === "["
+  let depth = 0
+  for (let i = start; i < pattern.length; i++) {
+    const char = pattern[i]
+    if (char === "\\") i++
+    else if (isClass) {
+      if (char === "]" && i > start) return i
+    } else if (char === "[") i = closing(pattern, i)
+    else if (char === "(") depth++
+    else if (char === ")" && --depth === 0) return i
+  }
+  return pattern.length
+}
+
 /**
- * The literal a pattern matches, when it is one: no regex syntax (escaped punctuation allowed).
- * Case-insensitive patterns have no single literal.
+ * The longest run of literal text that every match of a case-sensitive JavaScript `pattern`
+ * contains, read conservatively: a top-level `|`, or an escape it does not know (`\u`, `\x`,
+ * `\p`, backreferences), gives up; groups, classes and quantified atoms end a run.
  */
 export const literalOf = (pattern: string): string | undefined => {
-  let out = ""
+  const runs: Array<string> = []
+  let run = ""
+  let exact = true
+  let lastAtom = ""
+  let afterQuantifier = false
+  const cut = () => {
+    if (run.length > 0) runs.push(run)
+    run = ""
+    lastAtom = ""
+  }
   for (let i = 0; i < pattern.length; i++) {
     const char = pattern[i]!
+    const quantified = "*+?".includes(char) ? char : char === "{" ? quantifier.exec(pattern.slice(i))?.[0] : undefined
+    if (quantified !== undefined) {
+      exact = false
+      if (afterQuantifier && char === "?") continue
+      // The atom before a quantifier may occur zero times (`*`, `?`, `{0,…}`) or repeat.
+      if (lastAtom !== "" && !(quantified === "+" || /^\{[1-9]/.test(quantified))) run = run.slice(0, -lastAtom.length)
+      cut()
+      afterQuantifier = true
+      i += quantified.length - 1
+      continue
+    }
+    afterQuantifier = false
+    if (char === "|") return undefined
     if (char === "\\") {
       const next = pattern[i + 1]
-      if (next === undefined || /[0-9A-Za-z]/.test(next)) return undefined
-      out += next
+      if (next === undefined) return undefined
       i++
-    } else if ("^$.|?*+()[]{}".includes(char)) return undefined
-    else out += char
+      if ("dDwWsSbBnrtfv".includes(next)) {
+        exact = false
+        cut()
+      } else if (/[0-9A-Za-z]/.test(next)) return undefined
+      else {
+        run += next
+        lastAtom = next
+      }
+    } else if (char === "(" || char === "[") {
+      exact = false
+      cut()
+      i = closing(pattern, i)
+    } else if (".^$".includes(char)) {
+      exact = false
+      cut()
+    } else {
+      const atom = String.fromCodePoint(pattern.codePointAt(i)!)
+      run += atom
+      lastAtom = atom
+      i += atom.length - 1
+    }
   }
+  cut()
+  const text = runs.reduce((longest, r) => r.length > longest.length ? r : longest, "")
   // Undecodable bytes become U+FFFD in the text, which the raw bytes do not contain; a literal
-  // longer than a read chunk could not be found in one.
-  return out.length === 0 || out.length > maximumLiteral || out.includes("\uFFFD") ? undefined : out
+  // longer than a read chunk could not be found in one; a short one, unless it is the whole
+  // pattern, proposes so many lines that decoding the file whole is cheaper.
+  if (text.includes("\uFFFD") || text.length > maximumLiteral || text.length < (exact ? 1 : 3)) return undefined
+  return text
 }
 
 /** Splits `literal` at its rarest byte. */
@@ -62,11 +125,15 @@ export const make = (literal: string): Needle => {
   return { head: bytes.subarray(0, split), tail: bytes.subarray(split), length: bytes.length }
 }
 
-/** Whether `chunk` holds the whole literal. */
-export const occursIn = (chunk: Buffer, needle: Needle): boolean => {
+/** Where the whole literal first occurs in `bytes` at or after `from`, or -1. */
+export const indexIn = (bytes: Buffer, needle: Needle, from: number): number => {
   const headLength = needle.head.length
-  for (let at = chunk.indexOf(needle.tail, headLength); at !== -1; at = chunk.indexOf(needle.tail, at + 1)) {
-    if (headLength === 0 || needle.head.compare(chunk, at - headLength, at) === 0) return true
+  for (
+    let at = bytes.indexOf(needle.tail, from + headLength);
+    at !== -1;
+    at = bytes.indexOf(needle.tail, at + 1)
+  ) {
+    if (headLength === 0 || needle.head.compare(bytes, at - headLength, at) === 0) return at - headLength
   }
-  return false
+  return -1
 }

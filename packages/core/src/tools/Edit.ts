@@ -52,6 +52,9 @@ const editFailure = (path: string) =>
         return `File not found: ${path}`
       case "IsDirectory":
         return `${path} is a directory, not a file`
+      case "Failed":
+        // Backends word it whole, naming the step that failed ("Cannot read a.ts: …").
+        return reason.description
       default:
         return `Cannot edit ${path}: ${reason.message}`
     }

@@ -50,6 +50,9 @@ const readFailure = (path: string) =>
         return `File not found: ${path}`
       case "IsDirectory":
         return `${path} is a directory, not a file`
+      case "Failed":
+        // Backends word it whole ("Cannot read a.bin: the file is not valid UTF-8 text (9 bytes)").
+        return reason.description
       default:
         return `Cannot read ${path}: ${reason.message}`
     }
@@ -92,11 +95,7 @@ export const Read = Tool.make("Read", {
     const bytes = yield* Effect.mapError(sandbox.readFile(path), readFailure(path))
     const media = mediaType(path)
     if (media !== undefined) return { type: "image", media_type: media, data: Base64.encode(bytes) }
-    // The decode failure is already a whole sentence naming the path ("Cannot read …: not valid UTF-8").
-    const content = yield* Effect.mapError(
-      Sandbox.decodeUtf8("read", path, bytes),
-      (error) => new ToolError({ message: error.message })
-    )
+    const content = yield* Effect.mapError(Sandbox.decodeUtf8("read", path, bytes), readFailure(path))
     return yield* formatText(path, content, offset, limit)
   })
 })

@@ -5,6 +5,9 @@
  *
  * Sandbox failures are translated by their reason's `_tag`, never by parsing their text; a path
  * outside the allowed directories keeps the sandbox's own sentence, which already names the path.
+ * The file tools also pass a `Failed` reason's description on unchanged: backends word it as a
+ * whole sentence naming the step and the path (`Sandbox.decodeUtf8`, LocalSandbox: "Cannot read
+ * <path>: …", "Cannot write to <path>: …"), which is Condukt's wording already.
  */
 import { Schema } from "effect"
 import type * as Sandbox from "../Sandbox.ts"

@@ -30,7 +30,8 @@ export const Write = Tool.make("Write", {
   call: Effect.fn("Write.call")(function*({ path, content }: typeof Parameters.Type, { sandbox }: Tool.Context) {
     yield* Effect.mapError(
       sandbox.writeFile(path, content),
-      fromSandbox((reason) => `Cannot write to ${path}: ${reason.message}`)
+      // A Failed reason is worded whole by the backend ("Cannot write to a/b: not a directory").
+      fromSandbox((reason) => reason._tag === "Failed" ? reason.description : `Cannot write to ${path}: ${reason.message}`)
     )
     return `Wrote ${path} (${content.split("\n").length} lines, ${utf8Length(content)} bytes)`
   })

@@ -88,6 +88,25 @@ describe("Bash", () => {
       )
     }))
 
+  it.live("fails when the command cannot start where it was asked to", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "f.txt": "" })
+      assert.strictEqual(yield* failure(Bash, { command: "pwd", cwd: "missing" }, context), "Command failed: File not found: missing")
+      assert.strictEqual(
+        yield* failure(Bash, { command: "pwd", cwd: "f.txt" }, context),
+        "Command failed: Cannot run a command in f.txt: not a directory"
+      )
+    }))
+
+  it.live("passes the sandbox's sentence on for a cwd outside the allowed directories", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({}, { confined: true })
+      assert.strictEqual(
+        yield* failure(Bash, { command: "pwd", cwd: "/" }, context),
+        "Path / is outside allowed directories"
+      )
+    }))
+
   it.live("fails with the timeout in seconds when the command runs too long", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()

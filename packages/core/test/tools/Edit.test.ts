@@ -125,4 +125,22 @@ describe("Edit", () => {
       )
       assert.strictEqual(yield* failure(Edit, { path: "sub", old_text: "a", new_text: "b" }, context), "sub is a directory, not a file")
     }))
+
+  it.effect("says when the file is not UTF-8 text", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "bad.txt": Uint8Array.of(0x41, 0xff, 0xfe, 0x42) })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "bad.txt", old_text: "A", new_text: "B" }, context),
+        "Cannot read bad.txt: the file is not valid UTF-8 text (4 bytes)"
+      )
+    }))
+
+  it.effect("passes the sandbox's sentence on for a path outside the allowed directories", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({}, { confined: true })
+      assert.strictEqual(
+        yield* failure(Edit, { path: "/outside-condukt-test/x.txt", old_text: "a", new_text: "b" }, context),
+        "Path /outside-condukt-test/x.txt is outside allowed directories"
+      )
+    }))
 })

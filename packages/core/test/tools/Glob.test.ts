@@ -62,6 +62,16 @@ describe("Glob", () => {
       )
     }))
 
+  it.effect("says why it could not list a directory", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* failure(Glob, { pattern: "*", cwd: "missing" }, context), "Glob failed: File not found: missing")
+      assert.strictEqual(
+        yield* failure(Glob, { pattern: "*", cwd: "a.ts" }, context),
+        "Glob failed: Cannot list files in a.ts: not a directory"
+      )
+    }))
+
   it.effect("refuses absurd limits in the schema", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)

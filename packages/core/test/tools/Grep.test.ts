@@ -49,6 +49,30 @@ describe("Grep", () => {
       assert.strictEqual(yield* run(Grep, { pattern: "hello", glob: "**/*.md" }, context), "sub/b.md:1: say hello")
     }))
 
+  it.effect("searches under path, reporting paths relative to the working directory", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext(files)
+      assert.strictEqual(yield* run(Grep, { pattern: "hello", path: "sub" }, context), "sub/b.md:1: say hello")
+      assert.strictEqual(yield* run(Grep, { pattern: "^no", path: "sub/b.md" }, context), "sub/b.md:2: nothing")
+      assert.strictEqual(yield* failure(Grep, { pattern: "x", path: "missing" }, context), "Grep failed: File not found: missing")
+    }))
+
+  it.effect("keeps the listing within 50 KiB and says so", () =>
+    Effect.gen(function*() {
+      const line = "x".repeat(1000)
+      const { context } = yield* localContext({ "wide.txt": Array(200).fill(line).join("\n") })
+      const expected: Array<string> = []
+      let bytes = 0
+      for (let n = 1; n <= 200; n++) {
+        const entry = `wide.txt:${n}: ${line}`
+        if (bytes + entry.length + 1 > 51200) break
+        expected.push(entry)
+        bytes += entry.length + 1
+      }
+      assert.strictEqual(expected.length, 50)
+      assert.strictEqual(yield* run(Grep, { pattern: "x" }, context), `${expected.join("\n")}\n\n(output truncated)`)
+    }))
+
   it.effect("says when nothing matched", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)

@@ -1,0 +1,57 @@
+/**
+ * Agent — the description of an agent: its name, model, system prompt, tools and defaults.
+ *
+ * An agent is an inert value; `Session.start` runs it. Its type carries the services its tools
+ * need (`R`), so a session started without them does not compile.
+ */
+import type { Duration, Layer } from "effect"
+import type * as Sandbox from "./Sandbox.ts"
+import type * as Tool from "./Tool.ts"
+
+/** @since 0.1.0 @category models */
+export interface Agent<out R = never> {
+  readonly _tag: "Agent"
+  readonly name: string
+  /** `"provider:model"`, resolved through the provider registry unless a `Model` is provided. */
+  readonly model: string
+  readonly system: string | undefined
+  readonly tools: ReadonlyArray<Tool.Tool<R>>
+  /** The agent's default sandbox, built in each session's own scope. */
+  readonly sandbox: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  readonly maxTurns: number | undefined
+  readonly toolTimeout: Duration.Input | undefined
+  readonly toolConcurrency: number | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Options<R> {
+  readonly name: string
+  readonly model: string
+  readonly system?: string | undefined
+  readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
+  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  /** Most model requests one run may make (default 50). */
+  readonly maxTurns?: number | undefined
+  /** Per-call timeout for tools that set none (default 10 minutes). */
+  readonly toolTimeout?: Duration.Input | undefined
+  /** Most concurrent tool calls of one message at a time (default 8). */
+  readonly toolConcurrency?: number | undefined
+}
+
+/**
+ * Describes an agent.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <R = never>(options: Options<R>): Agent<R> => ({
+  _tag: "Agent",
+  name: options.name,
+  model: options.model,
+  system: options.system,
+  tools: options.tools ?? [],
+  sandbox: options.sandbox,
+  maxTurns: options.maxTurns,
+  toolTimeout: options.toolTimeout,
+  toolConcurrency: options.toolConcurrency
+})

@@ -1,0 +1,314 @@
+/**
+ * Session — an agent running as a supervised actor.
+ *
+ * `start` builds what the session owns inside its own scope (its sandbox, its model, later its MCP
+ * clients), then forks the actor: one fiber taking runs from a mailbox, in order, each driving the
+ * pure `Loop` with the `Model` and the `Executor` and publishing `SessionEvent`s. Closing the
+ * scope (`stop`, interruption, the program's end) releases everything in reverse order: the
+ * running turn with its tools and their processes, then the sandbox. `abort` interrupts only the
+ * running turn; the session stays usable.
+ */
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, type Redacted, Ref, Schema, Scope, Stream } from "effect"
+import type { Agent } from "./Agent.ts"
+import * as Executor from "./Executor.ts"
+import * as uuid7 from "./internal/uuid7.ts"
+import * as Loop from "./Loop.ts"
+import type { Message } from "./Message.ts"
+import * as Model from "./Model.ts"
+import * as Sandbox from "./Sandbox.ts"
+import * as SessionEvent from "./SessionEvent.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category errors */
+export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>()("MaxTurnsExceeded", {
+  sessionId: Schema.String,
+  maxTurns: Schema.Int
+}) {
+  override get message() {
+    return `Session ${this.sessionId}: the run needed more than ${this.maxTurns} model requests (raise maxTurns or simplify the task)`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class RunAborted extends Schema.TaggedError<RunAborted>()("RunAborted", { sessionId: Schema.String }) {
+  override get message() {
+    return `Session ${this.sessionId}: the run was aborted`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class SessionStopped extends Schema.TaggedError<SessionStopped>()("SessionStopped", { sessionId: Schema.String }) {
+  override get message() {
+    return `Session ${this.sessionId} is stopped`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("SandboxInitFailed", {
+  agent: Schema.String,
+  description: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return `Agent ${this.agent}: the sandbox could not be built: ${this.description}`
+  }
+}
+
+/** Why a run did not produce a final text. */
+export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | Model.ModelError
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category models */
+export interface StartOptions {
+  /** Defaults to a new UUIDv7. */
+  readonly id?: string | undefined
+  /** Wins over the agent's sandbox and any provided `Sandbox`. */
+  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  /** Seed assigns; they live as long as the session. */
+  readonly assigns?: Readonly<Record<string, unknown>> | undefined
+  /** Resolved secrets, for trusted tools. */
+  readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>> | undefined
+  readonly maxTurns?: number | undefined
+}
+
+/** A running session. */
+export interface Session {
+  readonly id: string
+  readonly agent: string
+  /** Queues a run and waits for its final text. */
+  readonly run: (prompt: string) => Effect.Effect<string, RunError>
+  /** Queues a run and streams its events, AgentStart to AgentEnd. */
+  readonly stream: (prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
+  /** Every event of every run from now on. */
+  readonly events: Stream.Stream<SessionEvent.SessionEvent>
+  readonly history: Effect.Effect<ReadonlyArray<Message>>
+  readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
+  /** Interrupts the running turn, its tools and their processes; queued runs still run. */
+  readonly abort: Effect.Effect<void>
+  /** Closes the session's scope; queued and later runs fail with `SessionStopped`. */
+  readonly stop: Effect.Effect<void>
+}
+
+/**
+ * The sandbox of a session that names none and finds no `Sandbox` provided around it.
+ * `Condukt.layer` sets it to a LocalSandbox at the process's working directory.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export const DefaultSandbox = Context.Reference<Layer.Layer<Sandbox.Sandbox, unknown> | undefined>(
+  "@condukt/core/Session/DefaultSandbox",
+  { defaultValue: () => undefined }
+)
+
+/** What a model reads for calls that were running when their turn was aborted. */
+export const ABORTED_RESULT = "Interrupted: the user aborted the run before this call finished"
+
+interface Command {
+  readonly runId: string
+  readonly prompt: string
+  readonly done: Deferred.Deferred<string, RunError>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope.Scope) =>
+  Effect.gen(function*() {
+    const fromLayer = (layer: Layer.Layer<Sandbox.Sandbox, unknown>) =>
+      Layer.buildWithScope(layer, scope).pipe(
+        Effect.map(Context.get(Sandbox.Sandbox)),
+        Effect.mapError((cause) =>
+          new SandboxInitFailed({ agent: agent.name, description: cause instanceof Error ? cause.message : String(cause), cause })
+        )
+      )
+    const chosen = options.sandbox ?? agent.sandbox
+    if (chosen !== undefined) return yield* fromLayer(chosen)
+    const provided = yield* Effect.serviceOption(Sandbox.Sandbox)
+    if (Option.isSome(provided)) return provided.value
+    const fallback = yield* DefaultSandbox
+    if (fallback !== undefined) return yield* fromLayer(fallback)
+    return yield* new SandboxInitFailed({
+      agent: agent.name,
+      description: "no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
+    })
+  })
+
+/**
+ * Starts a session for `agent` in the current scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const start = <R>(
+  agent: Agent<R>,
+  options: StartOptions = {}
+): Effect.Effect<Session, SandboxInitFailed | Model.ModelError, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(yield* Scope.Scope)
+    return yield* make(agent, options, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
+  }).pipe(Effect.withSpan("Session.start", { attributes: { agent: agent.name } }))
+
+const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptions, scope: Scope.Closeable) {
+  const id = options.id ?? (yield* uuid7.make)
+  const sandbox = yield* buildSandbox(agent, options, scope)
+  const providedModel = yield* Effect.serviceOption(Model.Model)
+  const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
+  const executor = Executor.make(agent.tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout })
+  const specs: ReadonlyArray<Model.ToolSpec> = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  const toolContext = { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets: options.secrets ?? {} }
+  const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
+
+  const mailbox = yield* Queue.unbounded<Command>()
+  const events = yield* PubSub.unbounded<SessionEvent.SessionEvent>()
+  const loop = yield* Ref.make(Loop.make({ system: agent.system, maxTurns }))
+  const assigns = yield* Ref.make<Readonly<Record<string, unknown>>>(options.assigns ?? {})
+  const seq = yield* Ref.make(0)
+  const running = yield* Ref.make<{ readonly command: Command; readonly fiber: Fiber.Fiber<string, RunError> } | undefined>(undefined)
+  const stopped = yield* Ref.make(false)
+
+  const emitter = (runId: string) =>
+  <E extends SessionEvent.SessionEvent>(make: (base: { sessionId: string; runId: string; seq: number }) => E) =>
+    Effect.flatMap(Ref.getAndUpdate(seq, (n) => n + 1), (n) => PubSub.publish(events, make({ sessionId: id, runId, seq: n })))
+
+  // One run: the loop driven to completion. The state is saved after every step, so an abort or a
+  // failure at any point leaves a history the next run can continue from.
+  const drive = Effect.fnUntraced(function*(runId: string, prompt: string) {
+    const emit = emitter(runId)
+    yield* emit((b) => new SessionEvent.AgentStart({ ...b, prompt }))
+    let step = Loop.submit(yield* Ref.get(loop), prompt)
+    while (true) {
+      yield* Ref.set(loop, step.state)
+      if (step._tag === "Rejected") {
+        if (step.reason === "MaxTurnsExceeded") return yield* new MaxTurnsExceeded({ sessionId: id, maxTurns })
+        return yield* Effect.die(new Error(`Session ${id}: the loop rejected its own input (${step.reason})`))
+      }
+      const action = step.action
+      if (action._tag === "Complete") return action.text
+      if (action._tag === "Request") {
+        yield* emit((b) => new SessionEvent.TurnStart({ ...b, turn: action.turn }))
+        const parts: Array<Model.Part> = []
+        yield* Stream.runForEach(model.stream({ ...action.request, tools: specs }), (part) => {
+          parts.push(part)
+          if (part._tag === "TextDelta") return emit((b) => new SessionEvent.TextDelta({ ...b, text: part.text }))
+          if (part._tag === "ThinkingDelta") return emit((b) => new SessionEvent.ThinkingDelta({ ...b, text: part.text }))
+          return Effect.void
+        })
+        const usage = parts.find((p) => p._tag === "Usage")
+        yield* emit((b) =>
+          new SessionEvent.TurnEnd({
+            ...b,
+            turn: action.turn,
+            inputTokens: usage?.inputTokens ?? 0,
+            outputTokens: usage?.outputTokens ?? 0
+          })
+        )
+        step = Loop.receiveCompletion(step.state, Model.toMessage(parts))
+      } else {
+        for (const call of action.calls) {
+          yield* emit((b) => new SessionEvent.ToolCall({ ...b, callId: call.id, name: call.name, input: call.input }))
+        }
+        const outcome = yield* executor.run(action.calls, toolContext, yield* Ref.get(assigns))
+        yield* Ref.set(assigns, outcome.assigns)
+        for (const r of outcome.results) {
+          yield* emit((b) =>
+            new SessionEvent.ToolResult({
+              ...b,
+              callId: r.callId,
+              name: r.name,
+              content: r.content,
+              isError: r.isError,
+              ...(r.data === undefined ? {} : { data: r.data })
+            })
+          )
+        }
+        step = Loop.receiveToolOutputs(step.state, outcome.results)
+      }
+    }
+  })
+
+  const settle = Ref.update(loop, (state) => Loop.abort(state, ABORTED_RESULT))
+
+  const execute = (command: Command) => {
+    const emit = emitter(command.runId)
+    return drive(command.runId, command.prompt).pipe(
+      Effect.tap(() => emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "completed" }))),
+      Effect.tapError((error) =>
+        settle.pipe(
+          Effect.andThen(emit((b) => new SessionEvent.RunFailed({ ...b, message: error.message }))),
+          Effect.andThen(emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "failed" })))
+        )
+      ),
+      Effect.onInterrupt(() =>
+        settle.pipe(Effect.andThen(emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))))
+      ),
+      Effect.withSpan("Session.run", { attributes: { sessionId: id, runId: command.runId } })
+    )
+  }
+
+  const actor = Effect.forever(
+    Effect.gen(function*() {
+      const command = yield* Queue.take(mailbox)
+      const fiber = yield* Effect.forkChild(execute(command), { startImmediately: true })
+      yield* Ref.set(running, { command, fiber })
+      // If the actor itself is interrupted (the session closes), the run goes first, cleanup included.
+      const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+      yield* Ref.set(running, undefined)
+      yield* Deferred.done(
+        command.done,
+        Exit.isFailure(exit) && !Exit.hasFails(exit) && Exit.hasInterrupts(exit) ? Exit.fail(new RunAborted({ sessionId: id })) : exit
+      )
+    })
+  )
+
+  // Runs after the actor is interrupted (finalizers run in reverse order): nobody waits forever.
+  yield* Scope.addFinalizer(
+    scope,
+    Effect.gen(function*() {
+      yield* Ref.set(stopped, true)
+      const interrupted = yield* Ref.get(running)
+      const queued = yield* Queue.clear(mailbox)
+      for (const command of interrupted === undefined ? queued : [interrupted.command, ...queued]) {
+        yield* Deferred.fail(command.done, new SessionStopped({ sessionId: id }))
+        yield* emitter(command.runId)((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))
+      }
+    })
+  )
+  yield* Effect.forkIn(actor, scope, { startImmediately: true })
+
+  const enqueue = (prompt: string) =>
+    Effect.gen(function*() {
+      if (yield* Ref.get(stopped)) return yield* new SessionStopped({ sessionId: id })
+      const command: Command = { runId: yield* uuid7.make, prompt, done: yield* Deferred.make<string, RunError>() }
+      yield* Queue.offer(mailbox, command)
+      return command
+    })
+
+  const session: Session = {
+    id,
+    agent: agent.name,
+    run: (prompt) => Effect.flatMap(enqueue(prompt), (command) => Deferred.await(command.done)),
+    stream: (prompt) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const subscription = yield* PubSub.subscribe(events)
+        const command = yield* enqueue(prompt)
+        return Stream.fromSubscription(subscription).pipe(
+          Stream.filter((event) => event.runId === command.runId),
+          Stream.takeUntil((event) => event._tag === "AgentEnd")
+        )
+      })),
+    events: Stream.fromPubSub(events),
+    history: Effect.map(Ref.get(loop), (state) => state.history),
+    assigns: Ref.get(assigns),
+    abort: Effect.flatMap(Ref.get(running), (current) => (current === undefined ? Effect.void : Fiber.interrupt(current.fiber))),
+    stop: Scope.close(scope, Exit.void)
+  }
+  return session
+})

@@ -1,0 +1,209 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Schema, Stream } from "effect"
+import * as Agent from "../src/Agent.ts"
+import * as Model from "../src/Model.ts"
+import * as Sandbox from "../src/Sandbox.ts"
+import * as Session from "../src/Session.ts"
+import * as Tool from "../src/Tool.ts"
+
+const memorySandbox = (files: Record<string, string>) =>
+  Sandbox.layer({
+    cwd: "/work",
+    readFile: (path) =>
+      files[path] === undefined
+        ? Effect.fail(new Sandbox.SandboxError({ method: "readFile", reason: new Sandbox.NotFound({ path }) }))
+        : Effect.succeed(new TextEncoder().encode(files[path])),
+    writeFile: () => Effect.void,
+    exec: () => Effect.succeed({ output: "", exitCode: 0, truncated: false })
+  })
+
+const ReadFile = Tool.make("read_file", {
+  description: "Reads a file",
+  parameters: Schema.Struct({ path: Schema.String }),
+  call: ({ path }, { sandbox }) => sandbox.read(path)
+})
+
+const Echo = Tool.make("echo", {
+  description: "Echoes",
+  parameters: Schema.Struct({ text: Schema.String }),
+  call: ({ text }) => Effect.succeed(text)
+})
+
+describe("Session", () => {
+  it.effect("streams a run's events in order: two tool calls in one message, then text", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "echoer", model: "test:x", tools: [Echo] })
+      const session = yield* Session.start(agent, { id: "s1" })
+      const events = yield* Stream.runCollect(session.stream("say a and b"))
+      const runId = events[0]!.runId
+      assert.isTrue(events.every((e) => e.sessionId === "s1" && e.runId === runId))
+      assert.deepStrictEqual(events.map((e) => e.seq), events.map((_, i) => i))
+      assert.deepStrictEqual(events.map((e) => {
+        const { runId: _r, sessionId: _s, seq: _q, ...rest } = e
+        return { ...rest }
+      }), [
+        { _tag: "AgentStart", prompt: "say a and b" },
+        { _tag: "TurnStart", turn: 1 },
+        { _tag: "TurnEnd", turn: 1, inputTokens: 10, outputTokens: 5 },
+        { _tag: "ToolCall", callId: "call_1", name: "echo", input: { text: "a" } },
+        { _tag: "ToolCall", callId: "call_2", name: "echo", input: { text: "b" } },
+        { _tag: "ToolResult", callId: "call_1", name: "echo", content: "a", isError: false },
+        { _tag: "ToolResult", callId: "call_2", name: "echo", content: "b", isError: false },
+        { _tag: "TurnStart", turn: 2 },
+        { _tag: "TextDelta", text: "a and " },
+        { _tag: "TextDelta", text: "b" },
+        { _tag: "TurnEnd", turn: 2, inputTokens: 10, outputTokens: 5 },
+        { _tag: "AgentEnd", outcome: "completed" }
+      ])
+      const history = yield* session.history
+      assert.deepStrictEqual(history.map((m) => m._tag), [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "ToolResultMessage",
+        "AssistantMessage"
+      ])
+    }).pipe(
+      Effect.provide(Layer.mergeAll(
+        TestModel.layer([
+          TestModel.reply(TestModel.toolCall("echo", { text: "a" }), TestModel.toolCall("echo", { text: "b" })),
+          TestModel.text("a and b", { chunkSize: 6 })
+        ]),
+        memorySandbox({})
+      ))
+    ))
+
+  it.effect("sends the system prompt, the history and the tool schemas to the model", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "a", model: "test:x", system: "Be terse.", tools: [Echo] })
+      const session = yield* Session.start(agent)
+      assert.strictEqual(yield* session.run("first"), "one")
+      assert.strictEqual(yield* session.run("second"), "two")
+      const requests = yield* (yield* TestModel.TestModel).requests
+      assert.deepStrictEqual(requests.map((r) => [r.system, r.messages.length, r.tools.map((t) => t.name)]), [
+        ["Be terse.", 1, ["echo"]],
+        ["Be terse.", 3, ["echo"]]
+      ])
+      assert.deepStrictEqual(requests[1]!.tools[0]!.parameters, {
+        type: "object",
+        properties: { text: { type: "string" } },
+        required: ["text"],
+        additionalProperties: false
+      })
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("one"), TestModel.text("two")]), memorySandbox({})))))
+
+  it.effect("keeps assigns across turns and runs: remember then recall, seeds untouched, a counter", () =>
+    Effect.gen(function*() {
+      const Remember = Tool.make("remember", {
+        description: "Remembers",
+        parameters: Schema.Struct({ fact: Schema.String }),
+        call: ({ fact }) => Effect.succeed(Tool.assign("ok", { fact }))
+      })
+      const Recall = Tool.make("recall", {
+        description: "Recalls",
+        parameters: Schema.Struct({}),
+        call: (_, { assigns }) => Effect.succeed(`${assigns.tenant}: ${assigns.fact ?? "nothing"}`)
+      })
+      const Count = Tool.make("count", {
+        description: "Counts",
+        parameters: Schema.Struct({}),
+        call: (_, { assigns }) => {
+          const n = typeof assigns.count === "number" ? assigns.count + 1 : 1
+          return Effect.succeed(Tool.assign(String(n), { count: n }))
+        }
+      })
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [Remember, Recall, Count, Echo] })
+      const session = yield* Session.start(agent, { assigns: { tenant: "acme" } })
+      yield* session.run("remember and recall")
+      yield* session.run("count again")
+      const results = (yield* session.history).filter((m) => m._tag === "ToolResultMessage").map((m) => m.content)
+      assert.deepStrictEqual(results, ["ok", "acme: the sky is blue", "hi", "1", "2"])
+      assert.deepStrictEqual(yield* session.assigns, { tenant: "acme", fact: "the sky is blue", count: 2 })
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([
+        TestModel.toolCall("remember", { fact: "the sky is blue" }),
+        TestModel.reply(TestModel.toolCall("recall", {}), TestModel.toolCall("echo", { text: "hi" })),
+        TestModel.text("done"),
+        TestModel.toolCall("count", {}),
+        TestModel.toolCall("count", {}),
+        TestModel.text("counted")
+      ]),
+      memorySandbox({})
+    ))))
+
+  it.effect("swapping the sandbox by Layer changes what a tool sees, with no change to the agent", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "reader", model: "test:x", tools: [ReadFile] })
+      const read = (files: Record<string, string>) =>
+        Effect.gen(function*() {
+          const session = yield* Session.start(agent)
+          yield* session.run("read it")
+          return (yield* session.history).find((m) => m._tag === "ToolResultMessage")
+        }).pipe(Effect.provide(Layer.mergeAll(
+          TestModel.layer([TestModel.toolCall("read_file", { path: "a.txt" }), TestModel.text("read")]),
+          memorySandbox(files)
+        )))
+      assert.strictEqual((yield* read({ "a.txt": "first sandbox" }))?.content, "first sandbox")
+      assert.strictEqual((yield* read({ "a.txt": "second sandbox" }))?.content, "second sandbox")
+      assert.strictEqual((yield* read({}))?.content, "Error: File not found: a.txt")
+    }))
+
+  it.effect("the sandbox option wins over a provided Sandbox and is released when the session stops", () =>
+    Effect.gen(function*() {
+      const log: Array<string> = []
+      const own = Layer.unwrap(Effect.acquireRelease(
+        Effect.sync(() => {
+          log.push("built")
+          return memorySandbox({ "a.txt": "own sandbox" })
+        }),
+        () => Effect.sync(() => log.push("released"))
+      ))
+      const agent = Agent.make({ name: "reader", model: "test:x", tools: [ReadFile] })
+      const session = yield* Session.start(agent, { sandbox: own })
+      assert.deepStrictEqual(log, ["built"])
+      yield* session.run("read")
+      assert.strictEqual((yield* session.history).find((m) => m._tag === "ToolResultMessage")?.content, "own sandbox")
+      yield* session.stop
+      assert.deepStrictEqual(log, ["built", "released"])
+      assert.strictEqual((yield* Effect.flip(session.run("again")))._tag, "SessionStopped")
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("read_file", { path: "a.txt" }), TestModel.text("read")]),
+      memorySandbox({ "a.txt": "provided sandbox" })
+    ))))
+
+  it.effect("a run past maxTurns fails with MaxTurnsExceeded and the session stays usable", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "looper", model: "test:x", tools: [Echo], maxTurns: 2 })
+      const session = yield* Session.start(agent)
+      const error = yield* Effect.flip(session.run("loop"))
+      assert.strictEqual(error._tag, "MaxTurnsExceeded")
+      assert.strictEqual(error.message, `Session ${session.id}: the run needed more than 2 model requests (raise maxTurns or simplify the task)`)
+      assert.strictEqual(yield* session.run("again"), "fine")
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("echo", { text: "1" }), TestModel.toolCall("echo", { text: "2" }), TestModel.text("fine")]),
+      memorySandbox({})
+    ))))
+
+  it.effect("an unknown model prefix is a typed error naming the known providers", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "a", model: "nope:model-1" })
+      const error = yield* Effect.flip(Session.start(agent))
+      assert.strictEqual(error._tag, "ModelError")
+      assert.strictEqual(error.message, `No provider for model "nope:model-1" (expected "provider:model"; known providers: anthropic, openai)`)
+    }).pipe(
+      Effect.provide(Layer.mergeAll(
+        memorySandbox({}),
+        Model.layerProviders({ openai: () => Effect.die("unused"), anthropic: () => Effect.die("unused") })
+      ))
+    ))
+
+  it.effect("a session without any sandbox fails to start with SandboxInitFailed", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Session.start(Agent.make({ name: "lost", model: "test:x" })))
+      assert.strictEqual(
+        error.message,
+        "Agent lost: the sandbox could not be built: no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
+      )
+    }).pipe(Effect.provide(TestModel.layer([]))))
+})
