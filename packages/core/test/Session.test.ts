@@ -1,7 +1,13 @@
-import { TestModel } from "@condukt/testing"
+import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
+import { ToolResultMessage } from "../src/Message.ts"
+import * as LocalSandbox from "../src/sandbox/Local.ts"
+import * as Tools from "../src/Tools.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
@@ -206,4 +212,60 @@ describe("Session", () => {
         "Agent lost: the sandbox could not be built: no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
       )
     }).pipe(Effect.provide(TestModel.layer([]))))
+
+  it.live("abort stops a running Bash tool, kills its process tree, and the next run works", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-abort-")))),
+        (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+      )
+      const agent = Agent.make({ name: "sleeper", model: "test:x", tools: Tools.coding })
+      const script = "sleep 1000 & echo $! > child.pid; echo $$ > shell.pid; sleep 1000"
+      const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) }).pipe(
+        Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: script }), TestModel.text("after abort")]))
+      )
+      const events = yield* Effect.forkChild(Stream.runCollect(session.events.pipe(Stream.take(9))), { startImmediately: true })
+      const run = yield* Effect.forkChild(session.run("sleep"), { startImmediately: true })
+      const child = yield* Processes.awaitPidFile(path.join(dir, "child.pid"))
+      const shell = yield* Processes.awaitPidFile(path.join(dir, "shell.pid"))
+      yield* session.abort
+      const exit = yield* Fiber.await(run)
+      assert.isTrue(Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Fail" && r.error._tag === "RunAborted"))
+      // The group was killed before abort returned; the kernel may still be finishing the job.
+      yield* Processes.awaitDeath(shell)
+      yield* Processes.awaitDeath(child)
+      const history = yield* session.history
+      assert.deepStrictEqual(
+        history.at(-1),
+        new ToolResultMessage({ callId: "call_1", name: "Bash", content: Session.ABORTED_RESULT, isError: true })
+      )
+      assert.strictEqual(yield* session.run("again"), "after abort")
+      const seen = yield* Fiber.join(events)
+      assert.deepStrictEqual(seen.map((e) => e._tag), [
+        "AgentStart", "TurnStart", "TurnEnd", "ToolCall", "AgentEnd",
+        "AgentStart", "TurnStart", "TextDelta", "TextDelta"
+      ])
+      assert.strictEqual(seen[4]!._tag === "AgentEnd" && seen[4]!.outcome, "aborted")
+    }), 30_000)
+
+  it.live("closing the program's scope releases 100 live sessions", () =>
+    Effect.gen(function*() {
+      let released = 0
+      const counted = Layer.unwrap(Effect.acquireRelease(
+        Effect.succeed(memorySandbox({})),
+        () => Effect.sync(() => released++)
+      ))
+      const agent = Agent.make({ name: "idle", model: "test:x", sandbox: counted })
+      const scope = yield* Scope.make()
+      const sessions = yield* Effect.forEach(
+        Array.from({ length: 100 }, (_, i) => `session-${i}`),
+        (id) => Session.start(agent, { id }),
+        { concurrency: "unbounded" }
+      ).pipe(Scope.provide(scope), Effect.provide(TestModel.layer([])))
+      assert.strictEqual(new Set(sessions.map((s) => s.id)).size, 100)
+      assert.strictEqual(released, 0)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(released, 100)
+      assert.strictEqual((yield* Effect.flip(sessions[42]!.run("hello")))._tag, "SessionStopped")
+    }))
 })

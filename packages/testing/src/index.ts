@@ -1,1 +1,2 @@
+export * as Processes from "./Processes.ts"
 export * as TestModel from "./TestModel.ts"

@@ -1,0 +1,41 @@
+/**
+ * Processes — assertions about host processes for tests that must prove nothing survived.
+ *
+ * A killed process may linger as a zombie until its parent (here often a PID 1 that does not
+ * reap) collects it; a zombie holds no resources and runs no code, so it counts as dead.
+ * Polling is bounded: a survivor fails the test instead of hanging it.
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs"
+
+/** The kernel's state letter for `pid` (`R`, `S`, `Z`…), or "gone" once it has been reaped. */
+export const state = (pid: number): Effect.Effect<string> =>
+  Effect.try(() => fs.readFileSync(`/proc/${pid}/stat`, "utf8")).pipe(
+    Effect.map((stat) => stat.charAt(stat.lastIndexOf(")") + 2)),
+    Effect.orElseSucceed(() => "gone")
+  )
+
+/** @since 0.1.0 @category guards */
+export const isDead = (pid: number): Effect.Effect<boolean> =>
+  Effect.map(state(pid), (s) => s === "Z" || s === "X" || s === "gone")
+
+/** Fails with the process's state when it is still alive after `attempts` × 10 ms. */
+export const awaitDeath = (pid: number, attempts = 200): Effect.Effect<void, string> =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (yield* isDead(pid)) return
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.fail(`process ${pid} is still alive (state ${yield* state(pid)})`)
+  })
+
+/** Waits until `file` holds a whole line, then returns it parsed as a number (a pid). */
+export const awaitPidFile = (file: string, attempts = 1000): Effect.Effect<number, string> =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+      if (text.endsWith("\n")) return Number(text)
+      yield* Effect.sleep("10 millis")
+    }
+    return yield* Effect.fail(`${file} was never written`)
+  })
