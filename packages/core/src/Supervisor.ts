@@ -1,0 +1,244 @@
+/**
+ * Supervisor — OTP supervision on Effect fibers and scopes.
+ *
+ * A child is a spec: `start` acquires it inside a scope of its own (OTP's init), `run` is its life
+ * (by default it lives until stopped). When a child's life ends, its scope is closed and its
+ * restart type decides: `permanent` children always come back, `transient` ones only after a
+ * failure, `temporary` ones never. The strategy decides who comes back with it: `one_for_one`
+ * just the child, `one_for_all` every child, `rest_for_one` the child and those started after it
+ * (stopped in reverse order, started in order). More than `maxRestarts` restarts within `period`
+ * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides.
+ */
+import { Cause, Clock, type Context, Deferred, Duration, Effect, Exit, Fiber, Queue, Schema, Scope, Semaphore } from "effect"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category models */
+export type Restart = "permanent" | "transient" | "temporary"
+
+/** @since 0.1.0 @category models */
+export type Strategy = "one_for_one" | "one_for_all" | "rest_for_one"
+
+/** @since 0.1.0 @category models */
+export interface ChildSpec<A, E, R> {
+  readonly id: string
+  /** Acquires the child in its own scope; a failure here is a failed start. */
+  readonly start: Effect.Effect<A, E, R | Scope.Scope>
+  /** The child's life once started; when it ends, the child has exited. Default: until stopped. */
+  readonly run?: ((value: A) => Effect.Effect<unknown, unknown, R>) | undefined
+  /** Default `permanent`. */
+  readonly restart?: Restart | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  readonly strategy?: Strategy | undefined
+  /** Default 3, as in OTP. */
+  readonly maxRestarts?: number | undefined
+  /** Default 5 seconds, as in OTP. */
+  readonly period?: Duration.Input | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface ChildInfo {
+  readonly id: string
+  readonly restart: Restart
+  readonly running: boolean
+  /** How many times this child has been started (1 after its first start). */
+  readonly starts: number
+}
+
+/** @since 0.1.0 @category models */
+export interface Supervisor {
+  /** Starts and adds a child; its start error is returned and the child is not added. */
+  readonly startChild: <A, E, R>(spec: ChildSpec<A, E, R>) => Effect.Effect<A, E | DuplicateChild, R>
+  /** Stops a child and removes it; unknown ids are ignored. */
+  readonly terminateChild: (id: string) => Effect.Effect<void>
+  readonly children: Effect.Effect<ReadonlyArray<ChildInfo>>
+  /** Waits for the supervisor to give up: fails with `RestartIntensityExceeded`. */
+  readonly join: Effect.Effect<never, RestartIntensityExceeded>
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category errors */
+export class RestartIntensityExceeded extends Schema.TaggedError<RestartIntensityExceeded>()("RestartIntensityExceeded", {
+  childId: Schema.String,
+  maxRestarts: Schema.Int,
+  periodMs: Schema.Finite,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return `Supervisor gave up: child ${this.childId} needed more than ${this.maxRestarts} restarts within ${this.periodMs}ms`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class DuplicateChild extends Schema.TaggedError<DuplicateChild>()("DuplicateChild", { id: Schema.String }) {
+  override get message() {
+    return `A child with id ${this.id} is already supervised`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+interface Child {
+  readonly spec: ChildSpec<unknown, unknown, unknown>
+  /** The context of the `startChild` caller: restarts run with the services the first start had. */
+  readonly context: Context.Context<unknown>
+  /** Bumped by every start and every stop: an exit report from an older incarnation is stale. */
+  incarnation: number
+  starts: number
+  fiber: Fiber.Fiber<void> | undefined
+}
+
+interface Exited {
+  readonly child: Child
+  readonly incarnation: number
+  readonly exit: Exit.Exit<unknown, unknown>
+}
+
+const restartOf = (child: Child): Restart => child.spec.restart ?? "permanent"
+
+/**
+ * A supervisor living in the current scope, with `children` started in order.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fnUntraced(function*(options: Options = {}) {
+  const strategy = options.strategy ?? "one_for_one"
+  const maxRestarts = options.maxRestarts ?? 3
+  const periodMs = Duration.toMillis(Duration.fromInputUnsafe(options.period ?? "5 seconds"))
+  const scope = yield* Scope.Scope
+  const lock = yield* Semaphore.make(1)
+  const exits = yield* Queue.unbounded<Exited>()
+  const failed = yield* Deferred.make<never, RestartIntensityExceeded>()
+  let children: Array<Child> = []
+  let restarts: Array<number> = []
+
+  // One incarnation: start in a fresh scope; on success fork its life, which closes the scope and
+  // reports when it ends. A stale report (the child was stopped or restarted since) is ignored.
+  const launch = (child: Child): Effect.Effect<Exit.Exit<unknown, unknown>> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        const incarnation = ++child.incarnation
+        child.starts++
+        const childScope = yield* Scope.fork(scope, "sequential")
+        const started = yield* Effect.exit(restore(child.spec.start.pipe(Scope.provide(childScope), Effect.provideContext(child.context))))
+        if (Exit.isFailure(started)) {
+          yield* Scope.close(childScope, started)
+          return started
+        }
+        const life = child.spec.run?.(started.value) ?? Effect.never
+        child.fiber = yield* Effect.forkIn(
+          Effect.exit(life.pipe(Effect.provideContext(child.context))).pipe(
+            Effect.flatMap((exit) =>
+              Scope.close(childScope, exit).pipe(Effect.andThen(Queue.offer(exits, { child, incarnation, exit })))
+            ),
+            Effect.onInterrupt(() => Scope.close(childScope, Exit.void)),
+            Effect.asVoid
+          ),
+          scope,
+          { startImmediately: true }
+        )
+        return started
+      })
+    )
+
+  const stop = (child: Child) =>
+    Effect.suspend(() => {
+      const fiber = child.fiber
+      child.fiber = undefined
+      child.incarnation++
+      return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
+    })
+
+  const stopAll = (targets: ReadonlyArray<Child>) => Effect.forEach([...targets].reverse(), stop, { discard: true })
+
+  const restart = (child: Child) =>
+    Effect.flatMap(launch(child), (exit) =>
+      Exit.isFailure(exit) ? Queue.offer(exits, { child, incarnation: child.incarnation, exit }) : Effect.void)
+
+  const handle = ({ child, exit, incarnation }: Exited) =>
+    Effect.gen(function*() {
+      if (!children.includes(child) || child.incarnation !== incarnation) return
+      child.fiber = undefined
+      const abnormal = Exit.isFailure(exit) && !Cause.hasInterruptsOnly(exit.cause)
+      const kind = restartOf(child)
+      if (kind === "temporary" || (kind === "transient" && !abnormal)) {
+        children = children.filter((c) => c !== child)
+        return
+      }
+      const now = yield* Clock.currentTimeMillis
+      restarts = [...restarts.filter((t) => now - t < periodMs), now]
+      if (restarts.length > maxRestarts) {
+        yield* stopAll(children)
+        children = []
+        return yield* Deferred.fail(
+          failed,
+          new RestartIntensityExceeded({
+            childId: child.spec.id,
+            maxRestarts,
+            periodMs,
+            cause: Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+          })
+        )
+      }
+      const index = children.indexOf(child)
+      const group = strategy === "one_for_one" ? [child] : strategy === "one_for_all" ? children : children.slice(index)
+      yield* stopAll(group.filter((c) => c !== child))
+      // Temporary children are not restarted: a group restart drops them.
+      const again = group.filter((c) => c === child || restartOf(c) !== "temporary")
+      children = children.filter((c) => !group.includes(c) || again.includes(c))
+      yield* Effect.forEach(again, restart, { discard: true })
+    })
+
+  yield* Effect.addFinalizer(() => lock.withPermits(1)(Effect.suspend(() => stopAll(children))))
+  yield* Effect.forkIn(
+    Effect.forever(Effect.flatMap(Queue.take(exits), (exited) => lock.withPermits(1)(handle(exited)))).pipe(
+      Effect.raceFirst(Deferred.await(failed))
+    ),
+    scope,
+    { startImmediately: true }
+  )
+
+  const supervisor: Supervisor = {
+    startChild: <A, E, R>(spec: ChildSpec<A, E, R>) =>
+      Effect.gen(function*() {
+        const context = yield* Effect.context<R>()
+        return yield* lock.withPermits(1)(Effect.gen(function*() {
+          if (children.some((c) => c.spec.id === spec.id)) return yield* new DuplicateChild({ id: spec.id })
+          const child: Child = {
+            spec: spec as unknown as ChildSpec<unknown, unknown, unknown>,
+            context: context as Context.Context<unknown>,
+            incarnation: 0,
+            starts: 0,
+            fiber: undefined
+          }
+          const exit = yield* launch(child)
+          if (Exit.isFailure(exit)) return yield* (exit as Exit.Exit<A, E>)
+          children = [...children, child]
+          return exit.value as A
+        }))
+      }),
+    terminateChild: (id) =>
+      lock.withPermits(1)(Effect.suspend(() => {
+        const child = children.find((c) => c.spec.id === id)
+        if (child === undefined) return Effect.void
+        children = children.filter((c) => c !== child)
+        return stop(child)
+      })),
+    children: Effect.sync(() =>
+      children.map((c) => ({ id: c.spec.id, restart: restartOf(c), running: c.fiber !== undefined, starts: c.starts }))
+    ),
+    join: Deferred.await(failed)
+  }
+  return supervisor
+})

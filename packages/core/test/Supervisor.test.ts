@@ -1,0 +1,172 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Queue, Scope } from "effect"
+import { TestClock } from "effect/testing"
+import * as Supervisor from "../src/Supervisor.ts"
+
+type Order = "crash" | "fail" | "exit"
+
+/** Children that log their starts and stops and live until told how to end. */
+const makeProbe = Effect.gen(function*() {
+  const log = yield* Queue.unbounded<string>()
+  const orders = new Map<string, Queue.Queue<Order>>()
+  const child = (id: string, restart?: Supervisor.Restart): Supervisor.ChildSpec<string, never, never> => {
+    if (!orders.has(id)) orders.set(id, Effect.runSync(Queue.unbounded<Order>()))
+    return {
+      id,
+      restart,
+      start: Effect.acquireRelease(Queue.offer(log, `start ${id}`).pipe(Effect.as(id)), () => Queue.offer(log, `stop ${id}`)),
+      run: () =>
+        Effect.flatMap(Queue.take(orders.get(id)!), (order) =>
+          order === "crash" ? Effect.die(`${id} crashed`) : order === "fail" ? Effect.fail(`${id} failed`) : Effect.void)
+    }
+  }
+  const order = (id: string, what: Order) => Queue.offer(orders.get(id)!, what)
+  const next = (n: number) => Queue.takeN(log, n)
+  return { child, order, next, log }
+})
+
+const startAll = (supervisor: Supervisor.Supervisor, specs: ReadonlyArray<Supervisor.ChildSpec<string, never, never>>) =>
+  Effect.forEach(specs, (spec) => supervisor.startChild(spec), { discard: true })
+
+describe("Supervisor", () => {
+  it.effect("one_for_one restarts only the child that died", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ strategy: "one_for_one" })
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+      assert.deepStrictEqual(yield* probe.next(3), ["start a", "start b", "start c"])
+      yield* probe.order("b", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop b", "start b"])
+      assert.deepStrictEqual((yield* supervisor.children).map((c) => [c.id, c.starts, c.running]), [
+        ["a", 1, true],
+        ["b", 2, true],
+        ["c", 1, true]
+      ])
+    }))
+
+  it.effect("one_for_all stops the others in reverse order and starts everyone in order", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ strategy: "one_for_all" })
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+      yield* probe.next(3)
+      yield* probe.order("b", "crash")
+      assert.deepStrictEqual(yield* probe.next(6), ["stop b", "stop c", "stop a", "start a", "start b", "start c"])
+    }))
+
+  it.effect("rest_for_one restarts the child and those started after it", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ strategy: "rest_for_one" })
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+      yield* probe.next(3)
+      yield* probe.order("b", "fail")
+      assert.deepStrictEqual(yield* probe.next(4), ["stop b", "stop c", "start b", "start c"])
+      assert.deepStrictEqual((yield* supervisor.children).map((c) => c.starts), [1, 2, 2])
+    }))
+
+  it.effect("restart types: permanent always, transient after failures only, temporary never", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make()
+      yield* startAll(supervisor, [
+        probe.child("p", "permanent"),
+        probe.child("t", "transient"),
+        probe.child("tt", "transient"),
+        probe.child("x", "temporary")
+      ])
+      yield* probe.next(4)
+      yield* probe.order("p", "exit")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop p", "start p"])
+      yield* probe.order("t", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop t", "start t"])
+      yield* probe.order("tt", "exit")
+      assert.deepStrictEqual(yield* probe.next(1), ["stop tt"])
+      yield* probe.order("x", "crash")
+      assert.deepStrictEqual(yield* probe.next(1), ["stop x"])
+      // The supervisor removes x once it has handled the exit report that follows the stop.
+      for (let i = 0; i < 100 && (yield* supervisor.children).length > 2; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual((yield* supervisor.children).map((c) => [c.id, c.restart, c.starts]), [
+        ["p", "permanent", 2],
+        ["t", "transient", 2]
+      ])
+    }))
+
+  it.effect("one_for_all does not bring temporary children back", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ strategy: "one_for_all" })
+      yield* startAll(supervisor, [probe.child("a"), probe.child("tmp", "temporary"), probe.child("c")])
+      yield* probe.next(3)
+      yield* probe.order("c", "crash")
+      assert.deepStrictEqual(yield* probe.next(5), ["stop c", "stop tmp", "stop a", "start a", "start c"])
+      assert.deepStrictEqual((yield* supervisor.children).map((c) => c.id), ["a", "c"])
+    }))
+
+  it.effect("more restarts than the intensity allows stops every child and fails the supervisor", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ maxRestarts: 2, period: "10 seconds" })
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b")])
+      yield* probe.next(2)
+      const joined = yield* Effect.forkChild(Effect.flip(supervisor.join), { startImmediately: true })
+      yield* probe.order("b", "crash")
+      yield* probe.next(2)
+      // Outside the period the old restart no longer counts.
+      yield* TestClock.adjust("11 seconds")
+      yield* probe.order("b", "crash")
+      yield* probe.next(2)
+      yield* probe.order("b", "crash")
+      yield* probe.next(2)
+      yield* probe.order("b", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop b", "stop a"])
+      const error = yield* Fiber.join(joined)
+      assert.strictEqual(error.message, "Supervisor gave up: child b needed more than 2 restarts within 10000ms")
+      assert.deepStrictEqual(yield* supervisor.children, [])
+    }))
+
+  it.effect("a supervisor that gives up is restarted by its parent", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const parent = yield* Supervisor.make()
+      const inner = yield* parent.startChild({
+        id: "inner",
+        start: Effect.gen(function*() {
+          const supervisor = yield* Supervisor.make({ maxRestarts: 0 })
+          yield* supervisor.startChild(probe.child("worker"))
+          return supervisor
+        }),
+        run: (supervisor) => supervisor.join
+      })
+      assert.deepStrictEqual(yield* probe.next(1), ["start worker"])
+      void inner
+      yield* probe.order("worker", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop worker", "start worker"])
+      assert.deepStrictEqual((yield* parent.children).map((c) => [c.id, c.starts]), [["inner", 2]])
+    }))
+
+  it.effect("a child whose start fails is not added, and the error is returned", () =>
+    Effect.gen(function*() {
+      const supervisor = yield* Supervisor.make()
+      const error = yield* Effect.flip(supervisor.startChild({ id: "bad", start: Effect.fail("no database") }))
+      assert.strictEqual(error, "no database")
+      assert.deepStrictEqual(yield* supervisor.children, [])
+      const probe = yield* makeProbe
+      yield* supervisor.startChild(probe.child("good"))
+      const duplicate = yield* Effect.flip(supervisor.startChild(probe.child("good")))
+      assert.strictEqual(duplicate._tag === "DuplicateChild" && duplicate.message, "A child with id good is already supervised")
+    }))
+
+  it.effect("terminateChild stops and removes a child; closing the scope stops the rest in reverse order", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const scope = yield* Scope.make()
+      const supervisor = yield* Supervisor.make().pipe(Scope.provide(scope))
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+      yield* probe.next(3)
+      yield* supervisor.terminateChild("b")
+      assert.deepStrictEqual(yield* probe.next(1), ["stop b"])
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(yield* probe.next(2), ["stop c", "stop a"])
+    }))
+})

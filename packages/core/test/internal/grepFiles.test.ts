@@ -1,0 +1,97 @@
+/** grepFiles on real files: per-line semantics of the whole-text scan, the byte path, chunk edges. */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Result } from "effect"
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as GrepFiles from "../../src/internal/grepFiles.ts"
+
+/** Searches one file holding `content` for `pattern`; returns `[lineNumber, line]` pairs. */
+const grepContent = (content: string | Uint8Array, pattern: string, caseSensitive = true, limit = 100) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-grepfiles-")))),
+    (dir) =>
+      Effect.gen(function*() {
+        writeFileSync(join(dir, "f.txt"), content)
+        const compiled = GrepFiles.compile(pattern, caseSensitive)
+        assert.isTrue(Result.isSuccess(compiled))
+        const matches = yield* GrepFiles.search({
+          root: join(dir, "f.txt"),
+          rootIsFile: true,
+          display: "f.txt",
+          glob: "**/*",
+          pattern: Result.getOrThrow(compiled),
+          limit,
+          report: () => "f.txt"
+        })
+        return matches.map((m) => [m.lineNumber, m.line] as const)
+      }),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+describe("grepFiles", () => {
+  it.effect("a match running across a line break neither counts nor hides the next line's match", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* grepContent("a\nb ab\n", "a[^z]*b"), [[2, "b ab"]])
+      assert.deepStrictEqual(yield* grepContent("foo\nbar\n", "foo\\sbar"), [])
+    }))
+
+  it.effect("lookarounds see only their own line", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* grepContent("x foo\nbar\n", "foo(?![\\s\\S])"), [[1, "x foo"]])
+      assert.deepStrictEqual(yield* grepContent("a\nbar\n", "(?<![\\s\\S])bar"), [[2, "bar"]])
+    }))
+
+  it.effect("an empty match counts each line once, and no line follows the final newline", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* grepContent("a\nb\n", "x*"), [[1, "a"], [2, "b"]])
+      assert.deepStrictEqual(yield* grepContent("a\nb", "$"), [[1, "a"], [2, "b"]])
+      assert.deepStrictEqual(yield* grepContent("", "x*"), [])
+    }))
+
+  it.effect("strips a UTF-8 byte order mark and the \\r of CRLF lines", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* grepContent("\uFEFFhello\r\nhello\r\n", "^hello$"), [[1, "hello"], [2, "hello"]])
+      assert.deepStrictEqual(yield* grepContent("\uFEFFhello\r\nx hello\r\n", "hello"), [[1, "hello"], [2, "x hello"]])
+    }))
+
+  it.effect("decodes undecodable bytes as U+FFFD on both paths", () =>
+    Effect.gen(function*() {
+      const bytes = new Uint8Array([0xff, 0x68, 0x69, 0x0a])
+      assert.deepStrictEqual(yield* grepContent(bytes, "hi"), [[1, "\uFFFDhi"]])
+      assert.deepStrictEqual(yield* grepContent(bytes, "h."), [[1, "\uFFFDhi"]])
+    }))
+
+  it.effect("finds text across a 64 KiB read boundary and counts lines on large files", () =>
+    Effect.gen(function*() {
+      const straddling = "a".repeat(65536 - 5) + "needle\nafter\n"
+      assert.deepStrictEqual(yield* grepContent(straddling, "needle"), [[1, "a".repeat(65531) + "needle"]])
+      const lines = Array.from({ length: 100_000 }, (_, i) => `line ${i + 1}`)
+      lines[69_999] = "the needle line"
+      const found = yield* grepContent(lines.join("\n") + "\n", "needle")
+      assert.deepStrictEqual(found, [[70_000, "the needle line"]])
+      assert.deepStrictEqual(yield* grepContent(lines.join("\n"), "^line 100000$"), [[100_000, "line 100000"]])
+    }))
+
+  it.effect("a pattern with required text still applies the whole regex to each candidate line", () =>
+    Effect.gen(function*() {
+      const content = "createContext\ncreateFooContext\nContext\n"
+      assert.deepStrictEqual(yield* grepContent(content, "create\\w+Context"), [[2, "createFooContext"]])
+      assert.deepStrictEqual(yield* grepContent(content, "^Context"), [[3, "Context"]])
+    }))
+
+  it.effect("stops at limit, and case-insensitive matching skips the byte path", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* grepContent("x\nx\nx\n", "x", true, 2), [[1, "x"], [2, "x"]])
+      assert.deepStrictEqual(yield* grepContent("Needle\nNEEDLE\nneedle\n", "needle", false), [
+        [1, "Needle"],
+        [2, "NEEDLE"],
+        [3, "needle"]
+      ])
+    }))
+
+  it("compile reports the engine's reason without V8's prefix", () => {
+    assert.deepStrictEqual(GrepFiles.compile("(x", true), Result.fail("Unterminated group"))
+    assert.deepStrictEqual(GrepFiles.compile("[z-a]", false), Result.fail("Range out of order in character class"))
+  })
+})

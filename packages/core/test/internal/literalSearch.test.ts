@@ -1,0 +1,48 @@
+/** literalSearch: the text every match must contain, and finding it in raw bytes from its rarest byte. */
+import { assert, describe, it } from "@effect/vitest"
+import * as LiteralSearch from "../../src/internal/literalSearch.ts"
+
+describe("literalSearch", () => {
+  it("literalOf takes the longest run every match contains, or gives up", () => {
+    const cases: ReadonlyArray<readonly [string, string | undefined]> = [
+      ["createContext", "createContext"],
+      ["foo\\.bar", "foo.bar"],
+      ["日本語", "日本語"],
+      ["x", "x"],
+      ["create\\w+Context", "Context"],
+      ["function\\s+createContext", "createContext"],
+      ["ab*cdef", "cdef"],
+      ["abc+d", "abc"],
+      ["ab{0,2}cdef", "cdef"],
+      ["x{2}yzw", "yzw"],
+      ["(a|b)cde", "cde"],
+      ["[abc]defg", "defg"],
+      ["[a\\]b]cde", "cde"],
+      ["foo\\bbar", "foo"],
+      ["abcd+?e", "abcd"],
+      ["foo|bar", undefined],
+      ["\\u0041bcd", undefined],
+      ["(x)\\1abc", undefined],
+      ["a.b", undefined],
+      ["ab?", undefined],
+      ["", undefined]
+    ]
+    for (const [pattern, expected] of cases) assert.strictEqual(LiteralSearch.literalOf(pattern), expected, pattern)
+  })
+
+  it("make splits at the rarest byte, leaving at least 4 bytes to search for", () => {
+    const needle = LiteralSearch.make("createContext")
+    assert.strictEqual(needle.head.toString(), "create")
+    assert.strictEqual(needle.tail.toString(), "Context")
+    assert.strictEqual(needle.length, 13)
+    assert.strictEqual(LiteralSearch.make("abc").tail.toString(), "abc")
+  })
+
+  it("indexIn finds the whole literal, never its tail alone", () => {
+    const needle = LiteralSearch.make("createContext")
+    const bytes = Buffer.from("Context; xContext; createContext!")
+    assert.strictEqual(LiteralSearch.indexIn(bytes, needle, 0), 19)
+    assert.strictEqual(LiteralSearch.indexIn(bytes, needle, 20), -1)
+    assert.strictEqual(LiteralSearch.indexIn(Buffer.from("Context"), needle, 0), -1)
+  })
+})
