@@ -56,7 +56,7 @@ const program = Effect.gen(function*() {
   yield* buildTree(workspace, tree)
   const files = yield* shell(`find . \\( -name '.*' -a ! -name . \\) -prune -o -type f -print | wc -l`, tree)
   yield* Console.log(`tree: ${tree} (${files.trim()} regular non-hidden files)`)
-  yield* Console.log(`ripgrep: ${(yield* shell("bash bench/setup-ripgrep.sh 2>/dev/null", workspace)).trim()}`)
+  yield* Console.log(`ripgrep: ${(yield* shell("bash bench/setup-ripgrep.sh", workspace)).trim()}`)
 
   const sandbox = yield* Effect.provide(
     Effect.gen(function*() {

@@ -8,7 +8,7 @@
  * running turn with its tools and their processes, then the sandbox. `abort` interrupts only the
  * running turn; the session stays usable.
  */
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, type Redacted, Ref, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, type Redacted, Ref, Schema, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as Executor from "./Executor.ts"
 import * as uuid7 from "./internal/uuid7.ts"
@@ -57,8 +57,19 @@ export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("
   }
 }
 
+/** A defect escaped a run (a bug, not a tool failure): the session is dead, as an OTP process would be. */
+export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("SessionCrashed", {
+  sessionId: Schema.String,
+  cause: Schema.Defect()
+}) {
+  override get message() {
+    const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `Session ${this.sessionId} crashed: ${cause}`
+  }
+}
+
 /** Why a run did not produce a final text. */
-export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | Model.ModelError
+export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | Model.ModelError
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -93,6 +104,8 @@ export interface Session {
   readonly abort: Effect.Effect<void>
   /** Closes the session's scope; queued and later runs fail with `SessionStopped`. */
   readonly stop: Effect.Effect<void>
+  /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
+  readonly join: Effect.Effect<void, SessionCrashed>
 }
 
 /**
@@ -253,6 +266,20 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
     )
   }
 
+  // Nobody waits forever: the running and queued runs of a session that ends fail with `reason`.
+  const shutdown = (reason: SessionStopped | SessionCrashed) =>
+    Effect.gen(function*() {
+      yield* Ref.set(stopped, true)
+      const interrupted = yield* Ref.getAndSet(running, undefined)
+      const queued = yield* Queue.clear(mailbox)
+      for (const command of interrupted === undefined ? queued : [interrupted.command, ...queued]) {
+        if (yield* Deferred.fail(command.done, reason)) {
+          yield* emitter(command.runId)((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))
+        }
+      }
+    })
+
+  const ended = yield* Deferred.make<void, SessionCrashed>()
   const actor = Effect.forever(
     Effect.gen(function*() {
       const command = yield* Queue.take(mailbox)
@@ -260,6 +287,12 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
       yield* Ref.set(running, { command, fiber })
       // If the actor itself is interrupted (the session closes), the run goes first, cleanup included.
       const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+      if (Exit.isFailure(exit) && Cause.hasDies(exit.cause)) {
+        // Let it crash: the session's state may be inconsistent; its supervisor decides what next.
+        const crashed = new SessionCrashed({ sessionId: id, cause: Cause.squash(exit.cause) })
+        yield* shutdown(crashed)
+        return yield* crashed
+      }
       yield* Ref.set(running, undefined)
       yield* Deferred.done(
         command.done,
@@ -268,20 +301,16 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
     })
   )
 
-  // Runs after the actor is interrupted (finalizers run in reverse order): nobody waits forever.
+  // Runs after the actor is interrupted (finalizers run in reverse order).
   yield* Scope.addFinalizer(
     scope,
-    Effect.gen(function*() {
-      yield* Ref.set(stopped, true)
-      const interrupted = yield* Ref.get(running)
-      const queued = yield* Queue.clear(mailbox)
-      for (const command of interrupted === undefined ? queued : [interrupted.command, ...queued]) {
-        yield* Deferred.fail(command.done, new SessionStopped({ sessionId: id }))
-        yield* emitter(command.runId)((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))
-      }
-    })
+    shutdown(new SessionStopped({ sessionId: id })).pipe(Effect.andThen(Deferred.succeed(ended, undefined)))
   )
-  yield* Effect.forkIn(actor, scope, { startImmediately: true })
+  yield* Effect.forkIn(
+    Effect.catch(actor, (crashed) => Deferred.fail(ended, crashed)),
+    scope,
+    { startImmediately: true }
+  )
 
   const enqueue = (prompt: string) =>
     Effect.gen(function*() {
@@ -308,7 +337,8 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
     history: Effect.map(Ref.get(loop), (state) => state.history),
     assigns: Ref.get(assigns),
     abort: Effect.flatMap(Ref.get(running), (current) => (current === undefined ? Effect.void : Fiber.interrupt(current.fiber))),
-    stop: Scope.close(scope, Exit.void)
+    stop: Scope.close(scope, Exit.void),
+    join: Deferred.await(ended)
   }
   return session
 })

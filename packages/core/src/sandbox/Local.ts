@@ -8,6 +8,11 @@
  * one opened. That is a guard against a confused model, not a sandbox: `exec` runs with the
  * user's rights and can reach anything they can. Without `allowedPaths`, paths are only resolved
  * against `cwd`. Runtime mounting is not supported.
+ *
+ * `glob` is fast-glob: files only, dot entries included, sorted, relative to its `cwd`, symlinked
+ * directories not entered. `grep` is `internal/grepFiles.ts`: JavaScript RegExp per line, dot
+ * entries and binary files skipped, symlinks not followed, paths relative to the sandbox cwd
+ * (absolute outside it). Limits of either are clamped to 1..100,000, never refused.
  */
 import { NodeServices } from "@effect/platform-node"
 import { Effect, FileSystem, Layer, Path, type PlatformError, Result } from "effect"

@@ -1,0 +1,86 @@
+/**
+ * Sessions — a registry of named sessions under a supervisor.
+ *
+ * Each session is a `one_for_one` child: a crash (a defect escaping a run) closes that session's
+ * scope and, depending on its restart type (default `temporary`, as in Condukt), starts it again
+ * under the same id with a fresh history. Other sessions never notice. Lookups always see the
+ * current incarnation.
+ */
+import { Context, Effect, Layer, Option, Ref, type Scope } from "effect"
+import type { Agent } from "./Agent.ts"
+import type * as Model from "./Model.ts"
+import * as Session from "./Session.ts"
+import * as Supervisor from "./Supervisor.ts"
+import * as uuid7 from "./internal/uuid7.ts"
+
+/** @since 0.1.0 @category models */
+export interface StartOptions extends Session.StartOptions {
+  /** Default `temporary`: a crashed session stays down. */
+  readonly restart?: Supervisor.Restart | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Service {
+  readonly start: <R>(
+    agent: Agent<R>,
+    options?: StartOptions
+  ) => Effect.Effect<Session.Session, Session.SandboxInitFailed | Model.ModelError | Supervisor.DuplicateChild, R>
+  readonly whereis: (id: string) => Effect.Effect<Option.Option<Session.Session>>
+  readonly list: Effect.Effect<ReadonlyArray<string>>
+  readonly count: Effect.Effect<number>
+  /** Stops the session and forgets it; unknown ids are ignored. */
+  readonly stop: (id: string) => Effect.Effect<void>
+}
+
+/**
+ * The registry service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {
+  /** A registry whose sessions live as long as the layer. */
+  static readonly layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.suspend(() => make()))
+}
+
+/**
+ * A registry in the current scope; closing the scope stops every session it holds.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (options: Supervisor.Options = {}): Effect.Effect<Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const supervisor = yield* Supervisor.make({ ...options, strategy: "one_for_one" })
+    const registry = yield* Ref.make(new Map<string, Session.Session>())
+
+    const register = (session: Session.Session) =>
+      Effect.acquireRelease(
+        Ref.update(registry, (m) => new Map(m).set(session.id, session)),
+        // Only forget the incarnation that is ending, never its successor.
+        () =>
+          Ref.update(registry, (m) => {
+            if (m.get(session.id) !== session) return m
+            const next = new Map(m)
+            next.delete(session.id)
+            return next
+          })
+      )
+
+    return Sessions.of({
+      start: <R>(agent: Agent<R>, startOptions: StartOptions = {}) =>
+        Effect.gen(function*() {
+          const id = startOptions.id ?? (yield* uuid7.make)
+          return yield* supervisor.startChild<Session.Session, Session.SandboxInitFailed | Model.ModelError, R>({
+            id,
+            restart: startOptions.restart ?? "temporary",
+            start: Effect.tap(Session.start(agent, { ...startOptions, id }), register),
+            run: (session) => session.join
+          })
+        }),
+      whereis: (id) => Effect.map(Ref.get(registry), (m) => Option.fromNullishOr(m.get(id))),
+      list: Effect.map(Ref.get(registry), (m) => [...m.keys()]),
+      count: Effect.map(Ref.get(registry), (m) => m.size),
+      stop: (id) => supervisor.terminateChild(id)
+    })
+  })
