@@ -1,4 +1,5 @@
 export * as Agent from "./Agent.ts"
+export * as Condukt from "./Condukt.ts"
 export * as Executor from "./Executor.ts"
 export * as LocalSandbox from "./sandbox/Local.ts"
 export * as Loop from "./Loop.ts"

@@ -9,7 +9,7 @@
  */
 import { Effect, Schema } from "effect"
 import * as Tool from "../Tool.ts"
-import { fromSandbox, ToolError } from "./ToolError.ts"
+import { fromFileOperation, ToolError } from "./ToolError.ts"
 
 const Parameters = Schema.Struct({
   path: Schema.String.annotate({ description: "Path to the file to edit (relative to the working directory, or absolute)" }),
@@ -45,21 +45,6 @@ const diff = (oldText: string, newText: string): string => {
   return ["```diff", ...lines, "```"].join("\n")
 }
 
-const editFailure = (path: string) =>
-  fromSandbox((reason) => {
-    switch (reason._tag) {
-      case "NotFound":
-        return `File not found: ${path}`
-      case "IsDirectory":
-        return `${path} is a directory, not a file`
-      case "Failed":
-        // Backends word it whole, naming the step that failed ("Cannot read a.ts: …").
-        return reason.description
-      default:
-        return `Cannot edit ${path}: ${reason.message}`
-    }
-  })
-
 /**
  * Replaces one exact occurrence of a text in a file.
  *
@@ -77,7 +62,7 @@ export const Edit = Tool.make("Edit", {
     if (old_text === new_text) {
       return yield* new ToolError({ message: `No changes made to ${path}. The replacement produced identical content.` })
     }
-    const result = yield* Effect.mapError(sandbox.edit(path, old_text, new_text), editFailure(path))
+    const result = yield* Effect.mapError(sandbox.edit(path, old_text, new_text), fromFileOperation("edit", path))
     if (result.occurrences === 0) return yield* new ToolError({ message: notFound(path, result.content, old_text) })
     if (result.occurrences > 1) {
       return yield* new ToolError({

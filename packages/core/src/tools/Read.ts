@@ -13,7 +13,7 @@ import { Base64 } from "effect/encoding"
 import { limitOutput, MAX_BYTES, MAX_LINES, splitLines } from "../internal/outputLimit.ts"
 import * as Sandbox from "../Sandbox.ts"
 import * as Tool from "../Tool.ts"
-import { fromSandbox, ToolError } from "./ToolError.ts"
+import { fromFileOperation, ToolError } from "./ToolError.ts"
 
 const MEDIA_TYPES: Readonly<Record<string, string>> = {
   ".jpg": "image/jpeg",
@@ -42,21 +42,6 @@ const Parameters = Schema.Struct({
     })
   )
 })
-
-const readFailure = (path: string) =>
-  fromSandbox((reason) => {
-    switch (reason._tag) {
-      case "NotFound":
-        return `File not found: ${path}`
-      case "IsDirectory":
-        return `${path} is a directory, not a file`
-      case "Failed":
-        // Backends word it whole ("Cannot read a.bin: the file is not valid UTF-8 text (9 bytes)").
-        return reason.description
-      default:
-        return `Cannot read ${path}: ${reason.message}`
-    }
-  })
 
 const formatText = (path: string, content: string, offset: number | undefined, limit: number | undefined) => {
   const lines = splitLines(content)
@@ -92,10 +77,10 @@ export const Read = Tool.make("Read", {
   ].join(" "),
   parameters: Parameters,
   call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { sandbox }: Tool.Context) {
-    const bytes = yield* Effect.mapError(sandbox.readFile(path), readFailure(path))
+    const bytes = yield* Effect.mapError(sandbox.readFile(path), fromFileOperation("read", path))
     const media = mediaType(path)
     if (media !== undefined) return { type: "image", media_type: media, data: Base64.encode(bytes) }
-    const content = yield* Effect.mapError(Sandbox.decodeUtf8("read", path, bytes), readFailure(path))
+    const content = yield* Effect.mapError(Sandbox.decodeUtf8("read", path, bytes), fromFileOperation("read", path))
     return yield* formatText(path, content, offset, limit)
   })
 })

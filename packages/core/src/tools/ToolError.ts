@@ -30,3 +30,25 @@ export class ToolError extends Schema.TaggedError<ToolError>()("ToolError", {
  */
 export const fromSandbox = (render: (reason: Sandbox.Reason) => string) => (error: Sandbox.SandboxError): ToolError =>
   new ToolError({ message: error.reason._tag === "OutsideAllowedPaths" ? error.reason.message : render(error.reason) })
+
+/**
+ * The file tools' wording: a missing file, a directory where a file was expected, a backend's own
+ * sentence for anything it could not classify, and `Cannot <action> <path>: …` for the rest.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromFileOperation = (action: string, path: string) =>
+  fromSandbox((reason) => {
+    switch (reason._tag) {
+      case "NotFound":
+        return `File not found: ${path}`
+      case "IsDirectory":
+        return `${path} is a directory, not a file`
+      case "Failed":
+        // Backends word it whole, naming the step that failed ("Cannot read a.ts: …").
+        return reason.description
+      default:
+        return `Cannot ${action} ${path}: ${reason.message}`
+    }
+  })
