@@ -1,6 +1,6 @@
 import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -268,4 +268,32 @@ describe("Session", () => {
       assert.strictEqual(released, 100)
       assert.strictEqual((yield* Effect.flip(sessions[42]!.run("hello")))._tag, "SessionStopped")
     }))
+
+  it.effect("a tool that needs a service makes the session need it: a type error without, works with a Layer", () =>
+    Effect.gen(function*() {
+      class Database extends Context.Service<Database, { readonly query: (sql: string) => Effect.Effect<string> }>()(
+        "test/Database"
+      ) {}
+      const Query = Tool.make("query", {
+        description: "Runs SQL",
+        parameters: Schema.Struct({ sql: Schema.String }),
+        call: ({ sql }) => Effect.flatMap(Database, (db) => db.query(sql))
+      })
+      const agent = Agent.make({ name: "analyst", model: "test:x", tools: [Query] })
+      const program = Effect.gen(function*() {
+        const session = yield* Session.start(agent)
+        yield* session.run("how many users?")
+        return (yield* session.history).find((m) => m._tag === "ToolResultMessage")?.content
+      })
+      // @ts-expect-error the session needs Database, which nothing provides
+      const unprovided: Effect.Effect<string | undefined, unknown, Scope.Scope> = program
+      void unprovided
+      const provided = program.pipe(
+        Effect.provide(Layer.succeed(Database, Database.of({ query: (sql) => Effect.succeed(`42 rows for ${sql}`) })))
+      )
+      assert.strictEqual(yield* provided, "42 rows for SELECT count(*) FROM users")
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("query", { sql: "SELECT count(*) FROM users" }), TestModel.text("42")]),
+      memorySandbox({})
+    ))))
 })
