@@ -1,0 +1,66 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Ref, Schema, Stream } from "effect"
+import * as Condukt from "../src/Condukt.ts"
+import * as Sandbox from "../src/Sandbox.ts"
+import * as Tool from "../src/Tool.ts"
+import * as Tools from "../src/Tools.ts"
+
+const Shout = Tool.make("shout", {
+  description: "Upper-cases text",
+  parameters: Schema.Struct({ text: Schema.String }),
+  call: ({ text }) => Effect.succeed(text.toUpperCase())
+})
+
+/** A sandbox layer that counts how often it is built and released. */
+const counting = (built: Ref.Ref<number>, released: Ref.Ref<number>) =>
+  Layer.unwrap(Effect.acquireRelease(
+    Ref.update(built, (n) => n + 1).pipe(Effect.as(Sandbox.layer({
+      cwd: "/",
+      readFile: () => Effect.die("unused"),
+      writeFile: () => Effect.die("unused"),
+      exec: () => Effect.die("unused")
+    }))),
+    () => Ref.update(released, (n) => n + 1)
+  ))
+
+describe("Condukt", () => {
+  it.effect("run answers one prompt on a transient session and releases it", () =>
+    Effect.gen(function*() {
+      const built = yield* Ref.make(0)
+      const released = yield* Ref.make(0)
+      const answer = yield* Condukt.run("shout hi", {
+        model: "test:x",
+        tools: [Shout],
+        system: "Shout.",
+        sandbox: counting(built, released)
+      })
+      assert.strictEqual(answer, "HI!")
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
+      const [request] = yield* (yield* TestModel.TestModel).requests
+      assert.strictEqual(request!.system, "Shout.")
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("HI!")]))))
+
+  it.effect("stream yields the run's events and ends the session with the stream", () =>
+    Effect.gen(function*() {
+      const built = yield* Ref.make(0)
+      const released = yield* Ref.make(0)
+      const events = yield* Stream.runCollect(
+        Condukt.stream("hello", { model: "test:x", name: "greeter", sandbox: counting(built, released) })
+      )
+      assert.deepStrictEqual(events.map((e) => e._tag), ["AgentStart", "TurnStart", "TextDelta", "TurnEnd", "AgentEnd"])
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.text("hi there")]))))
+
+  it.live("layer gives sessions without a sandbox a LocalSandbox at the process's working directory", () =>
+    Effect.gen(function*() {
+      const answer = yield* Condukt.run("where am I?", { model: "test:x", tools: Tools.readOnly })
+      assert.strictEqual(answer, "done")
+      const requests = yield* (yield* TestModel.TestModel).requests
+      const result = requests[1]!.messages.at(-1)
+      assert.deepStrictEqual(result?._tag === "ToolResultMessage" && result.content, `${process.cwd()}\n`)
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("Bash", { command: "pwd" }), TestModel.text("done")]),
+      Condukt.layer
+    ))))
+})
