@@ -10,7 +10,7 @@
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
-import { Cause, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Option } from "effect"
 import * as Tool from "./Tool.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -177,12 +177,9 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const decoded = yield* Effect.result(tool.decode(call.input))
     if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
     const timeoutMs = Duration.toMillis(tool.timeout ?? defaultTimeout)
-    // Its own fiber: an interruption or defect inside the tool stays inside it.
-    const fiber = yield* Effect.forkChild(
-      Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs)),
-      { startImmediately: true }
-    )
-    const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+    // The timeout races the call in a fiber of its own: an interruption or defect inside the
+    // tool ends up in this exit, not in the executor.
+    const exit = yield* Effect.exit(Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs)))
     return yield* render(tool, call, timeoutMs, exit)
   })
 

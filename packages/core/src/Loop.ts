@@ -7,13 +7,14 @@
  * streaming and non-streaming runs share it.
  */
 import {
-  AssistantMessage,
+  type AssistantMessage,
   type Message,
   text,
   type ToolCallPart,
   toolCalls,
-  ToolResultMessage,
-  UserMessage
+  toolResult,
+  type ToolResultMessage,
+  user
 } from "./Message.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -116,7 +117,7 @@ export const submit = (state: State, prompt: string): Step =>
     ? rejected(state, "TurnInProgress")
     : request({
       ...state,
-      history: [...state.history, new UserMessage({ content: prompt })],
+      history: [...state.history, user(prompt)],
       status: "AwaitingCompletion",
       turn: 1,
       pending: []
@@ -156,7 +157,7 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
   for (const call of state.pending) {
     const output = byId.get(call.id)
     if (output === undefined) return rejected(state, "InvalidToolResults")
-    results.push(new ToolResultMessage({ callId: call.id, name: call.name, content: output.content, isError: output.isError }))
+    results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError }))
   }
   const history = [...state.history, ...results]
   if (state.turn >= state.maxTurns) {
@@ -176,9 +177,7 @@ export const abort = (state: State, interruptedText: string): State => ({
   ...state,
   history: [
     ...state.history,
-    ...state.pending.map((call) =>
-      new ToolResultMessage({ callId: call.id, name: call.name, content: interruptedText, isError: true })
-    )
+    ...state.pending.map((call) => toolResult({ callId: call.id, name: call.name, content: interruptedText, isError: true }))
   ],
   status: "Idle",
   pending: []

@@ -3,50 +3,96 @@
  *
  * A user prompt, an assistant reply (ordered text, thinking and tool-call parts) and one message
  * per tool result. Providers translate these to and from their own JSON; nothing here knows one.
- * All are Schema classes so a history can be encoded, stored and decoded as is.
+ * Values are plain tagged objects (they are made on every turn, so they must be cheap); the
+ * schemas beside them encode and decode a history for storage.
  */
 import { Schema } from "effect"
 
-/** @since 0.1.0 @category models */
-export class TextPart extends Schema.TaggedClass<TextPart>()("Text", { text: Schema.String }) {}
+// ---------------------------------------------------------------------------------------------
+// Schemas and models
+// ---------------------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category models */
-export class ThinkingPart extends Schema.TaggedClass<ThinkingPart>()("Thinking", {
+export const TextPart = Schema.TaggedStruct("Text", { text: Schema.String })
+export type TextPart = typeof TextPart.Type
+
+/** @since 0.1.0 @category models */
+export const ThinkingPart = Schema.TaggedStruct("Thinking", {
   text: Schema.String,
   /** Some providers sign thinking blocks and want the signature back. */
   signature: Schema.optionalKey(Schema.String)
-}) {}
+})
+export type ThinkingPart = typeof ThinkingPart.Type
 
 /** @since 0.1.0 @category models */
-export class ToolCallPart extends Schema.TaggedClass<ToolCallPart>()("ToolCall", {
+export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   id: Schema.String,
   name: Schema.String,
   input: Schema.Unknown
-}) {}
+})
+export type ToolCallPart = typeof ToolCallPart.Type
 
 /** @since 0.1.0 @category models */
 export const AssistantPart = Schema.Union([TextPart, ThinkingPart, ToolCallPart])
 export type AssistantPart = typeof AssistantPart.Type
 
 /** @since 0.1.0 @category models */
-export class UserMessage extends Schema.TaggedClass<UserMessage>()("UserMessage", { content: Schema.String }) {}
+export const UserMessage = Schema.TaggedStruct("UserMessage", { content: Schema.String })
+export type UserMessage = typeof UserMessage.Type
 
 /** @since 0.1.0 @category models */
-export class AssistantMessage extends Schema.TaggedClass<AssistantMessage>()("AssistantMessage", {
-  parts: Schema.Array(AssistantPart)
-}) {}
+export const AssistantMessage = Schema.TaggedStruct("AssistantMessage", { parts: Schema.Array(AssistantPart) })
+export type AssistantMessage = typeof AssistantMessage.Type
 
 /** @since 0.1.0 @category models */
-export class ToolResultMessage extends Schema.TaggedClass<ToolResultMessage>()("ToolResultMessage", {
+export const ToolResultMessage = Schema.TaggedStruct("ToolResultMessage", {
   callId: Schema.String,
   name: Schema.String,
   content: Schema.String,
   isError: Schema.Boolean
-}) {}
+})
+export type ToolResultMessage = typeof ToolResultMessage.Type
 
 /** @since 0.1.0 @category models */
 export const Message = Schema.Union([UserMessage, AssistantMessage, ToolResultMessage])
 export type Message = typeof Message.Type
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category constructors */
+export const user = (content: string): UserMessage => ({ _tag: "UserMessage", content })
+
+/** @since 0.1.0 @category constructors */
+export const assistant = (parts: ReadonlyArray<AssistantPart>): AssistantMessage => ({ _tag: "AssistantMessage", parts })
+
+/** @since 0.1.0 @category constructors */
+export const toolResult = (result: Omit<ToolResultMessage, "_tag">): ToolResultMessage => ({
+  _tag: "ToolResultMessage",
+  callId: result.callId,
+  name: result.name,
+  content: result.content,
+  isError: result.isError
+})
+
+/** @since 0.1.0 @category constructors */
+export const textPart = (text: string): TextPart => ({ _tag: "Text", text })
+
+/** @since 0.1.0 @category constructors */
+export const thinkingPart = (text: string): ThinkingPart => ({ _tag: "Thinking", text })
+
+/** @since 0.1.0 @category constructors */
+export const toolCallPart = (call: Omit<ToolCallPart, "_tag">): ToolCallPart => ({
+  _tag: "ToolCall",
+  id: call.id,
+  name: call.name,
+  input: call.input
+})
+
+// ---------------------------------------------------------------------------------------------
+// Combinators
+// ---------------------------------------------------------------------------------------------
 
 /**
  * The text of an assistant message: its text parts joined.

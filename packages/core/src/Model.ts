@@ -8,7 +8,7 @@
  */
 import { Context, Effect, type JsonSchema, Layer, Schema, Stream } from "effect"
 import type { Message } from "./Message.ts"
-import { AssistantMessage, type AssistantPart, TextPart, ThinkingPart, ToolCallPart } from "./Message.ts"
+import { assistant, type AssistantMessage, type AssistantPart, textPart, thinkingPart, toolCallPart } from "./Message.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -156,14 +156,14 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
   for (const part of parts) {
     const last = out.at(-1)
     if (part._tag === "TextDelta") {
-      if (last?._tag === "Text") out[out.length - 1] = new TextPart({ text: last.text + part.text })
-      else out.push(new TextPart({ text: part.text }))
+      if (last?._tag === "Text") out[out.length - 1] = textPart(last.text + part.text)
+      else out.push(textPart(part.text))
     } else if (part._tag === "ThinkingDelta") {
-      if (last?._tag === "Thinking") out[out.length - 1] = new ThinkingPart({ text: last.text + part.text })
-      else out.push(new ThinkingPart({ text: part.text }))
+      if (last?._tag === "Thinking") out[out.length - 1] = thinkingPart(last.text + part.text)
+      else out.push(thinkingPart(part.text))
     } else if (part._tag === "ToolCall") {
-      out.push(new ToolCallPart({ id: part.id, name: part.name, input: part.input }))
+      out.push(toolCallPart(part))
     }
   }
-  return new AssistantMessage({ parts: out })
+  return assistant(out)
 }

@@ -133,6 +133,25 @@ interface Command {
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
+// An agent is an immutable value: its executor and tool specs are made once, whatever the number
+// of sessions running it.
+interface Compiled<R> {
+  readonly executor: Executor.Executor<R>
+  readonly specs: ReadonlyArray<Model.ToolSpec>
+}
+const compiledAgents = new WeakMap<Agent<unknown>, Compiled<unknown>>()
+const compiled = <R>(agent: Agent<R>): Compiled<R> => {
+  // The entry was made from this very agent, so its executor needs exactly the agent's R.
+  const cached = compiledAgents.get(agent) as Compiled<R> | undefined
+  if (cached !== undefined) return cached
+  const entry: Compiled<R> = {
+    executor: Executor.make(agent.tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout }),
+    specs: agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  }
+  compiledAgents.set(agent, entry)
+  return entry
+}
+
 const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope.Scope) =>
   Effect.gen(function*() {
     const fromLayer = (layer: Layer.Layer<Sandbox.Sandbox, unknown>) =>
@@ -174,8 +193,7 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   const sandbox = yield* buildSandbox(agent, options, scope)
   const providedModel = yield* Effect.serviceOption(Model.Model)
   const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
-  const executor = Executor.make(agent.tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout })
-  const specs: ReadonlyArray<Model.ToolSpec> = agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  const { executor, specs } = compiled(agent)
   const toolContext = { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets: options.secrets ?? {} }
   const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
 
@@ -187,15 +205,18 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   const running = yield* Ref.make<{ readonly command: Command; readonly fiber: Fiber.Fiber<string, RunError> } | undefined>(undefined)
   const stopped = yield* Ref.make(false)
 
-  const emitter = (runId: string) =>
-  <E extends SessionEvent.SessionEvent>(make: (base: { sessionId: string; runId: string; seq: number }) => E) =>
-    Effect.flatMap(Ref.getAndUpdate(seq, (n) => n + 1), (n) => PubSub.publish(events, make({ sessionId: id, runId, seq: n })))
+  const emitter = (runId: string) => (payload: SessionEvent.Payload) =>
+    Effect.flatMap(
+      Ref.getAndUpdate(seq, (n) => n + 1),
+      // The payload is one member of the union; adding the base fields gives back that member.
+      (n) => PubSub.publish(events, { ...payload, sessionId: id, runId, seq: n } as SessionEvent.SessionEvent)
+    )
 
   // One run: the loop driven to completion. The state is saved after every step, so an abort or a
   // failure at any point leaves a history the next run can continue from.
   const drive = Effect.fnUntraced(function*(runId: string, prompt: string) {
     const emit = emitter(runId)
-    yield* emit((b) => new SessionEvent.AgentStart({ ...b, prompt }))
+    yield* emit({ _tag: "AgentStart", prompt })
     let step = Loop.submit(yield* Ref.get(loop), prompt)
     while (true) {
       yield* Ref.set(loop, step.state)
@@ -206,41 +227,37 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
       const action = step.action
       if (action._tag === "Complete") return action.text
       if (action._tag === "Request") {
-        yield* emit((b) => new SessionEvent.TurnStart({ ...b, turn: action.turn }))
+        yield* emit({ _tag: "TurnStart", turn: action.turn })
         const parts: Array<Model.Part> = []
         yield* Stream.runForEach(model.stream({ ...action.request, tools: specs }), (part) => {
           parts.push(part)
-          if (part._tag === "TextDelta") return emit((b) => new SessionEvent.TextDelta({ ...b, text: part.text }))
-          if (part._tag === "ThinkingDelta") return emit((b) => new SessionEvent.ThinkingDelta({ ...b, text: part.text }))
+          if (part._tag === "TextDelta") return emit({ _tag: "TextDelta", text: part.text })
+          if (part._tag === "ThinkingDelta") return emit({ _tag: "ThinkingDelta", text: part.text })
           return Effect.void
         })
         const usage = parts.find((p) => p._tag === "Usage")
-        yield* emit((b) =>
-          new SessionEvent.TurnEnd({
-            ...b,
-            turn: action.turn,
-            inputTokens: usage?.inputTokens ?? 0,
-            outputTokens: usage?.outputTokens ?? 0
-          })
-        )
+        yield* emit({
+          _tag: "TurnEnd",
+          turn: action.turn,
+          inputTokens: usage?.inputTokens ?? 0,
+          outputTokens: usage?.outputTokens ?? 0
+        })
         step = Loop.receiveCompletion(step.state, Model.toMessage(parts))
       } else {
         for (const call of action.calls) {
-          yield* emit((b) => new SessionEvent.ToolCall({ ...b, callId: call.id, name: call.name, input: call.input }))
+          yield* emit({ _tag: "ToolCall", callId: call.id, name: call.name, input: call.input })
         }
         const outcome = yield* executor.run(action.calls, toolContext, yield* Ref.get(assigns))
         yield* Ref.set(assigns, outcome.assigns)
         for (const r of outcome.results) {
-          yield* emit((b) =>
-            new SessionEvent.ToolResult({
-              ...b,
-              callId: r.callId,
-              name: r.name,
-              content: r.content,
-              isError: r.isError,
-              ...(r.data === undefined ? {} : { data: r.data })
-            })
-          )
+          yield* emit({
+            _tag: "ToolResult",
+            callId: r.callId,
+            name: r.name,
+            content: r.content,
+            isError: r.isError,
+            ...(r.data === undefined ? {} : { data: r.data })
+          })
         }
         step = Loop.receiveToolOutputs(step.state, outcome.results)
       }
@@ -252,15 +269,15 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   const execute = (command: Command) => {
     const emit = emitter(command.runId)
     return drive(command.runId, command.prompt).pipe(
-      Effect.tap(() => emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "completed" }))),
+      Effect.tap(() => emit({ _tag: "AgentEnd", outcome: "completed" })),
       Effect.tapError((error) =>
         settle.pipe(
-          Effect.andThen(emit((b) => new SessionEvent.RunFailed({ ...b, message: error.message }))),
-          Effect.andThen(emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "failed" })))
+          Effect.andThen(emit({ _tag: "Error", message: error.message })),
+          Effect.andThen(emit({ _tag: "AgentEnd", outcome: "failed" }))
         )
       ),
       Effect.onInterrupt(() =>
-        settle.pipe(Effect.andThen(emit((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))))
+        settle.pipe(Effect.andThen(emit({ _tag: "AgentEnd", outcome: "aborted" })))
       ),
       Effect.withSpan("Session.run", { attributes: { sessionId: id, runId: command.runId } })
     )
@@ -274,7 +291,7 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
       const queued = yield* Queue.clear(mailbox)
       for (const command of interrupted === undefined ? queued : [interrupted.command, ...queued]) {
         if (yield* Deferred.fail(command.done, reason)) {
-          yield* emitter(command.runId)((b) => new SessionEvent.AgentEnd({ ...b, outcome: "aborted" }))
+          yield* emitter(command.runId)({ _tag: "AgentEnd", outcome: "aborted" })
         }
       }
     })
@@ -304,7 +321,9 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   // Runs after the actor is interrupted (finalizers run in reverse order).
   yield* Scope.addFinalizer(
     scope,
-    shutdown(new SessionStopped({ sessionId: id })).pipe(Effect.andThen(Deferred.succeed(ended, undefined)))
+    Effect.suspend(() => shutdown(new SessionStopped({ sessionId: id }))).pipe(
+      Effect.andThen(Deferred.succeed(ended, undefined))
+    )
   )
   yield* Effect.forkIn(
     Effect.catch(actor, (crashed) => Deferred.fail(ended, crashed)),

@@ -6,6 +6,8 @@
  * TurnStart, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
  * every ToolCall before any runs and the ToolResults in call order; an Error when the run fails;
  * AgentEnd last, always.
+ *
+ * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
 import { Schema } from "effect"
 
@@ -16,51 +18,60 @@ const base = {
 }
 
 /** @since 0.1.0 @category models */
-export class AgentStart extends Schema.TaggedClass<AgentStart>()("AgentStart", { ...base, prompt: Schema.String }) {}
+export const AgentStart = Schema.TaggedStruct("AgentStart", { ...base, prompt: Schema.String })
+export type AgentStart = typeof AgentStart.Type
 
 /** @since 0.1.0 @category models */
-export class TurnStart extends Schema.TaggedClass<TurnStart>()("TurnStart", { ...base, turn: Schema.Int }) {}
+export const TurnStart = Schema.TaggedStruct("TurnStart", { ...base, turn: Schema.Int })
+export type TurnStart = typeof TurnStart.Type
 
 /** @since 0.1.0 @category models */
-export class TextDelta extends Schema.TaggedClass<TextDelta>()("TextDelta", { ...base, text: Schema.String }) {}
+export const TextDelta = Schema.TaggedStruct("TextDelta", { ...base, text: Schema.String })
+export type TextDelta = typeof TextDelta.Type
 
 /** @since 0.1.0 @category models */
-export class ThinkingDelta extends Schema.TaggedClass<ThinkingDelta>()("ThinkingDelta", { ...base, text: Schema.String }) {}
+export const ThinkingDelta = Schema.TaggedStruct("ThinkingDelta", { ...base, text: Schema.String })
+export type ThinkingDelta = typeof ThinkingDelta.Type
 
 /** @since 0.1.0 @category models */
-export class TurnEnd extends Schema.TaggedClass<TurnEnd>()("TurnEnd", {
+export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
   turn: Schema.Int,
   inputTokens: Schema.Int,
   outputTokens: Schema.Int
-}) {}
+})
+export type TurnEnd = typeof TurnEnd.Type
 
 /** @since 0.1.0 @category models */
-export class ToolCall extends Schema.TaggedClass<ToolCall>()("ToolCall", {
+export const ToolCall = Schema.TaggedStruct("ToolCall", {
   ...base,
   callId: Schema.String,
   name: Schema.String,
   input: Schema.Unknown
-}) {}
+})
+export type ToolCall = typeof ToolCall.Type
 
 /** @since 0.1.0 @category models */
-export class ToolResult extends Schema.TaggedClass<ToolResult>()("ToolResult", {
+export const ToolResult = Schema.TaggedStruct("ToolResult", {
   ...base,
   callId: Schema.String,
   name: Schema.String,
   content: Schema.String,
   isError: Schema.Boolean,
   data: Schema.optionalKey(Schema.Unknown)
-}) {}
+})
+export type ToolResult = typeof ToolResult.Type
 
 /** The run failed; `message` is the error's one line. */
-export class RunFailed extends Schema.TaggedClass<RunFailed>()("Error", { ...base, message: Schema.String }) {}
+export const RunFailed = Schema.TaggedStruct("Error", { ...base, message: Schema.String })
+export type RunFailed = typeof RunFailed.Type
 
 /** @since 0.1.0 @category models */
-export class AgentEnd extends Schema.TaggedClass<AgentEnd>()("AgentEnd", {
+export const AgentEnd = Schema.TaggedStruct("AgentEnd", {
   ...base,
   outcome: Schema.Literals(["completed", "failed", "aborted"])
-}) {}
+})
+export type AgentEnd = typeof AgentEnd.Type
 
 /** @since 0.1.0 @category models */
 export const SessionEvent = Schema.Union([
@@ -75,3 +86,9 @@ export const SessionEvent = Schema.Union([
   AgentEnd
 ])
 export type SessionEvent = typeof SessionEvent.Type
+
+/** The fields every event carries. */
+export type Base = { readonly sessionId: string; readonly runId: string; readonly seq: number }
+
+/** An event without its base fields: what the session fills in. */
+export type Payload = SessionEvent extends infer E ? E extends SessionEvent ? Omit<E, keyof Base> : never : never

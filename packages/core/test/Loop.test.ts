@@ -1,10 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Loop from "../src/Loop.ts"
-import { AssistantMessage, TextPart, ToolCallPart, ToolResultMessage, UserMessage } from "../src/Message.ts"
+import * as Message from "../src/Message.ts"
 
-const reply = (text: string) => new AssistantMessage({ parts: [new TextPart({ text })] })
+const reply = (text: string) => Message.assistant([Message.textPart(text)])
 const calling = (...ids: ReadonlyArray<string>) =>
-  new AssistantMessage({ parts: ids.map((id) => new ToolCallPart({ id, name: `tool_${id}`, input: {} })) })
+  Message.assistant(ids.map((id) => Message.toolCallPart({ id, name: `tool_${id}`, input: {} })))
 
 const next = (step: Loop.Step) => {
   if (step._tag === "Rejected") throw new Error(`unexpected rejection ${step.reason}`)
@@ -17,7 +17,7 @@ describe("Loop", () => {
     assert.deepStrictEqual(step.action, {
       _tag: "Request",
       turn: 1,
-      request: { system: "Be terse.", messages: [new UserMessage({ content: "hi" })] }
+      request: { system: "Be terse.", messages: [Message.user("hi")] }
     })
     assert.strictEqual(step.state.status, "AwaitingCompletion")
   })
@@ -45,8 +45,8 @@ describe("Loop", () => {
       ])
     )
     assert.deepStrictEqual(after.state.history.slice(2), [
-      new ToolResultMessage({ callId: "a", name: "tool_a", content: "A", isError: true }),
-      new ToolResultMessage({ callId: "b", name: "tool_b", content: "B", isError: false })
+      Message.toolResult({ callId: "a", name: "tool_a", content: "A", isError: true }),
+      Message.toolResult({ callId: "b", name: "tool_b", content: "B", isError: false })
     ])
     assert.deepStrictEqual(after.action._tag === "Request" && after.action.turn, 2)
   })
@@ -89,7 +89,7 @@ describe("Loop", () => {
     const waiting = next(Loop.receiveCompletion(next(Loop.submit(Loop.make(), "go")).state, calling("a"))).state
     const aborted = Loop.abort(waiting, "Interrupted by the user")
     assert.strictEqual(aborted.status, "Idle")
-    assert.deepStrictEqual(aborted.history.at(-1), new ToolResultMessage({ callId: "a", name: "tool_a", content: "Interrupted by the user", isError: true }))
+    assert.deepStrictEqual(aborted.history.at(-1), Message.toolResult({ callId: "a", name: "tool_a", content: "Interrupted by the user", isError: true }))
     assert.strictEqual(next(Loop.submit(aborted, "next")).state.turn, 1)
   })
 })

@@ -5,7 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
-import { ToolResultMessage } from "../src/Message.ts"
+import * as Message from "../src/Message.ts"
 import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Tools from "../src/Tools.ts"
 import * as Model from "../src/Model.ts"
@@ -237,7 +237,7 @@ describe("Session", () => {
       const history = yield* session.history
       assert.deepStrictEqual(
         history.at(-1),
-        new ToolResultMessage({ callId: "call_1", name: "Bash", content: Session.ABORTED_RESULT, isError: true })
+        Message.toolResult({ callId: "call_1", name: "Bash", content: Session.ABORTED_RESULT, isError: true })
       )
       assert.strictEqual(yield* session.run("again"), "after abort")
       const seen = yield* Fiber.join(events)

@@ -6,7 +6,7 @@
  * what was sent. Running out of replies is an error naming the request, never a silent repeat.
  */
 import { Model } from "@condukt/core"
-import { Context, Duration, Effect, Layer, Ref, Stream } from "effect"
+import { Context, type Duration, Effect, Layer, Stream } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -115,49 +115,53 @@ const USAGE: Model.Part = { _tag: "Usage", inputTokens: 10, outputTokens: 5 }
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.fnUntraced(function*(replies: ReadonlyArray<Reply>, options: { readonly name?: string } = {}) {
+export const make = (
+  replies: ReadonlyArray<Reply>,
+  options: { readonly name?: string } = {}
+): Effect.Effect<{ readonly model: Model.Service; readonly recorder: Service }> => Effect.sync(() => {
   const name = options.name ?? "test:scripted"
-  const requests = yield* Ref.make<ReadonlyArray<Model.Request>>([])
-  const callCounter = yield* Ref.make(0)
-  const nextId = Ref.updateAndGet(callCounter, (n) => n + 1)
+  // Plain arrays, not Refs of copies: the recorder sits on every turn of a benchmark.
+  const requests: Array<Model.Request> = []
+  let calls = 0
+
+  const exhausted = (index: number) =>
+    Stream.fail(
+      new Model.ModelError({
+        model: name,
+        reason: new Model.ProviderFailed({
+          description: `TestModel: no scripted reply for request ${index + 1} (the script has ${replies.length})`,
+          retryable: false
+        })
+      })
+    )
+
+  const partsOf = (scripted: Reply): Array<Model.Part> => {
+    const parts: Array<Model.Part> = scripted.parts.map((part) =>
+      part._tag === "ToolCall" && part.id === "" ? { ...part, id: `call_${++calls}` } : part
+    )
+    if (scripted.error === undefined) {
+      parts.push(USAGE, { _tag: "Finish", reason: parts.some((p) => p._tag === "ToolCall") ? "tool-calls" : "stop" })
+    }
+    return parts
+  }
 
   const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
-    Stream.unwrap(Effect.gen(function*() {
-      const index = (yield* Ref.getAndUpdate(requests, (all) => [...all, request])).length
+    Stream.suspend(() => {
+      const index = requests.push(request) - 1
       const scripted = replies[index]
-      if (scripted === undefined) {
-        return Stream.fail(
-          new Model.ModelError({
-            model: name,
-            reason: new Model.ProviderFailed({
-              description: `TestModel: no scripted reply for request ${index + 1} (the script has ${replies.length})`,
-              retryable: false
-            })
-          })
-        )
-      }
-      if (scripted.delay !== undefined) yield* Effect.sleep(scripted.delay)
-      const parts: Array<Model.Part> = []
-      for (const part of scripted.parts) {
-        parts.push(part._tag === "ToolCall" && part.id === "" ? { ...part, id: `call_${yield* nextId}` } : part)
-      }
-      const body = Stream.fromIterable(parts)
-      if (scripted.error !== undefined) {
-        const failure = new Model.ModelError({ model: name, reason: new Model.ProviderFailed(scripted.error) })
-        return Stream.concat(body, Stream.fail(failure))
-      }
-      const finish: Model.Part = {
-        _tag: "Finish",
-        reason: parts.some((p) => p._tag === "ToolCall") ? "tool-calls" : "stop"
-      }
-      return Stream.concat(body, Stream.fromIterable([USAGE, finish]))
-    }))
+      if (scripted === undefined) return exhausted(index)
+      const body = Stream.fromIterable(partsOf(scripted))
+      const streamed = scripted.error === undefined
+        ? body
+        : Stream.concat(body, Stream.fail(new Model.ModelError({ model: name, reason: new Model.ProviderFailed(scripted.error) })))
+      return scripted.delay === undefined ? streamed : Stream.concat(Stream.fromEffect(Effect.sleep(scripted.delay)).pipe(Stream.drain), streamed)
+    })
 
   return {
     model: Model.Model.of({ name, stream: respond }),
     recorder: TestModel.of({
-      requests: Ref.get(requests),
-      remaining: Effect.map(Ref.get(requests), (all) => Math.max(0, replies.length - all.length))
+      requests: Effect.sync(() => [...requests]),
+      remaining: Effect.sync(() => Math.max(0, replies.length - requests.length))
     })
   }
 })

@@ -14,8 +14,8 @@
  * entries and binary files skipped, symlinks not followed, paths relative to the sandbox cwd
  * (absolute outside it). Limits of either are clamped to 1..100,000, never refused.
  */
-import { NodeServices } from "@effect/platform-node"
-import { Effect, FileSystem, Layer, Path, type PlatformError, Result } from "effect"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope } from "effect"
 import FastGlob from "fast-glob"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
@@ -210,4 +210,14 @@ export const make = Effect.fn("LocalSandbox.make")(function*(options: Options = 
  * @category layers
  */
 export const layer = (options: Options = {}): Layer.Layer<Sandbox.Sandbox> =>
-  Layer.effect(Sandbox.Sandbox, make(options)).pipe(Layer.provide(NodeServices.layer), Layer.orDie)
+  Layer.effect(Sandbox.Sandbox, Effect.flatMap(hostServices, (services) => Effect.provideContext(make(options), services))).pipe(
+    Layer.orDie
+  )
+
+// FileSystem and Path hold no resources, so one instance serves every LocalSandbox in the process:
+// a session starting its own sandbox does not rebuild the Node services (bench/sessions.ts).
+const hostServices = Layer.buildWithMemoMap(
+  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer),
+  Layer.makeMemoMapUnsafe(),
+  Scope.makeUnsafe()
+)
