@@ -72,135 +72,158 @@ const reasonOf = (error: PlatformError.PlatformError, given: string, action: str
 
 const fail = (method: string, reason: Sandbox.Reason) => new Sandbox.SandboxError({ method, reason })
 
+/** What one LocalSandbox knows; the operations below are shared by every instance. */
+interface Host {
+  readonly fs: FileSystem.FileSystem
+  readonly path: Path.Path
+  readonly cwd: string
+  readonly roots: ReadonlyArray<string> | undefined
+  readonly maxOutputBytes: number | undefined
+}
+
+/** The path to open for `given`: checked against the roots when there are any. */
+const locate = (host: Host, method: string, given: string): Effect.Effect<string, Sandbox.SandboxError> => {
+  const expanded = host.path.resolve(host.cwd, given)
+  if (host.roots === undefined) return Effect.succeed(expanded)
+  // `..` is left in place so the walk applies it to the real directory, as the kernel does.
+  const walked = host.path.isAbsolute(given) ? given : `${host.cwd}/${given}`
+  return Effect.mapError(RealPath.check(host.fs, walked, expanded, host.roots), (reason) => fail(method, reason))
+}
+
+/** `given` located, and required to be a directory (an exec, glob or grep starting point). */
+const locateDirectory = (host: Host, method: string, given: string, action: string) =>
+  Effect.gen(function*() {
+    const located = yield* locate(host, method, given)
+    const info = yield* Effect.mapError(host.fs.stat(located), (error) => fail(method, reasonOf(error, given, action)))
+    return { located, type: info.type }
+  })
+
+const readFile = Effect.fn("LocalSandbox.readFile")(function*(host: Host, file: string) {
+  const located = yield* locate(host, "readFile", file)
+  return yield* Effect.mapError(host.fs.readFile(located), (error) => fail("readFile", reasonOf(error, file, "read")))
+})
+
+const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file: string, content: string | Uint8Array) {
+  const located = yield* locate(host, "writeFile", file)
+  const failure = (error: PlatformError.PlatformError) => fail("writeFile", reasonOf(error, file, "write to"))
+  yield* Effect.mapError(host.fs.makeDirectory(host.path.dirname(located), { recursive: true }), failure)
+  yield* Effect.mapError(
+    typeof content === "string" ? host.fs.writeFileString(located, content) : host.fs.writeFile(located, content),
+    failure
+  )
+})
+
+const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: string, execOptions?: Sandbox.ExecOptions) {
+  const given = execOptions?.cwd ?? "."
+  const directory = yield* locateDirectory(host, "exec", given, "run a command in")
+  if (directory.type !== "Directory") {
+    return yield* fail("exec", new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` }))
+  }
+  const timeoutMs = execOptions?.timeout === undefined
+    ? defaultTimeoutMs
+    : Sandbox.timeoutMillis(execOptions.timeout)
+  const result = yield* Effect.mapError(
+    ProcessGroup.run({
+      file: "bash",
+      args: ["-c", command],
+      cwd: directory.located,
+      env: { ...ProcessGroup.baseEnv(), ...execOptions?.env },
+      timeoutMs,
+      maxOutputBytes: host.maxOutputBytes
+    }),
+    (error) =>
+      fail(
+        "exec",
+        error._tag === "TimedOut"
+          ? new Sandbox.Timeout({ timeoutMs: error.timeoutMs })
+          : new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
+      )
+  )
+  return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
+})
+
+const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: string, globOptions?: Sandbox.GlobOptions) {
+  const given = globOptions?.cwd ?? "."
+  const base = yield* locateDirectory(host, "glob", given, "list")
+  if (base.type !== "Directory") {
+    return yield* fail("glob", new Sandbox.Failed({ description: `Cannot list files in ${given}: not a directory` }))
+  }
+  if (host.roots !== undefined) {
+    // fast-glob reads each static prefix directly (following symlinks) before walking the
+    // rest without them, so those prefixes are exactly what may lead outside.
+    for (const task of FastGlob.generateTasks(pattern)) {
+      yield* locate(host, "glob", host.path.resolve(base.located, task.base))
+    }
+  }
+  const found = yield* Effect.tryPromise({
+    try: () =>
+      FastGlob(pattern, {
+        cwd: base.located,
+        dot: true,
+        onlyFiles: true,
+        followSymbolicLinks: false,
+        suppressErrors: true
+      }),
+    catch: (cause) =>
+      fail("glob", new Sandbox.Failed({ description: `Cannot list ${pattern} in ${given}: ${String(cause)}`, cause }))
+  })
+  return found.sort().slice(0, clampLimit(globOptions?.limit, defaultGlobLimit))
+})
+
+const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: string, grepOptions?: Sandbox.GrepOptions) {
+  const compiled = GrepFiles.compile(pattern, grepOptions?.caseSensitive ?? true)
+  if (Result.isFailure(compiled)) {
+    return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
+  }
+  const given = grepOptions?.path ?? "."
+  const root = yield* locateDirectory(host, "grep", given, "search")
+  if (root.type !== "Directory" && root.type !== "File") {
+    return yield* fail("grep", new Sandbox.Failed({ description: `Cannot search ${given}: not a regular file` }))
+  }
+  return yield* Effect.mapError(
+    GrepFiles.search({
+      root: root.located,
+      rootIsFile: root.type === "File",
+      display: given,
+      glob: grepOptions?.glob ?? "**/*",
+      pattern: compiled.success,
+      limit: clampLimit(grepOptions?.limit, defaultGrepLimit),
+      report: (absolute) => RealPath.isWithin(absolute, host.cwd) ? host.path.relative(host.cwd, absolute) : absolute
+    }),
+    (reason) => fail("grep", reason)
+  )
+})
+
 /**
  * Builds the service over the host filesystem and processes.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = Effect.fn("LocalSandbox.make")(function*(options: Options = {}) {
+export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  const cwd = yield* Effect.mapError(
-    RealPath.resolve(fs, path.resolve(options.cwd ?? process.cwd())),
-    (reason) => fail("make", reason)
+  const given = path.resolve(options.cwd ?? process.cwd())
+  // An existing directory's real path is one realpath(3) away; the component walk (which also
+  // accepts a cwd that does not exist yet) is the fallback. Sessions start by the thousand.
+  const cwd = yield* fs.realPath(given).pipe(
+    Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
   )
-  const roots = options.allowedPaths?.map((root) => path.resolve(cwd, root))
-
-  /** The path to open for `given`: checked against the roots when there are any. */
-  const locate = (method: string, given: string): Effect.Effect<string, Sandbox.SandboxError> => {
-    const expanded = path.resolve(cwd, given)
-    if (roots === undefined) return Effect.succeed(expanded)
-    // `..` is left in place so the walk applies it to the real directory, as the kernel does.
-    const walked = path.isAbsolute(given) ? given : `${cwd}/${given}`
-    return Effect.mapError(RealPath.check(fs, walked, expanded, roots), (reason) => fail(method, reason))
+  const host: Host = {
+    fs,
+    path,
+    cwd,
+    roots: options.allowedPaths?.map((root) => path.resolve(cwd, root)),
+    maxOutputBytes: options.maxOutputBytes
   }
-
-  /** `given` located, and required to be a directory (an exec, glob or grep starting point). */
-  const locateDirectory = (method: string, given: string, action: string) =>
-    Effect.gen(function*() {
-      const located = yield* locate(method, given)
-      const info = yield* Effect.mapError(fs.stat(located), (error) => fail(method, reasonOf(error, given, action)))
-      return { located, type: info.type }
-    })
-
-  const readFile = Effect.fn("LocalSandbox.readFile")(function*(file: string) {
-    const located = yield* locate("readFile", file)
-    return yield* Effect.mapError(fs.readFile(located), (error) => fail("readFile", reasonOf(error, file, "read")))
+  return Sandbox.make({
+    cwd,
+    readFile: (file) => readFile(host, file),
+    writeFile: (file, content) => writeFile(host, file, content),
+    exec: (command, execOptions) => exec(host, command, execOptions),
+    glob: (pattern, globOptions) => glob(host, pattern, globOptions),
+    grep: (pattern, grepOptions) => grep(host, pattern, grepOptions)
   })
-
-  const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(file: string, content: string | Uint8Array) {
-    const located = yield* locate("writeFile", file)
-    const failure = (error: PlatformError.PlatformError) => fail("writeFile", reasonOf(error, file, "write to"))
-    yield* Effect.mapError(fs.makeDirectory(path.dirname(located), { recursive: true }), failure)
-    yield* Effect.mapError(
-      typeof content === "string" ? fs.writeFileString(located, content) : fs.writeFile(located, content),
-      failure
-    )
-  })
-
-  const exec = Effect.fn("LocalSandbox.exec")(function*(command: string, execOptions?: Sandbox.ExecOptions) {
-    const given = execOptions?.cwd ?? "."
-    const directory = yield* locateDirectory("exec", given, "run a command in")
-    if (directory.type !== "Directory") {
-      return yield* fail("exec", new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` }))
-    }
-    const timeoutMs = execOptions?.timeout === undefined
-      ? defaultTimeoutMs
-      : Sandbox.timeoutMillis(execOptions.timeout)
-    const result = yield* Effect.mapError(
-      ProcessGroup.run({
-        file: "bash",
-        args: ["-c", command],
-        cwd: directory.located,
-        env: { ...ProcessGroup.baseEnv(), ...execOptions?.env },
-        timeoutMs,
-        maxOutputBytes: options.maxOutputBytes
-      }),
-      (error) =>
-        fail(
-          "exec",
-          error._tag === "TimedOut"
-            ? new Sandbox.Timeout({ timeoutMs: error.timeoutMs })
-            : new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
-        )
-    )
-    return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
-  })
-
-  const glob = Effect.fn("LocalSandbox.glob")(function*(pattern: string, globOptions?: Sandbox.GlobOptions) {
-    const given = globOptions?.cwd ?? "."
-    const base = yield* locateDirectory("glob", given, "list")
-    if (base.type !== "Directory") {
-      return yield* fail("glob", new Sandbox.Failed({ description: `Cannot list files in ${given}: not a directory` }))
-    }
-    if (roots !== undefined) {
-      // fast-glob reads each static prefix directly (following symlinks) before walking the
-      // rest without them, so those prefixes are exactly what may lead outside.
-      for (const task of FastGlob.generateTasks(pattern)) {
-        yield* locate("glob", path.resolve(base.located, task.base))
-      }
-    }
-    const found = yield* Effect.tryPromise({
-      try: () =>
-        FastGlob(pattern, {
-          cwd: base.located,
-          dot: true,
-          onlyFiles: true,
-          followSymbolicLinks: false,
-          suppressErrors: true
-        }),
-      catch: (cause) =>
-        fail("glob", new Sandbox.Failed({ description: `Cannot list ${pattern} in ${given}: ${String(cause)}`, cause }))
-    })
-    return found.sort().slice(0, clampLimit(globOptions?.limit, defaultGlobLimit))
-  })
-
-  const grep = Effect.fn("LocalSandbox.grep")(function*(pattern: string, grepOptions?: Sandbox.GrepOptions) {
-    const compiled = GrepFiles.compile(pattern, grepOptions?.caseSensitive ?? true)
-    if (Result.isFailure(compiled)) {
-      return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
-    }
-    const given = grepOptions?.path ?? "."
-    const root = yield* locateDirectory("grep", given, "search")
-    if (root.type !== "Directory" && root.type !== "File") {
-      return yield* fail("grep", new Sandbox.Failed({ description: `Cannot search ${given}: not a regular file` }))
-    }
-    return yield* Effect.mapError(
-      GrepFiles.search({
-        root: root.located,
-        rootIsFile: root.type === "File",
-        display: given,
-        glob: grepOptions?.glob ?? "**/*",
-        pattern: compiled.success,
-        limit: clampLimit(grepOptions?.limit, defaultGrepLimit),
-        report: (absolute) => RealPath.isWithin(absolute, cwd) ? path.relative(cwd, absolute) : absolute
-      }),
-      (reason) => fail("grep", reason)
-    )
-  })
-
-  return Sandbox.make({ cwd, readFile, writeFile, exec, glob, grep })
 })
 
 /**
