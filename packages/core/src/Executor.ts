@@ -10,7 +10,7 @@
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
-import { Cause, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Formatter, Option } from "effect"
 import * as Tool from "./Tool.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -84,14 +84,13 @@ export const truncate = (text: string, max: number | undefined): string => {
   }`
 }
 
+/** One line for whatever a tool failed or died with: its message when it has one. */
 const describe = (u: unknown): string => {
-  if (u instanceof Error) return u.message
   if (typeof u === "string") return u
   if (typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string") {
     return (u as { message: string }).message
   }
-  const json = Effect.runSync(Effect.orElseSucceed(Effect.try(() => JSON.stringify(u)), () => undefined))
-  return json ?? String(u)
+  return Formatter.format(u)
 }
 
 /** A result plus the assigns patch it carries (internal: patches never reach the model). */

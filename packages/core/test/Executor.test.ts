@@ -274,6 +274,13 @@ describe("Executor", () => {
       assert.deepStrictEqual(released, ["slow released"])
     }))
 
+  it.effect("describes a defect that is not an Error without [object Object]", () =>
+    Effect.gen(function*() {
+      const odd = Tool.make("odd", { description: "odd", parameters: NoArgs, call: () => Effect.die({ code: 7, why: ["x"] }) })
+      const { results } = yield* Executor.make([odd]).run(calls(["odd", {}]), context, {})
+      assert.strictEqual(results[0]!.content, `Tool odd crashed: {"code":7,"why":["x"]}`)
+    }))
+
   it("rejects two tools with the same name", () => {
     const a = Tool.make("dup", { description: "a", parameters: NoArgs, call: () => Effect.succeed("a") })
     assert.throws(() => Executor.make([a, a]), "Duplicate tool name: dup")
