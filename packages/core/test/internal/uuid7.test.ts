@@ -1,0 +1,17 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import * as uuid7 from "../../src/internal/uuid7.ts"
+
+describe("uuid7", () => {
+  it.effect("makes RFC 9562 version 7 ids that sort by creation time", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 10, 22))
+      const first = yield* uuid7.make
+      yield* TestClock.adjust("1 millis")
+      const second = yield* uuid7.make
+      for (const id of [first, second]) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.strictEqual(first.slice(0, 13).replace("-", ""), Date.UTC(2026, 10, 22).toString(16).padStart(12, "0"))
+      assert.isTrue(first < second)
+    }))
+})
