@@ -1,0 +1,176 @@
+/**
+ * bench/turns — what one agent turn costs in the framework itself, the model and the tool free.
+ *
+ * A run is 20 model turns: 19 replies calling a `noop` tool, then a final text. Ours: a session
+ * on a scripted `TestModel` (`Session.start` + `session.run`), timed with the session start and
+ * stop inside the timed region and without it (the session started, untimed, before each run);
+ * every session runs on one LocalSandbox built beforehand (the noop tool never touches it). A
+ * diagnostic line runs the same script from a bare `Model` over prebuilt parts, which shows how
+ * much of our turn is the TestModel's own plumbing rather than the runtime's. Peer: the Vercel AI SDK's `generateText` on its mock language model, scripted the same way, one
+ * trivial tool, 20 steps. Runs are interleaved run by run so drift in the machine's load hits every
+ * variant alike; the numbers are medians over all runs, divided by 20. Goal: ours (run only) ≤ 0.5×
+ * the AI SDK per turn.
+ *
+ * Run: node_modules/.bin/node bench/turns.ts
+ */
+import { Agent, LocalSandbox, Model, type Sandbox, Session, Tool } from "@condukt/core"
+import { TestModel } from "@condukt/testing"
+import { generateText, stepCountIs, tool } from "ai"
+import { MockLanguageModelV4 } from "ai/test"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { type Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
+import { z } from "zod"
+
+const TURNS = 20
+const WARMUP = 200
+const RUNS = Number(process.env["BENCH_RUNS"] ?? 600)
+const GOAL = 0.5
+
+// ---------------------------------------------------------------------------------------------
+// Ours
+// ---------------------------------------------------------------------------------------------
+
+const Noop = Tool.make("noop", {
+  description: "Does nothing",
+  parameters: Schema.Struct({}),
+  call: () => Effect.succeed("ok")
+})
+
+const agent = Agent.make({ name: "bench", model: "test:scripted", tools: [Noop] })
+
+const script = [...Array.from({ length: TURNS - 1 }, () => TestModel.toolCall("noop", {})), TestModel.text("done")]
+
+const check = (text: string) => {
+  if (text !== "done") throw new Error(`unexpected final text: ${text}`)
+}
+
+/** Session start, the run and the session's stop, all timed. */
+const oursWithStart = (sandbox: Context.Context<Sandbox.Sandbox>): Promise<number> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const start = performance.now()
+      yield* Effect.scoped(Effect.flatMap(Session.start(agent), (session) => session.run("go")).pipe(Effect.map(check)))
+      return performance.now() - start
+    }).pipe(Effect.provide(TestModel.layer(script)), Effect.provide(sandbox))
+  )
+
+/**
+ * A diagnostic, not the goal: the same script from a bare `Model` streaming prebuilt parts, to
+ * separate the runtime's cost from the TestModel's own (its recorder and its Stream plumbing).
+ */
+const bareParts: ReadonlyArray<ReadonlyArray<Model.Part>> = [
+  ...Array.from({ length: TURNS - 1 }, (_, i): ReadonlyArray<Model.Part> => [
+    { _tag: "ToolCall", id: `call_${i + 1}`, name: "noop", input: {} },
+    { _tag: "Usage", inputTokens: 10, outputTokens: 5 },
+    { _tag: "Finish", reason: "tool-calls" }
+  ]),
+  [{ _tag: "TextDelta", text: "done" }, { _tag: "Usage", inputTokens: 10, outputTokens: 5 }, { _tag: "Finish", reason: "stop" }]
+]
+
+const bareModel = (): Layer.Layer<Model.Model> =>
+  Layer.sync(Model.Model, () => {
+    let next = 0
+    return Model.Model.of({ name: "bench:bare", stream: () => Stream.fromIterable(bareParts[next++] ?? []) })
+  })
+
+/** The session is started before the clock starts and stopped after it stops. */
+const oursRunOnly = (sandbox: Context.Context<Sandbox.Sandbox>, model: Layer.Layer<Model.Model> = TestModel.layer(script)): Promise<number> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const session = yield* Session.start(agent).pipe(Scope.provide(scope))
+      const start = performance.now()
+      check(yield* session.run("go"))
+      const elapsed = performance.now() - start
+      yield* Scope.close(scope, Exit.void)
+      return elapsed
+    }).pipe(Effect.provide(model), Effect.provide(sandbox))
+  )
+
+// ---------------------------------------------------------------------------------------------
+// Peer: the AI SDK
+// ---------------------------------------------------------------------------------------------
+
+/** What the mock's `doGenerate` resolves to (the provider spec's type, without depending on it). */
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>
+
+const usage: GenerateResult["usage"] = {
+  inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 },
+  outputTokens: { total: 5, text: 5, reasoning: 0 }
+}
+
+const replies: Array<GenerateResult> = [
+  ...Array.from({ length: TURNS - 1 }, (_, i): GenerateResult => ({
+    content: [{ type: "tool-call", toolCallId: `call_${i + 1}`, toolName: "noop", input: "{}" }],
+    finishReason: { unified: "tool-calls", raw: "tool_use" },
+    usage,
+    warnings: []
+  })),
+  { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: "end_turn" }, usage, warnings: [] }
+]
+
+const tools = { noop: tool({ description: "Does nothing", inputSchema: z.object({}), execute: async () => "ok" }) }
+
+const aiSdk = async (): Promise<number> => {
+  const start = performance.now()
+  const result = await generateText({
+    model: new MockLanguageModelV4({ doGenerate: replies }),
+    tools,
+    prompt: "go",
+    stopWhen: stepCountIs(TURNS)
+  })
+  const elapsed = performance.now() - start
+  check(result.text)
+  if (result.steps.length !== TURNS) throw new Error(`AI SDK made ${result.steps.length} steps, not ${TURNS}`)
+  return elapsed
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+// ---------------------------------------------------------------------------------------------
+
+interface Variant {
+  readonly name: string
+  readonly once: () => Promise<number>
+  readonly times: Array<number>
+}
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+const main = async () => {
+  // One LocalSandbox for every session, provided around them (the noop tool never touches it).
+  const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-turns-"))
+  const scope = Scope.makeUnsafe()
+  const sandbox = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }), scope))
+  const variants: Array<Variant> = [
+    { name: "AI SDK generateText (peer)", once: aiSdk, times: [] },
+    { name: "Condukt session.run", once: () => oursRunOnly(sandbox), times: [] },
+    { name: "Condukt start + run + stop", once: () => oursWithStart(sandbox), times: [] },
+    { name: "Condukt session.run, bare Model", once: () => oursRunOnly(sandbox, bareModel()), times: [] }
+  ]
+  for (let i = 0; i < WARMUP; i++) for (const variant of variants) await variant.once()
+  for (let i = 0; i < RUNS; i++) for (const variant of variants) variant.times.push(await variant.once())
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+  rmSync(cwd, { recursive: true, force: true })
+
+  const peer = median(variants[0]!.times) / TURNS
+  console.log(`${RUNS} runs of ${TURNS} turns each (19 noop tool calls + final text), ${WARMUP} warm-up runs`)
+  for (const variant of variants) {
+    const perTurn = median(variant.times) / TURNS
+    const p90 = [...variant.times].sort((a, b) => a - b)[Math.floor(variant.times.length * 0.9)]! / TURNS
+    console.log(
+      `${variant.name.padEnd(32)} ${(perTurn * 1000).toFixed(1).padStart(7)} µs/turn (median; p90 ${(p90 * 1000).toFixed(1)} µs)  ` +
+        `ratio ${(perTurn / peer).toFixed(2)}x`
+    )
+  }
+  const ratio = median(variants[1]!.times) / TURNS / peer
+  console.log(`ratio ${ratio.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL ? "met" : "missed"}`)
+}
+
+await main()
