@@ -2,7 +2,7 @@
  * LocalSandbox against the public conformance suite: once rooted at a fresh temporary directory,
  * once more with `allowedPaths` set to that directory, which must change nothing for paths inside it.
  */
-import { SandboxConformance } from "@condukt/testing"
+import * as SandboxConformance from "@condukt/testing/SandboxConformance"
 import { Effect, Layer } from "effect"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
