@@ -15,7 +15,7 @@
  * (absolute outside it). Limits of either are clamped to 1..100,000, never refused.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope } from "effect"
+import { Context, Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope } from "effect"
 import FastGlob from "fast-glob"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
@@ -203,12 +203,20 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
+  return build(fs, path, yield* resolveCwd(fs, path, options), options)
+})
+
+/** The real path of the configured cwd (the process's by default). */
+const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options) => {
   const given = path.resolve(options.cwd ?? process.cwd())
   // An existing directory's real path is one realpath(3) away; the component walk (which also
-  // accepts a cwd that does not exist yet) is the fallback. Sessions start by the thousand.
-  const cwd = yield* fs.realPath(given).pipe(
+  // accepts a cwd that does not exist yet) is the fallback.
+  return fs.realPath(given).pipe(
     Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
   )
+}
+
+const build = (fs: FileSystem.FileSystem, path: Path.Path, cwd: string, options: Options): Sandbox.Service => {
   const host: Host = {
     fs,
     path,
@@ -224,7 +232,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     glob: (pattern, globOptions) => glob(host, pattern, globOptions),
     grep: (pattern, grepOptions) => grep(host, pattern, grepOptions)
   })
-})
+}
 
 /**
  * The Local sandbox as a layer, its Node services included.
@@ -232,10 +240,22 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<Sandbox.Sandbox> =>
-  Layer.effect(Sandbox.Sandbox, Effect.flatMap(hostServices, (services) => Effect.provideContext(make(options), services))).pipe(
-    Layer.orDie
-  )
+export const layer = (options: Options = {}): Layer.Layer<Sandbox.Sandbox> => {
+  // Every session built from this layer value gets its own service over the same directory, so
+  // the cwd's real path is resolved once per layer value, not once per session (sessions start
+  // by the thousand: bench/sessions.ts).
+  let cwd: string | undefined
+  return Layer.effect(
+    Sandbox.Sandbox,
+    Effect.flatMap(hostServices, (services) =>
+      Effect.gen(function*() {
+        const fs = Context.get(services, FileSystem.FileSystem)
+        const path = Context.get(services, Path.Path)
+        cwd ??= yield* resolveCwd(fs, path, options)
+        return build(fs, path, cwd, options)
+      }))
+  ).pipe(Layer.orDie)
+}
 
 // FileSystem and Path hold no resources, so one instance serves every LocalSandbox in the process:
 // a session starting its own sandbox does not rebuild the Node services (bench/sessions.ts).
