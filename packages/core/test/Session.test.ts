@@ -296,4 +296,25 @@ describe("Session", () => {
       TestModel.layer([TestModel.toolCall("query", { sql: "SELECT count(*) FROM users" }), TestModel.text("42")]),
       memorySandbox({})
     ))))
+
+  it.effect("abort during the model's stream ends the run as aborted, and the next run works", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "waiter", model: "test:x", tools: [Echo] })
+      const session = yield* Session.start(agent)
+      const events = yield* Effect.forkChild(Stream.runCollect(session.stream("slow")), { startImmediately: true })
+      const recorder = yield* TestModel.TestModel
+      // The model has the request once it is recorded; its reply is an hour away.
+      for (let i = 0; i < 100 && (yield* recorder.requests).length === 0; i++) yield* Effect.yieldNow
+      yield* session.abort
+      assert.deepStrictEqual((yield* Fiber.join(events)).map((e) => e._tag === "AgentEnd" ? `AgentEnd ${e.outcome}` : e._tag), [
+        "AgentStart",
+        "TurnStart",
+        "AgentEnd aborted"
+      ])
+      assert.strictEqual(yield* session.run("fast"), "quick")
+      assert.deepStrictEqual((yield* session.history).map((m) => m._tag), ["UserMessage", "UserMessage", "AssistantMessage"])
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.delayed("1 hour", TestModel.text("too late")), TestModel.text("quick")]),
+      memorySandbox({})
+    ))))
 })
