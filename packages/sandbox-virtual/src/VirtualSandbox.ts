@@ -1,0 +1,326 @@
+/**
+ * VirtualSandbox — a sandbox with no host underneath: files live in memory (just-bash's
+ * `InMemoryFs`, see docs/decisions/0007) and commands run in just-bash, a bash interpreter
+ * written in TypeScript whose commands (ls, grep, sed, awk, jq, …) are functions over that memory.
+ * No host process is ever spawned and there is no network.
+ *
+ * Each `make` (each layer build, so each session) owns a fresh filesystem: two sandboxes never
+ * see each other's files. Host directories can be mounted read-only or read-write, at start
+ * (`mounts`) or at run time (`mount`, the Mount tool); they are the only way out of memory.
+ *
+ * `exec` is stateless, like LocalSandbox: every call is a fresh shell (cd, export and functions do
+ * not carry over) with the call's own cwd and env. just-bash keeps stdout and stderr apart and
+ * does not interleave them (not even for `2>&1` around a group), so `output` is stdout followed
+ * by stderr. Limits are just-bash's hardened profile unless overridden (`Limits`); a breach ends
+ * the command with just-bash's message naming the resource and the next call runs normally.
+ * `exec` does not fail for what a command does; it fails with `Timeout` when the call's timeout
+ * passes (busy loops included), `NotFound` or `Failed` for a bad cwd, and `Failed` for a bug in
+ * the interpreter (`internal/shell.ts` has the details).
+ *
+ * Files written through `writeFile` and by commands count against one byte budget
+ * (`maxFileSystemBytes`); read-write mounts write to the host and do not. The in-memory tree can
+ * be exported (`snapshot`) and restored (`make({ snapshot })`), mounts excluded.
+ */
+import { Sandbox } from "@condukt/core"
+import { Context, type Duration, Effect, Layer, Result } from "effect"
+import { InMemoryFs, MountableFs } from "just-bash"
+import * as FsError from "./internal/fsError.ts"
+import * as GlobPattern from "./internal/globPattern.ts"
+import * as HostMount from "./internal/hostMount.ts"
+import * as Layout from "./internal/layout.ts"
+import * as Search from "./internal/search.ts"
+import * as Shell from "./internal/shell.ts"
+import * as SnapshotTree from "./internal/snapshotTree.ts"
+import type * as Snapshot from "./Snapshot.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Resource limits; each one left out keeps just-bash's hardened value (in brackets).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Limits {
+  /** Wall time of one `exec` [30 seconds]. */
+  readonly wallTime?: Duration.Input | undefined
+  /** stdout plus stderr of one `exec` [10 MiB]. */
+  readonly maxOutputBytes?: number | undefined
+  /** Iterations of one loop: bash, awk, sed and jq loops alike [10,000]. */
+  readonly maxLoopIterations?: number | undefined
+  /** Commands one `exec` may run [10,000]. */
+  readonly maxCommands?: number | undefined
+  /** Bytes of file content the in-memory filesystem holds [128 MiB]. */
+  readonly maxFileSystemBytes?: number | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Mount {
+  /** The host directory (relative paths start at the process's cwd). */
+  readonly hostPath: string
+  /** Where it appears in the sandbox (relative paths start at the sandbox's cwd). */
+  readonly path: string
+  readonly mode: Sandbox.MountMode
+}
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The working directory, created if missing (default `/home/user`). */
+  readonly cwd?: string | undefined
+  /** A tree to start from, as `snapshot` gave it. */
+  readonly snapshot?: Snapshot.Snapshot | undefined
+  /** Files to write at start (after `snapshot`), path → content; relative paths start at `cwd`. */
+  readonly files?: Readonly<Record<string, string | Uint8Array>> | undefined
+  readonly mounts?: ReadonlyArray<Mount> | undefined
+  readonly limits?: Limits | undefined
+}
+
+/**
+ * The Sandbox service plus what only a virtual sandbox can do.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service extends Sandbox.Service {
+  /** The in-memory tree as JSON-ready data; mounted directories are not in it. */
+  readonly snapshot: Effect.Effect<Snapshot.Snapshot, Sandbox.SandboxError>
+}
+
+/**
+ * The virtual sandbox itself, for what the `Sandbox` contract has no word for (`snapshot`).
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class VirtualSandbox extends Context.Service<VirtualSandbox, Service>()(
+  "@condukt/sandbox-virtual/VirtualSandbox"
+) {}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const defaultGlobLimit = 1000
+const defaultGrepLimit = 200
+const maxLimit = 100_000
+/** just-bash's hardened `maxFileSystemBytes`, which its own option only applies to its default filesystem. */
+const defaultMaxFileSystemBytes = 128 * 1024 * 1024
+const encoder = new TextEncoder()
+// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the reason is what helps.
+const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
+
+const clampLimit = (limit: number | undefined, fallback: number): number =>
+  limit === undefined || Number.isNaN(limit) ? fallback : Math.min(maxLimit, Math.max(1, Math.floor(limit)))
+
+const executionLimits = (limits: Limits | undefined): Shell.ExecutionLimits => {
+  const out: Shell.ExecutionLimits = {}
+  if (limits?.wallTime !== undefined) out.maxExecutionTimeMs = Sandbox.timeoutMillis(limits.wallTime)
+  if (limits?.maxOutputBytes !== undefined) out.maxOutputSize = limits.maxOutputBytes
+  if (limits?.maxCommands !== undefined) out.maxCommandCount = limits.maxCommands
+  if (limits?.maxLoopIterations !== undefined) {
+    out.maxLoopIterations = limits.maxLoopIterations
+    out.maxAwkIterations = limits.maxLoopIterations
+    out.maxSedIterations = limits.maxLoopIterations
+    out.maxJqIterations = limits.maxLoopIterations
+  }
+  return out
+}
+
+const fail = (method: string, reason: Sandbox.Reason) => new Sandbox.SandboxError({ method, reason })
+
+const parentOf = (path: string): string => path.slice(0, path.lastIndexOf("/")) || "/"
+
+/**
+ * Builds a virtual sandbox: its own in-memory filesystem, the seed content, the mounts, and a
+ * just-bash interpreter over them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options = {}) {
+  const budget = options.limits?.maxFileSystemBytes ?? defaultMaxFileSystemBytes
+  const memory = new InMemoryFs(undefined, { maxTotalBytes: budget })
+  const fs = new MountableFs({ base: memory })
+  const cwd = fs.resolvePath("/", options.cwd ?? Layout.home)
+  const toMake = (reason: Sandbox.Reason) => fail("make", reason)
+  yield* Effect.mapError(Layout.install(memory, cwd), toMake)
+  if (options.snapshot !== undefined) {
+    yield* Effect.mapError(SnapshotTree.restore(memory, options.snapshot, budget), toMake)
+  }
+  for (const [path, content] of Object.entries(options.files ?? {})) {
+    yield* Effect.try({
+      try: () => memory.writeFileSync(fs.resolvePath(cwd, path), content),
+      catch: (cause) => toMake(FsError.reasonOf(cause, path, "write to", budget))
+    })
+  }
+  const shell = Shell.make({ fs, cwd, home: Layout.home, limits: executionLimits(options.limits), budgetBytes: budget })
+
+  const locate = (path: string) => fs.resolvePath(cwd, path)
+
+  /** How `absolute` exists: a file, a directory, or not at all (symlinks followed). */
+  const kindOf = (method: string, given: string, absolute: string, action: string) =>
+    Effect.tryPromise({
+      try: () => fs.stat(absolute),
+      catch: (cause) => fail(method, FsError.reasonOf(cause, given, action, budget))
+    }).pipe(
+      Effect.map((stat) => (stat.isDirectory ? "directory" as const : "file" as const)),
+      Effect.catchReason("SandboxError", "NotFound", () => Effect.succeed("missing" as const))
+    )
+
+  const notADirectory = (method: string, given: string, action: string) =>
+    fail(method, new Sandbox.Failed({ description: `Cannot ${action} ${given}: not a directory` }))
+
+  /** `given` as a directory to start from (exec's cwd, glob's base, grep's path). */
+  const locateDirectory = (method: string, given: string, action: string, filesToo = false) =>
+    Effect.gen(function*() {
+      const absolute = locate(given)
+      const kind = yield* kindOf(method, given, absolute, action)
+      if (kind === "missing") return yield* fail(method, new Sandbox.NotFound({ path: given }))
+      if (kind === "file" && !filesToo) return yield* notADirectory(method, given, action)
+      return { absolute, kind }
+    })
+
+  /** Whether the nearest existing ancestor of `absolute` is a file, so nothing can be below it. */
+  const belowFile = (method: string, given: string, absolute: string, action: string) =>
+    Effect.gen(function*() {
+      let ancestor = parentOf(absolute)
+      let kind = yield* kindOf(method, given, ancestor, action)
+      while (kind === "missing") {
+        ancestor = parentOf(ancestor)
+        kind = yield* kindOf(method, given, ancestor, action)
+      }
+      return kind === "file"
+    })
+
+  const readFile = Effect.fn("VirtualSandbox.readFile")(function*(path: string) {
+    const target = locate(path)
+    return yield* Effect.tryPromise({
+      try: () => fs.readFileBuffer(target),
+      catch: (cause) => fail("readFile", FsError.reasonOf(cause, path, "read", budget))
+    }).pipe(
+      Effect.catchReason("SandboxError", "NotFound", (reason) =>
+        Effect.flatMap(belowFile("readFile", path, target, "read"), (blocked) =>
+          Effect.fail(blocked ? notADirectory("readFile", path, "read") : fail("readFile", reason))))
+    )
+  })
+
+  const writeFile = Effect.fn("VirtualSandbox.writeFile")(function*(path: string, content: string | Uint8Array) {
+    const target = locate(path)
+    // just-bash's in-memory filesystem would replace a directory by the file, or write below a
+    // file, without complaint; the contract (and LocalSandbox) refuse both.
+    if ((yield* kindOf("writeFile", path, target, "write to")) === "directory") {
+      return yield* fail("writeFile", new Sandbox.IsDirectory({ path }))
+    }
+    if (yield* belowFile("writeFile", path, target, "write to")) return yield* notADirectory("writeFile", path, "write to")
+    yield* Effect.tryPromise({
+      try: () =>
+        fs.mkdir(parentOf(target), { recursive: true })
+          .then(() => fs.writeFile(target, typeof content === "string" ? encoder.encode(content) : content)),
+      catch: (cause) => fail("writeFile", FsError.reasonOf(cause, path, "write to", budget))
+    })
+  })
+
+  // No span of its own: one around the interpreter's promise measured ~40 µs an `echo` (~12 %),
+  // and the Bash tool that calls this has its own (bench/virtual.ts).
+  const exec = (command: string, execOptions?: Sandbox.ExecOptions) => {
+    const run = (directory: string) =>
+      shell.run(command, {
+        cwd: directory,
+        env: execOptions?.env,
+        timeoutMs: execOptions?.timeout === undefined ? undefined : Sandbox.timeoutMillis(execOptions.timeout)
+      })
+    return execOptions?.cwd === undefined
+      ? run(cwd)
+      : Effect.flatMap(locateDirectory("exec", execOptions.cwd, "run a command in"), ({ absolute }) => run(absolute))
+  }
+
+  const glob = Effect.fn("VirtualSandbox.glob")(function*(pattern: string, globOptions?: Sandbox.GlobOptions) {
+    const given = globOptions?.cwd ?? "."
+    const base = yield* locateDirectory("glob", given, "list files in")
+    const absolutePattern = pattern.startsWith("/")
+    const compiled = GlobPattern.compile(pattern.replace(/^(\.\/)+/, ""), { dot: true })
+    if (Result.isFailure(compiled)) {
+      return yield* fail("glob", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
+    }
+    const root = absolutePattern ? "/" : base.absolute
+    const start = fs.resolvePath(root, compiled.success.base || ".")
+    if ((yield* kindOf("glob", given, start, "list files in")) !== "directory") return []
+    const found = yield* Search.files(fs, start, compiled.success.base, compiled.success)
+    const limited = found.slice(0, clampLimit(globOptions?.limit, defaultGlobLimit))
+    return absolutePattern ? limited.map((path) => `/${path}`) : limited
+  })
+
+  const grep = Effect.fn("VirtualSandbox.grep")(function*(pattern: string, grepOptions?: Sandbox.GrepOptions) {
+    const flags = grepOptions?.caseSensitive === false ? "i" : ""
+    const regex = Result.try({
+      try: () => new RegExp(pattern, flags),
+      catch: (error) => FsError.messageOf(error).replace(v8Prefix, "")
+    })
+    if (Result.isFailure(regex)) {
+      return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: regex.failure }))
+    }
+    const filter = GlobPattern.compile(grepOptions?.glob ?? "**/*", { dot: false })
+    if (Result.isFailure(filter)) {
+      return yield* fail("grep", new Sandbox.InvalidPattern({ pattern: grepOptions?.glob ?? "", description: filter.failure }))
+    }
+    const given = grepOptions?.path ?? "."
+    const root = yield* locateDirectory("grep", given, "search", true)
+    const files = root.kind === "file"
+      ? [root.absolute]
+      : (yield* Search.files(fs, root.absolute, "", filter.success)).map((path) => Search.join(root.absolute, path))
+    const inside = cwd === "/" ? "/" : `${cwd}/`
+    return yield* Search.grep(fs, {
+      files,
+      regex: regex.success,
+      limit: clampLimit(grepOptions?.limit, defaultGrepLimit),
+      report: (absolute) => (absolute.startsWith(inside) ? absolute.slice(inside.length) : absolute)
+    })
+  })
+
+  const mount = Effect.fn("VirtualSandbox.mount")(function*(hostPath: string, path: string, mode: Sandbox.MountMode) {
+    const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode), (reason) => fail("mount", reason))
+    yield* Effect.try({
+      try: () => fs.mount(locate(path), mounted),
+      catch: (cause) => {
+        // MountableFs words it "Cannot mount at '<path>': inside existing mount '<mount>'".
+        const why = FsError.messageOf(cause)
+          .replace(/^Cannot mount at root '\/'$/, "the root cannot be a mount point")
+          .replace(/^Cannot mount at '[^']*': /, "")
+        return fail("mount", new Sandbox.Failed({ description: `Cannot mount ${hostPath} at ${path}: ${why}`, cause }))
+      }
+    })
+  })
+
+  for (const { hostPath, path, mode } of options.mounts ?? []) {
+    yield* Effect.mapError(mount(hostPath, path, mode), (error) => fail("make", error.reason))
+  }
+
+  const service: Service = {
+    ...Sandbox.make({ cwd, readFile, writeFile, exec, glob, grep, mount }),
+    snapshot: Effect.mapError(SnapshotTree.capture(memory, budget), (reason) => fail("snapshot", reason))
+  }
+  return service
+})
+
+/**
+ * The virtual sandbox as a layer, both as the `Sandbox` every tool uses and as `VirtualSandbox`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<Sandbox.Sandbox | VirtualSandbox, Sandbox.SandboxError> =>
+  Layer.effectContext(
+    Effect.map(make(options), (service) => Context.make(Sandbox.Sandbox, service).pipe(Context.add(VirtualSandbox, service)))
+  )
+
+/**
+ * The in-memory tree of the provided virtual sandbox.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const snapshot: Effect.Effect<Snapshot.Snapshot, Sandbox.SandboxError, VirtualSandbox> = VirtualSandbox.use(
+  (sandbox) => sandbox.snapshot
+)

@@ -1,0 +1,75 @@
+/**
+ * fsError — what a just-bash filesystem failure means, for the virtual sandbox.
+ *
+ * just-bash's filesystems throw plain `Error`s whose message starts with a Node-style code
+ * ("EROFS: read-only file system, write '/a.txt'"); there is no `code` property, and the quoted
+ * path is relative to the mounted filesystem, not the sandbox. So the code is read from the
+ * message, and the path reported is always the one the caller wrote.
+ */
+import { Sandbox } from "@condukt/core"
+
+/** @since 0.1.0 @category models */
+export interface Errno {
+  /** "EROFS", "ENOENT", … */
+  readonly code: string
+  /** The words after the code: "read-only file system". */
+  readonly description: string
+  /** The operation named after the comma, when there is one: "write", "mkdir". */
+  readonly operation: string | undefined
+}
+
+const errnoPattern = /^(E[A-Z]+): ([^,]*)(?:, ([a-z]+))?/
+
+/**
+ * The Node-style code of a thrown filesystem error, if it has one.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const errnoOf = (cause: unknown): Errno | undefined => {
+  const message = cause instanceof Error ? cause.message : undefined
+  const match = message === undefined ? null : errnoPattern.exec(message)
+  return match === null ? undefined : { code: match[1]!, description: match[2]!, operation: match[3] }
+}
+
+/**
+ * A thrown value as one line of text (never `[object Object]`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/** What a full in-memory filesystem is called in every message. */
+export const noSpace = (budgetBytes: number): string =>
+  `no space left in the sandbox (its filesystem holds at most ${budgetBytes} bytes)`
+
+/**
+ * Maps a failure on `given` (the path as the caller wrote it) to a reason; `action` words the
+ * unclassified case ("Cannot <action> <given>: …"), as LocalSandbox does.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reasonOf = (cause: unknown, given: string, action: string, budgetBytes: number): Sandbox.Reason => {
+  const errno = errnoOf(cause)
+  switch (errno?.code) {
+    case "ENOENT":
+      return new Sandbox.NotFound({ path: given })
+    case "EISDIR":
+      return new Sandbox.IsDirectory({ path: given })
+    case "EROFS":
+      return new Sandbox.ReadOnly({ path: given })
+    case "EACCES":
+    case "EPERM":
+      return new Sandbox.PermissionDenied({ path: given })
+    case "ELOOP":
+      return new Sandbox.TooManySymlinks({ path: given })
+    case "ENOSPC":
+      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: ${noSpace(budgetBytes)}`, cause })
+    case "ENOTDIR":
+      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: not a directory`, cause })
+    default:
+      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: ${errno?.description ?? messageOf(cause)}`, cause })
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * shell — the just-bash interpreter behind `VirtualSandbox.exec`: limits, deadlines, and turning
+ * everything just-bash does into a result or a typed error.
+ *
+ * Limits are just-bash's hardened profile with the caller's overrides. A call's timeout has to be
+ * just-bash's own deadline: a busy loop in the interpreter never yields to the event loop, so no
+ * timer (Effect's included) fires before the loop ends, while just-bash checks its deadline
+ * between statements and races every command against it. The deadline is fixed per `Bash`
+ * instance, so a call with a timeout shorter than the wall time runs in a twin over the same
+ * filesystem (its constructor costs ~30 µs where an `echo` costs ~300 µs); the last twin is kept
+ * for the next such call. When the call's own deadline passes it fails with `Timeout`; when the
+ * wall time passes first the result says so (exit 124), like every other limit (exit 126).
+ *
+ * Every call gets the fiber's AbortSignal, so an interrupted call (an aborted turn, a closed
+ * session) stops at the interpreter's next statement. just-bash then fences each command, which
+ * costs ~10 % of an `echo`; that is the price of interruption that really stops.
+ *
+ * just-bash rejects instead of answering for some filesystem failures (a redirect onto a
+ * read-only mount, losing the output so far); those become exit code 1 and one line
+ * (`bash: write failed: read-only file system`). Any other rejection is a bug in the interpreter:
+ * a `Failed` reason carrying the cause.
+ */
+import { Sandbox } from "@condukt/core"
+import { Effect } from "effect"
+import { Bash, type BashOptions, type IFileSystem } from "just-bash"
+import * as FsError from "./fsError.ts"
+
+/** just-bash's limit names, for what we let callers override. */
+export type ExecutionLimits = NonNullable<BashOptions["executionLimits"]>
+
+/** @since 0.1.0 @category models */
+export interface Run {
+  /** Absolute directory to run in. */
+  readonly cwd: string
+  readonly env: Readonly<Record<string, string>> | undefined
+  readonly timeoutMs: number | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Shell {
+  readonly run: (command: string, options: Run) => Effect.Effect<Sandbox.ExecResult, Sandbox.SandboxError>
+}
+
+/** just-bash's hardened wall time per exec. */
+const hardenedWallTimeMs = 30_000
+/** How just-bash reports a passed deadline, for the script or one command ("sleep exceeded its …"). */
+const deadlinePassed = /exceeded (?:its )?execution deadline/
+
+/** Marks a result that only says the call's own deadline passed. */
+const deadline = Symbol("deadline")
+
+const fail = (reason: Sandbox.Reason) => new Sandbox.SandboxError({ method: "exec", reason })
+
+const timedOut = (timeoutMs: number) => fail(new Sandbox.Timeout({ timeoutMs }))
+
+/**
+ * "EROFS: read-only file system, write '/a'" → "bash: write failed: read-only file system". The
+ * path is left out: it is relative to the mounted filesystem, so it would mislead.
+ */
+const rejectionResult = (errno: FsError.Errno, budgetBytes: number): Sandbox.ExecResult => ({
+  output: `bash: ${errno.operation ?? "write"} failed: ${
+    errno.code === "ENOSPC" ? FsError.noSpace(budgetBytes) : errno.description
+  }\n`,
+  exitCode: 1,
+  truncated: false
+})
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  readonly fs: IFileSystem
+  readonly cwd: string
+  readonly home: string
+  /** Overrides of the hardened profile. */
+  readonly limits: ExecutionLimits
+  /** The in-memory filesystem's byte budget, for the message when it is used up. */
+  readonly budgetBytes: number
+}
+
+/**
+ * An interpreter over `fs`, starting in `cwd`, with `limits` over the hardened profile.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = ({ budgetBytes, cwd, fs, home, limits }: Options): Shell => {
+  const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
+  const interpreter = (deadlineMs: number) =>
+    new Bash({
+      fs,
+      cwd,
+      env: { HOME: home },
+      executionLimitProfile: "hardened",
+      executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs }
+    })
+  const bash = interpreter(wallTimeMs)
+  let twin: { readonly deadlineMs: number; readonly bash: Bash } | undefined
+  const bashWithin = (timeoutMs: number | undefined): Bash => {
+    if (timeoutMs === undefined || timeoutMs >= wallTimeMs) return bash
+    if (twin?.deadlineMs !== timeoutMs) twin = { deadlineMs: timeoutMs, bash: interpreter(timeoutMs) }
+    return twin.bash
+  }
+
+  return {
+    run: (command, { cwd: directory, env, timeoutMs }) => {
+      const shell = bashWithin(timeoutMs)
+      const ownDeadline = timeoutMs !== undefined && timeoutMs <= wallTimeMs
+      // The outcome is settled on the promise (one Effect step, not three: this is the hot path,
+      // see bench/virtual.ts): a result, a refused write turned into a result, or a rejection
+      // that `catch` types.
+      return Effect.tryPromise({
+        try: (signal) =>
+          shell.exec(
+            command,
+            // rawScript: keep the script as written (just-bash otherwise strips leading
+            // whitespace from every line, quoted strings included).
+            env === undefined
+              ? { signal, cwd: directory, rawScript: true }
+              : { signal, cwd: directory, env: { ...env }, rawScript: true }
+          ).then(
+            (result): Sandbox.ExecResult | Promise<never> =>
+              ownDeadline && result.exitCode === 124 && deadlinePassed.test(result.stderr)
+                ? Promise.reject(deadline)
+                : { output: result.stdout + result.stderr, exitCode: result.exitCode, truncated: false },
+            (cause: unknown): Sandbox.ExecResult | Promise<never> => {
+              const errno = FsError.errnoOf(cause)
+              return errno === undefined ? Promise.reject(cause) : rejectionResult(errno, budgetBytes)
+            }
+          ),
+        catch: (cause) =>
+          cause === deadline
+            ? timedOut(timeoutMs ?? wallTimeMs)
+            : fail(new Sandbox.Failed({ description: `The shell failed: ${FsError.messageOf(cause)}`, cause }))
+      })
+    }
+  }
+}
