@@ -9,11 +9,8 @@
  * agent to do that; an agent that needs a fixed directory is better served by the sandbox's
  * `mounts` option, decided by the program, not the model.
  */
-import { Tool } from "@condukt/core"
+import { Tool, ToolError } from "@condukt/core"
 import { Effect, Schema } from "effect"
-
-/** The tool's failure, worded for the model (it reads `Error: <message>`). */
-class MountFailed extends Schema.TaggedError<MountFailed>()("MountFailed", { message: Schema.String }) {}
 
 const Parameters = Schema.Struct({
   host_path: Schema.String.annotate({ description: "The host directory to mount (absolute path)" }),
@@ -43,11 +40,11 @@ export const Mount = Tool.make("Mount", {
     yield* Effect.mapError(context.sandbox.mount(host_path, vfs_path, mode), ({ reason }) => {
       switch (reason._tag) {
         case "NotSupported":
-          return new MountFailed({ message: "The active sandbox does not support runtime mounting" })
+          return new ToolError.ToolError({ message: "The active sandbox does not support runtime mounting" })
         case "NotFound":
-          return new MountFailed({ message: `Mount failed: ${host_path} does not exist` })
+          return new ToolError.ToolError({ message: `Mount failed: ${host_path} does not exist` })
         default:
-          return new MountFailed({ message: `Mount failed: ${reason.message}` })
+          return new ToolError.ToolError({ message: `Mount failed: ${reason.message}` })
       }
     })
     return `Mounted ${host_path} at ${vfs_path}`

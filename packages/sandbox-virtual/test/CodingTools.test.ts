@@ -4,31 +4,31 @@
  * with the sandbox given as one option. Every text the model reads is asserted whole.
  */
 import { Condukt, Tools } from "@condukt/core"
-import { TestModel } from "@condukt/testing"
+import { TestModel, ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as VirtualSandbox from "../src/VirtualSandbox.ts"
-import { call, callFailure, hostDir, virtualContext } from "./support.ts"
+import { hostDir, virtualContext } from "./support.ts"
 
 describe("coding tools on VirtualSandbox", () => {
   it.effect("Write, Read and Edit", () =>
     Effect.gen(function*() {
       const { context } = yield* virtualContext()
       assert.strictEqual(
-        yield* call(Tools.Write, { path: "notes/todo.md", content: "- one\n- two\n" }, context),
+        yield* ToolCall.run(Tools.Write, { path: "notes/todo.md", content: "- one\n- two\n" }, context),
         "Wrote notes/todo.md (3 lines, 12 bytes)"
       )
-      assert.strictEqual(yield* call(Tools.Read, { path: "notes/todo.md" }, context), "- one\n- two\n")
-      assert.strictEqual(yield* call(Tools.Read, { path: "notes/todo.md", offset: 2 }, context), "(lines 2-2 of 2)\n\n- two")
+      assert.strictEqual(yield* ToolCall.run(Tools.Read, { path: "notes/todo.md" }, context), "- one\n- two\n")
+      assert.strictEqual(yield* ToolCall.run(Tools.Read, { path: "notes/todo.md", offset: 2 }, context), "(lines 2-2 of 2)\n\n- two")
       assert.strictEqual(
-        yield* call(Tools.Edit, { path: "notes/todo.md", old_text: "- two", new_text: "- 2" }, context),
+        yield* ToolCall.run(Tools.Edit, { path: "notes/todo.md", old_text: "- two", new_text: "- 2" }, context),
         "Successfully edited notes/todo.md\n\n```diff\n- - two\n+ - 2\n```"
       )
-      assert.strictEqual(yield* call(Tools.Read, { path: "notes/todo.md" }, context), "- one\n- 2\n")
-      assert.strictEqual(yield* callFailure(Tools.Read, { path: "missing.md" }, context), "File not found: missing.md")
-      assert.strictEqual(yield* callFailure(Tools.Read, { path: "notes" }, context), "notes is a directory, not a file")
+      assert.strictEqual(yield* ToolCall.run(Tools.Read, { path: "notes/todo.md" }, context), "- one\n- 2\n")
+      assert.strictEqual(yield* ToolCall.failure(Tools.Read, { path: "missing.md" }, context), "File not found: missing.md")
+      assert.strictEqual(yield* ToolCall.failure(Tools.Read, { path: "notes" }, context), "notes is a directory, not a file")
       assert.strictEqual(
-        yield* callFailure(Tools.Edit, { path: "notes/todo.md", old_text: "- ", new_text: "* " }, context),
+        yield* ToolCall.failure(Tools.Edit, { path: "notes/todo.md", old_text: "- ", new_text: "* " }, context),
         "Found 2 occurrences of old_text in notes/todo.md. Make the match unique by including more surrounding context."
       )
     }))
@@ -36,14 +36,14 @@ describe("coding tools on VirtualSandbox", () => {
   it.effect("Bash: output, exit code, per-call cwd, and statelessness", () =>
     Effect.gen(function*() {
       const { context } = yield* virtualContext({ files: { "src/a.ts": "export const a = 1\n" } })
-      assert.strictEqual(yield* call(Tools.Bash, { command: "cat a.ts", cwd: "src" }, context), "export const a = 1\n")
+      assert.strictEqual(yield* ToolCall.run(Tools.Bash, { command: "cat a.ts", cwd: "src" }, context), "export const a = 1\n")
       assert.strictEqual(
-        yield* call(Tools.Bash, { command: "cd src; export X=1; ls nope" }, context),
+        yield* ToolCall.run(Tools.Bash, { command: "cd src; export X=1; ls nope" }, context),
         "ls: nope: No such file or directory\n\n(exit code: 2)"
       )
-      assert.strictEqual(yield* call(Tools.Bash, { command: "pwd; echo \"[$X]\"" }, context), "/home/user\n[]\n")
+      assert.strictEqual(yield* ToolCall.run(Tools.Bash, { command: "pwd; echo \"[$X]\"" }, context), "/home/user\n[]\n")
       assert.strictEqual(
-        yield* call(Tools.Bash, { command: "while true; do :; done" }, context),
+        yield* ToolCall.run(Tools.Bash, { command: "while true; do :; done" }, context),
         "bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n\n(exit code: 126)"
       )
     }))
@@ -52,13 +52,13 @@ describe("coding tools on VirtualSandbox", () => {
     Effect.gen(function*() {
       const host = yield* hostDir({ "data.csv": "a,b\n" })
       const { context } = yield* virtualContext({ mounts: [{ hostPath: host, path: "/data", mode: "read-only" }] })
-      assert.strictEqual(yield* call(Tools.Bash, { command: "cat /data/data.csv" }, context), "a,b\n")
+      assert.strictEqual(yield* ToolCall.run(Tools.Bash, { command: "cat /data/data.csv" }, context), "a,b\n")
       assert.strictEqual(
-        yield* call(Tools.Bash, { command: "echo c,d >> /data/data.csv" }, context),
+        yield* ToolCall.run(Tools.Bash, { command: "echo c,d >> /data/data.csv" }, context),
         "bash: append failed: read-only file system\n\n(exit code: 1)"
       )
       assert.strictEqual(
-        yield* callFailure(Tools.Write, { path: "/data/new.csv", content: "x" }, context),
+        yield* ToolCall.failure(Tools.Write, { path: "/data/new.csv", content: "x" }, context),
         "Cannot write to /data/new.csv: /data/new.csv is on a read-only filesystem"
       )
     }))
@@ -67,7 +67,7 @@ describe("coding tools on VirtualSandbox", () => {
     Effect.gen(function*() {
       const { context } = yield* virtualContext()
       assert.strictEqual(
-        yield* callFailure(Tools.Bash, { command: "sleep 5", timeout: 1 }, context),
+        yield* ToolCall.failure(Tools.Bash, { command: "sleep 5", timeout: 1 }, context),
         "Command timed out after 1 seconds"
       )
     }))
@@ -78,23 +78,23 @@ describe("coding tools on VirtualSandbox", () => {
         files: { "src/a.ts": "// TODO: a\n", "src/b.ts": "ok\n// todo: b\n", ".env": "TODO=1\n", "README.md": "todo\n" }
       })
       assert.strictEqual(
-        yield* call(Tools.Glob, { pattern: "**/*" }, context),
+        yield* ToolCall.run(Tools.Glob, { pattern: "**/*" }, context),
         "4 match(es) for **/*:\n.env\nREADME.md\nsrc/a.ts\nsrc/b.ts"
       )
       assert.strictEqual(
-        yield* call(Tools.Glob, { pattern: "**/*.ts", limit: 1 }, context),
+        yield* ToolCall.run(Tools.Glob, { pattern: "**/*.ts", limit: 1 }, context),
         "1 match(es) for **/*.ts:\nsrc/a.ts\n\n(only the first 1 paths are shown; narrow the pattern or raise limit)"
       )
-      assert.strictEqual(yield* call(Tools.Glob, { pattern: "$(rm -rf /)" }, context), "No files matched $(rm -rf /)")
+      assert.strictEqual(yield* ToolCall.run(Tools.Glob, { pattern: "$(rm -rf /)" }, context), "No files matched $(rm -rf /)")
       assert.strictEqual(
-        yield* call(Tools.Grep, { pattern: "todo", case_sensitive: false, glob: "**/*.ts" }, context),
+        yield* ToolCall.run(Tools.Grep, { pattern: "todo", case_sensitive: false, glob: "**/*.ts" }, context),
         "src/a.ts:1: // TODO: a\nsrc/b.ts:2: // todo: b"
       )
       assert.strictEqual(
-        yield* call(Tools.Grep, { pattern: "todo", case_sensitive: false, limit: 1 }, context),
+        yield* ToolCall.run(Tools.Grep, { pattern: "todo", case_sensitive: false, limit: 1 }, context),
         "README.md:1: todo\n\n(only the first 1 matches are shown; narrow the pattern or raise limit)"
       )
-      assert.strictEqual(yield* callFailure(Tools.Grep, { pattern: "([" }, context), "Invalid regex: Unterminated character class")
+      assert.strictEqual(yield* ToolCall.failure(Tools.Grep, { pattern: "([" }, context), "Invalid regex: Unterminated character class")
     }))
 })
 

@@ -3,12 +3,13 @@
  * (which cannot mount): every text the model reads is asserted whole.
  */
 import { LocalSandbox, Sandbox } from "@condukt/core"
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { Mount } from "../src/Mount.ts"
-import { call, callFailure, contextOf, hostDir, ran, virtualContext } from "./support.ts"
+import { hostDir, ran, virtualContext } from "./support.ts"
 
 describe("Mount", () => {
   it("tells the model what it does and that read-only is the default", () => {
@@ -42,7 +43,7 @@ describe("Mount", () => {
     Effect.gen(function*() {
       const host = yield* hostDir({ "a.txt": "from host\n" })
       const { context, sandbox } = yield* virtualContext()
-      assert.strictEqual(yield* call(Mount, { host_path: host, vfs_path: "/mnt/data" }, context), `Mounted ${host} at /mnt/data`)
+      assert.strictEqual(yield* ToolCall.run(Mount, { host_path: host, vfs_path: "/mnt/data" }, context), `Mounted ${host} at /mnt/data`)
       assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/data/a.txt"), ran("from host\n"))
       assert.deepStrictEqual(
         yield* sandbox.exec("echo x > /mnt/data/a.txt"),
@@ -56,7 +57,7 @@ describe("Mount", () => {
       const host = yield* hostDir()
       const { context, sandbox } = yield* virtualContext()
       assert.strictEqual(
-        yield* call(Mount, { host_path: host, vfs_path: "out", mode: "read-write" }, context),
+        yield* ToolCall.run(Mount, { host_path: host, vfs_path: "out", mode: "read-write" }, context),
         `Mounted ${host} at out`
       )
       yield* sandbox.exec("echo result > out/r.txt")
@@ -68,16 +69,16 @@ describe("Mount", () => {
       const host = yield* hostDir({ "file.txt": "f" })
       const { context } = yield* virtualContext()
       assert.strictEqual(
-        yield* callFailure(Mount, { host_path: join(host, "missing"), vfs_path: "/mnt/x" }, context),
+        yield* ToolCall.failure(Mount, { host_path: join(host, "missing"), vfs_path: "/mnt/x" }, context),
         `Mount failed: ${join(host, "missing")} does not exist`
       )
       assert.strictEqual(
-        yield* callFailure(Mount, { host_path: join(host, "file.txt"), vfs_path: "/mnt/x" }, context),
+        yield* ToolCall.failure(Mount, { host_path: join(host, "file.txt"), vfs_path: "/mnt/x" }, context),
         `Mount failed: Cannot mount ${join(host, "file.txt")}: not a directory`
       )
-      yield* call(Mount, { host_path: host, vfs_path: "/mnt/a" }, context)
+      yield* ToolCall.run(Mount, { host_path: host, vfs_path: "/mnt/a" }, context)
       assert.strictEqual(
-        yield* callFailure(Mount, { host_path: host, vfs_path: "/mnt/a/b" }, context),
+        yield* ToolCall.failure(Mount, { host_path: host, vfs_path: "/mnt/a/b" }, context),
         `Mount failed: Cannot mount ${host} at /mnt/a/b: inside existing mount '/mnt/a'`
       )
     }))
@@ -88,7 +89,7 @@ describe("Mount", () => {
       const host = yield* hostDir()
       const local = Context.get(yield* Layer.build(LocalSandbox.layer({ cwd: dir })), Sandbox.Sandbox)
       assert.strictEqual(
-        yield* callFailure(Mount, { host_path: host, vfs_path: "mnt" }, contextOf(local)),
+        yield* ToolCall.failure(Mount, { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
         "The active sandbox does not support runtime mounting"
       )
     }))

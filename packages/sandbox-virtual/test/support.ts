@@ -1,10 +1,10 @@
 /**
  * Shared by the package's tests: real temporary host directories (for mounts), a virtual sandbox
- * built in the test's scope, the outcome of a failing call as plain data, and tool calls made the
- * way the Executor makes them (decode the model's input, then call with a session's context).
+ * with the context a session would give a tool call, and the outcome of a failing call as plain data.
  */
-import type { Sandbox, Tool } from "@condukt/core"
-import { Effect, type Redacted } from "effect"
+import type { Sandbox } from "@condukt/core"
+import { ToolCall } from "@condukt/testing"
+import { Effect } from "effect"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -31,29 +31,6 @@ export const failure = <A, R>(effect: Effect.Effect<A, Sandbox.SandboxError, R>)
 /** A finished command's whole result. */
 export const ran = (output: string, exitCode = 0): Sandbox.ExecResult => ({ output, exitCode, truncated: false })
 
-/** The context a session would give a tool call. */
-export const contextOf = (
-  sandbox: Sandbox.Service,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>> = {}
-): Tool.Context => ({
-  sessionId: "test",
-  agent: "test",
-  sandbox,
-  cwd: sandbox.cwd,
-  secrets,
-  assigns: {},
-  callId: "call_1"
-})
-
 /** A virtual sandbox and a tool context holding it. */
 export const virtualContext = (options: VirtualSandbox.Options = {}) =>
-  Effect.map(VirtualSandbox.make(options), (sandbox) => ({ sandbox, context: contextOf(sandbox) }))
-
-/** Decodes the model's input and calls the tool, as the Executor does. */
-export const call = <R>(tool: Tool.Tool<R>, input: unknown, context: Tool.Context) =>
-  Effect.flatMap(tool.decode(input), (args) => tool.call(args, context))
-
-/** The message of the failure the call ends with (what the model reads after `Error: `). */
-export const callFailure = <R>(tool: Tool.Tool<R>, input: unknown, context: Tool.Context) =>
-  Effect.map(Effect.flip(call(tool, input, context)), (error) => (typeof error === "string" ? error : error.message))
-
+  Effect.map(VirtualSandbox.make(options), (sandbox) => ({ sandbox, context: ToolCall.context(sandbox) }))

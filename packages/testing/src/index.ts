@@ -1,2 +1,3 @@
 export * as Processes from "./Processes.ts"
 export * as TestModel from "./TestModel.ts"
+export * as ToolCall from "./ToolCall.ts"

@@ -1,8 +1,9 @@
 /** Bash through a real LocalSandbox: real processes, exit codes, cwd, secrets, statelessness, limits. */
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import { Bash } from "../../src/tools/Bash.ts"
-import { failure, localContext, run } from "./context.ts"
+import { localContext } from "./context.ts"
 
 describe("Bash", () => {
   it("describes itself with its limits and takes command, cwd and timeout", () => {
@@ -30,7 +31,7 @@ describe("Bash", () => {
       const { context } = yield* localContext()
       for (const timeout of [0, -1, 1e9]) {
         assert.strictEqual(
-          yield* failure(Bash, { command: "true", timeout }, context),
+          yield* ToolCall.failure(Bash, { command: "true", timeout }, context),
           "Invalid arguments for tool Bash: timeout: Expected a value between 1 and 3600"
         )
       }
@@ -39,51 +40,51 @@ describe("Bash", () => {
   it.live("returns the output of a successful command as is", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
-      assert.strictEqual(yield* run(Bash, { command: "echo hello" }, context), "hello\n")
-      assert.strictEqual(yield* run(Bash, { command: "true" }, context), "")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo hello" }, context), "hello\n")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "true" }, context), "")
     }))
 
   it.live("reports a non-zero exit code as a result, not a failure", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
-      assert.strictEqual(yield* run(Bash, { command: "echo oops; exit 3" }, context), "oops\n\n(exit code: 3)")
-      assert.strictEqual(yield* run(Bash, { command: "exit 1" }, context), "(exit code: 1)")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo oops; exit 3" }, context), "oops\n\n(exit code: 3)")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "exit 1" }, context), "(exit code: 1)")
     }))
 
   it.live("merges stderr into the output", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
-      assert.strictEqual(yield* run(Bash, { command: "echo out; echo err >&2" }, context), "out\nerr\n")
-      assert.strictEqual(yield* run(Bash, { command: "echo bad >&2; exit 2" }, context), "bad\n\n(exit code: 2)")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo out; echo err >&2" }, context), "out\nerr\n")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo bad >&2; exit 2" }, context), "bad\n\n(exit code: 2)")
     }))
 
   it.live("runs in the sandbox directory, or in cwd relative to it", () =>
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "sub/f.txt": "" })
-      assert.strictEqual(yield* run(Bash, { command: "pwd" }, context), `${dir}\n`)
-      assert.strictEqual(yield* run(Bash, { command: "pwd; ls", cwd: "sub" }, context), `${dir}/sub\nf.txt\n`)
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "pwd" }, context), `${dir}\n`)
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "pwd; ls", cwd: "sub" }, context), `${dir}/sub\nf.txt\n`)
     }))
 
   it.live("keeps no state between calls: cd and export do not persist", () =>
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "sub/f.txt": "" })
-      assert.strictEqual(yield* run(Bash, { command: "cd sub && export FOO=bar && pwd" }, context), `${dir}/sub\n`)
-      assert.strictEqual(yield* run(Bash, { command: 'pwd; echo "FOO=$FOO"' }, context), `${dir}\nFOO=\n`)
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "cd sub && export FOO=bar && pwd" }, context), `${dir}/sub\n`)
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: 'pwd; echo "FOO=$FOO"' }, context), `${dir}\nFOO=\n`)
     }))
 
   it.live("puts the session's secrets in the environment", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({}, { secrets: { API_TOKEN: Redacted.make("s3cret-value") } })
-      assert.strictEqual(yield* run(Bash, { command: 'echo "$API_TOKEN"' }, context), "s3cret-value\n")
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: 'echo "$API_TOKEN"' }, context), "s3cret-value\n")
     }))
 
   it.live("keeps the first 2,000 lines of a long output and says so", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
       const head = Array.from({ length: 2000 }, (_, i) => String(i + 1)).join("\n")
-      assert.strictEqual(yield* run(Bash, { command: "seq 1 5000" }, context), `${head}\n\n(output truncated)`)
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "seq 1 5000" }, context), `${head}\n\n(output truncated)`)
       assert.strictEqual(
-        yield* run(Bash, { command: "seq 1 5000; exit 4" }, context),
+        yield* ToolCall.run(Bash, { command: "seq 1 5000; exit 4" }, context),
         `${head}\n\n(output truncated)\n\n(exit code: 4)`
       )
     }))
@@ -91,9 +92,9 @@ describe("Bash", () => {
   it.live("fails when the command cannot start where it was asked to", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": "" })
-      assert.strictEqual(yield* failure(Bash, { command: "pwd", cwd: "missing" }, context), "Command failed: File not found: missing")
+      assert.strictEqual(yield* ToolCall.failure(Bash, { command: "pwd", cwd: "missing" }, context), "Command failed: File not found: missing")
       assert.strictEqual(
-        yield* failure(Bash, { command: "pwd", cwd: "f.txt" }, context),
+        yield* ToolCall.failure(Bash, { command: "pwd", cwd: "f.txt" }, context),
         "Command failed: Cannot run a command in f.txt: not a directory"
       )
     }))
@@ -102,7 +103,7 @@ describe("Bash", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({}, { confined: true })
       assert.strictEqual(
-        yield* failure(Bash, { command: "pwd", cwd: "/" }, context),
+        yield* ToolCall.failure(Bash, { command: "pwd", cwd: "/" }, context),
         "Path / is outside allowed directories"
       )
     }))
@@ -110,6 +111,6 @@ describe("Bash", () => {
   it.live("fails with the timeout in seconds when the command runs too long", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
-      assert.strictEqual(yield* failure(Bash, { command: "sleep 30", timeout: 1 }, context), "Command timed out after 1 seconds")
+      assert.strictEqual(yield* ToolCall.failure(Bash, { command: "sleep 30", timeout: 1 }, context), "Command timed out after 1 seconds")
     }))
 })

@@ -1,10 +1,11 @@
 /** Edit through a real LocalSandbox: exactly one match edits; every other case says why, file untouched. */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Edit } from "../../src/tools/Edit.ts"
-import { failure, localContext, run } from "./context.ts"
+import { localContext } from "./context.ts"
 
 const source = "function greet() {\n  return \"hello\"\n}\n"
 
@@ -36,12 +37,12 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* run(Edit, { path: "a.ts", old_text: "\"hello\"", new_text: "\"hi\"" }, context),
+        yield* ToolCall.run(Edit, { path: "a.ts", old_text: "\"hello\"", new_text: "\"hi\"" }, context),
         "Successfully edited a.ts\n\n```diff\n- \"hello\"\n+ \"hi\"\n```"
       )
       assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), "function greet() {\n  return \"hi\"\n}\n")
       assert.strictEqual(
-        yield* run(Edit, { path: "a.ts", old_text: "greet() {\n  return", new_text: "greet(name) {\n  log(name)\n  return" }, context),
+        yield* ToolCall.run(Edit, { path: "a.ts", old_text: "greet() {\n  return", new_text: "greet(name) {\n  log(name)\n  return" }, context),
         "Successfully edited a.ts\n\n```diff\n- greet() {\n-   return\n+ greet(name) {\n+   log(name)\n+   return\n```"
       )
       assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), "function greet(name) {\n  log(name)\n  return \"hi\"\n}\n")
@@ -51,7 +52,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* failure(Edit, { path: "a.ts", old_text: "  xyz \nmore", new_text: "b" }, context),
+        yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "  xyz \nmore", new_text: "b" }, context),
         "old_text not found in a.ts. Make sure the text matches exactly, including whitespace."
       )
     }))
@@ -60,7 +61,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* failure(Edit, { path: "a.ts", old_text: "function greet() {\n    return \"hello\"", new_text: "x" }, context),
+        yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "function greet() {\n    return \"hello\"", new_text: "x" }, context),
         [
           "old_text not found in a.ts.",
           "The first line exists in the file, but the full match failed.",
@@ -74,7 +75,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* failure(Edit, { path: "a.ts", old_text: "class Greeter {}", new_text: "x" }, context),
+        yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "class Greeter {}", new_text: "x" }, context),
         [
           "old_text not found in a.ts.",
           "The text you're looking for doesn't appear in the file.",
@@ -88,7 +89,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "b.txt": "x = 1\ny = 2\nx = 1\n" })
       assert.strictEqual(
-        yield* failure(Edit, { path: "b.txt", old_text: "x = 1", new_text: "x = 3" }, context),
+        yield* ToolCall.failure(Edit, { path: "b.txt", old_text: "x = 1", new_text: "x = 3" }, context),
         "Found 2 occurrences of old_text in b.txt. Make the match unique by including more surrounding context."
       )
       assert.strictEqual(readFileSync(join(dir, "b.txt"), "utf8"), "x = 1\ny = 2\nx = 1\n")
@@ -98,11 +99,11 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* failure(Edit, { path: "a.ts", old_text: "greet", new_text: "greet" }, context),
+        yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "greet", new_text: "greet" }, context),
         "No changes made to a.ts. The replacement produced identical content."
       )
       assert.strictEqual(
-        yield* failure(Edit, { path: "missing.ts", old_text: "same", new_text: "same" }, context),
+        yield* ToolCall.failure(Edit, { path: "missing.ts", old_text: "same", new_text: "same" }, context),
         "No changes made to missing.ts. The replacement produced identical content."
       )
     }))
@@ -111,7 +112,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
-        yield* failure(Edit, { path: "a.ts", old_text: "", new_text: "x" }, context),
+        yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "", new_text: "x" }, context),
         "Invalid arguments for tool Edit: old_text: Expected a value with a length of at least 1"
       )
     }))
@@ -120,17 +121,17 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "sub/keep.txt": "" })
       assert.strictEqual(
-        yield* failure(Edit, { path: "missing.ts", old_text: "a", new_text: "b" }, context),
+        yield* ToolCall.failure(Edit, { path: "missing.ts", old_text: "a", new_text: "b" }, context),
         "File not found: missing.ts"
       )
-      assert.strictEqual(yield* failure(Edit, { path: "sub", old_text: "a", new_text: "b" }, context), "sub is a directory, not a file")
+      assert.strictEqual(yield* ToolCall.failure(Edit, { path: "sub", old_text: "a", new_text: "b" }, context), "sub is a directory, not a file")
     }))
 
   it.effect("says when the file is not UTF-8 text", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "bad.txt": Uint8Array.of(0x41, 0xff, 0xfe, 0x42) })
       assert.strictEqual(
-        yield* failure(Edit, { path: "bad.txt", old_text: "A", new_text: "B" }, context),
+        yield* ToolCall.failure(Edit, { path: "bad.txt", old_text: "A", new_text: "B" }, context),
         "Cannot read bad.txt: the file is not valid UTF-8 text (4 bytes)"
       )
     }))
@@ -139,7 +140,7 @@ describe("Edit", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({}, { confined: true })
       assert.strictEqual(
-        yield* failure(Edit, { path: "/outside-condukt-test/x.txt", old_text: "a", new_text: "b" }, context),
+        yield* ToolCall.failure(Edit, { path: "/outside-condukt-test/x.txt", old_text: "a", new_text: "b" }, context),
         "Path /outside-condukt-test/x.txt is outside allowed directories"
       )
     }))

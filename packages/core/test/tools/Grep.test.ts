@@ -1,9 +1,10 @@
 /** Grep through a real LocalSandbox, and on a sandbox without grep. */
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Sandbox from "../../src/Sandbox.ts"
 import { Grep } from "../../src/tools/Grep.ts"
-import { failure, localContext, makeContext, run } from "./context.ts"
+import { localContext } from "./context.ts"
 
 const files = {
   "a.txt": "hello\nHello world\nbye\n",
@@ -41,20 +42,20 @@ describe("Grep", () => {
   it.effect("lists matches as path:line_number: line", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)
-      assert.strictEqual(yield* run(Grep, { pattern: "hel+o" }, context), "a.txt:1: hello\nsub/b.md:1: say hello")
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "hel+o" }, context), "a.txt:1: hello\nsub/b.md:1: say hello")
       assert.strictEqual(
-        yield* run(Grep, { pattern: "hello", case_sensitive: false }, context),
+        yield* ToolCall.run(Grep, { pattern: "hello", case_sensitive: false }, context),
         "a.txt:1: hello\na.txt:2: Hello world\nsub/b.md:1: say hello"
       )
-      assert.strictEqual(yield* run(Grep, { pattern: "hello", glob: "**/*.md" }, context), "sub/b.md:1: say hello")
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "hello", glob: "**/*.md" }, context), "sub/b.md:1: say hello")
     }))
 
   it.effect("searches under path, reporting paths relative to the working directory", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)
-      assert.strictEqual(yield* run(Grep, { pattern: "hello", path: "sub" }, context), "sub/b.md:1: say hello")
-      assert.strictEqual(yield* run(Grep, { pattern: "^no", path: "sub/b.md" }, context), "sub/b.md:2: nothing")
-      assert.strictEqual(yield* failure(Grep, { pattern: "x", path: "missing" }, context), "Grep failed: File not found: missing")
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "hello", path: "sub" }, context), "sub/b.md:1: say hello")
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "^no", path: "sub/b.md" }, context), "sub/b.md:2: nothing")
+      assert.strictEqual(yield* ToolCall.failure(Grep, { pattern: "x", path: "missing" }, context), "Grep failed: File not found: missing")
     }))
 
   it.effect("keeps the listing within 50 KiB and says so", () =>
@@ -70,20 +71,20 @@ describe("Grep", () => {
         bytes += entry.length + 1
       }
       assert.strictEqual(expected.length, 50)
-      assert.strictEqual(yield* run(Grep, { pattern: "x" }, context), `${expected.join("\n")}\n\n(output truncated)`)
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "x" }, context), `${expected.join("\n")}\n\n(output truncated)`)
     }))
 
   it.effect("says when nothing matched", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)
-      assert.strictEqual(yield* run(Grep, { pattern: "zebra" }, context), "No matches for zebra")
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "zebra" }, context), "No matches for zebra")
     }))
 
   it.effect("says when more lines matched than the limit", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)
       assert.strictEqual(
-        yield* run(Grep, { pattern: "hello", case_sensitive: false, limit: 1 }, context),
+        yield* ToolCall.run(Grep, { pattern: "hello", case_sensitive: false, limit: 1 }, context),
         "a.txt:1: hello\n\n(only the first 1 matches are shown; narrow the pattern or raise limit)"
       )
     }))
@@ -91,8 +92,8 @@ describe("Grep", () => {
   it.effect("refuses an invalid regex with the same sentence on every sandbox", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)
-      assert.strictEqual(yield* failure(Grep, { pattern: "(unclosed" }, context), "Invalid regex: Unterminated group")
-      assert.strictEqual(yield* failure(Grep, { pattern: "a{2,1}" }, context), "Invalid regex: numbers out of order in {} quantifier")
+      assert.strictEqual(yield* ToolCall.failure(Grep, { pattern: "(unclosed" }, context), "Invalid regex: Unterminated group")
+      assert.strictEqual(yield* ToolCall.failure(Grep, { pattern: "a{2,1}" }, context), "Invalid regex: numbers out of order in {} quantifier")
     }))
 
   it.effect("refuses absurd limits in the schema", () =>
@@ -100,7 +101,7 @@ describe("Grep", () => {
       const { context } = yield* localContext(files)
       for (const limit of [0, -1, 1e9]) {
         assert.strictEqual(
-          yield* failure(Grep, { pattern: "x", limit }, context),
+          yield* ToolCall.failure(Grep, { pattern: "x", limit }, context),
           "Invalid arguments for tool Grep: limit: Expected a value between 1 and 10000"
         )
       }
@@ -115,7 +116,7 @@ describe("Grep", () => {
         exec: () => Effect.die("unused")
       })
       assert.strictEqual(
-        yield* failure(Grep, { pattern: "x" }, makeContext(bare)),
+        yield* ToolCall.failure(Grep, { pattern: "x" }, ToolCall.context(bare)),
         "Grep is not supported by the active sandbox"
       )
     }))

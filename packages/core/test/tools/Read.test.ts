@@ -2,10 +2,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Read } from "../../src/tools/Read.ts"
-import { failure, localContext, run } from "./context.ts"
+import { localContext } from "./context.ts"
 
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`)
 
@@ -40,38 +41,38 @@ describe("Read", () => {
   it.effect("returns the whole file raw, without line numbers", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": fiveLines, "empty.txt": "" })
-      assert.strictEqual(yield* run(Read, { path: "f.txt" }, context), fiveLines)
-      assert.strictEqual(yield* run(Read, { path: "empty.txt" }, context), "")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt" }, context), fiveLines)
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "empty.txt" }, context), "")
     }))
 
   it.effect("prefixes a requested window with the lines shown", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": fiveLines })
-      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 2, limit: 2 }, context), "(lines 2-3 of 5)\n\nline 2\nline 3")
-      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 4 }, context), "(lines 4-5 of 5)\n\nline 4\nline 5")
-      assert.strictEqual(yield* run(Read, { path: "f.txt", limit: 1 }, context), "(lines 1-1 of 5)\n\nline 1")
-      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 5, limit: 100 }, context), "(lines 5-5 of 5)\n\nline 5")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt", offset: 2, limit: 2 }, context), "(lines 2-3 of 5)\n\nline 2\nline 3")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt", offset: 4 }, context), "(lines 4-5 of 5)\n\nline 4\nline 5")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt", limit: 1 }, context), "(lines 1-1 of 5)\n\nline 1")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt", offset: 5, limit: 100 }, context), "(lines 5-5 of 5)\n\nline 5")
     }))
 
   it.effect("returns the raw file when the window covers all of it", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": fiveLines })
-      assert.strictEqual(yield* run(Read, { path: "f.txt", offset: 1, limit: 5 }, context), fiveLines)
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "f.txt", offset: 1, limit: 5 }, context), fiveLines)
     }))
 
   it.effect("shows the first 2,000 lines of a 3,000-line file and says so", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "big.txt": bigFile })
       assert.strictEqual(
-        yield* run(Read, { path: "big.txt" }, context),
+        yield* ToolCall.run(Read, { path: "big.txt" }, context),
         `(showing lines 1-2000 of 3000, output truncated)\n\n${numbered(1, 2000).join("\n")}`
       )
       assert.strictEqual(
-        yield* run(Read, { path: "big.txt", offset: 500 }, context),
+        yield* ToolCall.run(Read, { path: "big.txt", offset: 500 }, context),
         `(showing lines 500-2499 of 3000, output truncated)\n\n${numbered(500, 2499).join("\n")}`
       )
       assert.strictEqual(
-        yield* run(Read, { path: "big.txt", offset: 2500 }, context),
+        yield* ToolCall.run(Read, { path: "big.txt", offset: 2500 }, context),
         `(lines 2500-3000 of 3000)\n\n${numbered(2500, 3000).join("\n")}`
       )
     }))
@@ -81,7 +82,7 @@ describe("Read", () => {
       const line = "x".repeat(99)
       const { context } = yield* localContext({ "wide.txt": Array(1000).fill(line).join("\n") + "\n" })
       assert.strictEqual(
-        yield* run(Read, { path: "wide.txt" }, context),
+        yield* ToolCall.run(Read, { path: "wide.txt" }, context),
         `(showing lines 1-512 of 1000, output truncated)\n\n${Array(512).fill(line).join("\n")}`
       )
     }))
@@ -90,11 +91,11 @@ describe("Read", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": fiveLines, "one.txt": "only\n" })
       assert.strictEqual(
-        yield* failure(Read, { path: "f.txt", offset: 6 }, context),
+        yield* ToolCall.failure(Read, { path: "f.txt", offset: 6 }, context),
         "Cannot read f.txt: offset 6 is past the end of the file (5 lines)"
       )
       assert.strictEqual(
-        yield* failure(Read, { path: "one.txt", offset: 500 }, context),
+        yield* ToolCall.failure(Read, { path: "one.txt", offset: 500 }, context),
         "Cannot read one.txt: offset 500 is past the end of the file (1 line)"
       )
     }))
@@ -103,38 +104,38 @@ describe("Read", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "f.txt": fiveLines })
       assert.strictEqual(
-        yield* failure(Read, { path: "f.txt", offset: 0 }, context),
+        yield* ToolCall.failure(Read, { path: "f.txt", offset: 0 }, context),
         "Invalid arguments for tool Read: offset: Expected a value greater than or equal to 1"
       )
       for (const limit of [0, -5, 1e9]) {
         assert.strictEqual(
-          yield* failure(Read, { path: "f.txt", limit }, context),
+          yield* ToolCall.failure(Read, { path: "f.txt", limit }, context),
           "Invalid arguments for tool Read: limit: Expected a value between 1 and 2000"
         )
       }
       assert.strictEqual(
-        yield* failure(Read, { path: "f.txt", limit: 2.5 }, context),
+        yield* ToolCall.failure(Read, { path: "f.txt", limit: 2.5 }, context),
         "Invalid arguments for tool Read: limit: Expected an integer"
       )
-      assert.strictEqual(yield* failure(Read, {}, context), "Invalid arguments for tool Read: path: Missing key")
+      assert.strictEqual(yield* ToolCall.failure(Read, {}, context), "Invalid arguments for tool Read: path: Missing key")
     }))
 
   it.effect("returns images as base64 JSON, whatever the extension's case", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "dot.png": png, "photo.JPG": png, "a.webp": png })
       const data = btoa(String.fromCharCode(...png))
-      assert.deepStrictEqual(yield* run(Read, { path: "dot.png" }, context), { type: "image", media_type: "image/png", data })
-      assert.deepStrictEqual(yield* run(Read, { path: "photo.JPG" }, context), { type: "image", media_type: "image/jpeg", data })
-      assert.deepStrictEqual(yield* run(Read, { path: "a.webp" }, context), { type: "image", media_type: "image/webp", data })
+      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "dot.png" }, context), { type: "image", media_type: "image/png", data })
+      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "photo.JPG" }, context), { type: "image", media_type: "image/jpeg", data })
+      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "a.webp" }, context), { type: "image", media_type: "image/webp", data })
     }))
 
   it.effect("says when a file is missing, a directory, or not UTF-8 text", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "sub/keep.txt": "", "bad.txt": Uint8Array.of(0x41, 0xff, 0xfe, 0x42) })
-      assert.strictEqual(yield* failure(Read, { path: "missing.txt" }, context), "File not found: missing.txt")
-      assert.strictEqual(yield* failure(Read, { path: "sub" }, context), "sub is a directory, not a file")
+      assert.strictEqual(yield* ToolCall.failure(Read, { path: "missing.txt" }, context), "File not found: missing.txt")
+      assert.strictEqual(yield* ToolCall.failure(Read, { path: "sub" }, context), "sub is a directory, not a file")
       assert.strictEqual(
-        yield* failure(Read, { path: "bad.txt" }, context),
+        yield* ToolCall.failure(Read, { path: "bad.txt" }, context),
         "Cannot read bad.txt: the file is not valid UTF-8 text (4 bytes)"
       )
     }))
@@ -148,9 +149,9 @@ describe("Read", () => {
       mkdirSync(join(other, "d"))
       writeFileSync(join(other, "d", "secret.txt"), "no")
       const { dir, context } = yield* localContext({ "f.txt": "ok" }, { confined: true })
-      assert.strictEqual(yield* run(Read, { path: `${dir}/f.txt` }, context), "ok")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: `${dir}/f.txt` }, context), "ok")
       assert.strictEqual(
-        yield* failure(Read, { path: `${other}/d/secret.txt` }, context),
+        yield* ToolCall.failure(Read, { path: `${other}/d/secret.txt` }, context),
         `Path ${other}/d/secret.txt is outside allowed directories`
       )
     }))

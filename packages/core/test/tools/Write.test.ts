@@ -1,10 +1,11 @@
 /** Write through a real LocalSandbox: parents created, files overwritten, lines and UTF-8 bytes counted. */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Write } from "../../src/tools/Write.ts"
-import { failure, localContext, run } from "./context.ts"
+import { localContext } from "./context.ts"
 
 describe("Write", () => {
   it("describes itself and takes path and content", () => {
@@ -29,18 +30,18 @@ describe("Write", () => {
     Effect.gen(function*() {
       const { context, dir } = yield* localContext()
       assert.strictEqual(
-        yield* run(Write, { path: "deep/er/notes.txt", content: "héllo\nwörld\n" }, context),
+        yield* ToolCall.run(Write, { path: "deep/er/notes.txt", content: "héllo\nwörld\n" }, context),
         "Wrote deep/er/notes.txt (3 lines, 14 bytes)"
       )
       assert.strictEqual(readFileSync(join(dir, "deep/er/notes.txt"), "utf8"), "héllo\nwörld\n")
-      assert.strictEqual(yield* run(Write, { path: "emoji.txt", content: "😀" }, context), "Wrote emoji.txt (1 lines, 4 bytes)")
-      assert.strictEqual(yield* run(Write, { path: "empty.txt", content: "" }, context), "Wrote empty.txt (1 lines, 0 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "emoji.txt", content: "😀" }, context), "Wrote emoji.txt (1 lines, 4 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "empty.txt", content: "" }, context), "Wrote empty.txt (1 lines, 0 bytes)")
     }))
 
   it.effect("overwrites an existing file", () =>
     Effect.gen(function*() {
       const { context, dir } = yield* localContext({ "f.txt": "old content that is longer\n" })
-      assert.strictEqual(yield* run(Write, { path: "f.txt", content: "new" }, context), "Wrote f.txt (1 lines, 3 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "f.txt", content: "new" }, context), "Wrote f.txt (1 lines, 3 bytes)")
       assert.strictEqual(readFileSync(join(dir, "f.txt"), "utf8"), "new")
     }))
 
@@ -48,7 +49,7 @@ describe("Write", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({ "sub/keep.txt": "" })
       assert.strictEqual(
-        yield* failure(Write, { path: "sub", content: "x" }, context),
+        yield* ToolCall.failure(Write, { path: "sub", content: "x" }, context),
         "Cannot write to sub: sub is a directory, not a file"
       )
     }))
@@ -57,7 +58,7 @@ describe("Write", () => {
     Effect.gen(function*() {
       const { context } = yield* localContext({}, { confined: true })
       assert.strictEqual(
-        yield* failure(Write, { path: "/outside-condukt-test/x.txt", content: "x" }, context),
+        yield* ToolCall.failure(Write, { path: "/outside-condukt-test/x.txt", content: "x" }, context),
         "Path /outside-condukt-test/x.txt is outside allowed directories"
       )
     }))

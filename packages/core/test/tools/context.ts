@@ -1,29 +1,14 @@
 /**
  * Test helpers for the built-in tools: a real LocalSandbox on a fresh temporary directory (removed
- * when the test's scope closes), the call context a session would pass, and a way to run a tool
- * the way the Executor does (decode the model's input, then call).
+ * when the test's scope closes) and the call context a session would pass (`ToolCall.context`).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import { ToolCall } from "@condukt/testing"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import * as Sandbox from "../../src/Sandbox.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
-import type * as Tool from "../../src/Tool.ts"
-
-/** The context a session would give a tool call. */
-export const makeContext = (
-  sandbox: Sandbox.Service,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>> = {}
-): Tool.Context => ({
-  sessionId: "test",
-  agent: "test",
-  sandbox,
-  cwd: sandbox.cwd,
-  secrets,
-  assigns: {},
-  callId: "call_1"
-})
 
 /** A temporary directory holding `files` (relative path → content), deleted with the scope. */
 export const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
@@ -53,13 +38,5 @@ export const localContext = (
     const services = yield* Layer.build(
       LocalSandbox.layer(options.confined === true ? { cwd: dir, allowedPaths: [dir] } : { cwd: dir })
     )
-    return { dir, context: makeContext(Context.get(services, Sandbox.Sandbox), options.secrets) }
+    return { dir, context: ToolCall.context(Context.get(services, Sandbox.Sandbox), options.secrets ? { secrets: options.secrets } : {}) }
   })
-
-/** Decodes the model's input and calls the tool, as the Executor does. */
-export const run = <R>(tool: Tool.Tool<R>, input: unknown, context: Tool.Context) =>
-  Effect.flatMap(tool.decode(input), (args) => tool.call(args, context))
-
-/** The message of the failure the call ends with (the text the model reads after `Error: `). */
-export const failure = <R>(tool: Tool.Tool<R>, input: unknown, context: Tool.Context) =>
-  Effect.map(Effect.flip(run(tool, input, context)), (error) => (typeof error === "string" ? error : error.message))
