@@ -1,6 +1,7 @@
 export * as Agent from "./Agent.ts"
 export * as Condukt from "./Condukt.ts"
 export * as Executor from "./Executor.ts"
+export * as GlobPattern from "./GlobPattern.ts"
 export * as LocalSandbox from "./sandbox/Local.ts"
 export * as Loop from "./Loop.ts"
 export * as Message from "./Message.ts"

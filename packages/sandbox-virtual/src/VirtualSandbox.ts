@@ -21,11 +21,10 @@
  * (`maxFileSystemBytes`); read-write mounts write to the host and do not. The in-memory tree can
  * be exported (`snapshot`) and restored (`make({ snapshot })`), mounts excluded.
  */
-import { Sandbox } from "@condukt/core"
+import { GlobPattern, Sandbox } from "@condukt/core"
 import { Context, type Duration, Effect, Layer, Result } from "effect"
 import { InMemoryFs, MountableFs } from "just-bash"
 import * as FsError from "./internal/fsError.ts"
-import * as GlobPattern from "./internal/globPattern.ts"
 import * as HostMount from "./internal/hostMount.ts"
 import * as Layout from "./internal/layout.ts"
 import * as Search from "./internal/search.ts"
@@ -240,7 +239,8 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     const given = globOptions?.cwd ?? "."
     const base = yield* locateDirectory("glob", given, "list files in")
     const absolutePattern = pattern.startsWith("/")
-    const compiled = GlobPattern.compile(pattern.replace(/^(\.\/)+/, ""), { dot: true })
+    // Rooted at `/` below, so the pattern itself is relative to it.
+    const compiled = GlobPattern.make(absolutePattern ? pattern.replace(/^\/+/, "") : pattern, { dot: true })
     if (Result.isFailure(compiled)) {
       return yield* fail("glob", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
     }
@@ -261,7 +261,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     if (Result.isFailure(regex)) {
       return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: regex.failure }))
     }
-    const filter = GlobPattern.compile(grepOptions?.glob ?? "**/*", { dot: false })
+    const filter = GlobPattern.make(grepOptions?.glob ?? "**/*")
     if (Result.isFailure(filter)) {
       return yield* fail("grep", new Sandbox.InvalidPattern({ pattern: grepOptions?.glob ?? "", description: filter.failure }))
     }

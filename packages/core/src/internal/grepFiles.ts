@@ -1,7 +1,8 @@
 /**
  * grepFiles — the search behind `LocalSandbox.grep`: walk a directory (or take one file), keep
- * the regular files the glob filter admits, and report each line a JavaScript RegExp matches, in
- * path order, stopping once `limit` lines are found.
+ * the regular files the glob filter admits (a `GlobPattern`, so directories that cannot hold a
+ * match are never read), and report each line a JavaScript RegExp matches, in path order,
+ * stopping once `limit` lines are found.
  *
  * It refuses: symlinks (never followed, as ripgrep does by default, so a link cannot lead a search
  * out of an allowed directory), dot entries below the root unless the glob names them, and binary
@@ -17,8 +18,8 @@
  */
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
-import { Failed, PermissionDenied } from "../Sandbox.ts"
-import * as GlobMatch from "./globMatch.ts"
+import * as GlobPattern from "../GlobPattern.ts"
+import { Failed, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
 import * as LiteralSearch from "./literalSearch.ts"
 
 /** @since 0.1.0 @category models */
@@ -226,14 +227,14 @@ const errorCode = (error: unknown): string | undefined =>
 interface Directory {
   readonly absolute: string
   readonly relative: string
-  readonly state: GlobMatch.State
+  readonly state: GlobPattern.State
 }
 
 /** Regular files under `root` admitted by `glob`, as paths relative to `root`, unsorted. */
 const walk = (
   root: string,
   display: string,
-  glob: GlobMatch.GlobMatch
+  glob: GlobPattern.GlobPattern
 ): Effect.Effect<Array<string>, PermissionDenied | Failed> =>
   Effect.suspend(() => {
     const files: Array<string> = []
@@ -244,7 +245,7 @@ const walk = (
         if (entry.isDirectory()) {
           const state = glob.enter(directory.state, entry.name)
           if (state !== undefined) pending.push({ absolute: `${directory.absolute}/${entry.name}`, relative, state })
-        } else if (entry.isFile() && glob.matches(directory.state, entry.name, relative)) files.push(relative)
+        } else if (entry.isFile() && glob.matches(directory.state, entry.name)) files.push(relative)
       }
     }
     const start = Effect.try({
@@ -283,19 +284,26 @@ export interface Request {
   readonly report: (absolute: string) => string
 }
 
+/** The files under the root directory that the glob admits, absolute and in path order. */
+const filesUnder = (request: Request): Effect.Effect<Array<string>, PermissionDenied | Failed | InvalidPattern> => {
+  const glob = GlobPattern.make(request.glob)
+  if (Result.isFailure(glob)) return Effect.fail(new InvalidPattern({ pattern: request.glob, description: glob.failure }))
+  const prefix = request.root === "/" ? "" : request.root
+  return Effect.map(
+    walk(request.root, request.display, glob.success),
+    (files) => files.sort().map((relative) => `${prefix}/${relative}`)
+  )
+}
+
 /**
  * Searches per `request`, in path order, stopping at `limit` matching lines.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const search = (request: Request): Effect.Effect<Array<Match>, PermissionDenied | Failed> =>
+export const search = (request: Request): Effect.Effect<Array<Match>, PermissionDenied | Failed | InvalidPattern> =>
   Effect.gen(function*() {
-    const files = request.rootIsFile
-      ? [request.root]
-      : (yield* walk(request.root, request.display, GlobMatch.make(request.glob)))
-        .sort()
-        .map((relative) => `${request.root === "/" ? "" : request.root}/${relative}`)
+    const files = request.rootIsFile ? [request.root] : yield* filesUnder(request)
     const out: Array<Match> = []
     const chunk = Buffer.allocUnsafe(chunkBytes)
     let next = 0

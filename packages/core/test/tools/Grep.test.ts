@@ -96,6 +96,15 @@ describe("Grep", () => {
       assert.strictEqual(yield* ToolCall.failure(Grep, { pattern: "a{2,1}" }, context), "Invalid regex: numbers out of order in {} quantifier")
     }))
 
+  it.effect("refuses a glob filter it cannot compile, naming the glob", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "a.ts": "x\n" })
+      assert.strictEqual(
+        yield* ToolCall.failure(Grep, { pattern: "x", glob: "[z-a]*" }, context),
+        "Grep failed: Invalid pattern [z-a]*: Range out of order in character class"
+      )
+    }))
+
   it.effect("refuses absurd limits in the schema", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext(files)

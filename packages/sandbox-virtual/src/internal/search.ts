@@ -7,9 +7,9 @@
  * files in path order and stops at `limit` matching lines; it skips binary files (a NUL byte in
  * the first 8 KiB) and files a mount refuses to read (over its size cap), as ripgrep skips them.
  */
+import type { GlobPattern } from "@condukt/core"
 import { Effect } from "effect"
 import type { FsStat, IFileSystem } from "just-bash"
-import type { GlobPattern } from "./globPattern.ts"
 
 /** @since 0.1.0 @category models */
 export interface Match {
@@ -52,8 +52,9 @@ const list = (fs: IFileSystem, directory: string): Effect.Effect<ReadonlyArray<E
   )
 
 /**
- * The regular files below `start` (an absolute directory) that `pattern` admits, as paths
- * relative to the walk's root (`prefix` is `start` relative to it), sorted.
+ * The regular files below `start` (an absolute directory) that `glob` admits, as paths relative
+ * to the walk's root (`prefix` is `start` relative to it, literal directories of the pattern),
+ * sorted. Directories the pattern cannot match below are not listed.
  *
  * @since 0.1.0
  * @category combinators
@@ -62,20 +63,27 @@ export const files = (
   fs: IFileSystem,
   start: string,
   prefix: string,
-  pattern: GlobPattern
+  glob: GlobPattern.GlobPattern
 ): Effect.Effect<Array<string>> => {
   const found: Array<string> = []
-  const visit = (directory: string, relative: string): Effect.Effect<void> =>
+  const visit = (directory: string, relative: string, state: GlobPattern.State): Effect.Effect<void> =>
     Effect.flatMap(list(fs, directory), (entries) =>
       Effect.forEach(entries, ({ name, stat }) => {
         const path = join(relative, name)
         if (stat?.isDirectory === true && !stat.isSymbolicLink) {
-          return pattern.enters(path) ? visit(join(directory, name), path) : Effect.void
+          const inside = glob.enter(state, name)
+          return inside === undefined ? Effect.void : visit(join(directory, name), path, inside)
         }
-        if (stat?.isFile === true && !stat.isSymbolicLink && pattern.test(path)) found.push(path)
+        if (stat?.isFile === true && !stat.isSymbolicLink && glob.matches(state, name)) found.push(path)
         return Effect.void
       }, { discard: true }))
-  return Effect.map(visit(start, prefix), () => found.sort())
+  const state = prefix === ""
+    ? glob.root
+    : prefix.split("/").reduce<GlobPattern.State | undefined>(
+      (reached, name) => reached === undefined ? undefined : glob.enter(reached, name),
+      glob.root
+    )
+  return state === undefined ? Effect.succeed([]) : Effect.map(visit(start, prefix, state), () => found.sort())
 }
 
 /** Appends the lines of `text` that `regex` matches to `out`, until it holds `limit`. */
