@@ -103,15 +103,23 @@ const errorResult = (call: Call, content: string): Done => ({
   result: { callId: call.id, name: call.name, content: content.toWellFormed(), isError: true }
 })
 
-/** Encodes a successful output; a value JSON cannot encode is the tool's bug, reported as a crash. */
-const encode = (output: Tool.Output): { readonly text: string; readonly data?: unknown } => {
-  if (output === undefined) return { text: "" }
-  if (typeof output === "string") return { text: output }
-  if (output instanceof Tool.Structured) return { text: output.text, data: output.data }
+interface Encoded {
+  readonly text: string
+  readonly data?: unknown
+}
+
+/** Encodes a successful output; a value JSON cannot encode is the tool's bug: a defect. */
+const encode = (output: Tool.Output): Effect.Effect<Encoded> => {
+  if (output === undefined) return Effect.succeed({ text: "" })
+  if (typeof output === "string") return Effect.succeed({ text: output })
+  if (output instanceof Tool.Structured) return Effect.succeed({ text: output.text, data: output.data })
   if (output instanceof Tool.Assign) return encode(output.value)
-  const text = JSON.stringify(output)
-  if (text === undefined) throw new TypeError(`result is not JSON-encodable (${typeof output})`)
-  return { text }
+  return Effect.try({ try: () => JSON.stringify(output), catch: (cause) => cause }).pipe(
+    Effect.orDie,
+    Effect.flatMap((text) =>
+      text === undefined ? Effect.die(new TypeError(`the result is not JSON (${typeof output})`)) : Effect.succeed({ text })
+    )
+  )
 }
 
 const render = (
@@ -123,7 +131,7 @@ const render = (
   if (Exit.isSuccess(exit)) {
     if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
     const output = exit.value.value
-    return Effect.try(() => encode(output)).pipe(
+    return encode(output).pipe(
       Effect.map(({ data, text }): Done => ({
         result: {
           callId: call.id,

@@ -277,8 +277,12 @@ describe("Executor", () => {
   it.effect("describes a defect that is not an Error without [object Object]", () =>
     Effect.gen(function*() {
       const odd = Tool.make("odd", { description: "odd", parameters: NoArgs, call: () => Effect.die({ code: 7, why: ["x"] }) })
-      const { results } = yield* Executor.make([odd]).run(calls(["odd", {}]), context, {})
-      assert.strictEqual(results[0]!.content, `Tool odd crashed: {"code":7,"why":["x"]}`)
+      const big = Tool.make("big", { description: "big", parameters: NoArgs, call: () => Effect.succeed({ n: 1n } as never) })
+      const { results } = yield* Executor.make([odd, big]).run(calls(["odd", {}], ["big", {}]), context, {})
+      assert.deepStrictEqual(results.map((r) => r.content), [
+        `Tool odd crashed: {"code":7,"why":["x"]}`,
+        "Tool big crashed: Do not know how to serialize a BigInt"
+      ])
     }))
 
   it("rejects two tools with the same name", () => {
