@@ -1,6 +1,7 @@
 import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -315,6 +316,27 @@ describe("Session", () => {
       assert.deepStrictEqual((yield* session.history).map((m) => m._tag), ["UserMessage", "UserMessage", "AssistantMessage"])
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.delayed("1 hour", TestModel.text("too late")), TestModel.text("quick")]),
+      memorySandbox({})
+    ))))
+
+  it.effect("runs queue in the mailbox and run one at a time, in order", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(Agent.make({ name: "queue", model: "test:x" }))
+      const tags = yield* Effect.forkChild(
+        Stream.runCollect(session.events.pipe(Stream.take(10))),
+        { startImmediately: true }
+      )
+      const first = yield* Effect.forkChild(session.run("first"), { startImmediately: true })
+      const second = yield* Effect.forkChild(session.run("second"), { startImmediately: true })
+      yield* TestClock.adjust("1 second")
+      assert.deepStrictEqual([yield* Fiber.join(first), yield* Fiber.join(second)], ["slow", "fast"])
+      const events = yield* Fiber.join(tags)
+      assert.deepStrictEqual(
+        events.map((e) => e._tag === "AgentStart" ? `start ${e.prompt}` : e._tag === "AgentEnd" ? "end" : e._tag),
+        ["start first", "TurnStart", "TextDelta", "TurnEnd", "end", "start second", "TurnStart", "TextDelta", "TurnEnd", "end"]
+      )
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.delayed("1 second", TestModel.text("slow")), TestModel.text("fast")]),
       memorySandbox({})
     ))))
 })
