@@ -96,7 +96,7 @@ export interface Session {
   readonly run: (prompt: string) => Effect.Effect<string, RunError>
   /** Queues a run and streams its events, AgentStart to AgentEnd. */
   readonly stream: (prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
-  /** Every event of every run from now on. */
+  /** Every event of every run from now on; it ends when the session ends. */
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
@@ -283,7 +283,8 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
     )
   }
 
-  // Nobody waits forever: the running and queued runs of a session that ends fail with `reason`.
+  // Nobody waits forever: the running and queued runs of a session that ends fail with `reason`,
+  // their streams get their AgentEnd, and every event stream then ends.
   const shutdown = (reason: SessionStopped | SessionCrashed) =>
     Effect.gen(function*() {
       yield* Ref.set(stopped, true)
@@ -294,6 +295,7 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
           yield* emitter(command.runId)({ _tag: "AgentEnd", outcome: "aborted" })
         }
       }
+      yield* PubSub.shutdown(events)
     })
 
   const ended = yield* Deferred.make<void, SessionCrashed>()

@@ -171,9 +171,11 @@ describe("Session", () => {
       assert.deepStrictEqual(log, ["built"])
       yield* session.run("read")
       assert.strictEqual((yield* session.history).find((m) => m._tag === "ToolResultMessage")?.content, "own sandbox")
+      const events = yield* Effect.forkChild(Stream.runCollect(session.events), { startImmediately: true })
       yield* session.stop
       assert.deepStrictEqual(log, ["built", "released"])
       assert.strictEqual((yield* Effect.flip(session.run("again")))._tag, "SessionStopped")
+      assert.deepStrictEqual(yield* Fiber.join(events), [])
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.toolCall("read_file", { path: "a.txt" }), TestModel.text("read")]),
       memorySandbox({ "a.txt": "provided sandbox" })
