@@ -92,7 +92,7 @@ export interface StartOptions {
 export interface Session {
   readonly id: string
   readonly agent: string
-  /** Queues a run and waits for its final text. */
+  /** Queues a run and waits for its final text; interrupting the wait aborts or drops the run. */
   readonly run: (prompt: string) => Effect.Effect<string, RunError>
   /** Queues a run and streams its events, AgentStart to AgentEnd. */
   readonly stream: (prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
@@ -302,6 +302,8 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   const actor = Effect.forever(
     Effect.gen(function*() {
       const command = yield* Queue.take(mailbox)
+      // Its caller gave up while it was queued: it never starts.
+      if (yield* Deferred.isDone(command.done)) return
       const fiber = yield* Effect.forkChild(execute(command), { startImmediately: true })
       yield* Ref.set(running, { command, fiber })
       // If the actor itself is interrupted (the session closes), the run goes first, cleanup included.
@@ -344,7 +346,18 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
   const session: Session = {
     id,
     agent: agent.name,
-    run: (prompt) => Effect.flatMap(enqueue(prompt), (command) => Deferred.await(command.done)),
+    // The caller owns its run: interrupting the caller (a timeout, a closed scope) aborts the run
+    // if it is running and drops it if it is still queued.
+    run: (prompt) =>
+      Effect.flatMap(enqueue(prompt), (command) =>
+        Deferred.await(command.done).pipe(
+          Effect.onInterrupt(() =>
+            Effect.flatMap(Ref.get(running), (current) =>
+              current?.command === command
+                ? Fiber.interrupt(current.fiber)
+                : Deferred.fail(command.done, new RunAborted({ sessionId: id })))
+          )
+        )),
     stream: (prompt) =>
       Stream.unwrap(Effect.gen(function*() {
         const subscription = yield* PubSub.subscribe(events)

@@ -341,4 +341,32 @@ describe("Session", () => {
       TestModel.layer([TestModel.delayed("1 second", TestModel.text("slow")), TestModel.text("fast")]),
       memorySandbox({})
     ))))
+
+  it.effect("the caller owns its run: a timeout on run aborts it, and drops a run still queued", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(Agent.make({ name: "owned", model: "test:x" }))
+      const outcomes = yield* Effect.forkChild(
+        Stream.runCollect(session.events.pipe(
+          Stream.filter((e) => e._tag === "AgentStart" || e._tag === "AgentEnd"),
+          Stream.take(4)
+        )),
+        { startImmediately: true }
+      )
+      const slow = yield* Effect.forkChild(session.run("slow").pipe(Effect.timeout("1 second")), { startImmediately: true })
+      const queued = yield* Effect.forkChild(session.run("queued").pipe(Effect.timeout("500 millis")), { startImmediately: true })
+      yield* TestClock.adjust("500 millis")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(queued)))._tag, "TimeoutError")
+      yield* TestClock.adjust("500 millis")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(slow)))._tag, "TimeoutError")
+      assert.strictEqual(yield* session.run("next"), "answered")
+      const requests = yield* (yield* TestModel.TestModel).requests
+      assert.deepStrictEqual(requests.map((r) => r.messages.filter((m) => m._tag === "UserMessage").length), [1, 2])
+      assert.deepStrictEqual(
+        (yield* Fiber.join(outcomes)).map((e) => e._tag === "AgentStart" ? `start ${e.prompt}` : e._tag === "AgentEnd" ? e.outcome : ""),
+        ["start slow", "aborted", "start next", "completed"]
+      )
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.delayed("1 hour", TestModel.text("never")), TestModel.text("answered")]),
+      memorySandbox({})
+    ))))
 })
