@@ -1,10 +1,12 @@
 /**
  * Sessions — a registry of named sessions under a supervisor.
  *
- * Each session is a `one_for_one` child: a crash (a defect escaping a run) closes that session's
- * scope and, depending on its restart type (default `temporary`, as in Condukt), starts it again
- * under the same id with a fresh history. Other sessions never notice. Lookups always see the
- * current incarnation.
+ * Each session runs under a supervisor of its own, itself a temporary child of the registry's: a
+ * crash (a defect escaping a run) closes that session's scope and, depending on its restart type
+ * (default `temporary`, as in Condukt), starts it again under the same id with a fresh history. A
+ * session that keeps crashing exhausts its own supervisor's restart intensity and is dropped
+ * alone, so no session, however it fails, takes the registry or another session down. Lookups
+ * always see the current incarnation.
  */
 import { Context, Effect, Layer, Option, Ref, type Scope } from "effect"
 import type { Agent } from "./Agent.ts"
@@ -51,7 +53,7 @@ export class Sessions extends Context.Service<Sessions, Service>()("@condukt/cor
  */
 export const make = (options: Supervisor.Options = {}): Effect.Effect<Service, never, Scope.Scope> =>
   Effect.gen(function*() {
-    const supervisor = yield* Supervisor.make({ ...options, strategy: "one_for_one" })
+    const supervisor = yield* Supervisor.make({ strategy: "one_for_one" })
     const registry = yield* Ref.make(new Map<string, Session.Session>())
 
     const register = (session: Session.Session) =>
@@ -71,12 +73,26 @@ export const make = (options: Supervisor.Options = {}): Effect.Effect<Service, n
       start: <R>(agent: Agent<R>, startOptions: StartOptions = {}) =>
         Effect.gen(function*() {
           const id = startOptions.id ?? (yield* uuid7.make)
-          return yield* supervisor.startChild<Session.Session, Session.SandboxInitFailed | Model.ModelError, R>({
+          const restart = startOptions.restart ?? "temporary"
+          // The session's own supervisor ends with it: on its restart intensity, or (auto shutdown)
+          // when a session that is not restarted ends. The registry then forgets it (temporary).
+          yield* supervisor.startChild<Supervisor.Supervisor, Session.SandboxInitFailed | Model.ModelError | Supervisor.DuplicateChild, R>({
             id,
-            restart: startOptions.restart ?? "temporary",
-            start: Effect.tap(Session.start(agent, { ...startOptions, id }), register),
-            run: (session) => session.join
+            restart: "temporary",
+            start: Effect.gen(function*() {
+              const own = yield* Supervisor.make({ ...options, strategy: "one_for_one", autoShutdown: "any_significant" })
+              yield* own.startChild<Session.Session, Session.SandboxInitFailed | Model.ModelError, R>({
+                id,
+                restart,
+                significant: restart !== "permanent",
+                start: Effect.tap(Session.start(agent, { ...startOptions, id }), register),
+                run: (session) => session.join
+              })
+              return own
+            }),
+            run: (own) => own.join
           })
+          return yield* Effect.map(Ref.get(registry), (m) => m.get(id)!)
         }),
       whereis: (id) => Effect.map(Ref.get(registry), (m) => Option.fromNullishOr(m.get(id))),
       list: Effect.map(Ref.get(registry), (m) => [...m.keys()]),

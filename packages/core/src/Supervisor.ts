@@ -8,6 +8,7 @@
  * just the child, `one_for_all` every child, `rest_for_one` the child and those started after it
  * (stopped in reverse order, started in order). More than `maxRestarts` restarts within `period`
  * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides.
+ * With `autoShutdown`, significant children ending on their own end the supervisor, as in OTP.
  */
 import { Cause, Clock, type Context, Deferred, Duration, Effect, Exit, Fiber, Queue, Schema, Scope, Semaphore } from "effect"
 
@@ -30,6 +31,11 @@ export interface ChildSpec<A, E, R> {
   readonly run?: ((value: A) => Effect.Effect<unknown, unknown, R>) | undefined
   /** Default `permanent`. */
   readonly restart?: Restart | undefined
+  /**
+   * With `autoShutdown`, a significant child ending on its own (and not restarted) shuts the
+   * supervisor down. Only transient and temporary children can be significant, as in OTP.
+   */
+  readonly significant?: boolean | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -39,6 +45,11 @@ export interface Options {
   readonly maxRestarts?: number | undefined
   /** Default 5 seconds, as in OTP. */
   readonly period?: Duration.Input | undefined
+  /**
+   * OTP's `auto_shutdown`: `never` (default); `any_significant` shuts down when one significant
+   * child ends on its own; `all_significant` when the last significant child has.
+   */
+  readonly autoShutdown?: "never" | "any_significant" | "all_significant" | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -57,8 +68,8 @@ export interface Supervisor {
   /** Stops a child and removes it; unknown ids are ignored. */
   readonly terminateChild: (id: string) => Effect.Effect<void>
   readonly children: Effect.Effect<ReadonlyArray<ChildInfo>>
-  /** Waits for the supervisor to give up: fails with `RestartIntensityExceeded`. */
-  readonly join: Effect.Effect<never, RestartIntensityExceeded>
+  /** Waits for the supervisor to end: succeeds on an auto shutdown, fails when it gives up. */
+  readonly join: Effect.Effect<void, RestartIntensityExceeded>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -119,7 +130,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const scope = yield* Scope.Scope
   const lock = yield* Semaphore.make(1)
   const exits = yield* Queue.unbounded<Exited>()
-  const failed = yield* Deferred.make<never, RestartIntensityExceeded>()
+  const autoShutdown = options.autoShutdown ?? "never"
+  const ended = yield* Deferred.make<void, RestartIntensityExceeded>()
   let children: Array<Child> = []
   let restarts: Array<number> = []
 
@@ -174,6 +186,15 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const kind = restartOf(child)
       if (kind === "temporary" || (kind === "transient" && !abnormal)) {
         children = children.filter((c) => c !== child)
+        const significantLeft = children.some((c) => c.spec.significant === true)
+        if (
+          child.spec.significant === true &&
+          (autoShutdown === "any_significant" || (autoShutdown === "all_significant" && !significantLeft))
+        ) {
+          yield* stopAll(children)
+          children = []
+          yield* Deferred.succeed(ended, undefined)
+        }
         return
       }
       const now = yield* Clock.currentTimeMillis
@@ -182,7 +203,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         yield* stopAll(children)
         children = []
         return yield* Deferred.fail(
-          failed,
+          ended,
           new RestartIntensityExceeded({
             childId: child.spec.id,
             maxRestarts,
@@ -203,7 +224,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   yield* Effect.addFinalizer(() => lock.withPermits(1)(Effect.suspend(() => stopAll(children))))
   yield* Effect.forkIn(
     Effect.forever(Effect.flatMap(Queue.take(exits), (exited) => lock.withPermits(1)(handle(exited)))).pipe(
-      Effect.raceFirst(Deferred.await(failed))
+      Effect.raceFirst(Deferred.await(ended))
     ),
     scope,
     { startImmediately: true }
@@ -215,6 +236,9 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         const context = yield* Effect.context<R>()
         return yield* lock.withPermits(1)(Effect.gen(function*() {
           if (children.some((c) => c.spec.id === spec.id)) return yield* new DuplicateChild({ id: spec.id })
+          if (spec.significant === true && (spec.restart ?? "permanent") === "permanent") {
+            return yield* Effect.die(new TypeError(`Child ${spec.id}: a permanent child cannot be significant`))
+          }
           const child: Child = {
             spec: spec as unknown as ChildSpec<unknown, unknown, unknown>,
             context: context as Context.Context<unknown>,
@@ -238,7 +262,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
     children: Effect.sync(() =>
       children.map((c) => ({ id: c.spec.id, restart: restartOf(c), running: c.fiber !== undefined, starts: c.starts }))
     ),
-    join: Deferred.await(failed)
+    join: Deferred.await(ended)
   }
   return supervisor
 })

@@ -90,4 +90,24 @@ describe("Sessions", () => {
       yield* Scope.close(scope, Exit.void)
       assert.strictEqual(yield* Ref.get(released), 3)
     }).pipe(Effect.provide(TestModel.layer([]))))
+
+  it.effect("a session that keeps crashing is dropped alone when its own restart intensity runs out", () =>
+    Effect.gen(function*() {
+      const sessions = yield* Sessions.make({ maxRestarts: 2 })
+      const bystander = yield* sessions.start(agent, { id: "bystander", restart: "permanent" })
+      let current = yield* sessions.start(agent, { id: "flapping", restart: "permanent" })
+      for (let crash = 1; crash <= 3; crash++) {
+        assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
+        for (let i = 0; i < 100; i++) {
+          const found = yield* sessions.whereis("flapping")
+          if (crash === 3 ? Option.isNone(found) : Option.isSome(found) && found.value !== current) {
+            if (Option.isSome(found)) current = found.value
+            break
+          }
+          yield* Effect.yieldNow
+        }
+      }
+      assert.deepStrictEqual(yield* sessions.list, ["bystander"])
+      assert.strictEqual(yield* bystander.run("still fine"), "ok")
+    }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 })

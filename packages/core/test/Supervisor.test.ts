@@ -169,4 +169,42 @@ describe("Supervisor", () => {
       yield* Scope.close(scope, Exit.void)
       assert.deepStrictEqual(yield* probe.next(2), ["stop c", "stop a"])
     }))
+
+  it.effect("auto shutdown: any significant child ending on its own ends the supervisor", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ autoShutdown: "any_significant" })
+      yield* startAll(supervisor, [probe.child("worker"), { ...probe.child("job", "transient"), significant: true }])
+      yield* probe.next(2)
+      const joined = yield* Effect.forkChild(supervisor.join, { startImmediately: true })
+      yield* probe.order("job", "exit")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop job", "stop worker"])
+      yield* Fiber.join(joined)
+      assert.deepStrictEqual(yield* supervisor.children, [])
+    }))
+
+  it.effect("auto shutdown: all_significant waits for the last significant child", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ autoShutdown: "all_significant" })
+      yield* startAll(supervisor, [
+        { ...probe.child("a", "temporary"), significant: true },
+        { ...probe.child("b", "temporary"), significant: true },
+        probe.child("keeper")
+      ])
+      yield* probe.next(3)
+      yield* probe.order("a", "exit")
+      assert.deepStrictEqual(yield* probe.next(1), ["stop a"])
+      yield* probe.order("b", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop b", "stop keeper"])
+      yield* supervisor.join
+    }))
+
+  it.effect("a permanent child cannot be significant", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ autoShutdown: "any_significant" })
+      const exit = yield* Effect.exit(supervisor.startChild({ ...probe.child("p"), significant: true }))
+      assert.isTrue(Exit.isFailure(exit) && String(exit.cause).includes("Child p: a permanent child cannot be significant"))
+    }))
 })
