@@ -4,15 +4,16 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { exec, root } from "./support/exec.ts"
 
-// Every ```ts block of docs/ is a complete module: extract them and typecheck them with the repo.
+// Every ```ts block of the README and docs/ is a complete module: extract them and typecheck them.
 const extractDocExamples = () => {
   const out = path.join(root, ".docs-examples")
   fs.rmSync(out, { recursive: true, force: true })
   fs.mkdirSync(out)
   let count = 0
-  for (const file of fs.readdirSync(path.join(root, "docs"), { recursive: true, encoding: "utf8" })) {
+  const docs = fs.readdirSync(path.join(root, "docs"), { recursive: true, encoding: "utf8" }).map((file) => `docs/${file}`)
+  for (const file of ["README.md", ...docs]) {
     if (!file.endsWith(".md")) continue
-    const text = fs.readFileSync(path.join(root, "docs", file), "utf8")
+    const text = fs.readFileSync(path.join(root, file), "utf8")
     let n = 0
     for (const match of text.matchAll(/```ts\n([\s\S]*?)```/g)) {
       fs.writeFileSync(path.join(out, `${file.replace(/[/.]/g, "_")}_${++n}.ts`), match[1]!)
