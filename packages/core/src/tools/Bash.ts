@@ -33,10 +33,10 @@ const Parameters = Schema.Struct({
  */
 export const Bash = Tool.make("Bash", {
   description: [
-    "Execute a bash command in the working directory. Returns combined stdout/stderr,",
-    `truncated to ${MAX_LINES} lines or ${MAX_BYTES / 1024}KB, followed by the exit code when it is not 0.`,
-    "Every call starts a fresh shell: cd and export do not carry over to the next call.",
-    `Optionally provide a cwd and a timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}).`
+    "Runs a bash script in the working directory and returns everything it printed, stdout and stderr",
+    `interleaved, at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB, then its exit code unless that is 0.`,
+    "Each call gets a new shell, so cd, export and functions are gone by the next call.",
+    `cwd picks another directory; timeout is in seconds (${DEFAULT_TIMEOUT_SECONDS} unless given).`
   ].join(" "),
   parameters: Parameters,
   concurrent: false,

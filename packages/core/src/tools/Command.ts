@@ -53,11 +53,11 @@ const defaultName = (command: string): string =>
 
 const defaultDescription = (command: string): string =>
   [
-    `Run ${command} directly, without a shell: each element of args is passed to it verbatim,`,
-    "so quotes, globs, pipes, redirections and $(...) are not interpreted.",
-    `Returns combined stdout/stderr, truncated to ${MAX_LINES} lines or ${MAX_BYTES / 1024}KB,`,
-    "followed by the exit code when it is not 0.",
-    `Optionally provide a cwd and a timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}).`
+    `Runs ${command} itself, with no shell in between: every element of args reaches it unchanged,`,
+    "so quotes, globs, pipes, redirections and $(...) mean nothing special.",
+    `Returns what it printed, stdout and stderr interleaved, at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB,`,
+    "then its exit code unless that is 0.",
+    `cwd picks another directory; timeout is in seconds (${DEFAULT_TIMEOUT_SECONDS} unless given).`
   ].join(" ")
 
 const resolveCwd = (base: string, cwd: string | undefined): string =>

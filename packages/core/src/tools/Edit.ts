@@ -19,24 +19,22 @@ const Parameters = Schema.Struct({
   new_text: Schema.String.annotate({ description: "New text to replace the old text with" })
 })
 
-/** Why `old_text` did not match, judged from its first line (Condukt's three hints). */
+/** Why `old_text` did not match, judged from its first line (Condukt's three cases, our words). */
 const notFound = (path: string, content: string, oldText: string): string => {
   const firstLine = (oldText.split("\n")[0] ?? "").trim()
   if ([...firstLine].length < 5) {
-    return `old_text not found in ${path}. Make sure the text matches exactly, including whitespace.`
+    return `old_text not found in ${path}. Copy it from the file exactly, whitespace included.`
   }
   if (content.includes(firstLine)) {
     return [
       `old_text not found in ${path}.`,
-      "The first line exists in the file, but the full match failed.",
-      "This is often caused by whitespace differences (tabs vs spaces, trailing spaces, or line endings).",
-      "Use the Read tool to see the exact content."
+      "Its first line is in the file but what follows differs, most often in whitespace:",
+      "tabs against spaces, trailing spaces, or line endings. Use the Read tool and copy the passage exactly."
     ].join("\n")
   }
   return [
     `old_text not found in ${path}.`,
-    "The text you're looking for doesn't appear in the file.",
-    "Use the Read tool to check the current file contents."
+    "It does not appear in the file at all. Use the Read tool to see what the file holds now."
   ].join("\n")
 }
 
@@ -53,8 +51,9 @@ const diff = (oldText: string, newText: string): string => {
  */
 export const Edit = Tool.make("Edit", {
   description: [
-    "Edit a file by replacing exact text. The old_text must match exactly (including whitespace)",
-    "and occur exactly once; include surrounding lines to make it unique. Use this for precise, surgical edits."
+    "Changes a file by swapping one passage for another: old_text must occur in the file exactly once,",
+    "character for character, whitespace included (add neighbouring lines when it is not unique).",
+    "Answers with a diff of what changed."
   ].join(" "),
   parameters: Parameters,
   concurrent: false,

@@ -70,10 +70,10 @@ const formatText = (path: string, content: string, offset: number | undefined, l
  */
 export const Read = Tool.make("Read", {
   description: [
-    "Read the contents of a file. Supports text files and images (jpg, jpeg, png, gif, webp).",
-    "Text is returned as is, without line numbers; images as JSON with base64 data.",
-    `Text output is truncated to ${MAX_LINES} lines or ${MAX_BYTES / 1024}KB, whichever comes first;`,
-    "a header then says which lines are shown. Use offset/limit to read large files in chunks."
+    "Shows a file's text exactly as stored (no line numbers added).",
+    `One call returns at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB; when you get less than the whole file,`,
+    "a first line says which lines you have and how many there are, and offset and limit fetch the rest.",
+    "Pictures (jpg, jpeg, png, gif, webp) come back as JSON holding their base64 bytes."
   ].join(" "),
   parameters: Parameters,
   call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { sandbox }: Tool.Context) {

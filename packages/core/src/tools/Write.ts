@@ -22,8 +22,8 @@ const Parameters = Schema.Struct({
  */
 export const Write = Tool.make("Write", {
   description: [
-    "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does.",
-    "Automatically creates parent directories."
+    "Puts content into a file, replacing what it held;",
+    "a missing file, and any missing directories above it, are created."
   ].join(" "),
   parameters: Parameters,
   concurrent: false,

@@ -11,7 +11,7 @@ describe("Bash", () => {
     assert.strictEqual(Bash.concurrent, false)
     assert.strictEqual(
       Bash.description,
-      "Execute a bash command in the working directory. Returns combined stdout/stderr, truncated to 2000 lines or 50KB, followed by the exit code when it is not 0. Every call starts a fresh shell: cd and export do not carry over to the next call. Optionally provide a cwd and a timeout in seconds (default 120)."
+      "Runs a bash script in the working directory and returns everything it printed, stdout and stderr interleaved, at most 2000 lines and 50KB, then its exit code unless that is 0. Each call gets a new shell, so cd, export and functions are gone by the next call. cwd picks another directory; timeout is in seconds (120 unless given)."
     )
     assert.deepStrictEqual(Bash.parameters, {
       type: "object",

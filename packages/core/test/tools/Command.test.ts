@@ -48,9 +48,10 @@ describe("Command", () => {
   it("describes the command and says arguments bypass the shell", () => {
     assert.strictEqual(
       Command({ command: "git" }).description,
-      "Run git directly, without a shell: each element of args is passed to it verbatim, so quotes, globs, pipes, " +
-        "redirections and $(...) are not interpreted. Returns combined stdout/stderr, truncated to 2000 lines or 50KB, " +
-        "followed by the exit code when it is not 0. Optionally provide a cwd and a timeout in seconds (default 120)."
+      "Runs git itself, with no shell in between: every element of args reaches it unchanged, so quotes, globs, " +
+        "pipes, redirections and $(...) mean nothing special. Returns what it printed, stdout and stderr interleaved, " +
+        "at most 2000 lines and 50KB, then its exit code unless that is 0. cwd picks another directory; " +
+        "timeout is in seconds (120 unless given)."
     )
   })
 

@@ -15,7 +15,7 @@ describe("Edit", () => {
     assert.strictEqual(Edit.concurrent, false)
     assert.strictEqual(
       Edit.description,
-      "Edit a file by replacing exact text. The old_text must match exactly (including whitespace) and occur exactly once; include surrounding lines to make it unique. Use this for precise, surgical edits."
+      "Changes a file by swapping one passage for another: old_text must occur in the file exactly once, character for character, whitespace included (add neighbouring lines when it is not unique). Answers with a diff of what changed."
     )
     assert.deepStrictEqual(Edit.parameters, {
       type: "object",
@@ -53,7 +53,7 @@ describe("Edit", () => {
       const { context } = yield* localContext({ "a.ts": source })
       assert.strictEqual(
         yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "  xyz \nmore", new_text: "b" }, context),
-        "old_text not found in a.ts. Make sure the text matches exactly, including whitespace."
+        "old_text not found in a.ts. Copy it from the file exactly, whitespace included."
       )
     }))
 
@@ -64,9 +64,8 @@ describe("Edit", () => {
         yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "function greet() {\n    return \"hello\"", new_text: "x" }, context),
         [
           "old_text not found in a.ts.",
-          "The first line exists in the file, but the full match failed.",
-          "This is often caused by whitespace differences (tabs vs spaces, trailing spaces, or line endings).",
-          "Use the Read tool to see the exact content."
+          "Its first line is in the file but what follows differs, most often in whitespace:",
+          "tabs against spaces, trailing spaces, or line endings. Use the Read tool and copy the passage exactly."
         ].join("\n")
       )
     }))
@@ -78,8 +77,7 @@ describe("Edit", () => {
         yield* ToolCall.failure(Edit, { path: "a.ts", old_text: "class Greeter {}", new_text: "x" }, context),
         [
           "old_text not found in a.ts.",
-          "The text you're looking for doesn't appear in the file.",
-          "Use the Read tool to check the current file contents."
+          "It does not appear in the file at all. Use the Read tool to see what the file holds now."
         ].join("\n")
       )
       assert.strictEqual(readFileSync(join(dir, "a.ts"), "utf8"), source)

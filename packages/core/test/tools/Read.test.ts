@@ -24,7 +24,7 @@ describe("Read", () => {
     assert.strictEqual(Read.concurrent, true)
     assert.strictEqual(
       Read.description,
-      "Read the contents of a file. Supports text files and images (jpg, jpeg, png, gif, webp). Text is returned as is, without line numbers; images as JSON with base64 data. Text output is truncated to 2000 lines or 50KB, whichever comes first; a header then says which lines are shown. Use offset/limit to read large files in chunks."
+      "Shows a file's text exactly as stored (no line numbers added). One call returns at most 2000 lines and 50KB; when you get less than the whole file, a first line says which lines you have and how many there are, and offset and limit fetch the rest. Pictures (jpg, jpeg, png, gif, webp) come back as JSON holding their base64 bytes."
     )
     assert.deepStrictEqual(Read.parameters, {
       type: "object",

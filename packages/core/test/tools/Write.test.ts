@@ -13,7 +13,7 @@ describe("Write", () => {
     assert.strictEqual(Write.concurrent, false)
     assert.strictEqual(
       Write.description,
-      "Write content to a file. Creates the file if it doesn't exist, overwrites it if it does. Automatically creates parent directories."
+      "Puts content into a file, replacing what it held; a missing file, and any missing directories above it, are created."
     )
     assert.deepStrictEqual(Write.parameters, {
       type: "object",
