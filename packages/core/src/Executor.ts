@@ -50,7 +50,6 @@ export interface Options {
 
 /** @since 0.1.0 @category models */
 export interface Executor<R> {
-  readonly tools: ReadonlyMap<string, Tool.Tool<R>>
   readonly run: (
     calls: ReadonlyArray<Call>,
     context: Omit<Tool.Context, "callId" | "assigns">,
@@ -197,7 +196,6 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   }
 
   return {
-    tools: byName,
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
       const callContext = { ...context, assigns: snapshot }

@@ -8,7 +8,7 @@
  *
  * The contract refuses to guess: no encoding detection, no retries, no shell fallback for glob.
  */
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Result, Schema } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Reasons: facts about what went wrong, each with the fields a caller can act on
@@ -186,24 +186,25 @@ export interface EditResult {
 /** @since 0.1.0 @category models */
 export type MountMode = "read-only" | "read-write"
 
+/** The optional capabilities: a backend may lack them; the service always answers (NotSupported). */
+export interface Capabilities {
+  readonly glob: (pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>
+  readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<ReadonlyArray<GrepMatch>, SandboxError>
+  readonly mount: (hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>
+}
+
 /** What a backend must (and may) implement; `make` turns it into the full service. */
-export interface Primitives {
+export interface Primitives extends Partial<Capabilities> {
   readonly cwd: string
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, SandboxError>
   /** Writes the file, creating its parent directories. */
   readonly writeFile: (path: string, content: string | Uint8Array) => Effect.Effect<void, SandboxError>
   readonly exec: (command: string, options?: ExecOptions) => Effect.Effect<ExecResult, SandboxError>
-  readonly glob?: ((pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>) | undefined
-  readonly grep?: ((pattern: string, options?: GrepOptions) => Effect.Effect<ReadonlyArray<GrepMatch>, SandboxError>) | undefined
-  readonly mount?: ((hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>) | undefined
 }
 
 /** @since 0.1.0 @category models */
-export interface Service extends Omit<Primitives, "glob" | "grep" | "mount"> {
-  readonly glob: (pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>
-  readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<ReadonlyArray<GrepMatch>, SandboxError>
-  readonly mount: (hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>
-  /** The file as UTF-8 text; invalid UTF-8 fails with a `Failed` reason naming the byte offset. */
+export interface Service extends Omit<Primitives, keyof Capabilities>, Capabilities {
+  /** The file as UTF-8 text; invalid UTF-8 fails with a `Failed` reason giving the file's size. */
   readonly read: (path: string) => Effect.Effect<string, SandboxError>
   /** Replaces `oldText` by `newText` when it occurs exactly once; reports the count either way. */
   readonly edit: (path: string, oldText: string, newText: string) => Effect.Effect<EditResult, SandboxError>
@@ -224,7 +225,7 @@ export class Sandbox extends Context.Service<Sandbox, Service>()("@condukt/core/
 const decoder = new TextDecoder("utf-8", { fatal: true })
 const encoder = new TextEncoder()
 
-/** Decodes UTF-8 strictly; the failure names where the first bad byte is. */
+/** Decodes UTF-8 strictly; the failure names the file and its size. */
 export const decodeUtf8 = (method: string, path: string, bytes: Uint8Array): Effect.Effect<string, SandboxError> =>
   Effect.try({
     try: () => decoder.decode(bytes),
@@ -280,6 +281,43 @@ export const make = (primitives: Primitives): Service => {
  * @category layers
  */
 export const layer = (primitives: Primitives): Layer.Layer<Sandbox> => Layer.succeed(Sandbox, make(primitives))
+
+// ---------------------------------------------------------------------------------------------
+// What every backend shares: limits and the grep pattern dialect
+// ---------------------------------------------------------------------------------------------
+
+/** `glob`'s limit when none is given. */
+export const DEFAULT_GLOB_LIMIT = 1000
+/** `grep`'s limit when none is given. */
+export const DEFAULT_GREP_LIMIT = 200
+/** The largest `glob` or `grep` limit honoured. */
+export const MAX_LIMIT = 100_000
+
+/**
+ * A `glob` or `grep` limit as backends apply it: a limit is a request, so it is clamped to
+ * 1..`MAX_LIMIT`, never refused.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const clampLimit = (limit: number | undefined, fallback: number): number =>
+  limit === undefined || Number.isNaN(limit) ? fallback : Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)))
+
+// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the reason is what helps.
+const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
+
+/**
+ * `grep`'s pattern dialect, the same on every backend: a JavaScript RegExp, case-insensitive on
+ * request; the failure is the engine's reason alone (`Unterminated group`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const compilePattern = (pattern: string, caseSensitive: boolean): Result.Result<RegExp, string> =>
+  Result.try({
+    try: () => new RegExp(pattern, caseSensitive ? "" : "i"),
+    catch: (error) => (error instanceof Error ? error.message : String(error)).replace(v8Prefix, "")
+  })
 
 /** Converts a `Duration.Input` timeout to whole milliseconds. */
 export const timeoutMillis = (timeout: Duration.Input): number => Duration.toMillis(Duration.fromInputUnsafe(timeout))

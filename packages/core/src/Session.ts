@@ -340,6 +340,9 @@ const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptio
       if (yield* Ref.get(stopped)) return yield* new SessionStopped({ sessionId: id })
       const command: Command = { runId: yield* uuid7.make, prompt, done: yield* Deferred.make<string, RunError>() }
       yield* Queue.offer(mailbox, command)
+      // A shutdown between the check above and the offer has already drained the mailbox: this
+      // command would wait forever. The shutdown set `stopped` first, so looking again tells.
+      if (yield* Ref.get(stopped)) yield* Deferred.fail(command.done, new SessionStopped({ sessionId: id }))
       return command
     })
 

@@ -99,9 +99,6 @@ export interface Tool<out R = never> {
   readonly timeout: Duration.Duration | undefined
 }
 
-/** The requirements of a list of tools. */
-export type Requirements<T> = T extends ReadonlyArray<Tool<infer R>> ? R : never
-
 /** Options shared by both forms of `make`. */
 export interface Options<A, E extends Failure, R> {
   readonly description: string
@@ -256,7 +253,3 @@ export const structured = (text: string, data: unknown): Structured => new Struc
  * @category constructors
  */
 export const assign = (value: Output, patch: Readonly<Record<string, unknown>>): Assign => new Assign(value, patch)
-
-/** @since 0.1.0 @category guards */
-export const isTool = (u: unknown): u is Tool<unknown> =>
-  typeof u === "object" && u !== null && (u as { _tag?: unknown })._tag === "Tool"

@@ -101,17 +101,9 @@ export class VirtualSandbox extends Context.Service<VirtualSandbox, Service>()(
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const defaultGlobLimit = 1000
-const defaultGrepLimit = 200
-const maxLimit = 100_000
 /** just-bash's hardened `maxFileSystemBytes`, which its own option only applies to its default filesystem. */
 const defaultMaxFileSystemBytes = 128 * 1024 * 1024
 const encoder = new TextEncoder()
-// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the reason is what helps.
-const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
-
-const clampLimit = (limit: number | undefined, fallback: number): number =>
-  limit === undefined || Number.isNaN(limit) ? fallback : Math.min(maxLimit, Math.max(1, Math.floor(limit)))
 
 const executionLimits = (limits: Limits | undefined): Shell.ExecutionLimits => {
   const out: Shell.ExecutionLimits = {}
@@ -248,16 +240,12 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     const start = fs.resolvePath(root, compiled.success.base || ".")
     if ((yield* kindOf("glob", given, start, "list files in")) !== "directory") return []
     const found = yield* Search.files(fs, start, compiled.success.base, compiled.success)
-    const limited = found.slice(0, clampLimit(globOptions?.limit, defaultGlobLimit))
+    const limited = found.slice(0, Sandbox.clampLimit(globOptions?.limit, Sandbox.DEFAULT_GLOB_LIMIT))
     return absolutePattern ? limited.map((path) => `/${path}`) : limited
   })
 
   const grep = Effect.fn("VirtualSandbox.grep")(function*(pattern: string, grepOptions?: Sandbox.GrepOptions) {
-    const flags = grepOptions?.caseSensitive === false ? "i" : ""
-    const regex = Result.try({
-      try: () => new RegExp(pattern, flags),
-      catch: (error) => FsError.messageOf(error).replace(v8Prefix, "")
-    })
+    const regex = Sandbox.compilePattern(pattern, grepOptions?.caseSensitive ?? true)
     if (Result.isFailure(regex)) {
       return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: regex.failure }))
     }
@@ -274,7 +262,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     return yield* Search.grep(fs, {
       files,
       regex: regex.success,
-      limit: clampLimit(grepOptions?.limit, defaultGrepLimit),
+      limit: Sandbox.clampLimit(grepOptions?.limit, Sandbox.DEFAULT_GREP_LIMIT),
       report: (absolute) => (absolute.startsWith(inside) ? absolute.slice(inside.length) : absolute)
     })
   })

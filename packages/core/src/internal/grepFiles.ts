@@ -19,7 +19,7 @@
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
 import * as GlobPattern from "../GlobPattern.ts"
-import { Failed, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
+import { compilePattern, Failed, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
 import * as LiteralSearch from "./literalSearch.ts"
 
 /** @since 0.1.0 @category models */
@@ -53,28 +53,16 @@ const sliceDirectories = 64
  * @since 0.1.0
  * @category constructors
  */
-export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> => {
-  const flags = caseSensitive ? "" : "i"
-  const prefix = `Invalid regular expression: /${pattern}/${flags}: `
-  return Result.map(
-    Result.try({
-      try: () => new RegExp(pattern, flags),
-      catch: (error) => {
-        const message = error instanceof Error ? error.message : String(error)
-        return message.startsWith(prefix) ? message.slice(prefix.length) : message
-      }
-    }),
-    (line): Pattern => {
-      const literal = caseSensitive ? LiteralSearch.literalOf(pattern) : undefined
-      return {
-        required: literal === undefined ? undefined : LiteralSearch.make(literal),
-        scan: new RegExp(pattern, "gm" + flags),
-        line,
-        lineByLine: /\(\?<?[=!]/.test(pattern)
-      }
+export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> =>
+  Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => {
+    const literal = caseSensitive ? LiteralSearch.literalOf(pattern) : undefined
+    return {
+      required: literal === undefined ? undefined : LiteralSearch.make(literal),
+      scan: new RegExp(pattern, line.flags + "gm"),
+      line,
+      lineByLine: /\(\?<?[=!]/.test(pattern)
     }
-  )
-}
+  })
 
 const lineAt = (text: string, start: number, end: number): string =>
   end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end)

@@ -33,13 +33,6 @@ export interface Options {
 }
 
 const defaultTimeoutMs = 120_000
-const defaultGlobLimit = 1000
-const defaultGrepLimit = 200
-/** Glob and grep limits are clamped to 1..maxLimit rather than refused: a limit is a request. */
-const maxLimit = 100_000
-
-const clampLimit = (limit: number | undefined, fallback: number): number =>
-  limit === undefined || Number.isNaN(limit) ? fallback : Math.min(maxLimit, Math.max(1, Math.floor(limit)))
 
 const errnoOf = (error: PlatformError.PlatformError): string | undefined => {
   const cause = error.reason.cause
@@ -167,7 +160,7 @@ const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: strin
     catch: (cause) =>
       fail("glob", new Sandbox.Failed({ description: `Cannot list ${pattern} in ${given}: ${String(cause)}`, cause }))
   })
-  return found.sort().slice(0, clampLimit(globOptions?.limit, defaultGlobLimit))
+  return found.sort().slice(0, Sandbox.clampLimit(globOptions?.limit, Sandbox.DEFAULT_GLOB_LIMIT))
 })
 
 const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: string, grepOptions?: Sandbox.GrepOptions) {
@@ -187,7 +180,7 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
       display: given,
       glob: grepOptions?.glob ?? "**/*",
       pattern: compiled.success,
-      limit: clampLimit(grepOptions?.limit, defaultGrepLimit),
+      limit: Sandbox.clampLimit(grepOptions?.limit, Sandbox.DEFAULT_GREP_LIMIT),
       report: (absolute) => RealPath.isWithin(absolute, host.cwd) ? host.path.relative(host.cwd, absolute) : absolute
     }),
     (reason) => fail("grep", reason)

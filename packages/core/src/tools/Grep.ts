@@ -6,8 +6,9 @@
  * `Invalid regex: …` sentence on every sandbox. As with Glob, one match more than `limit` is asked
  * for so the model learns when it did not see everything, and the list obeys the output limit.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
 import { limitOutput } from "../internal/outputLimit.ts"
+import * as Sandbox from "../Sandbox.ts"
 import * as Tool from "../Tool.ts"
 import { fromSandbox, ToolError } from "./ToolError.ts"
 
@@ -28,14 +29,10 @@ const Parameters = Schema.Struct({
     .pipe(Schema.withDecodingDefaultKey(Effect.succeed(DEFAULT_LIMIT)))
 })
 
-// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the model needs the reason.
-const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
-
 const compile = (pattern: string, caseSensitive: boolean) =>
-  Effect.try({
-    try: () => new RegExp(pattern, caseSensitive ? "" : "i"),
-    catch: (error) =>
-      new ToolError({ message: `Invalid regex: ${(error instanceof Error ? error.message : String(error)).replace(v8Prefix, "")}` })
+  Result.match(Sandbox.compilePattern(pattern, caseSensitive), {
+    onSuccess: () => Effect.void,
+    onFailure: (reason) => Effect.fail(new ToolError({ message: `Invalid regex: ${reason}` }))
   })
 
 /**
