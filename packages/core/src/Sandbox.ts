@@ -319,5 +319,30 @@ export const compilePattern = (pattern: string, caseSensitive: boolean): Result.
     catch: (error) => (error instanceof Error ? error.message : String(error)).replace(v8Prefix, "")
   })
 
+/**
+ * The reason for a failed file operation on `path`, from its errno code; anything without a
+ * reason of its own is `Failed` with `description` (a backend words it, naming path and action).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const reasonOfErrno = (code: string | undefined, path: string, description: string, cause?: unknown): Reason => {
+  switch (code) {
+    case "ENOENT":
+      return new NotFound({ path })
+    case "EISDIR":
+      return new IsDirectory({ path })
+    case "EACCES":
+    case "EPERM":
+      return new PermissionDenied({ path })
+    case "EROFS":
+      return new ReadOnly({ path })
+    case "ELOOP":
+      return new TooManySymlinks({ path })
+    default:
+      return new Failed({ description, cause })
+  }
+}
+
 /** Converts a `Duration.Input` timeout to whole milliseconds. */
 export const timeoutMillis = (timeout: Duration.Input): number => Duration.toMillis(Duration.fromInputUnsafe(timeout))

@@ -19,15 +19,8 @@
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
 import * as GlobPattern from "../GlobPattern.ts"
-import { compilePattern, Failed, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
+import { compilePattern, Failed, type GrepMatch, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
 import * as LiteralSearch from "./literalSearch.ts"
-
-/** @since 0.1.0 @category models */
-export interface Match {
-  readonly path: string
-  readonly lineNumber: number
-  readonly line: string
-}
 
 /** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
@@ -68,7 +61,7 @@ const lineAt = (text: string, start: number, end: number): string =>
   end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end)
 
 /** Appends the matching lines of `text` to `out` until it holds `limit` matches. */
-const searchText = (text: string, pattern: Pattern, path: string, out: Array<Match>, limit: number): void => {
+const searchText = (text: string, pattern: Pattern, path: string, out: Array<GrepMatch>, limit: number): void => {
   const lastLineEnd = text.endsWith("\n") ? text.length - 1 : text.length
   if (text.length === 0) return
   if (pattern.lineByLine) {
@@ -117,7 +110,7 @@ const searchBytes = (
   required: LiteralSearch.Needle,
   pattern: Pattern,
   path: string,
-  out: Array<Match>,
+  out: Array<GrepMatch>,
   limit: number
 ): void => {
   const skip = hasByteOrderMark(bytes) ? 3 : 0
@@ -289,10 +282,10 @@ const filesUnder = (request: Request): Effect.Effect<Array<string>, PermissionDe
  * @since 0.1.0
  * @category combinators
  */
-export const search = (request: Request): Effect.Effect<Array<Match>, PermissionDenied | Failed | InvalidPattern> =>
+export const search = (request: Request): Effect.Effect<Array<GrepMatch>, PermissionDenied | Failed | InvalidPattern> =>
   Effect.gen(function*() {
     const files = request.rootIsFile ? [request.root] : yield* filesUnder(request)
-    const out: Array<Match> = []
+    const out: Array<GrepMatch> = []
     const chunk = Buffer.allocUnsafe(chunkBytes)
     let next = 0
     yield* inSlices(() => {

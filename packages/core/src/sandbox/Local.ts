@@ -50,17 +50,10 @@ const describe = (error: PlatformError.PlatformError): string => {
 
 /** Maps a filesystem failure on `given` (the path as the caller wrote it) to a reason. */
 const reasonOf = (error: PlatformError.PlatformError, given: string, action: string): Sandbox.Reason => {
-  const code = errnoOf(error)
-  if (code === "ENOENT" || (code === undefined && error.reason._tag === "NotFound")) {
-    return new Sandbox.NotFound({ path: given })
-  }
-  if (code === "EISDIR") return new Sandbox.IsDirectory({ path: given })
-  if (code === "EACCES" || code === "EPERM" || (code === undefined && error.reason._tag === "PermissionDenied")) {
-    return new Sandbox.PermissionDenied({ path: given })
-  }
-  if (code === "EROFS") return new Sandbox.ReadOnly({ path: given })
-  if (code === "ELOOP") return new Sandbox.TooManySymlinks({ path: given })
-  return new Sandbox.Failed({ description: `Cannot ${action} ${given}: ${describe(error)}`, cause: error })
+  // Without an errno code, Effect's own classification of the failure still tells the common two.
+  const code = errnoOf(error) ??
+    (error.reason._tag === "NotFound" ? "ENOENT" : error.reason._tag === "PermissionDenied" ? "EACCES" : undefined)
+  return Sandbox.reasonOfErrno(code, given, `Cannot ${action} ${given}: ${describe(error)}`, error)
 }
 
 const fail = (method: string, reason: Sandbox.Reason) => new Sandbox.SandboxError({ method, reason })

@@ -53,23 +53,10 @@ export const noSpace = (budgetBytes: number): string =>
  */
 export const reasonOf = (cause: unknown, given: string, action: string, budgetBytes: number): Sandbox.Reason => {
   const errno = errnoOf(cause)
-  switch (errno?.code) {
-    case "ENOENT":
-      return new Sandbox.NotFound({ path: given })
-    case "EISDIR":
-      return new Sandbox.IsDirectory({ path: given })
-    case "EROFS":
-      return new Sandbox.ReadOnly({ path: given })
-    case "EACCES":
-    case "EPERM":
-      return new Sandbox.PermissionDenied({ path: given })
-    case "ELOOP":
-      return new Sandbox.TooManySymlinks({ path: given })
-    case "ENOSPC":
-      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: ${noSpace(budgetBytes)}`, cause })
-    case "ENOTDIR":
-      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: not a directory`, cause })
-    default:
-      return new Sandbox.Failed({ description: `Cannot ${action} ${given}: ${errno?.description ?? messageOf(cause)}`, cause })
-  }
+  const why = errno?.code === "ENOSPC"
+    ? noSpace(budgetBytes)
+    : errno?.code === "ENOTDIR"
+    ? "not a directory"
+    : errno?.description ?? messageOf(cause)
+  return Sandbox.reasonOfErrno(errno?.code, given, `Cannot ${action} ${given}: ${why}`, cause)
 }

@@ -30,17 +30,7 @@ export const open = (hostPath: string, mode: Sandbox.MountMode): Effect.Effect<I
   const root = NodePath.resolve(hostPath)
   return Effect.tryPromise({
     try: () => NodeFs.promises.stat(root),
-    catch: (cause): Sandbox.Reason => {
-      switch (codeOf(cause)) {
-        case "ENOENT":
-          return new Sandbox.NotFound({ path: hostPath })
-        case "EACCES":
-        case "EPERM":
-          return new Sandbox.PermissionDenied({ path: hostPath })
-        default:
-          return new Sandbox.Failed({ description: `Cannot mount ${hostPath}: ${messageOf(cause)}`, cause })
-      }
-    }
+    catch: (cause) => Sandbox.reasonOfErrno(codeOf(cause), hostPath, `Cannot mount ${hostPath}: ${messageOf(cause)}`, cause)
   }).pipe(
     Effect.filterOrFail(
       (stat) => stat.isDirectory(),

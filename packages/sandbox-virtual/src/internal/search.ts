@@ -7,16 +7,9 @@
  * files in path order and stops at `limit` matching lines; it skips binary files (a NUL byte in
  * the first 8 KiB) and files a mount refuses to read (over its size cap), as ripgrep skips them.
  */
-import type { GlobPattern } from "@condukt/core"
+import type { GlobPattern, Sandbox } from "@condukt/core"
 import { Effect } from "effect"
 import type { FsStat, IFileSystem } from "just-bash"
-
-/** @since 0.1.0 @category models */
-export interface Match {
-  readonly path: string
-  readonly lineNumber: number
-  readonly line: string
-}
 
 interface Entry {
   readonly name: string
@@ -87,7 +80,7 @@ export const files = (
 }
 
 /** Appends the lines of `text` that `regex` matches to `out`, until it holds `limit`. */
-const searchText = (text: string, regex: RegExp, path: string, out: Array<Match>, limit: number): void => {
+const searchText = (text: string, regex: RegExp, path: string, out: Array<Sandbox.GrepMatch>, limit: number): void => {
   const lines = text.split("\n")
   if (lines[lines.length - 1] === "") lines.pop()
   for (let i = 0; i < lines.length && out.length < limit; i++) {
@@ -114,9 +107,9 @@ export interface GrepRequest {
  * @since 0.1.0
  * @category combinators
  */
-export const grep = (fs: IFileSystem, request: GrepRequest): Effect.Effect<Array<Match>> =>
+export const grep = (fs: IFileSystem, request: GrepRequest): Effect.Effect<Array<Sandbox.GrepMatch>> =>
   Effect.suspend(() => {
-    const out: Array<Match> = []
+    const out: Array<Sandbox.GrepMatch> = []
     let next = 0
     return Effect.as(
       Effect.whileLoop({

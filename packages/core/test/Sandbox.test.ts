@@ -1,0 +1,78 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Result } from "effect"
+import * as Sandbox from "../src/Sandbox.ts"
+
+/** Primitives over a Map: the least a backend must give. */
+const inMemory = (files: Map<string, Uint8Array>) =>
+  Sandbox.make({
+    cwd: "/",
+    readFile: (path) => {
+      const bytes = files.get(path)
+      return bytes === undefined
+        ? Effect.fail(new Sandbox.SandboxError({ method: "readFile", reason: new Sandbox.NotFound({ path }) }))
+        : Effect.succeed(bytes)
+    },
+    writeFile: (path, content) =>
+      Effect.sync(() => void files.set(path, typeof content === "string" ? new TextEncoder().encode(content) : content)),
+    exec: () => Effect.succeed({ output: "", exitCode: 0, truncated: false })
+  })
+
+describe("Sandbox", () => {
+  it.effect("derives read and edit from the primitives; edit writes only on exactly one occurrence", () =>
+    Effect.gen(function*() {
+      const files = new Map([["a.txt", new TextEncoder().encode("x y x")]])
+      const sandbox = inMemory(files)
+      assert.deepStrictEqual(yield* sandbox.edit("a.txt", "x", "z"), { occurrences: 2, content: "x y x" })
+      assert.deepStrictEqual(yield* sandbox.edit("a.txt", "q", "z"), { occurrences: 0, content: "x y x" })
+      assert.deepStrictEqual(yield* sandbox.edit("a.txt", "y", "w"), { occurrences: 1, content: "x w x" })
+      assert.strictEqual(yield* sandbox.read("a.txt"), "x w x")
+      files.set("bin", new Uint8Array([0xff, 0xfe]))
+      assert.strictEqual((yield* Effect.flip(sandbox.read("bin"))).message, "Cannot read bin: the file is not valid UTF-8 text (2 bytes)")
+    }))
+
+  it.effect("answers NotSupported for each optional capability a backend lacks", () =>
+    Effect.gen(function*() {
+      const sandbox = inMemory(new Map())
+      const messages = yield* Effect.all([
+        Effect.flip(sandbox.glob("*")),
+        Effect.flip(sandbox.grep("x")),
+        Effect.flip(sandbox.mount("/tmp", "/mnt", "read-only"))
+      ])
+      assert.deepStrictEqual(messages.map((e) => [e.reason._tag, e.message]), [
+        ["NotSupported", "The active sandbox does not support glob"],
+        ["NotSupported", "The active sandbox does not support grep"],
+        ["NotSupported", "The active sandbox does not support mount"]
+      ])
+    }))
+
+  it("clamps limits instead of refusing them", () => {
+    assert.deepStrictEqual(
+      [undefined, 0, -5, 2.7, 10 ** 9, Number.NaN].map((limit) => Sandbox.clampLimit(limit, Sandbox.DEFAULT_GREP_LIMIT)),
+      [200, 1, 1, 2, Sandbox.MAX_LIMIT, 200]
+    )
+  })
+
+  it("compiles grep patterns as JavaScript regexes and keeps only the engine's reason", () => {
+    const insensitive = Sandbox.compilePattern("hello", false)
+    assert.isTrue(Result.isSuccess(insensitive) && insensitive.success.test("HELLO"))
+    assert.deepStrictEqual(Sandbox.compilePattern("a/(b", true), Result.fail("Unterminated group"))
+  })
+
+  it("maps errno codes to reasons, with the backend's sentence for the rest", () => {
+    assert.deepStrictEqual(
+      ["ENOENT", "EISDIR", "EACCES", "EPERM", "EROFS", "ELOOP", "ENOTDIR", undefined].map((code) =>
+        Sandbox.reasonOfErrno(code, "a/b", "Cannot read a/b: not a directory").message
+      ),
+      [
+        "File not found: a/b",
+        "a/b is a directory, not a file",
+        "Permission denied: a/b",
+        "Permission denied: a/b",
+        "a/b is on a read-only filesystem",
+        "Path a/b cannot be resolved: too many levels of symbolic links",
+        "Cannot read a/b: not a directory",
+        "Cannot read a/b: not a directory"
+      ]
+    )
+  })
+})
