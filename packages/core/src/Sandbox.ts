@@ -274,6 +274,28 @@ export const make = (primitives: Primitives): Service => {
   }
 }
 
+const unused = (method: string) => () =>
+  Effect.die(new Error(`Sandbox.${method} was called on a no-op sandbox; give the test a real one`))
+
+/**
+ * A sandbox for tests that must have one but use none of it: every primitive dies saying so, the
+ * optional capabilities are absent. Pass the primitives a test does use.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeNoop = (primitives: Partial<Primitives> = {}): Service =>
+  make({ cwd: "/", readFile: unused("readFile"), writeFile: unused("writeFile"), exec: unused("exec"), ...primitives })
+
+/**
+ * `makeNoop` as a layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerNoop = (primitives: Partial<Primitives> = {}): Layer.Layer<Sandbox> =>
+  Layer.succeed(Sandbox, makeNoop(primitives))
+
 /**
  * A sandbox layer from primitives, for custom backends and tests.
  *

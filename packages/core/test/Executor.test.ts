@@ -5,11 +5,10 @@ import * as Executor from "../src/Executor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Tool from "../src/Tool.ts"
 
-const unused = () => Effect.die("the sandbox is not used in these tests")
 const context = {
   sessionId: "s1",
   agent: "tester",
-  sandbox: Sandbox.make({ cwd: "/", readFile: unused, writeFile: unused, exec: unused }),
+  sandbox: Sandbox.makeNoop(),
   cwd: "/",
   secrets: {}
 }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Result } from "effect"
+import { Cause, Effect, Exit, Result } from "effect"
 import * as Sandbox from "../src/Sandbox.ts"
 
 /** Primitives over a Map: the least a backend must give. */
@@ -43,6 +43,15 @@ describe("Sandbox", () => {
         ["NotSupported", "The active sandbox does not support grep"],
         ["NotSupported", "The active sandbox does not support mount"]
       ])
+    }))
+
+  it.effect("a no-op sandbox dies, naming the call, on any primitive a test did not give it", () =>
+    Effect.gen(function*() {
+      const sandbox = Sandbox.makeNoop({ cwd: "/work", exec: () => Effect.succeed({ output: "ok", exitCode: 0, truncated: false }) })
+      assert.deepStrictEqual(yield* sandbox.exec("true"), { output: "ok", exitCode: 0, truncated: false })
+      const exit = yield* Effect.exit(sandbox.read("a.txt"))
+      assert.isTrue(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("Sandbox.readFile was called on a no-op sandbox"))
+      assert.strictEqual((yield* Effect.flip(sandbox.glob("*"))).reason._tag, "NotSupported")
     }))
 
   it("clamps limits instead of refusing them", () => {

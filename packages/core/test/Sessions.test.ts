@@ -6,12 +6,7 @@ import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Sessions from "../src/Sessions.ts"
 
-const noSandbox = Sandbox.layer({
-  cwd: "/",
-  readFile: () => Effect.die("unused"),
-  writeFile: () => Effect.die("unused"),
-  exec: () => Effect.die("unused")
-})
+const noSandbox = Sandbox.layerNoop()
 
 /** A model that crashes (a defect, a bug) when the prompt says "crash" and answers "ok" otherwise. */
 const crashingModel = Layer.succeed(

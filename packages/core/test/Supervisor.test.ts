@@ -129,7 +129,7 @@ describe("Supervisor", () => {
     Effect.gen(function*() {
       const probe = yield* makeProbe
       const parent = yield* Supervisor.make()
-      const inner = yield* parent.startChild({
+      yield* parent.startChild({
         id: "inner",
         start: Effect.gen(function*() {
           const supervisor = yield* Supervisor.make({ maxRestarts: 0 })
@@ -139,7 +139,6 @@ describe("Supervisor", () => {
         run: (supervisor) => supervisor.join
       })
       assert.deepStrictEqual(yield* probe.next(1), ["start worker"])
-      void inner
       yield* probe.order("worker", "crash")
       assert.deepStrictEqual(yield* probe.next(2), ["stop worker", "start worker"])
       assert.deepStrictEqual((yield* parent.children).map((c) => [c.id, c.starts]), [["inner", 2]])

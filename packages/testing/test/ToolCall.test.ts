@@ -3,12 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Redacted, Schema } from "effect"
 import * as ToolCall from "../src/ToolCall.ts"
 
-const sandbox = Sandbox.make({
-  cwd: "/work",
-  readFile: () => Effect.die("unused"),
-  writeFile: () => Effect.die("unused"),
-  exec: () => Effect.die("unused")
-})
+const sandbox = Sandbox.makeNoop({ cwd: "/work" })
 
 const Divide = Tool.make("divide", {
   description: "Divides",

@@ -118,12 +118,7 @@ describe("Grep", () => {
 
   it.effect("says so when the sandbox cannot grep", () =>
     Effect.gen(function*() {
-      const bare = Sandbox.make({
-        cwd: "/",
-        readFile: () => Effect.die("unused"),
-        writeFile: () => Effect.die("unused"),
-        exec: () => Effect.die("unused")
-      })
+      const bare = Sandbox.makeNoop()
       assert.strictEqual(
         yield* ToolCall.failure(Grep, { pattern: "x" }, ToolCall.context(bare)),
         "Grep is not supported by the active sandbox"
