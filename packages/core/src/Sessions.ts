@@ -21,12 +21,25 @@ export interface StartOptions extends Session.StartOptions {
   readonly restart?: Supervisor.Restart | undefined
 }
 
+/**
+ * The restart intensity each session's own supervisor allows (the strategy is always one for
+ * one, and a session not restarted ends its supervisor, so neither is an option).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = Pick<Supervisor.Options, "maxRestarts" | "period">
+
+/** Why a session could not be started in the registry. */
+export type StartError =
+  | Session.SandboxInitFailed
+  | Model.ModelError
+  | Supervisor.DuplicateChild
+  | Supervisor.SupervisorStopped
+
 /** @since 0.1.0 @category models */
 export interface Service {
-  readonly start: <R>(
-    agent: Agent<R>,
-    options?: StartOptions
-  ) => Effect.Effect<Session.Session, Session.SandboxInitFailed | Model.ModelError | Supervisor.DuplicateChild, R>
+  readonly start: <R>(agent: Agent<R>, options?: StartOptions) => Effect.Effect<Session.Session, StartError, R>
   readonly whereis: (id: string) => Effect.Effect<Option.Option<Session.Session>>
   readonly list: Effect.Effect<ReadonlyArray<string>>
   readonly count: Effect.Effect<number>
@@ -42,7 +55,7 @@ export interface Service {
  */
 export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {
   /** A registry whose sessions live as long as the layer. */
-  static readonly layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.suspend(() => make()))
+  static readonly layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(Effect.suspend(() => make())))
 }
 
 /**
@@ -51,9 +64,12 @@ export class Sessions extends Context.Service<Sessions, Service>()("@condukt/cor
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Supervisor.Options = {}): Effect.Effect<Service, never, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
-    const supervisor = yield* Supervisor.make({ strategy: "one_for_one" })
+    // The registry's children are temporary, so its own intensity never counts; building it with
+    // the sessions' options checks them once, here.
+    const intensity = { maxRestarts: options.maxRestarts, period: options.period }
+    const supervisor = yield* Supervisor.make({ ...intensity, strategy: "one_for_one" })
     const registry = yield* Ref.make(new Map<string, Session.Session>())
 
     const register = (session: Session.Session) =>
@@ -76,11 +92,12 @@ export const make = (options: Supervisor.Options = {}): Effect.Effect<Service, n
           const restart = startOptions.restart ?? "temporary"
           // The session's own supervisor ends with it: on its restart intensity, or (auto shutdown)
           // when a session that is not restarted ends. The registry then forgets it (temporary).
-          yield* supervisor.startChild<Supervisor.Supervisor, Session.SandboxInitFailed | Model.ModelError | Supervisor.DuplicateChild, R>({
+          yield* supervisor.startChild<Supervisor.Supervisor, StartError, R>({
             id,
             restart: "temporary",
             start: Effect.gen(function*() {
-              const own = yield* Supervisor.make({ ...options, strategy: "one_for_one", autoShutdown: "any_significant" })
+              // Checked when the registry was made: this cannot fail.
+              const own = yield* Effect.orDie(Supervisor.make({ ...intensity, strategy: "one_for_one", autoShutdown: "any_significant" }))
               yield* own.startChild<Session.Session, Session.SandboxInitFailed | Model.ModelError, R>({
                 id,
                 restart,

@@ -9,8 +9,10 @@
  * (stopped in reverse order, started in order). More than `maxRestarts` restarts within `period`
  * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides.
  * With `autoShutdown`, significant children ending on their own end the supervisor, as in OTP.
+ * Closing the supervisor's scope stops its children in reverse start order, a restarted child
+ * keeping its place, as OTP does. A supervisor that has ended refuses new children.
  */
-import { Cause, Clock, type Context, Deferred, Duration, Effect, Exit, Fiber, Queue, Schema, Scope, Semaphore } from "effect"
+import { Cause, Clock, type Context, Deferred, Duration, Effect, Exit, Fiber, Option, Queue, Schema, Scope, Semaphore } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -63,8 +65,11 @@ export interface ChildInfo {
 
 /** @since 0.1.0 @category models */
 export interface Supervisor {
-  /** Starts and adds a child; its start error is returned and the child is not added. */
-  readonly startChild: <A, E, R>(spec: ChildSpec<A, E, R>) => Effect.Effect<A, E | DuplicateChild, R>
+  /**
+   * Starts and adds a child; its start error is returned and the child is not added. A supervisor
+   * that has ended (gave up, shut down, or its scope closed) refuses with `SupervisorStopped`.
+   */
+  readonly startChild: <A, E, R>(spec: ChildSpec<A, E, R>) => Effect.Effect<A, E | DuplicateChild | SupervisorStopped, R>
   /** Stops a child and removes it; unknown ids are ignored. */
   readonly terminateChild: (id: string) => Effect.Effect<void>
   readonly children: Effect.Effect<ReadonlyArray<ChildInfo>>
@@ -85,6 +90,34 @@ export class RestartIntensityExceeded extends Schema.TaggedError<RestartIntensit
 }) {
   override get message() {
     return `Supervisor gave up: child ${this.childId} needed more than ${this.maxRestarts} restarts within ${this.periodMs}ms`
+  }
+}
+
+/** Why a supervisor no longer takes children. */
+export type Ending = "gave up" | "shut down" | "closed"
+
+/** @since 0.1.0 @category errors */
+export class SupervisorStopped extends Schema.TaggedError<SupervisorStopped>()("SupervisorStopped", {
+  childId: Schema.String,
+  ending: Schema.Literals(["gave up", "shut down", "closed"])
+}) {
+  override get message() {
+    const why = this.ending === "gave up"
+      ? "it gave up after too many restarts"
+      : this.ending === "shut down"
+      ? "it shut down automatically"
+      : "its scope is closed"
+    return `Cannot start child ${this.childId}: the supervisor has stopped (${why})`
+  }
+}
+
+/** An option `make` cannot honour: a restart intensity that would never trip, for instance. */
+export class InvalidOptions extends Schema.TaggedError<InvalidOptions>()("InvalidOptions", {
+  option: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `Supervisor option ${this.option} ${this.description}`
   }
 }
 
@@ -117,6 +150,24 @@ interface Exited {
 
 const restartOf = (child: Child): Restart => child.spec.restart ?? "permanent"
 
+/** The restart intensity, checked: OTP wants a non-negative intensity and a positive period. */
+const intensity = (options: Options): Effect.Effect<{ readonly maxRestarts: number; readonly periodMs: number }, InvalidOptions> => {
+  const maxRestarts = options.maxRestarts ?? 3
+  if (!Number.isSafeInteger(maxRestarts) || maxRestarts < 0) {
+    return Effect.fail(new InvalidOptions({ option: "maxRestarts", description: `must be a whole number >= 0 (got ${maxRestarts})` }))
+  }
+  const periodMs = Option.match(Duration.fromInput(options.period ?? "5 seconds"), {
+    onNone: () => Number.NaN,
+    onSome: Duration.toMillis
+  })
+  if (!(periodMs > 0) || !Number.isFinite(periodMs)) {
+    return Effect.fail(
+      new InvalidOptions({ option: "period", description: `must be a finite duration above zero (got ${String(options.period)})` })
+    )
+  }
+  return Effect.succeed({ maxRestarts, periodMs })
+}
+
 /**
  * A supervisor living in the current scope, with `children` started in order.
  *
@@ -125,13 +176,17 @@ const restartOf = (child: Child): Restart => child.spec.restart ?? "permanent"
  */
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const strategy = options.strategy ?? "one_for_one"
-  const maxRestarts = options.maxRestarts ?? 3
-  const periodMs = Duration.toMillis(Duration.fromInputUnsafe(options.period ?? "5 seconds"))
+  const { maxRestarts, periodMs } = yield* intensity(options)
   const scope = yield* Scope.Scope
+  // Children's scopes and lives hang from this inner scope, closed only after the finalizer below
+  // has stopped every child in reverse start order: forked straight from `scope`, they would
+  // close first, in their own creation order (a restarted child first of all).
+  const lives = yield* Scope.fork(scope, "sequential")
   const lock = yield* Semaphore.make(1)
   const exits = yield* Queue.unbounded<Exited>()
   const autoShutdown = options.autoShutdown ?? "never"
   const ended = yield* Deferred.make<void, RestartIntensityExceeded>()
+  let ending: Ending | undefined
   let children: Array<Child> = []
   let restarts: Array<number> = []
 
@@ -142,7 +197,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       Effect.gen(function*() {
         const incarnation = ++child.incarnation
         child.starts++
-        const childScope = yield* Scope.fork(scope, "sequential")
+        const childScope = yield* Scope.fork(lives, "sequential")
         const started = yield* Effect.exit(restore(child.spec.start.pipe(Scope.provide(childScope), Effect.provideContext(child.context))))
         if (Exit.isFailure(started)) {
           yield* Scope.close(childScope, started)
@@ -157,7 +212,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             Effect.onInterrupt(() => Scope.close(childScope, Exit.void)),
             Effect.asVoid
           ),
-          scope,
+          lives,
           { startImmediately: true }
         )
         return started
@@ -191,6 +246,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           child.spec.significant === true &&
           (autoShutdown === "any_significant" || (autoShutdown === "all_significant" && !significantLeft))
         ) {
+          ending = "shut down"
           yield* stopAll(children)
           children = []
           yield* Deferred.succeed(ended, undefined)
@@ -200,6 +256,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const now = yield* Clock.currentTimeMillis
       restarts = [...restarts.filter((t) => now - t < periodMs), now]
       if (restarts.length > maxRestarts) {
+        ending = "gave up"
         yield* stopAll(children)
         children = []
         return yield* Deferred.fail(
@@ -221,7 +278,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       yield* Effect.forEach(again, restart, { discard: true })
     })
 
-  yield* Effect.addFinalizer(() => lock.withPermits(1)(Effect.suspend(() => stopAll(children))))
+  yield* Effect.addFinalizer(() =>
+    lock.withPermits(1)(Effect.suspend(() => {
+      ending ??= "closed"
+      return stopAll(children)
+    }))
+  )
   yield* Effect.forkIn(
     Effect.forever(Effect.flatMap(Queue.take(exits), (exited) => lock.withPermits(1)(handle(exited)))).pipe(
       Effect.raceFirst(Deferred.await(ended))
@@ -235,6 +297,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       Effect.gen(function*() {
         const context = yield* Effect.context<R>()
         return yield* lock.withPermits(1)(Effect.gen(function*() {
+          if (ending !== undefined) return yield* new SupervisorStopped({ childId: spec.id, ending })
           if (children.some((c) => c.spec.id === spec.id)) return yield* new DuplicateChild({ id: spec.id })
           if (spec.significant === true && (spec.restart ?? "permanent") === "permanent") {
             return yield* Effect.die(new TypeError(`Child ${spec.id}: a permanent child cannot be significant`))

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Queue, Scope } from "effect"
+import { type Duration, Effect, Exit, Fiber, Queue, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import * as Supervisor from "../src/Supervisor.ts"
 
@@ -84,10 +84,11 @@ describe("Supervisor", () => {
       assert.deepStrictEqual(yield* probe.next(1), ["stop tt"])
       yield* probe.order("x", "crash")
       assert.deepStrictEqual(yield* probe.next(1), ["stop x"])
-      // The supervisor removes x once it has handled the exit report that follows the stop.
-      for (let i = 0; i < 100 && (yield* supervisor.children).length > 2; i++) yield* Effect.yieldNow
+      // Exit reports are handled in order: once p's later exit has brought p back, x's is handled.
+      yield* probe.order("p", "exit")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop p", "start p"])
       assert.deepStrictEqual((yield* supervisor.children).map((c) => [c.id, c.restart, c.starts]), [
-        ["p", "permanent", 2],
+        ["p", "permanent", 3],
         ["t", "transient", 2]
       ])
     }))
@@ -197,6 +198,65 @@ describe("Supervisor", () => {
       yield* probe.order("b", "crash")
       assert.deepStrictEqual(yield* probe.next(2), ["stop b", "stop keeper"])
       yield* supervisor.join
+    }))
+
+  it.effect("closing the scope after a restart stops in reverse start order, the restarted child keeping its place", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const scope = yield* Scope.make()
+      const supervisor = yield* Supervisor.make().pipe(Scope.provide(scope))
+      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+      yield* probe.next(3)
+      yield* probe.order("a", "crash")
+      assert.deepStrictEqual(yield* probe.next(2), ["stop a", "start a"])
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(yield* probe.next(3), ["stop c", "stop b", "stop a"])
+    }))
+
+  it.effect("a supervisor that gave up refuses new children with a typed error", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const supervisor = yield* Supervisor.make({ maxRestarts: 0 })
+      yield* supervisor.startChild(probe.child("a"))
+      yield* probe.next(1)
+      yield* probe.order("a", "crash")
+      yield* Effect.flip(supervisor.join)
+      const refused = yield* Effect.flip(supervisor.startChild(probe.child("late")))
+      assert.strictEqual(refused.message, "Cannot start child late: the supervisor has stopped (it gave up after too many restarts)")
+      assert.deepStrictEqual(yield* supervisor.children, [])
+      assert.strictEqual(yield* Queue.size(probe.log), 1) // "stop a" only: "late" never started
+    }))
+
+  it.effect("a supervisor that shut down or whose scope closed refuses new children", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const auto = yield* Supervisor.make({ autoShutdown: "any_significant" })
+      yield* auto.startChild({ ...probe.child("job", "temporary"), significant: true })
+      yield* probe.next(1)
+      yield* probe.order("job", "exit")
+      yield* auto.join
+      assert.strictEqual(
+        (yield* Effect.flip(auto.startChild(probe.child("x")))).message,
+        "Cannot start child x: the supervisor has stopped (it shut down automatically)"
+      )
+      const scope = yield* Scope.make()
+      const closed = yield* Supervisor.make().pipe(Scope.provide(scope))
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(
+        (yield* Effect.flip(closed.startChild(probe.child("y")))).message,
+        "Cannot start child y: the supervisor has stopped (its scope is closed)"
+      )
+    }))
+
+  it.effect("a restart intensity that could never trip is refused", () =>
+    Effect.gen(function*() {
+      const refused = (options: Supervisor.Options) => Effect.map(Effect.flip(Supervisor.make(options)), (e) => e.message)
+      assert.strictEqual(yield* refused({ period: 0 }), "Supervisor option period must be a finite duration above zero (got 0)")
+      assert.strictEqual(yield* refused({ period: -5 }), "Supervisor option period must be a finite duration above zero (got -5)")
+      assert.strictEqual(yield* refused({ period: "forever" as Duration.Input }), "Supervisor option period must be a finite duration above zero (got forever)")
+      assert.strictEqual(yield* refused({ period: Infinity }), "Supervisor option period must be a finite duration above zero (got Infinity)")
+      assert.strictEqual(yield* refused({ maxRestarts: -1 }), "Supervisor option maxRestarts must be a whole number >= 0 (got -1)")
+      assert.strictEqual(yield* refused({ maxRestarts: 1.5 }), "Supervisor option maxRestarts must be a whole number >= 0 (got 1.5)")
     }))
 
   it.effect("a permanent child cannot be significant", () =>
