@@ -42,7 +42,7 @@ const agent = Agent.make({ name: "bench", model: "test:scripted", tools: [Noop] 
 
 const script = [...Array.from({ length: TURNS - 1 }, () => TestModel.toolCall("noop", {})), TestModel.text("done")]
 
-const check = (text: string) => {
+const check = ({ text }: { readonly text: string }) => {
   if (text !== "done") throw new Error(`unexpected final text: ${text}`)
 }
 
@@ -122,7 +122,7 @@ const aiSdk = async (): Promise<number> => {
     stopWhen: stepCountIs(TURNS)
   })
   const elapsed = performance.now() - start
-  check(result.text)
+  check(result)
   if (result.steps.length !== TURNS) throw new Error(`AI SDK made ${result.steps.length} steps, not ${TURNS}`)
   return elapsed
 }

@@ -17,7 +17,8 @@ const LineCount = Tool.make("line_count", {
 // failure turned into that call's error result.
 const message = Effect.gen(function*() {
   const sandbox = yield* Sandbox.Sandbox
-  return yield* Executor.make([...Tools.coding, LineCount]).run(
+  const executor = yield* Effect.fromResult(Executor.make([...Tools.coding, LineCount]))
+  return yield* executor.run(
     [
       { id: "1", name: "Write", input: { path: "notes.md", content: "# Notes\nhello\n" } },
       { id: "2", name: "line_count", input: { path: "notes.md" } },

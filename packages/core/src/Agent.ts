@@ -4,7 +4,9 @@
  * An agent is an inert value; `Session.start` runs it. Its type carries the services its tools
  * need (`R`), so a session started without them does not compile.
  */
-import type { Duration, Layer } from "effect"
+import type { Duration, Layer, Result } from "effect"
+import * as Executor from "./Executor.ts"
+import type * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
 import type * as Tool from "./Tool.ts"
 
@@ -21,6 +23,12 @@ export interface Agent<out R = never> {
   readonly maxTurns: number | undefined
   readonly toolTimeout: Duration.Input | undefined
   readonly toolConcurrency: number | undefined
+  /** Settings sent with every model request (a run's own settings win, key by key). */
+  readonly modelOptions: Model.Options | undefined
+  /** The tools compiled once for every session of this agent, or why they cannot be. */
+  readonly executor: Result.Result<Executor.Executor<R>, Executor.DuplicateToolName>
+  /** The tools as the model sees them. */
+  readonly specs: ReadonlyArray<Model.ToolSpec>
 }
 
 /** @since 0.1.0 @category models */
@@ -36,22 +44,31 @@ export interface Options<R> {
   readonly toolTimeout?: Duration.Input | undefined
   /** Most concurrent tool calls of one message at a time (default 8). */
   readonly toolConcurrency?: number | undefined
+  /** Settings sent with every model request (`temperature`, `maxTokens`…). */
+  readonly modelOptions?: Model.Options | undefined
 }
 
 /**
- * Describes an agent.
+ * Describes an agent. Its tools are compiled here, once; two tools sharing a name make every
+ * session of it fail to start with `DuplicateToolName`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <R = never>(options: Options<R>): Agent<R> => ({
-  _tag: "Agent",
-  name: options.name,
-  model: options.model,
-  system: options.system,
-  tools: options.tools ?? [],
-  sandbox: options.sandbox,
-  maxTurns: options.maxTurns,
-  toolTimeout: options.toolTimeout,
-  toolConcurrency: options.toolConcurrency
-})
+export const make = <R = never>(options: Options<R>): Agent<R> => {
+  const tools = options.tools ?? []
+  return {
+    _tag: "Agent",
+    name: options.name,
+    model: options.model,
+    system: options.system,
+    tools,
+    sandbox: options.sandbox,
+    maxTurns: options.maxTurns,
+    toolTimeout: options.toolTimeout,
+    toolConcurrency: options.toolConcurrency,
+    modelOptions: options.modelOptions,
+    executor: Executor.make(tools, { concurrency: options.toolConcurrency, timeout: options.toolTimeout }),
+    specs: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+  }
+}

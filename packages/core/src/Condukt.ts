@@ -7,7 +7,6 @@
  */
 import { Effect, Layer, type Scope, Stream } from "effect"
 import * as Agent from "./Agent.ts"
-import type * as Model from "./Model.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -22,7 +21,7 @@ import type * as Tool from "./Tool.ts"
 export const layer: Layer.Layer<never> = Layer.succeed(Session.DefaultSandbox, LocalSandbox.layer())
 
 /** @since 0.1.0 @category models */
-export interface RunOptions<R> extends Session.StartOptions {
+export interface RunOptions<R> extends Session.StartOptions, Session.RunOptions {
   readonly model: string
   readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
   readonly system?: string | undefined
@@ -33,11 +32,11 @@ export interface RunOptions<R> extends Session.StartOptions {
 const anonymous = <R>(options: RunOptions<R>) =>
   Agent.make<R>({ name: options.name ?? "anonymous", model: options.model, system: options.system, tools: options.tools })
 
-const transient = <R>(options: RunOptions<R>): Effect.Effect<Session.Session, Session.SandboxInitFailed | Model.ModelError, R | Scope.Scope> =>
+const transient = <R>(options: RunOptions<R>): Effect.Effect<Session.Session, Session.StartError, R | Scope.Scope> =>
   Session.start(anonymous(options), options)
 
 /**
- * Runs one prompt on a fresh session and returns the final text.
+ * Runs one prompt on a fresh session and returns its result.
  *
  * @since 0.1.0
  * @category constructors
@@ -45,8 +44,8 @@ const transient = <R>(options: RunOptions<R>): Effect.Effect<Session.Session, Se
 export const run = <R = never>(
   prompt: string,
   options: RunOptions<R>
-): Effect.Effect<string, Session.RunError | Session.SandboxInitFailed | Model.ModelError, R> =>
-  Effect.scoped(Effect.flatMap(transient(options), (session) => session.run(prompt))).pipe(
+): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R> =>
+  Effect.scoped(Effect.flatMap(transient(options), (session) => session.run(prompt, options))).pipe(
     Effect.withSpan("Condukt.run")
   )
 
@@ -59,5 +58,5 @@ export const run = <R = never>(
 export const stream = <R = never>(
   prompt: string,
   options: RunOptions<R>
-): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.SandboxInitFailed | Model.ModelError, R> =>
-  Stream.unwrap(Effect.map(transient(options), (session) => session.stream(prompt)))
+): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.StartError, R> =>
+  Stream.unwrap(Effect.map(transient(options), (session) => session.stream(prompt, options)))

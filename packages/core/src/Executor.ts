@@ -10,7 +10,7 @@
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
-import { Cause, Duration, Effect, Exit, Formatter, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
 import * as Tool from "./Tool.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -60,6 +60,18 @@ export interface Executor<R> {
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
 export const DEFAULT_TIMEOUT = Duration.minutes(10)
 export const DEFAULT_CONCURRENCY = 8
+
+/**
+ * Two tools of one executor share a name: the model could not tell which one it calls.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>()("DuplicateToolName", { name: Schema.String }) {
+  override get message() {
+    return `Two tools are named ${this.name}: tool names must be unique (rename one, or give a prefix)`
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Rendering: the exact texts a model reads
@@ -165,15 +177,15 @@ const crashed = (tool: Tool.Tool<unknown>, call: Call, cause: Cause.Cause<unknow
 // ---------------------------------------------------------------------------------------------
 
 /**
- * An executor over a fixed set of tools. Duplicate names are a definition error.
+ * An executor over a fixed set of tools, made once per agent; two tools with one name are refused.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {}): Executor<R> => {
+export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {}): Result.Result<Executor<R>, DuplicateToolName> => {
   const byName = new Map<string, Tool.Tool<R>>()
   for (const tool of tools) {
-    if (byName.has(tool.name)) throw new TypeError(`Duplicate tool name: ${tool.name}`)
+    if (byName.has(tool.name)) return Result.fail(new DuplicateToolName({ name: tool.name }))
     byName.set(tool.name, tool)
   }
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
@@ -195,7 +207,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     return invoke(tool, call, { ...context, callId: call.id })
   }
 
-  return {
+  return Result.succeed({
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
       const callContext = { ...context, assigns: snapshot }
@@ -224,5 +236,5 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
         }
       )
     }
-  }
+  })
 }

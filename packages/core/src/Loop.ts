@@ -6,11 +6,14 @@
  * Effect, no services, no clock: the Session actor drives it with the Model and the Executor, and
  * streaming and non-streaming runs share it.
  */
+import * as History from "./History.ts"
 import {
+  assistant,
   type AssistantMessage,
   type Message,
   text,
   type ToolCallPart,
+  toolCallPart,
   toolCalls,
   toolResult,
   type ToolResultMessage,
@@ -27,7 +30,7 @@ export type Status = "Idle" | "AwaitingCompletion" | "AwaitingTools"
 /** @since 0.1.0 @category models */
 export interface State {
   readonly system: string | undefined
-  readonly history: ReadonlyArray<Message>
+  readonly history: History.History
   readonly status: Status
   /** Model requests made in the current run. */
   readonly turn: number
@@ -39,7 +42,7 @@ export interface State {
 /** What the model is asked: the tools are the session's, so they travel separately. */
 export interface Request {
   readonly system: string | undefined
-  readonly messages: ReadonlyArray<Message>
+  readonly messages: History.History
 }
 
 /** @since 0.1.0 @category models */
@@ -83,11 +86,15 @@ export const DEFAULT_MAX_TURNS = 50
  */
 export const make = (options: {
   readonly system?: string | undefined
-  readonly history?: ReadonlyArray<Message> | undefined
+  readonly history?: Iterable<Message> | undefined
   readonly maxTurns?: number | undefined
 } = {}): State => ({
   system: options.system?.trim() ? options.system : undefined,
-  history: options.history ?? [],
+  history: options.history instanceof History.History
+    ? options.history
+    : options.history === undefined
+    ? History.empty()
+    : History.fromIterable(options.history),
   status: "Idle",
   turn: 0,
   maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
@@ -107,6 +114,28 @@ const request = (state: State): Step => ({
 })
 
 /**
+ * A model's reply is input too: two calls sharing an id (or a call without one) could not each get
+ * their own result, and a provider would refuse the history. The second `x` becomes `x_2` (then
+ * `x_3`…, skipping ids already taken), a missing id becomes `call_<position>`; unique ids pass
+ * through untouched, and the message is then recorded as renamed, so history and results agree.
+ */
+const withUniqueCallIds = (message: AssistantMessage): AssistantMessage => {
+  const seen = new Set<string>()
+  let renamed = false
+  const parts = message.parts.map((part, position) => {
+    if (part._tag !== "ToolCall") return part
+    const base = part.id === "" ? `call_${position + 1}` : part.id
+    let id = base
+    for (let n = 2; seen.has(id); n++) id = `${base}_${n}`
+    seen.add(id)
+    if (id === part.id) return part
+    renamed = true
+    return toolCallPart({ id, name: part.name, input: part.input })
+  })
+  return renamed ? assistant(parts) : message
+}
+
+/**
  * A new prompt starts a run: the first request of it.
  *
  * @since 0.1.0
@@ -117,7 +146,7 @@ export const submit = (state: State, prompt: string): Step =>
     ? rejected(state, "TurnInProgress")
     : request({
       ...state,
-      history: [...state.history, user(prompt)],
+      history: History.append(state.history, user(prompt)),
       status: "AwaitingCompletion",
       turn: 1,
       pending: []
@@ -129,10 +158,11 @@ export const submit = (state: State, prompt: string): Step =>
  * @since 0.1.0
  * @category transitions
  */
-export const receiveCompletion = (state: State, message: AssistantMessage): Step => {
+export const receiveCompletion = (state: State, reply: AssistantMessage): Step => {
   if (state.status !== "AwaitingCompletion") return rejected(state, "NotWaitingForCompletion")
+  const message = withUniqueCallIds(reply)
   const calls = toolCalls(message)
-  const history = [...state.history, message]
+  const history = History.append(state.history, message)
   return calls.length === 0
     ? { _tag: "Next", state: { ...state, history, status: "Idle", pending: [] }, action: { _tag: "Complete", text: text(message) } }
     : {
@@ -159,7 +189,7 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
     if (output === undefined) return rejected(state, "InvalidToolResults")
     results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError }))
   }
-  const history = [...state.history, ...results]
+  const history = History.append(state.history, ...results)
   if (state.turn >= state.maxTurns) {
     return rejected({ ...state, history, status: "Idle", pending: [] }, "MaxTurnsExceeded")
   }
@@ -175,10 +205,10 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
  */
 export const abort = (state: State, interruptedText: string): State => ({
   ...state,
-  history: [
-    ...state.history,
+  history: History.append(
+    state.history,
     ...state.pending.map((call) => toolResult({ callId: call.id, name: call.name, content: interruptedText, isError: true }))
-  ],
+  ),
   status: "Idle",
   pending: []
 })

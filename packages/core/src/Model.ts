@@ -7,7 +7,7 @@
  * fill. This module refuses to retry or translate: that is each provider's job.
  */
 import { Context, Effect, type JsonSchema, Layer, Schema, Stream } from "effect"
-import type { Message } from "./Message.ts"
+import type { History } from "./History.ts"
 import { assistant, type AssistantMessage, type AssistantPart, textPart, thinkingPart, toolCallPart } from "./Message.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -21,16 +21,27 @@ export interface ToolSpec {
   readonly parameters: JsonSchema.JsonSchema
 }
 
-/** @since 0.1.0 @category models */
+/** Settings of one request; a provider ignores those its vendor lacks. */
 export interface Options {
+  /** Most tokens the reply may have. */
   readonly maxTokens?: number | undefined
   readonly temperature?: number | undefined
+  readonly topP?: number | undefined
+  /** Texts that end the reply when the model writes them. */
+  readonly stopSequences?: ReadonlyArray<string> | undefined
+}
+
+/** Tokens counted by the provider. */
+export interface Usage {
+  readonly inputTokens: number
+  readonly outputTokens: number
 }
 
 /** @since 0.1.0 @category models */
 export interface Request {
   readonly system: string | undefined
-  readonly messages: ReadonlyArray<Message>
+  /** The whole conversation, an immutable view the session does not copy per request. */
+  readonly messages: History
   readonly tools: ReadonlyArray<ToolSpec>
   readonly options?: Options | undefined
 }
@@ -38,7 +49,11 @@ export interface Request {
 /** @since 0.1.0 @category models */
 export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "other"
 
-/** What a model streams. A tool call arrives whole, once its arguments are complete. */
+/**
+ * What a model streams. A tool call arrives whole, once its arguments are complete. `Usage` parts
+ * are increments: a reply's usage is the sum of its `Usage` parts (a provider reporting input
+ * tokens first and output tokens at the end sends two).
+ */
 export type Part =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ThinkingDelta"; readonly text: string }
@@ -165,5 +180,25 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
       out.push(toolCallPart(part))
     }
   }
-  return assistant(out)
+  // An array grown by push keeps spare capacity; the message lives as long as the session, so it
+  // keeps an exact-size copy.
+  return assistant(out.slice())
+}
+
+/**
+ * The usage of a reply: the sum of its `Usage` parts.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const usageOf = (parts: ReadonlyArray<Part>): Usage => {
+  let inputTokens = 0
+  let outputTokens = 0
+  for (const part of parts) {
+    if (part._tag === "Usage") {
+      inputTokens += part.inputTokens
+      outputTokens += part.outputTokens
+    }
+  }
+  return { inputTokens, outputTokens }
 }

@@ -1,75 +1,37 @@
 /**
  * Session — an agent running as a supervised actor.
  *
- * `start` builds what the session owns inside its own scope (its sandbox, its model, later its MCP
- * clients), then forks the actor: one fiber taking runs from a mailbox, in order, each driving the
- * pure `Loop` with the `Model` and the `Executor` and publishing `SessionEvent`s. Closing the
- * scope (`stop`, interruption, the program's end) releases everything in reverse order: the
- * running turn with its tools and their processes, then the sandbox. `abort` interrupts only the
- * running turn; the session stays usable.
+ * `start` builds what the session owns inside its own scope (its sandbox and model, later its MCP
+ * clients), then forks the actor: one fiber taking runs from a mailbox, in order. Each run is
+ * recorded as running before it can take its first step, so `abort`, a caller's interruption or a
+ * stream reader leaving always reach it; the run drives the pure `Loop` with the `Model` and the
+ * `Executor`, and the actor alone settles it (its result, its last events). Closing the scope
+ * (`stop`, interruption, the program's end) releases everything in reverse order: the running turn
+ * with its tools and their processes, then the sandbox. A defect escaping a run crashes the
+ * session: its scope is closed with the crash, so what it owns is released at once. `abort`
+ * interrupts only the running turn; the session stays usable.
  */
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, PubSub, Queue, type Redacted, Ref, Schema, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Redacted, Ref, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
-import * as Executor from "./Executor.ts"
+import * as History from "./History.ts"
+import { type Actor, drive, publish, type Run } from "./internal/actor.ts"
+import * as EventHub from "./internal/eventHub.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
 import * as Model from "./Model.ts"
 import * as Sandbox from "./Sandbox.ts"
-import * as SessionEvent from "./SessionEvent.ts"
+import {
+  type RunError,
+  RunAborted,
+  SandboxInitFailed,
+  SessionCrashed,
+  SessionStopped,
+  type StartError
+} from "./SessionError.ts"
+import type * as SessionEvent from "./SessionEvent.ts"
 
-// ---------------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------------
-
-/** @since 0.1.0 @category errors */
-export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>()("MaxTurnsExceeded", {
-  sessionId: Schema.String,
-  maxTurns: Schema.Int
-}) {
-  override get message() {
-    return `Session ${this.sessionId}: the run needed more than ${this.maxTurns} model requests (raise maxTurns or simplify the task)`
-  }
-}
-
-/** @since 0.1.0 @category errors */
-export class RunAborted extends Schema.TaggedError<RunAborted>()("RunAborted", { sessionId: Schema.String }) {
-  override get message() {
-    return `Session ${this.sessionId}: the run was aborted`
-  }
-}
-
-/** @since 0.1.0 @category errors */
-export class SessionStopped extends Schema.TaggedError<SessionStopped>()("SessionStopped", { sessionId: Schema.String }) {
-  override get message() {
-    return `Session ${this.sessionId} is stopped`
-  }
-}
-
-/** @since 0.1.0 @category errors */
-export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("SandboxInitFailed", {
-  agent: Schema.String,
-  description: Schema.String,
-  cause: Schema.optional(Schema.Defect())
-}) {
-  override get message() {
-    return `Agent ${this.agent}: the sandbox could not be built: ${this.description}`
-  }
-}
-
-/** A defect escaped a run (a bug, not a tool failure): the session is dead, as an OTP process would be. */
-export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("SessionCrashed", {
-  sessionId: Schema.String,
-  cause: Schema.Defect()
-}) {
-  override get message() {
-    const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `Session ${this.sessionId} crashed: ${cause}`
-  }
-}
-
-/** Why a run did not produce a final text. */
-export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | Model.ModelError
+export * from "./SessionError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -88,15 +50,47 @@ export interface StartOptions {
   readonly maxTurns?: number | undefined
 }
 
+/** @since 0.1.0 @category models */
+export interface RunOptions {
+  /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
+  readonly modelOptions?: Model.Options | undefined
+}
+
+/**
+ * What a completed run produced.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunResult {
+  /** The final reply's text. */
+  readonly text: string
+  /** Why the model ended its final reply. */
+  readonly finishReason: Model.FinishReason
+  /** Tokens of all the run's model requests, summed. */
+  readonly usage: Model.Usage
+  /** Model requests the run made. */
+  readonly turns: number
+  /** What the run added to the history after the prompt: replies and tool results, in order. */
+  readonly messages: ReadonlyArray<Message>
+}
+
 /** A running session. */
 export interface Session {
   readonly id: string
   readonly agent: string
-  /** Queues a run and waits for its final text; interrupting the wait aborts or drops the run. */
-  readonly run: (prompt: string) => Effect.Effect<string, RunError>
-  /** Queues a run and streams its events, AgentStart to AgentEnd. */
-  readonly stream: (prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
-  /** Every event of every run from now on; it ends when the session ends. */
+  /** Queues a run and waits for its result; interrupting the wait aborts or drops the run. */
+  readonly run: (prompt: string, options?: RunOptions) => Effect.Effect<RunResult, RunError>
+  /**
+   * Queues a run and streams its events, AgentStart to AgentEnd. The reader owns the run: the run
+   * waits when the reader falls behind, and a reader that stops early aborts it (or drops it
+   * while it is still queued).
+   */
+  readonly stream: (prompt: string, options?: RunOptions) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
+  /**
+   * Every event of every run from now on; it ends when the session ends. A reader that falls more
+   * than 1,024 events behind loses the oldest: observing never slows the session.
+   */
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
@@ -123,34 +117,10 @@ export const DefaultSandbox = Context.Reference<Layer.Layer<Sandbox.Sandbox, unk
 /** What a model reads for calls that were running when their turn was aborted. */
 export const ABORTED_RESULT = "Interrupted: the user aborted the run before this call finished"
 
-interface Command {
-  readonly runId: string
-  readonly prompt: string
-  readonly done: Deferred.Deferred<string, RunError>
-}
 
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
-
-// An agent is an immutable value: its executor and tool specs are made once, whatever the number
-// of sessions running it.
-interface Compiled<R> {
-  readonly executor: Executor.Executor<R>
-  readonly specs: ReadonlyArray<Model.ToolSpec>
-}
-const compiledAgents = new WeakMap<Agent<unknown>, Compiled<unknown>>()
-const compiled = <R>(agent: Agent<R>): Compiled<R> => {
-  // The entry was made from this very agent, so its executor needs exactly the agent's R.
-  const cached = compiledAgents.get(agent) as Compiled<R> | undefined
-  if (cached !== undefined) return cached
-  const entry: Compiled<R> = {
-    executor: Executor.make(agent.tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout }),
-    specs: agent.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
-  }
-  compiledAgents.set(agent, entry)
-  return entry
-}
 
 const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope.Scope) =>
   Effect.gen(function*() {
@@ -182,200 +152,181 @@ const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope
 export const start = <R>(
   agent: Agent<R>,
   options: StartOptions = {}
-): Effect.Effect<Session, SandboxInitFailed | Model.ModelError, R | Scope.Scope> =>
+): Effect.Effect<Session, StartError, R | Scope.Scope> =>
   Effect.gen(function*() {
-    const scope = yield* Scope.fork(yield* Scope.Scope)
-    return yield* make(agent, options, scope).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
+    const parent = yield* Scope.Scope
+    const scope = yield* Scope.fork(parent)
+    return yield* make(agent, options, scope, parent).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
   }).pipe(Effect.withSpan("Session.start", { attributes: { agent: agent.name } }))
 
-const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptions, scope: Scope.Closeable) {
+/** Builds what the session owns, in its scope, then forks the actor there. */
+const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptions, scope: Scope.Closeable, parent: Scope.Scope) {
+  const executor = yield* Effect.fromResult(agent.executor)
   const id = options.id ?? (yield* uuid7.make)
   const sandbox = yield* buildSandbox(agent, options, scope)
   const providedModel = yield* Effect.serviceOption(Model.Model)
   const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
-  const { executor, specs } = compiled(agent)
-  const toolContext = { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets: options.secrets ?? {} }
   const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
-
-  const mailbox = yield* Queue.unbounded<Command>()
-  const events = yield* PubSub.unbounded<SessionEvent.SessionEvent>()
-  const loop = yield* Ref.make(Loop.make({ system: agent.system, maxTurns }))
-  const assigns = yield* Ref.make<Readonly<Record<string, unknown>>>(options.assigns ?? {})
-  const seq = yield* Ref.make(0)
-  const running = yield* Ref.make<{ readonly command: Command; readonly fiber: Fiber.Fiber<string, RunError> } | undefined>(undefined)
-  const stopped = yield* Ref.make(false)
-
-  const emitter = (runId: string) => (payload: SessionEvent.Payload) =>
-    Effect.flatMap(
-      Ref.getAndUpdate(seq, (n) => n + 1),
-      // The payload is one member of the union; adding the base fields gives back that member.
-      (n) => PubSub.publish(events, { ...payload, sessionId: id, runId, seq: n } as SessionEvent.SessionEvent)
-    )
-
-  // One run: the loop driven to completion. The state is saved after every step, so an abort or a
-  // failure at any point leaves a history the next run can continue from.
-  const drive = Effect.fnUntraced(function*(runId: string, prompt: string) {
-    const emit = emitter(runId)
-    yield* emit({ _tag: "AgentStart", prompt })
-    let step = Loop.submit(yield* Ref.get(loop), prompt)
-    while (true) {
-      yield* Ref.set(loop, step.state)
-      if (step._tag === "Rejected") {
-        if (step.reason === "MaxTurnsExceeded") return yield* new MaxTurnsExceeded({ sessionId: id, maxTurns })
-        return yield* Effect.die(new Error(`Session ${id}: the loop rejected its own input (${step.reason})`))
-      }
-      const action = step.action
-      if (action._tag === "Complete") return action.text
-      if (action._tag === "Request") {
-        yield* emit({ _tag: "TurnStart", turn: action.turn })
-        const parts: Array<Model.Part> = []
-        yield* Stream.runForEach(model.stream({ ...action.request, tools: specs }), (part) => {
-          parts.push(part)
-          if (part._tag === "TextDelta") return emit({ _tag: "TextDelta", text: part.text })
-          if (part._tag === "ThinkingDelta") return emit({ _tag: "ThinkingDelta", text: part.text })
-          return Effect.void
-        })
-        const usage = parts.find((p) => p._tag === "Usage")
-        yield* emit({
-          _tag: "TurnEnd",
-          turn: action.turn,
-          inputTokens: usage?.inputTokens ?? 0,
-          outputTokens: usage?.outputTokens ?? 0
-        })
-        step = Loop.receiveCompletion(step.state, Model.toMessage(parts))
-      } else {
-        for (const call of action.calls) {
-          yield* emit({ _tag: "ToolCall", callId: call.id, name: call.name, input: call.input })
-        }
-        const outcome = yield* executor.run(action.calls, toolContext, yield* Ref.get(assigns))
-        yield* Ref.set(assigns, outcome.assigns)
-        for (const r of outcome.results) {
-          yield* emit({
-            _tag: "ToolResult",
-            callId: r.callId,
-            name: r.name,
-            content: r.content,
-            isError: r.isError,
-            ...(r.data === undefined ? {} : { data: r.data })
-          })
-        }
-        step = Loop.receiveToolOutputs(step.state, outcome.results)
-      }
-    }
-  })
-
-  const settle = Ref.update(loop, (state) => Loop.abort(state, ABORTED_RESULT))
-
-  const execute = (command: Command) => {
-    const emit = emitter(command.runId)
-    return drive(command.runId, command.prompt).pipe(
-      Effect.tap(() => emit({ _tag: "AgentEnd", outcome: "completed" })),
-      Effect.tapError((error) =>
-        settle.pipe(
-          Effect.andThen(emit({ _tag: "Error", message: error.message })),
-          Effect.andThen(emit({ _tag: "AgentEnd", outcome: "failed" }))
-        )
-      ),
-      Effect.onInterrupt(() =>
-        settle.pipe(Effect.andThen(emit({ _tag: "AgentEnd", outcome: "aborted" })))
-      ),
-      Effect.withSpan("Session.run", { attributes: { sessionId: id, runId: command.runId } })
-    )
+  const actor: Actor<R> = {
+    id,
+    agent,
+    scope,
+    parent,
+    model,
+    executor,
+    toolContext: { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets: options.secrets ?? {} },
+    maxTurns,
+    mailbox: yield* Queue.unbounded<Run>(),
+    hub: EventHub.make(),
+    loop: yield* Ref.make(Loop.make({ system: agent.system, maxTurns })),
+    assigns: yield* Ref.make<Readonly<Record<string, unknown>>>(options.assigns ?? {}),
+    ended: yield* Deferred.make<void, SessionCrashed>(),
+    seq: 0,
+    running: undefined,
+    stopped: false
   }
-
-  // Nobody waits forever: the running and queued runs of a session that ends fail with `reason`,
-  // their streams get their AgentEnd, and every event stream then ends.
-  const shutdown = (reason: SessionStopped | SessionCrashed) =>
-    Effect.gen(function*() {
-      yield* Ref.set(stopped, true)
-      const interrupted = yield* Ref.getAndSet(running, undefined)
-      const queued = yield* Queue.clear(mailbox)
-      for (const command of interrupted === undefined ? queued : [interrupted.command, ...queued]) {
-        if (yield* Deferred.fail(command.done, reason)) {
-          yield* emitter(command.runId)({ _tag: "AgentEnd", outcome: "aborted" })
-        }
-      }
-      yield* PubSub.shutdown(events)
-    })
-
-  const ended = yield* Deferred.make<void, SessionCrashed>()
-  const actor = Effect.forever(
-    Effect.gen(function*() {
-      const command = yield* Queue.take(mailbox)
-      // Its caller gave up while it was queued: it never starts.
-      if (yield* Deferred.isDone(command.done)) return
-      const fiber = yield* Effect.forkChild(execute(command), { startImmediately: true })
-      yield* Ref.set(running, { command, fiber })
-      // If the actor itself is interrupted (the session closes), the run goes first, cleanup included.
-      const exit = yield* Fiber.await(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
-      if (Exit.isFailure(exit) && Cause.hasDies(exit.cause)) {
-        // Let it crash: the session's state may be inconsistent; its supervisor decides what next.
-        const crashed = new SessionCrashed({ sessionId: id, cause: Cause.squash(exit.cause) })
-        yield* shutdown(crashed)
-        return yield* crashed
-      }
-      yield* Ref.set(running, undefined)
-      yield* Deferred.done(
-        command.done,
-        Exit.isFailure(exit) && !Exit.hasFails(exit) && Exit.hasInterrupts(exit) ? Exit.fail(new RunAborted({ sessionId: id })) : exit
-      )
-    })
-  )
-
-  // Runs after the actor is interrupted (finalizers run in reverse order).
+  // Runs after the actor fiber is interrupted (finalizers run in reverse order).
   yield* Scope.addFinalizer(
     scope,
-    Effect.suspend(() => shutdown(new SessionStopped({ sessionId: id }))).pipe(
-      Effect.andThen(Deferred.succeed(ended, undefined))
+    Effect.suspend(() => shutdown(actor, new SessionStopped({ sessionId: id }))).pipe(
+      Effect.andThen(Deferred.succeed(actor.ended, undefined))
     )
   )
-  yield* Effect.forkIn(
-    Effect.catch(actor, (crashed) => Deferred.fail(ended, crashed)),
-    scope,
-    { startImmediately: true }
+  yield* Effect.forkIn(Effect.forever(Effect.flatMap(Queue.take(actor.mailbox), (run) => serve(actor, run))), scope, {
+    startImmediately: true
+  })
+  return handle(actor)
+})
+
+// ---------------------------------------------------------------------------------------------
+// The actor: serving the mailbox, settling runs, shutting down
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Serves one run. The run's fiber is forked suspended and recorded before it takes a step, so
+ * whoever aborts it from then on reaches it. The actor alone settles the run (result, loop state,
+ * last events); if the actor is interrupted meanwhile (the session is closing), the run goes first
+ * and the shutdown settles it.
+ */
+const serve = <R>(actor: Actor<R>, run: Run): Effect.Effect<void, never, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      // Its caller gave up while it was queued: it never starts.
+      if (yield* Deferred.isDone(run.done)) return
+      yield* publish(actor, run, { _tag: "AgentStart", prompt: run.prompt })
+      const fiber = yield* Effect.forkChild(
+        drive(actor, run).pipe(Effect.withSpan("Session.run", { attributes: { sessionId: actor.id, runId: run.id } }))
+      )
+      actor.running = { run, fiber }
+      const exit = yield* restore(Fiber.await(fiber)).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+      actor.running = undefined
+      yield* settle(actor, run, exit)
+    })
   )
 
-  const enqueue = (prompt: string) =>
-    Effect.gen(function*() {
-      if (yield* Ref.get(stopped)) return yield* new SessionStopped({ sessionId: id })
-      const command: Command = { runId: yield* uuid7.make, prompt, done: yield* Deferred.make<string, RunError>() }
-      yield* Queue.offer(mailbox, command)
-      // A shutdown between the check above and the offer has already drained the mailbox: this
-      // command would wait forever. The shutdown set `stopped` first, so looking again tells.
-      if (yield* Ref.get(stopped)) yield* Deferred.fail(command.done, new SessionStopped({ sessionId: id }))
-      return command
-    })
-
-  const session: Session = {
-    id,
-    agent: agent.name,
-    // The caller owns its run: interrupting the caller (a timeout, a closed scope) aborts the run
-    // if it is running and drops it if it is still queued.
-    run: (prompt) =>
-      Effect.flatMap(enqueue(prompt), (command) =>
-        Deferred.await(command.done).pipe(
-          Effect.onInterrupt(() =>
-            Effect.flatMap(Ref.get(running), (current) =>
-              current?.command === command
-                ? Fiber.interrupt(current.fiber)
-                : Deferred.fail(command.done, new RunAborted({ sessionId: id })))
-          )
-        )),
-    stream: (prompt) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const subscription = yield* PubSub.subscribe(events)
-        const command = yield* enqueue(prompt)
-        return Stream.fromSubscription(subscription).pipe(
-          Stream.filter((event) => event.runId === command.runId),
-          Stream.takeUntil((event) => event._tag === "AgentEnd")
-        )
-      })),
-    events: Stream.fromPubSub(events),
-    history: Effect.map(Ref.get(loop), (state) => state.history),
-    assigns: Ref.get(assigns),
-    abort: Effect.flatMap(Ref.get(running), (current) => (current === undefined ? Effect.void : Fiber.interrupt(current.fiber))),
-    stop: Scope.close(scope, Exit.void),
-    join: Deferred.await(ended)
+/**
+ * Ends a run with its outcome: its last events first, then the caller's result, so a caller that
+ * resumes at once and subscribes never receives the end of a run it saw finish.
+ */
+const settle = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, exit: Exit.Exit<RunResult, RunError>) {
+  if (Exit.isSuccess(exit)) {
+    yield* publish(actor, run, { _tag: "AgentEnd", outcome: "completed" })
+    return yield* Deferred.succeed(run.done, exit.value)
   }
-  return session
+  if (Cause.hasDies(exit.cause)) return yield* crash(actor, run, exit.cause)
+  // Pending calls get an answer, so the history stays one a provider accepts.
+  yield* Ref.update(actor.loop, (state) => Loop.abort(state, ABORTED_RESULT))
+  const error = Cause.findErrorOption(exit.cause)
+  if (Option.isSome(error)) {
+    yield* publish(actor, run, { _tag: "Error", message: error.value.message })
+    yield* publish(actor, run, { _tag: "AgentEnd", outcome: "failed" })
+    return yield* Deferred.fail(run.done, error.value)
+  }
+  yield* publish(actor, run, { _tag: "AgentEnd", outcome: "aborted" })
+  yield* Deferred.fail(run.done, new RunAborted({ sessionId: actor.id }))
+})
+
+/**
+ * Let it crash: a defect escaped the run, so the session's state may be inconsistent. The run and
+ * everything queued fail with `SessionCrashed`, `join` reports it, and the session's scope is
+ * closed with the crash (from the parent scope: the actor cannot close the scope it runs in), so
+ * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
+ * comes next.
+ */
+const crash = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, cause: Cause.Cause<RunError>) {
+  const crashed = new SessionCrashed({ sessionId: actor.id, cause: Cause.squash(cause) })
+  yield* publish(actor, run, { _tag: "Error", message: crashed.message })
+  yield* publish(actor, run, { _tag: "AgentEnd", outcome: "failed" })
+  yield* Deferred.fail(run.done, crashed)
+  yield* shutdown(actor, crashed)
+  yield* Deferred.fail(actor.ended, crashed)
+  yield* Effect.forkIn(Scope.close(actor.scope, Exit.fail(crashed)), actor.parent)
+})
+
+/**
+ * Nobody waits forever: the running and queued runs of a session that ends fail with `reason`,
+ * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
+ * every event stream then ends.
+ */
+const shutdown = <R>(actor: Actor<R>, reason: SessionStopped | SessionCrashed) =>
+  Effect.gen(function*() {
+    actor.stopped = true
+    const interrupted = actor.running
+    actor.running = undefined
+    const queued = yield* Queue.clear(actor.mailbox)
+    for (const run of interrupted === undefined ? queued : [interrupted.run, ...queued]) {
+      if (!(yield* Deferred.isDone(run.done))) {
+        yield* publish(actor, run, { _tag: "AgentEnd", outcome: "aborted" })
+        yield* Deferred.fail(run.done, reason)
+      }
+    }
+    EventHub.end(actor.hub)
+  }).pipe(Effect.withSpan("Session.shutdown", { attributes: { sessionId: actor.id, reason: reason._tag } }))
+
+// ---------------------------------------------------------------------------------------------
+// The handle
+// ---------------------------------------------------------------------------------------------
+
+const enqueue = <R>(actor: Actor<R>, prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) =>
+  Effect.gen(function*() {
+    if (actor.stopped) return yield* new SessionStopped({ sessionId: actor.id })
+    const run: Run = { id: yield* uuid7.make, prompt, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
+    yield* Queue.offer(actor.mailbox, run)
+    // A shutdown between the check above and the offer has already drained the mailbox: this run
+    // would wait forever. The shutdown set `stopped` first, so looking again tells.
+    if (actor.stopped) yield* Deferred.fail(run.done, new SessionStopped({ sessionId: actor.id }))
+    return run
+  })
+
+/**
+ * The caller of a run gave up (interrupted, or its stream's reader left): abort the run if it is
+ * running, drop it if it is still queued. A run already settled is left as it is.
+ */
+const cancel = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (actor.running?.run === run) return Fiber.interrupt(actor.running.fiber)
+    return Effect.asVoid(Deferred.fail(run.done, new RunAborted({ sessionId: actor.id })))
+  })
+
+const handle = <R>(actor: Actor<R>): Session => ({
+  id: actor.id,
+  agent: actor.agent.name,
+  run: (prompt, options) =>
+    Effect.flatMap(
+      enqueue(actor, prompt, options, undefined),
+      (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => cancel(actor, run)))
+    ),
+  stream: (prompt, options) =>
+    Stream.unwrap(Effect.gen(function*() {
+      const sink = yield* EventHub.makeSink
+      const run = yield* enqueue(actor, prompt, options, sink)
+      yield* Effect.addFinalizer(() => cancel(actor, run))
+      return EventHub.read(sink)
+    })),
+  events: EventHub.observe(actor.hub),
+  history: Effect.map(Ref.get(actor.loop), (state) => History.toArray(state.history)),
+  assigns: Ref.get(actor.assigns),
+  abort: Effect.suspend(() => (actor.running === undefined ? Effect.void : Fiber.interrupt(actor.running.fiber))),
+  stop: Scope.close(actor.scope, Exit.void),
+  join: Deferred.await(actor.ended)
 })

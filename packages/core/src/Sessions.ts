@@ -10,7 +10,6 @@
  */
 import { Context, Effect, Layer, Option, Ref, type Scope } from "effect"
 import type { Agent } from "./Agent.ts"
-import type * as Model from "./Model.ts"
 import * as Session from "./Session.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as uuid7 from "./internal/uuid7.ts"
@@ -32,8 +31,7 @@ export type Options = Pick<Supervisor.Options, "maxRestarts" | "period">
 
 /** Why a session could not be started in the registry. */
 export type StartError =
-  | Session.SandboxInitFailed
-  | Model.ModelError
+  | Session.StartError
   | Supervisor.DuplicateChild
   | Supervisor.SupervisorStopped
 
@@ -98,7 +96,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
             start: Effect.gen(function*() {
               // Checked when the registry was made: this cannot fail.
               const own = yield* Effect.orDie(Supervisor.make({ ...intensity, strategy: "one_for_one", autoShutdown: "any_significant" }))
-              yield* own.startChild<Session.Session, Session.SandboxInitFailed | Model.ModelError, R>({
+              yield* own.startChild<Session.Session, Session.StartError, R>({
                 id,
                 restart,
                 significant: restart !== "permanent",

@@ -30,7 +30,7 @@ describe("Condukt", () => {
         system: "Shout.",
         sandbox: counting(built, released)
       })
-      assert.strictEqual(answer, "HI!")
+      assert.strictEqual(answer.text, "HI!")
       assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
       const [request] = yield* (yield* TestModel.TestModel).requests
       assert.strictEqual(request!.system, "Shout.")
@@ -50,7 +50,7 @@ describe("Condukt", () => {
   it.live("layer gives sessions without a sandbox a LocalSandbox at the process's working directory", () =>
     Effect.gen(function*() {
       const answer = yield* Condukt.run("where am I?", { model: "test:x", tools: Tools.readOnly })
-      assert.strictEqual(answer, "done")
+      assert.strictEqual(answer.text, "done")
       const requests = yield* (yield* TestModel.TestModel).requests
       const result = requests[1]!.messages.at(-1)
       assert.deepStrictEqual(result?._tag === "ToolResultMessage" && result.content, `${process.cwd()}\n`)

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Schema } from "effect"
+import { Deferred, Effect, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Executor from "../src/Executor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -16,6 +16,10 @@ const calls = (...names: ReadonlyArray<readonly [string, unknown]>): Array<Execu
   names.map(([name, input], i) => ({ id: `call_${i + 1}`, name, input }))
 
 const NoArgs = Schema.Struct({})
+
+/** The executor of tools whose names are known to be unique. */
+const compile = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options?: Executor.Options) =>
+  Result.getOrThrow(Executor.make(tools, options))
 
 describe("Executor", () => {
   it.live("keeps model order: concurrent neighbours overlap, a non-concurrent call runs alone", () =>
@@ -49,7 +53,7 @@ describe("Executor", () => {
               Effect.as(name)
             )
         })
-      const executor = Executor.make(
+      const executor = compile(
         [waiter("a", aStarted, bStarted), waiter("b", bStarted, aStarted), step("c", false), step("d", true)],
         { timeout: "5 seconds" }
       )
@@ -79,7 +83,7 @@ describe("Executor", () => {
             peak = Math.max(peak, running)
           }).pipe(Effect.andThen(Effect.yieldNow), Effect.andThen(Effect.yieldNow), Effect.ensuring(Effect.sync(() => running--)))
       })
-      const executor = Executor.make([busy], { concurrency: 2 })
+      const executor = compile([busy], { concurrency: 2 })
       yield* executor.run(calls(...Array.from({ length: 6 }, () => ["busy", {}] as const)), context, {})
       assert.strictEqual(peak, 2)
     }))
@@ -120,7 +124,7 @@ describe("Executor", () => {
         parameters: Schema.Struct({ path: Schema.String, limit: Schema.optionalKey(Schema.Int) }),
         call: ({ path }) => Effect.succeed(path)
       })
-      const executor = Executor.make([ok, throws, throwsInside, dies, hangs, fails, failsTyped, interrupted, typed])
+      const executor = compile([ok, throws, throwsInside, dies, hangs, fails, failsTyped, interrupted, typed])
       const fiber = yield* Effect.forkChild(
         executor.run(
           calls(
@@ -198,7 +202,7 @@ describe("Executor", () => {
         maxResultChars: 3,
         call: () => Effect.fail("a long failure")
       })
-      const executor = Executor.make([json, nothing, structured, long, emoji, exact, failsLong])
+      const executor = compile([json, nothing, structured, long, emoji, exact, failsLong])
       const { results } = yield* executor.run(
         calls(["json", {}], ["nothing", {}], ["structured", {}], ["long", {}], ["emoji", {}], ["exact", {}], ["fails_long", {}]),
         context,
@@ -234,7 +238,7 @@ describe("Executor", () => {
         parameters: NoArgs,
         call: (_, { assigns }) => Effect.succeed(JSON.stringify(assigns))
       })
-      const executor = Executor.make([setter("first", { n: 1, who: "first" }), setter("second", { n: 2 }), plain])
+      const executor = compile([setter("first", { n: 1, who: "first" }), setter("second", { n: 2 }), plain])
       const outcome = yield* executor.run(
         calls(["first", {}], ["second", {}], ["plain", {}]),
         context,
@@ -266,7 +270,7 @@ describe("Executor", () => {
             Effect.onInterrupt(() => Effect.sync(() => released.push("slow released")))
           )
       })
-      const executor = Executor.make([slow])
+      const executor = compile([slow])
       const fiber = yield* Effect.forkChild(executor.run(calls(["slow", {}]), context, {}))
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
@@ -277,15 +281,20 @@ describe("Executor", () => {
     Effect.gen(function*() {
       const odd = Tool.make("odd", { description: "odd", parameters: NoArgs, call: () => Effect.die({ code: 7, why: ["x"] }) })
       const big = Tool.make("big", { description: "big", parameters: NoArgs, call: () => Effect.succeed({ n: 1n } as never) })
-      const { results } = yield* Executor.make([odd, big]).run(calls(["odd", {}], ["big", {}]), context, {})
+      const { results } = yield* compile([odd, big]).run(calls(["odd", {}], ["big", {}]), context, {})
       assert.deepStrictEqual(results.map((r) => r.content), [
         `Tool odd crashed: {"code":7,"why":["x"]}`,
         "Tool big crashed: Do not know how to serialize a BigInt"
       ])
     }))
 
-  it("rejects two tools with the same name", () => {
+  it("refuses two tools with the same name with a typed error", () => {
     const a = Tool.make("dup", { description: "a", parameters: NoArgs, call: () => Effect.succeed("a") })
-    assert.throws(() => Executor.make([a, a]), "Duplicate tool name: dup")
+    const made = Executor.make([a, a])
+    assert.isTrue(Result.isFailure(made))
+    assert.strictEqual(
+      Result.isFailure(made) && made.failure.message,
+      "Two tools are named dup: tool names must be unique (rename one, or give a prefix)"
+    )
   })
 })

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as History from "../src/History.ts"
 import * as Loop from "../src/Loop.ts"
 import * as Message from "../src/Message.ts"
 
@@ -17,8 +18,9 @@ describe("Loop", () => {
     assert.deepStrictEqual(step.action, {
       _tag: "Request",
       turn: 1,
-      request: { system: "Be terse.", messages: [Message.user("hi")] }
+      request: { system: "Be terse.", messages: step.state.history }
     })
+    assert.deepStrictEqual(History.toArray(step.state.history), [Message.user("hi")])
     assert.strictEqual(step.state.status, "AwaitingCompletion")
   })
 
@@ -44,7 +46,7 @@ describe("Loop", () => {
         { callId: "a", content: "A", isError: true }
       ])
     )
-    assert.deepStrictEqual(after.state.history.slice(2), [
+    assert.deepStrictEqual(History.toArray(after.state.history).slice(2), [
       Message.toolResult({ callId: "a", name: "tool_a", content: "A", isError: true }),
       Message.toolResult({ callId: "b", name: "tool_b", content: "B", isError: false })
     ])

@@ -85,8 +85,8 @@ describe("Session", () => {
     Effect.gen(function*() {
       const agent = Agent.make({ name: "a", model: "test:x", system: "Be terse.", tools: [Echo] })
       const session = yield* Session.start(agent)
-      assert.strictEqual(yield* session.run("first"), "one")
-      assert.strictEqual(yield* session.run("second"), "two")
+      assert.strictEqual((yield* session.run("first")).text, "one")
+      assert.strictEqual((yield* session.run("second")).text, "two")
       const requests = yield* (yield* TestModel.TestModel).requests
       assert.deepStrictEqual(requests.map((r) => [r.system, r.messages.length, r.tools.map((t) => t.name)]), [
         ["Be terse.", 1, ["echo"]],
@@ -188,7 +188,7 @@ describe("Session", () => {
       const error = yield* Effect.flip(session.run("loop"))
       assert.strictEqual(error._tag, "MaxTurnsExceeded")
       assert.strictEqual(error.message, `Session ${session.id}: the run needed more than 2 model requests (raise maxTurns or simplify the task)`)
-      assert.strictEqual(yield* session.run("again"), "fine")
+      assert.strictEqual((yield* session.run("again")).text, "fine")
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.toolCall("echo", { text: "1" }), TestModel.toolCall("echo", { text: "2" }), TestModel.text("fine")]),
       memorySandbox({})
@@ -242,7 +242,7 @@ describe("Session", () => {
         history.at(-1),
         Message.toolResult({ callId: "call_1", name: "Bash", content: Session.ABORTED_RESULT, isError: true })
       )
-      assert.strictEqual(yield* session.run("again"), "after abort")
+      assert.strictEqual((yield* session.run("again")).text, "after abort")
       const seen = yield* Fiber.join(events)
       assert.deepStrictEqual(seen.map((e) => e._tag), [
         "AgentStart", "TurnStart", "TurnEnd", "ToolCall", "AgentEnd",
@@ -314,7 +314,7 @@ describe("Session", () => {
         "TurnStart",
         "AgentEnd aborted"
       ])
-      assert.strictEqual(yield* session.run("fast"), "quick")
+      assert.strictEqual((yield* session.run("fast")).text, "quick")
       assert.deepStrictEqual((yield* session.history).map((m) => m._tag), ["UserMessage", "UserMessage", "AssistantMessage"])
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.delayed("1 hour", TestModel.text("too late")), TestModel.text("quick")]),
@@ -331,7 +331,7 @@ describe("Session", () => {
       const first = yield* Effect.forkChild(session.run("first"), { startImmediately: true })
       const second = yield* Effect.forkChild(session.run("second"), { startImmediately: true })
       yield* TestClock.adjust("1 second")
-      assert.deepStrictEqual([yield* Fiber.join(first), yield* Fiber.join(second)], ["slow", "fast"])
+      assert.deepStrictEqual([(yield* Fiber.join(first)).text, (yield* Fiber.join(second)).text], ["slow", "fast"])
       const events = yield* Fiber.join(tags)
       assert.deepStrictEqual(
         events.map((e) => e._tag === "AgentStart" ? `start ${e.prompt}` : e._tag === "AgentEnd" ? "end" : e._tag),
@@ -358,7 +358,7 @@ describe("Session", () => {
       assert.strictEqual((yield* Effect.flip(Fiber.join(queued)))._tag, "TimeoutError")
       yield* TestClock.adjust("500 millis")
       assert.strictEqual((yield* Effect.flip(Fiber.join(slow)))._tag, "TimeoutError")
-      assert.strictEqual(yield* session.run("next"), "answered")
+      assert.strictEqual((yield* session.run("next")).text, "answered")
       const requests = yield* (yield* TestModel.TestModel).requests
       assert.deepStrictEqual(requests.map((r) => r.messages.filter((m) => m._tag === "UserMessage").length), [1, 2])
       assert.deepStrictEqual(

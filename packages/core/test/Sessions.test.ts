@@ -33,7 +33,7 @@ describe("Sessions", () => {
       assert.strictEqual(yield* sessions.count, 2)
       assert.deepStrictEqual(yield* sessions.list, ["a", "b"])
       assert.strictEqual(Option.getOrUndefined(yield* sessions.whereis("a")), a)
-      assert.strictEqual(yield* a.run("hello"), "ok")
+      assert.strictEqual((yield* a.run("hello")).text, "ok")
       const duplicate = yield* Effect.flip(sessions.start(agent, { id: "a" }))
       assert.strictEqual(duplicate.message, "A child with id a is already supervised")
       yield* sessions.stop("a")
@@ -59,9 +59,9 @@ describe("Sessions", () => {
       const session = Option.getOrThrow(reborn)
       assert.strictEqual(session.id, "phoenix")
       assert.deepStrictEqual(yield* session.history, [])
-      assert.strictEqual(yield* session.run("hello again"), "ok")
+      assert.strictEqual((yield* session.run("hello again")).text, "ok")
       assert.strictEqual((yield* bystander.history).length, 2)
-      assert.strictEqual(yield* bystander.run("still here"), "ok")
+      assert.strictEqual((yield* bystander.run("still here")).text, "ok")
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 
   it.effect("a crashed temporary session stays down and leaves the registry", () =>
@@ -103,6 +103,6 @@ describe("Sessions", () => {
         }
       }
       assert.deepStrictEqual(yield* sessions.list, ["bystander"])
-      assert.strictEqual(yield* bystander.run("still fine"), "ok")
+      assert.strictEqual((yield* bystander.run("still fine")).text, "ok")
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 })

@@ -106,7 +106,7 @@ describe("a session on VirtualSandbox", () => {
         tools: Tools.coding,
         sandbox: VirtualSandbox.layer({ files: { "seed.txt": "seeded\n" } })
       })
-      assert.strictEqual(answer, "done")
+      assert.strictEqual(answer.text, "done")
       const requests = yield* (yield* TestModel.TestModel).requests
       const results = requests.flatMap((request) => {
         const last = request.messages.at(-1)

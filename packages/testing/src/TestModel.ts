@@ -5,7 +5,7 @@
  * an error, or a delay before any of them. Every request is recorded so a test can assert exactly
  * what was sent. Running out of replies is an error naming the request, never a silent repeat.
  */
-import { Model } from "@condukt/core"
+import { History, type Message, Model } from "@condukt/core"
 import { Context, type Duration, Effect, Layer, Stream } from "effect"
 
 // ---------------------------------------------------------------------------------------------
@@ -21,10 +21,15 @@ export interface Reply {
   readonly error?: { readonly description: string; readonly retryable: boolean } | undefined
 }
 
+/** A request as recorded: its history copied to an array, as it was when the request was made. */
+export interface RecordedRequest extends Omit<Model.Request, "messages"> {
+  readonly messages: ReadonlyArray<Message.Message>
+}
+
 /** @since 0.1.0 @category models */
 export interface Service {
   /** Every request received so far, in order. */
-  readonly requests: Effect.Effect<ReadonlyArray<Model.Request>>
+  readonly requests: Effect.Effect<ReadonlyArray<RecordedRequest>>
   /** Scripted replies not used yet. */
   readonly remaining: Effect.Effect<number>
 }
@@ -121,7 +126,9 @@ export const make = (
 ): Effect.Effect<{ readonly model: Model.Service; readonly recorder: Service }> => Effect.sync(() => {
   const name = options.name ?? "test:scripted"
   // Plain arrays, not Refs of copies: the recorder sits on every turn of a benchmark.
-  const requests: Array<Model.Request> = []
+  // Each request's history is copied when it is recorded: a scripted model is not for sessions of
+  // thousands of runs.
+  const requests: Array<RecordedRequest> = []
   let calls = 0
 
   const exhausted = (index: number) =>
@@ -147,7 +154,7 @@ export const make = (
 
   const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
     Stream.suspend(() => {
-      const index = requests.push(request) - 1
+      const index = requests.push({ ...request, messages: History.toArray(request.messages) }) - 1
       const scripted = replies[index]
       if (scripted === undefined) return exhausted(index)
       const body = Stream.fromIterable(partsOf(scripted))

@@ -1,4 +1,4 @@
-import { Model } from "@condukt/core"
+import { History, Message, Model } from "@condukt/core"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
@@ -6,9 +6,11 @@ import * as TestModel from "../src/TestModel.ts"
 
 const request = (prompt: string): Model.Request => ({
   system: undefined,
-  messages: [{ _tag: "UserMessage", content: prompt } as never],
+  messages: History.fromIterable([Message.user(prompt)]),
   tools: []
 })
+
+const recorded = (prompt: string): TestModel.RecordedRequest => ({ system: undefined, messages: [Message.user(prompt)], tools: [] })
 
 const collect = (model: Model.Service, prompt: string) => Stream.runCollect(model.stream(request(prompt)))
 
@@ -25,7 +27,7 @@ describe("TestModel", () => {
         { _tag: "Finish", reason: "stop" }
       ])
       assert.deepStrictEqual(second[0], { _tag: "TextDelta", text: "two" })
-      assert.deepStrictEqual(yield* recorder.requests, [request("a"), request("b")])
+      assert.deepStrictEqual(yield* recorder.requests, [recorded("a"), recorded("b")])
       assert.strictEqual(yield* recorder.remaining, 0)
     }))
 
@@ -91,7 +93,7 @@ describe("TestModel", () => {
       const model = yield* Model.Model
       yield* collect(model, "hi")
       const recorder = yield* TestModel.TestModel
-      assert.deepStrictEqual(yield* recorder.requests, [request("hi")])
+      assert.deepStrictEqual(yield* recorder.requests, [recorded("hi")])
       assert.strictEqual(model.name, "test:scripted")
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("hello")]))))
 })

@@ -1,0 +1,148 @@
+/**
+ * actor — the state of a running session and the steps of one run.
+ *
+ * `Session` forks the actor and settles runs; this module holds what that actor works with and
+ * drives one run: the pure `Loop` stepped with the `Model` and the `Executor`, every step's events
+ * published as it happens. Nothing here decides how a run ends: it returns or fails, and the actor
+ * settles it.
+ */
+import { type Deferred, Effect, type Fiber, type Queue, Ref, type Scope, Stream } from "effect"
+import type { Agent } from "../Agent.ts"
+import type * as Executor from "../Executor.ts"
+import * as Loop from "../Loop.ts"
+import type { Message } from "../Message.ts"
+import * as Model from "../Model.ts"
+import type { RunOptions, RunResult } from "../Session.ts"
+import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
+import type * as SessionEvent from "../SessionEvent.ts"
+import * as EventHub from "./eventHub.ts"
+
+/** One queued or running run. */
+export interface Run {
+  readonly id: string
+  readonly prompt: string
+  readonly options: RunOptions | undefined
+  readonly done: Deferred.Deferred<RunResult, RunError>
+  /** The run's own stream, when it was started by `stream`. */
+  readonly sink: EventHub.Sink | undefined
+}
+
+/** Everything the actor works with; the functions below each take one step of its life. */
+export interface Actor<R> {
+  readonly id: string
+  readonly agent: Agent<R>
+  readonly scope: Scope.Closeable
+  /** The scope `start` was called in: it outlives the session's own. */
+  readonly parent: Scope.Scope
+  readonly model: Model.Service
+  readonly executor: Executor.Executor<R>
+  readonly toolContext: Omit<Parameters<Executor.Executor<R>["run"]>[1], never>
+  readonly maxTurns: number
+  readonly mailbox: Queue.Queue<Run>
+  readonly hub: EventHub.Hub
+  readonly loop: Ref.Ref<Loop.State>
+  readonly assigns: Ref.Ref<Readonly<Record<string, unknown>>>
+  readonly ended: Deferred.Deferred<void, SessionCrashed>
+  seq: number
+  /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
+  running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult, RunError> } | undefined
+  stopped: boolean
+}
+
+// ---------------------------------------------------------------------------------------------
+// Publishing
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Numbers and delivers one event of `run`. Events from inside the run wait for a slow stream
+ * reader; the actor's own (AgentStart, Error, AgentEnd) never wait.
+ */
+export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payload, wait = false): Effect.Effect<void> => {
+  // The payload is one member of the union; adding the base fields gives back that member.
+  const event = { ...payload, sessionId: actor.id, runId: run.id, seq: actor.seq++ } as SessionEvent.SessionEvent
+  const delivered = EventHub.deliver(actor.hub, run.sink, event, wait)
+  if (payload._tag === "AgentEnd" && run.sink !== undefined) EventHub.endSink(run.sink)
+  return delivered
+}
+
+// ---------------------------------------------------------------------------------------------
+// Driving one run
+// ---------------------------------------------------------------------------------------------
+
+/** One model request: its deltas published as they stream, the reply folded into a message. */
+const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, request: Loop.Request, turn: number) {
+  yield* publish(actor, run, { _tag: "TurnStart", turn }, true)
+  const parts: Array<Model.Part> = []
+  const options = run.options?.modelOptions === undefined
+    ? actor.agent.modelOptions
+    : { ...actor.agent.modelOptions, ...run.options.modelOptions }
+  yield* Stream.runForEach(
+    actor.model.stream({ system: request.system, messages: request.messages, tools: actor.agent.specs, options }),
+    (part) => {
+      parts.push(part)
+      if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
+      if (part._tag === "ThinkingDelta") return publish(actor, run, { _tag: "ThinkingDelta", text: part.text }, true)
+      return Effect.void
+    }
+  )
+  const usage = Model.usageOf(parts)
+  yield* publish(actor, run, { _tag: "TurnEnd", turn, ...usage }, true)
+  let finishReason: Model.FinishReason = "other"
+  for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
+  return { message: Model.toMessage(parts), usage, finishReason }
+})
+
+/** One message's tool calls: all announced, run by the executor, their results published in order. */
+const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
+  for (const call of calls) {
+    yield* publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)
+  }
+  const outcome = yield* actor.executor.run(calls, actor.toolContext, yield* Ref.get(actor.assigns))
+  yield* Ref.set(actor.assigns, outcome.assigns)
+  for (const r of outcome.results) {
+    yield* publish(actor, run, {
+      _tag: "ToolResult",
+      callId: r.callId,
+      name: r.name,
+      content: r.content,
+      isError: r.isError,
+      ...(r.data === undefined ? {} : { data: r.data })
+    }, true)
+  }
+  return outcome.results
+})
+
+/**
+ * A run: the loop driven to completion. The state is saved after every step, so an abort or a
+ * failure at any point leaves a history the next run can continue from.
+ */
+export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
+  let step = Loop.submit(yield* Ref.get(actor.loop), run.prompt)
+  const from = step.state.history.length
+  let inputTokens = 0
+  let outputTokens = 0
+  let finishReason: Model.FinishReason = "other"
+  while (true) {
+    yield* Ref.set(actor.loop, step.state)
+    if (step._tag === "Rejected") {
+      if (step.reason === "MaxTurnsExceeded") return yield* new MaxTurnsExceeded({ sessionId: actor.id, maxTurns: actor.maxTurns })
+      return yield* Effect.die(new Error(`Session ${actor.id}: the loop rejected its own input (${step.reason})`))
+    }
+    const action = step.action
+    if (action._tag === "Complete") {
+      const history = step.state.history
+      const messages: Array<Message> = []
+      for (let i = from; i < history.length; i++) messages.push(history.at(i)!)
+      return { text: action.text, finishReason, usage: { inputTokens, outputTokens }, turns: step.state.turn, messages }
+    }
+    if (action._tag === "Request") {
+      const reply = yield* requestTurn(actor, run, action.request, action.turn)
+      inputTokens += reply.usage.inputTokens
+      outputTokens += reply.usage.outputTokens
+      finishReason = reply.finishReason
+      step = Loop.receiveCompletion(step.state, reply.message)
+    } else {
+      step = Loop.receiveToolOutputs(step.state, yield* runTools(actor, run, action.calls))
+    }
+  }
+})
