@@ -1,6 +1,6 @@
 import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -304,10 +304,15 @@ describe("Session", () => {
     Effect.gen(function*() {
       const agent = Agent.make({ name: "waiter", model: "test:x", tools: [Echo] })
       const session = yield* Session.start(agent)
-      const events = yield* Effect.forkChild(Stream.runCollect(session.stream("slow")), { startImmediately: true })
-      const recorder = yield* TestModel.TestModel
-      // The model has the request once it is recorded; its reply is an hour away.
-      for (let i = 0; i < 100 && (yield* recorder.requests).length === 0; i++) yield* Effect.yieldNow
+      const turnStarted = yield* Deferred.make<void>()
+      const events = yield* Effect.forkChild(
+        Stream.runCollect(session.stream("slow").pipe(
+          Stream.tap((e) => (e._tag === "TurnStart" ? Deferred.succeed(turnStarted, undefined) : Effect.void))
+        )),
+        { startImmediately: true }
+      )
+      // The model's reply is an hour away: the run is in the model's stream from TurnStart on.
+      yield* Deferred.await(turnStarted)
       yield* session.abort
       assert.deepStrictEqual((yield* Fiber.join(events)).map((e) => e._tag === "AgentEnd" ? `AgentEnd ${e.outcome}` : e._tag), [
         "AgentStart",

@@ -1,10 +1,11 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Ref, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Queue, Ref, Schema, Scope, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Sessions from "../src/Sessions.ts"
+import * as Tool from "../src/Tool.ts"
 
 const noSandbox = Sandbox.layerNoop()
 
@@ -23,6 +24,34 @@ const crashingModel = Layer.succeed(
 )
 
 const agent = Agent.make({ name: "worker", model: "test:x" })
+
+/**
+ * An agent whose every session start ends with `started` on `probe`. The offer runs in a fiber forked
+ * while the sandbox is built, so it runs once the start in progress (registration included) has
+ * finished and yielded.
+ */
+const probed = (probe: Queue.Queue<string>) =>
+  Agent.make({
+    name: "worker",
+    model: "test:x",
+    sandbox: Layer.merge(
+      noSandbox,
+      Layer.effectDiscard(
+        Effect.acquireRelease(Effect.forkScoped(Queue.offer(probe, "started")), () => Queue.offer(probe, "released"))
+      )
+    )
+  })
+
+/** Crashes on "crash", calls the blocking tool on any other prompt, then answers. */
+const crashOrBlock = Model.Model.of({
+  name: "test:crash-or-block",
+  stream: (request) => {
+    const last = request.messages.at(-1)
+    if (last?._tag === "UserMessage" && last.content === "crash") return Stream.die(new Error("adapter bug"))
+    if (last?._tag === "UserMessage") return Stream.make({ _tag: "ToolCall", id: "b", name: "block", input: {} })
+    return Stream.make({ _tag: "TextDelta", text: "done" })
+  }
+})
 
 describe("Sessions", () => {
   it.effect("starts sessions by id and finds, lists, counts and stops them", () =>
@@ -45,16 +74,15 @@ describe("Sessions", () => {
   it.effect("a crashed permanent session comes back under its id with a fresh history; the others never notice", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions.make()
-      const first = yield* sessions.start(agent, { id: "phoenix", restart: "permanent" })
+      const probe = yield* Queue.unbounded<string>()
+      const first = yield* sessions.start(probed(probe), { id: "phoenix", restart: "permanent" })
+      assert.strictEqual(yield* Queue.take(probe), "started")
       const bystander = yield* sessions.start(agent, { id: "bystander" })
       yield* bystander.run("hi")
       const error = yield* Effect.flip(first.run("crash"))
       assert.strictEqual(error.message, "Session phoenix crashed: the model adapter has a bug")
-      let reborn = Option.none<typeof first>()
-      for (let i = 0; i < 100 && (Option.isNone(reborn) || reborn.value === first); i++) {
-        yield* Effect.yieldNow
-        reborn = yield* sessions.whereis("phoenix")
-      }
+      assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
+      const reborn = yield* sessions.whereis("phoenix")
       assert.isTrue(Option.isSome(reborn) && reborn.value !== first)
       const session = Option.getOrThrow(reborn)
       assert.strictEqual(session.id, "phoenix")
@@ -67,10 +95,12 @@ describe("Sessions", () => {
   it.effect("a crashed temporary session stays down and leaves the registry", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions.make()
-      const doomed = yield* sessions.start(agent, { id: "doomed" })
+      const probe = yield* Queue.unbounded<string>()
+      const doomed = yield* sessions.start(probed(probe), { id: "doomed" })
       assert.strictEqual((yield* Effect.flip(doomed.run("crash")))._tag, "SessionCrashed")
       assert.strictEqual((yield* Effect.flip(doomed.join)).message, "Session doomed crashed: the model adapter has a bug")
-      for (let i = 0; i < 100 && (yield* sessions.count) > 0; i++) yield* Effect.yieldNow
+      // The registry forgets a session before its sandbox goes (finalizers run in reverse).
+      assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["started", "released"])
       assert.strictEqual(yield* sessions.count, 0)
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 
@@ -90,19 +120,50 @@ describe("Sessions", () => {
     Effect.gen(function*() {
       const sessions = yield* Sessions.make({ maxRestarts: 2 })
       const bystander = yield* sessions.start(agent, { id: "bystander", restart: "permanent" })
-      let current = yield* sessions.start(agent, { id: "flapping", restart: "permanent" })
-      for (let crash = 1; crash <= 3; crash++) {
+      const probe = yield* Queue.unbounded<string>()
+      let current = yield* sessions.start(probed(probe), { id: "flapping", restart: "permanent" })
+      assert.strictEqual(yield* Queue.take(probe), "started")
+      for (let crash = 1; crash <= 2; crash++) {
         assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
-        for (let i = 0; i < 100; i++) {
-          const found = yield* sessions.whereis("flapping")
-          if (crash === 3 ? Option.isNone(found) : Option.isSome(found) && found.value !== current) {
-            if (Option.isSome(found)) current = found.value
-            break
-          }
-          yield* Effect.yieldNow
-        }
+        assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
+        current = Option.getOrThrow(yield* sessions.whereis("flapping"))
       }
+      // The third crash within the period exceeds the intensity: the session is dropped for good.
+      assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
+      assert.deepStrictEqual(yield* Queue.take(probe), "released")
+      yield* Effect.flip(current.join)
       assert.deepStrictEqual(yield* sessions.list, ["bystander"])
       assert.strictEqual((yield* bystander.run("still fine")).text, "ok")
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
+
+  it.effect("a session restarted by its supervisor can be aborted mid-tool like the first incarnation", () =>
+    Effect.gen(function*() {
+      const started = yield* Queue.unbounded<void>()
+      const Block = Tool.make("block", {
+        description: "Blocks",
+        parameters: Schema.Struct({}),
+        call: () => Queue.offer(started, undefined).pipe(Effect.andThen(Effect.never))
+      })
+      const sessions = yield* Sessions.make()
+      const probe = yield* Queue.unbounded<string>()
+      const first = yield* sessions.start(Agent.make({ name: "w", model: "test:x", tools: [Block], sandbox: probed(probe).sandbox }), {
+        id: "w",
+        restart: "permanent"
+      })
+      yield* Queue.take(probe)
+      yield* Effect.flip(first.run("crash"))
+      yield* Queue.takeN(probe, 2)
+      const reborn = Option.getOrThrow(yield* sessions.whereis("w"))
+      const run = yield* Effect.forkChild(Effect.flip(reborn.run("block")), { startImmediately: true })
+      yield* Queue.take(started)
+      yield* reborn.abort
+      assert.strictEqual((yield* Fiber.join(run))._tag, "RunAborted")
+      assert.deepStrictEqual((yield* reborn.history).map((m) => m._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage"])
+    }).pipe(Effect.provideService(Model.Model, crashOrBlock)))
+
+  it.effect("options a session supervisor could not honour are refused when the registry is made", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Sessions.make({ period: 0 }))
+      assert.strictEqual(error.message, "Supervisor option period must be a finite duration above zero (got 0)")
+    }))
 })

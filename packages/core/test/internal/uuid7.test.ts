@@ -14,4 +14,13 @@ describe("uuid7", () => {
       assert.strictEqual(first.slice(0, 13).replace("-", ""), Date.UTC(2026, 10, 22).toString(16).padStart(12, "0"))
       assert.isTrue(first < second)
     }))
+
+  it.effect("ids made within one millisecond still sort by creation", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(Date.UTC(2026, 10, 22))
+      const ids: Array<string> = []
+      for (let i = 0; i < 1000; i++) ids.push(yield* uuid7.make)
+      assert.deepStrictEqual([...ids].sort(), ids)
+      assert.strictEqual(new Set(ids).size, 1000)
+    }))
 })
