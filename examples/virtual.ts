@@ -20,7 +20,7 @@ const program = Effect.gen(function*() {
   // Built here rather than from a layer inside the session, so we keep the handle that snapshots.
   const sandbox = yield* VirtualSandbox.make()
   const session = yield* Session.start(agent, { sandbox: Layer.succeed(Sandbox.Sandbox, sandbox) })
-  yield* Console.log(yield* session.run("What do the orders total?"))
+  yield* Console.log((yield* session.run("What do the orders total?")).text)
 
   const json = JSON.stringify(yield* sandbox.snapshot)
   const restored = yield* VirtualSandbox.make({
