@@ -66,7 +66,7 @@ const program = Effect.gen(function*() {
   )
   const local = Effect.map(
     Effect.timed(sandbox.grep(pattern, { limit: 100_000 })),
-    ([elapsed, matches]) => ({ ms: Duration.toMillis(elapsed), count: matches.length })
+    ([elapsed, matches]) => ({ ms: Duration.toMillis(elapsed), count: matches.matches.length })
   )
   const ripgrep = Effect.map(
     Effect.timed(Effect.flatMap(ChildProcessSpawner.ChildProcessSpawner, (spawner) =>
