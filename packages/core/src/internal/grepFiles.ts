@@ -34,8 +34,8 @@ import * as WalkFiles from "./walkFiles.ts"
 
 /** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
-  /** Text every match contains, so every matching line too. */
-  readonly required: LiteralSearch.Needle | undefined
+  /** Texts one of which every match contains, so every matching line too. */
+  readonly required: ReadonlyArray<LiteralSearch.Needle> | undefined
   readonly line: LinePattern
 }
 
@@ -57,8 +57,8 @@ const matchCost = 8
  */
 export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> =>
   Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => {
-    const literal = caseSensitive ? LiteralSearch.literalOf(pattern) : undefined
-    return { required: literal === undefined ? undefined : LiteralSearch.make(literal), line }
+    const literals = caseSensitive ? LiteralSearch.requiredOf(pattern) : undefined
+    return { required: literals?.map(LiteralSearch.make), line }
   })
 
 const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
@@ -107,7 +107,7 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
   }
   // Only the lines holding `required` are decoded and tested; the others are counted on bytes.
   let lineStart = 0
-  for (let at = LiteralSearch.indexIn(bytes, required, 0); at !== -1 && search.out.length < search.limit;) {
+  for (let at = LiteralSearch.indexInAny(bytes, required, 0); at !== -1 && search.out.length < search.limit;) {
     let newline = bytes.indexOf(10, lineStart)
     while (newline !== -1 && newline < at) {
       scan.lineNumber++
@@ -119,7 +119,7 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
     scan.lineNumber++
     if (newline === -1) return
     lineStart = newline + 1
-    at = LiteralSearch.indexIn(bytes, required, lineStart)
+    at = LiteralSearch.indexInAny(bytes, required, lineStart)
   }
   for (let newline = bytes.indexOf(10, lineStart); newline !== -1; newline = bytes.indexOf(10, newline + 1)) {
     scan.lineNumber++
@@ -161,15 +161,16 @@ const step = (search: Search, scan: Scan): boolean => {
 }
 
 /** Whether the file holds `required` anywhere: a pass over its bytes, nothing decoded. */
-const holds = (search: Search, fd: number, required: LiteralSearch.Needle): boolean => {
+const holds = (search: Search, fd: number, required: ReadonlyArray<LiteralSearch.Needle>): boolean => {
   const chunk = search.chunk
+  const overlap = Math.max(...required.map((needle) => needle.length)) - 1
   for (let position = 0;;) {
     const length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
     search.work += length
     if (position === 0 && chunk.subarray(0, Math.min(length, binaryProbeBytes)).includes(0)) return false
-    if (LiteralSearch.indexIn(chunk.subarray(0, length), required, 0) !== -1) return true
+    if (LiteralSearch.indexInAny(chunk.subarray(0, length), required, 0) !== -1) return true
     if (length < chunk.length) return false
-    position += length - required.length + 1
+    position += length - overlap
   }
 }
 

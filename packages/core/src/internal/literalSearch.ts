@@ -140,3 +140,30 @@ export const indexIn = (bytes: Buffer, needle: Needle, from: number): number => 
   }
   return -1
 }
+
+/** An alternative of plain text: word characters, spaces and a few safe punctuation marks. */
+const plainAlternative = /^[\w -]{3,}$/
+
+/**
+ * Texts one of which every match of a case-sensitive RE2 `pattern` contains: its required literal
+ * (`literalOf`), or, for a top-level alternation of plain words (`useEffect|forwardRef`), each word.
+ */
+export const requiredOf = (pattern: string): ReadonlyArray<string> | undefined => {
+  const literal = literalOf(pattern)
+  if (literal !== undefined) return [literal]
+  const alternatives = pattern.split("|")
+  return alternatives.length > 1 && alternatives.length <= 16 && alternatives.every((a) => plainAlternative.test(a))
+    ? alternatives
+    : undefined
+}
+
+/** Where the first of `needles` first occurs in `bytes` at or after `from`, or -1. */
+export const indexInAny = (bytes: Buffer, needles: ReadonlyArray<Needle>, from: number): number => {
+  let first = -1
+  for (const needle of needles) {
+    // Only the part before the best hit so far can hold an earlier one.
+    const at = indexIn(first === -1 ? bytes : bytes.subarray(0, first + needle.length - 1), needle, from)
+    if (at !== -1 && (first === -1 || at < first)) first = at
+  }
+  return first
+}
