@@ -1,7 +1,9 @@
 /**
- * bench/grep — LocalSandbox.grep against ripgrep over the same tree of ≥ 20,000 files.
+ * bench/grep — LocalSandbox.grep against ripgrep over the same tree of ≥ 20,000 files, for several
+ * kinds of pattern, with ripgrep at one thread (`-j1`, equal footing: our search is one thread on
+ * the event loop) and at its default thread count. Goal: ≤ 2× `rg -j1` on every pattern.
  *
- * Run: `node_modules/.bin/node bench/grep.ts [pattern]` (default pattern `createContext`).
+ * Run: `node_modules/.bin/node bench/grep.ts [pattern…]` (default: the four patterns below).
  * The tree is built once under .bench-tmp/grep-tree (gitignored) from copies of
  * node_modules/.pnpm; `bash bench/setup-ripgrep.sh` installs ripgrep when `rg` is missing.
  *
@@ -10,17 +12,32 @@
  * symlinks and both skip binary files (LocalSandbox on a NUL in the first 8 KiB, ripgrep on the
  * first NUL it reads, so counts can differ by a match or two in files with a late NUL). Both
  * report matching lines, and ripgrep prints one line per matching line, so counts compare.
- * Each tool gets one warm-up run; then runs alternate and medians are reported. Both are timed from
- * this process, so the ripgrep figure includes spawning it (a few ms).
+ * Case-insensitive patterns run as `caseSensitive: false` and `rg -i`. Each tool gets one warm-up
+ * run; then runs alternate and medians are reported. Both are timed from this process, so the
+ * ripgrep figure includes spawning it (a few ms).
  */
 import { LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Duration, Effect, FileSystem, Path } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 
+interface Case {
+  readonly pattern: string
+  readonly caseSensitive: boolean
+}
+
+const defaultCases: ReadonlyArray<Case> = [
+  { pattern: "createContext", caseSensitive: true },
+  { pattern: "[0-9]{4}-[0-9]{2}-[0-9]{2}", caseSensitive: true },
+  { pattern: "useEffect|createContext|forwardRef", caseSensitive: true },
+  { pattern: "effect", caseSensitive: false }
+]
+
 const minimumFiles = 20_000
-const runs = 7
-const pattern = process.argv[2] ?? "createContext"
+const runs = 5
+const cases: ReadonlyArray<Case> = process.argv.length > 2
+  ? process.argv.slice(2).map((pattern) => ({ pattern, caseSensitive: true }))
+  : defaultCases
 
 const median = (values: ReadonlyArray<number>): number => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -64,30 +81,46 @@ const program = Effect.gen(function*() {
     }),
     LocalSandbox.layer({ cwd: tree })
   )
-  const local = Effect.map(
-    Effect.timed(sandbox.grep(pattern, { limit: 100_000 })),
-    ([elapsed, matches]) => ({ ms: Duration.toMillis(elapsed), count: matches.length })
-  )
-  const ripgrep = Effect.map(
-    Effect.timed(Effect.flatMap(ChildProcessSpawner.ChildProcessSpawner, (spawner) =>
-      spawner.string(ChildProcess.make("rg", ["-u", "-n", "--no-heading", "-e", pattern, "."], { cwd: tree })))),
-    ([elapsed, output]) => ({ ms: Duration.toMillis(elapsed), count: output.split("\n").filter((l) => l !== "").length })
-  )
+  const local = ({ caseSensitive, pattern }: Case) =>
+    Effect.map(
+      Effect.timed(sandbox.grep(pattern, { caseSensitive, limit: 100_000 })),
+      ([elapsed, result]) => ({ ms: Duration.toMillis(elapsed), count: result.matches.length })
+    )
+  const ripgrep = ({ caseSensitive, pattern }: Case, threads: ReadonlyArray<string>) =>
+    Effect.map(
+      Effect.timed(Effect.flatMap(ChildProcessSpawner.ChildProcessSpawner, (spawner) =>
+        spawner.string(
+          ChildProcess.make("rg", ["-u", "-n", "--no-heading", ...threads, ...(caseSensitive ? [] : ["-i"]), "-e", pattern, "."], {
+            cwd: tree
+          })
+        ))),
+      ([elapsed, output]) => ({ ms: Duration.toMillis(elapsed), count: output.split("\n").filter((l) => l !== "").length })
+    )
 
-  yield* local
-  yield* ripgrep
-  const localRuns: Array<{ ms: number; count: number }> = []
-  const ripgrepRuns: Array<{ ms: number; count: number }> = []
-  for (let i = 0; i < runs; i++) {
-    localRuns.push(yield* local)
-    ripgrepRuns.push(yield* ripgrep)
+  const rows: Array<string> = []
+  for (const testCase of cases) {
+    const contenders = [
+      ["LocalSandbox.grep", local(testCase)],
+      ["rg -u -j1", ripgrep(testCase, ["-j1"])],
+      ["rg -u (default threads)", ripgrep(testCase, [])]
+    ] as const
+    const timings = contenders.map(() => [] as Array<{ ms: number; count: number }>)
+    for (const [, run] of contenders) yield* run
+    for (let i = 0; i < runs; i++) {
+      for (let k = 0; k < contenders.length; k++) timings[k]!.push(yield* contenders[k]![1])
+    }
+    const medians = timings.map((t) => median(t.map((r) => r.ms)))
+    const label = `${testCase.pattern}${testCase.caseSensitive ? "" : " (case-insensitive)"}`
+    yield* Console.log(`\npattern: ${label}, ${runs} runs each`)
+    contenders.forEach(([name], k) =>
+      rows.push(`${name.padEnd(24)} median ${medians[k]!.toFixed(1).padStart(8)} ms  matches ${timings[k]![0]!.count}`)
+    )
+    yield* Console.log(rows.splice(0).join("\n"))
+    yield* Console.log(
+      `ratio LocalSandbox / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x   ` +
+        `LocalSandbox / rg default: ${(medians[0]! / medians[2]!).toFixed(2)}x`
+    )
   }
-  const localMs = median(localRuns.map((r) => r.ms))
-  const ripgrepMs = median(ripgrepRuns.map((r) => r.ms))
-  yield* Console.log(`pattern: ${pattern}, ${runs} runs each`)
-  yield* Console.log(`LocalSandbox.grep  median ${localMs.toFixed(1)} ms  matches ${localRuns[0]!.count}`)
-  yield* Console.log(`rg -u              median ${ripgrepMs.toFixed(1)} ms  matches ${ripgrepRuns[0]!.count}`)
-  yield* Console.log(`ratio LocalSandbox / rg: ${(localMs / ripgrepMs).toFixed(2)}x`)
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))

@@ -22,13 +22,17 @@
  * file costs one test per live position (`matches`). `base` is the literal directory prefix every
  * match shares, where a walk may start.
  *
- * No fallback to `path.matchesGlob`: LocalSandbox's old matcher handed extglobs, POSIX classes and
- * ranges to Node, which pruned nothing but dot directories and read those patterns unlike the
- * virtual sandbox. They are translated here with Node's meaning (`x!(a)y` is an `x…y` name whose
- * middle is not `a`), which keeps this module free of `node:*`. Refused, with a description: more
- * than 256 alternatives, a class range out of order, a pattern too large to compile.
+ * Every name test runs on RE2 (re2js), in time linear in the name, so no pattern can stall the
+ * event loop (docs/decisions/0008): `*a*a*a*a*a*a*a*a` against a long name costs what `*` does.
+ * Extglobs, POSIX classes and ranges keep Node's `path.matchesGlob` meaning (`x!(a)y` is an `x…y`
+ * name whose middle is not `a`); RE2 has no lookahead, so a `!(…)` group is matched by trying each
+ * split of the name (quadratic in the name, never worse), and a segment may hold one such group,
+ * not nested in another. Refused, with a description: more than 256 alternatives once braces are
+ * expanded (counted before anything is generated, so `{1..10000000}` costs nothing), a second or
+ * nested `!(…)`, a class range out of order, a pattern too large to compile.
  */
 import { Result } from "effect"
+import { RE2JS } from "re2js"
 
 /**
  * Where a walk stands in a directory: the segment positions reached there.
@@ -209,76 +213,115 @@ const splitAlternatives = (body: string): Array<string> => {
   return out
 }
 
+type Token = string | { readonly negated: string }
+
 interface Translation {
-  readonly source: string
+  /** RE2 sources, and at most one `!(…)` group (its alternatives' source). */
+  readonly tokens: ReadonlyArray<Token>
   /** The unescaped text when there is no wildcard. */
   readonly literal: string | undefined
 }
 
-/**
- * The RegExp source of `text`, a segment or part of one; `undefined` when it grows too large.
- * Tokens are joined from the right because `!(…)` must look ahead over the rest of the name.
- */
-const translate = (text: string): Translation | undefined => {
-  const tokens: Array<string | { readonly negated: string }> = []
+/** A reason to refuse the pattern, as the model reads it after "Invalid pattern <p>: ". */
+type Refusal = string
+
+const tooLarge: Refusal = "the pattern is too large"
+const oneNegation: Refusal = "a path segment may hold one !(…) group, not inside another group"
+
+/** The RE2 source of `text`, a segment or part of one, as tokens; or why it cannot be matched. */
+const translate = (text: string, nested: boolean): Translation | Refusal => {
+  const tokens: Array<Token> = []
   let literal = ""
   let magic = false
+  let size = 0
+  const push = (token: Token) => {
+    tokens.push(token)
+    size += typeof token === "string" ? token.length : token.negated.length
+  }
   for (let i = 0; i < text.length; i++) {
     const char = text[i]!
     const close = text[i + 1] === "(" && "!@?*+".includes(char) ? closingParen(text, i + 1) : undefined
     const klass = close === undefined && char === "[" ? characterClass(text, i) : undefined
     if (close !== undefined) {
+      if (char === "!" && (nested || tokens.some((token) => typeof token !== "string"))) return oneNegation
       const alternatives: Array<string> = []
       for (const alternative of splitAlternatives(text.slice(i + 2, close))) {
-        const inner = translate(alternative)
-        if (inner === undefined) return undefined
-        alternatives.push(inner.source)
+        const inner = translate(alternative, true)
+        if (typeof inner === "string") return inner
+        alternatives.push(inner.tokens.join(""))
       }
       const group = alternatives.join("|")
-      tokens.push(char === "!" ? { negated: group } : `(?:${group})${quantifiers.get(char)}`)
+      push(char === "!" ? { negated: group } : `(?:${group})${quantifiers.get(char)}`)
       magic = true
       i = close
     } else if (char === "\\" && i + 1 < text.length) {
       literal += text[++i]
-      tokens.push(escapeRegExp(text[i]!))
+      push(escapeRegExp(text[i]!))
     } else if (char === "*") {
       magic = true
-      // A run of stars is one star; several would backtrack for nothing.
-      if (tokens.at(-1) !== "[^/]*") tokens.push("[^/]*")
+      // A run of stars is one star.
+      if (tokens.at(-1) !== "[^/]*") push("[^/]*")
     } else if (char === "?") {
       magic = true
-      tokens.push("[^/]")
+      push("[^/]")
     } else if (klass !== undefined) {
       magic = true
-      tokens.push(klass.source)
+      push(klass.source)
       i = klass.end
     } else {
       literal += char
-      tokens.push(escapeRegExp(char))
+      push(escapeRegExp(char))
     }
+    if (size > maxSourceLength) return tooLarge
   }
-  let source = ""
-  for (let k = tokens.length - 1; k >= 0; k--) {
-    const token = tokens[k]!
-    source = (typeof token === "string" ? token : `(?:(?!(?:${token.negated})${source}$)[^/]*?)`) + source
-    if (source.length > maxSourceLength) return undefined
-  }
-  return { source, literal: magic ? undefined : literal }
+  return { tokens, literal: magic ? undefined : literal }
 }
 
-const compileSegment = (segment: string, dot: boolean): Result.Result<Segment, string> => {
+/** RE2 (linear time, re2js) for a whole name; the failure is RE2's reason without its preamble. */
+const exact = (source: string): Result.Result<(name: string) => boolean, Refusal> =>
+  Result.try({
+    try: () => {
+      const compiled = RE2JS.compile(source)
+      return (name: string) => compiled.testExact(name)
+    },
+    // re2js words it "error parsing regexp: <reason>: `<fragment>`"; the source is ours, not the caller's.
+    catch: (error) =>
+      (error instanceof Error ? error.message : String(error)).replace(/^error parsing regexp: /, "").replace(/: `[\s\S]*`$/, "")
+  })
+
+/**
+ * The test for one name. Without `!(…)` it is one RE2 program. With one, Node's reading of
+ * `x!(g)y` is: some split of the name has its head matching `x`, and its tail matching `*y` but
+ * not `(g)y`; the splits are tried one by one, so a name of n characters costs O(n²), never more.
+ */
+const nameTest = (tokens: ReadonlyArray<Token>): Result.Result<(name: string) => boolean, Refusal> => {
+  const at = tokens.findIndex((token) => typeof token !== "string")
+  if (at === -1) return exact(tokens.join(""))
+  const rest = tokens.slice(at + 1).join("")
+  const negated = tokens[at] as { readonly negated: string }
+  return Result.flatMap(exact(tokens.slice(0, at).join("")), (head) =>
+    Result.flatMap(exact(`(?:${negated.negated})${rest}`), (refused) =>
+      Result.map(exact(`[^/]*${rest}`), (tail) => (name: string) => {
+        for (let split = 0; split <= name.length; split++) {
+          const remainder = name.slice(split)
+          if (head(name.slice(0, split)) && !refused(remainder) && tail(remainder)) return true
+        }
+        return false
+      })))
+}
+
+const compileSegment = (segment: string, dot: boolean): Result.Result<Segment, Refusal> => {
   if (segment === globstar) return Result.succeed(globstar)
-  const translation = translate(segment)
-  if (translation === undefined) return Result.fail("the pattern is too large")
+  const translation = translate(segment, false)
+  if (typeof translation === "string") return Result.fail(translation)
   const literal = translation.literal
   if (literal !== undefined) return Result.succeed({ literal, test: (name) => name === literal })
-  const guard = dot || segment.startsWith(".") ? "" : "(?!\\.)"
-  const regex = Result.try({
-    try: () => new RegExp(`^${guard}${translation.source}$`, "u"),
-    // V8 words it "Invalid regular expression: /<source>/u: <reason>"; the source is ours, not the caller's.
-    catch: (error) => error instanceof Error ? error.message.slice(error.message.lastIndexOf(": ") + 2) : String(error)
-  })
-  return Result.map(regex, (compiled): Segment => ({ literal: undefined, test: (name) => compiled.test(name) }))
+  // A wildcard never matches a leading dot unless the segment itself starts with one.
+  const guarded = !dot && !segment.startsWith(".")
+  return Result.map(nameTest(translation.tokens), (test): Segment => ({
+    literal: undefined,
+    test: guarded ? (name) => name.charCodeAt(0) !== 46 && test(name) : test
+  }))
 }
 
 /** One alternative's segments: `.` and inner empty segments dropped, runs of `**` merged. */

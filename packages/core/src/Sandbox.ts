@@ -9,6 +9,7 @@
  * The contract refuses to guess: no encoding detection, no retries, no shell fallback for glob.
  */
 import { Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { RE2JS } from "re2js"
 
 // ---------------------------------------------------------------------------------------------
 // Reasons: facts about what went wrong, each with the fields a caller can act on
@@ -176,6 +177,25 @@ export interface GrepMatch {
   readonly line: string
 }
 
+/**
+ * A file `grep` meant to search and did not, with why in a few words (`unreadable`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SkippedFile {
+  readonly path: string
+  readonly why: string
+}
+
+/** @since 0.1.0 @category models */
+export interface GrepResult {
+  /** Matching lines in path order, at most `limit`. */
+  readonly matches: ReadonlyArray<GrepMatch>
+  /** Files that were not searched (or not to their end), so "no match" is never claimed for them. */
+  readonly skipped: ReadonlyArray<SkippedFile>
+}
+
 /** @since 0.1.0 @category models */
 export interface EditResult {
   readonly occurrences: number
@@ -189,7 +209,7 @@ export type MountMode = "read-only" | "read-write"
 /** The optional capabilities: a backend may lack them; the service always answers (NotSupported). */
 export interface Capabilities {
   readonly glob: (pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>
-  readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<ReadonlyArray<GrepMatch>, SandboxError>
+  readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<GrepResult, SandboxError>
   readonly mount: (hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>
 }
 
@@ -325,21 +345,50 @@ export const MAX_LIMIT = 100_000
 export const clampLimit = (limit: number | undefined, fallback: number): number =>
   limit === undefined || Number.isNaN(limit) ? fallback : Math.min(MAX_LIMIT, Math.max(1, Math.floor(limit)))
 
-// V8 words it "Invalid regular expression: /<source>/<flags>: <reason>"; the reason is what helps.
-const v8Prefix = /^Invalid regular expression: \/[\s\S]*\/[a-z]*: /
+/** The longest `grep` pattern compiled: RE2 programs grow with the pattern, and memory with them. */
+export const MAX_PATTERN_LENGTH = 4096
+
+/** The largest RE2 program compiled (instructions; counted repeats such as `x{1000}` multiply). */
+const maxProgramSize = 100_000
+
+/** What the model reads after every refusal, so it can rewrite the pattern. */
+const dialectHint = "Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences"
 
 /**
- * `grep`'s pattern dialect, the same on every backend: a JavaScript RegExp, case-insensitive on
- * request; the failure is the engine's reason alone (`Unterminated group`).
+ * A compiled `grep` pattern: whether a line (without its line break) holds a match.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LinePattern {
+  readonly test: (line: string) => boolean
+}
+
+/**
+ * `grep`'s pattern dialect, the same on every backend: RE2 syntax (re2js), case-insensitive on
+ * request, matched in time linear in the line, so no pattern can stall the event loop. The
+ * failure says what RE2 refused and what it accepts.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const compilePattern = (pattern: string, caseSensitive: boolean): Result.Result<RegExp, string> =>
-  Result.try({
-    try: () => new RegExp(pattern, caseSensitive ? "" : "i"),
-    catch: (error) => (error instanceof Error ? error.message : String(error)).replace(v8Prefix, "")
-  })
+export const compilePattern = (pattern: string, caseSensitive: boolean): Result.Result<LinePattern, string> => {
+  if (pattern.length > MAX_PATTERN_LENGTH) {
+    return Result.fail(`the pattern is longer than ${MAX_PATTERN_LENGTH} characters. ${dialectHint}.`)
+  }
+  return Result.flatMap(
+    Result.try({
+      try: () => RE2JS.compile(pattern, caseSensitive ? 0 : RE2JS.CASE_INSENSITIVE),
+      // re2js words it "error parsing regexp: <reason>: `<fragment>`".
+      catch: (error) =>
+        `${(error instanceof Error ? error.message : String(error)).replace(/^error parsing regexp: /, "")}. ${dialectHint}.`
+    }),
+    (compiled) =>
+      compiled.programSize() > maxProgramSize
+        ? Result.fail(`the pattern compiles to more than ${maxProgramSize} instructions (counted repeats multiply). ${dialectHint}.`)
+        : Result.succeed(compiled)
+  )
+}
 
 /**
  * The reason for a failed file operation on `path`, from its errno code; anything without a

@@ -145,13 +145,19 @@ describe("GlobPattern", () => {
     assert.deepStrictEqual([".git", "src/.cache"].map(enters("**/*.ts", true)), [true, true])
   })
 
-  it("refuses more than 256 brace alternatives, a class range out of order and a pattern too large", () => {
+  it("refuses more than 256 brace alternatives, a class range out of order, two !(…) and a pattern too large", () => {
     assert.deepStrictEqual(
       GlobPattern.make("{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}{a,b}", { dot: true }),
       Result.fail("more than 256 brace alternatives")
     )
     assert.deepStrictEqual(GlobPattern.make("f{1..1000}"), Result.fail("more than 256 brace alternatives"))
-    assert.deepStrictEqual(GlobPattern.make("src/[c-a].ts"), Result.fail("Range out of order in character class"))
-    assert.deepStrictEqual(GlobPattern.make("!(a)".repeat(20)), Result.fail("the pattern is too large"))
+    assert.deepStrictEqual(GlobPattern.make("{a,b}".repeat(22)), Result.fail("more than 256 brace alternatives"))
+    assert.deepStrictEqual(GlobPattern.make("x/{1..10000000}/*"), Result.fail("more than 256 brace alternatives"))
+    assert.deepStrictEqual(GlobPattern.make("src/[c-a].ts"), Result.fail("invalid character class range"))
+    const oneNegation = "a path segment may hold one !(…) group, not inside another group"
+    assert.deepStrictEqual(GlobPattern.make("!(a)".repeat(2)), Result.fail(oneNegation))
+    assert.deepStrictEqual(GlobPattern.make("@(x|!(a))"), Result.fail(oneNegation))
+    assert.isTrue(Result.isSuccess(GlobPattern.make("!(a)/!(b)")))
+    assert.deepStrictEqual(GlobPattern.make("?".repeat(20_000)), Result.fail("the pattern is too large"))
   })
 })

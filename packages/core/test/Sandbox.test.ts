@@ -61,10 +61,23 @@ describe("Sandbox", () => {
     )
   })
 
-  it("compiles grep patterns as JavaScript regexes and keeps only the engine's reason", () => {
+  it("compiles grep patterns as RE2 and says what RE2 refused and what it accepts", () => {
     const insensitive = Sandbox.compilePattern("hello", false)
     assert.isTrue(Result.isSuccess(insensitive) && insensitive.success.test("HELLO"))
-    assert.deepStrictEqual(Sandbox.compilePattern("a/(b", true), Result.fail("Unterminated group"))
+    assert.deepStrictEqual(Sandbox.compilePattern("a/(b", true), Result.fail("missing closing ): `a/(b`. Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences."))
+    assert.deepStrictEqual(
+      Sandbox.compilePattern("(?<!x)y", true),
+      Result.fail("invalid named capture: `(?<!x)y`. Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences.")
+    )
+    // Counted repeats multiply the program: refused before it can take the memory.
+    assert.deepStrictEqual(
+      Sandbox.compilePattern("(?:\\pL{1000}){100}", true),
+      Result.fail("invalid repeat count: `{100}`. Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences.")
+    )
+    assert.deepStrictEqual(
+      Sandbox.compilePattern("\\pL{1000}".repeat(200), true),
+      Result.fail("the pattern compiles to more than 100000 instructions (counted repeats multiply). Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences.")
+    )
   })
 
   it("maps errno codes to reasons, with the backend's sentence for the rest", () => {

@@ -245,9 +245,9 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
   })
 
   const grep = Effect.fn("VirtualSandbox.grep")(function*(pattern: string, grepOptions?: Sandbox.GrepOptions) {
-    const regex = Sandbox.compilePattern(pattern, grepOptions?.caseSensitive ?? true)
-    if (Result.isFailure(regex)) {
-      return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: regex.failure }))
+    const compiled = Sandbox.compilePattern(pattern, grepOptions?.caseSensitive ?? true)
+    if (Result.isFailure(compiled)) {
+      return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
     }
     const filter = GlobPattern.make(grepOptions?.glob ?? "**/*")
     if (Result.isFailure(filter)) {
@@ -261,7 +261,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     const inside = cwd === "/" ? "/" : `${cwd}/`
     return yield* Search.grep(fs, {
       files,
-      regex: regex.success,
+      pattern: compiled.success,
       limit: Sandbox.clampLimit(grepOptions?.limit, Sandbox.DEFAULT_GREP_LIMIT),
       report: (absolute) => (absolute.startsWith(inside) ? absolute.slice(inside.length) : absolute)
     })

@@ -94,7 +94,7 @@ describe("coding tools on VirtualSandbox", () => {
         yield* ToolCall.run(Tools.Grep, { pattern: "todo", case_sensitive: false, limit: 1 }, context),
         "README.md:1: todo\n\n(only the first 1 matches are shown; narrow the pattern or raise limit)"
       )
-      assert.strictEqual(yield* ToolCall.failure(Tools.Grep, { pattern: "([" }, context), "Invalid regex: Unterminated character class")
+      assert.strictEqual(yield* ToolCall.failure(Tools.Grep, { pattern: "([" }, context), "Invalid regex: missing closing ]: `[`. Patterns use RE2 syntax (as ripgrep and Go): no lookaround and no backreferences.")
     }))
 })
 

@@ -1,255 +1,196 @@
 /**
  * grepFiles — the search behind `LocalSandbox.grep`: walk a directory (or take one file), keep
- * the regular files the glob filter admits (a `GlobPattern`, so directories that cannot hold a
- * match are never read), and report each line a JavaScript RegExp matches, in path order,
- * stopping once `limit` lines are found.
+ * the regular files the glob filter admits (`walkFiles.ts`), and report each line the RE2 pattern
+ * (`Sandbox.compilePattern`) matches, in path order, stopping once `limit` lines are found.
  *
- * It refuses: symlinks (never followed, as ripgrep does by default, so a link cannot lead a search
- * out of an allowed directory), dot entries below the root unless the glob names them, and binary
- * files (a NUL byte in the first 8 KiB). Unreadable entries below the root are skipped, as
- * ripgrep skips them.
+ * Files are streamed in 64 KiB chunks, never read whole, so a file of any size costs one chunk of
+ * memory and the work is cut into slices (by bytes read and bytes matched) with a yield between
+ * them: other fibers run, and a timeout or an interruption lands inside a huge file, not after it.
+ * A line longer than `MAX_LINE_BYTES` is matched, and reported, on its first `MAX_LINE_BYTES`.
  *
- * Why synchronous I/O: over 21,000 files, `fs.promises` took 570–1,000 ms where `readSync` took
- * ~200 ms, the libuv pool (4 threads) and a promise per call dominating small-file reads. The work
- * is cut into slices with a yield between them, so other fibers run and interruption lands
- * between slices. Only regular files are opened, so a read never waits on a pipe or a device.
- * Most files are rejected on their raw bytes, for lacking text every match must contain (see
- * `literalSearch.ts`), before anything is decoded.
+ * It refuses binary files (a NUL byte in the first 8 KiB, silently, as ripgrep does) and anything
+ * that is not a regular file once opened (opened non-blocking and checked with fstat, so a FIFO
+ * swapped in after the walk never pins a thread). A file that cannot be opened or read is reported
+ * in `skipped`, so the model never reads "no matches" for a file nobody searched.
+ *
+ * Most files are rejected on their raw bytes, for lacking text every match must contain
+ * (`literalSearch.ts`), before anything is decoded or handed to RE2.
  */
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
 import * as GlobPattern from "../GlobPattern.ts"
-import { compilePattern, Failed, type GrepMatch, InvalidPattern, PermissionDenied } from "../Sandbox.ts"
+import {
+  compilePattern,
+  type Failed,
+  type GrepMatch,
+  type GrepResult,
+  InvalidPattern,
+  type LinePattern,
+  type PermissionDenied,
+  type SkippedFile
+} from "../Sandbox.ts"
 import * as LiteralSearch from "./literalSearch.ts"
+import * as WalkFiles from "./walkFiles.ts"
 
 /** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
-  /** Text every match contains, so every matching line too. */
-  readonly required: LiteralSearch.Needle | undefined
-  /** Finds candidate lines across the whole text (`g` and `m`). */
-  readonly scan: RegExp
-  /** Confirms one line; matching is per line, as grep does. */
-  readonly line: RegExp
-  /** Lookarounds could see across a line break in the whole-text scan: test line by line. */
-  readonly lineByLine: boolean
+  /** Texts one of which every match contains, so every matching line too. */
+  readonly required: ReadonlyArray<LiteralSearch.Needle> | undefined
+  readonly line: LinePattern
 }
+
+/** Lines longer than this are matched and reported on their first this-many bytes. */
+export const MAX_LINE_BYTES = 1024 * 1024
 
 const binaryProbeBytes = 8192
 const chunkBytes = 65536
 const sliceFiles = 256
-const sliceBytes = 16 * 1024 * 1024
-const sliceDirectories = 64
+/** Work per slice: bytes read, plus bytes decoded and matched counted eight times (RE2 is slower). */
+const sliceWork = 16 * 1024 * 1024
+const matchCost = 8
 
 /**
- * Compiles `pattern` as a JavaScript RegExp, or fails with the engine's own reason.
+ * Compiles `pattern` with the shared dialect, or fails with its reason.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> =>
   Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => {
-    const literal = caseSensitive ? LiteralSearch.literalOf(pattern) : undefined
-    return {
-      required: literal === undefined ? undefined : LiteralSearch.make(literal),
-      scan: new RegExp(pattern, line.flags + "gm"),
-      line,
-      lineByLine: /\(\?<?[=!]/.test(pattern)
-    }
+    const literals = caseSensitive ? LiteralSearch.requiredOf(pattern) : undefined
+    return { required: literals?.map(LiteralSearch.make), line }
   })
 
-const lineAt = (text: string, start: number, end: number): string =>
-  end > start && text.charCodeAt(end - 1) === 13 ? text.slice(start, end - 1) : text.slice(start, end)
+const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
-/** Appends the matching lines of `text` to `out` until it holds `limit` matches. */
-const searchText = (text: string, pattern: Pattern, path: string, out: Array<GrepMatch>, limit: number): void => {
-  const lastLineEnd = text.endsWith("\n") ? text.length - 1 : text.length
-  if (text.length === 0) return
-  if (pattern.lineByLine) {
+/** The state of one file being searched, kept across slices. */
+interface Scan {
+  readonly fd: number
+  readonly path: string
+  position: number
+  lineNumber: number
+  /** The start of the line the previous chunk ended in, at most `MAX_LINE_BYTES` of it. */
+  carry: Buffer | undefined
+  /** The current line passed `MAX_LINE_BYTES` and was matched: drop bytes up to its end. */
+  dropping: boolean
+}
+
+interface Search {
+  readonly pattern: Pattern
+  readonly limit: number
+  readonly out: Array<GrepMatch>
+  readonly chunk: Buffer
+  work: number
+}
+
+const pushLine = (search: Search, scan: Scan, text: string): void => {
+  const capped = text.length > MAX_LINE_BYTES ? text.slice(0, MAX_LINE_BYTES) : text
+  const line = capped.endsWith("\r") ? capped.slice(0, -1) : capped
+  search.work += line.length * matchCost
+  if (search.pattern.line.test(line)) search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line })
+}
+
+/** Matches the complete lines of `bytes` (each ending in `\n`, the last one possibly not). */
+const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
+  const required = search.pattern.required
+  if (required === undefined) {
+    const text = bytes.toString("utf8")
     let start = 0
-    for (let lineNumber = 1; start <= lastLineEnd && out.length < limit; lineNumber++) {
+    while (start < text.length && search.out.length < search.limit) {
       const newline = text.indexOf("\n", start)
       const end = newline === -1 ? text.length : newline
-      const line = lineAt(text, start, end)
-      if (pattern.line.test(line)) out.push({ path, lineNumber, line })
+      pushLine(search, scan, text.slice(start, end))
+      scan.lineNumber++
       start = end + 1
     }
     return
   }
-  // The whole-text scan only proposes lines: a match may run across a line break, so the line
-  // it starts on is tested alone, and the scan resumes at the next line either way.
-  const scan = pattern.scan
-  scan.lastIndex = 0
-  let lineNumber = 1
+  // Only the lines holding `required` are decoded and tested; the others are counted on bytes.
   let lineStart = 0
-  while (out.length < limit) {
-    const found = scan.exec(text)
-    if (found === null || found.index > lastLineEnd) return
-    let newline = text.indexOf("\n", lineStart)
-    while (newline !== -1 && newline < found.index) {
-      lineNumber++
-      lineStart = newline + 1
-      newline = text.indexOf("\n", lineStart)
-    }
-    const lineEnd = newline === -1 ? text.length : newline
-    const line = lineAt(text, lineStart, lineEnd)
-    if (pattern.line.test(line)) out.push({ path, lineNumber, line })
-    if (newline === -1) return
-    lineNumber++
-    lineStart = newline + 1
-    scan.lastIndex = lineStart
-  }
-}
-
-/**
- * `searchText` for a pattern with `required` text, on the raw bytes: only the lines holding that
- * text are decoded and tested, and line numbers come from counting newline bytes (large files with
- * a hit or two are the common case, and decoding them whole cost more than the rest of the search).
- */
-const searchBytes = (
-  bytes: Buffer,
-  required: LiteralSearch.Needle,
-  pattern: Pattern,
-  path: string,
-  out: Array<GrepMatch>,
-  limit: number
-): void => {
-  const skip = hasByteOrderMark(bytes) ? 3 : 0
-  let lineNumber = 1
-  let lineStart = skip
-  for (let at = LiteralSearch.indexIn(bytes, required, skip); at !== -1 && out.length < limit;) {
+  for (let at = LiteralSearch.indexInAny(bytes, required, 0); at !== -1 && search.out.length < search.limit;) {
     let newline = bytes.indexOf(10, lineStart)
     while (newline !== -1 && newline < at) {
-      lineNumber++
+      scan.lineNumber++
       lineStart = newline + 1
       newline = bytes.indexOf(10, lineStart)
     }
     const lineEnd = newline === -1 ? bytes.length : newline
-    const text = bytes.toString("utf8", lineStart, lineEnd)
-    const line = text.endsWith("\r") ? text.slice(0, -1) : text
-    if (pattern.line.test(line)) out.push({ path, lineNumber, line })
+    pushLine(search, scan, bytes.toString("utf8", lineStart, lineEnd))
+    scan.lineNumber++
     if (newline === -1) return
-    lineNumber++
     lineStart = newline + 1
-    at = LiteralSearch.indexIn(bytes, required, lineStart)
+    at = LiteralSearch.indexInAny(bytes, required, lineStart)
+  }
+  for (let newline = bytes.indexOf(10, lineStart); newline !== -1; newline = bytes.indexOf(10, newline + 1)) {
+    scan.lineNumber++
   }
 }
 
-/**
- * The file's bytes when it may match: not when it is binary, cannot be read, or lacks the text
- * every match contains (`required`). That text is looked for chunk by chunk in `chunk` (reused
- * across files, so the common case allocates nothing); chunks overlap by its length so no
- * occurrence is missed. A file that fits in one chunk is tested for NUL bytes only once it holds
- * the text; a larger one at once, so a big binary is not read to its end.
- */
-const readCandidate = (
-  path: string,
-  chunk: Buffer,
-  required: LiteralSearch.Needle | undefined,
-  read: { bytes: number }
-): Buffer | undefined => {
+/** Reads and searches the next chunk of `scan`; true once the file is done. */
+const step = (search: Search, scan: Scan): boolean => {
+  const got = NodeFs.readSync(scan.fd, search.chunk, 0, search.chunk.length, scan.position)
+  search.work += got
+  if (scan.position === 0) {
+    if (search.chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
+  }
+  const skip = scan.position === 0 && hasByteOrderMark(search.chunk) ? 3 : 0
+  scan.position += got
+  let data = search.chunk.subarray(skip, got)
+  if (scan.dropping) {
+    const newline = data.indexOf(10)
+    if (newline === -1) return got === 0
+    scan.dropping = false
+    scan.lineNumber++
+    data = data.subarray(newline + 1)
+  }
+  if (scan.carry !== undefined) data = Buffer.concat([scan.carry, data])
+  scan.carry = undefined
+  const lastNewline = got === 0 ? data.length - 1 : data.lastIndexOf(10)
+  if (lastNewline >= 0) searchLines(search, scan, data.subarray(0, lastNewline + 1))
+  const rest = data.subarray(lastNewline + 1)
+  if (got === 0) return true
+  if (rest.length > MAX_LINE_BYTES) {
+    // The line is matched on its prefix now; its remainder is dropped as it arrives.
+    pushLine(search, scan, rest.toString("utf8", 0, MAX_LINE_BYTES))
+    scan.dropping = true
+  } else if (rest.length > 0) {
+    // Copied: `rest` views the chunk, which the next read overwrites.
+    scan.carry = Buffer.from(rest)
+  }
+  return false
+}
+
+/** Whether the file holds `required` anywhere: a pass over its bytes, nothing decoded. */
+const holds = (search: Search, fd: number, required: ReadonlyArray<LiteralSearch.Needle>): boolean => {
+  const chunk = search.chunk
+  const overlap = Math.max(...required.map((needle) => needle.length)) - 1
+  for (let position = 0;;) {
+    const length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
+    search.work += length
+    if (position === 0 && chunk.subarray(0, Math.min(length, binaryProbeBytes)).includes(0)) return false
+    if (LiteralSearch.indexInAny(chunk.subarray(0, length), required, 0) !== -1) return true
+    if (length < chunk.length) return false
+    position += length - overlap
+  }
+}
+
+/** Opens `absolute` for a search, or says why it will not be searched (`undefined`: silently). */
+const open = (absolute: string): number | "unreadable" | undefined => {
   let fd: number
   try {
-    fd = NodeFs.openSync(path, "r")
+    // Non-blocking, so a FIFO that replaced the file since the walk does not wait for a writer.
+    fd = NodeFs.openSync(absolute, NodeFs.constants.O_RDONLY | NodeFs.constants.O_NONBLOCK)
   } catch {
-    return undefined
+    return "unreadable"
   }
   try {
-    const first = NodeFs.readSync(fd, chunk, 0, chunk.length, 0)
-    read.bytes += first
-    const isBinary = () => chunk.subarray(0, Math.min(first, binaryProbeBytes)).includes(0)
-    if (first === chunk.length && isBinary()) return undefined
-    if (required !== undefined) {
-      let position = 0
-      let length = first
-      while (LiteralSearch.indexIn(chunk.subarray(0, length), required, 0) === -1) {
-        if (length < chunk.length) return undefined
-        position += length - required.length + 1
-        length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
-        read.bytes += length
-      }
-    }
-    // The whole file fits in the first chunk, which the search for `required` left untouched.
-    if (first < chunk.length) return isBinary() ? undefined : chunk.subarray(0, first)
-    const bytes = Buffer.allocUnsafe(NodeFs.fstatSync(fd).size)
-    let filled = 0
-    for (let got = 1; got > 0 && filled < bytes.length; filled += got) {
-      got = NodeFs.readSync(fd, bytes, filled, bytes.length - filled, filled)
-    }
-    read.bytes += filled
-    return bytes.subarray(0, filled)
+    if (NodeFs.fstatSync(fd).isFile()) return fd
   } catch {
-    return undefined
-  } finally {
-    NodeFs.closeSync(fd)
+    // Treated as not a regular file.
   }
+  NodeFs.closeSync(fd)
+  return undefined
 }
-
-const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
-
-const decode = (bytes: Buffer): string => bytes.toString("utf8", hasByteOrderMark(bytes) ? 3 : 0)
-
-/** Runs `step` until it reports completion, yielding to the event loop between slices. */
-const inSlices = (step: () => boolean): Effect.Effect<void> => {
-  let done = false
-  return Effect.whileLoop({
-    while: () => !done,
-    body: () => Effect.andThen(Effect.sync(() => {
-      done = step()
-    }), Effect.yieldNow),
-    step: () => {}
-  })
-}
-
-const errorCode = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : undefined
-
-interface Directory {
-  readonly absolute: string
-  readonly relative: string
-  readonly state: GlobPattern.State
-}
-
-/** Regular files under `root` admitted by `glob`, as paths relative to `root`, unsorted. */
-const walk = (
-  root: string,
-  display: string,
-  glob: GlobPattern.GlobPattern
-): Effect.Effect<Array<string>, PermissionDenied | Failed> =>
-  Effect.suspend(() => {
-    const files: Array<string> = []
-    const pending: Array<Directory> = []
-    const visit = (directory: Directory): void => {
-      for (const entry of NodeFs.readdirSync(directory.absolute, { withFileTypes: true })) {
-        const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
-        if (entry.isDirectory()) {
-          const state = glob.enter(directory.state, entry.name)
-          if (state !== undefined) pending.push({ absolute: `${directory.absolute}/${entry.name}`, relative, state })
-        } else if (entry.isFile() && glob.matches(directory.state, entry.name)) files.push(relative)
-      }
-    }
-    const start = Effect.try({
-      try: () => visit({ absolute: root, relative: "", state: glob.root }),
-      catch: (error) => {
-        const code = errorCode(error)
-        return code === "EACCES" || code === "EPERM"
-          ? new PermissionDenied({ path: display })
-          : new Failed({ description: `Cannot search ${display}: ${code ?? String(error)}`, cause: error })
-      }
-    })
-    const rest = inSlices(() => {
-      for (let n = 0; n < sliceDirectories && pending.length > 0; n++) {
-        try {
-          visit(pending.pop()!)
-        } catch {
-          // A directory that vanished or cannot be listed holds nothing we can search.
-        }
-      }
-      return pending.length === 0
-    })
-    return Effect.as(Effect.andThen(start, rest), files)
-  })
 
 /** @since 0.1.0 @category models */
 export interface Request {
@@ -271,8 +212,8 @@ const filesUnder = (request: Request): Effect.Effect<Array<string>, PermissionDe
   if (Result.isFailure(glob)) return Effect.fail(new InvalidPattern({ pattern: request.glob, description: glob.failure }))
   const prefix = request.root === "/" ? "" : request.root
   return Effect.map(
-    walk(request.root, request.display, glob.success),
-    (files) => files.sort().map((relative) => `${prefix}/${relative}`)
+    WalkFiles.walk(request.root, request.display, glob.success),
+    (files) => files.map((relative) => `${prefix}/${relative}`)
   )
 }
 
@@ -282,23 +223,60 @@ const filesUnder = (request: Request): Effect.Effect<Array<string>, PermissionDe
  * @since 0.1.0
  * @category combinators
  */
-export const search = (request: Request): Effect.Effect<Array<GrepMatch>, PermissionDenied | Failed | InvalidPattern> =>
+export const search = (request: Request): Effect.Effect<GrepResult, PermissionDenied | Failed | InvalidPattern> =>
   Effect.gen(function*() {
     const files = request.rootIsFile ? [request.root] : yield* filesUnder(request)
-    const out: Array<GrepMatch> = []
-    const chunk = Buffer.allocUnsafe(chunkBytes)
+    const search: Search = {
+      pattern: request.pattern,
+      limit: request.limit,
+      out: [],
+      chunk: Buffer.allocUnsafe(chunkBytes),
+      work: 0
+    }
+    const skipped: Array<SkippedFile> = []
     let next = 0
-    yield* inSlices(() => {
-      const read = { bytes: 0 }
-      for (let n = 0; n < sliceFiles && read.bytes < sliceBytes && next < files.length && out.length < request.limit; n++) {
-        const file = files[next++]!
-        const required = request.pattern.required
-        const content = readCandidate(file, chunk, required, read)
-        if (content === undefined) continue
-        if (required !== undefined) searchBytes(content, required, request.pattern, request.report(file), out, request.limit)
-        else searchText(decode(content), request.pattern, request.report(file), out, request.limit)
+    let scan: Scan | undefined
+    const close = () => {
+      if (scan !== undefined) NodeFs.closeSync(scan.fd)
+      scan = undefined
+    }
+    const nextScan = (): void => {
+      const absolute = files[next++]!
+      const fd = open(absolute)
+      if (fd === "unreadable") return void skipped.push({ path: request.report(absolute), why: "unreadable" })
+      if (fd === undefined) return
+      const required = request.pattern.required
+      try {
+        if (required !== undefined && !holds(search, fd, required)) return void NodeFs.closeSync(fd)
+      } catch {
+        NodeFs.closeSync(fd)
+        return void skipped.push({ path: request.report(absolute), why: "unreadable" })
       }
-      return next >= files.length || out.length >= request.limit
-    })
-    return out
+      scan = { fd, path: request.report(absolute), position: 0, lineNumber: 1, carry: undefined, dropping: false }
+    }
+    const done = () => search.out.length >= request.limit || (scan === undefined && next >= files.length)
+    yield* Effect.ensuring(
+      WalkFiles.inSlices(() => {
+        search.work = 0
+        for (let n = 0; n < sliceFiles && search.work < sliceWork && !done();) {
+          if (scan === undefined) {
+            n++
+            nextScan()
+            continue
+          }
+          const current = scan
+          let finished: boolean
+          try {
+            finished = step(search, current)
+          } catch {
+            skipped.push({ path: current.path, why: "unreadable" })
+            finished = true
+          }
+          if (finished) close()
+        }
+        return done()
+      }),
+      Effect.sync(close)
+    )
+    return { matches: search.out.slice(0, request.limit), skipped }
   })

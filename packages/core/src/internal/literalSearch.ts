@@ -1,6 +1,7 @@
 /**
  * literalSearch — finds a regex's literal text in raw bytes, so that `grepFiles` rejects most files
- * without decoding them.
+ * without decoding them or running RE2 over them (RE2 in JavaScript matches at 40–190 MB/s here,
+ * `Buffer.indexOf` at 2–4 GB/s: docs/decisions/0008).
  *
  * Node's `Buffer.indexOf` stops at every occurrence of the needle's first byte before comparing
  * the rest, so a needle starting with a common byte (`c` of `createContext`) crawls (2 GB/s here)
@@ -50,9 +51,9 @@ const closing = (pattern: string, start: number): number => {
 }
 
 /**
- * The longest run of literal text that every match of a case-sensitive JavaScript `pattern`
- * contains, read conservatively: a top-level `|`, or an escape it does not know (`\u`, `\x`,
- * `\p`, backreferences), gives up; groups, classes and quantified atoms end a run.
+ * The longest run of literal text that every match of a case-sensitive RE2 `pattern` contains,
+ * read conservatively: a top-level `|`, a group setting flags (`(?i)`), or an escape it does not
+ * know (`\x`, `\p`, `\Q`, `\z`), gives up; groups, classes and quantified atoms end a run.
  */
 export const literalOf = (pattern: string): string | undefined => {
   const runs: Array<string> = []
@@ -93,6 +94,8 @@ export const literalOf = (pattern: string): string | undefined => {
         lastAtom = next
       }
     } else if (char === "(" || char === "[") {
+      // `(?i)` and `(?i:…)` change what the text around them matches; only `(?:` and names are plain.
+      if (char === "(" && pattern[i + 1] === "?" && !/^\(\?(:|P?<[A-Za-z_])/.test(pattern.slice(i, i + 5))) return undefined
       exact = false
       cut()
       i = closing(pattern, i)
@@ -136,4 +139,31 @@ export const indexIn = (bytes: Buffer, needle: Needle, from: number): number => 
     if (headLength === 0 || needle.head.compare(bytes, at - headLength, at) === 0) return at - headLength
   }
   return -1
+}
+
+/** An alternative of plain text: word characters, spaces and a few safe punctuation marks. */
+const plainAlternative = /^[\w -]{3,}$/
+
+/**
+ * Texts one of which every match of a case-sensitive RE2 `pattern` contains: its required literal
+ * (`literalOf`), or, for a top-level alternation of plain words (`useEffect|forwardRef`), each word.
+ */
+export const requiredOf = (pattern: string): ReadonlyArray<string> | undefined => {
+  const literal = literalOf(pattern)
+  if (literal !== undefined) return [literal]
+  const alternatives = pattern.split("|")
+  return alternatives.length > 1 && alternatives.length <= 16 && alternatives.every((a) => plainAlternative.test(a))
+    ? alternatives
+    : undefined
+}
+
+/** Where the first of `needles` first occurs in `bytes` at or after `from`, or -1. */
+export const indexInAny = (bytes: Buffer, needles: ReadonlyArray<Needle>, from: number): number => {
+  let first = -1
+  for (const needle of needles) {
+    // Only the part before the best hit so far can hold an earlier one.
+    const at = indexIn(first === -1 ? bytes : bytes.subarray(0, first + needle.length - 1), needle, from)
+    if (at !== -1 && (first === -1 || at < first)) first = at
+  }
+  return first
 }

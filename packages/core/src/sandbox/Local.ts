@@ -9,17 +9,19 @@
  * user's rights and can reach anything they can. Without `allowedPaths`, paths are only resolved
  * against `cwd`. Runtime mounting is not supported.
  *
- * `glob` is fast-glob: files only, dot entries included, sorted, relative to its `cwd`, symlinked
- * directories not entered. `grep` is `internal/grepFiles.ts`: JavaScript RegExp per line, dot
- * entries and binary files skipped, symlinks not followed, paths relative to the sandbox cwd
- * (absolute outside it). Limits of either are clamped to 1..100,000, never refused.
+ * `glob` is a `GlobPattern` walk (`internal/walkFiles.ts`, docs/decisions/0008): files only, dot
+ * entries included, sorted, relative to its `cwd`, symlinks neither entered nor reported. `grep`
+ * is `internal/grepFiles.ts`: RE2 per line, files streamed, dot entries and binary files skipped,
+ * symlinks not followed, paths relative to the sandbox cwd (absolute outside it), unreadable files
+ * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { Context, Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope } from "effect"
-import FastGlob from "fast-glob"
+import * as GlobPattern from "../GlobPattern.ts"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as RealPath from "../internal/realPath.ts"
+import * as WalkFiles from "../internal/walkFiles.ts"
 import * as Sandbox from "../Sandbox.ts"
 
 /** @since 0.1.0 @category models */
@@ -134,26 +136,29 @@ const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: strin
   if (base.type !== "Directory") {
     return yield* fail("glob", new Sandbox.Failed({ description: `Cannot list files in ${given}: not a directory` }))
   }
-  if (host.roots !== undefined) {
-    // fast-glob reads each static prefix directly (following symlinks) before walking the
-    // rest without them, so those prefixes are exactly what may lead outside.
-    for (const task of FastGlob.generateTasks(pattern)) {
-      yield* locate(host, "glob", host.path.resolve(base.located, task.base))
-    }
+  const absolutePattern = pattern.startsWith("/")
+  // Rooted at `/` below, so the pattern itself is relative to it.
+  const compiled = GlobPattern.make(absolutePattern ? pattern.replace(/^\/+/, "") : pattern, { dot: true })
+  if (Result.isFailure(compiled)) {
+    return yield* fail("glob", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
   }
-  const found = yield* Effect.tryPromise({
-    try: () =>
-      FastGlob(pattern, {
-        cwd: base.located,
-        dot: true,
-        onlyFiles: true,
-        followSymbolicLinks: false,
-        suppressErrors: true
-      }),
-    catch: (cause) =>
-      fail("glob", new Sandbox.Failed({ description: `Cannot list ${pattern} in ${given}: ${String(cause)}`, cause }))
-  })
-  return found.sort().slice(0, Sandbox.clampLimit(globOptions?.limit, Sandbox.DEFAULT_GLOB_LIMIT))
+  const matcher = compiled.success
+  // The pattern's literal directories are opened directly (symlinks and `..` followed, as the
+  // kernel would), so with roots they are checked like any path the model names.
+  const start = yield* locate(host, "glob", host.path.resolve(absolutePattern ? "/" : base.located, matcher.base || "."))
+  const state = matcher.base === ""
+    ? matcher.root
+    : matcher.base.split("/").reduce<GlobPattern.State | undefined>(
+      (reached, name) => reached === undefined ? undefined : matcher.enter(reached, name),
+      matcher.root
+    )
+  if (state === undefined) return []
+  const found = yield* WalkFiles.walk(start, given, matcher, state, matcher.base).pipe(
+    // A base that is missing or unreadable holds no match, as for fast-glob and the shell.
+    Effect.orElseSucceed(() => [])
+  )
+  const limited = found.slice(0, Sandbox.clampLimit(globOptions?.limit, Sandbox.DEFAULT_GLOB_LIMIT))
+  return absolutePattern ? limited.map((path) => `/${path}`) : limited
 })
 
 const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: string, grepOptions?: Sandbox.GrepOptions) {

@@ -2,9 +2,11 @@
  * Grep — search file contents by regular expression through the sandbox (a capability a sandbox
  * may lack), answered as `path:line_number: line`, one match per line.
  *
- * The pattern is compiled here first, as a JavaScript RegExp, so an invalid one gets the same
- * `Invalid regex: …` sentence on every sandbox. As with Glob, one match more than `limit` is asked
- * for so the model learns when it did not see everything, and the list obeys the output limit.
+ * The pattern is compiled here first, in the shared RE2 dialect (`Sandbox.compilePattern`), so an
+ * invalid one gets the same `Invalid regex: …` sentence, saying what RE2 accepts, on every sandbox.
+ * As with Glob, one match more than `limit` is asked for so the model learns when it did not see
+ * everything, and the list obeys the output limit. Files the sandbox could not search are named
+ * after the list, so "no matches" is never claimed for a file nobody read.
  */
 import { Effect, Result, Schema } from "effect"
 import { limitOutput } from "../internal/outputLimit.ts"
@@ -14,9 +16,11 @@ import { fromSandbox, ToolError } from "./ToolError.ts"
 
 const DEFAULT_LIMIT = 200
 const MAX_LIMIT = 10_000
+/** Skipped files named in the note; the rest are counted. */
+const MAX_SKIPPED_NAMED = 10
 
 const Parameters = Schema.Struct({
-  pattern: Schema.String.annotate({ description: "Regular expression to search for (JavaScript syntax)" }),
+  pattern: Schema.String.annotate({ description: "Regular expression to search for (RE2 syntax)" }),
   path: Schema.optionalKey(
     Schema.String.annotate({ description: "Directory or file to search in (default: the working directory)" })
   ),
@@ -35,6 +39,14 @@ const compile = (pattern: string, caseSensitive: boolean) =>
     onFailure: (reason) => Effect.fail(new ToolError({ message: `Invalid regex: ${reason}` }))
   })
 
+/** `(skipped 2 files: a.log (too large), b (unreadable))`, or "" when every file was searched. */
+const skippedNote = (skipped: ReadonlyArray<Sandbox.SkippedFile>): string => {
+  if (skipped.length === 0) return ""
+  const named = skipped.slice(0, MAX_SKIPPED_NAMED).map((file) => `${file.path} (${file.why})`)
+  if (skipped.length > MAX_SKIPPED_NAMED) named.push(`${skipped.length - MAX_SKIPPED_NAMED} more`)
+  return `(skipped ${skipped.length} ${skipped.length === 1 ? "file" : "files"}: ${named.join(", ")})`
+}
+
 /**
  * Searches file contents by regular expression.
  *
@@ -44,6 +56,7 @@ const compile = (pattern: string, caseSensitive: boolean) =>
 export const Grep = Tool.make("Grep", {
   description: [
     "Search file contents by regex. Returns matching lines as `path:line_number: line`.",
+    "The regex is RE2 syntax, as in ripgrep and Go: no lookaround and no backreferences.",
     "Filter the file set with `glob` and the search root with `path`.",
     `Limited to ${DEFAULT_LIMIT} matches by default.`
   ].join(" "),
@@ -51,7 +64,7 @@ export const Grep = Tool.make("Grep", {
   call: Effect.fn("Grep.call")(function*(args: typeof Parameters.Type, { sandbox }: Tool.Context) {
     const { pattern, limit } = args
     yield* compile(pattern, args.case_sensitive)
-    const matches = yield* Effect.mapError(
+    const result = yield* Effect.mapError(
       sandbox.grep(pattern, { path: args.path, glob: args.glob, caseSensitive: args.case_sensitive, limit: limit + 1 }),
       fromSandbox((reason) => {
         switch (reason._tag) {
@@ -64,13 +77,16 @@ export const Grep = Tool.make("Grep", {
         }
       })
     )
-    if (matches.length === 0) return `No matches for ${pattern}`
+    const note = skippedNote(result.skipped)
+    const withNote = (text: string) => note === "" ? text : `${text}\n\n${note}`
+    const matches = result.matches
+    if (matches.length === 0) return withNote(`No matches for ${pattern}`)
     const list = limitOutput(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n"))
-    const note = list.truncated
+    const more = list.truncated
       ? "(output truncated)"
       : matches.length > limit
       ? `(only the first ${limit} matches are shown; narrow the pattern or raise limit)`
       : ""
-    return note === "" ? list.text : `${list.text}\n\n${note}`
+    return withNote(more === "" ? list.text : `${list.text}\n\n${more}`)
   })
 })

@@ -45,4 +45,26 @@ describe("literalSearch", () => {
     assert.strictEqual(LiteralSearch.indexIn(bytes, needle, 20), -1)
     assert.strictEqual(LiteralSearch.indexIn(Buffer.from("Context"), needle, 0), -1)
   })
+
+  it("gives up on RE2 flag groups, which change the case of the text around them", () => {
+    assert.strictEqual(LiteralSearch.literalOf("(?i)hello"), undefined)
+    assert.strictEqual(LiteralSearch.literalOf("(?i:x)hello"), undefined)
+    assert.strictEqual(LiteralSearch.literalOf("(?:x)hello"), "hello")
+    assert.strictEqual(LiteralSearch.literalOf("(?P<name>x)hello"), "hello")
+  })
+
+  it("requiredOf takes each word of a plain alternation, and nothing from other alternations", () => {
+    assert.deepStrictEqual(LiteralSearch.requiredOf("createContext"), ["createContext"])
+    assert.deepStrictEqual(LiteralSearch.requiredOf("useEffect|forwardRef"), ["useEffect", "forwardRef"])
+    assert.strictEqual(LiteralSearch.requiredOf("use(Effect)|forwardRef"), undefined)
+    assert.strictEqual(LiteralSearch.requiredOf("ab|forwardRef"), undefined)
+  })
+
+  it("indexInAny finds the earliest of several literals", () => {
+    const needles = ["forwardRef", "useEffect"].map(LiteralSearch.make)
+    const bytes = Buffer.from("x useEffect y forwardRef")
+    assert.strictEqual(LiteralSearch.indexInAny(bytes, needles, 0), 2)
+    assert.strictEqual(LiteralSearch.indexInAny(bytes, needles, 3), 14)
+    assert.strictEqual(LiteralSearch.indexInAny(bytes, needles, 15), -1)
+  })
 })

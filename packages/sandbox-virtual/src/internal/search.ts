@@ -4,8 +4,11 @@
  *
  * Both list regular files only: symlinks are neither followed nor reported (a link cannot lead a
  * search out of a mount), and a directory that cannot be listed holds nothing. `grep` reads the
- * files in path order and stops at `limit` matching lines; it skips binary files (a NUL byte in
- * the first 8 KiB) and files a mount refuses to read (over its size cap), as ripgrep skips them.
+ * files in path order and stops at `limit` matching lines, with the shared RE2 dialect
+ * (`Sandbox.compilePattern`), yielding every 2 M characters matched so a large file cannot hold the
+ * event loop; a line longer than 1 M characters is matched and reported on its first 1 M. It skips
+ * binary files (a NUL byte in the first 8 KiB) silently, as ripgrep does, and reports in `skipped`
+ * the files it could not read (a mount refuses files over its size cap: "too large").
  */
 import type { GlobPattern, Sandbox } from "@condukt/core"
 import { Effect } from "effect"
@@ -79,51 +82,86 @@ export const files = (
   return state === undefined ? Effect.succeed([]) : Effect.map(visit(start, prefix, state), () => found.sort())
 }
 
-/** Appends the lines of `text` that `regex` matches to `out`, until it holds `limit`. */
-const searchText = (text: string, regex: RegExp, path: string, out: Array<Sandbox.GrepMatch>, limit: number): void => {
-  const lines = text.split("\n")
-  if (lines[lines.length - 1] === "") lines.pop()
-  for (let i = 0; i < lines.length && out.length < limit; i++) {
-    const raw = lines[i]!
-    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
-    if (regex.test(line)) out.push({ path, lineNumber: i + 1, line })
-  }
-}
+/** Lines longer than this are matched and reported on their first this-many characters. */
+const maxLineChars = 1024 * 1024
+/** Characters matched between two yields, so a large file cannot hold the event loop. */
+const sliceChars = 2 * 1024 * 1024
 
 /** @since 0.1.0 @category models */
 export interface GrepRequest {
   /** Absolute paths of the files to search, in the order to search them. */
   readonly files: ReadonlyArray<string>
-  /** Tested line by line; must not be global or sticky. */
-  readonly regex: RegExp
+  readonly pattern: Sandbox.LinePattern
   readonly limit: number
   /** The path reported for a file, from its absolute path. */
   readonly report: (absolute: string) => string
 }
 
+/** Why a read failed, in the words `skipped` uses: a mount's size cap is just-bash's EFBIG. */
+const whyUnread = (cause: unknown): string =>
+  cause instanceof Error && cause.message.startsWith("EFBIG") ? "too large" : "unreadable"
+
+/** The text of one file being searched, and where the search stands in it. */
+interface Scan {
+  readonly path: string
+  readonly text: string
+  start: number
+  lineNumber: number
+}
+
+/** Tests lines of `scan` until `sliceChars` are matched, the limit is reached or the text ends. */
+const searchSlice = (scan: Scan, pattern: Sandbox.LinePattern, out: Array<Sandbox.GrepMatch>, limit: number): boolean => {
+  const { text } = scan
+  const stop = scan.start + sliceChars
+  while (scan.start < text.length && out.length < limit) {
+    if (scan.start >= stop) return false
+    const newline = text.indexOf("\n", scan.start)
+    const end = newline === -1 ? text.length : newline
+    const raw = text.slice(scan.start, Math.min(end, scan.start + maxLineChars))
+    const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw
+    if (pattern.test(line)) out.push({ path: scan.path, lineNumber: scan.lineNumber, line })
+    scan.lineNumber++
+    scan.start = end + 1
+  }
+  return true
+}
+
 /**
- * Searches `request.files` in order, stopping at `limit` matching lines.
+ * Searches `request.files` in order, stopping at `limit` matching lines; files that could not be
+ * read are reported in `skipped`.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const grep = (fs: IFileSystem, request: GrepRequest): Effect.Effect<Array<Sandbox.GrepMatch>> =>
+export const grep = (fs: IFileSystem, request: GrepRequest): Effect.Effect<Sandbox.GrepResult> =>
   Effect.suspend(() => {
     const out: Array<Sandbox.GrepMatch> = []
+    const skipped: Array<Sandbox.SkippedFile> = []
     let next = 0
+    let scan: Scan | undefined
+    const read = (file: string) =>
+      Effect.match(Effect.tryPromise({ try: () => fs.readFileBuffer(file), catch: whyUnread }), {
+        onFailure: (why) => void skipped.push({ path: request.report(file), why }),
+        onSuccess: (bytes) => {
+          if (bytes.subarray(0, binaryProbeBytes).includes(0)) return
+          scan = { path: request.report(file), text: decoder.decode(bytes), start: 0, lineNumber: 1 }
+        }
+      })
     return Effect.as(
       Effect.whileLoop({
-        while: () => next < request.files.length && out.length < request.limit,
+        while: () => out.length < request.limit && (scan !== undefined || next < request.files.length),
         body: () => {
-          const file = request.files[next++]!
-          return Effect.orElseSucceed(Effect.tryPromise(() => fs.readFileBuffer(file)), () => undefined)
+          if (scan === undefined) return read(request.files[next++]!)
+          const current = scan
+          return Effect.andThen(
+            Effect.sync(() => {
+              if (searchSlice(current, request.pattern, out, request.limit)) scan = undefined
+            }),
+            Effect.yieldNow
+          )
         },
-        step: (bytes) => {
-          if (bytes === undefined || bytes.subarray(0, binaryProbeBytes).includes(0)) return
-          const file = request.files[next - 1]!
-          searchText(decoder.decode(bytes), request.regex, request.report(file), out, request.limit)
-        }
+        step: () => {}
       }),
-      out
+      { matches: out, skipped }
     )
   })
