@@ -27,6 +27,7 @@ import { InMemoryFs, MountableFs } from "just-bash"
 import * as FsError from "./internal/fsError.ts"
 import * as HostMount from "./internal/hostMount.ts"
 import * as Layout from "./internal/layout.ts"
+import * as Rm from "./internal/rm.ts"
 import * as Search from "./internal/search.ts"
 import * as Shell from "./internal/shell.ts"
 import * as SnapshotTree from "./internal/snapshotTree.ts"
@@ -152,7 +153,14 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
       catch: (cause) => toMake(FsError.reasonOf(cause, path, "write to", budget))
     })
   }
-  const shell = Shell.make({ fs, cwd, home: Layout.home, limits: executionLimits(options.limits), budgetBytes: budget })
+  const shell = Shell.make({
+    fs,
+    cwd,
+    home: Layout.home,
+    limits: executionLimits(options.limits),
+    budgetBytes: budget,
+    commands: [Rm.command]
+  })
 
   const locate = (path: string) => fs.resolvePath(cwd, path)
 
