@@ -1,14 +1,20 @@
 /**
  * Sandbox — the one seam through which tools touch files and processes.
  *
- * A backend supplies a few primitives (`readFile`, `writeFile`, `exec`, and optionally `glob`,
- * `grep`, `mount`); `make` derives the rest once (`read` as UTF-8 text, `edit` with occurrence
- * semantics) and answers `NotSupported` for a missing optional capability, so every tool works the
- * same on every backend. Paths are relative to the sandbox's `cwd` unless absolute.
+ * A backend supplies a few primitives (`readStream`, `writeFile`, `exec`, and optionally `glob`,
+ * `grep`, `mount`); `make` derives the rest once (`readFile` as bytes and `read` as UTF-8 text,
+ * both bounded; `edit` with occurrence semantics) and answers `NotSupported` for a missing optional
+ * capability, so every tool works the same on every backend. Paths are relative to the sandbox's
+ * `cwd` unless absolute.
+ *
+ * File operations touch regular files only: a named pipe, a device or a socket is refused
+ * (`NotRegularFile`) before a byte moves, and no backend may block a thread finding that out
+ * (docs/decisions/0010). A whole-file read is bounded (`DEFAULT_MAX_FILE_BYTES` unless the caller
+ * asks for more); a caller that wants a window of a big file streams it.
  *
  * The contract refuses to guess: no encoding detection, no retries, no shell fallback for glob.
  */
-import { Context, Duration, Effect, Layer, Result, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Result, Schema, Stream } from "effect"
 import { RE2JS } from "re2js"
 
 // ---------------------------------------------------------------------------------------------
@@ -26,6 +32,48 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", { path:
 export class IsDirectory extends Schema.TaggedError<IsDirectory>()("IsDirectory", { path: Schema.String }) {
   override get message() {
     return `${this.path} is a directory, not a file`
+  }
+}
+
+const fileKinds = {
+  FIFO: "a named pipe",
+  CharacterDevice: "a character device",
+  BlockDevice: "a block device",
+  Socket: "a socket"
+} as const
+
+/**
+ * The path names something that is neither a regular file nor a directory: reading or writing it
+ * could block for ever (a named pipe) or never end (`/dev/zero`), so it is refused.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotRegularFile extends Schema.TaggedError<NotRegularFile>()("NotRegularFile", {
+  path: Schema.String,
+  kind: Schema.Literals(["FIFO", "CharacterDevice", "BlockDevice", "Socket", "Unknown"])
+}) {
+  /** What the path is, as the end of a sentence: "a named pipe, not a regular file". */
+  get description() {
+    return this.kind === "Unknown" ? "not a regular file" : `${fileKinds[this.kind]}, not a regular file`
+  }
+  override get message() {
+    return `${this.path} is ${this.description}`
+  }
+}
+
+/**
+ * The file holds more bytes than the caller's bound (`maxBytes`); nothing past the bound was kept.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TooLarge extends Schema.TaggedError<TooLarge>()("TooLarge", {
+  path: Schema.String,
+  maxBytes: Schema.Finite
+}) {
+  override get message() {
+    return `${this.path} is larger than ${this.maxBytes} bytes`
   }
 }
 
@@ -104,6 +152,8 @@ export class Failed extends Schema.TaggedError<Failed>()("Failed", {
 export const Reason = Schema.Union([
   NotFound,
   IsDirectory,
+  NotRegularFile,
+  TooLarge,
   PermissionDenied,
   OutsideAllowedPaths,
   TooManySymlinks,
@@ -204,6 +254,12 @@ export interface EditResult {
 }
 
 /** @since 0.1.0 @category models */
+export interface ReadOptions {
+  /** The most bytes the caller takes; a bigger file fails with `TooLarge` (default `DEFAULT_MAX_FILE_BYTES`). */
+  readonly maxBytes?: number | undefined
+}
+
+/** @since 0.1.0 @category models */
 export type MountMode = "read-only" | "read-write"
 
 /** The optional capabilities: a backend may lack them; the service always answers (NotSupported). */
@@ -216,17 +272,27 @@ export interface Capabilities {
 /** What a backend must (and may) implement; `make` turns it into the full service. */
 export interface Primitives extends Partial<Capabilities> {
   readonly cwd: string
-  readonly readFile: (path: string) => Effect.Effect<Uint8Array, SandboxError>
-  /** Writes the file, creating its parent directories. */
+  /**
+   * The file's bytes from start to end, chunk by chunk, read as the stream is pulled. A missing
+   * file, a directory or anything but a regular file fails before the first chunk, and finding
+   * that out never blocks a thread (open without blocking, then check what was opened).
+   */
+  readonly readStream: (path: string) => Stream.Stream<Uint8Array, SandboxError>
+  /** Writes the file, creating its parent directories; refuses anything but a regular file (or a new one). */
   readonly writeFile: (path: string, content: string | Uint8Array) => Effect.Effect<void, SandboxError>
   readonly exec: (command: string, options?: ExecOptions) => Effect.Effect<ExecResult, SandboxError>
 }
 
 /** @since 0.1.0 @category models */
 export interface Service extends Omit<Primitives, keyof Capabilities>, Capabilities {
-  /** The file as UTF-8 text; invalid UTF-8 fails with a `Failed` reason giving the file's size. */
-  readonly read: (path: string) => Effect.Effect<string, SandboxError>
-  /** Replaces `oldText` by `newText` when it occurs exactly once; reports the count either way. */
+  /** The whole file, at most `maxBytes` of it (`TooLarge` past that). */
+  readonly readFile: (path: string, options?: ReadOptions) => Effect.Effect<Uint8Array, SandboxError>
+  /** The whole file as UTF-8 text, bounded as `readFile`; invalid UTF-8 fails with a `Failed` reason giving the file's size. */
+  readonly read: (path: string, options?: ReadOptions) => Effect.Effect<string, SandboxError>
+  /**
+   * Replaces `oldText` by `newText` when it occurs exactly once; reports the count either way.
+   * The file is read whole, so one over `DEFAULT_MAX_FILE_BYTES` fails with `TooLarge`.
+   */
   readonly edit: (path: string, oldText: string, newText: string) => Effect.Effect<EditResult, SandboxError>
 }
 
@@ -245,14 +311,28 @@ export class Sandbox extends Context.Service<Sandbox, Service>()("@condukt/core/
 const decoder = new TextDecoder("utf-8", { fatal: true })
 const encoder = new TextEncoder()
 
-/** Decodes UTF-8 strictly; the failure names the file and its size. */
-export const decodeUtf8 = (method: string, path: string, bytes: Uint8Array): Effect.Effect<string, SandboxError> =>
+/**
+ * Decodes UTF-8 strictly; the failure names the file and its size (`size`, when `bytes` is only a
+ * part of it). Text too long for a JavaScript string (~512 MiB) is said to be that, not invalid.
+ */
+export const decodeUtf8 = (
+  method: string,
+  path: string,
+  bytes: Uint8Array,
+  size: number = bytes.length
+): Effect.Effect<string, SandboxError> =>
   Effect.try({
     try: () => decoder.decode(bytes),
-    catch: () =>
+    catch: (cause) =>
       new SandboxError({
         method,
-        reason: new Failed({ description: `Cannot read ${path}: the file is not valid UTF-8 text (${bytes.length} bytes)` })
+        reason: new Failed({
+          // A strict decoder throws TypeError for bad bytes; anything else is V8's string length limit.
+          description: cause instanceof TypeError
+            ? `Cannot read ${path}: the file is not valid UTF-8 text (${size} bytes)`
+            : `Cannot read ${path}: the file is too large to hold as text (${size} bytes)`,
+          cause
+        })
       })
   })
 
@@ -267,16 +347,51 @@ const notSupported = (operation: string) => () =>
   Effect.fail(new SandboxError({ method: operation, reason: new NotSupported({ operation }) }))
 
 /**
+ * How much a whole-file read (`readFile`, `read`, `edit`) takes when the caller names no bound:
+ * 16 MiB, far more than any source file, far less than what would hurt the process.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_MAX_FILE_BYTES = 16 * 1024 * 1024
+
+/** Collects `stream` whole, failing with `TooLarge` as soon as it passes `maxBytes`. */
+const collectBounded = (stream: Stream.Stream<Uint8Array, SandboxError>, path: string, maxBytes: number) =>
+  Effect.suspend(() => {
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    return Stream.runForEach(stream, (chunk) => {
+      size += chunk.length
+      if (size > maxBytes) return Effect.fail(new SandboxError({ method: "readFile", reason: new TooLarge({ path, maxBytes }) }))
+      chunks.push(chunk)
+      return Effect.void
+    }).pipe(Effect.map(() => {
+      if (chunks.length === 1) return chunks[0]!
+      const bytes = new Uint8Array(size)
+      let at = 0
+      for (const chunk of chunks) {
+        bytes.set(chunk, at)
+        at += chunk.length
+      }
+      return bytes
+    }))
+  })
+
+/**
  * Builds the full service from a backend's primitives.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (primitives: Primitives): Service => {
-  const read = (path: string) => Effect.flatMap(primitives.readFile(path), (bytes) => decodeUtf8("read", path, bytes))
+  const readFile = (path: string, options?: ReadOptions) =>
+    collectBounded(primitives.readStream(path), path, options?.maxBytes ?? DEFAULT_MAX_FILE_BYTES)
+  const read = (path: string, options?: ReadOptions) =>
+    Effect.flatMap(readFile(path, options), (bytes) => decodeUtf8("read", path, bytes))
   return {
     cwd: primitives.cwd,
-    readFile: primitives.readFile,
+    readStream: primitives.readStream,
+    readFile,
     writeFile: primitives.writeFile,
     exec: primitives.exec,
     glob: primitives.glob ?? notSupported("glob"),
@@ -305,7 +420,7 @@ const unused = (method: string) => () =>
  * @category constructors
  */
 export const makeNoop = (primitives: Partial<Primitives> = {}): Service =>
-  make({ cwd: "/", readFile: unused("readFile"), writeFile: unused("writeFile"), exec: unused("exec"), ...primitives })
+  make({ cwd: "/", readStream: () => Stream.unwrap(unused("readStream")()), writeFile: unused("writeFile"), exec: unused("exec"), ...primitives })
 
 /**
  * `makeNoop` as a layer.

@@ -1,16 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Result } from "effect"
+import { Cause, Effect, Exit, Result, Stream } from "effect"
 import * as Sandbox from "../src/Sandbox.ts"
 
 /** Primitives over a Map: the least a backend must give. */
 const inMemory = (files: Map<string, Uint8Array>) =>
   Sandbox.make({
     cwd: "/",
-    readFile: (path) => {
+    readStream: (path) => {
       const bytes = files.get(path)
       return bytes === undefined
-        ? Effect.fail(new Sandbox.SandboxError({ method: "readFile", reason: new Sandbox.NotFound({ path }) }))
-        : Effect.succeed(bytes)
+        ? Stream.fail(new Sandbox.SandboxError({ method: "readStream", reason: new Sandbox.NotFound({ path }) }))
+        : Stream.succeed(bytes)
     },
     writeFile: (path, content) =>
       Effect.sync(() => void files.set(path, typeof content === "string" ? new TextEncoder().encode(content) : content)),
@@ -50,7 +50,7 @@ describe("Sandbox", () => {
       const sandbox = Sandbox.makeNoop({ cwd: "/work", exec: () => Effect.succeed({ output: "ok", exitCode: 0, truncated: false }) })
       assert.deepStrictEqual(yield* sandbox.exec("true"), { output: "ok", exitCode: 0, truncated: false })
       const exit = yield* Effect.exit(sandbox.read("a.txt"))
-      assert.isTrue(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("Sandbox.readFile was called on a no-op sandbox"))
+      assert.isTrue(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("Sandbox.readStream was called on a no-op sandbox"))
       assert.strictEqual((yield* Effect.flip(sandbox.glob("*"))).reason._tag, "NotSupported")
     }))
 

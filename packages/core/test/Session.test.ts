@@ -17,10 +17,10 @@ import * as Tool from "../src/Tool.ts"
 const memorySandbox = (files: Record<string, string>) =>
   Sandbox.layer({
     cwd: "/work",
-    readFile: (path) =>
+    readStream: (path) =>
       files[path] === undefined
-        ? Effect.fail(new Sandbox.SandboxError({ method: "readFile", reason: new Sandbox.NotFound({ path }) }))
-        : Effect.succeed(new TextEncoder().encode(files[path])),
+        ? Stream.fail(new Sandbox.SandboxError({ method: "readStream", reason: new Sandbox.NotFound({ path }) }))
+        : Stream.succeed(new TextEncoder().encode(files[path])),
     writeFile: () => Effect.void,
     exec: () => Effect.succeed({ output: "", exitCode: 0, truncated: false })
   })

@@ -22,11 +22,12 @@
  * be exported (`snapshot`) and restored (`make({ snapshot })`), mounts excluded.
  */
 import { GlobPattern, Sandbox } from "@condukt/core"
-import { Context, type Duration, Effect, Layer, Result } from "effect"
+import { Context, type Duration, Effect, Layer, Result, Stream } from "effect"
 import { InMemoryFs, MountableFs } from "just-bash"
 import * as FsError from "./internal/fsError.ts"
 import * as HostMount from "./internal/hostMount.ts"
 import * as Layout from "./internal/layout.ts"
+import * as Rm from "./internal/rm.ts"
 import * as Search from "./internal/search.ts"
 import * as Shell from "./internal/shell.ts"
 import * as SnapshotTree from "./internal/snapshotTree.ts"
@@ -123,6 +124,12 @@ const fail = (method: string, reason: Sandbox.Reason) => new Sandbox.SandboxErro
 
 const parentOf = (path: string): string => path.slice(0, path.lastIndexOf("/")) || "/"
 
+/** Chunks of `readStream`, views of the file's bytes (no copy). */
+const chunkBytes = 256 * 1024
+function* chunksOf(bytes: Uint8Array): Generator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += chunkBytes) yield bytes.subarray(at, at + chunkBytes)
+}
+
 /**
  * Builds a virtual sandbox: its own in-memory filesystem, the seed content, the mounts, and a
  * just-bash interpreter over them.
@@ -146,7 +153,14 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
       catch: (cause) => toMake(FsError.reasonOf(cause, path, "write to", budget))
     })
   }
-  const shell = Shell.make({ fs, cwd, home: Layout.home, limits: executionLimits(options.limits), budgetBytes: budget })
+  const shell = Shell.make({
+    fs,
+    cwd,
+    home: Layout.home,
+    limits: executionLimits(options.limits),
+    budgetBytes: budget,
+    commands: [Rm.command]
+  })
 
   const locate = (path: string) => fs.resolvePath(cwd, path)
 
@@ -185,17 +199,21 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
       return kind === "file"
     })
 
-  const readFile = Effect.fn("VirtualSandbox.readFile")(function*(path: string) {
+  // just-bash holds every file whole, so the stream is that file cut up, not a read per chunk;
+  // host mounts refuse pipes, devices and files bigger than the budget (`internal/hostMount.ts`).
+  const readWhole = Effect.fn("VirtualSandbox.readStream")(function*(path: string) {
     const target = locate(path)
     return yield* Effect.tryPromise({
       try: () => fs.readFileBuffer(target),
-      catch: (cause) => fail("readFile", FsError.reasonOf(cause, path, "read", budget))
+      catch: (cause) => fail("readStream", FsError.reasonOf(cause, path, "read", budget))
     }).pipe(
       Effect.catchReason("SandboxError", "NotFound", (reason) =>
-        Effect.flatMap(belowFile("readFile", path, target, "read"), (blocked) =>
-          Effect.fail(blocked ? notADirectory("readFile", path, "read") : fail("readFile", reason))))
+        Effect.flatMap(belowFile("readStream", path, target, "read"), (blocked) =>
+          Effect.fail(blocked ? notADirectory("readStream", path, "read") : fail("readStream", reason))))
     )
   })
+
+  const readStream = (path: string) => Stream.unwrap(Effect.map(readWhole(path), (bytes) => Stream.fromIterable(chunksOf(bytes))))
 
   const writeFile = Effect.fn("VirtualSandbox.writeFile")(function*(path: string, content: string | Uint8Array) {
     const target = locate(path)
@@ -268,7 +286,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
   })
 
   const mount = Effect.fn("VirtualSandbox.mount")(function*(hostPath: string, path: string, mode: Sandbox.MountMode) {
-    const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode), (reason) => fail("mount", reason))
+    const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode, budget), (reason) => fail("mount", reason))
     yield* Effect.try({
       try: () => fs.mount(locate(path), mounted),
       catch: (cause) => {
@@ -286,7 +304,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
   }
 
   const service: Service = {
-    ...Sandbox.make({ cwd, readFile, writeFile, exec, glob, grep, mount }),
+    ...Sandbox.make({ cwd, readStream, writeFile, exec, glob, grep, mount }),
     snapshot: Effect.mapError(SnapshotTree.capture(memory, budget), (reason) => fail("snapshot", reason))
   }
   return service

@@ -1,26 +1,42 @@
 /**
  * The Mount tool, called as the Executor calls it, on a virtual sandbox and on a LocalSandbox
- * (which cannot mount): every text the model reads is asserted whole.
+ * (which cannot mount): roots, the mode ceiling, and every text the model reads, asserted whole.
  */
 import { LocalSandbox, Sandbox } from "@condukt/core"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { readFileSync } from "node:fs"
+import { readFileSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
-import { Mount } from "../src/Mount.ts"
+import { Mount, Mount as MountTool } from "../src/Mount.ts"
 import { hostDir, ran, virtualContext } from "./support.ts"
 
 describe("Mount", () => {
-  it("tells the model what it does and that read-only is the default", () => {
-    assert.strictEqual(Mount.name, "Mount")
+  it("tells the model what it does, where, and that mounts are read-only by default", () => {
+    const mount = Mount({ roots: ["/srv/data"] })
+    assert.strictEqual(mount.name, "Mount")
     assert.strictEqual(
-      Mount.description,
+      mount.description,
       "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
+        "Only these host directories, or directories below them, may be mounted: /srv/data. " +
+        "Mounts are read-only. " +
+        "Symlinks inside the directory are not followed and `..` cannot leave it."
+    )
+    assert.strictEqual(
+      Mount({ roots: ["/a", "/b"], maxMode: "read-write" }).description,
+      "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
+        "Only these host directories, or directories below them, may be mounted: /a, /b. " +
         'The mount is read-only unless mode is "read-write", in which case writes change the host directory. ' +
         "Symlinks inside the directory are not followed and `..` cannot leave it."
     )
-    assert.deepStrictEqual(Mount.parameters, {
+    assert.strictEqual(
+      Mount().description,
+      "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
+        "No host directory may be mounted in this session. " +
+        "Mounts are read-only. " +
+        "Symlinks inside the directory are not followed and `..` cannot leave it."
+    )
+    assert.deepStrictEqual(mount.parameters, {
       type: "object",
       properties: {
         host_path: { type: "string", description: "The host directory to mount (absolute path)" },
@@ -39,11 +55,58 @@ describe("Mount", () => {
     })
   })
 
+  it.effect("mounts nothing without roots", () =>
+    Effect.gen(function*() {
+      const host = yield* hostDir({ "a.txt": "a" })
+      const { context, sandbox } = yield* virtualContext()
+      assert.strictEqual(
+        yield* ToolCall.failure(Mount(), { host_path: host, vfs_path: "/mnt/data" }, context),
+        "Mount failed: no host directory may be mounted in this session"
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("ls /mnt/data"), ran("ls: /mnt/data: No such file or directory\n", 2))
+    }))
+
+  it.effect("refuses a path outside the roots, symlinks resolved, and mounts one below a root", () =>
+    Effect.gen(function*() {
+      const root = yield* hostDir({ "inside/a.txt": "in\n" })
+      const other = yield* hostDir({ "secret.txt": "no" })
+      symlinkSync(other, join(root, "escape"))
+      const { context, sandbox } = yield* virtualContext()
+      const mount = Mount({ roots: [root] })
+      assert.strictEqual(
+        yield* ToolCall.failure(mount, { host_path: other, vfs_path: "/mnt/x" }, context),
+        `Mount failed: ${other} is outside the directories that may be mounted (${root})`
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(mount, { host_path: join(root, "escape"), vfs_path: "/mnt/x" }, context),
+        `Mount failed: ${join(root, "escape")} is outside the directories that may be mounted (${root})`
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(mount, { host_path: `${root}/../${other.slice(other.lastIndexOf("/") + 1)}`, vfs_path: "/mnt/x" }, context),
+        `Mount failed: ${root}/../${other.slice(other.lastIndexOf("/") + 1)} is outside the directories that may be mounted (${root})`
+      )
+      assert.strictEqual(
+        yield* ToolCall.run(mount, { host_path: join(root, "inside"), vfs_path: "/mnt/in" }, context),
+        `Mounted ${join(root, "inside")} at /mnt/in`
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/in/a.txt; ls /mnt"), ran("in\nin\n"))
+    }))
+
+  it.effect("refuses read-write unless maxMode allows it", () =>
+    Effect.gen(function*() {
+      const host = yield* hostDir()
+      const { context } = yield* virtualContext()
+      assert.strictEqual(
+        yield* ToolCall.failure(Mount({ roots: [host] }), { host_path: host, vfs_path: "/mnt/x", mode: "read-write" }, context),
+        `Mount failed: read-write mounts are not allowed here; mount ${host} read-only`
+      )
+    }))
+
   it.effect("mounts read-only unless asked otherwise", () =>
     Effect.gen(function*() {
       const host = yield* hostDir({ "a.txt": "from host\n" })
       const { context, sandbox } = yield* virtualContext()
-      assert.strictEqual(yield* ToolCall.run(Mount, { host_path: host, vfs_path: "/mnt/data" }, context), `Mounted ${host} at /mnt/data`)
+      assert.strictEqual(yield* ToolCall.run(Mount({ roots: [host], maxMode: "read-write" }), { host_path: host, vfs_path: "/mnt/data" }, context), `Mounted ${host} at /mnt/data`)
       assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/data/a.txt"), ran("from host\n"))
       assert.deepStrictEqual(
         yield* sandbox.exec("echo x > /mnt/data/a.txt"),
@@ -57,7 +120,7 @@ describe("Mount", () => {
       const host = yield* hostDir()
       const { context, sandbox } = yield* virtualContext()
       assert.strictEqual(
-        yield* ToolCall.run(Mount, { host_path: host, vfs_path: "out", mode: "read-write" }, context),
+        yield* ToolCall.run(Mount({ roots: [host], maxMode: "read-write" }), { host_path: host, vfs_path: "out", mode: "read-write" }, context),
         `Mounted ${host} at out`
       )
       yield* sandbox.exec("echo result > out/r.txt")
@@ -68,6 +131,7 @@ describe("Mount", () => {
     Effect.gen(function*() {
       const host = yield* hostDir({ "file.txt": "f" })
       const { context } = yield* virtualContext()
+      const Mount = MountTool({ roots: [host] })
       assert.strictEqual(
         yield* ToolCall.failure(Mount, { host_path: join(host, "missing"), vfs_path: "/mnt/x" }, context),
         `Mount failed: ${join(host, "missing")} does not exist`
@@ -89,7 +153,7 @@ describe("Mount", () => {
       const host = yield* hostDir()
       const local = Context.get(yield* Layer.build(LocalSandbox.layer({ cwd: dir })), Sandbox.Sandbox)
       assert.strictEqual(
-        yield* ToolCall.failure(Mount, { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
+        yield* ToolCall.failure(Mount({ roots: [host] }), { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
         "The active sandbox does not support runtime mounting"
       )
     }))

@@ -71,6 +71,41 @@ describe("VirtualSandbox read-only mounts", () => {
       assert.deepStrictEqual(yield* sandbox.exec("echo still usable"), ran("still usable\n"))
     }))
 
+  it.effect("refuses rm -f and rm -rf as it refuses rm: the model is never told files were deleted", () =>
+    Effect.gen(function*() {
+      const { host, sandbox } = yield* readOnlySetup
+      const refused = "rm: cannot remove '/mnt/ro/readme.md': EROFS: read-only file system, rm '/readme.md'\n"
+      for (const command of ["rm /mnt/ro/readme.md", "rm -f /mnt/ro/readme.md", "rm -rf /mnt/ro/readme.md", "rm -fr -- /mnt/ro/readme.md"]) {
+        assert.deepStrictEqual(yield* sandbox.exec(command), ran(refused, 1), command)
+      }
+      assert.deepStrictEqual(
+        yield* sandbox.exec("rm -rf /mnt/ro"),
+        ran("rm: cannot remove '/mnt/ro': EBUSY: mount point, cannot remove '/mnt/ro'\n", 1)
+      )
+      assert.deepStrictEqual(readdirSync(host).sort(), ["link", "readme.md"])
+    }))
+
+  it.effect("rm -f still ignores what is missing, and rm removes what it may", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* readOnlySetup
+      yield* sandbox.writeFile("d/a.txt", "a")
+      assert.deepStrictEqual(yield* sandbox.exec("rm -f missing.txt; rm -f; echo $?"), ran("0\n"))
+      assert.deepStrictEqual(
+        yield* sandbox.exec("rm missing.txt; rm d; rm; rm -x d"),
+        ran(
+          [
+            "rm: cannot remove 'missing.txt': No such file or directory",
+            "rm: cannot remove 'd': Is a directory",
+            "rm: missing operand",
+            "rm: invalid option -- 'x'",
+            ""
+          ].join("\n"),
+          1
+        )
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("rm -rv d/a.txt d && ls"), ran("removed 'd/a.txt'\nremoved 'd'\n"))
+    }))
+
   it.effect("leads nowhere on the host: not by .., not by a symlink", () =>
     Effect.gen(function*() {
       const { parent, sandbox } = yield* readOnlySetup

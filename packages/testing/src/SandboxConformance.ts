@@ -8,7 +8,8 @@
  * tree, a temporary directory acquired in the layer) is enough, and a function returning a layer
  * is called once per test. Everything goes through the contract: files are seeded with
  * `writeFile`, checked with `read`, `glob` and `exec`; nothing assumes a host filesystem except
- * the mount test, which mounts a real host directory.
+ * the mount tests, which mount a real host directory, and the hostile-file tests (a named pipe, a
+ * device), which reach the host as `hostFiles` says or through a mount.
  *
  * Capabilities say which optional operations the backend implements: each one flagged `true` is
  * tested, each one flagged `false` must fail with `NotSupported`. Tests run on the live clock
@@ -16,7 +17,8 @@
  */
 import { Sandbox } from "@condukt/core"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope, Stream } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -31,6 +33,12 @@ export interface Capabilities {
   readonly glob: boolean
   readonly grep: boolean
   readonly mount: boolean
+  /**
+   * Whether the backend's files are the host's: `"cwd"` when its cwd is a host directory (a named
+   * pipe made there is tested), `"everywhere"` when absolute paths reach the host too (`/dev/zero`
+   * is tested). Left out, the hostile files are tested through a mount when `mount` is true.
+   */
+  readonly hostFiles?: "cwd" | "everywhere" | undefined
 }
 
 /** What an operation ended with, as a plain value so a whole outcome is asserted at once. */
@@ -179,6 +187,76 @@ export const run = <E>(
             message: "dir is a directory, not a file"
           })
         }))
+    })
+
+    describe("file bounds", () => {
+      test("bounds readFile and read by maxBytes, failing with TooLarge past it", (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.writeFile("f.txt", "eleven byte")
+          assert.strictEqual(new TextDecoder().decode(yield* sandbox.readFile("f.txt", { maxBytes: 11 })), "eleven byte")
+          assert.deepStrictEqual(yield* outcome(sandbox.readFile("f.txt", { maxBytes: 10 })), {
+            reason: "TooLarge",
+            message: "f.txt is larger than 10 bytes"
+          })
+          assert.deepStrictEqual(yield* outcome(sandbox.read("f.txt", { maxBytes: 10 })), {
+            reason: "TooLarge",
+            message: "f.txt is larger than 10 bytes"
+          })
+        }))
+
+      test("streams a file over the default bound whole, which readFile and edit refuse", (sandbox) =>
+        Effect.gen(function*() {
+          const size = Sandbox.DEFAULT_MAX_FILE_BYTES + 1
+          yield* sandbox.writeFile("big.txt", new Uint8Array(size).fill(0x61))
+          const sizes = yield* Stream.runFold(sandbox.readStream("big.txt"), () => 0, (total, chunk) => total + chunk.length)
+          assert.strictEqual(sizes, size)
+          const tooLarge = { reason: "TooLarge", message: `big.txt is larger than ${Sandbox.DEFAULT_MAX_FILE_BYTES} bytes` }
+          assert.deepStrictEqual(yield* outcome(sandbox.readFile("big.txt")), tooLarge)
+          assert.deepStrictEqual(yield* outcome(sandbox.edit("big.txt", "a", "b")), tooLarge)
+        }))
+
+      test("fails readStream with NotFound and IsDirectory before any chunk", (sandbox) =>
+        Effect.gen(function*() {
+          yield* sandbox.writeFile("dir/inner.txt", "inner")
+          assert.deepStrictEqual(yield* outcome(Stream.runDrain(sandbox.readStream("missing.txt"))), {
+            reason: "NotFound",
+            message: "File not found: missing.txt"
+          })
+          assert.deepStrictEqual(yield* outcome(Stream.runDrain(sandbox.readStream("dir"))), {
+            reason: "IsDirectory",
+            message: "dir is a directory, not a file"
+          })
+        }))
+
+      // A named pipe and a device: each refused at once, never waited on (a wait would time the test out).
+      const hostile = (sandbox: Sandbox.Service, pipe: string, zero: string | undefined) =>
+        Effect.gen(function*() {
+          const notRegular = (path: string, kind: string) => ({ reason: "NotRegularFile", message: `${path} is ${kind}, not a regular file` })
+          assert.deepStrictEqual(yield* outcome(sandbox.readFile(pipe)), notRegular(pipe, "a named pipe"))
+          assert.deepStrictEqual(yield* outcome(sandbox.read(pipe)), notRegular(pipe, "a named pipe"))
+          assert.deepStrictEqual(yield* outcome(sandbox.writeFile(pipe, "x")), notRegular(pipe, "a named pipe"))
+          if (zero !== undefined) {
+            assert.deepStrictEqual(yield* outcome(sandbox.readFile(zero)), notRegular(zero, "a character device"))
+          }
+          assert.deepStrictEqual(yield* sandbox.exec("echo still here"), ran("still here\n"))
+        })
+
+      if (capabilities.hostFiles !== undefined) {
+        test("refuses a named pipe and a device without waiting on them", (sandbox) =>
+          Effect.gen(function*() {
+            execFileSync("mkfifo", [path.join(sandbox.cwd, "pipe")])
+            yield* hostile(sandbox, "pipe", capabilities.hostFiles === "everywhere" ? "/dev/zero" : undefined)
+          }))
+      } else if (capabilities.mount) {
+        test("refuses a named pipe and a device in a mounted host directory without waiting on them", (sandbox) =>
+          Effect.gen(function*() {
+            const host = yield* hostDirectory({})
+            execFileSync("mkfifo", [path.join(host, "pipe")])
+            yield* sandbox.mount(host, under(sandbox.cwd, "host"), "read-write")
+            yield* sandbox.mount("/dev", under(sandbox.cwd, "dev"), "read-only")
+            yield* hostile(sandbox, "host/pipe", "dev/zero")
+          }))
+      }
     })
 
     describe("edit", () => {

@@ -6,7 +6,7 @@
  * statelessness test checks real state, not a canned answer.
  */
 import { Sandbox } from "@condukt/core"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import * as path from "node:path"
 import * as SandboxConformance from "../src/SandboxConformance.ts"
 
@@ -42,16 +42,16 @@ const memoryPrimitives = (cwd: string): Sandbox.Primitives => {
   const resolve = (from: string, file: string) => path.posix.resolve(from, file)
   const isDirectory = (absolute: string) => [...files.keys()].some((key) => key.startsWith(`${absolute}/`))
 
-  const readFile = (file: string) =>
-    Effect.suspend(() => {
+  const readStream = (file: string) =>
+    Stream.fromEffect(Effect.suspend(() => {
       const absolute = resolve(cwd, file)
       const bytes = files.get(absolute)
       if (bytes !== undefined) return Effect.succeed(bytes)
       const reason = isDirectory(absolute)
         ? new Sandbox.IsDirectory({ path: file })
         : new Sandbox.NotFound({ path: file })
-      return Effect.fail(fail("readFile", reason))
-    })
+      return Effect.fail(fail("readStream", reason))
+    }))
 
   const writeFile = (file: string, content: string | Uint8Array) =>
     Effect.suspend(() => {
@@ -129,7 +129,7 @@ const memoryPrimitives = (cwd: string): Sandbox.Primitives => {
     })
   }
 
-  return { cwd, readFile, writeFile, exec }
+  return { cwd, readStream, writeFile, exec }
 }
 
 SandboxConformance.run(

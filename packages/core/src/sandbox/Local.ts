@@ -16,11 +16,12 @@
  * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Context, Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope } from "effect"
+import { Context, Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope, Stream } from "effect"
 import * as GlobPattern from "../GlobPattern.ts"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as RealPath from "../internal/realPath.ts"
+import * as RegularFile from "../internal/regularFile.ts"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as Sandbox from "../Sandbox.ts"
 
@@ -86,19 +87,18 @@ const locateDirectory = (host: Host, method: string, given: string, action: stri
     return { located, type: info.type }
   })
 
-const readFile = Effect.fn("LocalSandbox.readFile")(function*(host: Host, file: string) {
-  const located = yield* locate(host, "readFile", file)
-  return yield* Effect.mapError(host.fs.readFile(located), (error) => fail("readFile", reasonOf(error, file, "read")))
-})
+// Files are opened by `internal/regularFile.ts`: without blocking, regular files only.
+const readStream = (host: Host, file: string): Stream.Stream<Uint8Array, Sandbox.SandboxError> =>
+  Stream.unwrap(Effect.map(locate(host, "readStream", file), (located) =>
+    Stream.mapError(RegularFile.stream(located, file), (reason) => fail("readStream", reason))))
 
 const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file: string, content: string | Uint8Array) {
   const located = yield* locate(host, "writeFile", file)
-  const failure = (error: PlatformError.PlatformError) => fail("writeFile", reasonOf(error, file, "write to"))
-  yield* Effect.mapError(host.fs.makeDirectory(host.path.dirname(located), { recursive: true }), failure)
   yield* Effect.mapError(
-    typeof content === "string" ? host.fs.writeFileString(located, content) : host.fs.writeFile(located, content),
-    failure
+    host.fs.makeDirectory(host.path.dirname(located), { recursive: true }),
+    (error) => fail("writeFile", reasonOf(error, file, "write to"))
   )
+  yield* Effect.mapError(RegularFile.write(located, file, content), (reason) => fail("writeFile", reason))
 })
 
 const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: string, execOptions?: Sandbox.ExecOptions) {
@@ -217,7 +217,7 @@ const build = (fs: FileSystem.FileSystem, path: Path.Path, cwd: string, options:
   }
   return Sandbox.make({
     cwd,
-    readFile: (file) => readFile(host, file),
+    readStream: (file) => readStream(host, file),
     writeFile: (file, content) => writeFile(host, file, content),
     exec: (command, execOptions) => exec(host, command, execOptions),
     glob: (pattern, globOptions) => glob(host, pattern, globOptions),

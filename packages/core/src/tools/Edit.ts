@@ -6,8 +6,11 @@
  * touched), no match (with a hint saying why it probably failed), several matches (file untouched).
  * An empty `old_text` is refused by the schema: it would occur everywhere. On success the model gets
  * a small diff of the replaced lines so it can check what changed without reading the file again.
+ * The sandbox reads the file whole, so a named pipe or a device is refused and so is a file over
+ * `Sandbox.DEFAULT_MAX_FILE_BYTES` (16 MiB), each with a sentence saying so.
  */
 import { Effect, Schema } from "effect"
+import * as Sandbox from "../Sandbox.ts"
 import * as Tool from "../Tool.ts"
 import { fromFileOperation, ToolError } from "./ToolError.ts"
 
@@ -53,7 +56,8 @@ export const Edit = Tool.make("Edit", {
   description: [
     "Changes a file by swapping one passage for another: old_text must occur in the file exactly once,",
     "character for character, whitespace included (add neighbouring lines when it is not unique).",
-    "Answers with a diff of what changed."
+    "Answers with a diff of what changed.",
+    `Only regular files up to ${Sandbox.DEFAULT_MAX_FILE_BYTES / 1024 / 1024}MB can be edited.`
   ].join(" "),
   parameters: Parameters,
   concurrent: false,

@@ -1,19 +1,35 @@
 /**
  * Read — a file's text as the model sees it: raw, without line numbers, at most `MAX_LINES` lines
  * and `MAX_BYTES` bytes, with a one-line header whenever the model sees less than the whole file
- * (so it knows which lines it has and how many there are). Images come back as base64 JSON.
+ * (so it knows which lines it has and how many there are). Images come back as base64 JSON, up to
+ * `MAX_IMAGE_BYTES` (docs/decisions/0011).
+ *
+ * The file is streamed once through the sandbox (`internal/lineWindow.ts`): every line is counted
+ * (the header's "of N" is exact) and only the window shown is kept and decoded, so a 400 MB file
+ * costs a few chunks of memory and only the window is checked for UTF-8. A named pipe, a device
+ * or a socket is refused by the sandbox before anything is read.
  *
  * Lines: a final "\n" ends the last line rather than starting another, so a file of "a\nb\n" has
  * 2 lines. A window (`offset`, `limit`) is shown as its lines joined by "\n". An `offset` past the
  * last line is an error naming the line count; `offset` < 1 and `limit` outside 1..`MAX_LINES`
- * are refused by the parameters' schema. Everything goes through the session's sandbox.
+ * are refused by the parameters' schema.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import { Base64 } from "effect/encoding"
-import { limitOutput, MAX_BYTES, MAX_LINES, splitLines } from "../internal/outputLimit.ts"
+import * as LineWindow from "../internal/lineWindow.ts"
+import { limitOutput, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
 import * as Sandbox from "../Sandbox.ts"
 import * as Tool from "../Tool.ts"
 import { fromFileOperation, ToolError } from "./ToolError.ts"
+
+/**
+ * The largest image Read returns: images reach the model as base64 text for now, and 36 KiB
+ * encodes to 48 KiB, within the 50 KiB every tool result keeps to (docs/decisions/0011).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_IMAGE_BYTES = 36 * 1024
 
 const MEDIA_TYPES: Readonly<Record<string, string>> = {
   ".jpg": "image/jpeg",
@@ -43,24 +59,52 @@ const Parameters = Schema.Struct({
   )
 })
 
-const formatText = (path: string, content: string, offset: number | undefined, limit: number | undefined) => {
-  const lines = splitLines(content)
-  const total = lines.length
-  const from = offset ?? 1
-  if (from > Math.max(total, 1)) {
-    return Effect.fail(
-      new ToolError({ message: `Cannot read ${path}: offset ${from} is past the end of the file (${plural(total)})` })
+/** The window of `path` the model asked for, from one streamed pass over the file. */
+const readWindow = Effect.fnUntraced(
+  function*(sandbox: Sandbox.Service, path: string, offset: number | undefined, limit: number | undefined) {
+    const from = offset ?? 1
+    // Without a limit, one line more than can be shown is kept, so the output limit sees the cut.
+    const scanner = LineWindow.make(from, limit ?? MAX_LINES + 1)
+    yield* Effect.mapError(
+      Stream.runForEach(sandbox.readStream(path), (chunk) => Effect.sync(() => scanner.feed(chunk))),
+      fromFileOperation("read", path)
     )
+    const window = scanner.done()
+    const total = window.lines
+    if (from > Math.max(total, 1)) {
+      return yield* new ToolError({ message: `Cannot read ${path}: offset ${from} is past the end of the file (${plural(total)})` })
+    }
+    const end = limit === undefined ? total : Math.min(total, from - 1 + limit)
+    const whole = from === 1 && end === total
+    const decoded = yield* Effect.mapError(
+      Sandbox.decodeUtf8("read", path, window.kept, window.bytes),
+      fromFileOperation("read", path)
+    )
+    // A window is its lines joined by "\n": the newline ending its last line is not part of it.
+    const text = !whole && !window.cut && decoded.endsWith("\n") ? decoded.slice(0, -1) : decoded
+    const limited = limitOutput(text)
+    if (limited.truncated) {
+      const to = from + limited.lines - 1
+      return `(showing lines ${from}-${to} of ${total}, output truncated)\n\n${limited.text}`
+    }
+    return whole ? text : `(lines ${from}-${end} of ${total})\n\n${limited.text}`
   }
-  const end = limit === undefined ? total : Math.min(total, from - 1 + limit)
-  const whole = from === 1 && end === total
-  const limited = limitOutput(whole ? content : lines.slice(from - 1, end).join("\n"))
-  if (limited.truncated) {
-    const to = from + limited.lines - 1
-    return Effect.succeed(`(showing lines ${from}-${to} of ${total}, output truncated)\n\n${limited.text}`)
-  }
-  return Effect.succeed(whole ? content : `(lines ${from}-${end} of ${total})\n\n${limited.text}`)
-}
+)
+
+const readImage = (sandbox: Sandbox.Service, path: string, media: string) =>
+  Effect.mapError(
+    Effect.map(sandbox.readFile(path, { maxBytes: MAX_IMAGE_BYTES }), (bytes) => ({
+      type: "image",
+      media_type: media,
+      data: Base64.encode(bytes)
+    })),
+    (error) =>
+      error.reason._tag === "TooLarge"
+        ? new ToolError({
+          message: `Cannot read ${path}: the image is larger than ${MAX_IMAGE_BYTES / 1024} KiB (${MAX_IMAGE_BYTES} bytes), the most Read returns.`
+        })
+        : fromFileOperation("read", path)(error)
+  )
 
 /**
  * Reads a text file (or an image) through the sandbox.
@@ -73,14 +117,12 @@ export const Read = Tool.make("Read", {
     "Shows a file's text exactly as stored (no line numbers added).",
     `One call returns at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB; when you get less than the whole file,`,
     "a first line says which lines you have and how many there are, and offset and limit fetch the rest.",
-    "Pictures (jpg, jpeg, png, gif, webp) come back as JSON holding their base64 bytes."
+    `Pictures (jpg, jpeg, png, gif, webp) up to ${MAX_IMAGE_BYTES / 1024}KB come back as JSON holding their base64 bytes.`,
+    "Only regular files can be read (not pipes or devices)."
   ].join(" "),
   parameters: Parameters,
   call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { sandbox }: Tool.Context) {
-    const bytes = yield* Effect.mapError(sandbox.readFile(path), fromFileOperation("read", path))
     const media = mediaType(path)
-    if (media !== undefined) return { type: "image", media_type: media, data: Base64.encode(bytes) }
-    const content = yield* Effect.mapError(Sandbox.decodeUtf8("read", path, bytes), fromFileOperation("read", path))
-    return yield* formatText(path, content, offset, limit)
+    return yield* (media === undefined ? readWindow(sandbox, path, offset, limit) : readImage(sandbox, path, media))
   })
 })

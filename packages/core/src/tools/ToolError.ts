@@ -45,6 +45,10 @@ export const fromFileOperation = (action: string, path: string) =>
         return `File not found: ${path}`
       case "IsDirectory":
         return `${path} is a directory, not a file`
+      case "NotRegularFile":
+        return `Cannot ${action} ${path}: it is ${reason.description}`
+      case "TooLarge":
+        return `Cannot ${action} ${path}: the file is larger than ${reason.maxBytes} bytes`
       case "Failed":
         // Backends word it whole, naming the step that failed ("Cannot read a.ts: …").
         return reason.description

@@ -2,7 +2,8 @@
  * Write — create or overwrite a whole file through the sandbox, parent directories included.
  *
  * The answer counts what was written so the model can check it: lines as "\n"-separated segments
- * (Condukt's count, so "a\n" is 2) and UTF-8 bytes.
+ * (Condukt's count, so "a\n" is 2) and UTF-8 bytes. A named pipe or a device is refused by the
+ * sandbox before anything is written (a write to a pipe would wait for a reader).
  */
 import { Effect, Schema } from "effect"
 import { utf8Length } from "../internal/outputLimit.ts"
@@ -31,7 +32,13 @@ export const Write = Tool.make("Write", {
     yield* Effect.mapError(
       sandbox.writeFile(path, content),
       // A Failed reason is worded whole by the backend ("Cannot write to a/b: not a directory").
-      fromSandbox((reason) => reason._tag === "Failed" ? reason.description : `Cannot write to ${path}: ${reason.message}`)
+      fromSandbox((reason) =>
+        reason._tag === "Failed"
+          ? reason.description
+          : reason._tag === "NotRegularFile"
+          ? `Cannot write to ${path}: it is ${reason.description}`
+          : `Cannot write to ${path}: ${reason.message}`
+      )
     )
     return `Wrote ${path} (${content.split("\n").length} lines, ${utf8Length(content)} bytes)`
   })

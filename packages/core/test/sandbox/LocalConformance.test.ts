@@ -23,10 +23,10 @@ const inTempDir = (options: (dir: string) => LocalSandbox.Options) =>
 
 const capabilities = { glob: true, grep: true, mount: false }
 
-SandboxConformance.run("LocalSandbox", inTempDir((cwd) => ({ cwd })), capabilities)
+SandboxConformance.run("LocalSandbox", inTempDir((cwd) => ({ cwd })), { ...capabilities, hostFiles: "everywhere" })
 
 SandboxConformance.run(
   "LocalSandbox with allowedPaths",
   inTempDir((cwd) => ({ cwd, allowedPaths: [cwd] })),
-  capabilities
+  { ...capabilities, hostFiles: "cwd" }
 )

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Stream } from "effect"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import type * as Tool from "../../src/Tool.ts"
@@ -18,7 +18,7 @@ const refuse = (operation: string) => () =>
 const context = (cwd: string, secrets: Tool.Context["secrets"] = {}): Tool.Context => ({
   sessionId: "test",
   agent: "test",
-  sandbox: Sandbox.make({ cwd, readFile: refuse("readFile"), writeFile: refuse("writeFile"), exec: refuse("exec") }),
+  sandbox: Sandbox.make({ cwd, readStream: () => Stream.unwrap(refuse("readStream")()), writeFile: refuse("writeFile"), exec: refuse("exec") }),
   cwd,
   secrets,
   assigns: {},

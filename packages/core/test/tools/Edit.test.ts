@@ -1,5 +1,6 @@
 /** Edit through a real LocalSandbox: exactly one match edits; every other case says why, file untouched. */
-import { readFileSync } from "node:fs"
+import { execFileSync } from "node:child_process"
+import { readFileSync, statSync, truncateSync } from "node:fs"
 import { join } from "node:path"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -15,7 +16,7 @@ describe("Edit", () => {
     assert.strictEqual(Edit.concurrent, false)
     assert.strictEqual(
       Edit.description,
-      "Changes a file by swapping one passage for another: old_text must occur in the file exactly once, character for character, whitespace included (add neighbouring lines when it is not unique). Answers with a diff of what changed."
+      "Changes a file by swapping one passage for another: old_text must occur in the file exactly once, character for character, whitespace included (add neighbouring lines when it is not unique). Answers with a diff of what changed. Only regular files up to 16MB can be edited."
     )
     assert.deepStrictEqual(Edit.parameters, {
       type: "object",
@@ -123,6 +124,22 @@ describe("Edit", () => {
         "File not found: missing.ts"
       )
       assert.strictEqual(yield* ToolCall.failure(Edit, { path: "sub", old_text: "a", new_text: "b" }, context), "sub is a directory, not a file")
+    }))
+
+  it.effect("refuses a named pipe and a file over 16 MiB, leaving them untouched", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext({ "big.txt": "" })
+      execFileSync("mkfifo", [join(dir, "pipe")])
+      truncateSync(join(dir, "big.txt"), 16 * 1024 * 1024 + 1)
+      assert.strictEqual(
+        yield* ToolCall.failure(Edit, { path: "pipe", old_text: "a", new_text: "b" }, context),
+        "Cannot edit pipe: it is a named pipe, not a regular file"
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Edit, { path: "big.txt", old_text: "a", new_text: "b" }, context),
+        "Cannot edit big.txt: the file is larger than 16777216 bytes"
+      )
+      assert.strictEqual(statSync(join(dir, "big.txt")).size, 16 * 1024 * 1024 + 1)
     }))
 
   it.effect("says when the file is not UTF-8 text", () =>

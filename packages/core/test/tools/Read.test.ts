@@ -1,11 +1,12 @@
 /** Read through a real LocalSandbox: raw text, windows, the truncation header, images and every error. */
+import { execFileSync } from "node:child_process"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Read } from "../../src/tools/Read.ts"
+import { MAX_IMAGE_BYTES, Read } from "../../src/tools/Read.ts"
 import { localContext } from "./context.ts"
 
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`)
@@ -24,7 +25,7 @@ describe("Read", () => {
     assert.strictEqual(Read.concurrent, true)
     assert.strictEqual(
       Read.description,
-      "Shows a file's text exactly as stored (no line numbers added). One call returns at most 2000 lines and 50KB; when you get less than the whole file, a first line says which lines you have and how many there are, and offset and limit fetch the rest. Pictures (jpg, jpeg, png, gif, webp) come back as JSON holding their base64 bytes."
+      "Shows a file's text exactly as stored (no line numbers added). One call returns at most 2000 lines and 50KB; when you get less than the whole file, a first line says which lines you have and how many there are, and offset and limit fetch the rest. Pictures (jpg, jpeg, png, gif, webp) up to 36KB come back as JSON holding their base64 bytes. Only regular files can be read (not pipes or devices)."
     )
     assert.deepStrictEqual(Read.parameters, {
       type: "object",
@@ -127,6 +128,57 @@ describe("Read", () => {
       assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "dot.png" }, context), { type: "image", media_type: "image/png", data })
       assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "photo.JPG" }, context), { type: "image", media_type: "image/jpeg", data })
       assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "a.webp" }, context), { type: "image", media_type: "image/webp", data })
+    }))
+
+  it.effect("refuses an image over MAX_IMAGE_BYTES, saying the limit", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({ "big.png": new Uint8Array(MAX_IMAGE_BYTES + 1), "fits.png": new Uint8Array(MAX_IMAGE_BYTES) })
+      assert.strictEqual(
+        yield* ToolCall.failure(Read, { path: "big.png" }, context),
+        "Cannot read big.png: the image is larger than 36 KiB (36864 bytes), the most Read returns."
+      )
+      const fits = yield* ToolCall.run(Read, { path: "fits.png" }, context)
+      assert.deepStrictEqual(fits, { type: "image", media_type: "image/png", data: btoa("\0".repeat(MAX_IMAGE_BYTES)) })
+    }))
+
+  it.effect("refuses a named pipe or a device without waiting on it", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext()
+      execFileSync("mkfifo", [join(dir, "pipe")])
+      assert.strictEqual(
+        yield* ToolCall.failure(Read, { path: "pipe" }, context),
+        "Cannot read pipe: it is a named pipe, not a regular file"
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Read, { path: "/dev/zero" }, context),
+        "Cannot read /dev/zero: it is a character device, not a regular file"
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Read, { path: "/dev/urandom" }, context),
+        "Cannot read /dev/urandom: it is a character device, not a regular file"
+      )
+    }))
+
+  it.effect("cuts a window's single huge line on a character boundary, counting lines it did not keep", () =>
+    Effect.gen(function*() {
+      // "é" is 2 bytes: 50 KiB + 1 is not a boundary, so the cut must step back.
+      const wide = "a" + "é".repeat(40_000)
+      const { context } = yield* localContext({ "wide.txt": `first\n${wide}\nlast\n` })
+      assert.strictEqual(
+        yield* ToolCall.run(Read, { path: "wide.txt", offset: 2 }, context),
+        `(showing lines 2-2 of 3, output truncated)\n\n${"a" + "é".repeat(25_599)}`
+      )
+    }))
+
+  it.effect("counts lines past the window and validates only what it shows", () =>
+    Effect.gen(function*() {
+      const tail = Uint8Array.of(0xff, 0x0a)
+      const text = new TextEncoder().encode(numbered(1, 3000).join("\n") + "\n")
+      const { context } = yield* localContext({ "mixed.txt": new Uint8Array([...text, ...tail]) })
+      assert.strictEqual(
+        yield* ToolCall.run(Read, { path: "mixed.txt", offset: 2999, limit: 2 }, context),
+        "(lines 2999-3000 of 3001)\n\nline 2999\nline 3000"
+      )
     }))
 
   it.effect("says when a file is missing, a directory, or not UTF-8 text", () =>

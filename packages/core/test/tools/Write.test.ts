@@ -1,4 +1,5 @@
 /** Write through a real LocalSandbox: parents created, files overwritten, lines and UTF-8 bytes counted. */
+import { execFileSync } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { ToolCall } from "@condukt/testing"
@@ -51,6 +52,20 @@ describe("Write", () => {
       assert.strictEqual(
         yield* ToolCall.failure(Write, { path: "sub", content: "x" }, context),
         "Cannot write to sub: sub is a directory, not a file"
+      )
+    }))
+
+  it.effect("refuses a named pipe or a device instead of waiting on it", () =>
+    Effect.gen(function*() {
+      const { context, dir } = yield* localContext()
+      execFileSync("mkfifo", [join(dir, "pipe")])
+      assert.strictEqual(
+        yield* ToolCall.failure(Write, { path: "pipe", content: "x" }, context),
+        "Cannot write to pipe: it is a named pipe, not a regular file"
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Write, { path: "/dev/null", content: "x" }, context),
+        "Cannot write to /dev/null: it is a character device, not a regular file"
       )
     }))
 

@@ -40,6 +40,27 @@ export const errnoOf = (cause: unknown): Errno | undefined => {
  */
 export const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
 
+/**
+ * A host-mount operation refused before it touched the host (`hostMount.ts`): the file is not a
+ * regular one, or too big to read whole. The message is Node-shaped, so just-bash and `errnoOf`
+ * read it like any other failure ("EINVAL: not a regular file (a named pipe), read '/fifo'").
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class Refused extends Error {
+  readonly refusal: Refusal
+  constructor(refusal: Refusal, message: string) {
+    super(message)
+    this.refusal = refusal
+  }
+}
+
+/** Why `Refused`. */
+export type Refusal =
+  | { readonly _tag: "NotRegularFile"; readonly kind: Sandbox.NotRegularFile["kind"] }
+  | { readonly _tag: "TooLarge"; readonly maxBytes: number }
+
 /** What a full in-memory filesystem is called in every message. */
 export const noSpace = (budgetBytes: number): string =>
   `no space left in the sandbox (its filesystem holds at most ${budgetBytes} bytes)`
@@ -52,6 +73,11 @@ export const noSpace = (budgetBytes: number): string =>
  * @category constructors
  */
 export const reasonOf = (cause: unknown, given: string, action: string, budgetBytes: number): Sandbox.Reason => {
+  if (cause instanceof Refused) {
+    return cause.refusal._tag === "NotRegularFile"
+      ? new Sandbox.NotRegularFile({ path: given, kind: cause.refusal.kind })
+      : new Sandbox.TooLarge({ path: given, maxBytes: cause.refusal.maxBytes })
+  }
   const errno = errnoOf(cause)
   const why = errno?.code === "ENOSPC"
     ? noSpace(budgetBytes)

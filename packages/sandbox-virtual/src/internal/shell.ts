@@ -22,7 +22,7 @@
  */
 import { Sandbox } from "@condukt/core"
 import { Effect } from "effect"
-import { Bash, type BashOptions, type IFileSystem } from "just-bash"
+import { Bash, type BashOptions, type CustomCommand, type IFileSystem } from "just-bash"
 import * as FsError from "./fsError.ts"
 
 /** just-bash's limit names, for what we let callers override. */
@@ -74,6 +74,8 @@ export interface Options {
   readonly limits: ExecutionLimits
   /** The in-memory filesystem's byte budget, for the message when it is used up. */
   readonly budgetBytes: number
+  /** Commands that replace just-bash's own of the same name. */
+  readonly commands?: ReadonlyArray<CustomCommand> | undefined
 }
 
 /**
@@ -82,7 +84,7 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const make = ({ budgetBytes, cwd, fs, home, limits }: Options): Shell => {
+export const make = ({ budgetBytes, commands, cwd, fs, home, limits }: Options): Shell => {
   const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
   const interpreter = (deadlineMs: number) =>
     new Bash({
@@ -90,7 +92,8 @@ export const make = ({ budgetBytes, cwd, fs, home, limits }: Options): Shell => 
       cwd,
       env: { HOME: home },
       executionLimitProfile: "hardened",
-      executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs }
+      executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs },
+      customCommands: [...(commands ?? [])]
     })
   const bash = interpreter(wallTimeMs)
   let twin: { readonly deadlineMs: number; readonly bash: Bash } | undefined
