@@ -128,6 +128,8 @@ describe("VirtualSandbox exec", () => {
         tag: "Timeout",
         message: "Timed out after 100ms"
       })
+      const timedOut = yield* Effect.flip(sandbox.exec("echo early; echo warn >&2; sleep 5; echo late", { timeout: "100 millis" }))
+      assert.deepStrictEqual(timedOut.reason, new Sandbox.Timeout({ timeoutMs: 100, output: "early\nwarn\n", truncated: false }))
       assert.deepStrictEqual(yield* sandbox.exec("echo next", { timeout: "100 millis" }), ran("next\n"))
     }))
 })
@@ -138,9 +140,19 @@ describe("VirtualSandbox limits", () => {
       const sandbox = yield* VirtualSandbox.make()
       assert.deepStrictEqual(
         yield* sandbox.exec("while true; do :; done"),
-        ran("bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n", 126)
+        { ...ran("", 126), limit: "The sandbox stopped the command: too many commands executed (>10000)." }
       )
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
+    }))
+
+  it.effect("keeps what the script wrote before the limit, and other stderr lines in the output", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* VirtualSandbox.make({ limits: { maxCommands: 5 } })
+      assert.deepStrictEqual(
+        yield* sandbox.exec("echo out; echo err >&2; while true; do :; done"),
+        { ...ran("out\nerr\n", 126), limit: "The sandbox stopped the command: too many commands executed (>5)." }
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("echo 'too many iterations' >&2; exit 126"), ran("too many iterations\n", 126))
     }))
 
   it.effect("maxLoopIterations stops a loop at its count", () =>
@@ -148,7 +160,7 @@ describe("VirtualSandbox limits", () => {
       const sandbox = yield* VirtualSandbox.make({ limits: { maxLoopIterations: 100 } })
       assert.deepStrictEqual(
         yield* sandbox.exec("i=0; while true; do i=$((i+1)); done"),
-        ran("bash: while loop: too many iterations (100), increase executionLimits.maxLoopIterations\n", 126)
+        { ...ran("", 126), limit: "The sandbox stopped the command: while loop: too many iterations (100)." }
       )
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
     }))
@@ -158,11 +170,12 @@ describe("VirtualSandbox limits", () => {
       const sandbox = yield* VirtualSandbox.make({ limits: { maxOutputBytes: 1000 } })
       assert.deepStrictEqual(
         yield* sandbox.exec("while true; do echo 0123456789; done"),
-        ran(
-          "0123456789\n".repeat(90) +
-            "bash: pipeline: total output size exceeded (>1000 bytes), increase executionLimits.maxOutputSize\n",
-          126
-        )
+        {
+          output: "0123456789\n".repeat(90),
+          exitCode: 126,
+          truncated: true,
+          limit: "The sandbox stopped the command: pipeline: total output size exceeded (>1000 bytes)."
+        }
       )
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
     }))
@@ -186,7 +199,7 @@ describe("VirtualSandbox limits", () => {
       const sandbox = yield* VirtualSandbox.make({
         limits: { wallTime: "200 millis", maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000 }
       })
-      const deadline = ran("bash: execution exceeded execution deadline (200ms)\n", 124)
+      const deadline = { ...ran("", 124), limit: "The sandbox stopped the command: execution exceeded execution deadline (200ms)." }
       assert.deepStrictEqual(yield* sandbox.exec("while true; do :; done"), deadline)
       assert.deepStrictEqual(yield* sandbox.exec("while true; do :; done", { timeout: "10 seconds" }), deadline)
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))

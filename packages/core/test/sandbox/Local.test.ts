@@ -1,10 +1,11 @@
 /** LocalSandbox on real temporary directories and real processes: files, exec, glob, grep, allowedPaths. */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FileSystem } from "effect"
+import { Effect, FileSystem, Layer } from "effect"
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import * as ProcessBudget from "../../src/ProcessBudget.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
@@ -22,7 +23,10 @@ const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
 
-const sandboxAt = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), NodeServices.layer)
+/** What LocalSandbox needs from the host: Node's filesystem and paths, and a process budget. */
+const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
+
+const sandboxAt = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), host)
 
 /** The message of the SandboxError an effect fails with, and its reason's tag. */
 const failure = <A>(effect: Effect.Effect<A, Sandbox.SandboxError>) =>
@@ -407,7 +411,7 @@ describe("LocalSandbox.layer", () => {
           assert.strictEqual(sandbox.cwd, dir)
           return yield* sandbox.read("x.txt")
         }),
-        LocalSandbox.layer({ cwd: dir })
+        LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(host))
       )
       assert.strictEqual(text, "x")
     }))
@@ -417,5 +421,5 @@ describe("LocalSandbox.layer", () => {
       const fs = yield* FileSystem.FileSystem
       const sandbox = yield* LocalSandbox.make()
       assert.strictEqual(sandbox.cwd, yield* fs.realPath(process.cwd()))
-    }).pipe(Effect.provide(NodeServices.layer)))
+    }).pipe(Effect.provide(host)))
 })
