@@ -9,8 +9,9 @@
  * instance, so a call with a timeout shorter than the wall time runs in a twin over the same
  * filesystem (its constructor costs ~30 µs where an `echo` costs ~300 µs); the last twin is kept
  * for the next such call. When the call's own deadline passes it fails with `Timeout` carrying
- * the output so far; when the wall time passes first the result says so (exit 124), like every
- * other limit (exit 126).
+ * what just-bash kept of the output (3.4.2 keeps nothing: it drops a script's output when the
+ * deadline passes or the script is aborted, its `timeout` command included); when the wall time
+ * passes first the result says so (exit 124), like every other limit (exit 126).
  *
  * just-bash reports a limit as the last line of stderr, after all of stdout: a long output would
  * push it out of what the Bash tool keeps. So that line leaves the output and becomes the result's
