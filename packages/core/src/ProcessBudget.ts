@@ -26,7 +26,7 @@ export class PermitTimeout extends Schema.TaggedError<PermitTimeout>()("PermitTi
   max: Schema.Int
 }) {
   override get message() {
-    return `Cannot run the command: the host runs at most ${this.max} commands at a time and none finished within ${
+    return `Cannot run the command: the host's limit of ${this.max} running commands stayed reached for ${
       this.timeoutMs / 1000
     } seconds; try again later`
   }
