@@ -169,7 +169,11 @@ export const make = ({ budgetBytes, cwd, fs, home, limits }: Options): Shell => 
           ),
         catch: (cause) =>
           cause instanceof DeadlinePassed
-            ? fail(new Sandbox.Timeout({ timeoutMs: timeoutMs ?? wallTimeMs, output: cause.output, truncated: false }))
+            ? fail(new Sandbox.Timeout({
+              timeoutMs: timeoutMs ?? wallTimeMs,
+              // Nothing kept is just-bash dropping it, not a silent command: say nothing rather than "".
+              ...(cause.output === "" ? {} : { output: cause.output, truncated: false })
+            }))
             : fail(new Sandbox.Failed({ description: `The shell failed: ${FsError.messageOf(cause)}`, cause }))
       })
     }
