@@ -16,9 +16,9 @@
  * run; then runs alternate and medians are reported. Both are timed from this process, so the
  * ripgrep figure includes spawning it (a few ms).
  */
-import { LocalSandbox, Sandbox } from "@condukt/core"
+import { Condukt, LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Duration, Effect, FileSystem, Path } from "effect"
+import { Console, Duration, Effect, FileSystem, Layer, Path } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 
 interface Case {
@@ -79,7 +79,7 @@ const program = Effect.gen(function*() {
     Effect.gen(function*() {
       return yield* Sandbox.Sandbox
     }),
-    LocalSandbox.layer({ cwd: tree })
+    LocalSandbox.layer({ cwd: tree }).pipe(Layer.provide(Condukt.layer))
   )
   const local = ({ caseSensitive, pattern }: Case) =>
     Effect.map(

@@ -12,14 +12,13 @@
  * LocalSandbox built beforehand, separates the session's own cost from its sandbox's. Goal: ≤ 20 KB
  * per session, and starting plus stopping all < 2 s.
  *
- * Each LocalSandbox layer build includes NodeServices (file system, path, child processes, stdio
- * and a Terminal that adds a listener to process.stdin), so 10,000 of them trip Node's
- * MaxListenersExceededWarning; the children silence that one warning.
+ * The host services a LocalSandbox needs (filesystem, paths, the process budget) come from
+ * `Condukt.layer`, provided once around all the sessions, as a program provides them.
  *
  * Run: node_modules/.bin/node bench/sessions.ts   (it re-spawns itself with --expose-gc)
  * One variant alone: node --expose-gc bench/sessions.ts --variant=sessions [--count=N]
  */
-import { Agent, LocalSandbox, type Sandbox, Session, Tools } from "@condukt/core"
+import { Agent, Condukt, LocalSandbox, type Sandbox, Session, Tools } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -94,17 +93,20 @@ const agent = Agent.make({ name: "idle", model: "test:scripted", tools: Tools.co
 
 /** `COUNT` sessions in `scope`; the model (and `shared`, when given, as the Sandbox) provided once around them all. */
 const startSessions = (
-  options: Session.StartOptions,
+  options: Session.StartOptions<Layer.Success<typeof Condukt.layer>>,
   shared: Context.Context<Sandbox.Sandbox> = Context.empty() as Context.Context<Sandbox.Sandbox>,
   count = COUNT
 ) =>
 (scope: Scope.Scope, handles: Array<unknown>): Effect.Effect<void> =>
   Effect.gen(function*() {
     for (let i = 0; i < count; i++) handles.push(yield* Session.start(agent, options).pipe(Scope.provide(scope)))
-  }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(shared), Effect.orDie)
+  }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(shared), Effect.provide(Condukt.layer), Effect.orDie)
 
 /** Starts and stops a few hundred sessions first: module-level caches and the JIT are not what we measure. */
-const warmUp = async (options: Session.StartOptions, shared?: Context.Context<Sandbox.Sandbox>) => {
+const warmUp = async (
+  options: Session.StartOptions<Layer.Success<typeof Condukt.layer>>,
+  shared?: Context.Context<Sandbox.Sandbox>
+) => {
   const scope = Scope.makeUnsafe()
   await Effect.runPromise(startSessions(options, shared, 300)(scope, []))
   await Effect.runPromise(Scope.close(scope, Exit.void))
@@ -124,7 +126,7 @@ const sessions = async (): Promise<Measurement> => {
 const sessionsShared = async (): Promise<Measurement> => {
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-sessions-"))
   const sandboxScope = Scope.makeUnsafe()
-  const shared = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }), sandboxScope))
+  const shared = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }).pipe(Layer.provide(Condukt.layer)), sandboxScope))
   await warmUp({}, shared)
   const result = await measure(startSessions({}, shared))
   await Effect.runPromise(Scope.close(sandboxScope, Exit.void))

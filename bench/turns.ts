@@ -13,7 +13,7 @@
  *
  * Run: node_modules/.bin/node bench/turns.ts
  */
-import { Agent, LocalSandbox, Model, type Sandbox, Session, Tool } from "@condukt/core"
+import { Agent, Condukt, LocalSandbox, Model, type Sandbox, Session, Tool } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import { generateText, stepCountIs, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
@@ -147,7 +147,7 @@ const main = async () => {
   // One LocalSandbox for every session, provided around them (the noop tool never touches it).
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-turns-"))
   const scope = Scope.makeUnsafe()
-  const sandbox = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }), scope))
+  const sandbox = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }).pipe(Layer.provide(Condukt.layer)), scope))
   const variants: Array<Variant> = [
     { name: "AI SDK generateText (peer)", once: aiSdk, times: [] },
     { name: "Condukt session.run", once: () => oursRunOnly(sandbox), times: [] },

@@ -2,8 +2,8 @@
  * Tools without a model: the executor runs one assistant message's calls against a LocalSandbox.
  * This is the README's tour, executed by the test suite.
  */
-import { Executor, LocalSandbox, Sandbox, Tool, Tools } from "@condukt/core"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Condukt, Executor, LocalSandbox, Sandbox, Tool, Tools } from "@condukt/core"
+import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, FileSystem, Schema } from "effect"
 
 // A tool is a value; its JSON Schema for the model is derived from the Schema.
@@ -45,6 +45,6 @@ const tour = Effect.gen(function*() {
   if (JSON.stringify(results.map((r) => r.content)) !== JSON.stringify(expected)) {
     return yield* Effect.die(`unexpected results, wanted ${JSON.stringify(expected)}`)
   }
-}).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+}).pipe(Effect.scoped, Effect.provide(Condukt.layer))
 
 NodeRuntime.runMain(tour)

@@ -6,7 +6,7 @@
  * 1 GiB of peak RSS (the fixed code reads a few 256 KiB chunks at a time; before the fix a 400 MB
  * read peaked at 2.7 GB and /dev/zero grew without bound).
  */
-import { LocalSandbox, Sandbox, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox, Sandbox, Tools } from "@condukt/core"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -28,7 +28,8 @@ const hostDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-const local = (cwd: string) => Effect.map(Layer.build(LocalSandbox.layer({ cwd })), (c) => Context.get(c, Sandbox.Sandbox))
+const local = (cwd: string) =>
+  Effect.map(Layer.build(LocalSandbox.layer({ cwd }).pipe(Layer.provide(Condukt.layer))), (c) => Context.get(c, Sandbox.Sandbox))
 
 const virtualWithMount = (host: string) =>
   VirtualSandbox.make({ mounts: [{ hostPath: host, path: "/mnt/host", mode: "read-write" }] })

@@ -8,10 +8,9 @@
  * and peak RSS under 1.5 GiB (the test process idles around 200–300 MiB; the files here are up to
  * 2 GiB, so reading one whole would cross it).
  */
-import { LocalSandbox, type Sandbox, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox, type Sandbox, Tools } from "@condukt/core"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { ToolCall } from "@condukt/testing"
-import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
@@ -50,7 +49,7 @@ const sparseFile = (file: string, head: string, size: number, tail = "") => {
 
 const filler = "filler line\n".repeat(1000)
 
-const local = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), NodeServices.layer)
+const local = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), Condukt.layer)
 
 /** Runs the tool call inside the probe and checks the liveness bounds; returns what the model reads. */
 const live = (call: Effect.Effect<unknown, unknown>) =>

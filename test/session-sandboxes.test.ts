@@ -2,7 +2,7 @@
  * One agent, two sandboxes: swapping Local and Virtual is one option at start or one Layer around
  * the program; sessions never share a virtual filesystem; a session's sandbox goes with it.
  */
-import { Agent, LocalSandbox, type Message, Session, Tools } from "@condukt/core"
+import { Agent, Condukt, LocalSandbox, type Message, Session, Tools } from "@condukt/core"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -17,7 +17,7 @@ const toolResults = (history: ReadonlyArray<Message.Message>) =>
   history.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
 
 /** Runs `pwd; ls` through the Bash tool in a fresh session and returns what the tool saw. */
-const look = (options: Session.StartOptions = {}) =>
+const look = <RIn = never>(options: Session.StartOptions<RIn> = {}) =>
   Effect.gen(function*() {
     const session = yield* Session.start(agent, options)
     yield* session.run("where am I?")
@@ -37,7 +37,7 @@ describe("sessions on Local and Virtual sandboxes", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       fs.writeFileSync(path.join(dir, "host.txt"), "")
-      assert.deepStrictEqual(yield* look({ sandbox: LocalSandbox.layer({ cwd: dir }) }), [`${dir}\nhost.txt\n`])
+      assert.deepStrictEqual(yield* look({ sandbox: LocalSandbox.layer({ cwd: dir }) }).pipe(Effect.provide(Condukt.layer)), [`${dir}\nhost.txt\n`])
       assert.deepStrictEqual(
         yield* look({ sandbox: VirtualSandbox.layer({ files: { "virtual.txt": "" } }) }),
         ["/home/user\nvirtual.txt\n"]

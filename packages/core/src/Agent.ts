@@ -2,7 +2,7 @@
  * Agent — the description of an agent: its name, model, system prompt, tools and defaults.
  *
  * An agent is an inert value; `Session.start` runs it. Its type carries the services its tools
- * need (`R`), so a session started without them does not compile.
+ * and its sandbox layer need (`R`), so a session started without them does not compile.
  */
 import type { Duration, Layer, Result } from "effect"
 import * as Executor from "./Executor.ts"
@@ -18,8 +18,8 @@ export interface Agent<out R = never> {
   readonly model: string
   readonly system: string | undefined
   readonly tools: ReadonlyArray<Tool.Tool<R>>
-  /** The agent's default sandbox, built in each session's own scope. */
-  readonly sandbox: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  /** The agent's default sandbox, built in each session's own scope; what it needs is part of `R`. */
+  readonly sandbox: Layer.Layer<Sandbox.Sandbox, unknown, R> | undefined
   readonly maxTurns: number | undefined
   readonly toolTimeout: Duration.Input | undefined
   readonly toolConcurrency: number | undefined
@@ -37,7 +37,7 @@ export interface Options<R> {
   readonly model: string
   readonly system?: string | undefined
   readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
-  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown, R> | undefined
   /** Most model requests one run may make (default 50). */
   readonly maxTurns?: number | undefined
   /** Per-call timeout for tools that set none (default 10 minutes). */

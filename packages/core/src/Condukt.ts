@@ -1,27 +1,50 @@
 /**
  * Condukt — the composition root: the default layer and one-shot runs.
  *
- * `layer` chooses the Node defaults once (a LocalSandbox at the process's working directory for
- * sessions that name no sandbox; provider layers join it as they land). `run` and `stream` start an
+ * `layer` chooses the Node defaults once (the host services, one process budget for the whole
+ * program, a LocalSandbox at the process's working directory for sessions that name no sandbox;
+ * provider layers join it as they land). `run` and `stream` start an
  * anonymous, transient session for one prompt and stop it afterwards, releasing everything it owned.
  */
-import { Effect, Layer, type Scope, Stream } from "effect"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "./Agent.ts"
+import * as ProcessBudget from "./ProcessBudget.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import type * as Tool from "./Tool.ts"
 
+/** What LocalSandbox and Tools.Command need from the host, the process budget built once for the program. */
+type Host = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
+
+const host: Layer.Layer<Host> = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, ProcessBudget.layer())
+
+// The default sandbox is a layer each session builds on its own; it gets the program's host
+// services (one process budget for every session), so it needs nothing more.
+const defaultSandbox = Layer.effect(
+  Session.DefaultSandbox,
+  Effect.map(Effect.context<Host>(), (services) => LocalSandbox.layer().pipe(Layer.provide(Layer.succeedContext(services))))
+)
+
 /**
- * The defaults for Node programs: sessions without a sandbox get a LocalSandbox at the cwd.
+ * The defaults for Node programs: the Node filesystem and paths, the program's process budget
+ * (`ProcessBudget.DEFAULT_PER_CORE` per core), and a LocalSandbox at the cwd for sessions without
+ * a sandbox. `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never> = Layer.succeed(Session.DefaultSandbox, LocalSandbox.layer())
+export const layer: Layer.Layer<Host> = defaultSandbox.pipe(Layer.provideMerge(host))
 
-/** @since 0.1.0 @category models */
-export interface RunOptions<R> extends Session.StartOptions, Session.RunOptions {
+/**
+ * A one-shot run: the agent's fields, the session's start options and the run's own; `RIn` is what
+ * the `sandbox` layer needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, Session.RunOptions {
   readonly model: string
   readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
   readonly system?: string | undefined
@@ -29,10 +52,12 @@ export interface RunOptions<R> extends Session.StartOptions, Session.RunOptions 
   readonly name?: string | undefined
 }
 
-const anonymous = <R>(options: RunOptions<R>) =>
+const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
   Agent.make<R>({ name: options.name ?? "anonymous", model: options.model, system: options.system, tools: options.tools })
 
-const transient = <R>(options: RunOptions<R>): Effect.Effect<Session.Session, Session.StartError, R | Scope.Scope> =>
+const transient = <R, RIn>(
+  options: RunOptions<R, RIn>
+): Effect.Effect<Session.Session, Session.StartError, R | RIn | Scope.Scope> =>
   Session.start(anonymous(options), options)
 
 /**
@@ -41,10 +66,10 @@ const transient = <R>(options: RunOptions<R>): Effect.Effect<Session.Session, Se
  * @since 0.1.0
  * @category constructors
  */
-export const run = <R = never>(
+export const run = <R = never, RIn = never>(
   prompt: string,
-  options: RunOptions<R>
-): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R> =>
+  options: RunOptions<R, RIn>
+): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn> =>
   Effect.scoped(Effect.flatMap(transient(options), (session) => session.run(prompt, options))).pipe(
     Effect.withSpan("Condukt.run")
   )
@@ -55,8 +80,8 @@ export const run = <R = never>(
  * @since 0.1.0
  * @category constructors
  */
-export const stream = <R = never>(
+export const stream = <R = never, RIn = never>(
   prompt: string,
-  options: RunOptions<R>
-): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.StartError, R> =>
+  options: RunOptions<R, RIn>
+): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.StartError, R | RIn> =>
   Stream.unwrap(Effect.map(transient(options), (session) => session.stream(prompt, options)))

@@ -44,7 +44,7 @@ export interface Outcome {
 export interface Options {
   /** Most calls of one concurrent run at a time (default 8). */
   readonly concurrency?: number | undefined
-  /** Per-call timeout unless the tool sets its own (default 10 minutes). */
+  /** Per-call timeout unless the tool sets its own or reads one from its arguments (default 10 minutes). */
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -59,6 +59,13 @@ export interface Executor<R> {
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
 export const DEFAULT_TIMEOUT = Duration.minutes(10)
+
+/**
+ * What the executor adds to a tool's own timeout (`Tool.timeoutOf`) before cutting the call: a
+ * process group gets SIGTERM, 500 ms of grace and a last read of its pipe after its deadline, and
+ * the tool's sentence with the output so far is worth more to the model than the executor's.
+ */
+export const OWN_TIMEOUT_MARGIN = Duration.seconds(5)
 export const DEFAULT_CONCURRENCY = 8
 
 /**
@@ -194,7 +201,11 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context) {
     const decoded = yield* Effect.result(tool.decode(call.input))
     if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
-    const timeoutMs = Duration.toMillis(tool.timeout ?? defaultTimeout)
+    // A tool's own timeout is the model's request for this call: it wins over every default.
+    const own = tool.timeoutOf?.(decoded.success)
+    const timeoutMs = own === undefined
+      ? Duration.toMillis(tool.timeout ?? defaultTimeout)
+      : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
     // The timeout races the call in a fiber of its own: an interruption or defect inside the
     // tool ends up in this exit, not in the executor.
     const exit = yield* Effect.exit(Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs)))

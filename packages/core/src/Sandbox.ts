@@ -112,8 +112,18 @@ export class ReadOnly extends Schema.TaggedError<ReadOnly>()("ReadOnly", { path:
   }
 }
 
-/** @since 0.1.0 @category errors */
-export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", { timeoutMs: Schema.Finite }) {
+/**
+ * The call ran out of time and its processes were stopped; `output` is what the command printed
+ * until then (absent when a backend cannot tell), `truncated` when that passed the byte cap.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
+  timeoutMs: Schema.Finite,
+  output: Schema.optional(Schema.String),
+  truncated: Schema.optional(Schema.Boolean)
+}) {
   override get message() {
     return `Timed out after ${this.timeoutMs}ms`
   }
@@ -202,6 +212,11 @@ export interface ExecResult {
   readonly exitCode: number
   /** True when the backend stopped collecting output at its byte cap. */
   readonly truncated: boolean
+  /**
+   * The backend's sentence when it stopped the command at one of its limits (commands run, loop
+   * iterations, output size): kept apart so that no cut of a long output can hide it.
+   */
+  readonly limit?: string | undefined
 }
 
 /** @since 0.1.0 @category models */

@@ -37,12 +37,18 @@ export * from "./SessionError.ts"
 // Models
 // ---------------------------------------------------------------------------------------------
 
-/** @since 0.1.0 @category models */
-export interface StartOptions {
+/**
+ * How to start a session; `RIn` is what the `sandbox` layer needs, which `start` then requires
+ * (`Condukt.layer` provides what `LocalSandbox.layer` needs).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartOptions<RIn = never> {
   /** Defaults to a new UUIDv7. */
   readonly id?: string | undefined
   /** Wins over the agent's sandbox and any provided `Sandbox`. */
-  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown> | undefined
+  readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown, RIn> | undefined
   /** Seed assigns; they live as long as the session. */
   readonly assigns?: Readonly<Record<string, unknown>> | undefined
   /** Resolved secrets, for trusted tools. */
@@ -122,17 +128,17 @@ export const ABORTED_RESULT = "Interrupted: the user aborted the run before this
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope.Scope) =>
+const buildSandbox = <R, RIn>(agent: Agent<R>, options: StartOptions<RIn>, scope: Scope.Scope) =>
   Effect.gen(function*() {
-    const fromLayer = (layer: Layer.Layer<Sandbox.Sandbox, unknown>) =>
+    const fromLayer = <LR>(layer: Layer.Layer<Sandbox.Sandbox, unknown, LR>) =>
       Layer.buildWithScope(layer, scope).pipe(
         Effect.map(Context.get(Sandbox.Sandbox)),
         Effect.mapError((cause) =>
           new SandboxInitFailed({ agent: agent.name, description: cause instanceof Error ? cause.message : String(cause), cause })
         )
       )
-    const chosen = options.sandbox ?? agent.sandbox
-    if (chosen !== undefined) return yield* fromLayer(chosen)
+    if (options.sandbox !== undefined) return yield* fromLayer(options.sandbox)
+    if (agent.sandbox !== undefined) return yield* fromLayer(agent.sandbox)
     const provided = yield* Effect.serviceOption(Sandbox.Sandbox)
     if (Option.isSome(provided)) return provided.value
     const fallback = yield* DefaultSandbox
@@ -149,10 +155,10 @@ const buildSandbox = (agent: Agent<unknown>, options: StartOptions, scope: Scope
  * @since 0.1.0
  * @category constructors
  */
-export const start = <R>(
+export const start = <R, RIn = never>(
   agent: Agent<R>,
-  options: StartOptions = {}
-): Effect.Effect<Session, StartError, R | Scope.Scope> =>
+  options: StartOptions<RIn> = {}
+): Effect.Effect<Session, StartError, R | RIn | Scope.Scope> =>
   Effect.gen(function*() {
     const parent = yield* Scope.Scope
     const scope = yield* Scope.fork(parent)
@@ -160,7 +166,7 @@ export const start = <R>(
   }).pipe(Effect.withSpan("Session.start", { attributes: { agent: agent.name } }))
 
 /** Builds what the session owns, in its scope, then forks the actor there. */
-const make = Effect.fnUntraced(function*<R>(agent: Agent<R>, options: StartOptions, scope: Scope.Closeable, parent: Scope.Scope) {
+const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: StartOptions<RIn>, scope: Scope.Closeable, parent: Scope.Scope) {
   const executor = yield* Effect.fromResult(agent.executor)
   const id = options.id ?? (yield* uuid7.make)
   const sandbox = yield* buildSandbox(agent, options, scope)

@@ -97,6 +97,12 @@ export interface Tool<out R = never> {
   readonly resultType: ResultType
   /** Overrides the executor's per-call timeout. */
   readonly timeout: Duration.Duration | undefined
+  /**
+   * The call's own deadline, read from its decoded arguments (Bash's `timeout`), which the tool
+   * enforces itself; the executor then waits that long plus `Executor.OWN_TIMEOUT_MARGIN`, so the
+   * tool's own message (and the output so far) reaches the model rather than the executor's.
+   */
+  readonly timeoutOf: ((args: unknown) => Duration.Duration) | undefined
 }
 
 /** Options shared by both forms of `make`. */
@@ -107,7 +113,8 @@ export interface Options<A, E extends Failure, R> {
   readonly maxResultChars?: number | undefined
   readonly allowedCallers?: ReadonlyArray<Caller> | undefined
   readonly resultType?: ResultType | undefined
-  readonly timeout?: Duration.Input | undefined
+  /** A fixed timeout the executor applies, or the call's own one read from its arguments (`Tool.timeoutOf`). */
+  readonly timeout?: Duration.Input | ((args: A) => Duration.Input) | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +206,10 @@ const jsonSchemaDecoder = (name: string, schema: JsonSchema.JsonSchema) => {
 
 const validName = /^[a-zA-Z0-9_.-]{1,128}$/
 
+// `call` gets the decoded arguments, and so does this: the executor decodes before asking.
+const ownTimeout = (of: (args: never) => Duration.Input) => (args: unknown): Duration.Duration =>
+  Duration.fromInputUnsafe(of(args as never))
+
 /**
  * Defines a tool. With a Schema, `call` receives the decoded arguments typed; with a raw JSON
  * Schema, it receives the JSON object after a shape check.
@@ -234,7 +245,10 @@ export const make: {
     maxResultChars: options.maxResultChars,
     allowedCallers: options.allowedCallers ?? ["human"],
     resultType: options.resultType ?? "text",
-    timeout: options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
+    timeout: options.timeout === undefined || typeof options.timeout === "function"
+      ? undefined
+      : Duration.fromInputUnsafe(options.timeout),
+    timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined
   }
 }
 

@@ -1,7 +1,11 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Ref, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Condukt from "../src/Condukt.ts"
+import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Tool from "../src/Tool.ts"
 import * as Tools from "../src/Tools.ts"
@@ -54,6 +58,25 @@ describe("Condukt", () => {
       const requests = yield* (yield* TestModel.TestModel).requests
       const result = requests[1]!.messages.at(-1)
       assert.deepStrictEqual(result?._tag === "ToolResultMessage" && result.content, `${process.cwd()}\n`)
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("Bash", { command: "pwd" }), TestModel.text("done")]),
+      Condukt.layer
+    ))))
+
+  it.live("run takes a LocalSandbox layer as its sandbox; Condukt.layer provides what it needs", () =>
+    Effect.gen(function*() {
+      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-run-")))
+      const answer = yield* Condukt.run("where am I?", {
+        model: "test:x",
+        tools: Tools.readOnly,
+        sandbox: LocalSandbox.layer({ cwd: dir }),
+        modelOptions: { maxTokens: 64 }
+      }).pipe(Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
+      assert.strictEqual(answer.text, "done")
+      const requests = yield* (yield* TestModel.TestModel).requests
+      const result = requests[1]!.messages.at(-1)
+      assert.deepStrictEqual(result?._tag === "ToolResultMessage" && result.content, `${dir}\n`)
+      assert.deepStrictEqual(requests.map((r) => r.options), [{ maxTokens: 64 }, { maxTokens: 64 }])
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.toolCall("Bash", { command: "pwd" }), TestModel.text("done")]),
       Condukt.layer

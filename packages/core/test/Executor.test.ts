@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Result, Schema } from "effect"
+import { Deferred, Duration, Effect, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Executor from "../src/Executor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -275,6 +275,23 @@ describe("Executor", () => {
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(released, ["slow released"])
+    }))
+
+  it.effect("a tool's own timeout, read from its arguments, wins over the default, plus a margin", () =>
+    Effect.gen(function*() {
+      const Seconds = Schema.Struct({ seconds: Schema.Int })
+      const waits = Tool.make("waits", {
+        description: "waits",
+        parameters: Seconds,
+        timeout: ({ seconds }) => Duration.seconds(seconds),
+        // Past its own deadline the tool would answer by itself; this one never does.
+        call: () => Effect.never
+      })
+      const executor = compile([waits], { timeout: "1 second" })
+      const fiber = yield* Effect.forkChild(executor.run(calls(["waits", { seconds: 3600 }]), context, {}))
+      yield* TestClock.adjust(Duration.sum(Duration.seconds(3600), Executor.OWN_TIMEOUT_MARGIN))
+      const { results } = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(results.map((r) => r.content), ["Tool waits timed out after 3605000ms"])
     }))
 
   it.effect("describes a defect that is not an Error without [object Object]", () =>

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
+import * as Condukt from "../src/Condukt.ts"
 import * as Message from "../src/Message.ts"
 import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Tools from "../src/Tools.ts"
@@ -216,6 +217,25 @@ describe("Session", () => {
       )
     }).pipe(Effect.provide(TestModel.layer([]))))
 
+  it.live("a LocalSandbox cwd that cannot be resolved fails the start with SandboxInitFailed naming it", () =>
+    Effect.gen(function*() {
+      const dir = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-loop-")))),
+        (d) => Effect.sync(() => fs.rmSync(d, { recursive: true, force: true }))
+      )
+      fs.symlinkSync(path.join(dir, "b"), path.join(dir, "a"))
+      fs.symlinkSync(path.join(dir, "a"), path.join(dir, "b"))
+      const cwd = path.join(dir, "a")
+      const error = yield* Effect.flip(
+        Session.start(Agent.make({ name: "looped", model: "test:x" }), { sandbox: LocalSandbox.layer({ cwd }) })
+      )
+      assert.strictEqual(error._tag, "SandboxInitFailed")
+      assert.strictEqual(
+        error.message,
+        `Agent looped: the sandbox could not be built: Path ${cwd} cannot be resolved: too many levels of symbolic links`
+      )
+    }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
+
   it.live("abort stops a running Bash tool, kills its process tree, and the next run works", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
@@ -225,7 +245,8 @@ describe("Session", () => {
       const agent = Agent.make({ name: "sleeper", model: "test:x", tools: Tools.coding })
       const script = "sleep 1000 & echo $! > child.pid; echo $$ > shell.pid; sleep 1000"
       const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) }).pipe(
-        Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: script }), TestModel.text("after abort")]))
+        Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: script }), TestModel.text("after abort")])),
+        Effect.provide(Condukt.layer)
       )
       const events = yield* Effect.forkChild(Stream.runCollect(session.events.pipe(Stream.take(9))), { startImmediately: true })
       const run = yield* Effect.forkChild(session.run("sleep"), { startImmediately: true })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Duration, Effect, Schema } from "effect"
 import * as Tool from "../src/Tool.ts"
 
 const Params = Schema.Struct({
@@ -115,5 +115,17 @@ describe("Tool", () => {
       [tool.concurrent, tool.maxResultChars, tool.allowedCallers, tool.resultType, tool.timeout?.toJSON()],
       [false, 100, ["code_execution"], "structured", { _id: "Duration", _tag: "Millis", millis: 2000 }]
     )
+    assert.strictEqual(tool.timeoutOf, undefined)
+  })
+
+  it("reads a call's own timeout from its decoded arguments when given a function", () => {
+    const tool = Tool.make("t", {
+      description: "t",
+      parameters: Schema.Struct({ seconds: Schema.Int }),
+      timeout: ({ seconds }) => `${seconds} seconds`,
+      call: () => Effect.void
+    })
+    assert.strictEqual(tool.timeout, undefined)
+    assert.deepStrictEqual(tool.timeoutOf?.({ seconds: 90 }), Duration.seconds(90))
   })
 })

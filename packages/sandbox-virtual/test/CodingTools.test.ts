@@ -44,7 +44,27 @@ describe("coding tools on VirtualSandbox", () => {
       assert.strictEqual(yield* ToolCall.run(Tools.Bash, { command: "pwd; echo \"[$X]\"" }, context), "/home/user\n[]\n")
       assert.strictEqual(
         yield* ToolCall.run(Tools.Bash, { command: "while true; do :; done" }, context),
-        "bash: too many commands executed (>10000), increase executionLimits.maxCommandCount\n\n(exit code: 126)"
+        "The sandbox stopped the command: too many commands executed (>10000).\n\n(exit code: 126)"
+      )
+    }))
+
+  it.effect("Bash: a limit's sentence survives the cut of a long output", () =>
+    Effect.gen(function*() {
+      const { context } = yield* virtualContext()
+      assert.strictEqual(
+        yield* ToolCall.run(Tools.Bash, { command: "while true; do echo line; done" }, context),
+        Array.from({ length: 2000 }, () => "line").join("\n") +
+          "\n\n(output truncated)\n\nThe sandbox stopped the command: too many commands executed (>10000).\n\n(exit code: 126)"
+      )
+    }))
+
+  it.effect("Bash: an output stopped at the sandbox's byte cap says it was truncated", () =>
+    Effect.gen(function*() {
+      const { context } = yield* virtualContext({ limits: { maxOutputBytes: 1000 } })
+      assert.strictEqual(
+        yield* ToolCall.run(Tools.Bash, { command: "while true; do echo 0123456789; done" }, context),
+        Array.from({ length: 90 }, () => "0123456789").join("\n") +
+          "\n\n(output truncated)\n\nThe sandbox stopped the command: pipeline: total output size exceeded (>1000 bytes).\n\n(exit code: 126)"
       )
     }))
 

@@ -2,7 +2,7 @@
  * The Mount tool, called as the Executor calls it, on a virtual sandbox and on a LocalSandbox
  * (which cannot mount): roots, the mode ceiling, and every text the model reads, asserted whole.
  */
-import { LocalSandbox, Sandbox } from "@condukt/core"
+import { Condukt, LocalSandbox, Sandbox } from "@condukt/core"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -151,7 +151,7 @@ describe("Mount", () => {
     Effect.gen(function*() {
       const dir = yield* hostDir()
       const host = yield* hostDir()
-      const local = Context.get(yield* Layer.build(LocalSandbox.layer({ cwd: dir })), Sandbox.Sandbox)
+      const local = Context.get(yield* Layer.build(LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(Condukt.layer))), Sandbox.Sandbox)
       assert.strictEqual(
         yield* ToolCall.failure(Mount({ roots: [host] }), { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
         "The active sandbox does not support runtime mounting"

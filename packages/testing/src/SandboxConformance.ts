@@ -345,6 +345,14 @@ export const run = <E>(
           })
           assert.deepStrictEqual(yield* sandbox.exec("echo after"), ran("after\n"))
         }))
+
+      test("on timeout, the reason carries the output so far, or none when the backend cannot tell", (sandbox) =>
+        Effect.gen(function*() {
+          const { reason } = yield* Effect.flip(sandbox.exec("echo before; while true; do :; done", { timeout: "500 millis" }))
+          assert.strictEqual(reason._tag, "Timeout")
+          if (reason._tag !== "Timeout" || reason.output === undefined) return
+          assert.deepStrictEqual([reason.output, reason.truncated], ["before\n", false])
+        }))
     })
 
     describe("glob", () => {

@@ -91,18 +91,26 @@ export const limitOutput = (text: string): Limited => {
 
 /**
  * Condukt's exec result text: the output (limited), then `(output truncated)` when the limit or
- * the sandbox's byte cap cut it, then `(exit code: N)` when non-zero; present parts joined by one
- * blank line. The output is returned as is when it stands alone; when a note follows, its final
- * newline is dropped so that exactly one blank line separates them.
+ * the sandbox's byte cap cut it, then `notice` (a limit the sandbox stopped the command at, a
+ * timeout), then `(exit code: N)` when non-zero; present parts joined by one blank line. The
+ * notes come after whatever the limit kept, so no output, however long, can push them out of
+ * view. The output is returned as is when it stands alone; when a note follows, its final newline
+ * is dropped so that exactly one blank line separates them.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const formatExecResult = (output: string, exitCode: number, truncated: boolean): string => {
+export const formatExecResult = (
+  output: string,
+  exitCode: number | undefined,
+  truncated: boolean,
+  notice?: string | undefined
+): string => {
   const limited = limitOutput(output)
   const notes = [
     limited.truncated || truncated ? "(output truncated)" : "",
-    exitCode === 0 ? "" : `(exit code: ${exitCode})`
+    notice ?? "",
+    exitCode === undefined || exitCode === 0 ? "" : `(exit code: ${exitCode})`
   ].filter((note) => note !== "")
   if (notes.length === 0) return limited.text
   const text = limited.text.endsWith("\n") ? limited.text.slice(0, -1) : limited.text

@@ -63,8 +63,18 @@ export class SpawnFailed extends Data.TaggedError("SpawnFailed")<{ readonly desc
   }
 }
 
-/** The time ran out; the group has been killed and `output` is what it wrote until then. @since 0.1.0 @category errors */
-export class TimedOut extends Data.TaggedError("TimedOut")<{ readonly timeoutMs: number; readonly output: string }> {
+/**
+ * The time ran out; the group has been killed and `output` is what it wrote until then (`truncated`
+ * when that passed the byte cap).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class TimedOut extends Data.TaggedError("TimedOut")<{
+  readonly timeoutMs: number
+  readonly output: string
+  readonly truncated: boolean
+}> {
   override get message() {
     return `Process timed out after ${this.timeoutMs}ms`
   }
@@ -326,28 +336,36 @@ const release = (group: Group, exit: Exit.Exit<unknown, unknown>): Effect.Effect
     })
   )
 
+/** Waits for EOF on the pipe once the group is dead, so what it wrote last is not lost. */
+const drained = (group: Group): Effect.Effect<void> =>
+  Deferred.isDoneUnsafe(group.closed)
+    ? Effect.void
+    : Effect.asVoid(Effect.timeoutOption(Deferred.await(group.closed), DRAIN_AFTER_EXIT_MS))
+
 const awaitExit = (group: Group, timeoutMs: number | undefined): Effect.Effect<number, SpawnFailed | TimedOut> => {
   const exited = Deferred.await(group.exited)
   if (timeoutMs === undefined || !Number.isFinite(timeoutMs) || timeoutMs <= 0) return exited
   return Effect.flatMap(Effect.timeoutOption(exited, timeoutMs), (exitCode) =>
     Option.isSome(exitCode)
       ? Effect.succeed(exitCode.value)
-      : Effect.andThen(
-        terminate(group),
-        Effect.suspend(() => Effect.fail(new TimedOut({ timeoutMs, output: group.output.text() })))
+      : terminate(group).pipe(
+        Effect.andThen(drained(group)),
+        Effect.andThen(Effect.suspend(() =>
+          Effect.fail(new TimedOut({ timeoutMs, output: group.output.text(), truncated: group.output.truncated() }))
+        ))
       ))
 }
 
-const collect = (group: Group, exitCode: number): Effect.Effect<RunResult> => {
-  const result = Effect.sync((): RunResult => ({
-    output: group.output.text(),
-    exitCode,
-    truncated: group.output.truncated(),
-    pid: group.pgid ?? 0
-  }))
-  if (Deferred.isDoneUnsafe(group.closed)) return result
-  return Effect.andThen(Effect.timeoutOption(Deferred.await(group.closed), DRAIN_AFTER_EXIT_MS), result)
-}
+const collect = (group: Group, exitCode: number): Effect.Effect<RunResult> =>
+  Effect.andThen(
+    drained(group),
+    Effect.sync((): RunResult => ({
+      output: group.output.text(),
+      exitCode,
+      truncated: group.output.truncated(),
+      pid: group.pgid ?? 0
+    }))
+  )
 
 /**
  * Runs `file` with `args` (no shell interpretation) as a new process group and returns its

@@ -15,14 +15,14 @@
  * symlinks not followed, paths relative to the sandbox cwd (absolute outside it), unreadable files
  * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { Context, Effect, FileSystem, Layer, Path, type PlatformError, Result, Scope, Stream } from "effect"
+import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } from "effect"
 import * as GlobPattern from "../GlobPattern.ts"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as RealPath from "../internal/realPath.ts"
 import * as RegularFile from "../internal/regularFile.ts"
 import * as WalkFiles from "../internal/walkFiles.ts"
+import * as ProcessBudget from "../ProcessBudget.ts"
 import * as Sandbox from "../Sandbox.ts"
 
 /** @since 0.1.0 @category models */
@@ -68,6 +68,7 @@ interface Host {
   readonly cwd: string
   readonly roots: ReadonlyArray<string> | undefined
   readonly maxOutputBytes: number | undefined
+  readonly budget: ProcessBudget.Service
 }
 
 /** The path to open for `given`: checked against the roots when there are any. */
@@ -110,25 +111,32 @@ const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: strin
   const timeoutMs = execOptions?.timeout === undefined
     ? defaultTimeoutMs
     : Sandbox.timeoutMillis(execOptions.timeout)
+  // The wait for a permit is part of the call: the process gets what is left of the timeout.
   const result = yield* Effect.mapError(
-    ProcessGroup.run({
-      file: "bash",
-      args: ["-c", command],
-      cwd: directory.located,
-      env: { ...ProcessGroup.baseEnv(), ...execOptions?.env },
-      timeoutMs,
-      maxOutputBytes: host.maxOutputBytes
-    }),
-    (error) =>
-      fail(
-        "exec",
-        error._tag === "TimedOut"
-          ? new Sandbox.Timeout({ timeoutMs: error.timeoutMs })
-          : new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
-      )
+    host.budget.withPermit(timeoutMs, (remainingMs) =>
+      ProcessGroup.run({
+        file: "bash",
+        args: ["-c", command],
+        cwd: directory.located,
+        env: { ...ProcessGroup.baseEnv(), ...execOptions?.env },
+        timeoutMs: remainingMs,
+        maxOutputBytes: host.maxOutputBytes
+      })),
+    (error) => fail("exec", execFailure(error, timeoutMs))
   )
   return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
 })
+
+const execFailure = (error: ProcessGroup.RunError | ProcessBudget.PermitTimeout, timeoutMs: number): Sandbox.Reason => {
+  switch (error._tag) {
+    case "TimedOut":
+      return new Sandbox.Timeout({ timeoutMs, output: error.output, truncated: error.truncated })
+    case "PermitTimeout":
+      return new Sandbox.Failed({ description: error.message, cause: error })
+    case "SpawnFailed":
+      return new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
+  }
+}
 
 const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: string, globOptions?: Sandbox.GlobOptions) {
   const given = globOptions?.cwd ?? "."
@@ -194,26 +202,38 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  return build(fs, path, yield* resolveCwd(fs, path, options), options)
+  return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options)
 })
 
 /** The real path of the configured cwd (the process's by default). */
-const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options) => {
-  const given = path.resolve(options.cwd ?? process.cwd())
-  // An existing directory's real path is one realpath(3) away; the component walk (which also
-  // accepts a cwd that does not exist yet) is the fallback.
-  return fs.realPath(given).pipe(
-    Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
-  )
-}
+const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options) =>
+  Effect.try({
+    // Both read the process's cwd, which throws once that directory has been removed.
+    try: () => path.resolve(options.cwd ?? process.cwd()),
+    catch: () =>
+      fail("make", new Sandbox.Failed({ description: `Cannot resolve ${options.cwd ?? "the working directory"}: the process's working directory no longer exists` }))
+  }).pipe(Effect.flatMap((given) =>
+    // An existing directory's real path is one realpath(3) away; the component walk (which also
+    // accepts a cwd that does not exist yet) is the fallback.
+    fs.realPath(given).pipe(
+      Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
+    )
+  ))
 
-const build = (fs: FileSystem.FileSystem, path: Path.Path, cwd: string, options: Options): Sandbox.Service => {
+const build = (
+  fs: FileSystem.FileSystem,
+  path: Path.Path,
+  budget: ProcessBudget.Service,
+  cwd: string,
+  options: Options
+): Sandbox.Service => {
   const host: Host = {
     fs,
     path,
     cwd,
     roots: options.allowedPaths?.map((root) => path.resolve(cwd, root)),
-    maxOutputBytes: options.maxOutputBytes
+    maxOutputBytes: options.maxOutputBytes,
+    budget
   }
   return Sandbox.make({
     cwd,
@@ -226,32 +246,27 @@ const build = (fs: FileSystem.FileSystem, path: Path.Path, cwd: string, options:
 }
 
 /**
- * The Local sandbox as a layer, its Node services included.
+ * The Local sandbox as a layer over the host's services: the filesystem, paths, and the program's
+ * process budget (`Condukt.layer` provides all three). A cwd that cannot be resolved fails the
+ * build with a `SandboxError` naming it.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options: Options = {}): Layer.Layer<Sandbox.Sandbox> => {
+export const layer = (
+  options: Options = {}
+): Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
   // Every session built from this layer value gets its own service over the same directory, so
   // the cwd's real path is resolved once per layer value, not once per session (sessions start
-  // by the thousand: bench/sessions.ts).
+  // by the thousand: bench/sessions.ts). A failure is not kept: the next build tries again.
   let cwd: string | undefined
   return Layer.effect(
     Sandbox.Sandbox,
-    Effect.flatMap(hostServices, (services) =>
-      Effect.gen(function*() {
-        const fs = Context.get(services, FileSystem.FileSystem)
-        const path = Context.get(services, Path.Path)
-        cwd ??= yield* resolveCwd(fs, path, options)
-        return build(fs, path, cwd, options)
-      }))
-  ).pipe(Layer.orDie)
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const path = yield* Path.Path
+      cwd ??= yield* resolveCwd(fs, path, options)
+      return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options)
+    })
+  )
 }
-
-// FileSystem and Path hold no resources, so one instance serves every LocalSandbox in the process:
-// a session starting its own sandbox does not rebuild the Node services (bench/sessions.ts).
-const hostServices = Layer.buildWithMemoMap(
-  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer),
-  Layer.makeMemoMapUnsafe(),
-  Scope.makeUnsafe()
-)

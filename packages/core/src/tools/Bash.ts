@@ -4,7 +4,11 @@
  *
  * A non-zero exit is a result, not a failure: the model reads the output and decides. Each call is
  * a fresh shell (`cd` and `export` do not persist), the session's secrets are its environment, and
- * the timeout kills the whole process tree. Runs alone (`concurrent: false`): commands change files.
+ * the timeout kills the whole process tree. The `timeout` argument is the call's whole deadline:
+ * the executor grants it (plus a margin) whatever its own default, and a call that runs out reads
+ * what it printed so far, then the timeout. A sandbox limit's sentence (`ExecResult.limit`) comes
+ * after the output, so no output can push it out of view. Runs alone (`concurrent: false`):
+ * commands change files.
  */
 import { Duration, Effect, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
@@ -40,14 +44,17 @@ export const Bash = Tool.make("Bash", {
   ].join(" "),
   parameters: Parameters,
   concurrent: false,
+  timeout: ({ timeout }) => Duration.seconds(timeout),
   call: Effect.fn("Bash.call")(function*({ command, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
     const env = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
     const result = yield* Effect.mapError(
       context.sandbox.exec(command, { cwd, env, timeout: Duration.seconds(timeout) }),
       fromSandbox((reason) =>
-        reason._tag === "Timeout" ? `Command timed out after ${timeout} seconds` : `Command failed: ${reason.message}`
+        reason._tag === "Timeout"
+          ? formatExecResult(reason.output ?? "", undefined, reason.truncated ?? false, `Command timed out after ${timeout} seconds`)
+          : `Command failed: ${reason.message}`
       )
     )
-    return formatExecResult(result.output, result.exitCode, result.truncated)
+    return formatExecResult(result.output, result.exitCode, result.truncated, result.limit)
   })
 })

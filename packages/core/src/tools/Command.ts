@@ -4,14 +4,20 @@
  * the session's secrets, which the model never sees.
  *
  * This is the one built-in tool that deliberately bypasses the Sandbox: the point is to reach a
- * host program with host credentials. Its answer has Bash's shape (combined output limited to
- * `MAX_LINES` lines / `MAX_BYTES` bytes, `(output truncated)`, `(exit code: N)`), and a non-zero
- * exit is a result, not a failure. Refuses: shell syntax in arguments (`;`, `|`, `$(…)` are just
- * characters) and inheriting the host environment beyond `processGroup.baseEnv`.
+ * host program with host credentials. So it runs in a host directory of its own (`cwd`, the
+ * process's by default), never the sandbox's (a virtual path on a VirtualSandbox), and refuses a
+ * model `cwd` whose real path leaves it. Each run holds a permit of the program's ProcessBudget,
+ * and its `timeout` argument is the whole call's deadline, the wait for a permit included. Its
+ * answer has Bash's shape (combined output limited to `MAX_LINES` lines / `MAX_BYTES` bytes,
+ * `(output truncated)`, `(exit code: N)`; on timeout, the output so far and then the timeout),
+ * and a non-zero exit is a result, not a failure. Refuses: shell syntax in arguments (`;`, `|`,
+ * `$(…)` are just characters) and inheriting the host environment beyond `processGroup.baseEnv`.
  */
-import { Effect, Redacted, Schema } from "effect"
+import { Duration, Effect, FileSystem, Path, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
+import * as RealPath from "../internal/realPath.ts"
+import * as ProcessBudget from "../ProcessBudget.ts"
 import * as Tool from "../Tool.ts"
 import { ToolError } from "./ToolError.ts"
 
@@ -23,6 +29,8 @@ const MAX_TIMEOUT_SECONDS = 3600
 export interface Options {
   /** The executable: a name looked up in PATH, or a path. */
   readonly command: string
+  /** The host directory it runs in, and below which a model `cwd` must stay (default: the process's cwd). */
+  readonly cwd?: string | undefined
   /** Variables added to the host allow-list (session secrets override them). */
   readonly env?: Readonly<Record<string, string>> | undefined
   /** The tool's name (default: the command's basename in PascalCase, `git-lfs` → `GitLfs`). */
@@ -35,7 +43,7 @@ const Parameters = Schema.Struct({
     Schema.Array(Schema.String).annotate({ description: "Arguments, one per element, passed as-is (no shell)" })
   ),
   cwd: Schema.optionalKey(
-    Schema.String.annotate({ description: "Directory to run in (relative to the working directory, or absolute)" })
+    Schema.String.annotate({ description: "Directory to run in, inside the working directory (relative to it, or absolute)" })
   ),
   timeout: Schema.optionalKey(
     Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: MAX_TIMEOUT_SECONDS })).annotate({
@@ -60,8 +68,21 @@ const defaultDescription = (command: string): string =>
     `cwd picks another directory; timeout is in seconds (${DEFAULT_TIMEOUT_SECONDS} unless given).`
   ].join(" ")
 
-const resolveCwd = (base: string, cwd: string | undefined): string =>
-  cwd === undefined ? base : cwd.startsWith("/") ? cwd : `${base.endsWith("/") ? base : `${base}/`}${cwd}`
+/** The real directory to run in: `given` against `root`, refused when its real path leaves it. */
+const locate = (root: string, given: string | undefined) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    if (given === undefined) return root
+    // `..` stays in the walked path, so it applies to the real directory, as the kernel does.
+    const walked = path.isAbsolute(given) ? given : `${root}/${given}`
+    return yield* Effect.mapError(RealPath.check(fs, walked, path.resolve(root, given), [root]), (reason) =>
+      new ToolError({
+        message: reason._tag === "OutsideAllowedPaths"
+          ? `Command failed: cwd ${given} is outside ${root}, the directory this tool runs in; give a directory inside it`
+          : `Command failed: ${reason.message}`
+      }))
+  })
 
 /**
  * A tool that runs `options.command` on the host with the model's arguments.
@@ -72,28 +93,33 @@ const resolveCwd = (base: string, cwd: string | undefined): string =>
  * @since 0.1.0
  * @category constructors
  */
-export const Command = (options: Options): Tool.Tool => {
+export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
   if (options.command === "") throw new TypeError("Command tool requires a command")
   return Tool.make(options.name ?? defaultName(options.command), {
     description: options.description ?? defaultDescription(options.command),
     parameters: Parameters,
     concurrent: false,
+    timeout: ({ timeout }) => Duration.seconds(timeout ?? DEFAULT_TIMEOUT_SECONDS),
     call: Effect.fn("Command.call")(function*({ args, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
       const seconds = timeout ?? DEFAULT_TIMEOUT_SECONDS
+      const root = (yield* Path.Path).resolve(options.cwd ?? ".")
+      const directory = yield* locate(root, cwd)
       const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
+      const budget = yield* ProcessBudget.ProcessBudget
       const result = yield* Effect.mapError(
-        ProcessGroup.run({
-          file: options.command,
-          args: args ?? [],
-          cwd: resolveCwd(context.cwd, cwd),
-          env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
-          timeoutMs: seconds * 1000
-        }),
+        budget.withPermit(seconds * 1000, (remainingMs) =>
+          ProcessGroup.run({
+            file: options.command,
+            args: args ?? [],
+            cwd: directory,
+            env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
+            timeoutMs: remainingMs
+          })),
         (error) =>
           new ToolError({
             message: error._tag === "TimedOut"
-              ? `Command timed out after ${seconds} seconds`
-              : `Command failed: ${error.description}`
+              ? formatExecResult(error.output, undefined, error.truncated, `Command timed out after ${seconds} seconds`)
+              : `Command failed: ${error._tag === "PermitTimeout" ? error.message : error.description}`
           })
       )
       return formatExecResult(result.output, result.exitCode, result.truncated)

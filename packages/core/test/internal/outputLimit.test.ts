@@ -79,4 +79,14 @@ describe("formatExecResult", () => {
     const output = numbered(1, 5000).join("\n") + "\n"
     assert.strictEqual(formatExecResult(output, 0, false), numbered(1, 2000).join("\n") + "\n\n(output truncated)")
   })
+
+  it("puts a notice after whatever the limit kept and before the exit code", () => {
+    const output = numbered(1, 5000).join("\n") + "\n"
+    assert.strictEqual(
+      formatExecResult(output, 126, false, "The command was stopped: it ran more than 10000 commands."),
+      numbered(1, 2000).join("\n") + "\n\n(output truncated)\n\nThe command was stopped: it ran more than 10000 commands.\n\n(exit code: 126)"
+    )
+    assert.strictEqual(formatExecResult("", undefined, false, "Command timed out after 1 seconds"), "Command timed out after 1 seconds")
+    assert.strictEqual(formatExecResult("so far\n", undefined, false, "Command timed out after 1 seconds"), "so far\n\nCommand timed out after 1 seconds")
+  })
 })

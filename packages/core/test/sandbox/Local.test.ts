@@ -1,10 +1,26 @@
 /** LocalSandbox on real temporary directories and real processes: files, exec, glob, grep, allowedPaths. */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, FileSystem } from "effect"
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import { Effect, Fiber, FileSystem, Layer, Queue } from "effect"
+import { execFileSync } from "node:child_process"
+import {
+  closeSync,
+  constants,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync
+} from "node:fs"
+import * as net from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
+import * as ProcessBudget from "../../src/ProcessBudget.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
@@ -15,6 +31,42 @@ const matchesOf = (sandbox: Sandbox.Service, pattern: string, options?: Sandbox.
     return result.matches
   })
 
+/**
+ * Two FIFOs in `dir` that let a test pace processes without timing: a process writes a line to
+ * `started` (the test takes them in order from `started`), then blocks reading one byte from
+ * `gate`; each `release` writes one byte, which exactly one blocked `dd bs=1 count=1` gets.
+ */
+const Gate = {
+  make: (dir: string) =>
+    Effect.gen(function*() {
+      const lines = yield* Queue.unbounded<string>()
+      const gateFd = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          execFileSync("mkfifo", [join(dir, "started"), join(dir, "gate")])
+          // Opened read-write, neither open blocks, and the processes' opens never wait for us.
+          const socket = new net.Socket({ fd: openSync(join(dir, "started"), constants.O_RDWR), readable: true, writable: false })
+          let pending = ""
+          socket.on("data", (chunk: Buffer) => {
+            const parts = (pending + chunk.toString("utf8")).split("\n")
+            pending = parts.pop() ?? ""
+            for (const line of parts) Queue.offerUnsafe(lines, line)
+          })
+          return { socket, fd: openSync(join(dir, "gate"), constants.O_RDWR) }
+        }),
+        ({ fd, socket }) =>
+          Effect.sync(() => {
+            socket.destroy()
+            closeSync(fd)
+          })
+      )
+      return {
+        started: Queue.take(lines),
+        release: () => {
+          writeSync(gateFd.fd, "x")
+        }
+      }
+    })
+}
 
 /** A fresh real temporary directory holding `files` (removed with the test's scope). */
 const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
@@ -30,7 +82,10 @@ const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
     (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
 
-const sandboxAt = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), NodeServices.layer)
+/** What LocalSandbox needs from the host: Node's filesystem and paths, and a process budget. */
+const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
+
+const sandboxAt = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), host)
 
 /** The message of the SandboxError an effect fails with, and its reason's tag. */
 const failure = <A>(effect: Effect.Effect<A, Sandbox.SandboxError>) =>
@@ -244,6 +299,93 @@ describe("LocalSandbox exec", () => {
       })
     }))
 
+  it.live("on timeout, carries what the command printed until then", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const sandbox = yield* sandboxAt({ cwd: dir })
+      const error = yield* Effect.flip(sandbox.exec("echo started; echo warn >&2; sleep 30", { timeout: "500 millis" }))
+      assert.deepStrictEqual(
+        error.reason._tag === "Timeout" && [error.reason.timeoutMs, error.reason.output, error.reason.truncated],
+        [500, "started\nwarn\n", false]
+      )
+    }))
+
+  it.live("on timeout, keeps what a command prints as it dies", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const sandbox = yield* sandboxAt({ cwd: dir })
+      // The group gets SIGTERM; the trap's last words come after the deadline and still count.
+      const error = yield* Effect.flip(sandbox.exec("trap 'echo bye; exit 1' TERM; echo started; sleep 30 & wait", { timeout: "500 millis" }))
+      assert.strictEqual(error.reason._tag === "Timeout" && error.reason.output, "started\nbye\n")
+    }))
+
+  it.live("runs at most the budget's processes at once; the others wait their turn", () =>
+    Effect.gen(function*() {
+      const max = 3
+      const count = 12
+      const dir = yield* tempDir()
+      mkdirSync(join(dir, "live"))
+      const gate = yield* Gate.make(dir)
+      const sandbox = yield* LocalSandbox.make({ cwd: dir }).pipe(
+        Effect.provide(Layer.merge(NodeServices.layer, ProcessBudget.layer({ max })))
+      )
+      // Each process marks itself live, counts the live marks, says it started, and waits for
+      // the gate; it removes its mark before it exits, and its permit is returned after it exits.
+      const script = (i: number) =>
+        `mkdir live/${i}; n=$(ls live | wc -l); echo ${i} > started; dd bs=1 count=1 < gate >/dev/null 2>&1; rmdir live/${i}; echo $n`
+      const runs = yield* Effect.forkChild(
+        Effect.forEach(Array.from({ length: count }, (_, i) => i), (i) => sandbox.exec(script(i)), { concurrency: "unbounded" }),
+        { startImmediately: true }
+      )
+      // Hold every started process until `max` are held (or all have started), then let one go:
+      // a budget that let more run would show it in some process's count.
+      let started = 0
+      let released = 0
+      while (released < count) {
+        if (started - released < max && started < count) {
+          yield* gate.started
+          started++
+        } else {
+          gate.release()
+          released++
+        }
+      }
+      const counts = (yield* Fiber.join(runs)).map((result) => Number(result.output))
+      assert.strictEqual(Math.max(...counts), max)
+      assert.deepStrictEqual(counts.filter((n) => n > max), [])
+    }))
+
+  it.live("fails without running when no process permit comes free within the timeout", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const gate = yield* Gate.make(dir)
+      const sandbox = yield* LocalSandbox.make({ cwd: dir }).pipe(
+        Effect.provide(Layer.merge(NodeServices.layer, ProcessBudget.layer({ max: 1 })))
+      )
+      const holder = yield* Effect.forkChild(sandbox.exec("echo > started; dd bs=1 count=1 < gate >/dev/null 2>&1"), {
+        startImmediately: true
+      })
+      yield* gate.started
+      assert.deepStrictEqual(yield* failure(sandbox.exec("echo never > ran", { timeout: "200 millis" })), {
+        tag: "Failed",
+        message: "Cannot run the command: the host's limit of 1 running commands stayed reached for 0.2 seconds; try again later"
+      })
+      gate.release()
+      assert.strictEqual((yield* Fiber.join(holder)).exitCode, 0)
+      assert.deepStrictEqual(readdirSync(dir).sort(), ["gate", "started"])
+    }))
+
+  it.live("isolates no host state: a command can read the Node process's own environment", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const sandbox = yield* sandboxAt({ cwd: dir, allowedPaths: [dir] })
+      // The command's own environment is the allow-list, but its parent's is one file away
+      // (docs/sandbox.md says so; this keeps the doc honest).
+      const result = yield* sandbox.exec("tr '\\0' '\\n' < /proc/$PPID/environ")
+      assert.strictEqual(result.output, readFileSync(`/proc/${process.pid}/environ`, "utf8").replaceAll("\0", "\n"))
+      assert.isAbove(result.output.length, 0)
+    }))
+
   it.live("caps the output at maxOutputBytes", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir()
@@ -415,7 +557,7 @@ describe("LocalSandbox.layer", () => {
           assert.strictEqual(sandbox.cwd, dir)
           return yield* sandbox.read("x.txt")
         }),
-        LocalSandbox.layer({ cwd: dir })
+        LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(host))
       )
       assert.strictEqual(text, "x")
     }))
@@ -425,5 +567,5 @@ describe("LocalSandbox.layer", () => {
       const fs = yield* FileSystem.FileSystem
       const sandbox = yield* LocalSandbox.make()
       assert.strictEqual(sandbox.cwd, yield* fs.realPath(process.cwd()))
-    }).pipe(Effect.provide(NodeServices.layer)))
+    }).pipe(Effect.provide(host)))
 })

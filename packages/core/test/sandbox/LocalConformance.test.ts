@@ -7,6 +7,7 @@ import { Effect, Layer } from "effect"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as Condukt from "../../src/Condukt.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
 /** A Local sandbox over its own temporary directory, removed when the layer is released. */
@@ -17,7 +18,7 @@ const inTempDir = (options: (dir: string) => LocalSandbox.Options) =>
         Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-conformance-local-")))),
         (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
       ),
-      (dir) => LocalSandbox.layer(options(dir))
+      (dir) => LocalSandbox.layer(options(dir)).pipe(Layer.provide(Condukt.layer))
     )
   )
 

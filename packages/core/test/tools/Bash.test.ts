@@ -1,7 +1,7 @@
 /** Bash through a real LocalSandbox: real processes, exit codes, cwd, secrets, statelessness, limits. */
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Redacted } from "effect"
+import { Duration, Effect, Redacted } from "effect"
 import { Bash } from "../../src/tools/Bash.ts"
 import { localContext } from "./context.ts"
 
@@ -113,4 +113,23 @@ describe("Bash", () => {
       const { context } = yield* localContext()
       assert.strictEqual(yield* ToolCall.failure(Bash, { command: "sleep 30", timeout: 1 }, context), "Command timed out after 1 seconds")
     }))
+
+  it.live("on timeout, shows what the command printed until then, then the timeout", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext()
+      assert.strictEqual(
+        yield* ToolCall.failure(Bash, { command: "echo started; echo warn >&2; sleep 30", timeout: 1 }, context),
+        "started\nwarn\n\nCommand timed out after 1 seconds"
+      )
+      const long = yield* ToolCall.failure(Bash, { command: "seq 1 3000; sleep 30", timeout: 1 }, context)
+      assert.strictEqual(
+        long,
+        Array.from({ length: 2000 }, (_, i) => String(i + 1)).join("\n") + "\n\n(output truncated)\n\nCommand timed out after 1 seconds"
+      )
+    }))
+
+  it("asks the executor for its own timeout argument", () => {
+    assert.strictEqual(Bash.timeout, undefined)
+    assert.deepStrictEqual(Bash.timeoutOf?.({ command: "true", timeout: 3600 }), Duration.seconds(3600))
+  })
 })

@@ -3,10 +3,11 @@
  * a sandbox that refuses everything: Command must never need it.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { mkdirSync, mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Redacted, Stream } from "effect"
+import { Duration, Effect, Redacted, Stream } from "effect"
+import * as Condukt from "../../src/Condukt.ts"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import type * as Tool from "../../src/Tool.ts"
@@ -30,10 +31,11 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
-const call = (tool: Tool.Tool, input: unknown, ctx: Tool.Context) =>
-  Effect.flatMap(tool.decode(input), (args) => tool.call(args, ctx))
+// Condukt.layer gives Command what a program gives it: Node's filesystem and paths, a process budget.
+const call = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>
+  Effect.flatMap(tool.decode(input), (args) => tool.call(args, ctx)).pipe(Effect.provide(Condukt.layer))
 
-const failure = (tool: Tool.Tool, input: unknown, ctx: Tool.Context) =>
+const failure = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>
   Effect.map(Effect.flip(call(tool, input, ctx)), (error) => (typeof error === "string" ? error : error.message))
 
 describe("Command", () => {
@@ -65,7 +67,7 @@ describe("Command", () => {
           items: { type: "string" },
           description: "Arguments, one per element, passed as-is (no shell)"
         },
-        cwd: { type: "string", description: "Directory to run in (relative to the working directory, or absolute)" },
+        cwd: { type: "string", description: "Directory to run in, inside the working directory (relative to it, or absolute)" },
         timeout: {
           type: "integer",
           minimum: 1,
@@ -81,14 +83,14 @@ describe("Command", () => {
   it.live("passes shell syntax in arguments through literally", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const text = yield* call(Command({ command: "printf" }), { args: ["%s\n", "a;b", "$(whoami)", "`id`", "*", "x | y"] }, context(dir))
+      const text = yield* call(Command({ cwd: dir, command: "printf" }), { args: ["%s\n", "a;b", "$(whoami)", "`id`", "*", "x | y"] }, context(dir))
       assert.strictEqual(text, "a;b\n$(whoami)\n`id`\n*\nx | y\n")
     }))
 
   it.live("runs with the host allow-list, the tool's env and the session's secrets, and nothing else", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const tool = Command({ command: "env", env: { TOOL_VAR: "from tool", SHARED: "from tool" } })
+      const tool = Command({ cwd: dir, command: "env", env: { TOOL_VAR: "from tool", SHARED: "from tool" } })
       const text = yield* call(tool, {}, context(dir, { API_TOKEN: Redacted.make("s3cret"), SHARED: Redacted.make("from secret") }))
       const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "from tool", SHARED: "from secret", API_TOKEN: "s3cret" }
       assert.deepStrictEqual(
@@ -100,24 +102,45 @@ describe("Command", () => {
   it.live("lets a secret override the tool's env of the same name", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const tool = Command({ command: "printenv", env: { TOKEN: "from tool" } })
+      const tool = Command({ cwd: dir, command: "printenv", env: { TOKEN: "from tool" } })
       assert.strictEqual(yield* call(tool, { args: ["TOKEN"] }, context(dir, { TOKEN: Redacted.make("from secret") })), "from secret\n")
     }))
 
-  it.live("runs in cwd resolved against the context's working directory", () =>
+  it.live("runs in its own host cwd, or a model cwd inside it, never the sandbox's", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       mkdirSync(join(dir, "sub"))
-      const tool = Command({ command: "pwd" })
-      assert.strictEqual(yield* call(tool, { args: ["-P"] }, context(dir)), `${dir}\n`)
-      assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: "sub" }, context(dir)), `${dir}/sub\n`)
+      const tool = Command({ cwd: dir, command: "pwd" })
+      // The context's cwd is the sandbox's (a virtual path on a VirtualSandbox): Command ignores it.
+      assert.strictEqual(yield* call(tool, { args: ["-P"] }, context("/home/user")), `${dir}\n`)
+      assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: "sub" }, context("/home/user")), `${dir}/sub\n`)
       assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: join(dir, "sub") }, context("/")), `${dir}/sub\n`)
+      assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: "sub/.." }, context("/")), `${dir}\n`)
+    }))
+
+  it.live("defaults its cwd to the process's working directory", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* call(Command({ command: "pwd" }), { args: ["-P"] }, context("/")), `${realpathSync(process.cwd())}\n`)
+    }))
+
+  it.live("refuses a model cwd outside its own, symlinks and .. included", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const outside = yield* tempDir
+      symlinkSync(outside, join(dir, "escape"))
+      const tool = Command({ cwd: dir, command: "pwd" })
+      for (const cwd of ["/", "..", "escape", outside]) {
+        assert.strictEqual(
+          yield* failure(tool, { cwd }, context(dir)),
+          `Command failed: cwd ${cwd} is outside ${dir}, the directory this tool runs in; give a directory inside it`
+        )
+      }
     }))
 
   it.live("answers a non-zero exit with the output and the exit code", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const tool = Command({ command: "bash" })
+      const tool = Command({ cwd: dir, command: "bash" })
       assert.strictEqual(
         yield* call(tool, { args: ["-c", "echo out; echo err >&2; exit 3"] }, context(dir)),
         "out\nerr\n\n(exit code: 3)"
@@ -129,7 +152,7 @@ describe("Command", () => {
   it.live("keeps the first 2,000 lines of a long output and says it was cut", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
-      const text = yield* call(Command({ command: "seq" }), { args: ["1", "3000"] }, context(dir))
+      const text = yield* call(Command({ cwd: dir, command: "seq" }), { args: ["1", "3000"] }, context(dir))
       const head = Array.from({ length: 2000 }, (_, i) => String(i + 1)).join("\n")
       assert.strictEqual(text, `${head}\n\n(output truncated)`)
     }))
@@ -138,20 +161,36 @@ describe("Command", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       assert.strictEqual(
-        yield* failure(Command({ command: "sleep" }), { args: ["1000"], timeout: 1 }, context(dir)),
+        yield* failure(Command({ cwd: dir, command: "sleep" }), { args: ["1000"], timeout: 1 }, context(dir)),
         "Command timed out after 1 seconds"
       )
     }))
+
+  it.live("on timeout, shows what the command printed until then, then the timeout", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      assert.strictEqual(
+        yield* failure(Command({ cwd: dir, command: "bash" }), { args: ["-c", "echo started; echo warn >&2; sleep 1000"], timeout: 1 }, context(dir)),
+        "started\nwarn\n\nCommand timed out after 1 seconds"
+      )
+    }))
+
+  it("asks the executor for its timeout argument, 120 seconds by default", () => {
+    const tool = Command({ command: "git" })
+    assert.strictEqual(tool.timeout, undefined)
+    assert.deepStrictEqual(tool.timeoutOf?.({ timeout: 3600 }), Duration.seconds(3600))
+    assert.deepStrictEqual(tool.timeoutOf?.({}), Duration.seconds(120))
+  })
 
   it.live("fails readably when the executable or the directory is missing", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       assert.strictEqual(
-        yield* failure(Command({ command: "condukt-no-such-command" }), {}, context(dir)),
+        yield* failure(Command({ cwd: dir, command: "condukt-no-such-command" }), {}, context(dir)),
         "Command failed: Cannot run condukt-no-such-command: command not found"
       )
       assert.strictEqual(
-        yield* failure(Command({ command: "pwd" }), { cwd: "missing" }, context(dir)),
+        yield* failure(Command({ cwd: dir, command: "pwd" }), { cwd: "missing" }, context(dir)),
         `Command failed: Cannot run pwd: working directory ${dir}/missing does not exist`
       )
     }))
@@ -160,7 +199,7 @@ describe("Command", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       assert.strictEqual(
-        yield* failure(Command({ command: "git" }), { args: "status --short" }, context(dir)),
+        yield* failure(Command({ cwd: dir, command: "git" }), { args: "status --short" }, context(dir)),
         "Invalid arguments for tool Git: args: Expected array"
       )
     }))

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { ToolCall } from "@condukt/testing"
 import { Context, Effect, Layer, type Redacted } from "effect"
+import * as Condukt from "../../src/Condukt.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
@@ -36,7 +37,9 @@ export const localContext = (
   Effect.gen(function*() {
     const dir = yield* tempDir(files)
     const services = yield* Layer.build(
-      LocalSandbox.layer(options.confined === true ? { cwd: dir, allowedPaths: [dir] } : { cwd: dir })
+      LocalSandbox.layer(options.confined === true ? { cwd: dir, allowedPaths: [dir] } : { cwd: dir }).pipe(
+        Layer.provide(Condukt.layer)
+      )
     )
     return { dir, context: ToolCall.context(Context.get(services, Sandbox.Sandbox), options.secrets ? { secrets: options.secrets } : {}) }
   })

@@ -8,8 +8,15 @@
  * between statements and races every command against it. The deadline is fixed per `Bash`
  * instance, so a call with a timeout shorter than the wall time runs in a twin over the same
  * filesystem (its constructor costs ~30 µs where an `echo` costs ~300 µs); the last twin is kept
- * for the next such call. When the call's own deadline passes it fails with `Timeout`; when the
- * wall time passes first the result says so (exit 124), like every other limit (exit 126).
+ * for the next such call. When the call's own deadline passes it fails with `Timeout` carrying
+ * what just-bash kept of the output (3.4.2 keeps nothing: it drops a script's output when the
+ * deadline passes or the script is aborted, its `timeout` command included); when the wall time
+ * passes first the result says so (exit 124), like every other limit (exit 126).
+ *
+ * just-bash reports a limit as the last line of stderr, after all of stdout: a long output would
+ * push it out of what the Bash tool keeps. So that line leaves the output and becomes the result's
+ * `limit`, reworded for the model (just-bash's "increase executionLimits.…" is advice for the
+ * host, not for it); an output cut at `maxOutputSize` is also marked `truncated`.
  *
  * Every call gets the fiber's AbortSignal, so an interrupted call (an aborted turn, a closed
  * session) stops at the interpreter's next statement. just-bash then fences each command, which
@@ -46,12 +53,46 @@ const hardenedWallTimeMs = 30_000
 /** How just-bash reports a passed deadline, for the script or one command ("sleep exceeded its …"). */
 const deadlinePassed = /exceeded (?:its )?execution deadline/
 
-/** Marks a result that only says the call's own deadline passed. */
-const deadline = Symbol("deadline")
+/**
+ * How just-bash words a breached limit (exit 126): "bash: seq: output size limit exceeded (…)". A
+ * script can print the same line itself; it then only misleads itself.
+ */
+const limitBreached = /^bash: .*(?:limit exceeded|output size exceeded|too many (?:commands executed|iterations))/
+const outputCapped = /output size (?:limit )?exceeded/
+/** just-bash's advice to the host, which the model can do nothing with. */
+const hostAdvice = /, increase executionLimits\.\w+$/
+
+/** The call's own deadline passed; `output` is what the script printed until then. */
+class DeadlinePassed {
+  readonly output: string
+  constructor(output: string) {
+    this.output = output
+  }
+}
 
 const fail = (reason: Sandbox.Reason) => new Sandbox.SandboxError({ method: "exec", reason })
 
-const timedOut = (timeoutMs: number) => fail(new Sandbox.Timeout({ timeoutMs }))
+/** stderr without its last line, and that line ("" when stderr is empty). */
+const splitLastLine = (stderr: string): readonly [rest: string, last: string] => {
+  const body = stderr.endsWith("\n") ? stderr.slice(0, -1) : stderr
+  const cut = body.lastIndexOf("\n")
+  return [body.slice(0, cut + 1), body.slice(cut + 1)]
+}
+
+/** Turns just-bash's answer into the contract's: a limit's message moved out of the output. */
+const resultOf = (stdout: string, stderr: string, exitCode: number, ownDeadline: boolean): Sandbox.ExecResult | DeadlinePassed => {
+  if (exitCode !== 124 && exitCode !== 126) return { output: stdout + stderr, exitCode, truncated: false }
+  const [rest, last] = splitLastLine(stderr)
+  const breached = exitCode === 124 ? deadlinePassed.test(last) : limitBreached.test(last)
+  if (!breached) return { output: stdout + stderr, exitCode, truncated: false }
+  if (exitCode === 124 && ownDeadline) return new DeadlinePassed(stdout + rest)
+  return {
+    output: stdout + rest,
+    exitCode,
+    truncated: outputCapped.test(last),
+    limit: `The sandbox stopped the command: ${last.replace(/^bash: /, "").replace(hostAdvice, "")}.`
+  }
+}
 
 /**
  * "EROFS: read-only file system, write '/a'" → "bash: write failed: read-only file system". The
@@ -120,18 +161,22 @@ export const make = ({ budgetBytes, commands, cwd, fs, home, limits }: Options):
               ? { signal, cwd: directory, rawScript: true }
               : { signal, cwd: directory, env: { ...env }, rawScript: true }
           ).then(
-            (result): Sandbox.ExecResult | Promise<never> =>
-              ownDeadline && result.exitCode === 124 && deadlinePassed.test(result.stderr)
-                ? Promise.reject(deadline)
-                : { output: result.stdout + result.stderr, exitCode: result.exitCode, truncated: false },
+            (result): Sandbox.ExecResult | Promise<never> => {
+              const outcome = resultOf(result.stdout, result.stderr, result.exitCode, ownDeadline)
+              return outcome instanceof DeadlinePassed ? Promise.reject(outcome) : outcome
+            },
             (cause: unknown): Sandbox.ExecResult | Promise<never> => {
               const errno = FsError.errnoOf(cause)
               return errno === undefined ? Promise.reject(cause) : rejectionResult(errno, budgetBytes)
             }
           ),
         catch: (cause) =>
-          cause === deadline
-            ? timedOut(timeoutMs ?? wallTimeMs)
+          cause instanceof DeadlinePassed
+            ? fail(new Sandbox.Timeout({
+              timeoutMs: timeoutMs ?? wallTimeMs,
+              // Nothing kept is just-bash dropping it, not a silent command: say nothing rather than "".
+              ...(cause.output === "" ? {} : { output: cause.output, truncated: false })
+            }))
             : fail(new Sandbox.Failed({ description: `The shell failed: ${FsError.messageOf(cause)}`, cause }))
       })
     }

@@ -1,0 +1,94 @@
+/**
+ * ProcessBudget on fibers and the TestClock: the bound, first-come-first-served order, the wait
+ * counted against the timeout, and interruption. Real processes under a budget are in
+ * sandbox/Local.test.ts.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber } from "effect"
+import { TestClock } from "effect/testing"
+import * as ProcessBudget from "../src/ProcessBudget.ts"
+
+/** Holds one permit until `release` is completed; `held` completes once it has the permit. */
+const hold = (budget: ProcessBudget.Service) =>
+  Effect.gen(function*() {
+    const held = yield* Deferred.make<void>()
+    const release = yield* Deferred.make<void>()
+    const fiber = yield* Effect.forkChild(
+      budget.withPermit(undefined, () => Deferred.succeed(held, undefined).pipe(Effect.andThen(Deferred.await(release)))),
+      { startImmediately: true }
+    )
+    yield* Deferred.await(held)
+    return { fiber, release: Deferred.succeed(release, undefined) }
+  })
+
+describe("ProcessBudget", () => {
+  it.effect("defaults to a few permits per core, and at least one", () =>
+    Effect.gen(function*() {
+      const cores = Math.max(1, navigator.hardwareConcurrency)
+      assert.strictEqual((yield* ProcessBudget.make()).max, ProcessBudget.DEFAULT_PER_CORE * cores)
+      assert.strictEqual((yield* ProcessBudget.make({ max: 0 })).max, 1)
+      assert.strictEqual((yield* ProcessBudget.make({ max: 2.7 })).max, 2)
+    }))
+
+  it.effect("serves waiters in arrival order once permits come back", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const order: Array<string> = []
+      const waiters = yield* Effect.forEach(["a", "b", "c"], (name) =>
+        Effect.forkChild(budget.withPermit(undefined, () => Effect.sync(() => order.push(name))), { startImmediately: true }))
+      assert.deepStrictEqual(order, [])
+      yield* holder.release
+      yield* Effect.forEach(waiters, Fiber.join)
+      assert.deepStrictEqual(order, ["a", "b", "c"])
+    }))
+
+  it.effect("never runs more than max at once", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 2 })
+      const first = yield* hold(budget)
+      const second = yield* hold(budget)
+      const third = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("ran")), { startImmediately: true })
+      assert.isUndefined(third.pollUnsafe())
+      yield* first.release
+      assert.strictEqual(yield* Fiber.join(third), "ran")
+      yield* second.release
+    }))
+
+  it.effect("counts the wait against the timeout and hands on what is left", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const waiter = yield* Effect.forkChild(budget.withPermit(5000, Effect.succeed), { startImmediately: true })
+      yield* TestClock.adjust("2 seconds")
+      yield* holder.release
+      assert.strictEqual(yield* Fiber.join(waiter), 3000)
+    }))
+
+  it.effect("fails with PermitTimeout when nothing comes free in time, and leaks no permit", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const waiter = yield* Effect.forkChild(budget.withPermit(1000, () => Effect.succeed("ran")), { startImmediately: true })
+      yield* TestClock.adjust("1 second")
+      const error = yield* Effect.flip(Fiber.join(waiter))
+      assert.strictEqual(
+        error.message,
+        "Cannot run the command: the host's limit of 1 running commands stayed reached for 1 seconds; try again later"
+      )
+      yield* holder.release
+      assert.strictEqual(yield* budget.withPermit(1000, () => Effect.succeed("next")), "next")
+    }))
+
+  it.effect("an interrupted waiter leaves the queue; a failing holder returns its permit", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const gone = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("gone")), { startImmediately: true })
+      const next = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.fail("boom")), { startImmediately: true })
+      yield* Fiber.interrupt(gone)
+      yield* holder.release
+      assert.isTrue(Exit.isFailure(yield* Fiber.await(next)))
+      assert.strictEqual(yield* budget.withPermit(undefined, () => Effect.succeed("free")), "free")
+    }))
+})
