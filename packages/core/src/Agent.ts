@@ -8,6 +8,7 @@ import type { Duration, Layer, Result } from "effect"
 import * as Executor from "./Executor.ts"
 import type * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
+import type * as Secret from "./Secret.ts"
 import type * as Tool from "./Tool.ts"
 
 /** @since 0.1.0 @category models */
@@ -29,6 +30,8 @@ export interface Agent<out R = never> {
   readonly executor: Result.Result<Executor.Executor<R>, Executor.DuplicateToolName>
   /** The tools as the model sees them. */
   readonly specs: ReadonlyArray<Model.ToolSpec>
+  /** Secrets every session of the agent resolves at start, by environment variable name. */
+  readonly secrets: Secret.Secrets<R>
 }
 
 /** @since 0.1.0 @category models */
@@ -46,6 +49,8 @@ export interface Options<R> {
   readonly toolConcurrency?: number | undefined
   /** Settings sent with every model request (`temperature`, `maxTokens`…). */
   readonly modelOptions?: Model.Options | undefined
+  /** Secrets by environment variable name (`{ GH_TOKEN: Secret.env("GITHUB_TOKEN") }`). */
+  readonly secrets?: Secret.Secrets<R> | undefined
 }
 
 /**
@@ -69,6 +74,7 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     toolConcurrency: options.toolConcurrency,
     modelOptions: options.modelOptions,
     executor: Executor.make(tools, { concurrency: options.toolConcurrency, timeout: options.toolTimeout }),
-    specs: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }))
+    specs: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    secrets: options.secrets ?? {}
   }
 }

@@ -52,9 +52,17 @@ export interface Options {
 export interface Executor<R> {
   readonly run: (
     calls: ReadonlyArray<Call>,
-    context: Omit<Tool.Context, "callId" | "assigns">,
+    context: RunContext,
     assigns: Readonly<Record<string, unknown>>
   ) => Effect.Effect<Outcome, never, R>
+}
+
+/**
+ * What every call of a batch gets besides its id and the assigns snapshot. Without `redact`,
+ * results are not redacted (a session always passes its own).
+ */
+export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
+  readonly redact?: ((text: string) => string) | undefined
 }
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
@@ -102,6 +110,18 @@ export const truncate = (text: string, max: number | undefined): string => {
   }`
 }
 
+const identity = (text: string) => text
+
+/** Redacts every string inside a JSON value (`data` of a structured result), keys included. */
+const redactJson = (redact: (text: string) => string, value: unknown): unknown => {
+  if (typeof value === "string") return redact(value)
+  if (Array.isArray(value)) return value.map((item) => redactJson(redact, item))
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactJson(redact, v)]))
+  }
+  return value
+}
+
 /** One line for whatever a tool failed or died with: its message when it has one. */
 const describe = (u: unknown): string => {
   if (typeof u === "string") return u
@@ -144,7 +164,8 @@ const render = (
   tool: Tool.Tool<unknown>,
   call: Call,
   timeoutMs: number,
-  exit: Exit.Exit<Option.Option<Tool.Output>, Tool.Failure>
+  exit: Exit.Exit<Option.Option<Tool.Output>, Tool.Failure>,
+  redact: (text: string) => string
 ): Effect.Effect<Done> => {
   if (Exit.isSuccess(exit)) {
     if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
@@ -154,9 +175,10 @@ const render = (
         result: {
           callId: call.id,
           name: call.name,
-          content: truncate(text, tool.maxResultChars).toWellFormed(),
+          // Redacted before the cut: a cut must not leave half a secret behind.
+          content: truncate(redact(text), tool.maxResultChars).toWellFormed(),
           isError: false,
-          ...(data === undefined ? {} : { data })
+          ...(data === undefined ? {} : { data: redactJson(redact, data) })
         },
         patch: output instanceof Tool.Assign ? output.patch : undefined
       })),
@@ -208,20 +230,29 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
     // The timeout races the call in a fiber of its own: an interruption or defect inside the
     // tool ends up in this exit, not in the executor.
-    const exit = yield* Effect.exit(Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs)))
-    return yield* render(tool, call, timeoutMs, exit)
+    const called = Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs))
+    const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
+    // The audit names the secrets a call's process received, never their values.
+    const exit = yield* Effect.exit(
+      secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))
+    )
+    return yield* render(tool, call, timeoutMs, exit, context.redact)
   })
 
   const runOne = (call: Call, context: Omit<Tool.Context, "callId">): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
-    if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${call.name}`))
-    return invoke(tool, call, { ...context, callId: call.id })
+    if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
+    return Effect.map(
+      invoke(tool, call, { ...context, callId: call.id }),
+      // A failure's text can quote what the tool saw (a command's output, a file's line).
+      (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
+    )
   }
 
   return Result.succeed({
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
-      const callContext = { ...context, assigns: snapshot }
+      const callContext = { ...context, redact: context.redact ?? identity, assigns: snapshot }
       // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
       // Unknown tools count as concurrent: they run nothing.
       const groups: Array<Array<Call>> = []

@@ -11,7 +11,7 @@
  * session: its scope is closed with the crash, so what it owns is released at once. `abort`
  * interrupts only the running turn; the session stays usable.
  */
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, type Redacted, Ref, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as History from "./History.ts"
 import { type Actor, drive, publish, type Run } from "./internal/actor.ts"
@@ -20,7 +20,9 @@ import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
 import * as Model from "./Model.ts"
+import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
+import * as Secret from "./Secret.ts"
 import {
   type RunError,
   RunAborted,
@@ -51,8 +53,11 @@ export interface StartOptions<RIn = never> {
   readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown, RIn> | undefined
   /** Seed assigns; they live as long as the session. */
   readonly assigns?: Readonly<Record<string, unknown>> | undefined
-  /** Resolved secrets, for trusted tools. */
-  readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>> | undefined
+  /**
+   * Secrets by environment variable name, added to the agent's (a name given here replaces the
+   * agent's); resolved once, concurrently, before anything else is built.
+   */
+  readonly secrets?: Secret.Secrets<RIn> | undefined
   readonly maxTurns?: number | undefined
 }
 
@@ -165,10 +170,20 @@ export const start = <R, RIn = never>(
     return yield* make(agent, options, scope, parent).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
   }).pipe(Effect.withSpan("Session.start", { attributes: { agent: agent.name } }))
 
+/** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
+const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>) => {
+  const names = Object.keys(secrets)
+  const tools = new Set(agent.tools.flatMap((tool) => (tool.usesSecrets ? [tool.name] : [])))
+  return names.length === 0 || tools.size === 0 ? undefined : { tools, secrets: names }
+}
+
 /** Builds what the session owns, in its scope, then forks the actor there. */
 const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: StartOptions<RIn>, scope: Scope.Closeable, parent: Scope.Scope) {
   const executor = yield* Effect.fromResult(agent.executor)
   const id = options.id ?? (yield* uuid7.make)
+  // Secrets first: a start that cannot have them builds nothing.
+  const secrets = yield* Secret.resolveAll<R | RIn>({ ...agent.secrets, ...options.secrets })
+  const redactor = Redactor.compose(Redactor.secrets(secrets), Option.getOrElse(yield* Effect.serviceOption(Redactor.Redactor), () => Redactor.none))
   const sandbox = yield* buildSandbox(agent, options, scope)
   const providedModel = yield* Effect.serviceOption(Model.Model)
   const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
@@ -180,7 +195,8 @@ const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: Start
     parent,
     model,
     executor,
-    toolContext: { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets: options.secrets ?? {} },
+    toolContext: { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets, redact: redactor.redact },
+    audited: audited(agent, secrets),
     maxTurns,
     mailbox: yield* Queue.unbounded<Run>(),
     hub: EventHub.make(),
@@ -296,7 +312,9 @@ const shutdown = <R>(actor: Actor<R>, reason: SessionStopped | SessionCrashed) =
 const enqueue = <R>(actor: Actor<R>, prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) =>
   Effect.gen(function*() {
     if (actor.stopped) return yield* new SessionStopped({ sessionId: actor.id })
-    const run: Run = { id: yield* uuid7.make, prompt, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
+    // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
+    const redacted = actor.toolContext.redact(prompt)
+    const run: Run = { id: yield* uuid7.make, prompt: redacted, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
     yield* Queue.offer(actor.mailbox, run)
     // A shutdown between the check above and the offer has already drained the mailbox: this run
     // would wait forever. The shutdown set `stopped` first, so looking again tells.

@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import type * as Executor from "./Executor.ts"
 import type * as Model from "./Model.ts"
+import type * as Secret from "./Secret.ts"
 
 /** @since 0.1.0 @category errors */
 export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>()("MaxTurnsExceeded", {
@@ -57,4 +58,4 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | Model.ModelError
 
 /** Why a session did not start. */
-export type StartError = SandboxInitFailed | Model.ModelError | Executor.DuplicateToolName
+export type StartError = SandboxInitFailed | Model.ModelError | Executor.DuplicateToolName | Secret.SecretsInitFailed

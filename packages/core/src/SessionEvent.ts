@@ -4,7 +4,8 @@
  * Every event carries the session id, the run id and a sequence number that increases across the
  * session's whole life. A run's events come in this order: AgentStart, then per model request
  * TurnStart, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
- * every ToolCall before any runs and the ToolResults in call order; an Error when the run fails;
+ * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
+ * to a process) and the ToolResults in call order; an Error when the run fails;
  * AgentEnd last, always.
  *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
@@ -62,6 +63,18 @@ export const ToolResult = Schema.TaggedStruct("ToolResult", {
 })
 export type ToolResult = typeof ToolResult.Type
 
+/**
+ * A tool call is about to hand the session's secrets to a process (its environment): the audit
+ * names them, never their values. It follows the message's ToolCall events.
+ */
+export const SecretsUsed = Schema.TaggedStruct("SecretsUsed", {
+  ...base,
+  callId: Schema.String,
+  name: Schema.String,
+  secrets: Schema.Array(Schema.String)
+})
+export type SecretsUsed = typeof SecretsUsed.Type
+
 /** The run failed; `message` is the error's one line. */
 export const RunFailed = Schema.TaggedStruct("Error", { ...base, message: Schema.String })
 export type RunFailed = typeof RunFailed.Type
@@ -82,6 +95,7 @@ export const SessionEvent = Schema.Union([
   TurnEnd,
   ToolCall,
   ToolResult,
+  SecretsUsed,
   RunFailed,
   AgentEnd
 ])

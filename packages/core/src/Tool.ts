@@ -30,6 +30,11 @@ export interface Context {
   readonly cwd: string
   /** Secrets resolved at session start, for trusted tools (process env, auth headers). */
   readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /**
+   * The session's redaction (its secrets, then the program's `Redactor`). The executor redacts
+   * every result; a tool that cuts long text calls this first, so a cut never splits a secret.
+   */
+  readonly redact: (text: string) => string
   /** The start-of-message assigns snapshot; every call of one message sees the same one. */
   readonly assigns: Readonly<Record<string, unknown>>
   /** The model's id for this call. */
@@ -103,6 +108,8 @@ export interface Tool<out R = never> {
    * tool's own message (and the output so far) reaches the model rather than the executor's.
    */
   readonly timeoutOf: ((args: unknown) => Duration.Duration) | undefined
+  /** Hands the session's secrets to what it runs (a process's environment): each call is audited. */
+  readonly usesSecrets: boolean
 }
 
 /** Options shared by both forms of `make`. */
@@ -115,6 +122,11 @@ export interface Options<A, E extends Failure, R> {
   readonly resultType?: ResultType | undefined
   /** A fixed timeout the executor applies, or the call's own one read from its arguments (`Tool.timeoutOf`). */
   readonly timeout?: Duration.Input | ((args: A) => Duration.Input) | undefined
+  /**
+   * The tool hands `context.secrets` to what it runs (default false): every call then emits a
+   * `SecretsUsed` event and tags its span with the names, never the values.
+   */
+  readonly usesSecrets?: boolean | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +260,8 @@ export const make: {
     timeout: options.timeout === undefined || typeof options.timeout === "function"
       ? undefined
       : Duration.fromInputUnsafe(options.timeout),
-    timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined
+    timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
+    usesSecrets: options.usesSecrets ?? false
   }
 }
 

@@ -17,7 +17,8 @@ describe("Agent", () => {
       maxTurns: undefined,
       toolTimeout: undefined,
       toolConcurrency: undefined,
-      modelOptions: undefined
+      modelOptions: undefined,
+      secrets: {}
     })
     assert.isTrue(Result.isSuccess(executor))
     assert.deepStrictEqual(specs.map((s) => s.name), ["Read", "Bash", "Edit", "Write", "Glob", "Grep"])

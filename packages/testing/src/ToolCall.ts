@@ -2,12 +2,12 @@
  * ToolCall — calling a tool in a test exactly as the Executor calls it: the model's input decoded
  * by the tool's parameters, then `call` with the context a session would pass.
  */
-import type { Sandbox, Tool } from "@condukt/core"
+import { Redactor, type Sandbox, type Tool } from "@condukt/core"
 import { Effect, type Redacted } from "effect"
 
 /**
  * The context a session gives a call: ids for a test, the sandbox's cwd, no secrets or assigns
- * unless given.
+ * unless given, and a session's redaction of those secrets (then `redactor`, when given).
  *
  * @since 0.1.0
  * @category constructors
@@ -17,6 +17,7 @@ export const context = (
   options: {
     readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>>
     readonly assigns?: Readonly<Record<string, unknown>>
+    readonly redactor?: Redactor.Service
   } = {}
 ): Tool.Context => ({
   sessionId: "test",
@@ -24,6 +25,7 @@ export const context = (
   sandbox,
   cwd: sandbox.cwd,
   secrets: options.secrets ?? {},
+  redact: Redactor.compose(Redactor.secrets(options.secrets ?? {}), options.redactor ?? Redactor.none).redact,
   assigns: options.assigns ?? {},
   callId: "call_1"
 })

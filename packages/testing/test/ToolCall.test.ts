@@ -14,7 +14,8 @@ const Divide = Tool.make("divide", {
 describe("ToolCall", () => {
   it("builds the context a session would pass", () => {
     const secret = Redacted.make("s3cr3t")
-    assert.deepStrictEqual(ToolCall.context(sandbox, { secrets: { TOKEN: secret }, assigns: { who: "ada" } }), {
+    const { redact, ...context } = ToolCall.context(sandbox, { secrets: { TOKEN: secret }, assigns: { who: "ada" } })
+    assert.deepStrictEqual(context, {
       sessionId: "test",
       agent: "test",
       sandbox,
@@ -23,6 +24,7 @@ describe("ToolCall", () => {
       assigns: { who: "ada" },
       callId: "call_1"
     })
+    assert.strictEqual(redact("token=s3cr3t;"), "token=[REDACTED:TOKEN];")
   })
 
   it.effect("decodes the input before calling, and gives the failure text the model would read", () =>

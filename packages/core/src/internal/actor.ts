@@ -15,6 +15,7 @@ import * as Model from "../Model.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
+import type * as Tool from "../Tool.ts"
 import * as EventHub from "./eventHub.ts"
 
 /** One queued or running run. */
@@ -36,7 +37,9 @@ export interface Actor<R> {
   readonly parent: Scope.Scope
   readonly model: Model.Service
   readonly executor: Executor.Executor<R>
-  readonly toolContext: Omit<Parameters<Executor.Executor<R>["run"]>[1], never>
+  readonly toolContext: Omit<Tool.Context, "callId" | "assigns">
+  /** The names of the session's secrets, when some of its tools hand them to processes. */
+  readonly audited: { readonly tools: ReadonlySet<string>; readonly secrets: ReadonlyArray<string> } | undefined
   readonly maxTurns: number
   readonly mailbox: Queue.Queue<Run>
   readonly hub: EventHub.Hub
@@ -96,6 +99,13 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
 const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
   for (const call of calls) {
     yield* publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)
+  }
+  if (actor.audited !== undefined) {
+    for (const call of calls) {
+      if (actor.audited.tools.has(call.name)) {
+        yield* publish(actor, run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: actor.audited.secrets }, true)
+      }
+    }
   }
   const outcome = yield* actor.executor.run(calls, actor.toolContext, yield* Ref.get(actor.assigns))
   yield* Ref.set(actor.assigns, outcome.assigns)

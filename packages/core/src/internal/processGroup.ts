@@ -44,6 +44,8 @@ export interface RunOptions {
   readonly timeoutMs?: number | undefined
   /** Stop collecting output after this many bytes (default 10 MiB); `truncated` is then true. */
   readonly maxOutputBytes?: number | undefined
+  /** `merged` (default): stderr joins `output` as written; `apart`: it is collected into `stderr`. */
+  readonly stderr?: "merged" | "apart" | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -54,6 +56,8 @@ export interface RunResult {
   readonly exitCode: number
   readonly truncated: boolean
   readonly pid: number
+  /** What the process wrote to stderr when it was kept apart; "" otherwise. */
+  readonly stderr: string
 }
 
 /** The executable could not be started; `description` names the file or the working directory. @since 0.1.0 @category errors */
@@ -112,6 +116,13 @@ const HOST_VARIABLES = [
  * @since 0.1.0
  * @category constructors
  */
+/** Every variable of the host process's environment (for a caller that picks some by prefix). */
+export const hostVariables = (): ReadonlyArray<readonly [string, string]> =>
+  Object.entries(process.env).flatMap(([name, value]) => (value === undefined ? [] : [[name, value] as const]))
+
+/** The user's home directory: where a tool that needs no particular directory runs. */
+export const homeDirectory = (): string => os.homedir()
+
 export const baseEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const name of HOST_VARIABLES) {
@@ -197,11 +208,17 @@ const commandLine = (options: RunOptions): Effect.Effect<CommandLine, SpawnFaile
       return Effect.fail(new SpawnFailed({ description: `Cannot run ${options.file}: an argument contains a NUL byte` }))
     }
     const [flag, script, ...rest] = options.args
+    const found = () => lookup(options.file, options.cwd, options.env)
+    if (options.stderr === "apart") {
+      // Two pipes, nothing merged: the file runs as given.
+      const lookedUp = found()
+      return lookedUp === "found" ? Effect.succeed({ file: options.file, args: options.args }) : Effect.fail(spawnFailed(options, lookedUp, lookedUp))
+    }
     if (flag === "-c" && script !== undefined && SHELLS.has(path.basename(options.file))) {
       return Effect.succeed({ file: options.file, args: ["-c", `exec 2>&1; ${script}`, ...rest] })
     }
-    const found = lookup(options.file, options.cwd, options.env)
-    if (found !== "found") return Effect.fail(spawnFailed(options, found, found))
+    const lookedUp = found()
+    if (lookedUp !== "found") return Effect.fail(spawnFailed(options, lookedUp, lookedUp))
     const wrapper = "PWD" in options.env ? WRAPPER : WRAPPER_UNSET_PWD
     return Effect.succeed({ file: "/bin/sh", args: ["-c", wrapper, "sh", options.file, ...options.args] })
   })
@@ -257,6 +274,7 @@ interface Group {
   /** The leader's pid, which is also the group id; undefined when the spawn failed. */
   readonly pgid: number | undefined
   readonly output: Collector
+  readonly errors: Collector | undefined
   /** The leader's exit code (or 128 + signal), or why it never started. */
   readonly exited: Deferred.Deferred<number, SpawnFailed>
   readonly closed: Deferred.Deferred<void>
@@ -285,12 +303,13 @@ const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, Spa
         child,
         pgid: child.pid,
         output: makeCollector(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
+        errors: options.stderr === "apart" ? makeCollector(options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES) : undefined,
         exited: Deferred.makeUnsafe(),
         closed: Deferred.makeUnsafe(),
         killed: false
       }
       child.stdout?.on("data", group.output.push)
-      child.stderr?.on("data", group.output.push)
+      child.stderr?.on("data", (group.errors ?? group.output).push)
       // A read error on a pipe only ends the output early; unhandled, it would crash the host.
       child.stdout?.on("error", ignore)
       child.stderr?.on("error", ignore)
@@ -363,7 +382,8 @@ const collect = (group: Group, exitCode: number): Effect.Effect<RunResult> =>
       output: group.output.text(),
       exitCode,
       truncated: group.output.truncated(),
-      pid: group.pgid ?? 0
+      pid: group.pgid ?? 0,
+      stderr: group.errors?.text() ?? ""
     }))
   )
 

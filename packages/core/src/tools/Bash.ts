@@ -44,6 +44,7 @@ export const Bash = Tool.make("Bash", {
   ].join(" "),
   parameters: Parameters,
   concurrent: false,
+  usesSecrets: true,
   timeout: ({ timeout }) => Duration.seconds(timeout),
   call: Effect.fn("Bash.call")(function*({ command, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
     const env = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
@@ -51,10 +52,16 @@ export const Bash = Tool.make("Bash", {
       context.sandbox.exec(command, { cwd, env, timeout: Duration.seconds(timeout) }),
       fromSandbox((reason) =>
         reason._tag === "Timeout"
-          ? formatExecResult(reason.output ?? "", undefined, reason.truncated ?? false, `Command timed out after ${timeout} seconds`)
+          ? formatExecResult(
+            context.redact(reason.output ?? ""),
+            undefined,
+            reason.truncated ?? false,
+            `Command timed out after ${timeout} seconds`
+          )
           : `Command failed: ${reason.message}`
       )
     )
-    return formatExecResult(result.output, result.exitCode, result.truncated, result.limit)
+    // Redacted whole, before the cut: a secret straddling it would otherwise leave its start behind.
+    return formatExecResult(context.redact(result.output), result.exitCode, result.truncated, result.limit)
   })
 })

@@ -99,6 +99,7 @@ export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Pat
     description: options.description ?? defaultDescription(options.command),
     parameters: Parameters,
     concurrent: false,
+    usesSecrets: true,
     timeout: ({ timeout }) => Duration.seconds(timeout ?? DEFAULT_TIMEOUT_SECONDS),
     call: Effect.fn("Command.call")(function*({ args, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
       const seconds = timeout ?? DEFAULT_TIMEOUT_SECONDS
@@ -118,11 +119,12 @@ export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Pat
         (error) =>
           new ToolError({
             message: error._tag === "TimedOut"
-              ? formatExecResult(error.output, undefined, error.truncated, `Command timed out after ${seconds} seconds`)
+              ? formatExecResult(context.redact(error.output), undefined, error.truncated, `Command timed out after ${seconds} seconds`)
               : `Command failed: ${error._tag === "PermitTimeout" ? error.message : error.description}`
           })
       )
-      return formatExecResult(result.output, result.exitCode, result.truncated)
+      // Redacted whole, before the cut: a secret straddling it would otherwise leave its start behind.
+      return formatExecResult(context.redact(result.output), result.exitCode, result.truncated)
     })
   })
 }

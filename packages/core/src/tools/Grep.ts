@@ -61,7 +61,7 @@ export const Grep = Tool.make("Grep", {
     `Limited to ${DEFAULT_LIMIT} matches by default.`
   ].join(" "),
   parameters: Parameters,
-  call: Effect.fn("Grep.call")(function*(args: typeof Parameters.Type, { sandbox }: Tool.Context) {
+  call: Effect.fn("Grep.call")(function*(args: typeof Parameters.Type, { redact, sandbox }: Tool.Context) {
     const { pattern, limit } = args
     yield* compile(pattern, args.case_sensitive)
     const result = yield* Effect.mapError(
@@ -81,7 +81,8 @@ export const Grep = Tool.make("Grep", {
     const withNote = (text: string) => note === "" ? text : `${text}\n\n${note}`
     const matches = result.matches
     if (matches.length === 0) return withNote(`No matches for ${pattern}`)
-    const list = limitOutput(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n"))
+    // Redacted before the output limit cuts it, so a cut never leaves half a secret behind.
+    const list = limitOutput(redact(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n")))
     const more = list.truncated
       ? "(output truncated)"
       : matches.length > limit

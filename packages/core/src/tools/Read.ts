@@ -61,7 +61,13 @@ const Parameters = Schema.Struct({
 
 /** The window of `path` the model asked for, from one streamed pass over the file. */
 const readWindow = Effect.fnUntraced(
-  function*(sandbox: Sandbox.Service, path: string, offset: number | undefined, limit: number | undefined) {
+  function*(
+    sandbox: Sandbox.Service,
+    path: string,
+    offset: number | undefined,
+    limit: number | undefined,
+    redact: (text: string) => string
+  ) {
     const from = offset ?? 1
     // Without a limit, one line more than can be shown is kept, so the output limit sees the cut.
     const scanner = LineWindow.make(from, limit ?? MAX_LINES + 1)
@@ -81,7 +87,8 @@ const readWindow = Effect.fnUntraced(
       fromFileOperation("read", path)
     )
     // A window is its lines joined by "\n": the newline ending its last line is not part of it.
-    const text = !whole && !window.cut && decoded.endsWith("\n") ? decoded.slice(0, -1) : decoded
+    // Redacted before the output limit cuts it, so a cut never leaves half a secret behind.
+    const text = redact(!whole && !window.cut && decoded.endsWith("\n") ? decoded.slice(0, -1) : decoded)
     const limited = limitOutput(text)
     if (limited.truncated) {
       const to = from + limited.lines - 1
@@ -121,8 +128,8 @@ export const Read = Tool.make("Read", {
     "Only regular files can be read (not pipes or devices)."
   ].join(" "),
   parameters: Parameters,
-  call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { sandbox }: Tool.Context) {
+  call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { redact, sandbox }: Tool.Context) {
     const media = mediaType(path)
-    return yield* (media === undefined ? readWindow(sandbox, path, offset, limit) : readImage(sandbox, path, media))
+    return yield* (media === undefined ? readWindow(sandbox, path, offset, limit, redact) : readImage(sandbox, path, media))
   })
 })

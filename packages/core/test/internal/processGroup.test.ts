@@ -90,7 +90,7 @@ describe("processGroup.run", () => {
         cwd: dir,
         env: ProcessGroup.baseEnv()
       })
-      assert.deepStrictEqual(result, { output: "a;b|$(whoami)|*|'q'|", exitCode: 0, truncated: false, pid: result.pid })
+      assert.deepStrictEqual(result, { output: "a;b|$(whoami)|*|'q'|", exitCode: 0, truncated: false, pid: result.pid, stderr: "" })
     }))
 
   it.live("runs in the given working directory", () =>
@@ -124,9 +124,11 @@ describe("processGroup.run", () => {
   it.live("caps the output, keeps draining, and cuts on a character boundary", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
+      const apart = yield* bash("echo out; echo err >&2; echo more", dir, { stderr: "apart" })
+      assert.deepStrictEqual([apart.output, apart.stderr], ["out\nmore\n", "err\n"])
       // 10 MB through a 64 KiB pipe: finishing at all proves the pipe kept being read past the cap.
       const flood = yield* bash("head -c 10000000 /dev/zero | tr '\\0' x", dir, { maxOutputBytes: 5 })
-      assert.deepStrictEqual(flood, { output: "xxxxx", exitCode: 0, truncated: true, pid: flood.pid })
+      assert.deepStrictEqual(flood, { output: "xxxxx", exitCode: 0, truncated: true, pid: flood.pid, stderr: "" })
       const split = yield* bash("printf 'a\\303\\251'", dir, { maxOutputBytes: 2 })
       assert.strictEqual(split.output, "a")
       assert.isTrue(split.truncated)

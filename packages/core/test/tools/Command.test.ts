@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Duration, Effect, Redacted, Stream } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
+import * as Redactor from "../../src/Redactor.ts"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import type * as Tool from "../../src/Tool.ts"
@@ -22,6 +23,7 @@ const context = (cwd: string, secrets: Tool.Context["secrets"] = {}): Tool.Conte
   sandbox: Sandbox.make({ cwd, readStream: () => Stream.unwrap(refuse("readStream")()), writeFile: refuse("writeFile"), exec: refuse("exec") }),
   cwd,
   secrets,
+  redact: Redactor.secrets(secrets).redact,
   assigns: {},
   callId: "call_1"
 })
@@ -92,7 +94,8 @@ describe("Command", () => {
       const dir = yield* tempDir
       const tool = Command({ cwd: dir, command: "env", env: { TOOL_VAR: "from tool", SHARED: "from tool" } })
       const text = yield* call(tool, {}, context(dir, { API_TOKEN: Redacted.make("s3cret"), SHARED: Redacted.make("from secret") }))
-      const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "from tool", SHARED: "from secret", API_TOKEN: "s3cret" }
+      // The secrets reach the process; what it prints of them reaches the model redacted.
+      const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "from tool", SHARED: "[REDACTED:SHARED]", API_TOKEN: "[REDACTED:API_TOKEN]" }
       assert.deepStrictEqual(
         String(text).split("\n").filter((line) => line !== "").sort(),
         Object.entries(expected).map(([name, value]) => `${name}=${value}`).sort()
@@ -103,7 +106,7 @@ describe("Command", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const tool = Command({ cwd: dir, command: "printenv", env: { TOKEN: "from tool" } })
-      assert.strictEqual(yield* call(tool, { args: ["TOKEN"] }, context(dir, { TOKEN: Redacted.make("from secret") })), "from secret\n")
+      assert.strictEqual(yield* call(tool, { args: ["TOKEN"] }, context(dir, { TOKEN: Redacted.make("from secret") })), "[REDACTED:TOKEN]\n")
     }))
 
   it.live("runs in its own host cwd, or a model cwd inside it, never the sandbox's", () =>

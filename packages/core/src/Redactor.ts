@@ -1,0 +1,180 @@
+/**
+ * Redactor — what the model must not read is replaced before it reads it.
+ *
+ * A redactor is a pure `redact(text)`. A session always runs the exact-match redactor of its own
+ * secrets first (every value of 4 bytes or more becomes `[REDACTED:NAME]`), then the `Redactor`
+ * provided around the program, if any: the regex redactor with the default patterns (private keys,
+ * JWTs, provider keys, emails), a custom one, or several composed. They apply to tool results
+ * before they are stored, streamed or sent, and to the user's prompts; the model's own replies and
+ * the system prompt are never rewritten.
+ *
+ * Everything here runs on text a tool produced, which a model can steer: patterns run on RE2
+ * (linear time), and the secret values are matched in one left-to-right pass, longest first, so a
+ * replacement is never matched again.
+ */
+import { Context, Layer, Redacted } from "effect"
+import { RE2JS } from "re2js"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category models */
+export interface Service {
+  readonly redact: (text: string) => string
+}
+
+/**
+ * A pattern of the regex redactor: RE2 syntax, and the label of its replacement
+ * (`[REDACTED:<label>]`). `anchor`, when given, is a literal every match contains: text without it
+ * is not searched.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Pattern {
+  readonly pattern: string
+  readonly label: string
+  readonly anchor?: string | undefined
+}
+
+/**
+ * The redactor of a program, run after each session's own secrets. None by default.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Redactor extends Context.Service<Redactor, Service>()("@condukt/core/Redactor") {
+  /** The regex redactor (default patterns, or yours) for every session of the program. */
+  static readonly layerRegex = (options: RegexOptions = {}): Layer.Layer<Redactor> => Layer.succeed(Redactor, regex(options))
+  /** These redactors, applied in order, for every session of the program. */
+  static readonly layer = (...redactors: ReadonlyArray<Service>): Layer.Layer<Redactor> =>
+    Layer.succeed(Redactor, compose(...redactors))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category constructors */
+export const none: Service = { redact: (text) => text }
+
+/** Values shorter than this (in UTF-8 bytes) are not redacted: they would match ordinary text. */
+export const MIN_SECRET_BYTES = 4
+
+const encoder = new TextEncoder()
+
+/**
+ * Replaces every value of `secrets` of at least `MIN_SECRET_BYTES` bytes by `[REDACTED:NAME]`, in
+ * one pass: at each position the longest value that starts there wins (a value that is a prefix
+ * of another never cuts the longer one), and a replacement is never searched again.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const secrets = (values: Readonly<Record<string, Redacted.Redacted<string>>>): Service => {
+  const entries = Object.entries(values)
+    .map(([name, value]) => ({ name, value: Redacted.value(value) }))
+    .filter(({ value }) => encoder.encode(value).length >= MIN_SECRET_BYTES)
+    .sort((a, b) => b.value.length - a.value.length)
+  if (entries.length === 0) return none
+  const byFirst = new Map<string, Array<{ readonly name: string; readonly value: string }>>()
+  for (const entry of entries) {
+    const first = entry.value[0]!
+    const list = byFirst.get(first)
+    if (list === undefined) byFirst.set(first, [entry])
+    else list.push(entry)
+  }
+  return {
+    redact: (text) => {
+      // Jump between candidate positions with indexOf on each value, always taking the leftmost.
+      let out = ""
+      let from = 0
+      const next = new Map<string, number>()
+      for (const { value } of entries) next.set(value, text.indexOf(value))
+      while (true) {
+        let at = -1
+        for (const position of next.values()) if (position !== -1 && (at === -1 || position < at)) at = position
+        if (at === -1) break
+        const hit = byFirst.get(text[at]!)!.find(({ value }) => text.startsWith(value, at))!
+        out += text.slice(from, at) + `[REDACTED:${hit.name}]`
+        from = at + hit.value.length
+        for (const [value, position] of next) if (position !== -1 && position < from) next.set(value, text.indexOf(value, from))
+      }
+      return from === 0 ? text : out + text.slice(from)
+    }
+  }
+}
+
+/** @since 0.1.0 @category models */
+export interface RegexOptions {
+  /** Replaces the default patterns. */
+  readonly patterns?: ReadonlyArray<Pattern> | undefined
+  /** Added after the patterns. */
+  readonly extraPatterns?: ReadonlyArray<Pattern> | undefined
+}
+
+/**
+ * The default patterns, in the order they apply: PEM private keys, JWTs, Anthropic and other `sk-`
+ * keys, GitHub, Slack, Google and AWS keys, emails.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const DEFAULT_PATTERNS: ReadonlyArray<Pattern> = [
+  {
+    pattern: "-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    label: "PRIVATE_KEY",
+    anchor: "PRIVATE KEY-----"
+  },
+  { pattern: "eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+", label: "JWT", anchor: "eyJ" },
+  { pattern: "sk-ant-[A-Za-z0-9_-]{20,}", label: "ANTHROPIC_KEY", anchor: "sk-ant-" },
+  { pattern: "sk-[A-Za-z0-9_-]{20,}", label: "API_KEY", anchor: "sk-" },
+  { pattern: "gh[oprsu]_[A-Za-z0-9]{30,}", label: "GITHUB_TOKEN", anchor: "gh" },
+  { pattern: "xox[abprs]-[A-Za-z0-9-]{10,}", label: "SLACK_TOKEN", anchor: "xox" },
+  { pattern: "AIza[0-9A-Za-z_-]{35}", label: "GOOGLE_API_KEY", anchor: "AIza" },
+  { pattern: "AKIA[0-9A-Z]{16}", label: "AWS_ACCESS_KEY", anchor: "AKIA" },
+  { pattern: "[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\\.[A-Za-z]{2,}", label: "EMAIL", anchor: "@" }
+]
+
+/**
+ * A redactor replacing every match of each pattern, in order, by `[REDACTED:<label>]`. An invalid
+ * pattern throws when the redactor is made (it is configuration, not input).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const regex = (options: RegexOptions = {}): Service => {
+  const compiled = [...(options.patterns ?? DEFAULT_PATTERNS), ...(options.extraPatterns ?? [])].map((p) => ({
+    re: RE2JS.compile(p.pattern),
+    replacement: `[REDACTED:${p.label}]`,
+    anchor: p.anchor
+  }))
+  return {
+    redact: (text) => {
+      let out = text
+      for (const { anchor, re, replacement } of compiled) {
+        if (anchor !== undefined && !out.includes(anchor)) continue
+        out = re.matcher(out).replaceAll(replacement, true)
+      }
+      return out
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Combinators
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Redactors applied one after the other.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const compose = (...redactors: ReadonlyArray<Service>): Service => {
+  const active = redactors.filter((r) => r !== none)
+  if (active.length === 0) return none
+  if (active.length === 1) return active[0]!
+  return { redact: (text) => active.reduce((acc, r) => r.redact(acc), text) }
+}

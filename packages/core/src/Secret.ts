@@ -1,0 +1,205 @@
+/**
+ * Secret — where a secret's value comes from, as an inert value resolved once at session start.
+ *
+ * A `Secret` describes a source (an environment variable, a literal, 1Password's `op read`, any
+ * Effect); `resolveAll` resolves a session's secrets concurrently into `Redacted` values, keyed by
+ * the environment variable name they will have in processes. Values go to process environments and
+ * auth headers only; everything the model reads passes through the `Redactor` first. A failure
+ * names the secret and what went wrong, never its value. This module refuses to cache, retry or log
+ * values, and to accept a name a process environment could not carry.
+ */
+import { Config, Effect, Redacted, Schema } from "effect"
+import * as ProcessGroup from "./internal/processGroup.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A source of one secret value; `R` is what resolving it needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Secret<out R = never> {
+  readonly _tag: "Secret"
+  /** Names the source in errors: `env GITHUB_TOKEN`, `1Password`, `static`, `custom`. */
+  readonly source: string
+  readonly resolve: Effect.Effect<Redacted.Redacted<string>, SecretUnavailable, R>
+}
+
+/** Secrets by the environment variable name their value gets. */
+export type Secrets<R = never> = Readonly<Record<string, Secret<R>>>
+
+/** @since 0.1.0 @category models */
+export interface OnePasswordOptions {
+  /** `--account` for `op read`. */
+  readonly account?: string | undefined
+  /** The `op` executable (default `op`, looked up on PATH). */
+  readonly command?: string | undefined
+  /** Default 30 seconds. */
+  readonly timeout?: number | undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+/** A source could not give its value; `description` says why and never holds the value. */
+export class SecretUnavailable extends Schema.TaggedError<SecretUnavailable>()("SecretUnavailable", {
+  description: Schema.String
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+/**
+ * A session's secret could not be resolved, so the session did not start.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SecretsInitFailed extends Schema.TaggedError<SecretsInitFailed>()("SecretsInitFailed", {
+  name: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `Secret ${this.name} could not be resolved: ${this.reason}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const unavailable = (description: string) => new SecretUnavailable({ description })
+
+/**
+ * The value of an environment variable (read through Effect's `ConfigProvider`, so tests can
+ * provide their own).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const env = (name: string): Secret => ({
+  _tag: "Secret",
+  source: `env ${name}`,
+  resolve: Effect.mapError(Config.Redacted(name), () => unavailable(`environment variable ${name} is not set`))
+})
+
+/**
+ * A value given in code or configuration.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+const staticSecret = (value: string | Redacted.Redacted<string>): Secret => ({
+  _tag: "Secret",
+  source: "static",
+  resolve: Effect.succeed(Redacted.isRedacted(value) ? value : Redacted.make(value))
+})
+export { staticSecret as static }
+
+/**
+ * Any effect that finds the value: a vault client, a cloud secret manager. Its failure's message
+ * (never its value) becomes the reason.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <E extends { readonly message: string } | string, R = never>(
+  resolve: Effect.Effect<string | Redacted.Redacted<string>, E, R>
+): Secret<R> => ({
+  _tag: "Secret",
+  source: "custom",
+  resolve: Effect.map(
+    Effect.mapError(resolve, (error) => unavailable(typeof error === "string" ? error : error.message)),
+    (value) => (Redacted.isRedacted(value) ? value : Redacted.make(value))
+  )
+})
+
+/** The variables `op` reads from its environment, besides the usual ones. */
+const opVariables = (): Record<string, string> => {
+  const vars: Record<string, string> = {}
+  for (const [name, value] of ProcessGroup.hostVariables()) if (name.startsWith("OP_") || name === "XDG_CONFIG_HOME") vars[name] = value
+  return vars
+}
+
+/**
+ * A value from 1Password: runs `op read <ref> [--account <account>]` (no shell) and takes its
+ * standard output, one trailing newline trimmed. The process gets the usual host variables and the
+ * `OP_*` ones, and dies with the timeout or the session start.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const onePassword = (ref: string, options: OnePasswordOptions = {}): Secret => {
+  const command = options.command ?? "op"
+  const timeoutMs = options.timeout ?? 30_000
+  const args = ["read", ref, ...(options.account === undefined ? [] : ["--account", options.account])]
+  return {
+    _tag: "Secret",
+    source: "1Password",
+    resolve: ProcessGroup.run({
+      file: command,
+      args,
+      cwd: ProcessGroup.homeDirectory(),
+      env: { ...ProcessGroup.baseEnv(), ...opVariables() },
+      timeoutMs,
+      stderr: "apart"
+    }).pipe(
+      Effect.mapError((error) =>
+        unavailable(
+          error._tag === "TimedOut"
+            ? `${command} read ${ref} did not answer within ${timeoutMs}ms`
+            : `${command} could not be run: ${error.description}`
+        )
+      ),
+      Effect.flatMap((result) =>
+        result.exitCode === 0
+          ? Effect.succeed(Redacted.make(result.output.replace(/\r?\n$/, "")))
+          : Effect.fail(unavailable(`${command} read ${ref} exited with code ${result.exitCode}: ${oneLine(result.stderr)}`))
+      )
+    )
+  }
+}
+
+const oneLine = (text: string): string => {
+  const line = text.trim().split("\n").at(-1) ?? ""
+  return line === "" ? "(no message)" : line.slice(0, 300)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resolution
+// ---------------------------------------------------------------------------------------------
+
+/** Names a process environment can carry, as POSIX shells accept them. */
+const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/**
+ * Resolves every secret concurrently; the first failure interrupts the others (their processes
+ * die) and fails with `SecretsInitFailed` naming the secret.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const resolveAll = <R>(
+  secrets: Secrets<R>
+): Effect.Effect<Readonly<Record<string, Redacted.Redacted<string>>>, SecretsInitFailed, R> =>
+  Effect.gen(function*() {
+    const entries = Object.entries(secrets)
+    const invalid = entries.find(([name]) => !envName.test(name))
+    if (invalid !== undefined) {
+      return yield* new SecretsInitFailed({
+        name: invalid[0],
+        reason: "the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
+      })
+    }
+    const values = yield* Effect.forEach(
+      entries,
+      ([name, secret]) => Effect.mapError(secret.resolve, (error) => new SecretsInitFailed({ name, reason: error.description })),
+      { concurrency: "unbounded" }
+    )
+    return Object.fromEntries(entries.map(([name], i) => [name, values[i]!]))
+  }).pipe(Effect.withSpan("Secret.resolveAll", { attributes: { names: Object.keys(secrets).join(",") } }))
