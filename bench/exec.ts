@@ -17,6 +17,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as ProcessGroup from "../packages/core/src/internal/processGroup.ts"
 import * as Sandbox from "../packages/core/src/Sandbox.ts"
 import * as LocalSandbox from "../packages/core/src/sandbox/Local.ts"
+import { report } from "./report.ts"
 
 const N = 200
 const WARMUP = 30
@@ -77,6 +78,15 @@ const main = async () => {
         `ratio ${(mean / base.mean).toFixed(2)}× (median ${(median / base.median).toFixed(2)}×)`
     )
   }
+  const ours = stats(variants.at(-1)!.times)
+  report({
+    benchmark: "exec: LocalSandbox exec true / raw spawn (mean)",
+    ours: `${ours.mean.toFixed(3)} ms`,
+    baseline: `${base.mean.toFixed(3)} ms`,
+    ratio: ours.mean / base.mean,
+    goal: "≤ 1.15×",
+    met: ours.mean / base.mean <= 1.15
+  })
 }
 
 await main()

@@ -17,6 +17,7 @@ import { LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Duration, Effect, FileSystem, Path } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { report } from "./report.ts"
 
 const minimumFiles = 20_000
 const runs = 7
@@ -88,6 +89,14 @@ const program = Effect.gen(function*() {
   yield* Console.log(`LocalSandbox.grep  median ${localMs.toFixed(1)} ms  matches ${localRuns[0]!.count}`)
   yield* Console.log(`rg -u              median ${ripgrepMs.toFixed(1)} ms  matches ${ripgrepRuns[0]!.count}`)
   yield* Console.log(`ratio LocalSandbox / rg: ${(localMs / ripgrepMs).toFixed(2)}x`)
+  report({
+    benchmark: `grep: LocalSandbox.grep / rg -u, ${files.trim()} files (median)`,
+    ours: `${localMs.toFixed(1)} ms`,
+    baseline: `${ripgrepMs.toFixed(1)} ms`,
+    ratio: localMs / ripgrepMs,
+    goal: "none set",
+    met: null
+  })
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))
