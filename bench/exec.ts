@@ -24,6 +24,7 @@ import * as ProcessGroup from "../packages/core/src/internal/processGroup.ts"
 import * as ProcessBudget from "../packages/core/src/ProcessBudget.ts"
 import * as Sandbox from "../packages/core/src/Sandbox.ts"
 import * as LocalSandbox from "../packages/core/src/sandbox/Local.ts"
+import { report } from "./report.ts"
 
 const N = 200
 const WARMUP = 30
@@ -96,6 +97,15 @@ const main = async () => {
     )
   }
   console.log(`${BURST} at once: raw spawns ${rawBurstMs.toFixed(0)} ms, LocalSandbox exec (budget ${budget.max}) ${execBurstMs.toFixed(0)} ms`)
+  const ours = stats(variants.at(-1)!.times)
+  report({
+    benchmark: "exec: LocalSandbox exec true / raw spawn (mean)",
+    ours: `${ours.mean.toFixed(3)} ms`,
+    baseline: `${base.mean.toFixed(3)} ms`,
+    ratio: ours.mean / base.mean,
+    goal: "≤ 1.15×",
+    met: ours.mean / base.mean <= 1.15
+  })
 }
 
 await main()

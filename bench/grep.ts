@@ -20,6 +20,7 @@ import { Condukt, LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Duration, Effect, FileSystem, Layer, Path } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
+import { report } from "./report.ts"
 
 interface Case {
   readonly pattern: string
@@ -120,6 +121,15 @@ const program = Effect.gen(function*() {
       `ratio LocalSandbox / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x   ` +
         `LocalSandbox / rg default: ${(medians[0]! / medians[2]!).toFixed(2)}x`
     )
+    const ratio = medians[0]! / medians[1]!
+    report({
+      benchmark: `grep ${label} / rg -j1 (median)`,
+      ours: `${medians[0]!.toFixed(1)} ms`,
+      baseline: `${medians[1]!.toFixed(1)} ms`,
+      ratio,
+      goal: "≤ 2×",
+      met: ratio <= 2
+    })
   }
 })
 

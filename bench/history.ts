@@ -13,6 +13,7 @@
  */
 import { Agent, Model, Sandbox, Session, Tool } from "@condukt/core"
 import { Effect, Schema, Stream } from "effect"
+import { report } from "./report.ts"
 
 const RUNS = Number(process.argv.find((a) => a.startsWith("--runs="))?.slice(7) ?? 10_000)
 const WINDOW = Math.min(500, Math.floor(RUNS / 4))
@@ -68,3 +69,11 @@ console.log(`one session, ${RUNS} runs, ${messages} messages in its history at t
 console.log(`runs 1-${WINDOW}: ${(early * 1000).toFixed(1)} µs/run (median)`)
 console.log(`runs ${RUNS - WINDOW + 1}-${RUNS}: ${(late * 1000).toFixed(1)} µs/run (median)`)
 console.log(`ratio ${ratio.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL ? "met" : "missed"}`)
+report({
+  benchmark: `history: runs ${RUNS - WINDOW + 1}-${RUNS} / runs 1-${WINDOW} (median)`,
+  ours: `${(late * 1000).toFixed(1)} µs/run`,
+  baseline: `${(early * 1000).toFixed(1)} µs/run`,
+  ratio,
+  goal: `≤ ${GOAL}×`,
+  met: ratio <= GOAL
+})

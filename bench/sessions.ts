@@ -25,6 +25,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Context, Effect, Exit, Layer, PubSub, Queue, Scope } from "effect"
+import { report } from "./report.ts"
 
 const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
 const REPS = 3
@@ -202,6 +203,22 @@ const main = async () => {
     `heap ${kb(ours.heapBytes)}/session (goal <= 20 KB): ${memoryMet ? "met" : "missed"}; ` +
       `start+stop ${total.toFixed(0)} ms (goal < ${GOAL_MS} ms): ${timeMet ? "met" : "missed"}`
   )
+  report({
+    benchmark: "sessions: heap per idle session / per bare actor",
+    ours: kb(ours.heapBytes),
+    baseline: kb(base.heapBytes),
+    ratio: ours.heapBytes / base.heapBytes,
+    goal: "≤ 20 KB",
+    met: memoryMet
+  })
+  report({
+    benchmark: `sessions: start + stop ${COUNT} / bare actors`,
+    ours: `${total.toFixed(0)} ms`,
+    baseline: `${(base.startMs + base.stopMs).toFixed(0)} ms`,
+    ratio: total / (base.startMs + base.stopMs),
+    goal: `< ${GOAL_MS} ms`,
+    met: timeMet
+  })
 }
 
 await main()

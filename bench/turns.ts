@@ -22,6 +22,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
 import { z } from "zod"
+import { report } from "./report.ts"
 
 const TURNS = 20
 const WARMUP = 200
@@ -171,6 +172,14 @@ const main = async () => {
   }
   const ratio = median(variants[1]!.times) / TURNS / peer
   console.log(`ratio ${ratio.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL ? "met" : "missed"}`)
+  report({
+    benchmark: "turns: session.run / AI SDK generateText (per turn, median)",
+    ours: `${(median(variants[1]!.times) / TURNS * 1000).toFixed(1)} µs`,
+    baseline: `${(peer * 1000).toFixed(1)} µs`,
+    ratio,
+    goal: `≤ ${GOAL}×`,
+    met: ratio <= GOAL
+  })
 }
 
 await main()

@@ -19,6 +19,7 @@
 import { spawnSync } from "node:child_process"
 import { Effect } from "effect"
 import * as VirtualSandbox from "../packages/sandbox-virtual/src/VirtualSandbox.ts"
+import { report } from "./report.ts"
 
 /** The part of just-bash's `Bash` used here; the module is the one VirtualSandbox loads. */
 interface RawBash {
@@ -59,7 +60,7 @@ const awaited = (once: () => Promise<unknown>) => async (): Promise<Array<number
   return times
 }
 
-const execOverhead = async (): Promise<number> => {
+const execOverhead = async (): Promise<{ readonly ratio: number; readonly ours: number; readonly same: number }> => {
   const { Bash, InMemoryFs, MountableFs } = (await import(justBash.href)) as RawModule
   const raw = new Bash()
   // just-bash asked for exactly what VirtualSandbox asks of it: the same filesystem stack, the
@@ -103,7 +104,7 @@ const execOverhead = async (): Promise<number> => {
   line("exec ratio VirtualSandbox / bare raw just-bash", `${(ours! / base!).toFixed(3)}×`)
   line("exec ratio VirtualSandbox / raw with a signal", `${(ours! / withSignal!).toFixed(3)}×`)
   line("exec ratio VirtualSandbox / raw configured alike", `${ratio.toFixed(3)}×`)
-  return ratio
+  return { ratio, ours: ours!, same: same! }
 }
 
 const idleMemory = async (): Promise<number> => {
@@ -145,11 +146,27 @@ const main = async () => {
     const child = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, process.argv[1]!], { stdio: "inherit" })
     process.exit(child.status ?? 1)
   }
-  const ratio = await execOverhead()
+  const exec = await execOverhead()
   const memory = await idleMemory()
   await throughput()
-  verdict("exec overhead ≤ 1.1× just-bash configured alike", ratio <= 1.1)
+  verdict("exec overhead ≤ 1.1× just-bash configured alike", exec.ratio <= 1.1)
   verdict("idle memory ≤ 150 KB per sandbox", memory <= 150)
+  report({
+    benchmark: "virtual: VirtualSandbox exec / just-bash configured alike (median)",
+    ours: `${(exec.ours * 1000).toFixed(1)} µs`,
+    baseline: `${(exec.same * 1000).toFixed(1)} µs`,
+    ratio: exec.ratio,
+    goal: "≤ 1.1×",
+    met: exec.ratio <= 1.1
+  })
+  report({
+    benchmark: "virtual: memory per idle VirtualSandbox",
+    ours: `${memory.toFixed(1)} KB`,
+    baseline: "none",
+    ratio: null,
+    goal: "≤ 150 KB",
+    met: memory <= 150
+  })
 }
 
 main()
