@@ -26,8 +26,8 @@ export interface Service {
 
 /**
  * A pattern of the regex redactor: RE2 syntax, and the label of its replacement
- * (`[REDACTED:<label>]`). `anchor`, when given, is a literal every match contains: text without it
- * is not searched.
+ * (`[REDACTED:<label>]`). `anchor`, when given, is a literal every match contains: only the lines
+ * holding it are searched (the whole text, for a pattern that `spansLines`).
  *
  * @since 0.1.0
  * @category models
@@ -36,6 +36,8 @@ export interface Pattern {
   readonly pattern: string
   readonly label: string
   readonly anchor?: string | undefined
+  /** A match may hold line breaks (a PEM key): the text is searched whole. */
+  readonly spansLines?: boolean | undefined
 }
 
 /**
@@ -125,7 +127,8 @@ export const DEFAULT_PATTERNS: ReadonlyArray<Pattern> = [
   {
     pattern: "-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----",
     label: "PRIVATE_KEY",
-    anchor: "PRIVATE KEY-----"
+    anchor: "PRIVATE KEY-----",
+    spansLines: true
   },
   { pattern: "eyJ[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+", label: "JWT", anchor: "eyJ" },
   { pattern: "sk-ant-[A-Za-z0-9_-]{20,}", label: "ANTHROPIC_KEY", anchor: "sk-ant-" },
@@ -145,21 +148,37 @@ export const DEFAULT_PATTERNS: ReadonlyArray<Pattern> = [
  * @category constructors
  */
 export const regex = (options: RegexOptions = {}): Service => {
-  const compiled = [...(options.patterns ?? DEFAULT_PATTERNS), ...(options.extraPatterns ?? [])].map((p) => ({
-    re: RE2JS.compile(p.pattern),
-    replacement: `[REDACTED:${p.label}]`,
-    anchor: p.anchor
-  }))
-  return {
-    redact: (text) => {
-      let out = text
-      for (const { anchor, re, replacement } of compiled) {
-        if (anchor !== undefined && !out.includes(anchor)) continue
-        out = re.matcher(out).replaceAll(replacement, true)
-      }
-      return out
-    }
+  const compiled = [...(options.patterns ?? DEFAULT_PATTERNS), ...(options.extraPatterns ?? [])].map((p) => {
+    const re = RE2JS.compile(p.pattern)
+    const replacement = `[REDACTED:${p.label}]`
+    const whole = (text: string) => re.matcher(text).replaceAll(replacement, true)
+    return p.anchor === undefined ? whole : p.spansLines === true ? anchored(p.anchor, whole) : lineByLine(p.anchor, whole)
+  })
+  return { redact: (text) => compiled.reduce((out, redact) => redact(out), text) }
+}
+
+/** Searches the whole text, when it holds the anchor. */
+const anchored = (anchor: string, redact: (text: string) => string) => (text: string): string =>
+  text.includes(anchor) ? redact(text) : text
+
+/**
+ * Searches only the lines holding the anchor: RE2 costs far more per character than `indexOf`, and
+ * tool output is mostly lines none of the patterns could match.
+ */
+const lineByLine = (anchor: string, redact: (text: string) => string) => (text: string): string => {
+  let at = text.indexOf(anchor)
+  if (at === -1) return text
+  let out = ""
+  let from = 0
+  while (at !== -1) {
+    const start = text.lastIndexOf("\n", at) + 1
+    const newline = text.indexOf("\n", at)
+    const end = newline === -1 ? text.length : newline
+    out += text.slice(from, start) + redact(text.slice(start, end))
+    from = end
+    at = text.indexOf(anchor, end)
   }
+  return out + text.slice(from)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ export const MAX_LINES = 2000
 /** @since 0.1.0 @category models */
 export const MAX_BYTES = 50 * 1024
 
+/** How much of a text is redacted before the cut: more than the cut can ever keep. */
+const REDACT_CHARS = 2 * MAX_BYTES
+
 /** @since 0.1.0 @category models */
 export interface Limited {
   readonly text: string
@@ -68,7 +71,16 @@ const cutLine = (line: string, budget: number): string => {
  * @since 0.1.0
  * @category combinators
  */
-export const limitOutput = (text: string): Limited => {
+export const limitOutput = (raw: string, redact?: (text: string) => string): Limited => {
+  if (redact !== undefined) {
+    // Only what can be shown is redacted (redaction costs more per character than the cut), and it
+    // is redacted before the cut, so a cut never leaves half a secret behind: the head this keeps
+    // is twice what the limit can show, so a secret split by this first cut is cut off below.
+    if (raw.length <= REDACT_CHARS) return limitOutput(redact(raw))
+    const limited = limitOutput(redact(raw.slice(0, REDACT_CHARS)))
+    return { ...limited, truncated: true }
+  }
+  const text = raw
   const lines = splitLines(text)
   if (lines.length <= MAX_LINES && utf8Length(text) <= MAX_BYTES) {
     return { text, truncated: false, lines: lines.length }
@@ -104,9 +116,10 @@ export const formatExecResult = (
   output: string,
   exitCode: number | undefined,
   truncated: boolean,
-  notice?: string | undefined
+  notice?: string | undefined,
+  redact?: (text: string) => string
 ): string => {
-  const limited = limitOutput(output)
+  const limited = limitOutput(output, redact)
   const notes = [
     limited.truncated || truncated ? "(output truncated)" : "",
     notice ?? "",

@@ -53,15 +53,15 @@ export const Bash = Tool.make("Bash", {
       fromSandbox((reason) =>
         reason._tag === "Timeout"
           ? formatExecResult(
-            context.redact(reason.output ?? ""),
+            reason.output ?? "",
             undefined,
             reason.truncated ?? false,
-            `Command timed out after ${timeout} seconds`
+            `Command timed out after ${timeout} seconds`,
+            context.redact
           )
           : `Command failed: ${reason.message}`
       )
     )
-    // Redacted whole, before the cut: a secret straddling it would otherwise leave its start behind.
-    return formatExecResult(context.redact(result.output), result.exitCode, result.truncated, result.limit)
+    return formatExecResult(result.output, result.exitCode, result.truncated, result.limit, context.redact)
   })
 })

@@ -119,12 +119,11 @@ export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Pat
         (error) =>
           new ToolError({
             message: error._tag === "TimedOut"
-              ? formatExecResult(context.redact(error.output), undefined, error.truncated, `Command timed out after ${seconds} seconds`)
+              ? formatExecResult(error.output, undefined, error.truncated, `Command timed out after ${seconds} seconds`, context.redact)
               : `Command failed: ${error._tag === "PermitTimeout" ? error.message : error.description}`
           })
       )
-      // Redacted whole, before the cut: a secret straddling it would otherwise leave its start behind.
-      return formatExecResult(context.redact(result.output), result.exitCode, result.truncated)
+      return formatExecResult(result.output, result.exitCode, result.truncated, undefined, context.redact)
     })
   })
 }

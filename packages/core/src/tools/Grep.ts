@@ -81,8 +81,7 @@ export const Grep = Tool.make("Grep", {
     const withNote = (text: string) => note === "" ? text : `${text}\n\n${note}`
     const matches = result.matches
     if (matches.length === 0) return withNote(`No matches for ${pattern}`)
-    // Redacted before the output limit cuts it, so a cut never leaves half a secret behind.
-    const list = limitOutput(redact(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n")))
+    const list = limitOutput(matches.slice(0, limit).map((m) => `${m.path}:${m.lineNumber}: ${m.line}`).join("\n"), redact)
     const more = list.truncated
       ? "(output truncated)"
       : matches.length > limit

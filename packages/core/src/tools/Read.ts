@@ -87,14 +87,13 @@ const readWindow = Effect.fnUntraced(
       fromFileOperation("read", path)
     )
     // A window is its lines joined by "\n": the newline ending its last line is not part of it.
-    // Redacted before the output limit cuts it, so a cut never leaves half a secret behind.
-    const text = redact(!whole && !window.cut && decoded.endsWith("\n") ? decoded.slice(0, -1) : decoded)
-    const limited = limitOutput(text)
+    const text = !whole && !window.cut && decoded.endsWith("\n") ? decoded.slice(0, -1) : decoded
+    const limited = limitOutput(text, redact)
     if (limited.truncated) {
       const to = from + limited.lines - 1
       return `(showing lines ${from}-${to} of ${total}, output truncated)\n\n${limited.text}`
     }
-    return whole ? text : `(lines ${from}-${end} of ${total})\n\n${limited.text}`
+    return whole ? limited.text : `(lines ${from}-${end} of ${total})\n\n${limited.text}`
   }
 )
 

@@ -1,0 +1,80 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Redacted } from "effect"
+import * as Redactor from "../src/Redactor.ts"
+
+const secrets = (values: Record<string, string>) =>
+  Redactor.secrets(Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Redacted.make(v)])))
+
+describe("Redactor", () => {
+  it("replaces every occurrence of each secret value by its name", () => {
+    const r = secrets({ TOKEN: "s3cr3t-value", OTHER: "hunter22" })
+    assert.strictEqual(
+      r.redact("a s3cr3t-value b hunter22 c s3cr3t-value"),
+      "a [REDACTED:TOKEN] b [REDACTED:OTHER] c [REDACTED:TOKEN]"
+    )
+  })
+
+  it("replaces a value embedded in a longer token, keeping what surrounds it", () => {
+    assert.strictEqual(secrets({ KEY: "abcd1234" }).redact("Bearer=xxabcd1234yy;"), "Bearer=xx[REDACTED:KEY]yy;")
+  })
+
+  it("redacts the longer of two overlapping values first, wherever they start", () => {
+    const r = secrets({ SHORT: "abcd", LONG: "abcdefgh", MIDDLE: "cdefgh-x" })
+    assert.strictEqual(r.redact("abcdefgh abcd abcdefgh-x"), "[REDACTED:LONG] [REDACTED:SHORT] [REDACTED:LONG]-x")
+    assert.strictEqual(r.redact("xxcdefgh-x"), "xx[REDACTED:MIDDLE]")
+  })
+
+  it("leaves values shorter than 4 bytes alone: they would match ordinary text", () => {
+    const r = secrets({ PIN: "123", EURO: "€€" })
+    assert.strictEqual(r.redact("123 and €€"), "123 and [REDACTED:EURO]")
+  })
+
+  it("never matches a value inside a replacement it made", () => {
+    const r = secrets({ A: "REDACTED", B: "token-1234" })
+    assert.strictEqual(r.redact("token-1234 REDACTED"), "[REDACTED:B] [REDACTED:A]")
+  })
+
+  it("returns the text itself when nothing matches", () => {
+    const text = "nothing to see"
+    assert.strictEqual(secrets({ T: "s3cr3t" }).redact(text), text)
+    assert.strictEqual(Redactor.secrets({}), Redactor.none)
+  })
+
+  it("the default patterns label what they find", () => {
+    const r = Redactor.regex()
+    const pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"
+    const cases: ReadonlyArray<readonly [string, string]> = [
+      [`key:\n${pem}\ndone`, "key:\n[REDACTED:PRIVATE_KEY]\ndone"],
+      ["jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl end", "jwt [REDACTED:JWT] end"],
+      ["sk-ant-api03-abcdefghijklmnopqrstuvwxyz", "[REDACTED:ANTHROPIC_KEY]"],
+      ["OPENAI=sk-proj-abcdefghijklmnopqrstuvwx", "OPENAI=[REDACTED:API_KEY]"],
+      ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "[REDACTED:GITHUB_TOKEN]"],
+      ["xoxb-1234567890-abcdefghij", "[REDACTED:SLACK_TOKEN]"],
+      ["AIzaSyA-abcdefghijklmnopqrstuvwxyz12345", "[REDACTED:GOOGLE_API_KEY]"],
+      ["id AKIAIOSFODNN7EXAMPLE", "id [REDACTED:AWS_ACCESS_KEY]"],
+      ["mail ada@example.com now", "mail [REDACTED:EMAIL] now"],
+      ["sk-short and plain text", "sk-short and plain text"]
+    ]
+    for (const [text, expected] of cases) assert.strictEqual(r.redact(text), expected)
+  })
+
+  it("patterns can be replaced or extended", () => {
+    const only = Redactor.regex({ patterns: [{ pattern: "order-[0-9]+", label: "ORDER" }] })
+    assert.strictEqual(only.redact("order-42 by ada@example.com"), "[REDACTED:ORDER] by ada@example.com")
+    const more = Redactor.regex({ extraPatterns: [{ pattern: "order-[0-9]+", label: "ORDER" }] })
+    assert.strictEqual(more.redact("order-42 by ada@example.com"), "[REDACTED:ORDER] by [REDACTED:EMAIL]")
+  })
+
+  it("stays linear on text built to make backtracking patterns explode", () => {
+    // V8's backtracking engine needs quadratic time for the JWT and email patterns on these.
+    const hostile = `${"eyJ".repeat(200_000)}\n${"a".repeat(300_000)}@`
+    const redacted = Redactor.regex().redact(hostile)
+    assert.strictEqual(redacted, hostile)
+  })
+
+  it("compose applies redactors in order", () => {
+    const r = Redactor.compose(secrets({ MAIL: "ada@example.com" }), Redactor.regex())
+    assert.strictEqual(r.redact("to ada@example.com and bob@example.org"), "to [REDACTED:MAIL] and [REDACTED:EMAIL]")
+    assert.strictEqual(Redactor.compose(Redactor.none, Redactor.none), Redactor.none)
+  })
+})
