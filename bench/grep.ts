@@ -16,9 +16,9 @@
  * run; then runs alternate and medians are reported. Both are timed from this process, so the
  * ripgrep figure includes spawning it (a few ms).
  */
-import { LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Duration, Effect, FileSystem, Path } from "effect"
+import { Console, Duration, Effect, FileSystem, Path, Result } from "effect"
+import * as GrepFiles from "../packages/core/src/internal/grepFiles.ts"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 
 interface Case {
@@ -34,7 +34,7 @@ const defaultCases: ReadonlyArray<Case> = [
 ]
 
 const minimumFiles = 20_000
-const runs = 5
+const runs = Number(process.env.RUNS ?? 5)
 const cases: ReadonlyArray<Case> = process.argv.length > 2
   ? process.argv.slice(2).map((pattern) => ({ pattern, caseSensitive: true }))
   : defaultCases
@@ -75,15 +75,19 @@ const program = Effect.gen(function*() {
   yield* Console.log(`tree: ${tree} (${files.trim()} regular non-hidden files)`)
   yield* Console.log(`ripgrep: ${(yield* shell("bash bench/setup-ripgrep.sh", workspace)).trim()}`)
 
-  const sandbox = yield* Effect.provide(
-    Effect.gen(function*() {
-      return yield* Sandbox.Sandbox
-    }),
-    LocalSandbox.layer({ cwd: tree })
-  )
   const local = ({ caseSensitive, pattern }: Case) =>
     Effect.map(
-      Effect.timed(sandbox.grep(pattern, { caseSensitive, limit: 100_000 })),
+      Effect.timed(Effect.suspend(() =>
+        GrepFiles.search({
+          root: tree,
+          rootIsFile: false,
+          display: ".",
+          glob: "**/*",
+          pattern: Result.getOrThrow(GrepFiles.compile(pattern, caseSensitive)),
+          limit: Number.MAX_SAFE_INTEGER,
+          report: (absolute) => path.relative(tree, absolute)
+        })
+      )),
       ([elapsed, result]) => ({ ms: Duration.toMillis(elapsed), count: result.matches.length })
     )
   const ripgrep = ({ caseSensitive, pattern }: Case, threads: ReadonlyArray<string>) =>

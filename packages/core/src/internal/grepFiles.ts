@@ -14,7 +14,8 @@
  * in `skipped`, so the model never reads "no matches" for a file nobody searched.
  *
  * Most files are rejected on their raw bytes, for lacking text every match must contain
- * (`literalSearch.ts`), before anything is decoded or handed to RE2.
+ * (`prefilter.ts`), before anything is decoded or handed to RE2; within a file, only the lines
+ * holding that text are decoded, and RE2 is skipped when the pattern is exactly that text.
  */
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
@@ -29,13 +30,13 @@ import {
   type PermissionDenied,
   type SkippedFile
 } from "../Sandbox.ts"
-import * as LiteralSearch from "./literalSearch.ts"
+import * as Prefilter from "./prefilter.ts"
 import * as WalkFiles from "./walkFiles.ts"
 
-/** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
+/** A compiled pattern; `prefilter` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
-  /** Texts one of which every match contains, so every matching line too. */
-  readonly required: ReadonlyArray<LiteralSearch.Needle> | undefined
+  /** Finds, on raw bytes, text every match contains, so every matching line too. */
+  readonly prefilter: Prefilter.Prefilter | undefined
   readonly line: LinePattern
 }
 
@@ -48,6 +49,11 @@ const sliceFiles = 256
 /** Work per slice: bytes read, plus bytes decoded and matched counted eight times (RE2 is slower). */
 const sliceWork = 16 * 1024 * 1024
 const matchCost = 8
+/**
+ * Bytes searched by a prefilter, counted four times: in hostile text (a byte class's anchor, or
+ * `aaaa` in a run of `a`) every byte is a hit, and each hit costs a call from JavaScript.
+ */
+const prefilterCost = 4
 
 /**
  * Compiles `pattern` with the shared dialect, or fails with its reason.
@@ -56,10 +62,7 @@ const matchCost = 8
  * @category constructors
  */
 export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> =>
-  Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => {
-    const literals = caseSensitive ? LiteralSearch.requiredOf(pattern) : undefined
-    return { required: literals?.map(LiteralSearch.make), line }
-  })
+  Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => ({ prefilter: Prefilter.make(pattern, caseSensitive), line }))
 
 const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
@@ -73,6 +76,8 @@ interface Scan {
   carry: Buffer | undefined
   /** The current line passed `MAX_LINE_BYTES` and was matched: drop bytes up to its end. */
   dropping: boolean
+  /** Still looking for a prefilter candidate anywhere in the file, before searching its lines. */
+  probing: boolean
 }
 
 interface Search {
@@ -92,8 +97,8 @@ const pushLine = (search: Search, scan: Scan, text: string): void => {
 
 /** Matches the complete lines of `bytes` (each ending in `\n`, the last one possibly not). */
 const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
-  const required = search.pattern.required
-  if (required === undefined) {
+  const prefilter = search.pattern.prefilter
+  if (prefilter === undefined) {
     const text = bytes.toString("utf8")
     let start = 0
     while (start < text.length && search.out.length < search.limit) {
@@ -105,9 +110,11 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
     }
     return
   }
-  // Only the lines holding `required` are decoded and tested; the others are counted on bytes.
+  // Only the lines holding a candidate are decoded (and tested); the others are counted on bytes.
+  const next = prefilter.over(bytes)
+  search.work += bytes.length * prefilterCost
   let lineStart = 0
-  for (let at = LiteralSearch.indexInAny(bytes, required, 0); at !== -1 && search.out.length < search.limit;) {
+  for (let at = next(0); at !== -1 && search.out.length < search.limit;) {
     let newline = bytes.indexOf(10, lineStart)
     while (newline !== -1 && newline < at) {
       scan.lineNumber++
@@ -115,15 +122,38 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
       newline = bytes.indexOf(10, lineStart)
     }
     const lineEnd = newline === -1 ? bytes.length : newline
-    pushLine(search, scan, bytes.toString("utf8", lineStart, lineEnd))
+    if (prefilter.exact && lineEnd - lineStart <= MAX_LINE_BYTES) {
+      // The candidate is a match, and the line is too short to be cut: RE2 has nothing to add.
+      const text = bytes.toString("utf8", lineStart, lineEnd)
+      search.work += text.length
+      search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line: text.endsWith("\r") ? text.slice(0, -1) : text })
+    } else {
+      pushLine(search, scan, bytes.toString("utf8", lineStart, lineEnd))
+    }
     scan.lineNumber++
     if (newline === -1) return
     lineStart = newline + 1
-    at = LiteralSearch.indexInAny(bytes, required, lineStart)
+    at = next(lineStart)
   }
   for (let newline = bytes.indexOf(10, lineStart); newline !== -1; newline = bytes.indexOf(10, newline + 1)) {
     scan.lineNumber++
   }
+}
+
+/**
+ * One chunk of the pass that looks for a candidate anywhere in the file, nothing decoded; true
+ * once the file is done (no candidate in it). On a candidate, the search restarts at the top.
+ */
+const probe = (search: Search, scan: Scan, prefilter: Prefilter.Prefilter, got: number): boolean => {
+  search.work += got * prefilterCost
+  if (prefilter.over(search.chunk.subarray(0, got))(0) !== -1) {
+    scan.probing = false
+    scan.position = 0
+    return false
+  }
+  if (got < search.chunk.length) return true
+  scan.position += got - prefilter.overlap
+  return false
 }
 
 /** Reads and searches the next chunk of `scan`; true once the file is done. */
@@ -133,6 +163,8 @@ const step = (search: Search, scan: Scan): boolean => {
   if (scan.position === 0) {
     if (search.chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
   }
+  const prefilter = search.pattern.prefilter
+  if (scan.probing && prefilter !== undefined) return probe(search, scan, prefilter, got)
   const skip = scan.position === 0 && hasByteOrderMark(search.chunk) ? 3 : 0
   scan.position += got
   let data = search.chunk.subarray(skip, got)
@@ -158,20 +190,6 @@ const step = (search: Search, scan: Scan): boolean => {
     scan.carry = Buffer.from(rest)
   }
   return false
-}
-
-/** Whether the file holds `required` anywhere: a pass over its bytes, nothing decoded. */
-const holds = (search: Search, fd: number, required: ReadonlyArray<LiteralSearch.Needle>): boolean => {
-  const chunk = search.chunk
-  const overlap = Math.max(...required.map((needle) => needle.length)) - 1
-  for (let position = 0;;) {
-    const length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
-    search.work += length
-    if (position === 0 && chunk.subarray(0, Math.min(length, binaryProbeBytes)).includes(0)) return false
-    if (LiteralSearch.indexInAny(chunk.subarray(0, length), required, 0) !== -1) return true
-    if (length < chunk.length) return false
-    position += length - overlap
-  }
 }
 
 /** Opens `absolute` for a search, or says why it will not be searched (`undefined`: silently). */
@@ -245,14 +263,15 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
       const fd = open(absolute)
       if (fd === "unreadable") return void skipped.push({ path: request.report(absolute), why: "unreadable" })
       if (fd === undefined) return
-      const required = request.pattern.required
-      try {
-        if (required !== undefined && !holds(search, fd, required)) return void NodeFs.closeSync(fd)
-      } catch {
-        NodeFs.closeSync(fd)
-        return void skipped.push({ path: request.report(absolute), why: "unreadable" })
+      scan = {
+        fd,
+        path: request.report(absolute),
+        position: 0,
+        lineNumber: 1,
+        carry: undefined,
+        dropping: false,
+        probing: request.pattern.prefilter !== undefined
       }
-      scan = { fd, path: request.report(absolute), position: 0, lineNumber: 1, carry: undefined, dropping: false }
     }
     const done = () => search.out.length >= request.limit || (scan === undefined && next >= files.length)
     yield* Effect.ensuring(

@@ -24,7 +24,8 @@ export interface Needle {
 const byteFrequencyOrder =
   " et_sniroa\ncSdlEp*f()uhOTARm,CNIPLky.g0/bDMx#v\";X1=FUGB:w5K`9-2{}>HYV@3<4\t[]q'8|\\6QW7jzJ?&Z!+$%^~\r"
 
-const rarity = (byte: number): number => {
+/** How rare `byte` is in source text: higher is rarer. */
+export const rarity = (byte: number): number => {
   const rank = byteFrequencyOrder.indexOf(String.fromCharCode(byte))
   return rank === -1 ? byteFrequencyOrder.length : rank
 }
@@ -35,7 +36,7 @@ const maximumLiteral = 4096
 const quantifier = /^\{\d+(,\d*)?\}/
 
 /** Where the group `(` or class `[` opened at `start` closes, escapes and inner classes honoured. */
-const closing = (pattern: string, start: number): number => {
+export const closing = (pattern: string, start: number): number => {
   const isClass = pattern[start] === "["
   let depth = 0
   for (let i = start; i < pattern.length; i++) {
