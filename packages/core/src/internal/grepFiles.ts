@@ -72,8 +72,8 @@ interface Scan {
   readonly path: string
   position: number
   lineNumber: number
-  /** The start of the line the previous chunk ended in, at most `MAX_LINE_BYTES` of it. */
-  carry: Buffer | undefined
+  /** How many bytes of `Search.carry` hold the start of the line the previous chunk ended in. */
+  carried: number
   /** The current line passed `MAX_LINE_BYTES` and was matched: drop bytes up to its end. */
   dropping: boolean
   /** Still looking for a prefilter candidate anywhere in the file, before searching its lines. */
@@ -85,6 +85,8 @@ interface Search {
   readonly limit: number
   readonly out: Array<GrepMatch>
   readonly chunk: Buffer
+  /** The start of an unfinished line (at most `MAX_LINE_BYTES`), then the next chunk after it. */
+  readonly carry: Buffer
   work: number
 }
 
@@ -93,6 +95,17 @@ const pushLine = (search: Search, scan: Scan, text: string): void => {
   const line = capped.endsWith("\r") ? capped.slice(0, -1) : capped
   search.work += line.length * matchCost
   if (search.pattern.line.test(line)) search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line })
+}
+
+/** Tests the line in `bytes` (no line break), which holds a prefilter candidate if there is a prefilter. */
+const testLine = (search: Search, scan: Scan, bytes: Buffer): void => {
+  if (search.pattern.prefilter?.exact !== true || bytes.length > MAX_LINE_BYTES) {
+    return pushLine(search, scan, bytes.toString("utf8"))
+  }
+  // The candidate is a match, and the line is too short to be cut: RE2 has nothing to add.
+  const text = bytes.toString("utf8")
+  search.work += text.length
+  search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line: text.endsWith("\r") ? text.slice(0, -1) : text })
 }
 
 /** Matches the complete lines of `bytes` (each ending in `\n`, the last one possibly not). */
@@ -121,15 +134,7 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
       lineStart = newline + 1
       newline = bytes.indexOf(10, lineStart)
     }
-    const lineEnd = newline === -1 ? bytes.length : newline
-    if (prefilter.exact && lineEnd - lineStart <= MAX_LINE_BYTES) {
-      // The candidate is a match, and the line is too short to be cut: RE2 has nothing to add.
-      const text = bytes.toString("utf8", lineStart, lineEnd)
-      search.work += text.length
-      search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line: text.endsWith("\r") ? text.slice(0, -1) : text })
-    } else {
-      pushLine(search, scan, bytes.toString("utf8", lineStart, lineEnd))
-    }
+    testLine(search, scan, bytes.subarray(lineStart, newline === -1 ? bytes.length : newline))
     scan.lineNumber++
     if (newline === -1) return
     lineStart = newline + 1
@@ -140,31 +145,8 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
   }
 }
 
-/**
- * One chunk of the pass that looks for a candidate anywhere in the file, nothing decoded; true
- * once the file is done (no candidate in it). On a candidate, the search restarts at the top.
- */
-const probe = (search: Search, scan: Scan, prefilter: Prefilter.Prefilter, got: number): boolean => {
-  search.work += got * prefilterCost
-  if (prefilter.over(search.chunk.subarray(0, got))(0) !== -1) {
-    scan.probing = false
-    scan.position = 0
-    return false
-  }
-  if (got < search.chunk.length) return true
-  scan.position += got - prefilter.overlap
-  return false
-}
-
-/** Reads and searches the next chunk of `scan`; true once the file is done. */
-const step = (search: Search, scan: Scan): boolean => {
-  const got = NodeFs.readSync(scan.fd, search.chunk, 0, search.chunk.length, scan.position)
-  search.work += got
-  if (scan.position === 0) {
-    if (search.chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
-  }
-  const prefilter = search.pattern.prefilter
-  if (scan.probing && prefilter !== undefined) return probe(search, scan, prefilter, got)
+/** Searches the chunk just read (`got` bytes at `scan.position`) line by line; true once done. */
+const searchChunk = (search: Search, scan: Scan, got: number): boolean => {
   const skip = scan.position === 0 && hasByteOrderMark(search.chunk) ? 3 : 0
   scan.position += got
   let data = search.chunk.subarray(skip, got)
@@ -175,21 +157,56 @@ const step = (search: Search, scan: Scan): boolean => {
     scan.lineNumber++
     data = data.subarray(newline + 1)
   }
-  if (scan.carry !== undefined) data = Buffer.concat([scan.carry, data])
-  scan.carry = undefined
+  if (scan.carried > 0) {
+    // Appended to the line carried over, so a long line is copied once, not once per chunk.
+    data.copy(search.carry, scan.carried)
+    data = search.carry.subarray(0, scan.carried + data.length)
+  }
   const lastNewline = got === 0 ? data.length - 1 : data.lastIndexOf(10)
   if (lastNewline >= 0) searchLines(search, scan, data.subarray(0, lastNewline + 1))
   const rest = data.subarray(lastNewline + 1)
+  scan.carried = 0
   if (got === 0) return true
   if (rest.length > MAX_LINE_BYTES) {
     // The line is matched on its prefix now; its remainder is dropped as it arrives.
-    pushLine(search, scan, rest.toString("utf8", 0, MAX_LINE_BYTES))
+    const head = rest.subarray(0, MAX_LINE_BYTES)
+    const prefilter = search.pattern.prefilter
+    search.work += prefilter === undefined ? 0 : head.length * prefilterCost
+    if (prefilter === undefined || prefilter.over(head)(0) !== -1) testLine(search, scan, head)
     scan.dropping = true
   } else if (rest.length > 0) {
-    // Copied: `rest` views the chunk, which the next read overwrites.
-    scan.carry = Buffer.from(rest)
+    // Kept: the next read overwrites the chunk `rest` may view.
+    if (rest.byteOffset !== search.carry.byteOffset || rest.buffer !== search.carry.buffer) rest.copy(search.carry, 0)
+    scan.carried = rest.length
   }
   return false
+}
+
+/** Reads and searches the next chunk of `scan`; true once the file is done. */
+const step = (search: Search, scan: Scan): boolean => {
+  const chunk = search.chunk
+  const got = NodeFs.readSync(scan.fd, chunk, 0, chunk.length, scan.position)
+  search.work += got
+  if (scan.position === 0) {
+    if (chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
+  }
+  const prefilter = search.pattern.prefilter
+  if (scan.probing && prefilter !== undefined) {
+    // First a pass over the bytes for a candidate anywhere in the file, nothing decoded.
+    search.work += got * prefilterCost
+    if (prefilter.over(chunk.subarray(0, got))(0) === -1) {
+      if (got < chunk.length) return true
+      scan.position += got - prefilter.overlap
+      return false
+    }
+    scan.probing = false
+    // A file read whole in this chunk is searched from it; a longer one is read again from the top.
+    if (scan.position !== 0 || got === chunk.length) {
+      scan.position = 0
+      return false
+    }
+  }
+  return searchChunk(search, scan, got)
 }
 
 /** Opens `absolute` for a search, or says why it will not be searched (`undefined`: silently). */
@@ -249,6 +266,7 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
       limit: request.limit,
       out: [],
       chunk: Buffer.allocUnsafe(chunkBytes),
+      carry: Buffer.allocUnsafe(MAX_LINE_BYTES + chunkBytes),
       work: 0
     }
     const skipped: Array<SkippedFile> = []
@@ -268,7 +286,7 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
         path: request.report(absolute),
         position: 0,
         lineNumber: 1,
-        carry: undefined,
+        carried: 0,
         dropping: false,
         probing: request.pattern.prefilter !== undefined
       }
