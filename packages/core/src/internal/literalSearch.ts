@@ -35,16 +35,30 @@ const maximumLiteral = 4096
 
 const quantifier = /^\{\d+(,\d*)?\}/
 
+/** Where the class `[` opened at `start` closes: a leading `]` is literal, `[:name:]` nests. */
+const classClosing = (pattern: string, start: number): number => {
+  let i = start + 1
+  if (pattern[i] === "^") i++
+  if (pattern[i] === "]") i++
+  for (; i < pattern.length; i++) {
+    const char = pattern[i]
+    if (char === "\\") i++
+    else if (char === "[" && pattern[i + 1] === ":") {
+      const end = pattern.indexOf(":]", i + 2)
+      if (end !== -1) i = end + 1
+    } else if (char === "]") return i
+  }
+  return pattern.length
+}
+
 /** Where the group `(` or class `[` opened at `start` closes, escapes and inner classes honoured. */
 export const closing = (pattern: string, start: number): number => {
-  const isClass = pattern[start] === "["
+  if (pattern[start] === "[") return classClosing(pattern, start)
   let depth = 0
   for (let i = start; i < pattern.length; i++) {
     const char = pattern[i]
     if (char === "\\") i++
-    else if (isClass) {
-      if (char === "]" && i > start) return i
-    } else if (char === "[") i = closing(pattern, i)
+    else if (char === "[") i = classClosing(pattern, i)
     else if (char === "(") depth++
     else if (char === ")" && --depth === 0) return i
   }
