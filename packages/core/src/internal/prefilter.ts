@@ -155,8 +155,9 @@ export const runsOf = (pattern: string): Runs | undefined => {
     } else {
       const atomText = String.fromCodePoint(pattern.codePointAt(i)!)
       i += atomText.length - 1
-      // Undecodable bytes read as U+FFFD, which the raw bytes do not hold.
-      if (char === "\n" || char === "\r" || atomText === "\uFFFD") cut()
+      // Undecodable bytes read as U+FFFD, which the raw bytes do not hold; decoded text never
+      // holds a lone surrogate, which UTF-8 encoding would turn into U+FFFD's bytes.
+      if (char === "\n" || char === "\r" || /^[\uD800-\uDFFF\uFFFD]$/.test(atomText)) cut()
       else push([...Buffer.from(atomText, "utf8")].map((byte) => byteSet([byte])))
     }
   }

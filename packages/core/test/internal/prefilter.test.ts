@@ -26,6 +26,7 @@ describe("prefilter", () => {
     assert.deepStrictEqual(lengths("x(ab)+y.z^$"), { lengths: [1, 1, 1], exact: false })
     assert.deepStrictEqual(lengths("[^0-9]x[[:digit:]]y[é]z\\sw[]a]"), { lengths: [1, 1, 1, 1], exact: false })
     assert.deepStrictEqual(lengths("né"), { lengths: [3], exact: true })
+    assert.deepStrictEqual(lengths("ab\uFFFDcd\uD800ef"), { lengths: [2, 2, 2], exact: false })
     assert.strictEqual(lengths("a|b"), undefined)
     assert.strictEqual(lengths("(?i)abc"), undefined)
     assert.strictEqual(lengths("\\pLabc"), undefined)
