@@ -1,5 +1,5 @@
 /**
- * bench/grep — LocalSandbox.grep against ripgrep over the same tree of ≥ 20,000 files, for several
+ * bench/grep — the search behind LocalSandbox.grep against ripgrep over the same tree of ≥ 20,000 files, for several
  * kinds of pattern, with ripgrep at one thread (`-j1`, equal footing: our search is one thread on
  * the event loop) and at its default thread count. Goal: ≤ 2× `rg -j1` on every pattern.
  *
@@ -10,15 +10,19 @@
  * Fairness: ripgrep runs as `rg -u -n --no-heading` — `-u` stops it honouring .gitignore/.ignore
  * files (LocalSandbox has no ignore files), while both skip hidden entries, neither follows
  * symlinks and both skip binary files (LocalSandbox on a NUL in the first 8 KiB, ripgrep on the
- * first NUL it reads, so counts can differ by a match or two in files with a late NUL). Both
- * report matching lines, and ripgrep prints one line per matching line, so counts compare.
- * Case-insensitive patterns run as `caseSensitive: false` and `rg -i`. Each tool gets one warm-up
- * run; then runs alternate and medians are reported. Both are timed from this process, so the
- * ripgrep figure includes spawning it (a few ms).
+ * first NUL it reads). Both report every matching line: ours is the search behind
+ * `LocalSandbox.grep` (`internal/grepFiles.ts`) called with no limit, since the tool's limit
+ * (`MAX_LIMIT`, 100,000) is below the 180,000 lines `-i effect` matches and ripgrep has no global
+ * limit (`-m` is per file). The matched `path:line` sets are compared after timing, and the lines
+ * only one side found are listed: expected are lines over 1 MiB matching only past their first
+ * MiB (`MAX_LINE_BYTES`), which ripgrep matches whole. Case-insensitive patterns run as
+ * `caseSensitive: false` and `rg -i`. Each tool gets one warm-up run; then runs alternate and
+ * medians are reported. Both are timed from this process, so the ripgrep figure includes spawning
+ * it (a few ms) and writing its output to a pipe.
  */
-import { Condukt, LocalSandbox, Sandbox } from "@condukt/core"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Duration, Effect, FileSystem, Layer, Path } from "effect"
+import { Console, Duration, Effect, FileSystem, Path, Result } from "effect"
+import * as GrepFiles from "../packages/core/src/internal/grepFiles.ts"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { report } from "./report.ts"
 
@@ -35,7 +39,7 @@ const defaultCases: ReadonlyArray<Case> = [
 ]
 
 const minimumFiles = 20_000
-const runs = 5
+const runs = Number(process.env.RUNS ?? 5)
 const cases: ReadonlyArray<Case> = process.argv.length > 2
   ? process.argv.slice(2).map((pattern) => ({ pattern, caseSensitive: true }))
   : defaultCases
@@ -76,16 +80,23 @@ const program = Effect.gen(function*() {
   yield* Console.log(`tree: ${tree} (${files.trim()} regular non-hidden files)`)
   yield* Console.log(`ripgrep: ${(yield* shell("bash bench/setup-ripgrep.sh", workspace)).trim()}`)
 
-  const sandbox = yield* Effect.provide(
-    Effect.gen(function*() {
-      return yield* Sandbox.Sandbox
-    }),
-    LocalSandbox.layer({ cwd: tree }).pipe(Layer.provide(Condukt.layer))
-  )
   const local = ({ caseSensitive, pattern }: Case) =>
     Effect.map(
-      Effect.timed(sandbox.grep(pattern, { caseSensitive, limit: 100_000 })),
-      ([elapsed, result]) => ({ ms: Duration.toMillis(elapsed), count: result.matches.length })
+      Effect.timed(Effect.suspend(() =>
+        GrepFiles.search({
+          root: tree,
+          rootIsFile: false,
+          display: ".",
+          glob: "**/*",
+          pattern: Result.getOrThrow(GrepFiles.compile(pattern, caseSensitive)),
+          limit: Number.MAX_SAFE_INTEGER,
+          report: (absolute) => path.relative(tree, absolute)
+        })
+      )),
+      ([elapsed, result]) => ({
+        ms: Duration.toMillis(elapsed),
+        found: result.matches.map((match) => `${match.path}:${match.lineNumber}`)
+      })
     )
   const ripgrep = ({ caseSensitive, pattern }: Case, threads: ReadonlyArray<string>) =>
     Effect.map(
@@ -95,17 +106,20 @@ const program = Effect.gen(function*() {
             cwd: tree
           })
         ))),
-      ([elapsed, output]) => ({ ms: Duration.toMillis(elapsed), count: output.split("\n").filter((l) => l !== "").length })
+      ([elapsed, output]) => ({
+        ms: Duration.toMillis(elapsed),
+        found: output.split("\n").flatMap((line) => /^\.\/(.*?:\d+):/.exec(line)?.[1] ?? [])
+      })
     )
 
   const rows: Array<string> = []
   for (const testCase of cases) {
     const contenders = [
-      ["LocalSandbox.grep", local(testCase)],
+      ["ours (grepFiles)", local(testCase)],
       ["rg -u -j1", ripgrep(testCase, ["-j1"])],
       ["rg -u (default threads)", ripgrep(testCase, [])]
     ] as const
-    const timings = contenders.map(() => [] as Array<{ ms: number; count: number }>)
+    const timings = contenders.map(() => [] as Array<{ ms: number; found: ReadonlyArray<string> }>)
     for (const [, run] of contenders) yield* run
     for (let i = 0; i < runs; i++) {
       for (let k = 0; k < contenders.length; k++) timings[k]!.push(yield* contenders[k]![1])
@@ -114,12 +128,22 @@ const program = Effect.gen(function*() {
     const label = `${testCase.pattern}${testCase.caseSensitive ? "" : " (case-insensitive)"}`
     yield* Console.log(`\npattern: ${label}, ${runs} runs each`)
     contenders.forEach(([name], k) =>
-      rows.push(`${name.padEnd(24)} median ${medians[k]!.toFixed(1).padStart(8)} ms  matches ${timings[k]![0]!.count}`)
+      rows.push(`${name.padEnd(24)} median ${medians[k]!.toFixed(1).padStart(8)} ms  matches ${timings[k]![0]!.found.length}`)
     )
     yield* Console.log(rows.splice(0).join("\n"))
+    const ours = new Set(timings[0]![0]!.found)
+    const theirs = new Set(timings[1]![0]!.found)
+    const onlyOurs = [...ours].filter((line) => !theirs.has(line))
+    const onlyTheirs = [...theirs].filter((line) => !ours.has(line))
     yield* Console.log(
-      `ratio LocalSandbox / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x   ` +
-        `LocalSandbox / rg default: ${(medians[0]! / medians[2]!).toFixed(2)}x`
+      onlyOurs.length === 0 && onlyTheirs.length === 0
+        ? `same ${ours.size} matching lines`
+        : `matching lines differ: only ours ${onlyOurs.length} ${onlyOurs.slice(0, 4).join(" ")}; ` +
+          `only rg ${onlyTheirs.length} ${onlyTheirs.slice(0, 4).join(" ")}`
+    )
+    yield* Console.log(
+      `ratio ours / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x   ` +
+        `ours / rg default: ${(medians[0]! / medians[2]!).toFixed(2)}x`
     )
     const ratio = medians[0]! / medians[1]!
     report({

@@ -14,7 +14,8 @@
  * in `skipped`, so the model never reads "no matches" for a file nobody searched.
  *
  * Most files are rejected on their raw bytes, for lacking text every match must contain
- * (`literalSearch.ts`), before anything is decoded or handed to RE2.
+ * (`prefilter.ts`), before anything is decoded or handed to RE2; within a file, only the lines
+ * holding that text are decoded, and RE2 is skipped when the pattern is exactly that text.
  */
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
@@ -29,13 +30,13 @@ import {
   type PermissionDenied,
   type SkippedFile
 } from "../Sandbox.ts"
-import * as LiteralSearch from "./literalSearch.ts"
+import * as Prefilter from "./prefilter.ts"
 import * as WalkFiles from "./walkFiles.ts"
 
-/** A compiled pattern; `required` lets most files be rejected on their bytes, before decoding. */
+/** A compiled pattern; `prefilter` lets most files be rejected on their bytes, before decoding. */
 export interface Pattern {
-  /** Texts one of which every match contains, so every matching line too. */
-  readonly required: ReadonlyArray<LiteralSearch.Needle> | undefined
+  /** Finds, on raw bytes, text every match contains, so every matching line too. */
+  readonly prefilter: Prefilter.Prefilter | undefined
   readonly line: LinePattern
 }
 
@@ -48,6 +49,11 @@ const sliceFiles = 256
 /** Work per slice: bytes read, plus bytes decoded and matched counted eight times (RE2 is slower). */
 const sliceWork = 16 * 1024 * 1024
 const matchCost = 8
+/**
+ * Bytes searched by a prefilter, counted four times: in hostile text (a byte class's anchor, or
+ * `aaaa` in a run of `a`) every byte is a hit, and each hit costs a call from JavaScript.
+ */
+const prefilterCost = 4
 
 /**
  * Compiles `pattern` with the shared dialect, or fails with its reason.
@@ -56,10 +62,7 @@ const matchCost = 8
  * @category constructors
  */
 export const compile = (pattern: string, caseSensitive: boolean): Result.Result<Pattern, string> =>
-  Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => {
-    const literals = caseSensitive ? LiteralSearch.requiredOf(pattern) : undefined
-    return { required: literals?.map(LiteralSearch.make), line }
-  })
+  Result.map(compilePattern(pattern, caseSensitive), (line): Pattern => ({ prefilter: Prefilter.make(pattern, caseSensitive), line }))
 
 const hasByteOrderMark = (bytes: Buffer): boolean => bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
 
@@ -69,10 +72,12 @@ interface Scan {
   readonly path: string
   position: number
   lineNumber: number
-  /** The start of the line the previous chunk ended in, at most `MAX_LINE_BYTES` of it. */
-  carry: Buffer | undefined
+  /** How many bytes of `Search.carry` hold the start of the line the previous chunk ended in. */
+  carried: number
   /** The current line passed `MAX_LINE_BYTES` and was matched: drop bytes up to its end. */
   dropping: boolean
+  /** Still looking for a prefilter candidate anywhere in the file, before searching its lines. */
+  probing: boolean
 }
 
 interface Search {
@@ -80,6 +85,8 @@ interface Search {
   readonly limit: number
   readonly out: Array<GrepMatch>
   readonly chunk: Buffer
+  /** The start of an unfinished line (at most `MAX_LINE_BYTES`), then the next chunk after it. */
+  readonly carry: Buffer
   work: number
 }
 
@@ -90,10 +97,21 @@ const pushLine = (search: Search, scan: Scan, text: string): void => {
   if (search.pattern.line.test(line)) search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line })
 }
 
+/** Tests the line in `bytes` (no line break), which holds a prefilter candidate if there is a prefilter. */
+const testLine = (search: Search, scan: Scan, bytes: Buffer): void => {
+  if (search.pattern.prefilter?.exact !== true || bytes.length > MAX_LINE_BYTES) {
+    return pushLine(search, scan, bytes.toString("utf8"))
+  }
+  // The candidate is a match, and the line is too short to be cut: RE2 has nothing to add.
+  const text = bytes.toString("utf8")
+  search.work += text.length
+  search.out.push({ path: scan.path, lineNumber: scan.lineNumber, line: text.endsWith("\r") ? text.slice(0, -1) : text })
+}
+
 /** Matches the complete lines of `bytes` (each ending in `\n`, the last one possibly not). */
 const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
-  const required = search.pattern.required
-  if (required === undefined) {
+  const prefilter = search.pattern.prefilter
+  if (prefilter === undefined) {
     const text = bytes.toString("utf8")
     let start = 0
     while (start < text.length && search.out.length < search.limit) {
@@ -105,34 +123,30 @@ const searchLines = (search: Search, scan: Scan, bytes: Buffer): void => {
     }
     return
   }
-  // Only the lines holding `required` are decoded and tested; the others are counted on bytes.
+  // Only the lines holding a candidate are decoded (and tested); the others are counted on bytes.
+  const next = prefilter.over(bytes)
+  search.work += bytes.length * prefilterCost
   let lineStart = 0
-  for (let at = LiteralSearch.indexInAny(bytes, required, 0); at !== -1 && search.out.length < search.limit;) {
+  for (let at = next(0); at !== -1 && search.out.length < search.limit;) {
     let newline = bytes.indexOf(10, lineStart)
     while (newline !== -1 && newline < at) {
       scan.lineNumber++
       lineStart = newline + 1
       newline = bytes.indexOf(10, lineStart)
     }
-    const lineEnd = newline === -1 ? bytes.length : newline
-    pushLine(search, scan, bytes.toString("utf8", lineStart, lineEnd))
+    testLine(search, scan, bytes.subarray(lineStart, newline === -1 ? bytes.length : newline))
     scan.lineNumber++
     if (newline === -1) return
     lineStart = newline + 1
-    at = LiteralSearch.indexInAny(bytes, required, lineStart)
+    at = next(lineStart)
   }
   for (let newline = bytes.indexOf(10, lineStart); newline !== -1; newline = bytes.indexOf(10, newline + 1)) {
     scan.lineNumber++
   }
 }
 
-/** Reads and searches the next chunk of `scan`; true once the file is done. */
-const step = (search: Search, scan: Scan): boolean => {
-  const got = NodeFs.readSync(scan.fd, search.chunk, 0, search.chunk.length, scan.position)
-  search.work += got
-  if (scan.position === 0) {
-    if (search.chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
-  }
+/** Searches the chunk just read (`got` bytes at `scan.position`) line by line; true once done. */
+const searchChunk = (search: Search, scan: Scan, got: number): boolean => {
   const skip = scan.position === 0 && hasByteOrderMark(search.chunk) ? 3 : 0
   scan.position += got
   let data = search.chunk.subarray(skip, got)
@@ -143,35 +157,56 @@ const step = (search: Search, scan: Scan): boolean => {
     scan.lineNumber++
     data = data.subarray(newline + 1)
   }
-  if (scan.carry !== undefined) data = Buffer.concat([scan.carry, data])
-  scan.carry = undefined
+  if (scan.carried > 0) {
+    // Appended to the line carried over, so a long line is copied once, not once per chunk.
+    data.copy(search.carry, scan.carried)
+    data = search.carry.subarray(0, scan.carried + data.length)
+  }
   const lastNewline = got === 0 ? data.length - 1 : data.lastIndexOf(10)
   if (lastNewline >= 0) searchLines(search, scan, data.subarray(0, lastNewline + 1))
   const rest = data.subarray(lastNewline + 1)
+  scan.carried = 0
   if (got === 0) return true
   if (rest.length > MAX_LINE_BYTES) {
     // The line is matched on its prefix now; its remainder is dropped as it arrives.
-    pushLine(search, scan, rest.toString("utf8", 0, MAX_LINE_BYTES))
+    const head = rest.subarray(0, MAX_LINE_BYTES)
+    const prefilter = search.pattern.prefilter
+    search.work += prefilter === undefined ? 0 : head.length * prefilterCost
+    if (prefilter === undefined || prefilter.over(head)(0) !== -1) testLine(search, scan, head)
     scan.dropping = true
   } else if (rest.length > 0) {
-    // Copied: `rest` views the chunk, which the next read overwrites.
-    scan.carry = Buffer.from(rest)
+    // Kept: the next read overwrites the chunk `rest` may view.
+    if (rest.byteOffset !== search.carry.byteOffset || rest.buffer !== search.carry.buffer) rest.copy(search.carry, 0)
+    scan.carried = rest.length
   }
   return false
 }
 
-/** Whether the file holds `required` anywhere: a pass over its bytes, nothing decoded. */
-const holds = (search: Search, fd: number, required: ReadonlyArray<LiteralSearch.Needle>): boolean => {
+/** Reads and searches the next chunk of `scan`; true once the file is done. */
+const step = (search: Search, scan: Scan): boolean => {
   const chunk = search.chunk
-  const overlap = Math.max(...required.map((needle) => needle.length)) - 1
-  for (let position = 0;;) {
-    const length = NodeFs.readSync(fd, chunk, 0, chunk.length, position)
-    search.work += length
-    if (position === 0 && chunk.subarray(0, Math.min(length, binaryProbeBytes)).includes(0)) return false
-    if (LiteralSearch.indexInAny(chunk.subarray(0, length), required, 0) !== -1) return true
-    if (length < chunk.length) return false
-    position += length - overlap
+  const got = NodeFs.readSync(scan.fd, chunk, 0, chunk.length, scan.position)
+  search.work += got
+  if (scan.position === 0) {
+    if (chunk.subarray(0, Math.min(got, binaryProbeBytes)).includes(0)) return true
   }
+  const prefilter = search.pattern.prefilter
+  if (scan.probing && prefilter !== undefined) {
+    // First a pass over the bytes for a candidate anywhere in the file, nothing decoded.
+    search.work += got * prefilterCost
+    if (prefilter.over(chunk.subarray(0, got))(0) === -1) {
+      if (got < chunk.length) return true
+      scan.position += got - prefilter.overlap
+      return false
+    }
+    scan.probing = false
+    // A file read whole in this chunk is searched from it; a longer one is read again from the top.
+    if (scan.position !== 0 || got === chunk.length) {
+      scan.position = 0
+      return false
+    }
+  }
+  return searchChunk(search, scan, got)
 }
 
 /** Opens `absolute` for a search, or says why it will not be searched (`undefined`: silently). */
@@ -231,6 +266,7 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
       limit: request.limit,
       out: [],
       chunk: Buffer.allocUnsafe(chunkBytes),
+      carry: Buffer.allocUnsafe(MAX_LINE_BYTES + chunkBytes),
       work: 0
     }
     const skipped: Array<SkippedFile> = []
@@ -245,14 +281,15 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
       const fd = open(absolute)
       if (fd === "unreadable") return void skipped.push({ path: request.report(absolute), why: "unreadable" })
       if (fd === undefined) return
-      const required = request.pattern.required
-      try {
-        if (required !== undefined && !holds(search, fd, required)) return void NodeFs.closeSync(fd)
-      } catch {
-        NodeFs.closeSync(fd)
-        return void skipped.push({ path: request.report(absolute), why: "unreadable" })
+      scan = {
+        fd,
+        path: request.report(absolute),
+        position: 0,
+        lineNumber: 1,
+        carried: 0,
+        dropping: false,
+        probing: request.pattern.prefilter !== undefined
       }
-      scan = { fd, path: request.report(absolute), position: 0, lineNumber: 1, carry: undefined, dropping: false }
     }
     const done = () => search.out.length >= request.limit || (scan === undefined && next >= files.length)
     yield* Effect.ensuring(

@@ -24,7 +24,8 @@ export interface Needle {
 const byteFrequencyOrder =
   " et_sniroa\ncSdlEp*f()uhOTARm,CNIPLky.g0/bDMx#v\";X1=FUGB:w5K`9-2{}>HYV@3<4\t[]q'8|\\6QW7jzJ?&Z!+$%^~\r"
 
-const rarity = (byte: number): number => {
+/** How rare `byte` is in source text: higher is rarer. */
+export const rarity = (byte: number): number => {
   const rank = byteFrequencyOrder.indexOf(String.fromCharCode(byte))
   return rank === -1 ? byteFrequencyOrder.length : rank
 }
@@ -34,16 +35,30 @@ const maximumLiteral = 4096
 
 const quantifier = /^\{\d+(,\d*)?\}/
 
+/** Where the class `[` opened at `start` closes: a leading `]` is literal, `[:name:]` nests. */
+const classClosing = (pattern: string, start: number): number => {
+  let i = start + 1
+  if (pattern[i] === "^") i++
+  if (pattern[i] === "]") i++
+  for (; i < pattern.length; i++) {
+    const char = pattern[i]
+    if (char === "\\") i++
+    else if (char === "[" && pattern[i + 1] === ":") {
+      const end = pattern.indexOf(":]", i + 2)
+      if (end !== -1) i = end + 1
+    } else if (char === "]") return i
+  }
+  return pattern.length
+}
+
 /** Where the group `(` or class `[` opened at `start` closes, escapes and inner classes honoured. */
-const closing = (pattern: string, start: number): number => {
-  const isClass = pattern[start] === "["
+export const closing = (pattern: string, start: number): number => {
+  if (pattern[start] === "[") return classClosing(pattern, start)
   let depth = 0
   for (let i = start; i < pattern.length; i++) {
     const char = pattern[i]
     if (char === "\\") i++
-    else if (isClass) {
-      if (char === "]" && i > start) return i
-    } else if (char === "[") i = closing(pattern, i)
+    else if (char === "[") i = classClosing(pattern, i)
     else if (char === "(") depth++
     else if (char === ")" && --depth === 0) return i
   }

@@ -81,7 +81,7 @@ describe("grepFiles", () => {
       assert.deepStrictEqual(yield* grepContent(content, "^Context"), [[3, "Context"]])
     }))
 
-  it.effect("stops at limit, and case-insensitive matching skips the byte path", () =>
+  it.effect("stops at limit, and case-insensitive matching finds every case", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* grepContent("x\nx\nx\n", "x", true, 2), [[1, "x"], [2, "x"]])
       assert.deepStrictEqual(yield* grepContent("Needle\nNEEDLE\nneedle\n", "needle", false), [
@@ -89,6 +89,30 @@ describe("grepFiles", () => {
         [2, "NEEDLE"],
         [3, "needle"]
       ])
+    }))
+
+  it.effect("prefiltered paths find a match straddling a 64 KiB read and skip RE2 only where it would agree", () =>
+    Effect.gen(function*() {
+      const pad = "a".repeat(65536 - 5)
+      assert.deepStrictEqual(yield* grepContent(`${pad}2024-01-02\nx\n`, "[0-9]{4}-[0-9]{2}-[0-9]{2}"), [[1, `${pad}2024-01-02`]])
+      assert.deepStrictEqual(yield* grepContent(`x\n${pad}EfFeCt\r\n`, "effect", false), [[2, `${pad}EfFeCt`]])
+      assert.deepStrictEqual(yield* grepContent("\uFEFFeffect\r\n", "^effect$", false), [[1, "effect"]])
+      assert.deepStrictEqual(yield* grepContent("\u212AELVIN\nkelvin\nelvin\n", "kelvin", false), [[1, "\u212AELVIN"], [2, "kelvin"]])
+      assert.deepStrictEqual(yield* grepContent("STRA\u1E9EE\nstrasse\n", "straße", false), [[1, "STRA\u1E9EE"]])
+      assert.deepStrictEqual(yield* grepContent("\u01C4\n\u01C6\nDZ\n", "\u01C5", false), [[1, "\u01C4"], [2, "\u01C6"]])
+    }))
+
+  it.effect("a line over 1 MiB is matched on its first 1 MiB on the exact, folded and class paths alike", () =>
+    Effect.gen(function*() {
+      const mib = 1024 * 1024
+      const early = `x needle 2024-01-02 ${"b".repeat(2 * mib)}\nlast\n`
+      const late = `${"b".repeat(mib + 10)} needle 2024-01-02\nlast needle\n`
+      for (const [pattern, caseSensitive] of [["needle", true], ["NEEDLE", false], ["[0-9]{4}-[0-9]{2}-[0-9]{2}", true]] as const) {
+        const found = yield* grepContent(early, pattern, caseSensitive)
+        assert.deepStrictEqual(found.map(([n, line]) => [n, line.length]), [[1, mib]], pattern)
+        const missed = yield* grepContent(late, pattern, caseSensitive)
+        assert.deepStrictEqual(missed, pattern.includes("[") ? [] : [[2, "last needle"]], pattern)
+      }
     }))
 
   it("compile reports RE2's reason and the dialect", () => {

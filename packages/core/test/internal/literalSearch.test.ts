@@ -30,6 +30,13 @@ describe("literalSearch", () => {
     for (const [pattern, expected] of cases) assert.strictEqual(LiteralSearch.literalOf(pattern), expected, pattern)
   })
 
+  it("a class opening with ] or holding [:name:] ends where RE2 ends it, not at that inner ]", () => {
+    assert.strictEqual(LiteralSearch.literalOf("[]a]bcd"), "bcd")
+    assert.strictEqual(LiteralSearch.literalOf("[^]a]bcd"), "bcd")
+    assert.strictEqual(LiteralSearch.literalOf("[[:digit:]]abc"), "abc")
+    assert.strictEqual(LiteralSearch.literalOf("([[:alpha:])]x)yzw"), "yzw")
+  })
+
   it("make splits at the rarest byte, leaving at least 4 bytes to search for", () => {
     const needle = LiteralSearch.make("createContext")
     assert.strictEqual(needle.head.toString(), "create")
