@@ -2,7 +2,7 @@
  * One agent, two sandboxes: swapping Local and Virtual is one option at start or one Layer around
  * the program; sessions never share a virtual filesystem; a session's sandbox goes with it.
  */
-import { Agent, Condukt, LocalSandbox, type Message, Session, Tools } from "@condukt/core"
+import { Agent, Condukt, LocalSandbox, type Message, Secret, Session, Tools } from "@condukt/core"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -85,4 +85,17 @@ describe("sessions on Local and Virtual sandboxes", () => {
       yield* session.stop
       assert.deepStrictEqual(yield* Ref.get(events), ["built", "released"])
     }).pipe(Effect.provide(TestModel.layer([]))))
+
+  it.effect("a virtual sandbox's Bash gets the session's secrets as its environment; the model reads their names", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent, {
+        sandbox: VirtualSandbox.layer(),
+        secrets: { API_TOKEN: Secret.static("virtual-s3cret") }
+      })
+      yield* session.run("check the token")
+      assert.deepStrictEqual(toolResults(yield* session.history), ["ok [REDACTED:API_TOKEN]\n"])
+    }).pipe(Effect.provide(TestModel.layer([
+      TestModel.toolCall("Bash", { command: 'test "$API_TOKEN" = virtual-s3cret && echo "ok $API_TOKEN"' }),
+      TestModel.text("checked")
+    ]))))
 })

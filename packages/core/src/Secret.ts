@@ -8,7 +8,7 @@
  * names the secret and what went wrong, never its value. This module refuses to cache, retry or log
  * values, and to accept a name a process environment could not carry.
  */
-import { Config, Effect, Redacted, Schema } from "effect"
+import { Config, Duration, Effect, Redacted, Schema } from "effect"
 import * as ProcessGroup from "./internal/processGroup.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -38,7 +38,7 @@ export interface OnePasswordOptions {
   /** The `op` executable (default `op`, looked up on PATH). */
   readonly command?: string | undefined
   /** Default 30 seconds. */
-  readonly timeout?: number | undefined
+  readonly timeout?: Duration.Input | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -136,7 +136,7 @@ const opVariables = (): Record<string, string> => {
  */
 export const onePassword = (ref: string, options: OnePasswordOptions = {}): Secret => {
   const command = options.command ?? "op"
-  const timeoutMs = options.timeout ?? 30_000
+  const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "30 seconds"))
   const args = ["read", ref, ...(options.account === undefined ? [] : ["--account", options.account])]
   return {
     _tag: "Secret",

@@ -1,0 +1,119 @@
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Redacted } from "effect"
+import { execFileSync } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Secret from "../src/Secret.ts"
+
+/** A fake `op` in a fresh directory: it answers `op read <ref>` by the ref's last segment. */
+const fakeOp = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "condukt-op-")))
+    const op = join(dir, "op")
+    writeFileSync(
+      op,
+      [
+        "#!/bin/sh",
+        `echo "$@" > "${dir}/args"`,
+        'case "$2" in',
+        '  */ok) printf "value-from-op\\n" ;;',
+        '  */noisy) echo "a notice on stderr" >&2; printf "quiet-value\\n" ;;',
+        '  */missing) echo "[ERROR] 2026/11/23 \\"missing\\" isn\'t an item" >&2; exit 1 ;;',
+        `  */slow) echo $$ > "${dir}/pid"; exec sleep 30 ;;`,
+        "esac"
+      ].join("\n")
+    )
+    chmodSync(op, 0o755)
+    return { dir, op }
+  }),
+  ({ dir }) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+const alive = (pid: number) => existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ")
+
+const values = (resolved: Readonly<Record<string, Redacted.Redacted<string>>>) =>
+  Object.fromEntries(Object.entries(resolved).map(([k, v]) => [k, Redacted.value(v)]))
+
+describe("Secret", () => {
+  it.effect("env reads the variable through the ConfigProvider; a missing one names it", () =>
+    Effect.gen(function*() {
+      const resolved = yield* Secret.resolveAll({ GH_TOKEN: Secret.env("GITHUB_TOKEN"), LITERAL: Secret.static("plain") })
+      assert.deepStrictEqual(values(resolved), { GH_TOKEN: "ghp_from_env", LITERAL: "plain" })
+      const error = yield* Effect.flip(Secret.resolveAll({ NPM: Secret.env("NPM_TOKEN") }))
+      assert.strictEqual(error.message, "Secret NPM could not be resolved: environment variable NPM_TOKEN is not set")
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ GITHUB_TOKEN: "ghp_from_env" })))))
+
+  it.effect("make runs any effect; its failure's message is the reason, never a value", () =>
+    Effect.gen(function*() {
+      const vault = Secret.make(Effect.succeed(Redacted.make("from-vault")))
+      assert.deepStrictEqual(values(yield* Secret.resolveAll({ VAULT: vault })), { VAULT: "from-vault" })
+      const down = Secret.make(Effect.fail("vault is sealed"))
+      assert.strictEqual(
+        (yield* Effect.flip(Secret.resolveAll({ VAULT: down }))).message,
+        "Secret VAULT could not be resolved: vault is sealed"
+      )
+    }))
+
+  it.effect("names must be valid environment variable names", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Secret.resolveAll({ "GH-TOKEN": Secret.static("x"), "1ST": Secret.static("y") }))
+      assert.strictEqual(
+        error.message,
+        "Secret GH-TOKEN could not be resolved: the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
+      )
+    }))
+
+  it.live("onePassword runs op read with the account, keeps stdout only and trims the newline", () =>
+    Effect.gen(function*() {
+      const { dir, op } = yield* fakeOp
+      const resolved = yield* Secret.resolveAll({
+        A: Secret.onePassword("op://Engineering/GitHub/ok", { command: op, account: "acme" }),
+        B: Secret.onePassword("op://Engineering/GitHub/noisy", { command: op })
+      })
+      assert.deepStrictEqual(values(resolved), { A: "value-from-op", B: "quiet-value" })
+      assert.strictEqual(readFileSync(join(dir, "args"), "utf8"), "read op://Engineering/GitHub/noisy\n")
+    }))
+
+  it.live("onePassword finds op on PATH by default", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* fakeOp
+      const path = process.env.PATH
+      yield* Effect.acquireRelease(
+        Effect.sync(() => (process.env.PATH = `${dir}:${path}`)),
+        () => Effect.sync(() => (process.env.PATH = path))
+      )
+      assert.deepStrictEqual(values(yield* Secret.resolveAll({ A: Secret.onePassword("op://v/i/ok") })), { A: "value-from-op" })
+    }))
+
+  it.live("onePassword: a non-zero exit gives op's own last line", () =>
+    Effect.gen(function*() {
+      const { op } = yield* fakeOp
+      const error = yield* Effect.flip(Secret.resolveAll({ A: Secret.onePassword("op://v/i/missing", { command: op }) }))
+      assert.strictEqual(
+        error.message,
+        `Secret A could not be resolved: ${op} read op://v/i/missing exited with code 1: [ERROR] 2026/11/23 "missing" isn't an item`
+      )
+    }))
+
+  it.live("onePassword: a timeout kills op and names the secret", () =>
+    Effect.gen(function*() {
+      const { dir, op } = yield* fakeOp
+      const error = yield* Effect.flip(Secret.resolveAll({ A: Secret.onePassword("op://v/i/slow", { command: op, timeout: "300 millis" }) }))
+      assert.strictEqual(error.message, `Secret A could not be resolved: ${op} read op://v/i/slow did not answer within 300ms`)
+      assert.isFalse(alive(Number(readFileSync(join(dir, "pid"), "utf8"))))
+    }))
+
+  it.live("one failing secret stops the others: nothing they started keeps running", () =>
+    Effect.gen(function*() {
+      const { op } = yield* fakeOp
+      const ref = `op://v/i-${process.pid}-${Date.now()}/slow`
+      const error = yield* Effect.flip(Secret.resolveAll({
+        SLOW: Secret.onePassword(ref, { command: op }),
+        BROKEN: Secret.make(Effect.fail("not configured"))
+      }))
+      assert.strictEqual(error.message, "Secret BROKEN could not be resolved: not configured")
+      const survivors = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(ref))
+      assert.deepStrictEqual(survivors, [])
+    }))
+})

@@ -1,0 +1,130 @@
+/**
+ * Secrets in a running session: values reach the processes, never the model. Real Bash on a
+ * LocalSandbox, a scripted model recording every request.
+ */
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Deferred, Effect, Layer, Redacted, Stream } from "effect"
+import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Agent from "../src/Agent.ts"
+import * as Condukt from "../src/Condukt.ts"
+import * as Redactor from "../src/Redactor.ts"
+import * as Sandbox from "../src/Sandbox.ts"
+import * as LocalSandbox from "../src/sandbox/Local.ts"
+import * as Secret from "../src/Secret.ts"
+import * as Session from "../src/Session.ts"
+import type * as SessionEvent from "../src/SessionEvent.ts"
+import * as Tools from "../src/Tools.ts"
+
+const TOKEN = "tok-4f9a2c81e7"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-secrets-")))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Runs `command` through Bash in a session holding TOKEN; returns what the session produced. */
+const runBash = (command: string, prompt = "show it") =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const agent = Agent.make({ name: "leaky", model: "test:x", tools: Tools.coding, secrets: { API_TOKEN: Secret.env("UPSTREAM_TOKEN") } })
+    const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+    const events = yield* Stream.runCollect(session.stream(prompt))
+    const history = yield* session.history
+    const requests = yield* (yield* TestModel.TestModel).requests
+    const result = history.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))[0]!
+    return { events, history, requests, result }
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("Bash", { command }), TestModel.text("done")]),
+      Condukt.layer,
+      ConfigProvider.layer(ConfigProvider.fromUnknown({ UPSTREAM_TOKEN: TOKEN }))
+    ))
+  )
+
+describe("Session secrets", () => {
+  it.live("a tool that prints a secret: requests, events, history and every byte produced hold only its name", () =>
+    Effect.gen(function*() {
+      const { events, history, requests, result } = yield* runBash(`echo "token is $API_TOKEN"`, `my token is ${TOKEN}, use it`)
+      assert.strictEqual(result, "token is [REDACTED:API_TOKEN]\n")
+      assert.deepStrictEqual(requests[1]!.messages.at(-1), {
+        _tag: "ToolResultMessage",
+        callId: "call_1",
+        name: "Bash",
+        content: "token is [REDACTED:API_TOKEN]\n",
+        isError: false
+      })
+      assert.deepStrictEqual(history[0], { _tag: "UserMessage", content: "my token is [REDACTED:API_TOKEN], use it" })
+      const everything = JSON.stringify({ events, history, requests })
+      assert.notInclude(everything, TOKEN)
+      assert.include(everything, "[REDACTED:API_TOKEN]")
+    }))
+
+  it.live("a secret split across two output chunks is redacted whole", () =>
+    Effect.gen(function*() {
+      const { result } = yield* runBash(`printf '%s' "\${API_TOKEN:0:5}"; sleep 0.2; printf '%s\\n' "\${API_TOKEN:5}"`)
+      assert.strictEqual(result, "[REDACTED:API_TOKEN]\n")
+    }))
+
+  it.live("a secret embedded in a longer token is replaced inside it", () =>
+    Effect.gen(function*() {
+      const { result } = yield* runBash(`echo "Bearer-x$API_TOKEN-y"`)
+      assert.strictEqual(result, "Bearer-x[REDACTED:API_TOKEN]-y\n")
+    }))
+
+  it.live("a secret printed one character per line is not recognised (exact match only, as documented)", () =>
+    Effect.gen(function*() {
+      const { result } = yield* runBash(`echo "$API_TOKEN" | fold -w1 | head -3`)
+      assert.strictEqual(result, "t\no\nk\n")
+    }))
+
+  it.live("a secret straddling the output limit's cut leaves nothing of itself", () =>
+    Effect.gen(function*() {
+      // 51,195 bytes then the token: the 50 KiB cut falls inside it.
+      const { result } = yield* runBash(`head -c 51195 /dev/zero | tr '\\0' a; echo "$API_TOKEN"`)
+      assert.notInclude(result, TOKEN.slice(0, 4))
+      assert.include(result, "(output truncated)")
+    }))
+
+  it.live("each call of a tool that hands secrets to a process is audited by name, after its ToolCall", () =>
+    Effect.gen(function*() {
+      const { events } = yield* runBash("true")
+      const tags = events.map((e: SessionEvent.SessionEvent) => e._tag)
+      assert.deepStrictEqual(tags.slice(tags.indexOf("ToolCall"), tags.indexOf("ToolResult") + 1), ["ToolCall", "SecretsUsed", "ToolResult"])
+      const audit = events.find((e) => e._tag === "SecretsUsed")
+      assert.deepStrictEqual(audit?._tag === "SecretsUsed" && [audit.callId, audit.name, audit.secrets], ["call_1", "Bash", ["API_TOKEN"]])
+    }))
+
+  it.live("the program's Redactor runs after the session's secrets", () =>
+    Effect.gen(function*() {
+      const { result } = yield* runBash(`echo "$API_TOKEN ada@example.com"`).pipe(Effect.provide(Redactor.Redactor.layerRegex()))
+      assert.strictEqual(result, "[REDACTED:API_TOKEN] [REDACTED:EMAIL]\n")
+    }))
+
+  it.effect("start options add secrets and replace the agent's of the same name", () =>
+    Effect.gen(function*() {
+      const seen = yield* Deferred.make<Readonly<Record<string, string>>>()
+      const sandbox = Sandbox.layerNoop({
+        exec: (_command, options) =>
+          Effect.as(Deferred.succeed(seen, options?.env ?? {}), { output: "", exitCode: 0, truncated: false })
+      })
+      const agent = Agent.make({ name: "a", model: "test:x", tools: Tools.coding, secrets: { A: Secret.static("agent-a"), B: Secret.static("agent-b") } })
+      const session = yield* Session.start(agent, { sandbox, secrets: { B: Secret.static(Redacted.make("start-b")), C: Secret.static("start-c") } })
+      yield* session.run("go")
+      assert.deepStrictEqual(yield* Deferred.await(seen), { A: "agent-a", B: "start-b", C: "start-c" })
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: "env" }), TestModel.text("ok")]))))
+
+  it.effect("a missing secret stops the start with SecretsInitFailed naming it; nothing was built", () =>
+    Effect.gen(function*() {
+      let built = 0
+      const sandbox = Layer.effect(Sandbox.Sandbox, Effect.sync(() => (built++, Sandbox.makeNoop())))
+      const agent = Agent.make({ name: "a", model: "test:x", secrets: { GH: Secret.env("GITHUB_TOKEN_THAT_IS_NOT_SET") } })
+      const error = yield* Effect.flip(Session.start(agent, { sandbox }))
+      assert.strictEqual(error._tag, "SecretsInitFailed")
+      assert.strictEqual(error.message, "Secret GH could not be resolved: environment variable GITHUB_TOKEN_THAT_IS_NOT_SET is not set")
+      assert.strictEqual(built, 0)
+    }).pipe(Effect.provide(Layer.merge(TestModel.layer([]), ConfigProvider.layer(ConfigProvider.fromUnknown({}))))))
+})
