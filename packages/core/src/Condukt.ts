@@ -11,6 +11,7 @@ import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "e
 import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
+import * as OpenAi from "./providers/OpenAi.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -29,13 +30,19 @@ const defaultSandbox = Layer.effect(
 )
 
 // Every provider, each reading its key and base URL from the environment when a model is first
-// resolved: a program without a key for a provider it never uses starts fine.
-const providers: Layer.Layer<never> = Layer.mergeAll(Anthropic.layer()).pipe(Layer.provide(NodeHttpClient.layerUndici))
+// resolved: a program without a key for a provider it never uses starts fine. Each registration
+// adds to the registry it finds, so they are stacked rather than merged side by side.
+const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
+  Layer.provideMerge(OpenAi.layer()),
+  Layer.provideMerge(Anthropic.layer()),
+  Layer.provide(NodeHttpClient.layerUndici)
+)
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
  * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
- * a sandbox, and every model provider (`anthropic:…`, keys and base URLs from the environment).
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…` and the OpenAI-compatible presets, keys
+ * and base URLs from the environment).
  * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *
  * @since 0.1.0
