@@ -1,6 +1,6 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stream } from "effect"
+import { Effect, Layer, Redacted, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +13,7 @@ import * as Anthropic from "../../src/providers/Anthropic.ts"
 import type * as Provider from "../../src/providers/Provider.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 import * as Session from "../../src/Session.ts"
+import * as Tool from "../../src/Tool.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Loopback from "./loopback.ts"
 
@@ -148,4 +149,92 @@ describe("Anthropic", () => {
       assert.include(result[0]!.content, "alpha")
       assert.include(result[1]!.content, "beta")
     }).pipe(Effect.provide(Condukt.layer)))
+
+  describe("programmatic tool calling", () => {
+    const CountRows = Tool.make("count_rows", {
+      description: "Counts the rows of a table",
+      parameters: Schema.Struct({ table: Schema.String }),
+      allowedCallers: ["code_execution"],
+      resultType: "structured",
+      call: ({ table }) => Effect.succeed(Tool.structured(`${table} has 3 rows`, { table, rows: 3 }))
+    })
+    const agent = Agent.make({ name: "analyst", model: MODEL, tools: [CountRows] })
+
+    const runWith = (replies: ReadonlyArray<Loopback.Reply>) =>
+      Effect.gen(function*() {
+        const server = yield* Loopback.start(replies)
+        const result = yield* Effect.scoped(Effect.gen(function*() {
+          const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: os.tmpdir() }) })
+          return yield* session.run("How many users?")
+        })).pipe(Effect.provide(layer(server)))
+        return { server, result }
+      }).pipe(Effect.provide(Condukt.layer))
+
+    it.live("sends allowed_callers with the code-execution tool and its beta; a call from code gets the data as JSON", () =>
+      Effect.gen(function*() {
+        const { result, server } = yield* runWith([
+          Loopback.sse(Loopback.fixture("anthropic-programmatic.sse")),
+          Loopback.sse(Loopback.fixture("anthropic-final.sse"))
+        ])
+        const [first, second] = server.requests
+        assert.strictEqual(first!.headers["anthropic-beta"], "advanced-tool-use-2025-11-20")
+        assert.deepStrictEqual(first!.body.tools, [
+          {
+            name: "count_rows",
+            description: "Counts the rows of a table",
+            input_schema: CountRows.parameters,
+            allowed_callers: ["code_execution_20250825"]
+          },
+          { type: "code_execution_20250825", name: "code_execution" }
+        ])
+        assert.deepStrictEqual(result.messages[1], Message.toolResult({
+          callId: "toolu_03Cc9dEe",
+          name: "count_rows",
+          content: `{"table":"users","rows":3}`,
+          isError: false
+        }))
+        assert.strictEqual(second!.body.container, "container_011CRjsdVbKkRcNiN9TMbzWy")
+        assert.deepStrictEqual(second!.body.messages.slice(1), [
+          {
+            role: "assistant",
+            content: [
+              {
+                type: "server_tool_use",
+                id: "srvtoolu_01A2b3C4d5E6",
+                name: "code_execution",
+                input: { code: `rows = await count_rows({"table": "users"})\nprint(rows)` }
+              },
+              {
+                type: "tool_use",
+                id: "toolu_03Cc9dEe",
+                name: "count_rows",
+                input: { table: "users" },
+                caller: { type: "code_execution_20250825", tool_id: "srvtoolu_01A2b3C4d5E6" }
+              }
+            ]
+          },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_03Cc9dEe", content: `{"table":"users","rows":3}` }] }
+        ])
+      }))
+
+    it.live("refuses a direct call to a tool that allows only code execution", () =>
+      Effect.gen(function*() {
+        const { result, server } = yield* runWith([
+          Loopback.sse(Loopback.fixture("anthropic-direct-call.sse")),
+          Loopback.sse(Loopback.fixture("anthropic-final.sse"))
+        ])
+        assert.deepStrictEqual(result.messages[1], Message.toolResult({
+          callId: "toolu_04Dd",
+          name: "count_rows",
+          content: "Tool count_rows cannot be called directly: call it from code execution",
+          isError: true
+        }))
+        assert.deepStrictEqual(server.requests[1]!.body.messages.at(-1).content, [{
+          type: "tool_result",
+          tool_use_id: "toolu_04Dd",
+          content: "Tool count_rows cannot be called directly: call it from code execution",
+          is_error: true
+        }])
+      }))
+  })
 })
