@@ -1,9 +1,7 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
 import * as Agent from "../../src/Agent.ts"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
@@ -41,15 +39,7 @@ const parts = (server: Loopback.Server, req: Model.Request = request(), options:
     return yield* Stream.runCollect(model.stream(req))
   }).pipe(Effect.provide(layer(server, options)))
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-anthropic-")))
-    fs.writeFileSync(path.join(dir, "a.txt"), "alpha\n")
-    fs.writeFileSync(path.join(dir, "b.txt"), "beta\n")
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 
 describe("Anthropic", () => {
   it.live("decodes a streamed answer into text deltas, usage with cache tokens, and the stop reason", () =>

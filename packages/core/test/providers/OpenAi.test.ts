@@ -1,9 +1,6 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Redacted, Stream } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
 import * as Agent from "../../src/Agent.ts"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
@@ -35,15 +32,7 @@ const parts = (model: string, layer: Layer.Layer<never>, req: Model.Request = re
     return yield* Stream.runCollect(service.stream(req))
   }).pipe(Effect.provide(layer))
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-openai-")))
-    fs.writeFileSync(path.join(dir, "a.txt"), "alpha\n")
-    fs.writeFileSync(path.join(dir, "b.txt"), "beta\n")
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 
 describe("OpenAi", () => {
   it.live("decodes a streamed answer and sends the documented request", () =>

@@ -6,6 +6,7 @@
 import { Deferred, Effect, Exit, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
+import * as os from "node:os"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 
@@ -97,3 +98,14 @@ export const start = (replies: ReadonlyArray<Reply>): Effect.Effect<Server, neve
         server.close(() => resume(Effect.void))
       })
   ).pipe(Effect.map(({ state }) => state))
+
+/** A temporary directory holding `files`, removed with the scope. */
+export const tempFiles = (files: Record<string, string>): Effect.Effect<string, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-provider-")))
+      for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text)
+      return dir
+    }),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
