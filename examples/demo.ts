@@ -1,7 +1,8 @@
 /**
  * The demo: an agent with the coding tools tidies a notes file in a temporary directory and
- * streams its events to the terminal. No provider is wired in yet, so a scripted TestModel plays
- * the model; the tools, the sandbox and the processes are real.
+ * streams its events to the terminal. With ANTHROPIC_API_KEY (or OPENAI_API_KEY) set it talks to
+ * that provider (ANTHROPIC_BASE_URL / OPENAI_BASE_URL redirect it); otherwise a scripted TestModel
+ * plays the model. It says which. The tools, the sandbox and the processes are real either way.
  *
  * Run it with `npx -y pnpm@10.34.9 demo`.
  */
@@ -44,13 +45,29 @@ const show = (event: SessionEvent.SessionEvent): string | undefined => {
   }
 }
 
+// A real provider when its key is set; the scripted model otherwise.
+const real = process.env.ANTHROPIC_API_KEY
+  ? "anthropic:claude-sonnet-4-6"
+  : process.env.OPENAI_API_KEY
+  ? "openai:gpt-4.1-mini"
+  : undefined
+
 const demo = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const dir = yield* fs.makeTempDirectoryScoped({ prefix: "condukt-demo-" })
-  yield* Console.log(`No provider API key is wired in yet: a scripted TestModel plays the model.`)
+  yield* Console.log(
+    real === undefined
+      ? "No ANTHROPIC_API_KEY or OPENAI_API_KEY is set: a scripted TestModel plays the model."
+      : `Using the real model ${real} (its key is set in the environment).`
+  )
   yield* Console.log(`The tools are real; they work in ${dir}.\n`)
 
-  const agent = Agent.make({ name: "tidier", model: "test:scripted", system: "You tidy notes.", tools: Tools.coding })
+  const agent = Agent.make({
+    name: "tidier",
+    model: real ?? "test:scripted",
+    system: "You tidy notes. Work in the current directory.",
+    tools: Tools.coding
+  })
   let midLine = false // streamed text has no newline of its own
   const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir, allowedPaths: [dir] }) })
   yield* session.stream("Write my notes, then mark the milk as bought.").pipe(
@@ -68,9 +85,14 @@ const demo = Effect.gen(function*() {
       return Console.log(out)
     })
   )
+  if (real !== undefined) return
+  // The scripted run must have done exactly what it was told.
   const final = yield* fs.readFileString(`${dir}/notes.md`)
   if (!final.includes("DONE: buy milk")) return yield* Effect.die(`the edit did not land: ${final}`)
   yield* Console.log(`\nnotes.md now reads:\n${final}`)
-}).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(script), Condukt.layer, NodeServices.layer)))
+}).pipe(
+  Effect.scoped,
+  Effect.provide(real === undefined ? Layer.mergeAll(TestModel.layer(script), Condukt.layer, NodeServices.layer) : Layer.mergeAll(Condukt.layer, NodeServices.layer))
+)
 
 NodeRuntime.runMain(demo)

@@ -74,7 +74,12 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     toolConcurrency: options.toolConcurrency,
     modelOptions: options.modelOptions,
     executor: Executor.make(tools, { concurrency: options.toolConcurrency, timeout: options.toolTimeout }),
-    specs: tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
+    specs: tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: t.parameters,
+      ...(t.allowedCallers.length === 1 && t.allowedCallers[0] === "human" ? {} : { allowedCallers: t.allowedCallers })
+    })),
     secrets: options.secrets ?? {}
   }
 }

@@ -2,14 +2,16 @@
  * Condukt — the composition root: the default layer and one-shot runs.
  *
  * `layer` chooses the Node defaults once (the host services, one process budget for the whole
- * program, a LocalSandbox at the process's working directory for sessions that name no sandbox;
- * provider layers join it as they land). `run` and `stream` start an
+ * program, a LocalSandbox at the process's working directory for sessions that name no sandbox,
+ * every model provider over one undici HTTP client). `run` and `stream` start an
  * anonymous, transient session for one prompt and stop it afterwards, releasing everything it owned.
  */
-import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { NodeFileSystem, NodeHttpClient, NodePath } from "@effect/platform-node"
 import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
+import * as Anthropic from "./providers/Anthropic.ts"
+import * as OpenAi from "./providers/OpenAi.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -27,15 +29,26 @@ const defaultSandbox = Layer.effect(
   Effect.map(Effect.context<Host>(), (services) => LocalSandbox.layer().pipe(Layer.provide(Layer.succeedContext(services))))
 )
 
+// Every provider, each reading its key and base URL from the environment when a model is first
+// resolved: a program without a key for a provider it never uses starts fine. Each registration
+// adds to the registry it finds, so they are stacked rather than merged side by side.
+const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
+  Layer.provideMerge(OpenAi.layer()),
+  Layer.provideMerge(Anthropic.layer()),
+  Layer.provide(NodeHttpClient.layerUndici)
+)
+
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
- * (`ProcessBudget.DEFAULT_PER_CORE` per core), and a LocalSandbox at the cwd for sessions without
- * a sandbox. `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
+ * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…` and the OpenAI-compatible presets, keys
+ * and base URLs from the environment).
+ * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Host> = defaultSandbox.pipe(Layer.provideMerge(host))
+export const layer: Layer.Layer<Host> = Layer.merge(defaultSandbox.pipe(Layer.provideMerge(host)), providers)
 
 /**
  * A one-shot run: the agent's fields, the session's start options and the run's own; `RIn` is what

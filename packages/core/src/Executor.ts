@@ -22,6 +22,8 @@ export interface Call {
   readonly id: string
   readonly name: string
   readonly input: unknown
+  /** Who made the call: the model directly (`human`, the default) or code it runs. */
+  readonly caller?: Tool.Caller | undefined
 }
 
 /** One call's result, ready for the model (`content`) and for events (`data`). */
@@ -152,13 +154,34 @@ const encode = (output: Tool.Output): Effect.Effect<Encoded> => {
   if (typeof output === "string") return Effect.succeed({ text: output })
   if (output instanceof Tool.Structured) return Effect.succeed({ text: output.text, data: output.data })
   if (output instanceof Tool.Assign) return encode(output.value)
-  return Effect.try({ try: () => JSON.stringify(output), catch: (cause) => cause }).pipe(
+  return Effect.map(json(output), (text) => ({ text }))
+}
+
+const json = (value: unknown): Effect.Effect<string> =>
+  Effect.try({ try: () => JSON.stringify(value), catch: (cause) => cause }).pipe(
     Effect.orDie,
     Effect.flatMap((text) =>
-      text === undefined ? Effect.die(new TypeError(`the result is not JSON (${typeof output})`)) : Effect.succeed({ text })
+      text === undefined ? Effect.die(new TypeError(`the result is not JSON (${typeof value})`)) : Effect.succeed(text)
     )
   )
-}
+
+/**
+ * What the model reads when a tool is called by a caller it does not allow: the model directly
+ * (`human`) or code it runs (`code_execution`).
+ */
+export const refusal = (tool: string, caller: Tool.Caller): string =>
+  caller === "human"
+    ? `Tool ${tool} cannot be called directly: call it from code execution`
+    : `Tool ${tool} cannot be called from code execution: call it directly`
+
+/**
+ * A structured tool answers code (a programmatic caller) with its data as JSON, which the code
+ * can parse; the model reading it directly gets the text.
+ */
+const encodeFor = (tool: Tool.Tool<unknown>, call: Call, output: Tool.Output): Effect.Effect<Encoded> =>
+  call.caller === "code_execution" && tool.resultType === "structured" && output instanceof Tool.Structured
+    ? Effect.map(json(output.data ?? null), (text) => ({ text, data: output.data }))
+    : encode(output)
 
 const render = (
   tool: Tool.Tool<unknown>,
@@ -170,7 +193,7 @@ const render = (
   if (Exit.isSuccess(exit)) {
     if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
     const output = exit.value.value
-    return encode(output).pipe(
+    return encodeFor(tool, call, output).pipe(
       Effect.map(({ data, text }): Done => ({
         result: {
           callId: call.id,
@@ -242,6 +265,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   const runOne = (call: Call, context: Omit<Tool.Context, "callId">): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
+    const caller = call.caller ?? "human"
+    if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     return Effect.map(
       invoke(tool, call, { ...context, callId: call.id }),
       // A failure's text can quote what the tool saw (a command's output, a file's line).

@@ -20,7 +20,9 @@ export type TextPart = typeof TextPart.Type
 export const ThinkingPart = Schema.TaggedStruct("Thinking", {
   text: Schema.String,
   /** Some providers sign thinking blocks and want the signature back. */
-  signature: Schema.optionalKey(Schema.String)
+  signature: Schema.optionalKey(Schema.String),
+  /** Thinking the provider encrypted (Anthropic's `redacted_thinking`): opaque, sent back as it came; `text` is empty. */
+  redacted: Schema.optionalKey(Schema.String)
 })
 export type ThinkingPart = typeof ThinkingPart.Type
 
@@ -28,12 +30,23 @@ export type ThinkingPart = typeof ThinkingPart.Type
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   id: Schema.String,
   name: Schema.String,
-  input: Schema.Unknown
+  input: Schema.Unknown,
+  /** Who made the call when it was not the model directly: code the model runs (programmatic tool calling). */
+  caller: Schema.optionalKey(Schema.Literals(["human", "code_execution"])),
+  /** The provider's id of the code execution that made the call, sent back with the call. */
+  callerId: Schema.optionalKey(Schema.String)
 })
 export type ToolCallPart = typeof ToolCallPart.Type
 
+/**
+ * A block only one provider understands (Anthropic's server tool use and its result, the
+ * code-execution container), kept so that provider can send it back; every other provider drops it.
+ */
+export const ProviderPart = Schema.TaggedStruct("Provider", { provider: Schema.String, value: Schema.Unknown })
+export type ProviderPart = typeof ProviderPart.Type
+
 /** @since 0.1.0 @category models */
-export const AssistantPart = Schema.Union([TextPart, ThinkingPart, ToolCallPart])
+export const AssistantPart = Schema.Union([TextPart, ThinkingPart, ToolCallPart, ProviderPart])
 export type AssistantPart = typeof AssistantPart.Type
 
 /** @since 0.1.0 @category models */
@@ -83,12 +96,11 @@ export const textPart = (text: string): TextPart => ({ _tag: "Text", text })
 export const thinkingPart = (text: string): ThinkingPart => ({ _tag: "Thinking", text })
 
 /** @since 0.1.0 @category constructors */
-export const toolCallPart = (call: Omit<ToolCallPart, "_tag">): ToolCallPart => ({
-  _tag: "ToolCall",
-  id: call.id,
-  name: call.name,
-  input: call.input
-})
+export const toolCallPart = (call: Omit<ToolCallPart, "_tag">): ToolCallPart => {
+  const part: ToolCallPart = { _tag: "ToolCall", id: call.id, name: call.name, input: call.input }
+  if (call.caller === undefined) return part
+  return call.callerId === undefined ? { ...part, caller: call.caller } : { ...part, caller: call.caller, callerId: call.callerId }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Combinators

@@ -6,9 +6,17 @@
  * format; `"provider:model"` strings resolve through the `Providers` registry, which later layers
  * fill. This module refuses to retry or translate: that is each provider's job.
  */
-import { Context, Effect, type JsonSchema, Layer, Schema, Stream } from "effect"
+import { Context, Duration, Effect, type JsonSchema, Layer, Schema, Stream } from "effect"
 import type { History } from "./History.ts"
-import { assistant, type AssistantMessage, type AssistantPart, textPart, thinkingPart, toolCallPart } from "./Message.ts"
+import {
+  assistant,
+  type AssistantMessage,
+  type AssistantPart,
+  textPart,
+  thinkingPart,
+  type ToolCallPart,
+  toolCallPart
+} from "./Message.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -19,6 +27,8 @@ export interface ToolSpec {
   readonly name: string
   readonly description: string
   readonly parameters: JsonSchema.JsonSchema
+  /** Who may call the tool, when not only the model directly (programmatic tool calling). */
+  readonly allowedCallers?: ReadonlyArray<"human" | "code_execution"> | undefined
 }
 
 /** Settings of one request; a provider ignores those its vendor lacks. */
@@ -29,12 +39,33 @@ export interface Options {
   readonly topP?: number | undefined
   /** Texts that end the reply when the model writes them. */
   readonly stopSequences?: ReadonlyArray<string> | undefined
+  /** Whether the model must call a tool: `auto` (default), `none`, `required`, or one tool by name. */
+  readonly toolChoice?: ToolChoice | undefined
+  /**
+   * How hard a reasoning model thinks: an effort (OpenAI's `reasoning_effort`) or a token budget
+   * (Anthropic's extended thinking). A provider given one derives the other (see docs/providers.md).
+   */
+  readonly reasoning?: Reasoning | undefined
 }
 
-/** Tokens counted by the provider. */
+/** @since 0.1.0 @category models */
+export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
+
+/** @since 0.1.0 @category models */
+export interface Reasoning {
+  readonly effort?: "minimal" | "low" | "medium" | "high" | undefined
+  readonly budgetTokens?: number | undefined
+}
+
+/**
+ * Tokens counted by the provider. `inputTokens` are the uncached ones for every provider; tokens
+ * read from or written to a prompt cache are counted apart (absent when there were none).
+ */
 export interface Usage {
   readonly inputTokens: number
   readonly outputTokens: number
+  readonly cacheReadTokens?: number
+  readonly cacheWriteTokens?: number
 }
 
 /** @since 0.1.0 @category models */
@@ -50,15 +81,34 @@ export interface Request {
 export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "other"
 
 /**
- * What a model streams. A tool call arrives whole, once its arguments are complete. `Usage` parts
- * are increments: a reply's usage is the sum of its `Usage` parts (a provider reporting input
- * tokens first and output tokens at the end sends two).
+ * What a model streams. A tool call arrives whole, once its arguments are complete (arguments that
+ * are not valid JSON arrive as their raw text, which the tool's decoding turns into an error result
+ * for the model). `Usage` parts are increments: a reply's usage is the sum of its `Usage` parts (a
+ * provider reporting input tokens first and output tokens at the end sends two).
+ * `ThinkingSignature` closes the thinking before it; `RedactedThinking` and `ProviderData` are
+ * blocks the provider wants back verbatim on the next request.
  */
 export type Part =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ThinkingDelta"; readonly text: string }
-  | { readonly _tag: "ToolCall"; readonly id: string; readonly name: string; readonly input: unknown }
-  | { readonly _tag: "Usage"; readonly inputTokens: number; readonly outputTokens: number }
+  | { readonly _tag: "ThinkingSignature"; readonly signature: string }
+  | { readonly _tag: "RedactedThinking"; readonly data: string }
+  | {
+    readonly _tag: "ToolCall"
+    readonly id: string
+    readonly name: string
+    readonly input: unknown
+    readonly caller?: Exclude<ToolCallPart["caller"], undefined>
+    readonly callerId?: string
+  }
+  | { readonly _tag: "ProviderData"; readonly provider: string; readonly value: unknown }
+  | {
+    readonly _tag: "Usage"
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly cacheReadTokens?: number
+    readonly cacheWriteTokens?: number
+  }
   | { readonly _tag: "Finish"; readonly reason: FinishReason }
 
 // ---------------------------------------------------------------------------------------------
@@ -76,24 +126,160 @@ export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("Unkn
   }
 }
 
-/** The provider answered, but not with something usable (bad status, malformed stream). */
+/** The provider answered, but not with something usable (a server error, a malformed stream). */
 export class ProviderFailed extends Schema.TaggedError<ProviderFailed>()("ProviderFailed", {
   description: Schema.String,
   retryable: Schema.Boolean,
+  status: Schema.optional(Schema.Int),
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return this.description
+    return this.status === undefined ? this.description : `HTTP ${this.status}: ${this.description}`
+  }
+  get isRetryable(): boolean {
+    return this.retryable
+  }
+}
+
+// The reasons a provider's answer maps to. Each keeps the HTTP status when there was one and the
+// provider's own message (`description`); `isRetryable` is what the retry policy reads.
+const wire = {
+  provider: Schema.String,
+  status: Schema.optional(Schema.Int),
+  description: Schema.String
+}
+
+const said = (reason: { readonly provider: string; readonly status?: number | undefined; readonly description: string }, what: string) =>
+  `${reason.provider}: ${what}${reason.status === undefined ? "" : ` (HTTP ${reason.status})`}: ${reason.description}`
+
+const after = (retryAfter: Duration.Duration | undefined) =>
+  retryAfter === undefined ? "" : `; retry after ${Duration.format(retryAfter)}`
+
+/** @since 0.1.0 @category errors */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  ...wire,
+  retryAfter: Schema.optional(Schema.Duration)
+}) {
+  override get message() {
+    return said(this, "rate limited") + after(this.retryAfter)
+  }
+  get isRetryable(): boolean {
+    return true
   }
 }
 
 /** @since 0.1.0 @category errors */
+export class Overloaded extends Schema.TaggedError<Overloaded>()("Overloaded", {
+  ...wire,
+  retryAfter: Schema.optional(Schema.Duration)
+}) {
+  override get message() {
+    return said(this, "overloaded") + after(this.retryAfter)
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", wire) {
+  override get message() {
+    return said(this, "the API key was refused")
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", wire) {
+  override get message() {
+    return said(this, "the request was refused")
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/** The conversation no longer fits the model's context window. */
+export class ContextOverflow extends Schema.TaggedError<ContextOverflow>()("ContextOverflow", wire) {
+  override get message() {
+    return said(this, "the conversation is longer than the model's context window")
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/** The connection failed or was reset before the reply was complete. */
+export class Network extends Schema.TaggedError<Network>()("Network", {
+  provider: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `${this.provider}: network error: ${this.description}`
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/** The provider said nothing for longer than the idle timeout (or answered HTTP 408). */
+export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
+  provider: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `${this.provider}: timed out: ${this.description}`
+  }
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/** No API key: neither the option nor the environment variable `variable` gave one. */
+export class MissingApiKey extends Schema.TaggedError<MissingApiKey>()("MissingApiKey", {
+  provider: Schema.String,
+  variable: Schema.String
+}) {
+  override get message() {
+    return `${this.provider}: no API key: set ${this.variable} or pass apiKey to the provider's layer`
+  }
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/** @since 0.1.0 @category models */
+export const ModelErrorReason = Schema.Union([
+  UnknownProvider,
+  ProviderFailed,
+  RateLimited,
+  Overloaded,
+  Unauthorized,
+  InvalidRequest,
+  ContextOverflow,
+  Network,
+  Timeout,
+  MissingApiKey
+])
+export type ModelErrorReason = typeof ModelErrorReason.Type
+
+/** @since 0.1.0 @category errors */
 export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   model: Schema.String,
-  reason: Schema.Union([UnknownProvider, ProviderFailed])
+  reason: ModelErrorReason
 }) {
   override get message() {
     return this.reason.message
+  }
+  /** Whether trying the same request again may succeed (what retry policies read, never the text). */
+  get isRetryable(): boolean {
+    return this.reason._tag !== "UnknownProvider" && this.reason.isRetryable
+  }
+  /** How long the provider asked us to wait, when it said. */
+  get retryAfter(): Duration.Duration | undefined {
+    return this.reason._tag === "RateLimited" || this.reason._tag === "Overloaded" ? this.reason.retryAfter : undefined
   }
 }
 
@@ -174,10 +360,20 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
       if (last?._tag === "Text") out[out.length - 1] = textPart(last.text + part.text)
       else out.push(textPart(part.text))
     } else if (part._tag === "ThinkingDelta") {
-      if (last?._tag === "Thinking") out[out.length - 1] = thinkingPart(last.text + part.text)
-      else out.push(thinkingPart(part.text))
+      // A signed (closed) thinking block is never extended: the next delta starts a new block.
+      if (last?._tag === "Thinking" && last.signature === undefined && last.redacted === undefined) {
+        out[out.length - 1] = thinkingPart(last.text + part.text)
+      } else out.push(thinkingPart(part.text))
+    } else if (part._tag === "ThinkingSignature") {
+      if (last?._tag === "Thinking" && last.signature === undefined && last.redacted === undefined) {
+        out[out.length - 1] = { ...last, signature: part.signature }
+      } else out.push({ ...thinkingPart(""), signature: part.signature })
+    } else if (part._tag === "RedactedThinking") {
+      out.push({ ...thinkingPart(""), redacted: part.data })
     } else if (part._tag === "ToolCall") {
       out.push(toolCallPart(part))
+    } else if (part._tag === "ProviderData") {
+      out.push({ _tag: "Provider", provider: part.provider, value: part.value })
     }
   }
   // An array grown by push keeps spare capacity; the message lives as long as the session, so it
@@ -194,11 +390,22 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
 export const usageOf = (parts: ReadonlyArray<Part>): Usage => {
   let inputTokens = 0
   let outputTokens = 0
+  let cacheReadTokens = 0
+  let cacheWriteTokens = 0
   for (const part of parts) {
     if (part._tag === "Usage") {
       inputTokens += part.inputTokens
       outputTokens += part.outputTokens
+      cacheReadTokens += part.cacheReadTokens ?? 0
+      cacheWriteTokens += part.cacheWriteTokens ?? 0
     }
   }
-  return { inputTokens, outputTokens }
+  // Cache counts only when there were some: most providers and every test double have none.
+  if (cacheReadTokens === 0 && cacheWriteTokens === 0) return { inputTokens, outputTokens }
+  return {
+    inputTokens,
+    outputTokens,
+    ...(cacheReadTokens === 0 ? {} : { cacheReadTokens }),
+    ...(cacheWriteTokens === 0 ? {} : { cacheWriteTokens })
+  }
 }

@@ -39,7 +39,11 @@ export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
   turn: Schema.Int,
   inputTokens: Schema.Int,
-  outputTokens: Schema.Int
+  outputTokens: Schema.Int,
+  /** Input tokens read from the provider's prompt cache, when there were some. */
+  cacheReadTokens: Schema.optionalKey(Schema.Int),
+  /** Input tokens written to the provider's prompt cache, when there were some. */
+  cacheWriteTokens: Schema.optionalKey(Schema.Int)
 })
 export type TurnEnd = typeof TurnEnd.Type
 

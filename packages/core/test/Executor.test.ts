@@ -314,4 +314,41 @@ describe("Executor", () => {
       "Two tools are named dup: tool names must be unique (rename one, or give a prefix)"
     )
   })
+
+  it.effect("refuses a call from a caller the tool does not allow, with a sentence the model can act on", () =>
+    Effect.gen(function*() {
+      const direct = Tool.make("direct_only", { description: "d", parameters: NoArgs, call: () => Effect.succeed("ran") })
+      const coded = Tool.make("code_only", {
+        description: "c",
+        parameters: NoArgs,
+        allowedCallers: ["code_execution"],
+        call: () => Effect.succeed("ran")
+      })
+      const { results } = yield* compile([direct, coded]).run([
+        { id: "1", name: "direct_only", input: {}, caller: "code_execution" },
+        { id: "2", name: "code_only", input: {} },
+        { id: "3", name: "code_only", input: {}, caller: "code_execution" }
+      ], context, {})
+      assert.deepStrictEqual(results.map((r) => [r.content, r.isError]), [
+        ["Tool direct_only cannot be called from code execution: call it directly", true],
+        ["Tool code_only cannot be called directly: call it from code execution", true],
+        ["ran", false]
+      ])
+    }))
+
+  it.effect("a structured tool answers code execution with its data as JSON and the model with its text", () =>
+    Effect.gen(function*() {
+      const both = Tool.make("rows", {
+        description: "r",
+        parameters: NoArgs,
+        allowedCallers: ["human", "code_execution"],
+        resultType: "structured",
+        call: () => Effect.succeed(Tool.structured("3 rows", { rows: 3 }))
+      })
+      const { results } = yield* compile([both]).run([
+        { id: "1", name: "rows", input: {} },
+        { id: "2", name: "rows", input: {}, caller: "code_execution" }
+      ], context, {})
+      assert.deepStrictEqual(results.map((r) => [r.content, r.data]), [["3 rows", { rows: 3 }], [`{"rows":3}`, { rows: 3 }]])
+    }))
 })

@@ -1,0 +1,55 @@
+/**
+ * providerConfig — where a provider's key and base URL come from: the layer's options first, then
+ * `<PROVIDER>_API_KEY` (read with `Config.Redacted`, so the value never becomes a plain string
+ * outside the request that carries it) and `<PROVIDER>_BASE_URL`, then the vendor's default.
+ *
+ * It runs when a model is resolved, not when the layer is built: a program without a key for a
+ * provider it never uses starts fine, and a missing key fails the first use, naming the variable.
+ */
+import { Config, Effect, Option, Redacted } from "effect"
+import * as Model from "../Model.ts"
+import type * as Provider from "../providers/Provider.ts"
+
+/** How one provider finds its key and endpoint. */
+export interface Source {
+  /** The registry prefix (`anthropic`), also the variables' stem (`ANTHROPIC_API_KEY`). */
+  readonly provider: string
+  readonly defaultBaseUrl: string
+  /** A local server (Ollama, vLLM, LM Studio) takes any key, or none: this one is sent then. */
+  readonly keyOptional?: string | undefined
+}
+
+/** What a request needs: the key and the base URL without a trailing slash. */
+export interface Resolved {
+  readonly key: Redacted.Redacted<string>
+  readonly baseUrl: string
+}
+
+const variable = (provider: string, suffix: string) => `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_${suffix}`
+
+/** The key and base URL for `source`, or `MissingApiKey` naming the variable to set. */
+export const resolve = (
+  source: Source,
+  options: Provider.Options | undefined,
+  model: string
+): Effect.Effect<Resolved, Model.ModelError> =>
+  Effect.gen(function*() {
+    const keyVariable = variable(source.provider, "API_KEY")
+    const fromEnv = options?.apiKey === undefined
+      ? yield* Config.option(Config.Redacted(keyVariable)).pipe(Effect.orElseSucceed(() => Option.none()))
+      : Option.none()
+    const given = options?.apiKey ?? Option.getOrUndefined(fromEnv)
+    const key = given !== undefined && Redacted.value(given) !== ""
+      ? given
+      : source.keyOptional === undefined
+      ? undefined
+      : Redacted.make(source.keyOptional)
+    if (key === undefined) {
+      return yield* new Model.ModelError({ model, reason: new Model.MissingApiKey({ provider: source.provider, variable: keyVariable }) })
+    }
+    const fromBaseEnv = options?.baseUrl === undefined
+      ? yield* Config.option(Config.String(variable(source.provider, "BASE_URL"))).pipe(Effect.orElseSucceed(() => Option.none()))
+      : Option.none()
+    const baseUrl = options?.baseUrl ?? Option.getOrElse(Option.filter(fromBaseEnv, (url) => url !== ""), () => source.defaultBaseUrl)
+    return { key, baseUrl: baseUrl.replace(/\/+$/, "") }
+  })

@@ -1,0 +1,230 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Redacted, Schema, Stream } from "effect"
+import * as os from "node:os"
+import * as Agent from "../../src/Agent.ts"
+import * as Condukt from "../../src/Condukt.ts"
+import * as History from "../../src/History.ts"
+import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
+import * as Anthropic from "../../src/providers/Anthropic.ts"
+import type * as Provider from "../../src/providers/Provider.ts"
+import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Session from "../../src/Session.ts"
+import * as Tool from "../../src/Tool.ts"
+import * as Tools from "../../src/Tools.ts"
+import * as Loopback from "./loopback.ts"
+
+const KEY = "sk-ant-test-7f3a9c1e5b"
+const MODEL = "anthropic:claude-sonnet-4-6"
+
+const layer = (server: Loopback.Server, options: Provider.Options = {}) =>
+  Anthropic.layer({
+    apiKey: Redacted.make(KEY),
+    baseUrl: server.url,
+    retry: { baseDelay: "1 millis", maxDelay: "1 millis" },
+    ...options
+  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+const request = (messages: ReadonlyArray<Message.Message> = [Message.user("Hi")]): Model.Request => ({
+  system: "Be brief.",
+  messages: History.fromIterable(messages),
+  tools: []
+})
+
+/** Streams one request through the provider against `server`; the parts or the error. */
+const parts = (server: Loopback.Server, req: Model.Request = request(), options: Provider.Options = {}) =>
+  Effect.gen(function*() {
+    const model = yield* Model.resolve(MODEL)
+    return yield* Stream.runCollect(model.stream(req))
+  }).pipe(Effect.provide(layer(server, options)))
+
+const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
+
+describe("Anthropic", () => {
+  it.live("decodes a streamed answer into text deltas, usage with cache tokens, and the stop reason", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("anthropic-text.sse"))])
+      const out = yield* parts(server)
+      assert.deepStrictEqual(out, [
+        { _tag: "TextDelta", text: "Hello" },
+        { _tag: "TextDelta", text: ", world." },
+        { _tag: "Usage", inputTokens: 25, outputTokens: 15, cacheReadTokens: 12, cacheWriteTokens: 7 },
+        { _tag: "Finish", reason: "stop" }
+      ])
+      const [received] = server.requests
+      assert.strictEqual(received!.path, "/v1/messages")
+      assert.strictEqual(received!.headers["x-api-key"], KEY)
+      assert.strictEqual(received!.headers["anthropic-version"], "2023-06-01")
+      assert.strictEqual(received!.headers["anthropic-beta"], undefined)
+      assert.deepStrictEqual(received!.body, {
+        model: "claude-sonnet-4-6",
+        max_tokens: 8192,
+        stream: true,
+        system: "Be brief.",
+        messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }]
+      })
+    }))
+
+  it.live("sends the shared options: tool choice, thinking budget, top_p, stop sequences", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("anthropic-text.sse"))])
+      yield* parts(server, {
+        ...request(),
+        options: { temperature: 1, topP: 0.9, stopSequences: ["END"], toolChoice: { tool: "Read" }, reasoning: { effort: "low" } }
+      })
+      const body = server.requests[0]!.body
+      assert.deepStrictEqual(
+        [body.max_tokens, body.thinking, body.tool_choice, body.temperature, body.top_p, body.stop_sequences],
+        [2048 + 8192, { type: "enabled", budget_tokens: 2048 }, { type: "tool", name: "Read" }, 1, 0.9, ["END"]]
+      )
+    }))
+
+  it.live("drives a full agent run: thinking, two parallel tool calls in fragments, results sent back, final text", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const server = yield* Loopback.start([
+        Loopback.sse(Loopback.fixture("anthropic-tools.sse")),
+        Loopback.sse(Loopback.fixture("anthropic-final.sse"))
+      ])
+      const agent = Agent.make({ name: "reader", model: MODEL, system: "You read files.", tools: [Tools.Read] })
+      const events = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
+      }).pipe(Effect.provide(layer(server)))
+      const result = events.filter((e) => e._tag === "ToolResult")
+      assert.deepStrictEqual(result.map((e) => [e.callId, e.isError]), [
+        ["toolu_01T1x1fJ34qAmk2tNTrN7Up6", false],
+        ["toolu_02Bq7kLw2cUu5Hn3xYz8aQpR", false]
+      ])
+      assert.strictEqual(
+        events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""),
+        "The user wants both files. I can read them in parallel."
+      )
+      assert.strictEqual(
+        events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""),
+        "I'll read both files.a.txt says alpha; b.txt says beta."
+      )
+      assert.deepStrictEqual(
+        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens]),
+        [[472, 89], [630, 12]]
+      )
+      const second = server.requests[1]!.body
+      assert.strictEqual(second.system, "You read files.")
+      assert.deepStrictEqual(second.tools, [{ name: "Read", description: Tools.Read.description, input_schema: Tools.Read.parameters }])
+      assert.deepStrictEqual(second.messages, [
+        { role: "user", content: [{ type: "text", text: "What do a.txt and b.txt say?" }] },
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "thinking",
+              thinking: "The user wants both files. I can read them in parallel.",
+              signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+            },
+            { type: "redacted_thinking", data: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP" },
+            { type: "text", text: "I'll read both files." },
+            { type: "tool_use", id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", name: "Read", input: { path: "a.txt" } },
+            { type: "tool_use", id: "toolu_02Bq7kLw2cUu5Hn3xYz8aQpR", name: "Read", input: { path: "b.txt" } }
+          ]
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_01T1x1fJ34qAmk2tNTrN7Up6", content: result[0]!.content },
+            { type: "tool_result", tool_use_id: "toolu_02Bq7kLw2cUu5Hn3xYz8aQpR", content: result[1]!.content }
+          ]
+        }
+      ])
+      assert.include(result[0]!.content, "alpha")
+      assert.include(result[1]!.content, "beta")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  describe("programmatic tool calling", () => {
+    const CountRows = Tool.make("count_rows", {
+      description: "Counts the rows of a table",
+      parameters: Schema.Struct({ table: Schema.String }),
+      allowedCallers: ["code_execution"],
+      resultType: "structured",
+      call: ({ table }) => Effect.succeed(Tool.structured(`${table} has 3 rows`, { table, rows: 3 }))
+    })
+    const agent = Agent.make({ name: "analyst", model: MODEL, tools: [CountRows] })
+
+    const runWith = (replies: ReadonlyArray<Loopback.Reply>) =>
+      Effect.gen(function*() {
+        const server = yield* Loopback.start(replies)
+        const result = yield* Effect.scoped(Effect.gen(function*() {
+          const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: os.tmpdir() }) })
+          return yield* session.run("How many users?")
+        })).pipe(Effect.provide(layer(server)))
+        return { server, result }
+      }).pipe(Effect.provide(Condukt.layer))
+
+    it.live("sends allowed_callers with the code-execution tool and its beta; a call from code gets the data as JSON", () =>
+      Effect.gen(function*() {
+        const { result, server } = yield* runWith([
+          Loopback.sse(Loopback.fixture("anthropic-programmatic.sse")),
+          Loopback.sse(Loopback.fixture("anthropic-final.sse"))
+        ])
+        const [first, second] = server.requests
+        assert.strictEqual(first!.headers["anthropic-beta"], "advanced-tool-use-2025-11-20")
+        assert.deepStrictEqual(first!.body.tools, [
+          {
+            name: "count_rows",
+            description: "Counts the rows of a table",
+            input_schema: CountRows.parameters,
+            allowed_callers: ["code_execution_20250825"]
+          },
+          { type: "code_execution_20250825", name: "code_execution" }
+        ])
+        assert.deepStrictEqual(result.messages[1], Message.toolResult({
+          callId: "toolu_03Cc9dEe",
+          name: "count_rows",
+          content: `{"table":"users","rows":3}`,
+          isError: false
+        }))
+        assert.strictEqual(second!.body.container, "container_011CRjsdVbKkRcNiN9TMbzWy")
+        assert.deepStrictEqual(second!.body.messages.slice(1), [
+          {
+            role: "assistant",
+            content: [
+              {
+                type: "server_tool_use",
+                id: "srvtoolu_01A2b3C4d5E6",
+                name: "code_execution",
+                input: { code: `rows = await count_rows({"table": "users"})\nprint(rows)` }
+              },
+              {
+                type: "tool_use",
+                id: "toolu_03Cc9dEe",
+                name: "count_rows",
+                input: { table: "users" },
+                caller: { type: "code_execution_20250825", tool_id: "srvtoolu_01A2b3C4d5E6" }
+              }
+            ]
+          },
+          { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_03Cc9dEe", content: `{"table":"users","rows":3}` }] }
+        ])
+      }))
+
+    it.live("refuses a direct call to a tool that allows only code execution", () =>
+      Effect.gen(function*() {
+        const { result, server } = yield* runWith([
+          Loopback.sse(Loopback.fixture("anthropic-direct-call.sse")),
+          Loopback.sse(Loopback.fixture("anthropic-final.sse"))
+        ])
+        assert.deepStrictEqual(result.messages[1], Message.toolResult({
+          callId: "toolu_04Dd",
+          name: "count_rows",
+          content: "Tool count_rows cannot be called directly: call it from code execution",
+          isError: true
+        }))
+        assert.deepStrictEqual(server.requests[1]!.body.messages.at(-1).content, [{
+          type: "tool_result",
+          tool_use_id: "toolu_04Dd",
+          content: "Tool count_rows cannot be called directly: call it from code execution",
+          is_error: true
+        }])
+      }))
+  })
+})

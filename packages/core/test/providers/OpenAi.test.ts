@@ -1,0 +1,154 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Redacted, Stream } from "effect"
+import * as Agent from "../../src/Agent.ts"
+import * as Condukt from "../../src/Condukt.ts"
+import * as History from "../../src/History.ts"
+import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
+import * as OpenAi from "../../src/providers/OpenAi.ts"
+import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Session from "../../src/Session.ts"
+import * as Tools from "../../src/Tools.ts"
+import * as Loopback from "./loopback.ts"
+
+const KEY = "sk-proj-test-4c2e8a"
+
+const openai = (server: Loopback.Server, options: OpenAi.Options = {}) =>
+  OpenAi.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
+    Layer.provide(NodeHttpClient.layerUndici)
+  )
+
+const request = (options?: Model.Options): Model.Request => ({
+  system: "Be brief.",
+  messages: History.fromIterable([Message.user("Hi")]),
+  tools: [],
+  options
+})
+
+const parts = (model: string, layer: Layer.Layer<never>, req: Model.Request = request()) =>
+  Effect.gen(function*() {
+    const service = yield* Model.resolve(model)
+    return yield* Stream.runCollect(service.stream(req))
+  }).pipe(Effect.provide(layer))
+
+const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
+
+describe("OpenAi", () => {
+  it.live("decodes a streamed answer and sends the documented request", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
+      const out = yield* parts("openai:gpt-4.1-mini", openai(server), request({ maxTokens: 100, toolChoice: "required", reasoning: { budgetTokens: 3000 } }))
+      assert.deepStrictEqual(out, [
+        { _tag: "TextDelta", text: "Hello" },
+        { _tag: "TextDelta", text: ", world." },
+        { _tag: "Usage", inputTokens: 19, outputTokens: 10 },
+        { _tag: "Finish", reason: "stop" }
+      ])
+      const [received] = server.requests
+      assert.strictEqual(received!.path, "/chat/completions")
+      assert.strictEqual(received!.headers.authorization, `Bearer ${KEY}`)
+      assert.deepStrictEqual(received!.body, {
+        model: "gpt-4.1-mini",
+        messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Hi" }],
+        stream: true,
+        stream_options: { include_usage: true },
+        tool_choice: "required",
+        max_completion_tokens: 100,
+        reasoning_effort: "low"
+      })
+    }))
+
+  it.live("drives a full agent run: two interleaved tool calls in pieces, strict nulls removed, results sent back", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const server = yield* Loopback.start([
+        Loopback.sse(Loopback.fixture("openai-tools.sse")),
+        Loopback.sse(Loopback.fixture("openai-final.sse"))
+      ])
+      const agent = Agent.make({ name: "reader", model: "openai:gpt-4.1-mini", system: "You read files.", tools: [Tools.Read] })
+      const events = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
+      }).pipe(Effect.provide(openai(server)))
+      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+        ["call_DdmO9pD3xa9XTPNJ32zg2hcA", { path: "a.txt" }],
+        ["call_8YkQm2VtWc4zRbLn0sJp1TfE", { path: "b.txt", limit: 10 }]
+      ])
+      const results = events.filter((e) => e._tag === "ToolResult")
+      assert.deepStrictEqual(results.map((e) => e.isError), [false, false])
+      assert.deepStrictEqual(
+        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        [[56, 48, 64], [260, 11, undefined]]
+      )
+      const [first, second] = server.requests
+      const strict = first!.body.tools[0]
+      assert.deepStrictEqual(strict.function.strict, true)
+      assert.deepStrictEqual(strict.function.parameters.required, ["path", "offset", "limit"])
+      assert.strictEqual(strict.function.parameters.additionalProperties, false)
+      assert.deepStrictEqual(strict.function.parameters.properties.offset.anyOf[1], { type: "null" })
+      assert.deepStrictEqual(second!.body.messages, [
+        { role: "system", content: "You read files." },
+        { role: "user", content: "What do a.txt and b.txt say?" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_DdmO9pD3xa9XTPNJ32zg2hcA", type: "function", function: { name: "Read", arguments: `{"path":"a.txt"}` } },
+            { id: "call_8YkQm2VtWc4zRbLn0sJp1TfE", type: "function", function: { name: "Read", arguments: `{"path":"b.txt","limit":10}` } }
+          ]
+        },
+        { role: "tool", tool_call_id: "call_DdmO9pD3xa9XTPNJ32zg2hcA", content: results[0]!.content },
+        { role: "tool", tool_call_id: "call_8YkQm2VtWc4zRbLn0sJp1TfE", content: results[1]!.content }
+      ])
+      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("decodes DeepSeek's reasoning_content as thinking, counts cache hits, and sends max_tokens unstrict", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("deepseek-reasoning.sse"))])
+      const layer = OpenAi.layerCompatible("deepseek", { apiKey: Redacted.make(KEY), baseUrl: server.url }).pipe(
+        Layer.provide(NodeHttpClient.layerUndici)
+      )
+      const out = yield* parts("deepseek:deepseek-reasoner", layer, {
+        ...request({ maxTokens: 50 }),
+        tools: [{ name: "Read", description: "Reads", parameters: Tools.Read.parameters }]
+      })
+      assert.deepStrictEqual(out, [
+        { _tag: "ThinkingDelta", text: "9.11 and 9.8: " },
+        { _tag: "ThinkingDelta", text: "compare the tenths, 1 < 8." },
+        { _tag: "TextDelta", text: "9.8 is larger." },
+        { _tag: "Usage", inputTokens: 18, outputTokens: 40 },
+        { _tag: "Finish", reason: "stop" }
+      ])
+      const body = server.requests[0]!.body
+      assert.deepStrictEqual([body.max_tokens, body.tools[0].function], [50, { name: "Read", description: "Reads", parameters: Tools.Read.parameters }])
+    }))
+
+  it.live("an Ollama preset needs no key and sends a placeholder", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
+      const layer = OpenAi.layerCompatible("ollama", { baseUrl: server.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const out = yield* parts("ollama:llama3.2", layer)
+      assert.strictEqual(out.length, 4)
+      assert.strictEqual(server.requests[0]!.headers.authorization, "Bearer ollama")
+    }))
+
+  it.live("a malformed tool-call argument reaches the model as an error result, and the run goes on", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const broken = Loopback.fixture("openai-tools.sse").replace(`"arguments":"{\\"pa"`, `"arguments":"{pa"`)
+      const server = yield* Loopback.start([Loopback.sse(broken), Loopback.sse(Loopback.fixture("openai-final.sse"))])
+      const agent = Agent.make({ name: "reader", model: "openai:gpt-4.1-mini", tools: [Tools.Read] })
+      const result = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+        return yield* session.run("Read them")
+      }).pipe(Effect.provide(openai(server)))
+      const first = result.messages[1]
+      assert.deepStrictEqual(first?._tag === "ToolResultMessage" && [first.isError, first.content], [
+        true,
+        "Invalid arguments for tool Read: Expected object"
+      ])
+      assert.strictEqual(result.text, "a.txt says alpha; b.txt says beta.")
+    }).pipe(Effect.provide(Condukt.layer)))
+})
