@@ -381,6 +381,27 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
   return assistant(out.slice())
 }
 
+/** No tokens. */
+export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0 }
+
+/**
+ * Two usages summed; cache counts appear only when there were some (most providers and every test
+ * double have none).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const addUsage = (a: Usage, b: Usage): Usage => {
+  const cacheReadTokens = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0)
+  const cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0)
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cacheReadTokens === 0 ? {} : { cacheReadTokens }),
+    ...(cacheWriteTokens === 0 ? {} : { cacheWriteTokens })
+  }
+}
+
 /**
  * The usage of a reply: the sum of its `Usage` parts.
  *
@@ -388,24 +409,9 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
  * @category combinators
  */
 export const usageOf = (parts: ReadonlyArray<Part>): Usage => {
-  let inputTokens = 0
-  let outputTokens = 0
-  let cacheReadTokens = 0
-  let cacheWriteTokens = 0
+  let usage = emptyUsage
   for (const part of parts) {
-    if (part._tag === "Usage") {
-      inputTokens += part.inputTokens
-      outputTokens += part.outputTokens
-      cacheReadTokens += part.cacheReadTokens ?? 0
-      cacheWriteTokens += part.cacheWriteTokens ?? 0
-    }
+    if (part._tag === "Usage") usage = addUsage(usage, part)
   }
-  // Cache counts only when there were some: most providers and every test double have none.
-  if (cacheReadTokens === 0 && cacheWriteTokens === 0) return { inputTokens, outputTokens }
-  return {
-    inputTokens,
-    outputTokens,
-    ...(cacheReadTokens === 0 ? {} : { cacheReadTokens }),
-    ...(cacheWriteTokens === 0 ? {} : { cacheWriteTokens })
-  }
+  return usage
 }

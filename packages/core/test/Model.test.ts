@@ -42,4 +42,22 @@ describe("Model", () => {
       const error = yield* Effect.flip(Model.resolve("openai:gpt-4.1"))
       assert.strictEqual(error.message, `No provider for model "openai:gpt-4.1" (expected "provider:model"; none are registered)`)
     }))
+
+  it.effect("usage adds up, cache counts included only when there are some", () =>
+    Effect.sync(() => {
+      const parts: ReadonlyArray<Model.Part> = [
+        { _tag: "Usage", inputTokens: 100, outputTokens: 0, cacheReadTokens: 80 },
+        { _tag: "TextDelta", text: "ok" },
+        { _tag: "Usage", inputTokens: 0, outputTokens: 7 }
+      ]
+      const turn = Model.usageOf(parts)
+      assert.deepStrictEqual(turn, { inputTokens: 100, outputTokens: 7, cacheReadTokens: 80 })
+      assert.deepStrictEqual(Model.addUsage(turn, { inputTokens: 1, outputTokens: 1, cacheWriteTokens: 5 }), {
+        inputTokens: 101,
+        outputTokens: 8,
+        cacheReadTokens: 80,
+        cacheWriteTokens: 5
+      })
+      assert.deepStrictEqual(Model.usageOf([]), { inputTokens: 0, outputTokens: 0 })
+    }))
 })

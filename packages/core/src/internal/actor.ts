@@ -129,8 +129,7 @@ const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls
 export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
   let step = Loop.submit(yield* Ref.get(actor.loop), run.prompt)
   const from = step.state.history.length
-  let inputTokens = 0
-  let outputTokens = 0
+  let usage = Model.emptyUsage
   let finishReason: Model.FinishReason = "other"
   while (true) {
     yield* Ref.set(actor.loop, step.state)
@@ -143,12 +142,11 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       const history = step.state.history
       const messages: Array<Message> = []
       for (let i = from; i < history.length; i++) messages.push(history.at(i)!)
-      return { text: action.text, finishReason, usage: { inputTokens, outputTokens }, turns: step.state.turn, messages }
+      return { text: action.text, finishReason, usage, turns: step.state.turn, messages }
     }
     if (action._tag === "Request") {
       const reply = yield* requestTurn(actor, run, action.request, action.turn)
-      inputTokens += reply.usage.inputTokens
-      outputTokens += reply.usage.outputTokens
+      usage = Model.addUsage(usage, reply.usage)
       finishReason = reply.finishReason
       step = Loop.receiveCompletion(step.state, reply.message)
     } else {
