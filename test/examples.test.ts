@@ -13,8 +13,10 @@ describe("examples/", () => {
   for (const example of examples) {
     it.live(`${example} runs to completion`, () =>
       Effect.gen(function*() {
-        // Each example checks its own results and exits non-zero when they are wrong.
-        const { exitCode, output } = yield* exec(node, [path.join("examples", example)])
+        // Each example checks its own results and exits non-zero when they are wrong. Provider keys
+        // are blanked: the suite never calls a real model (test/provider-env.test.ts points the demo
+        // at a loopback server instead).
+        const { exitCode, output } = yield* exec(node, [path.join("examples", example)], { ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" })
         assert.strictEqual(exitCode, 0, output)
         assert.notStrictEqual(output, "")
       }), 120_000)
