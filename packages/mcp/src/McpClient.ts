@@ -14,7 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
@@ -154,13 +154,12 @@ const makeTransport = (
 /** Why a transport failed to start or answer during the handshake, in one line. */
 const startFailure = (transport: Transport, error: unknown): string => {
   if (transport instanceof StdioProcess) {
-    const code = (error as { code?: unknown }).code
+    const code = transport.spawnError?.code
     if (code === "ENOENT") return "command not found"
     if (code === "EACCES") return "permission denied"
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }
-  if (error instanceof StreamableHTTPError || error instanceof UnauthorizedError) return describe(error)
   return describe(error)
 }
 

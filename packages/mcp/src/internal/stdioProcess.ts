@@ -52,6 +52,8 @@ export class StdioProcess implements Transport {
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
   pid: number | undefined
+  /** Why the spawn failed (ENOENT, EACCES…), when it did. */
+  spawnError: NodeJS.ErrnoException | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
   private child: ChildProcess | undefined
@@ -83,9 +85,9 @@ export class StdioProcess implements Transport {
       })
       this.child = child
       this.pid = child.pid
-      child.once("error", (error) => {
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        this.spawnError = error
         resume(Effect.fail(error))
-        this.onerror?.(error)
       })
       child.once("spawn", () => resume(Effect.void))
       child.once("exit", (code, signal) => {
