@@ -7,9 +7,9 @@
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
  * to a process) and the ToolResults in call order; an Error when the run fails;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
- * McpServerStopped inside the run that is running when it happens; what happens between runs is
- * published at the start of the next run, after its AgentStart (while the session closes, to its
- * observers only, with an empty run id).
+ * McpServerStopped inside the run that is running when it happens; what happens between runs
+ * reaches observers at once with an empty run id, and the next run's own stream after its
+ * AgentStart (so a `stream` reader of the first run sees the servers the session started).
  *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */

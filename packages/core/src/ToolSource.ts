@@ -32,8 +32,8 @@ export interface StartContext {
   /** The supervisor the session keeps for its sources' connections (OTP: children of the session). */
   readonly supervisor: Supervisor.Supervisor
   /**
-   * Publishes an event into the session's stream: into the running run, or, between runs, at the
-   * start of the next one; while the session closes, to its observers only.
+   * Publishes an event into the session's stream: into the running run; between runs, to the
+   * session's observers at once and to the next run's own stream when it starts.
    */
   readonly emit: (event: Event) => Effect.Effect<void>
 }

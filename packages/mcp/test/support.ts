@@ -7,7 +7,7 @@ import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import type { McpServer } from "../src/index.ts"
 
-export const node = path.resolve(import.meta.dirname, "../../../node_modules/.bin/node")
+export const node = process.execPath
 export const fixture = path.resolve(import.meta.dirname, "fixtures/server.ts")
 export const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 

@@ -76,23 +76,30 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
   return delivered
 }
 
-/** Publishes an MCP server's event where `ToolSource.StartContext.emit` promises. */
+/**
+ * Publishes an MCP server's event where `ToolSource.StartContext.emit` promises: into the running
+ * run; between runs to the observers at once (with an empty run id) and kept for the next run's
+ * own stream, so a reader of `stream` also learns what changed before its run.
+ */
 export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (actor.running !== undefined) return publish(actor, actor.running.run, event)
-    if (!actor.closing) {
-      actor.pending.push(event)
-      return Effect.void
-    }
-    const closing = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
-    return EventHub.deliver(actor.hub, undefined, closing, false)
+    if (!actor.closing) actor.pending.push(event)
+    const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
+    return EventHub.deliver(actor.hub, undefined, between, false)
   })
 
-/** Publishes, into `run`, what the MCP servers reported since the previous run. */
+/** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
 export const flushPending = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
-  Effect.suspend(() =>
-    Effect.forEach(actor.pending.splice(0), (event) => publish(actor, run, event), { discard: true })
-  )
+  Effect.suspend(() => {
+    const pending = actor.pending.splice(0)
+    if (run.sink === undefined) return Effect.void
+    const sink = run.sink
+    return Effect.forEach(pending, (event) => {
+      const delivered = { ...event, sessionId: actor.id, runId: run.id, seq: actor.seq++ } as SessionEvent.SessionEvent
+      return EventHub.deliver(EventHub.make(), sink, delivered, false)
+    }, { discard: true })
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Driving one run
