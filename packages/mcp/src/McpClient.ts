@@ -214,9 +214,13 @@ export const connect = (
     if (declaration.elicitation === "accept-defaults") {
       client.setRequestHandler(ElicitRequestSchema, () => Promise.resolve({ action: "accept" as const, content: {} }))
     }
-    // The first protocol error during the handshake fails it at once (garbage on stdout, say).
+    // A stdio server's first protocol error during the handshake fails it at once (garbage on
+    // stdout). HTTP transports report recoverable trouble the same way (a server without the
+    // optional GET stream answers 404), so theirs are left to the SDK.
     const broken = yield* Deferred.make<never, ConnectFailed>()
-    client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
+    if (transport instanceof StdioProcess) {
+      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
+    }
     client.onclose = () => {
       const why = transport instanceof StdioProcess
         ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`

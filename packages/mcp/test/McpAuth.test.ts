@@ -30,7 +30,7 @@ const protectedServer = Effect.acquireRelease(
       }
       const mcp = new SdkServer({ name: "protected", version: "1.0.0" })
       mcp.registerTool("whoami", { description: "Who the caller is" }, () => ({ content: [{ type: "text", text: `caller with ${token}` }] }))
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
       void mcp.connect(transport).then(() => transport.handleRequest(req, res))
     })
     server.listen(0, "127.0.0.1", () => {
