@@ -6,10 +6,11 @@
  */
 import type { Duration, Layer, Result } from "effect"
 import * as Executor from "./Executor.ts"
-import type * as Model from "./Model.ts"
+import * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
 import type * as Secret from "./Secret.ts"
 import type * as Tool from "./Tool.ts"
+import type * as ToolSource from "./ToolSource.ts"
 
 /** @since 0.1.0 @category models */
 export interface Agent<out R = never> {
@@ -32,6 +33,8 @@ export interface Agent<out R = never> {
   readonly specs: ReadonlyArray<Model.ToolSpec>
   /** Secrets every session of the agent resolves at start, by environment variable name. */
   readonly secrets: Secret.Secrets<R>
+  /** Sources of more tools each session starts and owns: MCP servers (`McpServer.stdio(...)`). */
+  readonly mcpServers: ReadonlyArray<ToolSource.ToolSource<R>>
 }
 
 /** @since 0.1.0 @category models */
@@ -51,6 +54,8 @@ export interface Options<R> {
   readonly modelOptions?: Model.Options | undefined
   /** Secrets by environment variable name (`{ GH_TOKEN: Secret.env("GITHUB_TOKEN") }`). */
   readonly secrets?: Secret.Secrets<R> | undefined
+  /** MCP servers (from `@condukt/mcp`) each session starts in parallel, owns and stops. */
+  readonly mcpServers?: ReadonlyArray<ToolSource.ToolSource<R>> | undefined
 }
 
 /**
@@ -74,12 +79,8 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     toolConcurrency: options.toolConcurrency,
     modelOptions: options.modelOptions,
     executor: Executor.make(tools, { concurrency: options.toolConcurrency, timeout: options.toolTimeout }),
-    specs: tools.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: t.parameters,
-      ...(t.allowedCallers.length === 1 && t.allowedCallers[0] === "human" ? {} : { allowedCallers: t.allowedCallers })
-    })),
-    secrets: options.secrets ?? {}
+    specs: tools.map(Model.toolSpec),
+    secrets: options.secrets ?? {},
+    mcpServers: options.mcpServers ?? []
   }
 }

@@ -16,6 +16,7 @@ import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import type * as Tool from "./Tool.ts"
+import type * as ToolSource from "./ToolSource.ts"
 
 /** What LocalSandbox and Tools.Command need from the host, the process budget built once for the program. */
 type Host = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
@@ -61,12 +62,20 @@ export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, S
   readonly model: string
   readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
   readonly system?: string | undefined
+  /** MCP servers (from `@condukt/mcp`) this run's session starts and stops. */
+  readonly mcpServers?: ReadonlyArray<ToolSource.ToolSource<R>> | undefined
   /** Names the anonymous agent in events and traces (default `anonymous`). */
   readonly name?: string | undefined
 }
 
 const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
-  Agent.make<R>({ name: options.name ?? "anonymous", model: options.model, system: options.system, tools: options.tools })
+  Agent.make<R>({
+    name: options.name ?? "anonymous",
+    model: options.model,
+    system: options.system,
+    tools: options.tools,
+    mcpServers: options.mcpServers
+  })
 
 const transient = <R, RIn>(
   options: RunOptions<R, RIn>

@@ -31,6 +31,21 @@ export interface ToolSpec {
   readonly allowedCallers?: ReadonlyArray<"human" | "code_execution"> | undefined
 }
 
+/**
+ * A tool as the model sees it: its callers only when not just the model directly.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const toolSpec = (tool: Pick<ToolSpec, "name" | "description" | "parameters"> & {
+  readonly allowedCallers: ReadonlyArray<"human" | "code_execution">
+}): ToolSpec => ({
+  name: tool.name,
+  description: tool.description,
+  parameters: tool.parameters,
+  ...(tool.allowedCallers.length === 1 && tool.allowedCallers[0] === "human" ? {} : { allowedCallers: tool.allowedCallers })
+})
+
 /** Settings of one request; a provider ignores those its vendor lacks. */
 export interface Options {
   /** Most tokens the reply may have. */

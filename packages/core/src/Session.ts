@@ -1,21 +1,22 @@
 /**
  * Session — an agent running as a supervised actor.
  *
- * `start` builds what the session owns inside its own scope (its sandbox and model, later its MCP
- * clients), then forks the actor: one fiber taking runs from a mailbox, in order. Each run is
+ * `start` builds what the session owns inside its own scope (its sandbox and model, then its MCP
+ * servers, started in parallel under a supervisor of their own), then forks the actor: one fiber taking runs from a mailbox, in order. Each run is
  * recorded as running before it can take its first step, so `abort`, a caller's interruption or a
  * stream reader leaving always reach it; the run drives the pure `Loop` with the `Model` and the
  * `Executor`, and the actor alone settles it (its result, its last events). Closing the scope
  * (`stop`, interruption, the program's end) releases everything in reverse order: the running turn
- * with its tools and their processes, then the sandbox. A defect escaping a run crashes the
+ * with its tools and their processes, the MCP servers, then the sandbox. A defect escaping a run crashes the
  * session: its scope is closed with the crash, so what it owns is released at once. `abort`
  * interrupts only the running turn; the session stays usable.
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as History from "./History.ts"
-import { type Actor, drive, publish, type Run } from "./internal/actor.ts"
+import { type Actor, drive, emit, flushPending, publish, type Run } from "./internal/actor.ts"
 import * as EventHub from "./internal/eventHub.ts"
+import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
@@ -194,7 +195,9 @@ const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: Start
     scope,
     parent,
     model,
-    executor,
+    tools: ToolSet.ofAgent(agent, executor),
+    sources: [],
+    pending: [],
     toolContext: { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets, redact: redactor.redact },
     audited: audited(agent, secrets),
     maxTurns,
@@ -205,15 +208,27 @@ const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: Start
     ended: yield* Deferred.make<void, SessionCrashed>(),
     seq: 0,
     running: undefined,
+    closing: false,
     stopped: false
   }
-  // Runs after the actor fiber is interrupted (finalizers run in reverse order).
+  // Finalizers run in reverse order: the actor fiber is interrupted, then `closing` is set, then
+  // the MCP servers close (their events still reach observers), then the shutdown ends the streams.
   yield* Scope.addFinalizer(
     scope,
     Effect.suspend(() => shutdown(actor, new SessionStopped({ sessionId: id }))).pipe(
       Effect.andThen(Deferred.succeed(actor.ended, undefined))
     )
   )
+  actor.sources = yield* ToolSet.start(agent.mcpServers, {
+    sessionId: id,
+    agent: agent.name,
+    secrets,
+    emit: (event) => emit(actor, event)
+  }).pipe(Scope.provide(scope))
+  actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
+  yield* Scope.addFinalizer(scope, Effect.sync(() => {
+    actor.closing = true
+  }))
   yield* Effect.forkIn(Effect.forever(Effect.flatMap(Queue.take(actor.mailbox), (run) => serve(actor, run))), scope, {
     startImmediately: true
   })
@@ -236,6 +251,7 @@ const serve = <R>(actor: Actor<R>, run: Run): Effect.Effect<void, never, R> =>
       // Its caller gave up while it was queued: it never starts.
       if (yield* Deferred.isDone(run.done)) return
       yield* publish(actor, run, { _tag: "AgentStart", prompt: run.prompt })
+      yield* flushPending(actor, run)
       const fiber = yield* Effect.forkChild(
         drive(actor, run).pipe(Effect.withSpan("Session.run", { attributes: { sessionId: actor.id, runId: run.id } }))
       )

@@ -43,6 +43,23 @@ export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("
   }
 }
 
+/**
+ * One of the session's MCP servers could not be started (or its declaration is invalid); the
+ * others were closed and nothing is left running.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpStartFailed extends Schema.TaggedError<McpStartFailed>()("McpStartFailed", {
+  server: Schema.String,
+  reason: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return `MCP server ${this.server} could not be started: ${this.reason}`
+  }
+}
+
 /** A defect escaped a run (a bug, not a tool failure): the session is dead, as an OTP process would be. */
 export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("SessionCrashed", {
   sessionId: Schema.String,
@@ -58,4 +75,9 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | Model.ModelError
 
 /** Why a session did not start. */
-export type StartError = SandboxInitFailed | Model.ModelError | Executor.DuplicateToolName | Secret.SecretsInitFailed
+export type StartError =
+  | SandboxInitFailed
+  | Model.ModelError
+  | Executor.DuplicateToolName
+  | Secret.SecretsInitFailed
+  | McpStartFailed

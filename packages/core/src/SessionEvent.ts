@@ -6,7 +6,10 @@
  * TurnStart, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
  * to a process) and the ToolResults in call order; an Error when the run fails;
- * AgentEnd last, always.
+ * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
+ * McpServerStopped inside the run that is running when it happens; what happens between runs
+ * reaches observers at once with an empty run id, and the next run's own stream after its
+ * AgentStart (so a `stream` reader of the first run sees the servers the session started).
  *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
@@ -79,6 +82,23 @@ export const SecretsUsed = Schema.TaggedStruct("SecretsUsed", {
 })
 export type SecretsUsed = typeof SecretsUsed.Type
 
+/** An MCP server's connection is up (at session start, or brought back by its restart policy). */
+export const McpServerStarted = Schema.TaggedStruct("McpServerStarted", {
+  ...base,
+  server: Schema.String,
+  transport: Schema.Literals(["stdio", "sse", "http"]),
+  tools: Schema.Int
+})
+export type McpServerStarted = typeof McpServerStarted.Type
+
+/** An MCP server's connection died; its tools answer `TransportDown` until a restart brings it back. */
+export const McpServerDown = Schema.TaggedStruct("McpServerDown", { ...base, server: Schema.String, reason: Schema.String })
+export type McpServerDown = typeof McpServerDown.Type
+
+/** The session closed an MCP server's connection (it is stopping). */
+export const McpServerStopped = Schema.TaggedStruct("McpServerStopped", { ...base, server: Schema.String })
+export type McpServerStopped = typeof McpServerStopped.Type
+
 /** The run failed; `message` is the error's one line. */
 export const RunFailed = Schema.TaggedStruct("Error", { ...base, message: Schema.String })
 export type RunFailed = typeof RunFailed.Type
@@ -100,6 +120,9 @@ export const SessionEvent = Schema.Union([
   ToolCall,
   ToolResult,
   SecretsUsed,
+  McpServerStarted,
+  McpServerDown,
+  McpServerStopped,
   RunFailed,
   AgentEnd
 ])

@@ -18,7 +18,8 @@ describe("Agent", () => {
       toolTimeout: undefined,
       toolConcurrency: undefined,
       modelOptions: undefined,
-      secrets: {}
+      secrets: {},
+      mcpServers: []
     })
     assert.isTrue(Result.isSuccess(executor))
     assert.deepStrictEqual(specs.map((s) => s.name), ["Read", "Bash", "Edit", "Write", "Glob", "Grep"])

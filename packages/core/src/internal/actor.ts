@@ -16,7 +16,9 @@ import type { RunOptions, RunResult } from "../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
+import type * as ToolSource from "../ToolSource.ts"
 import * as EventHub from "./eventHub.ts"
+import * as ToolSet from "./toolSet.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -36,7 +38,11 @@ export interface Actor<R> {
   /** The scope `start` was called in: it outlives the session's own. */
   readonly parent: Scope.Scope
   readonly model: Model.Service
-  readonly executor: Executor.Executor<R>
+  /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
+  tools: ToolSet.ToolSet<R>
+  sources: ReadonlyArray<ToolSource.Running>
+  /** MCP events that happened between runs, published when the next run starts. */
+  readonly pending: Array<ToolSource.Event>
   readonly toolContext: Omit<Tool.Context, "callId" | "assigns">
   /** The names of the session's secrets, when some of its tools hand them to processes. */
   readonly audited: { readonly tools: ReadonlySet<string>; readonly secrets: ReadonlyArray<string> } | undefined
@@ -49,6 +55,8 @@ export interface Actor<R> {
   seq: number
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
   running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult, RunError> } | undefined
+  /** Set once the session's scope is closing: its MCP servers' events then go to observers only. */
+  closing: boolean
   stopped: boolean
 }
 
@@ -68,6 +76,31 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
   return delivered
 }
 
+/**
+ * Publishes an MCP server's event where `ToolSource.StartContext.emit` promises: into the running
+ * run; between runs to the observers at once (with an empty run id) and kept for the next run's
+ * own stream, so a reader of `stream` also learns what changed before its run.
+ */
+export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (actor.running !== undefined) return publish(actor, actor.running.run, event)
+    if (!actor.closing) actor.pending.push(event)
+    const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
+    return EventHub.deliver(actor.hub, undefined, between, false)
+  })
+
+/** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
+export const flushPending = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const pending = actor.pending.splice(0)
+    if (run.sink === undefined) return Effect.void
+    const sink = run.sink
+    return Effect.forEach(pending, (event) => {
+      const delivered = { ...event, sessionId: actor.id, runId: run.id, seq: actor.seq++ } as SessionEvent.SessionEvent
+      return EventHub.deliver(EventHub.make(), sink, delivered, false)
+    }, { discard: true })
+  })
+
 // ---------------------------------------------------------------------------------------------
 // Driving one run
 // ---------------------------------------------------------------------------------------------
@@ -80,7 +113,7 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
     ? actor.agent.modelOptions
     : { ...actor.agent.modelOptions, ...run.options.modelOptions }
   yield* Stream.runForEach(
-    actor.model.stream({ system: request.system, messages: request.messages, tools: actor.agent.specs, options }),
+    actor.model.stream({ system: request.system, messages: request.messages, tools: actor.tools.specs, options }),
     (part) => {
       parts.push(part)
       if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
@@ -107,7 +140,7 @@ const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls
       }
     }
   }
-  const outcome = yield* actor.executor.run(calls, actor.toolContext, yield* Ref.get(actor.assigns))
+  const outcome = yield* actor.tools.executor.run(calls, actor.toolContext, yield* Ref.get(actor.assigns))
   yield* Ref.set(actor.assigns, outcome.assigns)
   for (const r of outcome.results) {
     yield* publish(actor, run, {
@@ -145,6 +178,7 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       return { text: action.text, finishReason, usage, turns: step.state.turn, messages }
     }
     if (action._tag === "Request") {
+      actor.tools = yield* ToolSet.refresh(actor.agent, actor.tools, actor.sources)
       const reply = yield* requestTurn(actor, run, action.request, action.turn)
       usage = Model.addUsage(usage, reply.usage)
       finishReason = reply.finishReason

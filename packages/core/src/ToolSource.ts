@@ -1,0 +1,62 @@
+/**
+ * ToolSource — a source of tools a session owns, started with the session and ended with it.
+ *
+ * This is the seam between sessions and MCP: core never imports an MCP SDK, `@condukt/mcp`
+ * implements this contract (an `McpServer` declaration is a `ToolSource`). `Session.start` starts
+ * every source of its agent in parallel inside the session's scope, under a supervisor it makes for
+ * them; the first failure interrupts the others and fails the start, so nothing is left running.
+ * A running source's tools may change (MCP's `list_changed`): the session reads them before every
+ * model request and rebuilds its executor when they did, so a change shows from the next turn.
+ * This module refuses to know how a source connects, what it speaks, or how it restarts.
+ */
+import type { Effect, Redacted, Scope } from "effect"
+import type { Payload } from "./SessionEvent.ts"
+import type { McpStartFailed } from "./SessionError.ts"
+import type * as Supervisor from "./Supervisor.ts"
+import type * as Tool from "./Tool.ts"
+
+/** The events a source may publish into its session's stream. */
+export type Event = Extract<Payload, { readonly _tag: "McpServerStarted" | "McpServerStopped" | "McpServerDown" }>
+
+/**
+ * What a source gets from the session that starts it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StartContext {
+  readonly sessionId: string
+  readonly agent: string
+  /** The session's resolved secrets, by environment variable name. */
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** The supervisor the session keeps for its sources' connections (OTP: children of the session). */
+  readonly supervisor: Supervisor.Supervisor
+  /**
+   * Publishes an event into the session's stream: into the running run; between runs, to the
+   * session's observers at once and to the next run's own stream when it starts.
+   */
+  readonly emit: (event: Event) => Effect.Effect<void>
+}
+
+/**
+ * A started source: its tools as they are now (a new array whenever they change).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Running {
+  readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool>>
+}
+
+/**
+ * A source of tools a session starts in its scope; `R` is what starting it needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolSource<out R = never> {
+  readonly _tag: "ToolSource"
+  /** Unique among a session's sources; named in errors and events. */
+  readonly name: string
+  readonly start: (context: StartContext) => Effect.Effect<Running, McpStartFailed, R | Scope.Scope>
+}

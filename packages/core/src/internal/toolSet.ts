@@ -1,0 +1,77 @@
+/**
+ * toolSet — the tools one session offers: its agent's, plus those of the sources (MCP servers) it
+ * started, which can change while it lives.
+ *
+ * `start` starts a session's sources in parallel under a supervisor made for them in the current
+ * (the session's) scope; the first failure interrupts the others, whose scopes close with it.
+ * `refresh` runs before every model request: when a source's tools changed, the executor is
+ * rebuilt once, so the change shows from that turn on and costs nothing while nothing changes.
+ * A change that would give two tools one name keeps the previous tools (and says so in the log):
+ * the session goes on with what worked; at start, the same clash fails the start.
+ */
+import { Effect, Result, type Scope } from "effect"
+import type { Agent } from "../Agent.ts"
+import * as Executor from "../Executor.ts"
+import * as Model from "../Model.ts"
+import { McpStartFailed } from "../SessionError.ts"
+import * as Supervisor from "../Supervisor.ts"
+import type * as Tool from "../Tool.ts"
+import type * as ToolSource from "../ToolSource.ts"
+
+/** The executor and the specs the model sees, and the sources' tool arrays they were built from. */
+export interface ToolSet<R> {
+  readonly executor: Executor.Executor<R>
+  readonly specs: ReadonlyArray<Model.ToolSpec>
+  readonly seen: ReadonlyArray<ReadonlyArray<Tool.Tool>>
+}
+
+/** Before any source has started: the agent's own tools, compiled once per agent. */
+export const ofAgent = <R>(agent: Agent<R>, executor: Executor.Executor<R>): ToolSet<R> => ({
+  executor,
+  specs: agent.specs,
+  seen: []
+})
+
+/** Starts `sources` in parallel in the current scope; a duplicate name fails before any starts. */
+export const start = <R>(
+  sources: ReadonlyArray<ToolSource.ToolSource<R>>,
+  context: Omit<ToolSource.StartContext, "supervisor">
+): Effect.Effect<ReadonlyArray<ToolSource.Running>, McpStartFailed, R | Scope.Scope> =>
+  Effect.gen(function*() {
+    if (sources.length === 0) return []
+    const names = new Set<string>()
+    for (const source of sources) {
+      if (names.has(source.name)) {
+        return yield* new McpStartFailed({ server: source.name, reason: "two servers have this name: names must be unique" })
+      }
+      names.add(source.name)
+    }
+    // Default options: `make` cannot refuse them.
+    const supervisor = yield* Effect.orDie(Supervisor.make())
+    return yield* Effect.forEach(sources, (source) => source.start({ ...context, supervisor }), { concurrency: "unbounded" })
+  }).pipe(Effect.withSpan("Session.startMcpServers", { attributes: { servers: sources.map((s) => s.name).join(",") } }))
+
+/**
+ * The tools after the sources' latest changes: the same set unless one changed. Two tools with one
+ * name fail with `DuplicateToolName` (at start, that fails the start).
+ */
+export const build = Effect.fnUntraced(function*<R>(
+  agent: Agent<R>,
+  current: ToolSet<R>,
+  sources: ReadonlyArray<ToolSource.Running>
+) {
+  if (sources.length === 0) return current
+  const now = yield* Effect.forEach(sources, (source) => source.tools)
+  if (now.length === current.seen.length && now.every((tools, i) => tools === current.seen[i])) return current
+  const tools = [...agent.tools, ...now.flat()]
+  const executor = Executor.make(tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout })
+  if (Result.isFailure(executor)) return yield* executor.failure
+  return { executor: executor.success, specs: tools.map(Model.toolSpec), seen: now }
+})
+
+/**
+ * Before a model request: the tools after any change, or the previous ones while the change
+ * clashes (logged at every request until a source changes again).
+ */
+export const refresh = <R>(agent: Agent<R>, current: ToolSet<R>, sources: ReadonlyArray<ToolSource.Running>) =>
+  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(`MCP tools not refreshed: ${clash.message}`), current))

@@ -1,0 +1,81 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Ref, Schema, Stream } from "effect"
+import * as Agent from "../src/Agent.ts"
+import * as Condukt from "../src/Condukt.ts"
+import * as Session from "../src/Session.ts"
+import * as Tool from "../src/Tool.ts"
+import type * as ToolSource from "../src/ToolSource.ts"
+
+const named = (name: string, text: string) =>
+  Tool.make(name, { description: name, parameters: Schema.Struct({}), call: () => Effect.succeed(text) })
+
+/** A source whose tools a test swaps through `tools`; `closed` completes when its scope closes. */
+const source = (name: string, tools: Ref.Ref<ReadonlyArray<Tool.Tool>>, closed: Deferred.Deferred<void>): ToolSource.ToolSource => ({
+  _tag: "ToolSource",
+  name,
+  start: () => Effect.as(Effect.addFinalizer(() => Deferred.succeed(closed, undefined)), { tools: Ref.get(tools) })
+})
+
+const failing = (name: string): ToolSource.ToolSource => ({
+  _tag: "ToolSource",
+  name,
+  start: () => Effect.fail(new Session.McpStartFailed({ server: name, reason: "no" }))
+})
+
+describe("ToolSource", () => {
+  it.live("a source's tools join the agent's, and a change shows from the next request", () =>
+    Effect.gen(function*() {
+      const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([named("src.a", "from a")])
+      const closed = yield* Deferred.make<void>()
+      const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("src", tools, closed)] })
+      const session = yield* Session.start(agent)
+      const first = yield* session.run("one")
+      assert.deepStrictEqual(first.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), ["from a"])
+      yield* Ref.set(tools, [named("src.b", "from b")])
+      const second = yield* session.run("two")
+      assert.deepStrictEqual(second.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), ["from b"])
+      yield* session.stop
+      yield* Deferred.await(closed)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(TestModel.layer([
+        TestModel.toolCall("src.a", {}),
+        TestModel.text("1"),
+        TestModel.toolCall("src.b", {}),
+        TestModel.text("2")
+      ])),
+      Effect.provide(Condukt.layer)
+    ))
+
+  it.live("one source failing fails the start with McpStartFailed and closes the others", () =>
+    Effect.gen(function*() {
+      const closed = yield* Deferred.make<void>()
+      const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([])
+      const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("ok", tools, closed), failing("bad")] })
+      assert.deepStrictEqual(yield* Effect.flip(Effect.scoped(Session.start(agent))), new Session.McpStartFailed({ server: "bad", reason: "no" }))
+      yield* Deferred.await(closed)
+    }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
+
+  it.live("two sources with one name fail the start", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [failing("x"), failing("x")] })
+      assert.deepStrictEqual(
+        yield* Effect.flip(Effect.scoped(Session.start(agent))),
+        new Session.McpStartFailed({ server: "x", reason: "two servers have this name: names must be unique" })
+      )
+    }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
+
+  it.live("McpServer events between runs reach the next run's stream after AgentStart", () =>
+    Effect.gen(function*() {
+      const announcing: ToolSource.ToolSource = {
+        _tag: "ToolSource",
+        name: "srv",
+        start: (context) =>
+          Effect.as(context.emit({ _tag: "McpServerStarted", server: "srv", transport: "stdio", tools: 0 }), { tools: Effect.succeed([]) })
+      }
+      const session = yield* Session.start(Agent.make({ name: "s", model: "test:x", mcpServers: [announcing] }))
+      const tags = Array.from(yield* Stream.runCollect(session.stream("hi"))).map((e) => e._tag)
+      assert.deepStrictEqual(tags.slice(0, 2), ["AgentStart", "McpServerStarted"])
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("ok")])), Effect.provide(Condukt.layer)))
+})

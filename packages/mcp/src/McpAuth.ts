@@ -1,0 +1,174 @@
+/**
+ * McpAuth — how a client proves itself to an HTTP MCP server: an inert description, resolved when
+ * a connection starts.
+ *
+ * `bearer` sends a secret as `Authorization: Bearer …`. `clientCredentials` fetches an OAuth token
+ * with the client-credentials grant, caches it for the connection's life and fetches a new one
+ * once when the server answers 401 (then the request is sent again, once). `oauth` hands any OAuth
+ * client provider of the MCP SDK to its transport (discovery, registration, PKCE, refresh are the
+ * SDK's); `headless` is a provider that needs no browser. Secret values never reach an error's text.
+ * This module refuses interactive flows: nothing here opens a browser or waits for a person.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { Secret } from "@condukt/core"
+import { Effect, Redacted, Schema } from "effect"
+import { HeadlessProvider, type HeadlessOptions } from "./internal/headlessProvider.ts"
+
+/** A secret ref or, for tests and local servers, the value itself. */
+export type SecretInput = Secret.Secret | string
+
+/** @since 0.1.0 @category models */
+export type McpAuth =
+  | { readonly _tag: "Bearer"; readonly token: SecretInput }
+  | {
+    readonly _tag: "ClientCredentials"
+    readonly tokenUrl: string
+    readonly clientId: string
+    readonly clientSecret: SecretInput
+    readonly scope: string | undefined
+  }
+  | { readonly _tag: "OAuth"; readonly provider: OAuthClientProvider }
+
+/**
+ * `Authorization: Bearer <token>` on every request.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const bearer = (token: SecretInput): McpAuth => ({ _tag: "Bearer", token })
+
+/**
+ * OAuth client credentials: a token from `tokenUrl` (client id and secret as HTTP Basic), cached,
+ * fetched again once on a 401.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const clientCredentials = (options: {
+  readonly tokenUrl: string
+  readonly clientId: string
+  readonly clientSecret: SecretInput
+  readonly scope?: string | undefined
+}): McpAuth => ({
+  _tag: "ClientCredentials",
+  tokenUrl: options.tokenUrl,
+  clientId: options.clientId,
+  clientSecret: options.clientSecret,
+  scope: options.scope
+})
+
+/**
+ * Any OAuth client provider of the MCP SDK, used by the transport as the SDK does. A provider that
+ * obtains the authorization code without a browser exposes it as `authorizationCode()` (as
+ * `headless` does): the client then finishes the authorization and connects again, once.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const oauth = (provider: OAuthClientProvider): McpAuth => ({ _tag: "OAuth", provider })
+
+/**
+ * An OAuth client provider that needs no browser: pre-registered or dynamically registered
+ * clients, the client-credentials grant when given a secret and no redirect, and the
+ * authorization-code grant with PKCE against servers that approve without a person (the code is
+ * read from the redirect the authorization endpoint answers with). Tokens and registrations live
+ * in memory, for the provider's life; the SDK refreshes tokens with it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const headless = (options: HeadlessOptions = {}): OAuthClientProvider => new HeadlessProvider(options)
+
+export type { HeadlessOptions }
+
+// ---------------------------------------------------------------------------------------------
+// Resolving (internal to the package's client)
+// ---------------------------------------------------------------------------------------------
+
+/** A token endpoint refused, or could not be reached. */
+export class TokenRequestFailed extends Schema.TaggedError<TokenRequestFailed>()("TokenRequestFailed", {
+  tokenUrl: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `token request to ${this.tokenUrl} failed: ${this.description}`
+  }
+}
+
+/** A secret could not be resolved; names the source, never a value. */
+export class AuthSecretUnavailable extends Schema.TaggedError<AuthSecretUnavailable>()("AuthSecretUnavailable", {
+  description: Schema.String
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+export const resolveSecret = (input: SecretInput): Effect.Effect<Redacted.Redacted<string>, AuthSecretUnavailable> =>
+  typeof input === "string"
+    ? Effect.succeed(Redacted.make(input))
+    : Effect.mapError(input.resolve, (error) => new AuthSecretUnavailable({ description: error.description }))
+
+const TokenResponse = Schema.Struct({ access_token: Schema.String })
+
+const fetchToken = (
+  fetchFn: FetchLike,
+  auth: Extract<McpAuth, { readonly _tag: "ClientCredentials" }>,
+  secret: Redacted.Redacted<string>
+): Effect.Effect<string, TokenRequestFailed> => {
+  const failed = (description: string) => new TokenRequestFailed({ tokenUrl: auth.tokenUrl, description })
+  const body = new URLSearchParams({ grant_type: "client_credentials" })
+  if (auth.scope !== undefined) body.set("scope", auth.scope)
+  const basic = Buffer.from(`${encodeURIComponent(auth.clientId)}:${encodeURIComponent(Redacted.value(secret))}`).toString("base64")
+  return Effect.tryPromise({
+    try: (signal) =>
+      fetchFn(auth.tokenUrl, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${basic}` },
+        body,
+        signal
+      }),
+    catch: (cause) => failed(cause instanceof Error ? cause.message : String(cause))
+  }).pipe(
+    Effect.flatMap((response) =>
+      response.ok
+        ? Effect.tryPromise({ try: () => response.json(), catch: () => failed("the answer is not JSON") })
+        : Effect.fail(failed(`HTTP ${response.status}`))
+    ),
+    Effect.flatMap((json) =>
+      Effect.mapError(Schema.decodeUnknownEffect(TokenResponse)(json), () => failed("the answer has no access_token"))
+    ),
+    Effect.map((token) => token.access_token)
+  )
+}
+
+/**
+ * The `fetch` a transport uses for `auth`: bearer and client credentials add the header (the
+ * latter with its cache and one refresh on 401); OAuth leaves it to the SDK's provider.
+ */
+export const fetchFor = (
+  auth: McpAuth | undefined,
+  base: FetchLike
+): Effect.Effect<FetchLike, AuthSecretUnavailable | TokenRequestFailed> =>
+  Effect.gen(function*() {
+    if (auth === undefined || auth._tag === "OAuth") return base
+    const withToken = (token: string): FetchLike => (url, init) => {
+      const headers = new Headers(init?.headers)
+      headers.set("authorization", `Bearer ${token}`)
+      return base(url, { ...init, headers })
+    }
+    if (auth._tag === "Bearer") return withToken(Redacted.value(yield* resolveSecret(auth.token)))
+    const secret = yield* resolveSecret(auth.clientSecret)
+    let token = yield* fetchToken(base, auth, secret)
+    // One refresh per 401: the request is sent again once with the new token, then its answer stands.
+    return (url, init) =>
+      withToken(token)(url, init).then((response) =>
+        response.status !== 401
+          ? response
+          : Effect.runPromise(fetchToken(base, auth, secret)).then((fresh) => {
+            token = fresh
+            return withToken(fresh)(url, init)
+          })
+      )
+  })

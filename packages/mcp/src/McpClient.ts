@@ -1,0 +1,309 @@
+/**
+ * McpClient — one MCP server's connection, owned by a session: the SDK's `Client` over our
+ * transports, under the session's supervisor.
+ *
+ * `connect` opens a connection in the current scope (spawn or HTTP, the `initialize` handshake,
+ * every page of `tools/list`), all within `initTimeout`; closing that scope closes the client, which
+ * ends a stdio server's process group or aborts HTTP requests and DELETEs the Streamable HTTP
+ * session. `Connection.call` runs one `tools/call` within `requestTimeout`; interrupting it cancels
+ * the request. A transport that dies fails its pending and later calls with `TransportDown`, a
+ * result the model reads; the supervisor's restart policy may bring a new connection. Wire and
+ * local stay apart: a result flagged `isError` is a failed tool result, a JSON-RPC error is
+ * `McpCallFailed`, a dead connection is `TransportDown`.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  type CallToolResult,
+  ElicitRequestSchema,
+  ErrorCode,
+  McpError,
+  type Tool as McpTool,
+  ToolListChangedNotificationSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Duration, Effect, Redacted, Schema, Scope } from "effect"
+import * as McpAuth from "./McpAuth.ts"
+import type { Declaration } from "./McpServer.ts"
+import { hostVariable, StdioProcess } from "./internal/stdioProcess.ts"
+
+/** What our client says it is in `initialize`. */
+export const CLIENT_INFO = { name: "condukt", version: "0.1.0" } as const
+
+// ---------------------------------------------------------------------------------------------
+// Errors: what the model reads when a call cannot be answered
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category errors */
+export class TransportDown extends Schema.TaggedError<TransportDown>()("TransportDown", {
+  server: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `MCP server ${this.server} is down (${this.reason}); its tools cannot be called until it is back`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  server: Schema.String,
+  tool: Schema.String,
+  timeoutMs: Schema.Finite
+}) {
+  override get message() {
+    return `MCP server ${this.server} did not answer ${this.tool} within ${this.timeoutMs}ms`
+  }
+}
+
+/** The server answered the call with a JSON-RPC error (an unknown tool, invalid arguments…). */
+export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallFailed", {
+  server: Schema.String,
+  tool: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `MCP server ${this.server} refused ${this.tool}: ${this.description}`
+  }
+}
+
+/** A connection could not be opened; `reason` is one line, without secrets. */
+export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+export type CallError = TransportDown | RequestTimeout | McpCallFailed
+
+// ---------------------------------------------------------------------------------------------
+// A connection
+// ---------------------------------------------------------------------------------------------
+
+/** One open connection: its client, its tools as listed, and how it ended (once it has). */
+export interface Connection {
+  readonly client: Client
+  readonly descriptors: ReadonlyArray<McpTool>
+  /** Fails with the reason once the transport has died; never completes otherwise. */
+  readonly down: Deferred.Deferred<never, TransportDown>
+}
+
+const describe = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const cause = (error as { cause?: unknown }).cause
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+  return code === undefined ? error.message : `${error.message} (${code})`
+}
+
+const durationMs = (input: Duration.Input | undefined, fallback: number): number =>
+  input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
+
+/** The environment of a stdio server: pass-through names, renames and literals. */
+const stdioEnv = (
+  declaration: Extract<Declaration, { readonly transport: "stdio" }>,
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+): Effect.Effect<Record<string, string>, ConnectFailed> =>
+  Effect.gen(function*() {
+    const env: Record<string, string> = {}
+    const given = declaration.env
+    if (given === undefined) return env
+    const entries: ReadonlyArray<readonly [string, string | McpAuth.SecretInput]> = Array.isArray(given)
+      ? given.map((name: string) => [name, name] as const)
+      : Object.entries(given).map(([name, value]) => [name, value] as const)
+    for (const [name, value] of entries) {
+      if (Array.isArray(given)) {
+        // A pass-through name: the session's secret of that name first, then the host's variable.
+        const found = secrets[name] !== undefined ? Redacted.value(secrets[name]) : hostVariable(name)
+        if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
+        env[name] = found
+      } else if (typeof value === "string") {
+        env[name] = value
+      } else {
+        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
+        env[name] = Redacted.value(resolved)
+      }
+    }
+    return env
+  })
+
+/** The transport a declaration asks for, built (not started). */
+const makeTransport = (
+  declaration: Declaration,
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+): Effect.Effect<Transport, ConnectFailed> =>
+  Effect.gen(function*() {
+    if (declaration.transport === "stdio") {
+      const env = yield* stdioEnv(declaration, secrets)
+      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env })
+    }
+    const url = yield* Effect.try({
+      try: () => new URL(declaration.url),
+      catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
+    })
+    const fetchFn = yield* Effect.mapError(McpAuth.fetchFor(declaration.auth, fetch), (e) => new ConnectFailed({ reason: e.message }))
+    const requestInit = { headers: { ...declaration.headers } }
+    const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+    const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
+    // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
+    return declaration.transport === "sse"
+      ? new SSEClientTransport(url, options)
+      : new StreamableHTTPClientTransport(url, options)
+  })
+
+/** Why a transport failed to start or answer during the handshake, in one line. */
+const startFailure = (transport: Transport, error: unknown): string => {
+  if (transport instanceof StdioProcess) {
+    const code = transport.spawnError?.code
+    if (code === "ENOENT") return "command not found"
+    if (code === "EACCES") return "permission denied"
+    const last = transport.lastError
+    if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
+  }
+  return describe(error)
+}
+
+/** `tools/list`, every page. */
+const listTools = (client: Client, timeoutMs: number): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
+  Effect.gen(function*() {
+    const tools: Array<McpTool> = []
+    let cursor: string | undefined
+    do {
+      const page = yield* Effect.tryPromise({
+        try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs }),
+        catch: (e) => e
+      })
+      tools.push(...page.tools)
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    return tools
+  })
+
+/** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
+const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) =>
+  Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }).pipe(
+    Effect.catch((error) => {
+      const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+      const code = provider !== undefined && "authorizationCode" in provider && typeof provider.authorizationCode === "function"
+        ? (provider.authorizationCode as () => string | undefined)()
+        : undefined
+      if (!(error instanceof UnauthorizedError) || code === undefined) return Effect.fail(error)
+      const http = transport as StreamableHTTPClientTransport | SSEClientTransport
+      return Effect.tryPromise({ try: () => http.finishAuth(code), catch: (e) => e }).pipe(
+        Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
+        Effect.andThen(Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }))
+      )
+    })
+  )
+
+/**
+ * Opens a connection in the current scope: transport, handshake, tools. `onToolsChanged` gets the
+ * new list after each `notifications/tools/list_changed`.
+ */
+export const connect = (
+  declaration: Declaration,
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
+  onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>
+): Effect.Effect<Connection, ConnectFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    const initMs = durationMs(declaration.initTimeout, 10_000)
+    const transport = yield* makeTransport(declaration, secrets)
+    const down = yield* Deferred.make<never, TransportDown>()
+    const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
+    const client = new Client(CLIENT_INFO, { capabilities })
+    if (declaration.elicitation === "accept-defaults") {
+      client.setRequestHandler(ElicitRequestSchema, () => Promise.resolve({ action: "accept" as const, content: {} }))
+    }
+    // A stdio server's first protocol error during the handshake fails it at once (garbage on
+    // stdout). HTTP transports report recoverable trouble the same way (a server without the
+    // optional GET stream answers 404), so theirs are left to the SDK.
+    const broken = yield* Deferred.make<never, ConnectFailed>()
+    if (transport instanceof StdioProcess) {
+      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
+    }
+    client.onclose = () => {
+      const why = transport instanceof StdioProcess
+        ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
+        : "the connection closed"
+      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: why })))
+    }
+    yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
+    const opened = Effect.gen(function*() {
+      yield* handshake(client, transport, declaration, initMs)
+      return yield* listTools(client, initMs)
+    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error) })))
+    const descriptors = yield* opened.pipe(
+      Effect.raceFirst(Deferred.await(broken)),
+      Effect.timeoutOption(initMs),
+      Effect.flatMap((found) =>
+        found._tag === "Some"
+          ? Effect.succeed(found.value)
+          : Effect.fail(new ConnectFailed({ reason: `no answer to initialize within ${initMs}ms` }))
+      )
+    )
+    client.onerror = () => {}
+    if (client.getServerCapabilities()?.tools?.listChanged === true) {
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
+        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs), onToolsChanged))))
+    }
+    return { client, descriptors, down }
+  })
+
+/** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
+const closeClient = (client: Client, transport: Transport): Promise<void> => {
+  const terminate = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined
+    ? transport.terminateSession().catch(() => {})
+    : Promise.resolve()
+  return terminate.then(() => client.close()).catch(() => {})
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+// ---------------------------------------------------------------------------------------------
+
+/** Text parts joined by newlines; any other part (image, audio, resource) kept as its JSON. */
+export const render = (result: CallToolResult): string => {
+  const parts = result.content.map((part) => (part.type === "text" ? part.text : JSON.stringify(part)))
+  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent)
+  return parts.join("\n")
+}
+
+/**
+ * One `tools/call` of `wire` (the MCP name) on `connection`; an `isError` result fails with its
+ * text, which the model reads as `Error: <text>`.
+ */
+export const call = (
+  connection: Connection,
+  declaration: Declaration,
+  wire: string,
+  args: Readonly<Record<string, unknown>>
+): Effect.Effect<string, CallError | string> => {
+  const timeoutMs = durationMs(declaration.requestTimeout, 60_000)
+  const request = Effect.tryPromise({
+    try: (signal) => connection.client.callTool({ name: wire, arguments: { ...args } }, undefined, { signal, timeout: timeoutMs }),
+    catch: (error): CallError => {
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        return new RequestTimeout({ server: declaration.name, tool: wire, timeoutMs })
+      }
+      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+        return new TransportDown({ server: declaration.name, reason: "the connection closed" })
+      }
+      if (error instanceof McpError) return new McpCallFailed({ server: declaration.name, tool: wire, description: error.message })
+      return new TransportDown({ server: declaration.name, reason: describe(error) })
+    }
+  })
+  // A dead transport answers pending calls at once, with the reason it died.
+  return request.pipe(
+    Effect.raceFirst(Deferred.await(connection.down)),
+    Effect.flatMap((result) => {
+      const text = render(result as CallToolResult)
+      return result.isError === true ? Effect.fail(text) : Effect.succeed(text)
+    })
+  )
+}
+
+/** Whether the connection's transport has died. */
+export const isDown = (connection: Connection): boolean => Deferred.isDoneUnsafe(connection.down)
+
+/** Exits of a connection's life: it ends only when its transport dies. */
+export const awaitDown = (connection: Connection): Effect.Effect<never, TransportDown> => Deferred.await(connection.down)

@@ -1,0 +1,285 @@
+/**
+ * McpServer — an MCP server as an inert declaration that a session starts, owns and stops.
+ *
+ * `stdio`, `sse` (legacy HTTP+SSE) and `http` (Streamable HTTP) describe a server; each is a
+ * core `ToolSource`, so `Agent.make({ mcpServers })` and `Condukt.run({ mcpServers })` take them
+ * and `Session.start` starts them in parallel in the session's scope. Starting one opens its first
+ * connection at once (the servers of a session connect concurrently), then hands it to the
+ * session's supervisor as the child's first incarnation; later incarnations (the `restart` policy:
+ * `temporary` by default, `transient`, `permanent`) connect again under that supervisor. The
+ * server's tools are ordinary `Tool`s named `<prefix>.<tool>`; while it is down they answer
+ * `TransportDown`. An invalid declaration (its name, its transport) is not refused here: its start
+ * fails with `McpStartFailed` naming it, before anything runs. `startAll` gives the same to callers
+ * without a session (workflows): the servers' tools, owned by the current scope.
+ */
+import { Exit, type Duration, Effect, Schema, Scope } from "effect"
+import { Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import * as McpClient from "./McpClient.ts"
+import type * as McpAuth from "./McpAuth.ts"
+import { exposed } from "./internal/toolName.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/** @since 0.1.0 @category models */
+export interface CommonOptions {
+  /** Letters, digits, `_` and `-`, starting with a letter; unique among a session's servers. */
+  readonly name: string
+  /** Tools are exposed as `<prefix>.<tool>`; default the server's name, `""` for bare names. */
+  readonly prefix?: string | undefined
+  /** Spawn or connect, `initialize` and `tools/list` together (default 10 seconds). */
+  readonly initTimeout?: Duration.Input | undefined
+  /** One `tools/call` (default 60 seconds). */
+  readonly requestTimeout?: Duration.Input | undefined
+  /** What the session's supervisor does when the connection dies (default `temporary`: nothing). */
+  readonly restart?: Supervisor.Restart | undefined
+  /**
+   * Server requests for user input (`elicitation/create`): not offered by default; with
+   * `accept-defaults` every form is accepted with the defaults its schema gives.
+   */
+  readonly elicitation?: "accept-defaults" | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface StdioOptions extends CommonOptions {
+  /** An executable path or a name looked up on PATH; never run through a shell. */
+  readonly command: string
+  readonly args?: ReadonlyArray<string> | undefined
+  readonly cwd?: string | undefined
+  /**
+   * Variables beyond PATH, HOME and the like: names passed through (the session's secret of that
+   * name, else the host's variable), or a map to a literal or a `Secret`
+   * (`{ GH_TOKEN: Secret.env("GITHUB_TOKEN") }`).
+   */
+  readonly env?: ReadonlyArray<string> | Readonly<Record<string, string | McpAuth.SecretInput>> | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface HttpOptions extends CommonOptions {
+  readonly url: string
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly auth?: McpAuth.McpAuth | undefined
+}
+
+/** A declaration with its transport. */
+export type Declaration =
+  | (StdioOptions & { readonly transport: "stdio" })
+  | (HttpOptions & { readonly transport: "sse" | "http" })
+
+/**
+ * A declared server: a `ToolSource` a session starts.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface McpServer extends ToolSource.ToolSource {
+  readonly declaration: Declaration
+  /** Why the declaration cannot start, when it cannot. */
+  readonly invalid: string | undefined
+}
+
+const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const declare = (declaration: Declaration, invalid?: string): McpServer => {
+  const problem = invalid ??
+    (NAME.test(declaration.name) ? undefined : "the name must start with a letter and hold only letters, digits, _ and -")
+  const server: McpServer = {
+    _tag: "ToolSource",
+    name: declaration.name,
+    declaration,
+    invalid: problem,
+    start: (context) => start(server, context)
+  }
+  return server
+}
+
+/**
+ * A server run as a process speaking MCP on stdin/stdout, in a process group of its own.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const stdio = (options: StdioOptions): McpServer => declare({ ...options, transport: "stdio" })
+
+/**
+ * A server speaking the legacy HTTP+SSE transport (a GET event stream, POSTs to its endpoint).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const sse = (options: HttpOptions): McpServer => declare({ ...options, transport: "sse" })
+
+/**
+ * A server speaking Streamable HTTP.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const http = (options: HttpOptions): McpServer => declare({ ...options, transport: "http" })
+
+/** The map form configuration files use; `transport` also takes `streamable_http` and `http_sse`. */
+const Config = Schema.Struct({
+  name: Schema.String,
+  transport: Schema.String,
+  command: Schema.optionalKey(Schema.String),
+  args: Schema.optionalKey(Schema.Array(Schema.String)),
+  cwd: Schema.optionalKey(Schema.String),
+  env: Schema.optionalKey(Schema.Union([Schema.Array(Schema.String), Schema.Record(Schema.String, Schema.String)])),
+  url: Schema.optionalKey(Schema.String),
+  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
+  prefix: Schema.optionalKey(Schema.String),
+  initTimeoutMs: Schema.optionalKey(Schema.Finite),
+  requestTimeoutMs: Schema.optionalKey(Schema.Finite),
+  restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"]))
+})
+
+/**
+ * A server from its map form (a configuration file's entry). What cannot be a server — an
+ * unknown transport, a missing command or URL — becomes a declaration whose start fails with
+ * `McpStartFailed` naming it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fromConfig = (input: unknown): McpServer => {
+  const named = typeof input === "object" && input !== null && "name" in input ? String(input.name) : "(unnamed)"
+  const decoded = Schema.decodeUnknownExit(Config)(input)
+  const invalid = (reason: string) => declare({ name: named, transport: "stdio", command: "" }, reason)
+  if (Exit.isFailure(decoded)) return invalid("the configuration is not a server: it needs name and transport, and fields of the right types")
+  const { initTimeoutMs, requestTimeoutMs, transport, ...config } = decoded.value
+  const common = {
+    ...config,
+    ...(initTimeoutMs === undefined ? {} : { initTimeout: initTimeoutMs }),
+    ...(requestTimeoutMs === undefined ? {} : { requestTimeout: requestTimeoutMs })
+  }
+  if (transport === "stdio") {
+    return config.command === undefined ? invalid("a stdio server needs a command") : stdio({ ...common, command: config.command })
+  }
+  const kind = transport === "sse" || transport === "http_sse" ? "sse" : transport === "http" || transport === "streamable_http" ? "http" : undefined
+  if (kind === undefined) return invalid(`unknown transport ${JSON.stringify(transport)}: use stdio, sse or http`)
+  if (config.url === undefined) return invalid(`an ${kind} server needs a url`)
+  return kind === "sse" ? sse({ ...common, url: config.url }) : http({ ...common, url: config.url })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running: the supervised connection and its tools
+// ---------------------------------------------------------------------------------------------
+
+/** A server's side of its session: the live connection (if any) and the tools built from it. */
+interface State {
+  current: McpClient.Connection | undefined
+  /** Why there is no connection, for the tools' `TransportDown`. */
+  reason: string
+  tools: ReadonlyArray<Tool.Tool>
+}
+
+const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<McpTool>): ReadonlyArray<Tool.Tool> => {
+  const declaration = server.declaration
+  const prefix = declaration.prefix ?? declaration.name
+  return descriptors.map((descriptor) =>
+    Tool.make(exposed(prefix, descriptor.name), {
+      description: descriptor.description ?? descriptor.title ?? "",
+      parameters: descriptor.inputSchema,
+      call: (args) =>
+        Effect.suspend(() =>
+          state.current === undefined
+            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, reason: state.reason }))
+            : McpClient.call(state.current, declaration, descriptor.name, args)
+        ).pipe(Effect.withSpan("McpServer.call", { attributes: { server: declaration.name, tool: descriptor.name } }))
+    })
+  )
+}
+
+const failed = (server: McpServer) => (error: { readonly message: string }) =>
+  new Session.McpStartFailed({ server: server.name, reason: error.message })
+
+const start = (server: McpServer, context: ToolSource.StartContext) =>
+  Effect.gen(function*() {
+    if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, reason: server.invalid })
+    const declaration = server.declaration
+    const state: State = { current: undefined, reason: "it has not started", tools: [] }
+    const refreshed = (descriptors: ReadonlyArray<McpTool>) =>
+      Effect.sync(() => {
+        state.tools = toTools(server, state, descriptors)
+      })
+    const connect = McpClient.connect(declaration, context.secrets, refreshed)
+    // The first connection opens now, concurrently with the session's other servers; the
+    // supervisor, which starts children one at a time, adopts it as the child's first incarnation.
+    const firstScope = yield* Scope.fork(yield* Scope.Scope)
+    const first = yield* connect.pipe(Scope.provide(firstScope), Effect.onError((cause) => Scope.close(firstScope, Exit.failCause(cause))))
+    let adopt: McpClient.Connection | undefined = first
+    const incarnation = Effect.gen(function*() {
+      const scope = yield* Scope.Scope
+      let connection: McpClient.Connection
+      if (adopt !== undefined) {
+        connection = adopt
+        adopt = undefined
+        yield* Scope.addFinalizer(scope, Scope.close(firstScope, Exit.void))
+      } else {
+        connection = yield* connect
+      }
+      state.current = connection
+      yield* refreshed(connection.descriptors)
+      yield* context.emit({ _tag: "McpServerStarted", server: server.name, transport: declaration.transport, tools: state.tools.length })
+      yield* Scope.addFinalizer(scope, Effect.suspend(() => {
+        if (state.current === connection) state.current = undefined
+        return McpClient.isDown(connection) ? Effect.void : context.emit({ _tag: "McpServerStopped", server: server.name })
+      }))
+      return connection
+    })
+    yield* context.supervisor.startChild({
+      id: `mcp:${server.name}`,
+      restart: declaration.restart ?? "temporary",
+      start: incarnation,
+      run: (connection) =>
+        McpClient.awaitDown(connection).pipe(Effect.tapError((down) =>
+          Effect.suspend(() => {
+            if (state.current === connection) state.current = undefined
+            state.reason = down.reason
+            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.reason })
+          })
+        ))
+    }).pipe(Effect.mapError(failed(server)))
+    return { tools: Effect.sync(() => state.tools) }
+  }).pipe(
+    Effect.mapError((error) => (error._tag === "McpStartFailed" ? error : failed(server)(error))),
+    Effect.withSpan("McpServer.start", { attributes: { server: server.name, transport: server.declaration.transport } })
+  )
+
+/** @since 0.1.0 @category models */
+export interface StartAllOptions {
+  /** Secrets the servers' pass-through `env` names may use. */
+  readonly secrets?: ToolSource.StartContext["secrets"] | undefined
+  /** Where the servers' events go (default: nowhere). */
+  readonly emit?: ToolSource.StartContext["emit"] | undefined
+}
+
+/**
+ * Starts `servers` in parallel in the current scope, under a supervisor of their own, and gives
+ * their tools as they are now (read it again for `list_changed`). For callers without a session.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const startAll = (
+  servers: ReadonlyArray<McpServer>,
+  options: StartAllOptions = {}
+): Effect.Effect<Effect.Effect<ReadonlyArray<Tool.Tool>>, Session.McpStartFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    const supervisor = yield* Effect.orDie(Supervisor.make())
+    const context: ToolSource.StartContext = {
+      sessionId: "",
+      agent: "",
+      secrets: options.secrets ?? {},
+      supervisor,
+      emit: options.emit ?? (() => Effect.void)
+    }
+    const running = yield* Effect.forEach(servers, (server) => server.start(context), { concurrency: "unbounded" })
+    return Effect.map(Effect.forEach(running, (r) => r.tools), (lists) => lists.flat())
+  })

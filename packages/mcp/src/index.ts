@@ -1,0 +1,3 @@
+export * as McpAuth from "./McpAuth.ts"
+export * as McpClient from "./McpClient.ts"
+export * as McpServer from "./McpServer.ts"

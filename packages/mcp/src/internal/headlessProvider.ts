@@ -1,0 +1,141 @@
+/**
+ * headlessProvider — an OAuth client provider of the MCP SDK that needs no browser.
+ *
+ * The SDK does the protocol (discovery, registration, PKCE, token requests, refresh); this class
+ * only keeps its state in memory and answers the one step that usually needs a person: it reads
+ * the authorization code from the redirect the authorization endpoint answers with, which works
+ * with servers that approve a known client without asking. With a client secret and no redirect
+ * URL it asks for the client-credentials grant instead. The SDK's interface is promise-based, so
+ * this is a plain class; it holds no secret in anything it prints.
+ */
+import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens
+} from "@modelcontextprotocol/sdk/shared/auth.js"
+import { Effect } from "effect"
+
+/** @since 0.1.0 @category models */
+export interface HeadlessOptions {
+  /** A pre-registered client; without it, the client registers dynamically (or by metadata URL). */
+  readonly clientId?: string | undefined
+  readonly clientSecret?: string | undefined
+  /** Where the authorization server redirects with the code (default http://localhost:3000/callback). */
+  readonly redirectUrl?: string | undefined
+  readonly scope?: string | undefined
+  readonly clientName?: string | undefined
+  /** A URL-formatted client id (client ID metadata document), when the server supports it. */
+  readonly clientMetadataUrl?: string | undefined
+}
+
+const DEFAULT_REDIRECT = "http://localhost:3000/callback"
+
+export class HeadlessProvider implements OAuthClientProvider {
+  private readonly options: HeadlessOptions
+  private client: OAuthClientInformationMixed | undefined
+  private saved: OAuthTokens | undefined
+  private verifier: string | undefined
+  private code: string | undefined
+  clientMetadataUrl?: string
+
+  constructor(options: HeadlessOptions) {
+    this.options = options
+    if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl
+    this.client = options.clientId === undefined
+      ? undefined
+      : { client_id: options.clientId, ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) }
+  }
+
+  /** Client credentials: a secret and no redirect. */
+  private get machine(): boolean {
+    return this.options.clientSecret !== undefined && this.options.redirectUrl === undefined
+  }
+
+  get redirectUrl(): string | undefined {
+    return this.machine ? undefined : this.options.redirectUrl ?? DEFAULT_REDIRECT
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return this.machine
+      ? {
+        client_name: this.options.clientName ?? "condukt",
+        redirect_uris: [],
+        grant_types: ["client_credentials"],
+        token_endpoint_auth_method: "client_secret_basic",
+        ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
+      }
+      : {
+        client_name: this.options.clientName ?? "condukt",
+        redirect_uris: [this.options.redirectUrl ?? DEFAULT_REDIRECT],
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
+      }
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    return this.client
+  }
+
+  saveClientInformation(info: OAuthClientInformationMixed): void {
+    this.client = info
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.saved
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.saved = tokens
+  }
+
+  /** Follows the authorization URL one step and keeps the code the redirect carries. */
+  redirectToAuthorization(url: URL): Promise<void> {
+    return Effect.runPromise(
+      Effect.tryPromise({
+        try: () => fetch(url, { redirect: "manual" }),
+        catch: (cause) => new Error(`the authorization endpoint could not be reached: ${String(cause)}`)
+      }).pipe(
+        Effect.flatMap((response) => {
+          const location = response.headers.get("location")
+          const code = location === null ? null : new URL(location, url).searchParams.get("code")
+          if (code === null) {
+            return Effect.fail(new Error(`the authorization endpoint wants a person (HTTP ${response.status}, no code in a redirect)`))
+          }
+          this.code = code
+          return Effect.void
+        })
+      )
+    )
+  }
+
+  /** The code `redirectToAuthorization` obtained, once. */
+  authorizationCode(): string | undefined {
+    const code = this.code
+    this.code = undefined
+    return code
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier
+  }
+
+  codeVerifier(): string {
+    return this.verifier ?? ""
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined
+    const params = new URLSearchParams({ grant_type: "client_credentials" })
+    const wanted = scope ?? this.options.scope
+    if (wanted !== undefined) params.set("scope", wanted)
+    return params
+  }
+
+  invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    if (scope === "all" || scope === "tokens") this.saved = undefined
+    if (scope === "all" || scope === "verifier") this.verifier = undefined
+    if ((scope === "all" || scope === "client") && this.options.clientId === undefined) this.client = undefined
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * stdioProcess — the MCP SDK's `Transport` over a server process that leads its own process group.
+ *
+ * The SDK's `StdioClientTransport` signals only its direct child, so a server started through
+ * `npx`, `uvx` or `sh -c` leaves its real process (a grandchild) behind. This transport spawns the
+ * server detached, as the leader of a new group, and its `close` ends the whole group: stdin EOF,
+ * then SIGTERM to the group after `CLOSE_GRACE_MS`, SIGKILL after as long again, and the exit is
+ * awaited; once the leader is gone the group gets SIGKILL anyway, so no grandchild survives it.
+ * Framing is the SDK's (one JSON-RPC message per line). A line that is not JSON-RPC is reported
+ * through `onerror` with the line's start, so a connection still initialising can fail with it.
+ * This is the one module of @condukt/mcp that calls node:child_process and process.kill.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { Deferred, Effect } from "effect"
+
+/** Between stdin EOF and SIGTERM, and between SIGTERM and SIGKILL. */
+export const CLOSE_GRACE_MS = 1000
+
+/** What a server wrote to stderr last, kept to explain why it died (bytes). */
+const STDERR_TAIL_BYTES = 2048
+
+/** The host variables a server sees besides those its declaration passes (as the SDK's default). */
+const HOST_VARIABLES = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"] as const
+
+export interface Options {
+  readonly command: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string | undefined
+  /** Added to the host variables above. */
+  readonly env: Readonly<Record<string, string>>
+}
+
+/** The value of a host environment variable (pass-through names of a declaration). */
+export const hostVariable = (name: string): string | undefined => process.env[name]
+
+const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
+  try {
+    process.kill(-pgid, signal)
+    return true
+  } catch {
+    // ESRCH: nobody is left in the group.
+    return false
+  }
+}
+
+/** A running server process as an SDK transport; `pid` is also its group id. */
+export class StdioProcess implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+  pid: number | undefined
+  /** Why the spawn failed (ENOENT, EACCES…), when it did. */
+  spawnError: NodeJS.ErrnoException | undefined
+  /** The leader's exit code (or 128 + signal), once it exited. */
+  readonly exited = Deferred.makeUnsafe<number>()
+  private child: ChildProcess | undefined
+  private readonly buffer = new ReadBuffer()
+  private stderrTail = ""
+  private readonly options: Options
+
+  constructor(options: Options) {
+    this.options = options
+  }
+
+  /** The last line the server wrote to stderr, if any. */
+  get lastError(): string {
+    return this.stderrTail.trimEnd().split("\n").at(-1) ?? ""
+  }
+
+  start(): Promise<void> {
+    return Effect.runPromise(Effect.callback<void, Error>((resume) => {
+      const env: Record<string, string> = {}
+      for (const name of HOST_VARIABLES) {
+        const value = process.env[name]
+        if (value !== undefined) env[name] = value
+      }
+      const child = spawn(this.options.command, [...this.options.args], {
+        cwd: this.options.cwd,
+        env: { ...env, ...this.options.env },
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"]
+      })
+      this.child = child
+      this.pid = child.pid
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        this.spawnError = error
+        resume(Effect.fail(error))
+      })
+      child.once("spawn", () => resume(Effect.void))
+      child.once("exit", (code, signal) => {
+        // Nothing the server started may outlive it.
+        if (this.pid !== undefined) signalGroup(this.pid, "SIGKILL")
+        Deferred.doneUnsafe(this.exited, Effect.succeed(code ?? 128 + (signal === null ? 0 : 15)))
+      })
+      child.once("close", () => this.onclose?.())
+      child.stdout?.on("data", (chunk: Buffer) => this.receive(chunk))
+      child.stderr?.on("data", (chunk: Buffer) => {
+        this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES)
+      })
+      // A broken pipe shows as the process's exit; unhandled, it would crash the host.
+      child.stdin?.on("error", () => {})
+      child.stdout?.on("error", () => {})
+      child.stderr?.on("error", () => {})
+    }))
+  }
+
+  private receive(chunk: Buffer): void {
+    this.buffer.append(chunk)
+    while (true) {
+      let message: JSONRPCMessage | null
+      try {
+        message = this.buffer.readMessage()
+      } catch (error) {
+        const detail = error instanceof Error ? error.message : String(error)
+        this.onerror?.(new Error(`the server wrote something that is not JSON-RPC on stdout (${detail.slice(0, 120)})`))
+        continue
+      }
+      if (message === null) return
+      this.onmessage?.(message)
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin
+    if (stdin === undefined || stdin === null || stdin.destroyed) return Promise.reject(new Error("the server's stdin is closed"))
+    stdin.write(serializeMessage(message))
+    return Promise.resolve()
+  }
+
+  /** EOF, SIGTERM to the group, SIGKILL; resolves once the leader has exited and the group is killed. */
+  close(): Promise<void> {
+    return Effect.runPromise(this.terminate)
+  }
+
+  readonly terminate: Effect.Effect<void> = Effect.suspend(() => {
+    const pid = this.pid
+    if (this.child === undefined || pid === undefined) return Effect.void
+    const exited = Deferred.await(this.exited)
+    if (Deferred.isDoneUnsafe(this.exited)) return Effect.sync(() => signalGroup(pid, "SIGKILL"))
+    this.child.stdin?.end()
+    return exited.pipe(
+      Effect.timeoutOption(CLOSE_GRACE_MS),
+      Effect.flatMap((done) =>
+        done._tag === "Some" ? Effect.void : Effect.andThen(
+          Effect.sync(() => signalGroup(pid, "SIGTERM")),
+          Effect.timeoutOption(exited, CLOSE_GRACE_MS)
+        )
+      ),
+      Effect.andThen(Effect.sync(() => signalGroup(pid, "SIGKILL"))),
+      Effect.andThen(exited),
+      Effect.asVoid
+    )
+  })
+}

@@ -1,0 +1,113 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Agent, Condukt, Session } from "@condukt/core"
+import { TestModel } from "@condukt/testing"
+import { McpServer } from "../src/index.ts"
+import { everything, everythingHttp, fixture, node, results, runWith } from "./support.ts"
+
+const TINY_IMAGE_TEXT_PARTS = 3
+
+describe("McpServer", () => {
+  describe("server-everything, driven by an agent on TestModel", () => {
+    const drive = (server: McpServer.McpServer) =>
+      Effect.gen(function*() {
+        const { events } = yield* runWith([server], [
+          TestModel.reply(
+            TestModel.toolCall("everything.echo", { message: "hello" }),
+            TestModel.toolCall("everything.get-sum", { a: 2, b: 3 }),
+            TestModel.toolCall("everything.get-tiny-image", {}),
+            TestModel.toolCall("everything.get-sum", { a: "two", b: 3 })
+          ),
+          TestModel.text("done")
+        ])
+        const started = events.find((e) => e._tag === "McpServerStarted")
+        assert.isDefined(started)
+        const [echo, sum, image, invalid] = results(events)
+        assert.deepStrictEqual(echo, { name: "everything.echo", content: "Echo: hello", isError: false })
+        assert.deepStrictEqual(sum, { name: "everything.get-sum", content: "The sum of 2 and 3 is 5.", isError: false })
+        // Text parts joined, the image kept as its JSON.
+        const parts = image!.content.split("\n")
+        assert.strictEqual(parts.length, TINY_IMAGE_TEXT_PARTS)
+        assert.strictEqual(JSON.parse(parts[1]!).type, "image")
+        assert.strictEqual(JSON.parse(parts[1]!).mimeType, "image/png")
+        assert.deepStrictEqual(invalid, {
+          name: "everything.get-sum",
+          content: "Error: MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received string at a",
+          isError: true
+        })
+      })
+
+    it.live("over stdio", () =>
+      drive(McpServer.stdio({ name: "everything", command: node, args: [everything, "stdio"] })).pipe(Effect.scoped))
+
+    it.live("over legacy HTTP+SSE", () =>
+      Effect.gen(function*() {
+        const port = yield* everythingHttp("sse")
+        yield* drive(McpServer.sse({ name: "everything", url: `http://127.0.0.1:${port}/sse` }))
+      }).pipe(Effect.scoped))
+
+    it.live("over Streamable HTTP", () =>
+      Effect.gen(function*() {
+        const port = yield* everythingHttp("streamableHttp")
+        yield* drive(McpServer.http({ name: "everything", url: `http://127.0.0.1:${port}/mcp` }))
+      }).pipe(Effect.scoped))
+  })
+
+  describe("tools", () => {
+    it.live("are named <prefix>.<tool>, bare with an empty prefix; isError is an error result", () =>
+      Effect.gen(function*() {
+        const { events } = yield* runWith([
+          McpServer.stdio({ name: "fx", command: node, args: [fixture] }),
+          McpServer.stdio({ name: "bare", prefix: "", command: node, args: [fixture] }),
+        ].slice(0, 1).concat([McpServer.stdio({ name: "other", prefix: "o-2", command: node, args: [fixture] })]), [
+          TestModel.reply(
+            TestModel.toolCall("fx.echo", { text: "hi" }),
+            TestModel.toolCall("o-2.fail", {}),
+            TestModel.toolCall("fx.echo", {})
+          ),
+          TestModel.text("done")
+        ])
+        assert.deepStrictEqual(results(events), [
+          { name: "fx.echo", content: "hi", isError: false },
+          { name: "o-2.fail", content: "Error: it went wrong", isError: true },
+          { name: "fx.echo", content: "Invalid arguments for tool fx.echo: text: Missing key", isError: true }
+        ])
+      }).pipe(Effect.scoped))
+  })
+
+  describe("bad input: a typed error naming the server, nothing left running", () => {
+    const startFails = (server: McpServer.McpServer, reason: string) =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ name: "bad", model: "test:x", mcpServers: [server] })
+        const error = yield* Effect.flip(Effect.scoped(Session.start(agent)))
+        assert.deepStrictEqual(error, new Session.McpStartFailed({ server: server.name, reason }))
+      }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer))
+
+    it.live("an unknown transport", () =>
+      startFails(
+        McpServer.fromConfig({ name: "ws", transport: "websocket", url: "ws://localhost" }),
+        "unknown transport \"websocket\": use stdio, sse or http"
+      ))
+
+    it.live("an invalid name", () =>
+      startFails(
+        McpServer.stdio({ name: "9lives", command: node, args: [fixture] }),
+        "the name must start with a letter and hold only letters, digits, _ and -"
+      ))
+
+    it.live("a command that does not exist", () =>
+      startFails(McpServer.stdio({ name: "nope", command: "condukt-no-such-server" }), "command not found"))
+
+    it.live("a server that prints garbage on stdout", () =>
+      startFails(
+        McpServer.stdio({ name: "noisy", command: node, args: [fixture, "garbage"] }),
+        "the server wrote something that is not JSON-RPC on stdout (Unexpected token 'S', \"Starting s\"... is not valid JSON)"
+      ))
+
+    it.live("a server that never answers initialize", () =>
+      startFails(
+        McpServer.stdio({ name: "mute", command: node, args: [fixture, "silent"], initTimeout: "1 second" }),
+        "no answer to initialize within 1000ms"
+      ))
+  })
+})

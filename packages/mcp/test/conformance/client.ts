@@ -1,0 +1,42 @@
+/**
+ * The client the official conformance suite runs: `node client.ts <server-url>`, the scenario in
+ * MCP_CONFORMANCE_SCENARIO (and, for some, data in MCP_CONFORMANCE_CONTEXT). It starts our client
+ * actor (a Streamable HTTP `McpServer`, with the headless OAuth provider) in a scope, calls each
+ * tool the server lists once (arguments from the tool's schema), then closes the scope.
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Effect } from "effect"
+import { McpAuth, McpServer } from "../../src/index.ts"
+
+const url = process.argv[2]!
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string | undefined>
+
+const provider = McpAuth.headless({
+  clientId: context.client_id,
+  clientSecret: context.client_secret,
+  // The suite's client ID metadata document (SEP-991), which its authorization server fetches.
+  ...(scenario === "auth/basic-cimd" ? { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" } : {}),
+  ...(scenario.includes("client-credentials") ? {} : { redirectUrl: "http://localhost:3000/callback" })
+})
+
+const argumentsFor = (schema: { readonly properties?: Record<string, { readonly type?: string }> | undefined }) =>
+  Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, property]) => [key, property.type === "number" ? 1 : "x"]))
+
+const server = McpServer.http({
+  name: "conformance",
+  url,
+  auth: McpAuth.oauth(provider),
+  elicitation: "accept-defaults",
+  initTimeout: "20 seconds"
+})
+
+const program = Effect.gen(function*() {
+  const tools = yield* yield* McpServer.startAll([server])
+  for (const tool of tools) {
+    const args = argumentsFor(tool.parameters as never)
+    yield* Effect.ignore(tool.call(args, undefined as never))
+  }
+}).pipe(Effect.scoped)
+
+NodeRuntime.runMain(program)

@@ -1,0 +1,51 @@
+/** Shared by the MCP tests: the servers' paths, a free port, an HTTP server process ready to serve. */
+import { Deferred, Effect, Scope, Stream } from "effect"
+import { spawn } from "node:child_process"
+import * as net from "node:net"
+import * as path from "node:path"
+import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
+import { TestModel } from "@condukt/testing"
+import type { McpServer } from "../src/index.ts"
+
+export const node = process.execPath
+export const fixture = path.resolve(import.meta.dirname, "fixtures/server.ts")
+export const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) => {
+  const server = net.createServer()
+  server.listen(0, "127.0.0.1", () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** server-everything over an HTTP transport on a free port, killed with the scope. */
+export const everythingHttp = (transport: "sse" | "streamableHttp"): Effect.Effect<number, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const ready = yield* Deferred.make<void>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => spawn(node, [everything, transport], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] })),
+      (child) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+    const watch = (chunk: Buffer) => {
+      if (/running on port|listening on port/i.test(chunk.toString())) Deferred.doneUnsafe(ready, Effect.void)
+    }
+    child.stderr.on("data", watch)
+    child.stdout.on("data", watch)
+    yield* Deferred.await(ready)
+    return port
+  })
+
+/** A session on TestModel with `servers`, running `replies` for one prompt: the run's events. */
+export const runWith = (servers: ReadonlyArray<McpServer.McpServer>, replies: ReadonlyArray<TestModel.Reply>) =>
+  Effect.gen(function*() {
+    const agent = Agent.make({ name: "mcp", model: "test:x", mcpServers: servers })
+    const session = yield* Session.start(agent)
+    const events = yield* Stream.runCollect(session.stream("go"))
+    return { session, events: Array.from(events) }
+  }).pipe(Effect.provide(TestModel.layer(replies)), Effect.provide(Condukt.layer))
+
+export const results = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.flatMap((e) => (e._tag === "ToolResult" ? [{ name: e.name, content: e.content, isError: e.isError }] : []))
