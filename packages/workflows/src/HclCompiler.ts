@@ -215,7 +215,9 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
 const parseFailure = (file: string, text: string): WorkflowInvalid => {
   const match = /([^\s[\]]+):(\d+),(\d+)(?:-[\d,]+)?: ([^;\]]+)(?:; ([^\]]*))?/.exec(text)
   if (match === null) return new WorkflowInvalid({ reason: "ParseFailed", location: file, detail: text.replace(/^[^:]*: /, "") })
-  const [, , line, column, summary, detail] = match
+  const [, , line, column, summary, rest] = match
+  // Only the first diagnostic: the others usually follow from it.
+  const detail = rest?.split(/ [^\s[\]]+:\d+,\d+(?:-[\d,]+)?: /)[0]
   return new WorkflowInvalid({
     reason: summary === "Attribute redefined" ? "DuplicateAttribute" : "ParseFailed",
     location: `${file}:${line}:${column}`,

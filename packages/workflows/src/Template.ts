@@ -50,6 +50,10 @@ export const parse = (source: string): Result.Result<Template, Expression.Expres
       if (Result.isFailure(scanned)) return Result.fail(scanned.failure)
       const parsed = Expression.parseTokens(scanned.success.tokens, source)
       if (Result.isFailure(parsed)) return Result.fail(parsed.failure)
+      const formatter = parsed.success.formatter
+      if (formatter !== undefined && formatter !== "json" && formatter !== "csv") {
+        return Result.fail(new Expression.ExpressionError({ reason: "UnknownFormatter", detail: formatter, source }))
+      }
       if (text !== "") parts.push(text)
       text = ""
       parts.push({ ...parsed.success, tokens: scanned.success.tokens })

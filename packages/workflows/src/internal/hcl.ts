@@ -20,7 +20,8 @@ export const templateAst = (
   template: string
 ): Effect.Effect<TFExpressionSyntaxTree.ExpressionType | null, HclParseError> =>
   Effect.tryPromise({
-    try: () => getExpressionAst("expression.hcl", JSON.stringify(template)),
+    // Quotes inside `${…}` stay as they are (HCL reads them as the expression's own strings).
+    try: () => getExpressionAst("expression.hcl", `"${template.replaceAll("\n", "\\n").replaceAll("\r", "\\r")}"`),
     catch: (cause) => new HclParseError({ text: textOf(cause) })
   })
 
