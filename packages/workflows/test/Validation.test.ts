@@ -1,7 +1,7 @@
 /** Every kind of invalid workflow, each on a small file, with where it is in the message. */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Validator, Workflow } from "../src/index.ts"
+import { Validator, Workflow, type WorkflowError } from "../src/index.ts"
 
 const wf = (body: string) => `workflow "w" {\n${body}\n}\n`
 const CMD = `  cmd "a" {\n    argv = ["true"]\n  }`
@@ -57,7 +57,7 @@ describe("Validation", () => {
   for (const [name, source, reason, message] of cases) {
     it.effect(`${name}: ${reason}`, () =>
       Effect.gen(function*() {
-        assert.deepStrictEqual(yield* invalid(source), [reason, message])
+        assert.deepStrictEqual(yield* invalid(source), [reason as typeof reason & WorkflowError.InvalidReason, message])
       }))
   }
 
