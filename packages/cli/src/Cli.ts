@@ -38,13 +38,8 @@ const file = Argument.String("file").pipe(Argument.withDescription("The workflow
 const render = (output: unknown): string | undefined =>
   output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
 
-/**
- * The root command, its subcommands and their handlers.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const make = (terminal: Terminal) => {
+/** The root command, its subcommands and their handlers. */
+const make = (terminal: Terminal) => {
   const run = Command.make(
     "run",
     {

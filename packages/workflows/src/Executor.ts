@@ -86,7 +86,13 @@ const buildSandbox = (document: Document.Document, options: Options) => {
  * @since 0.1.0
  * @category constructors
  */
-export const run = Effect.fn("Workflow.run")(function*(document: Document.Document, options: Options = {}) {
+export const run: (
+  document: Document.Document,
+  options?: Options
+) => Effect.Effect<RunResult, WorkflowFailed, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> = Effect.fn("Workflow.run")(function*(
+  document: Document.Document,
+  options: Options = {}
+) {
   const emit = options.onEvent ?? (() => Effect.void)
   const started = yield* Clock.currentTimeMillis
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
@@ -220,6 +226,3 @@ export const run = Effect.fn("Workflow.run")(function*(document: Document.Docume
   if (output._tag === "Failure") return yield* Effect.failCause(output.cause)
   return { output: output.value as Expression.Value, steps: { ...outputs }, skipped: [...skipped].sort() } satisfies RunResult
 }, Effect.scoped)
-
-/** What a run needs from the program: the host services LocalSandbox needs (`Condukt.layer`). */
-export type Requirements = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget

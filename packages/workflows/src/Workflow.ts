@@ -25,7 +25,9 @@ export const parse = (source: string, file = "workflow.hcl"): Effect.Effect<Docu
  * @since 0.1.0
  * @category constructors
  */
-export const load = Effect.fn("Workflow.load")(function*(path: string) {
+export const load: (path: string) => Effect.Effect<Document.Document, WorkflowInvalid, FileSystem.FileSystem> = Effect.fn(
+  "Workflow.load"
+)(function*(path: string) {
   if (!path.endsWith(".hcl")) {
     return yield* new WorkflowInvalid({ reason: "UnsupportedExtension", location: path, detail: "a workflow file must end in .hcl" })
   }
@@ -43,7 +45,7 @@ export const load = Effect.fn("Workflow.load")(function*(path: string) {
  * @since 0.1.0
  * @category constructors
  */
-export const check = (path: string) => Effect.asVoid(load(path))
+export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> => Effect.asVoid(load(path))
 
 /**
  * Runs a document (see `Executor.run`).
@@ -51,4 +53,4 @@ export const check = (path: string) => Effect.asVoid(load(path))
  * @since 0.1.0
  * @category constructors
  */
-export const run = Executor.run
+export const run: typeof Executor.run = Executor.run
