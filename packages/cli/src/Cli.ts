@@ -1,0 +1,107 @@
+/**
+ * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json]`,
+ * `check FILE`, `version`. `run` prints the output on stdout (a string as it is, null as nothing,
+ * anything else as JSON); progress goes to stderr on a TTY, or every event to stdout as JSON lines
+ * with `--json`. Failures are one line on stderr and an exit code: 1 when the run failed, 2 for a
+ * usage or validation error (`Exit`). Ctrl-C interrupts the run, whose scope kills its processes.
+ */
+import { Condukt } from "@condukt/core"
+import { Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
+import { Console, Effect, Option, Result, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import * as InputArgs from "./InputArgs.ts"
+import * as Progress from "./Progress.ts"
+import { VERSION } from "./Version.ts"
+
+/**
+ * The process should exit with `code` (the message is already printed).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Exit extends Schema.TaggedError<Exit>()("Exit", { code: Schema.Int }) {}
+
+/** What the CLI needs to know about its terminal. */
+export interface Terminal {
+  readonly stderrIsTTY: boolean
+}
+
+const fail = (code: number, message: string) => Effect.andThen(Console.error(message), Effect.fail(new Exit({ code })))
+
+const reportError = (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed) =>
+  error._tag === "WorkflowInvalid"
+    ? fail(2, `check failed: ${error.message}`)
+    : fail(error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
+
+const file = Argument.String("file").pipe(Argument.withDescription("The workflow file (.hcl)"))
+
+const render = (output: unknown): string | undefined =>
+  output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
+
+/** The root command, its subcommands and their handlers. */
+const make = (terminal: Terminal) => {
+  const run = Command.make(
+    "run",
+    {
+      file,
+      input: Flag.String("input").pipe(
+        Flag.withDescription("Inputs: one JSON object, or key=value (repeat the flag)"),
+        Flag.atLeast(0)
+      ),
+      json: Flag.Boolean("json").pipe(Flag.withDescription("Print every event as one JSON line on stdout"), Flag.withDefault(false)),
+      model: Flag.String("model").pipe(Flag.withDescription("The model for agent steps that name none"), Flag.optional),
+      concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Most steps running at once (default 8)"), Flag.optional)
+    },
+    Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model }) {
+      const document = yield* Effect.catch(Workflow.load(file), reportError)
+      const inputs = InputArgs.parse(input, document.inputs ?? {})
+      if (Result.isFailure(inputs)) return yield* fail(2, inputs.failure)
+      const onEvent = json
+        ? (event: WorkflowEvent.WorkflowEvent) => Console.log(Progress.json(event))
+        : terminal.stderrIsTTY
+        ? (event: WorkflowEvent.WorkflowEvent) => Console.error(Progress.line(event))
+        : undefined
+      const result = yield* Effect.catch(
+        Workflow.run(document, {
+          inputs: inputs.success,
+          model: Option.getOrUndefined(model),
+          concurrency: Option.getOrUndefined(concurrency),
+          onEvent
+        }),
+        reportError
+      )
+      if (json) return yield* Console.log(JSON.stringify({ _tag: "Output", output: result.output }))
+      const text = render(result.output)
+      if (text !== undefined) yield* Console.log(text.endsWith("\n") ? text.slice(0, -1) : text)
+    })
+  ).pipe(Command.withDescription("Run a workflow and print its output"))
+
+  const check = Command.make(
+    "check",
+    { file },
+    Effect.fn("Cli.check")(function*({ file }) {
+      yield* Effect.catch(Workflow.check(file), reportError)
+      yield* Console.log(`ok: ${file}`)
+    })
+  ).pipe(Command.withDescription("Check a workflow without running it"))
+
+  const version = Command.make("version", {}, () => Console.log(VERSION)).pipe(Command.withDescription("Print the version"))
+
+  return Command.make("condukt").pipe(
+    Command.withDescription("Run Condukt HCL workflows"),
+    Command.withSubcommands([run, check, version])
+  )
+}
+
+/**
+ * Runs the CLI on `argv` (without `node` and the script); fails with `Exit` for a non-zero exit.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const main = (argv: ReadonlyArray<string>, terminal: Terminal) =>
+  Command.runWith(make(terminal), { version: VERSION })(argv).pipe(
+    Effect.catchTag("Exit", Effect.fail),
+    Effect.catch((error) => (error._tag === "Exit" ? Effect.fail(error) : Effect.fail(new Exit({ code: 2 })))),
+    Effect.provide(Condukt.layer)
+  )

@@ -1,0 +1,43 @@
+/**
+ * InputArgs — what `--input` says: one JSON object (Condukt's form), or `key=value` pairs, the
+ * flag repeated. A pair's value is taken as written for a `string` input and read as JSON for the
+ * others (`times=3` is the number 3), so the input check sees the types the workflow declares.
+ * Refuses: a mix of the two forms, JSON that is not an object, a pair without `=`.
+ */
+import type { Document } from "@condukt/workflows"
+import { Result } from "effect"
+
+/**
+ * The inputs the flags give, or a sentence saying what is wrong with them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const parse = (
+  flags: ReadonlyArray<string>,
+  specs: Readonly<Record<string, Document.InputSpec>>
+): Result.Result<Readonly<Record<string, unknown>>, string> => {
+  if (flags.length === 0) return Result.succeed({})
+  if (flags.length === 1 && flags[0]!.trimStart().startsWith("{")) {
+    const parsed = Result.try(() => JSON.parse(flags[0]!) as unknown)
+    if (Result.isFailure(parsed) || typeof parsed.success !== "object" || parsed.success === null || Array.isArray(parsed.success)) {
+      return Result.fail(`--input must be a JSON object or key=value pairs, got ${flags[0]}`)
+    }
+    return Result.succeed(parsed.success as Readonly<Record<string, unknown>>)
+  }
+  const inputs: Record<string, unknown> = {}
+  for (const flag of flags) {
+    const eq = flag.indexOf("=")
+    if (eq <= 0) return Result.fail(`--input ${flag}: expected key=value (or one JSON object)`)
+    const key = flag.slice(0, eq)
+    const raw = flag.slice(eq + 1)
+    const type = specs[key]?.type
+    if (type === undefined || type === "string") {
+      inputs[key] = raw
+    } else {
+      const parsed = Result.try(() => JSON.parse(raw) as unknown)
+      inputs[key] = Result.isSuccess(parsed) ? parsed.success : raw
+    }
+  }
+  return Result.succeed(inputs)
+}

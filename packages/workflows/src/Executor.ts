@@ -1,0 +1,228 @@
+/**
+ * Executor — runs a validated document as one Effect: inputs checked, the graph built (unknown
+ * dependencies and cycles refused before anything starts), the sandbox and MCP servers opened in
+ * the run's scope, then every step as soon as its dependencies are done. Independent steps run in
+ * parallel, at most `concurrency` leaf steps (cmd, agent, http, tool) at once; a `map` runs its
+ * items `concurrency` at a time (its own, else the run's). Slots are keyed by step id, so the
+ * output never depends on which step finished first. A skipped dependency skips its dependents;
+ * the first real error fails the run and interrupts the steps still running (their process
+ * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
+ */
+import { LocalSandbox, Executor as ToolExecutor, Sandbox, Tool, Tools } from "@condukt/core"
+import { VirtualSandbox } from "@condukt/sandbox-virtual"
+import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
+import type { ProcessBudget } from "@condukt/core"
+import type * as Document from "./Document.ts"
+import type * as Expression from "./Expression.ts"
+import * as Graph from "./Graph.ts"
+import * as Inputs from "./Inputs.ts"
+import { McpServers } from "./McpServers.ts"
+import * as Agent from "./steps/Agent.ts"
+import * as Cmd from "./steps/Cmd.ts"
+import * as Http from "./steps/Http.ts"
+import type { StepContext } from "./steps/StepContext.ts"
+import * as ToolStep from "./steps/ToolStep.ts"
+import * as Template from "./Template.ts"
+import { WorkflowFailed } from "./WorkflowError.ts"
+import * as WorkflowEvent from "./WorkflowEvent.ts"
+
+/** Leaf steps running at once unless the caller says otherwise. */
+export const DEFAULT_CONCURRENCY = 8
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  readonly inputs?: Readonly<Record<string, unknown>> | undefined
+  /** Most leaf steps at once (default `DEFAULT_CONCURRENCY`); also a map's default. */
+  readonly concurrency?: number | undefined
+  /** Overrides the runtime block's model. */
+  readonly model?: string | undefined
+  /** Overrides the runtime block's sandbox: `"local"`, `"virtual"` or a layer. */
+  readonly sandbox?: "local" | "virtual" | Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError> | undefined
+  /** Overrides the runtime block's cwd. */
+  readonly cwd?: string | undefined
+  /** Tools by name; they win over built-ins and MCP tools of the same name. */
+  readonly tools?: ReadonlyArray<Tool.Tool> | undefined
+  /** Receives every event as it happens. */
+  readonly onEvent?: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface RunResult {
+  /** The interpolated `output` (null when the workflow declares none). */
+  readonly output: Expression.Value
+  /** Every step's output, null for a skipped one. */
+  readonly steps: Readonly<Record<string, Expression.Value>>
+  /** Skipped steps, sorted. */
+  readonly skipped: ReadonlyArray<string>
+}
+
+interface Slot {
+  readonly skipped: boolean
+  readonly value: Expression.Value
+}
+
+type Scope = Readonly<Record<string, Expression.Value>>
+
+const BUILT_INS: ReadonlyArray<Tool.Tool> = Tools.coding
+
+const buildSandbox = (document: Document.Document, options: Options) => {
+  const choice = options.sandbox ?? document.runtime?.sandbox ?? "local"
+  const cwd = options.cwd ?? document.runtime?.cwd
+  const layer = typeof choice !== "string"
+    ? choice
+    : choice === "virtual"
+    ? VirtualSandbox.layer({ cwd })
+    : LocalSandbox.layer({ cwd })
+  return Effect.map(
+    Effect.mapError(Layer.build(layer), (error) =>
+      new WorkflowFailed({ reason: "CmdFailed", step: "", detail: `the sandbox could not start: ${error.message}`, cause: error })),
+    (context) => Context.get(context, Sandbox.Sandbox)
+  )
+}
+
+/**
+ * Runs a document.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run: (
+  document: Document.Document,
+  options?: Options
+) => Effect.Effect<RunResult, WorkflowFailed, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> = Effect.fn("Workflow.run")(function*(
+  document: Document.Document,
+  options: Options = {}
+) {
+  const emit = options.onEvent ?? (() => Effect.void)
+  const started = yield* Clock.currentTimeMillis
+  const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
+  const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+  const sandbox = yield* buildSandbox(document, options)
+  const servers = document.mcp_servers ?? {}
+  const mcpTools = Object.keys(servers).length === 0
+    ? []
+    : yield* Effect.mapError(
+      Effect.flatMap(Effect.service(McpServers), (service) => service.open(servers)),
+      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", detail: error.message, cause: error })
+    )
+  const tools = new Map<string, Tool.Tool>()
+  for (const tool of [...BUILT_INS, ...mcpTools, ...(options.tools ?? [])]) tools.set(tool.name, tool)
+  const toolExecutor = Result.getOrThrow(ToolExecutor.make([...tools.values()]))
+  const runtimeModel = typeof document.runtime?.model === "string" ? document.runtime.model : undefined
+  const context: StepContext = { workflow: document.name, sandbox, tools, toolExecutor, model: options.model ?? runtimeModel }
+
+  const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))
+  const templates = new Map<string, Template.Template>()
+  const parseCached = (source: string) => {
+    const known = templates.get(source)
+    if (known !== undefined) return Result.succeed(known)
+    return Result.map(Template.parse(source), (template) => {
+      templates.set(source, template)
+      return template
+    })
+  }
+  const slots = new Map<string, Deferred.Deferred<Slot>>()
+  for (const id of graph.order) slots.set(id, yield* Deferred.make<Slot>())
+  const outputs: Record<string, Expression.Value> = {}
+  const skipped = new Set<string>()
+  const now = Clock.currentTimeMillis
+
+  const interpolate = (id: string, value: unknown, scope: Scope) =>
+    Result.match(Template.interpolate(value, scope, parseCached), {
+      onSuccess: Effect.succeed,
+      onFailure: (error) => Effect.fail(new WorkflowFailed({ reason: "InterpolateFailed", step: id, detail: error.message }))
+    })
+
+  /** `when`: absent is true; anything but a boolean fails the run. */
+  const gate = (id: string, step: Document.Step, scope: Scope) =>
+    step.when === undefined
+      ? Effect.succeed(true)
+      : Effect.flatMap(
+        Effect.mapError(interpolate(id, step.when, scope), (error) => new WorkflowFailed({ ...error, reason: "WhenFailed" })),
+        (value) =>
+          typeof value === "boolean"
+            ? Effect.succeed(value)
+            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${JSON.stringify(value)}` }))
+      )
+
+  /** One leaf step under a permit, reported as it starts and ends. */
+  const leaf = (id: string, step: Exclude<Document.Step, Document.MapStep>, scope: Scope) =>
+    permits.withPermits(1)(Effect.gen(function*() {
+      const { kind: _, needs: __, when: ___, ...rest } = step
+      const fields = (yield* interpolate(id, rest, scope)) as Readonly<Record<string, Expression.Value>>
+      const start = yield* now
+      yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))
+      const outcome = yield* Effect.exit<Expression.Value, WorkflowFailed, never>(
+        step.kind === "cmd"
+          ? Cmd.run(id, fields, context)
+          : step.kind === "tool"
+          ? ToolStep.run(id, fields, context)
+          : step.kind === "http"
+          ? Http.run(id, fields)
+          : Agent.run(id, fields, context)
+      )
+      const end = yield* now
+      if (outcome._tag === "Success") {
+        yield* emit(new WorkflowEvent.StepFinished({ step: id, at: end, durationMs: end - start }))
+        return outcome.value as Expression.Value
+      }
+      const failure = outcome.cause.reasons.find((reason) => reason._tag === "Fail")
+      if (failure !== undefined) {
+        yield* emit(new WorkflowEvent.StepFailed({ step: id, at: end, durationMs: end - start, error: failure.error.message }))
+      }
+      return yield* Effect.failCause(outcome.cause)
+    }))
+
+  /** A step of any kind once its dependencies are done: skipped, gated, or run. */
+  const execute = (id: string, step: Document.Step, scope: Scope): Effect.Effect<Slot, WorkflowFailed> =>
+    Effect.gen(function*() {
+      if (!(yield* gate(id, step, scope))) {
+        yield* emit(new WorkflowEvent.StepSkipped({ step: id, at: yield* now, why: "when is false" }))
+        return { skipped: true, value: null }
+      }
+      if (step.kind !== "map") return { skipped: false, value: yield* leaf(id, step, scope) }
+      const over = yield* interpolate(id, step.over, scope)
+      if (!Array.isArray(over)) {
+        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${JSON.stringify(over)}` })
+      }
+      const start = yield* now
+      yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))
+      const items = yield* Effect.forEach(
+        over,
+        (item: Expression.Value, i) => Effect.map(execute(`${id}[${i}]`, step.do, { ...scope, [step.as]: item }), (slot) => slot.value),
+        { concurrency: step.concurrency ?? options.concurrency ?? DEFAULT_CONCURRENCY }
+      )
+      const end = yield* now
+      yield* emit(new WorkflowEvent.StepFinished({ step: id, at: end, durationMs: end - start }))
+      return { skipped: false, value: items }
+    })
+
+  const schedule = (id: string) =>
+    Effect.gen(function*() {
+      const deps = graph.dependencies.get(id)!
+      const done = yield* Effect.forEach(deps, (dep) => Deferred.await(slots.get(dep)!))
+      const skippedDep = deps.find((_, i) => done[i]!.skipped)
+      let slot: Slot
+      if (skippedDep !== undefined) {
+        yield* emit(new WorkflowEvent.StepSkipped({ step: id, at: yield* now, why: `${skippedDep} was skipped` }))
+        slot = { skipped: true, value: null }
+      } else {
+        const steps: Record<string, Expression.Value> = {}
+        deps.forEach((dep, i) => (steps[dep] = done[i]!.value))
+        slot = yield* execute(id, document.steps[id]!, { inputs, steps })
+      }
+      outputs[id] = slot.value
+      if (slot.skipped) skipped.add(id)
+      yield* Deferred.succeed(slots.get(id)!, slot)
+    })
+
+  yield* emit(new WorkflowEvent.RunStarted({ workflow: document.name, steps: graph.order, at: started }))
+  const ran = yield* Effect.exit(Effect.forEach(graph.order, schedule, { concurrency: "unbounded", discard: true }))
+  const output = ran._tag === "Success"
+    ? yield* Effect.exit(interpolate("", document.output ?? null, { inputs, steps: outputs }))
+    : ran
+  const finished = yield* now
+  yield* emit(new WorkflowEvent.RunFinished({ at: finished, durationMs: finished - started, ok: output._tag === "Success" }))
+  if (output._tag === "Failure") return yield* Effect.failCause(output.cause)
+  return { output: output.value as Expression.Value, steps: { ...outputs }, skipped: [...skipped].sort() } satisfies RunResult
+}, Effect.scoped)

@@ -1,0 +1,120 @@
+/**
+ * WorkflowError — the two ways a workflow fails: it is not a valid workflow (`WorkflowInvalid`,
+ * found before anything runs: parse, compile and validation), or its run failed (`WorkflowFailed`,
+ * with the step at fault). Both carry a `reason` named as a fact, where it happened (`file:line:col`
+ * for a parse error, the block path `workflow.steps.deploy.argv` for the rest) and a sentence that
+ * says what would be right. The CLI prints `message` and exits 2 or 1 accordingly.
+ */
+import { Schema } from "effect"
+
+/**
+ * Why a workflow is not valid.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const InvalidReasons = [
+  // Reading and parsing
+  "ReadFailed",
+  "UnsupportedExtension",
+  "ParseFailed",
+  // HCL structure
+  "MissingWorkflow",
+  "MultipleWorkflows",
+  "UnsupportedTopLevelStatement",
+  "InvalidWorkflowLabels",
+  "InvalidStepLabels",
+  "UnknownAttributes",
+  "BlocksNotAllowed",
+  "MissingAttribute",
+  "MissingMapStep",
+  "MultipleMapSteps",
+  "InvalidMapStep",
+  "AnonymousStepHasLabels",
+  "DuplicateStep",
+  "DuplicateInput",
+  "DuplicateMcpServer",
+  "DuplicateRuntime",
+  "DuplicateAttribute",
+  "UnsupportedExpression",
+  "MissingNeeds",
+  // Document rules
+  "UnknownKeys",
+  "MissingKey",
+  "EmptySteps",
+  "UnknownStepKind",
+  "EmptyList",
+  "ExpectedString",
+  "ExpectedType",
+  "DuplicateValues",
+  "InvalidName",
+  "InvalidStepId",
+  "InvalidMcpServerId",
+  "InvalidValue",
+  "ExpectedModel",
+  "InvalidExpression"
+] as const
+
+/** @since 0.1.0 @category errors */
+export type InvalidReason = typeof InvalidReasons[number]
+
+/**
+ * The workflow cannot run as written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkflowInvalid extends Schema.TaggedError<WorkflowInvalid>()("WorkflowInvalid", {
+  reason: Schema.Literals(InvalidReasons),
+  /** `file:line:col` for parse errors; otherwise the file, when known, and the block path. */
+  location: Schema.String,
+  /** What is wrong and what would be right, one sentence. */
+  detail: Schema.String
+}) {
+  override get message() {
+    return `${this.location}: ${this.detail}`
+  }
+}
+
+/**
+ * Why a run failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const FailedReasons = [
+  "InvalidInputs",
+  "UnknownDependency",
+  "Cycle",
+  "WhenFailed",
+  "InterpolateFailed",
+  "OverMustBeList",
+  "CmdFailed",
+  "HttpFailed",
+  "HttpUnexpectedStatus",
+  "UnknownTool",
+  "AgentFailed",
+  "McpFailed",
+  "OutputFailed"
+] as const
+
+/** @since 0.1.0 @category errors */
+export type FailedReason = typeof FailedReasons[number]
+
+/**
+ * The run stopped: the first step error, or a graph or input error before the first step.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class WorkflowFailed extends Schema.TaggedError<WorkflowFailed>()("WorkflowFailed", {
+  reason: Schema.Literals(FailedReasons),
+  /** The step at fault (`summaries[0]` inside a map), or "" for the run as a whole. */
+  step: Schema.String,
+  detail: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return this.step === "" ? this.detail : `step ${this.step}: ${this.detail}`
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Agent — an `agent` step: one anonymous `Condukt.run` on the run's sandbox, with the step's model
+ * (else the run's), tools by id from the run's registry (MCP ids included), `system`, and `input`
+ * as the prompt (JSON-encoded unless a string). With `output_schema` the model is told to answer
+ * with JSON only and its reply is parsed and checked against the schema (Effect's JSON Schema
+ * importer). The result is `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
+ */
+import { Condukt, Sandbox } from "@condukt/core"
+import { Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
+import type * as Expression from "../Expression.ts"
+import { failed, type Fields, type StepContext } from "./StepContext.ts"
+
+const structuredInstruction = (schema: Expression.Value) =>
+  `Answer with one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n${JSON.stringify(schema)}`
+
+/** A reply's JSON: the whole text, or the inside of one ```json fence a model added anyway. */
+const jsonOf = (text: string): string => {
+  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(text)
+  return fenced === null ? text.trim() : fenced[1]!
+}
+
+/** @since 0.1.0 @category constructors */
+export const run = Effect.fnUntraced(function*(id: string, fields: Fields, context: StepContext) {
+  const model = typeof fields["model"] === "string" ? fields["model"] : context.model
+  if (model === undefined) {
+    return yield* failed("AgentFailed", id, "no model: set model on the step, in the runtime block, or with --model")
+  }
+  const ids = (fields["tools"] ?? []) as ReadonlyArray<string>
+  const unknown = ids.filter((name) => !context.tools.has(name))
+  if (unknown.length > 0) {
+    return yield* failed("AgentFailed", id, `unknown tools ${unknown.join(", ")}; the tools here are ${[...context.tools.keys()].sort().join(", ")}`)
+  }
+  const input = fields["input"]
+  const schema = fields["output_schema"]
+  const system = [typeof fields["system"] === "string" ? fields["system"] : undefined, schema === undefined ? undefined : structuredInstruction(schema)]
+    .filter((part) => part !== undefined)
+    .join("\n\n")
+  const result = yield* Effect.mapError(
+    Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {
+      name: id,
+      model,
+      system: system === "" ? undefined : system,
+      tools: ids.map((name) => context.tools.get(name)!),
+      sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox)
+    }),
+    (error) => failed("AgentFailed", id, error.message, error)
+  )
+  if (schema === undefined) return { ok: true, output: result.text }
+  const output = yield* Effect.try({
+    try: () => JSON.parse(jsonOf(result.text)) as Expression.Value,
+    catch: () => failed("AgentFailed", id, `the reply is not JSON, but output_schema asks for JSON: ${JSON.stringify(result.text.slice(0, 200))}`)
+  })
+  const decoder = yield* Effect.try({
+    try: () => SchemaRepresentation.fromJsonSchemaDocument(JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)),
+    catch: (cause) => failed("AgentFailed", id, `output_schema cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`)
+  })
+  yield* Effect.mapError(
+    Schema.decodeUnknownEffect(decoder as Schema.Decoder<unknown>)(output, { errors: "all" }),
+    (error) => failed("AgentFailed", id, `the reply does not match output_schema: ${error.message}`)
+  )
+  return { ok: true, output }
+})

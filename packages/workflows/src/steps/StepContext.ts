@@ -1,0 +1,25 @@
+/**
+ * StepContext — what a running step may use: the run's sandbox, its tool registry (built-ins, MCP
+ * tools, the caller's) and the executor core runs them with, the default model, and the workflow's
+ * name for traces. Built once per run by the executor; steps only read it.
+ */
+import type { Executor, Sandbox, Tool } from "@condukt/core"
+import type * as Expression from "../Expression.ts"
+import { WorkflowFailed, type FailedReason } from "../WorkflowError.ts"
+
+/** @since 0.1.0 @category models */
+export interface StepContext {
+  readonly workflow: string
+  readonly sandbox: Sandbox.Service
+  readonly tools: ReadonlyMap<string, Tool.Tool>
+  readonly toolExecutor: Executor.Executor<never>
+  /** The model for agent steps that name none: the caller's option, else the runtime block's. */
+  readonly model: string | undefined
+}
+
+/** A step's fields after interpolation. */
+export type Fields = Readonly<Record<string, Expression.Value>>
+
+/** The step's failure with the step's id. */
+export const failed = (reason: FailedReason, step: string, detail: string, cause?: unknown) =>
+  new WorkflowFailed({ reason, step, detail, cause })

@@ -1,0 +1,251 @@
+import { Condukt } from "@condukt/core"
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Workflow, WorkflowEvent } from "../src/index.ts"
+
+const run = (source: string, options: Parameters<typeof Workflow.run>[1] = {}) =>
+  Effect.flatMap(Workflow.parse(source, "test.hcl"), (document) => Workflow.run(document, options))
+
+const failure = (source: string, options: Parameters<typeof Workflow.run>[1] = {}) =>
+  Effect.map(Effect.flip(run(source, options)), (error) => error.message)
+
+const GREET = `
+workflow "greet" {
+  input "name" {
+    type = "string"
+    description = "Who to greet"
+  }
+  input "times" {
+    type = "integer"
+    default = 1
+  }
+  cmd "hello" {
+    argv = ["echo", "Hello, \${input.name} x\${input.times}"]
+  }
+  output = { text = task.hello.stdout, ok = task.hello.ok }
+}
+`
+
+const CHECKS = `
+workflow "checks" {
+  cmd "lint" {
+    argv = ["sh", "-c", "exit 0"]
+  }
+  cmd "test" {
+    argv = ["sh", "-c", "echo failing; exit 3"]
+  }
+  cmd "package" {
+    needs = ["lint", "test"]
+    argv = ["echo", "lint=\${task.lint.ok} test=\${task.test.exit_code}"]
+  }
+  output = task.package.stdout
+}
+`
+
+describe("Executor", () => {
+  it.live("runs a workflow: defaults filled, template interpolated, types kept in the output", () =>
+    Effect.gen(function*() {
+      const result = yield* run(GREET, { inputs: { name: "Ada" } })
+      assert.deepStrictEqual(result.output, { text: "Hello, Ada x1\n", ok: true })
+      const five = yield* run(GREET, { inputs: { name: "Ada", times: 5 } })
+      assert.deepStrictEqual(five.output, { text: "Hello, Ada x5\n", ok: true })
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("refuses inputs that do not match their declarations", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* failure(GREET, { inputs: {} }), "missing required input name")
+      assert.strictEqual(yield* failure(GREET, { inputs: { name: "Ada", extra: 1 } }), "unknown input extra; this workflow takes name, times")
+      assert.strictEqual(yield* failure(GREET, { inputs: { name: 3 } }), "inputs do not match their declarations: name: Expected string")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a non-zero exit is data and the run goes on", () =>
+    Effect.gen(function*() {
+      const result = yield* run(CHECKS)
+      assert.strictEqual(result.output, "lint=true test=3\n")
+      assert.deepStrictEqual(result.steps["test"], { ok: false, stdout: "failing\n", exit_code: 3 })
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a cycle and an unknown dependency fail before any step runs", () =>
+    Effect.gen(function*() {
+      const cycle = CHECKS.replace(`argv = ["sh", "-c", "exit 0"]`, `needs = ["package"]\n    argv = ["echo", task.package.stdout]`)
+      assert.strictEqual(yield* failure(cycle), "steps lint, package depend on each other in a cycle; remove one of the dependencies")
+      const unknown = CHECKS.replace(`needs = ["lint", "test"]`, `needs = ["lint", "test", "docs"]`)
+      assert.strictEqual(yield* failure(unknown), "step package: depends on docs, which is not a step of this workflow; fix the name or add the step")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("when false skips a step and cascades to its dependents; member access on a skipped slot is null", () =>
+    Effect.gen(function*() {
+      const source = `
+workflow "deploy" {
+  input "environment" {
+    type = "string"
+    enum = ["staging", "production"]
+  }
+  cmd "version" {
+    argv = ["echo", "1.2.3"]
+  }
+  cmd "deploy" {
+    needs = ["version"]
+    when = input.environment == "production"
+    argv = ["echo", "deploying", task.version.stdout]
+  }
+  cmd "notify" {
+    needs = ["deploy"]
+    argv = ["echo", "done \${task.deploy.stdout}"]
+  }
+  output = { deployed = task.deploy.ok, version = task.version.stdout }
+}`
+      const staging = yield* run(source, { inputs: { environment: "staging" } })
+      assert.deepStrictEqual(staging.output, { deployed: null, version: "1.2.3\n" })
+      assert.deepStrictEqual(staging.skipped, ["deploy", "notify"])
+      const production = yield* run(source, { inputs: { environment: "production" } })
+      assert.deepStrictEqual(production.output, { deployed: true, version: "1.2.3\n" })
+      assert.strictEqual(
+        yield* failure(source.replace(`input.environment == "production"`, `input.environment`), { inputs: { environment: "staging" } }),
+        'step deploy: when must be true or false, got "staging"'
+      )
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a tool step records a tool's failure as data; an unknown tool fails the run", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-tool-"))
+      fs.writeFileSync(path.join(dir, "README.md"), "hello\n")
+      const source = `
+workflow "tools" {
+  tool "readme" {
+    id = "Read"
+    args = { path = "README.md" }
+  }
+  tool "missing" {
+    id = "Read"
+    args = { path = "nope.md" }
+  }
+  output = { readme = task.readme.ok, missing = task.missing.ok }
+}`
+      const result = yield* run(source, { cwd: dir })
+      assert.deepStrictEqual(result.output, { readme: true, missing: false })
+      assert.strictEqual((result.steps["readme"] as { output: string }).output, "hello\n")
+      assert.strictEqual(
+        yield* failure(source.replace(`id = "Read"\n    args = { path = "nope.md" }`, `id = "Nope"`), { cwd: dir }),
+        'step missing: unknown tool "Nope"; the tools here are Bash, Edit, Glob, Grep, Read, Write'
+      )
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("an agent step runs on the model with the system prompt, and output_schema gives structured output", () =>
+    Effect.gen(function*() {
+      const source = `
+workflow "summarize" {
+  runtime {
+    model = "test:model"
+  }
+  input "paths" {
+    type = "array"
+    items = { type = "string" }
+  }
+  map "summaries" {
+    over = input.paths
+    as = "path"
+    concurrency = 1
+    agent {
+      input = "Summarize \${path}"
+      system = "You summarize."
+      output_schema = {
+        type = "object"
+        properties = { summary = { type = "string" } }
+        required = ["summary"]
+      }
+    }
+  }
+  output = task.summaries
+}`
+      const result = yield* run(source, { inputs: { paths: ["a.md", "b.md"] } }).pipe(
+        Effect.provide(TestModel.layer([TestModel.text(`{"summary":"A"}`), TestModel.text(`{"summary":"B"}`)]))
+      )
+      assert.deepStrictEqual(result.output, [{ ok: true, output: { summary: "A" } }, { ok: true, output: { summary: "B" } }])
+      const wrong = yield* Effect.flip(run(source, { inputs: { paths: ["a.md"] } })).pipe(
+        Effect.provide(TestModel.layer([TestModel.text(`{"title":"A"}`)]))
+      )
+      assert.strictEqual(wrong.reason, "AgentFailed")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("two independent steps run at once: each waits for the other's marker file", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-par-"))
+      const waitFor = (mine: string, other: string) =>
+        `["sh", "-c", "touch ${mine}; sleep 0.3; i=0; while [ ! -e ${other} ]; do i=$((i+1)); [ $i -gt 200 ] && exit 9; sleep 0.05; done"]`
+      const source = `
+workflow "parallel" {
+  cmd "a" {
+    argv = ${waitFor("a.marker", "b.marker")}
+  }
+  cmd "b" {
+    argv = ${waitFor("b.marker", "a.marker")}
+  }
+  output = [task.a.exit_code, task.b.exit_code]
+}`
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const result = yield* run(source, { cwd: dir, onEvent: (event) => Effect.sync(() => events.push(event)) })
+      assert.deepStrictEqual(result.output, [0, 0])
+      const at = (tag: string, step: string) => events.find((e) => e._tag === tag && "step" in e && e.step === step)!.at
+      assert.isTrue(at("StepStarted", "a") < at("StepFinished", "b") && at("StepStarted", "b") < at("StepFinished", "a"))
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("map with concurrency = 2 over 4 items runs exactly 2 at a time (event log)", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-map-"))
+      // Items pair up (0 with 1, 2 with 3): each waits for its partner's marker, so a map running
+      // them one at a time would time out, and the event log shows never more than 2 running.
+      const source = `
+workflow "fanout" {
+  input "numbers" {
+    type = "array"
+    default = [0, 1, 2, 3]
+  }
+  map "items" {
+    over = input.numbers
+    as = "i"
+    concurrency = 2
+    cmd {
+      argv = ["sh", "-c", "touch m\${i}; p=$(( \${i} ^ 1 )); n=0; while [ ! -e m$p ]; do n=$((n+1)); [ $n -gt 200 ] && exit 9; sleep 0.05; done"]
+    }
+  }
+  output = task.items
+}`
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const result = yield* run(source, { cwd: dir, concurrency: 8, onEvent: (event) => Effect.sync(() => events.push(event)) })
+      assert.deepStrictEqual((result.output as ReadonlyArray<{ exit_code: number }>).map((r) => r.exit_code), [0, 0, 0, 0])
+      let running = 0
+      let most = 0
+      for (const event of events) {
+        if (!("step" in event) || !event.step.startsWith("items[")) continue
+        if (event._tag === "StepStarted") most = Math.max(most, ++running)
+        if (event._tag === "StepFinished") running--
+      }
+      assert.strictEqual(most, 2)
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("MCP servers are refused with a sentence until an McpServers layer is provided", () =>
+    Effect.gen(function*() {
+      const source = `
+workflow "triage" {
+  mcp_server "tracker" {
+    transport = "stdio"
+    command = "tracker-mcp"
+  }
+  tool "issue" {
+    id = "tracker.get_issue"
+  }
+}`
+      assert.strictEqual(
+        yield* failure(source),
+        "MCP server tracker: MCP servers are not available in this build; provide an McpServers layer (from @condukt/mcp) to run this workflow"
+      )
+    }).pipe(Effect.provide(Layer.mergeAll(Condukt.layer))))
+})
