@@ -8,6 +8,7 @@
  */
 import { Context, Duration, Effect, type JsonSchema, Layer, Schema, Stream } from "effect"
 import type { History } from "./History.ts"
+import * as WireToolNames from "./internal/wireToolNames.ts"
 import {
   assistant,
   type AssistantMessage,
@@ -353,7 +354,8 @@ export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
   if (provider === undefined) {
     return yield* new ModelError({ model, reason: new UnknownProvider({ model, known: [...providers.keys()].sort() }) })
   }
-  return yield* provider(model.slice(colon + 1))
+  // Providers get names they accept (an MCP tool's `server.tool` is refused by several vendors).
+  return WireToolNames.apply(yield* provider(model.slice(colon + 1)))
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
+import * as History from "../src/History.ts"
 import * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
 
@@ -59,5 +60,46 @@ describe("Model", () => {
         cacheWriteTokens: 5
       })
       assert.deepStrictEqual(Model.usageOf([]), { inputTokens: 0, outputTokens: 0 })
+    }))
+
+  it.effect("a resolved model sends provider-safe tool names and answers with the session's own", () =>
+    Effect.gen(function*() {
+      const sent: Array<Model.Request> = []
+      const recording: Model.Provider = (name) =>
+        Effect.succeed(Model.Model.of({
+          name,
+          stream: (request) => {
+            sent.push(request)
+            return Stream.make<Array<Model.Part>>({ _tag: "ToolCall", id: "c2", name: "github_create_issue", input: {} })
+          }
+        }))
+      const model = yield* Model.resolve("rec:x").pipe(Effect.provide(Model.layerProviders({ rec: recording })))
+      const spec = (name: string) => ({ name, description: name, parameters: { type: "object" } })
+      const history = History.fromIterable([
+        Message.user("file it"),
+        Message.assistant([Message.toolCallPart({ id: "c1", name: "github.create_issue", input: {} })]),
+        Message.toolResult({ callId: "c1", name: "github.create_issue", content: "done", isError: false })
+      ])
+      const parts = yield* Stream.runCollect(model.stream({
+        system: undefined,
+        messages: history,
+        tools: [spec("github.create_issue"), spec("github_create_issue_x"), spec("Read"), spec("a".repeat(70) + ".b")]
+      }))
+      assert.deepStrictEqual(parts, [{ _tag: "ToolCall", id: "c2", name: "github.create_issue", input: {} }])
+      const [request] = sent
+      assert.deepStrictEqual(request!.tools.map((t) => t.name), [
+        "github_create_issue",
+        "github_create_issue_x",
+        "Read",
+        `${"a".repeat(55)}_${request!.tools[3]!.name.slice(-8)}`
+      ])
+      assert.match(request!.tools[3]!.name, /^a{55}_[0-9a-f]{8}$/)
+      assert.deepStrictEqual(History.toArray(request!.messages).slice(1).map((m) =>
+        m._tag === "AssistantMessage" ? m.parts.map((p) => (p._tag === "ToolCall" ? p.name : p._tag)).join() : m._tag === "ToolResultMessage" ? m.name : m._tag
+      ), ["github_create_issue", "github_create_issue"])
+      // Safe names pass through untouched: the very request object reaches the provider.
+      const plain = { system: undefined, messages: history, tools: [spec("Read")] }
+      yield* Stream.runDrain(model.stream(plain))
+      assert.strictEqual(sent[1], plain)
     }))
 })
