@@ -12,6 +12,7 @@ import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
 import * as OpenAi from "./providers/OpenAi.ts"
+import * as OpenAiResponses from "./providers/OpenAiResponses.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -34,6 +35,7 @@ const defaultSandbox = Layer.effect(
 // adds to the registry it finds, so they are stacked rather than merged side by side.
 const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
   Layer.provideMerge(OpenAi.layer()),
+  Layer.provideMerge(OpenAiResponses.layer()),
   Layer.provideMerge(Anthropic.layer()),
   Layer.provide(NodeHttpClient.layerUndici)
 )
@@ -41,7 +43,7 @@ const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
  * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
- * a sandbox, and every model provider (`anthropic:…`, `openai:…` and the OpenAI-compatible presets, keys
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…` and the OpenAI-compatible presets, keys
  * and base URLs from the environment).
  * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *

@@ -21,6 +21,7 @@ import * as providerStream from "../internal/providerStream.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
+import * as OpenAiResponses from "./OpenAiResponses.ts"
 import type * as Provider from "./Provider.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +32,8 @@ import type * as Provider from "./Provider.ts"
 export interface Options extends Provider.Options {
   /** Send strict function schemas (default: true for OpenAI, false for the compatible servers). */
   readonly strict?: boolean | undefined
+  /** Which API `openai:` speaks: Chat Completions (default) or the Responses API (`providers/OpenAiResponses.ts`). */
+  readonly api?: "chat" | "responses" | undefined
 }
 
 /** An OpenAI-compatible server: where it listens and whether it needs a key. */
@@ -40,7 +43,7 @@ export interface Preset {
   readonly keyOptional?: string | undefined
 }
 
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
+export const DEFAULT_BASE_URL = OpenAiResponses.DEFAULT_BASE_URL
 
 /** The compatible servers registered as `<name>:<model>`; `<NAME>_API_KEY` and `<NAME>_BASE_URL` apply to each. */
 export const PRESETS = {
@@ -271,7 +274,8 @@ const register = (
   }))
 
 /**
- * Registers `openai:<model>` on Chat Completions, with strict function schemas. The key
+ * Registers `openai:<model>` on Chat Completions (or, with `api: "responses"`, on the Responses
+ * API), with strict function schemas. The key
  * (`apiKey`, else `OPENAI_API_KEY`) and base URL (`baseUrl`, else `OPENAI_BASE_URL`) are read
  * when a model is resolved.
  *
@@ -279,7 +283,7 @@ const register = (
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
-  register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
+  options?.api === "responses" ? OpenAiResponses.register("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens"
   })
