@@ -11,6 +11,7 @@ import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "e
 import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
+import * as Google from "./providers/Google.ts"
 import * as OpenAi from "./providers/OpenAi.ts"
 import * as OpenAiResponses from "./providers/OpenAiResponses.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
@@ -37,13 +38,14 @@ const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
   Layer.provideMerge(OpenAi.layer()),
   Layer.provideMerge(OpenAiResponses.layer()),
   Layer.provideMerge(Anthropic.layer()),
+  Layer.provideMerge(Google.layer()),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
  * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
- * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…` and the OpenAI-compatible presets, keys
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…`, `google:…` and the OpenAI-compatible presets, keys
  * and base URLs from the environment).
  * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *
