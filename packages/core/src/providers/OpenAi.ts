@@ -20,6 +20,7 @@ import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
+import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
 import * as OpenAiResponses from "./OpenAiResponses.ts"
 import type * as Provider from "./Provider.ts"
@@ -93,14 +94,6 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
 const toolChoice = (choice: Model.ToolChoice) =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
-const EFFORTS = [[1024, "minimal"], [4096, "low"], [16384, "medium"]] as const
-
-const effortOf = (reasoning: Model.Reasoning | undefined): string | undefined => {
-  if (reasoning?.effort !== undefined) return reasoning.effort
-  const budget = reasoning?.budgetTokens
-  if (budget === undefined) return undefined
-  return EFFORTS.find(([max]) => budget <= max)?.[1] ?? "high"
-}
 
 /** What one request sends, and each strict tool's schema to take nulls back out with. */
 export const toWireBody = (
@@ -123,7 +116,7 @@ export const toWireBody = (
       }
     }
   })
-  const effort = effortOf(options.reasoning)
+  const effort = reasoningEffort.of(options.reasoning)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages),

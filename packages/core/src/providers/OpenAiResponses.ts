@@ -21,6 +21,7 @@ import * as providerConfig from "../internal/providerConfig.ts"
 import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
 import * as Model from "../Model.ts"
+import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
 import type * as Provider from "./Provider.ts"
 
@@ -96,14 +97,6 @@ export const toWireInput = (history: History): Array<Json> => {
 
 const toolChoice = (choice: Model.ToolChoice) => (typeof choice === "string" ? choice : { type: "function", name: choice.tool })
 
-const EFFORTS = [[1024, "minimal"], [4096, "low"], [16384, "medium"]] as const
-
-const effortOf = (reasoning: Model.Reasoning | undefined): string | undefined => {
-  if (reasoning?.effort !== undefined) return reasoning.effort
-  const budget = reasoning?.budgetTokens
-  if (budget === undefined) return undefined
-  return EFFORTS.find(([max]) => budget <= max)?.[1] ?? "high"
-}
 
 /**
  * What one request sends, and each strict tool's schema to take nulls back out with. The API has
@@ -131,7 +124,7 @@ export const toWireBody = (
     }
   })
   if (request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)) tools.push({ type: PROGRAMMATIC_TOOL })
-  const effort = effortOf(options.reasoning)
+  const effort = reasoningEffort.of(options.reasoning)
   const body: Json = {
     model,
     ...(request.system === undefined || request.system === "" ? {} : { instructions: request.system }),
