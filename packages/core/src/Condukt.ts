@@ -11,7 +11,9 @@ import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "e
 import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
+import * as Google from "./providers/Google.ts"
 import * as OpenAi from "./providers/OpenAi.ts"
+import * as OpenAiResponses from "./providers/OpenAiResponses.ts"
 import * as LocalSandbox from "./sandbox/Local.ts"
 import * as Session from "./Session.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -35,14 +37,16 @@ const defaultSandbox = Layer.effect(
 // adds to the registry it finds, so they are stacked rather than merged side by side.
 const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
   Layer.provideMerge(OpenAi.layer()),
+  Layer.provideMerge(OpenAiResponses.layer()),
   Layer.provideMerge(Anthropic.layer()),
+  Layer.provideMerge(Google.layer()),
   Layer.provide(NodeHttpClient.layerUndici)
 )
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
  * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
- * a sandbox, and every model provider (`anthropic:…`, `openai:…` and the OpenAI-compatible presets, keys
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…`, `google:…` and the OpenAI-compatible presets, keys
  * and base URLs from the environment).
  * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
  *

@@ -17,6 +17,10 @@ export interface Source {
   readonly defaultBaseUrl: string
   /** A local server (Ollama, vLLM, LM Studio) takes any key, or none: this one is sent then. */
   readonly keyOptional?: string | undefined
+  /** The variables' stem when it is not the prefix (`openai-responses:` reads `OPENAI_API_KEY`). */
+  readonly variables?: string | undefined
+  /** A second key variable the vendor's own SDK also reads (`GEMINI_API_KEY`), tried after the first. */
+  readonly alternateKeyVariable?: string | undefined
 }
 
 /** What a request needs: the key and the base URL without a trailing slash. */
@@ -34,21 +38,33 @@ export const resolve = (
   model: string
 ): Effect.Effect<Resolved, Model.ModelError> =>
   Effect.gen(function*() {
-    const keyVariable = variable(source.provider, "API_KEY")
-    const fromEnv = options?.apiKey === undefined
-      ? yield* Config.option(Config.Redacted(keyVariable)).pipe(Effect.orElseSucceed(() => Option.none()))
-      : Option.none()
-    const given = options?.apiKey ?? Option.getOrUndefined(fromEnv)
+    const stem = source.variables ?? source.provider
+    const keyVariable = variable(stem, "API_KEY")
+    const fromEnv = (name: string) =>
+      Config.option(Config.Redacted(name)).pipe(
+        Effect.map(Option.filter((key) => Redacted.value(key) !== "")),
+        Effect.orElseSucceed(() => Option.none())
+      )
+    const alternate = source.alternateKeyVariable
+    let given = options?.apiKey
+    if (given === undefined) given = Option.getOrUndefined(yield* fromEnv(keyVariable))
+    if (given === undefined && alternate !== undefined) given = Option.getOrUndefined(yield* fromEnv(alternate))
     const key = given !== undefined && Redacted.value(given) !== ""
       ? given
       : source.keyOptional === undefined
       ? undefined
       : Redacted.make(source.keyOptional)
     if (key === undefined) {
-      return yield* new Model.ModelError({ model, reason: new Model.MissingApiKey({ provider: source.provider, variable: keyVariable }) })
+      return yield* new Model.ModelError({
+        model,
+        reason: new Model.MissingApiKey({
+          provider: source.provider,
+          variable: alternate === undefined ? keyVariable : `${keyVariable} (or ${alternate})`
+        })
+      })
     }
     const fromBaseEnv = options?.baseUrl === undefined
-      ? yield* Config.option(Config.String(variable(source.provider, "BASE_URL"))).pipe(Effect.orElseSucceed(() => Option.none()))
+      ? yield* Config.option(Config.String(variable(stem, "BASE_URL"))).pipe(Effect.orElseSucceed(() => Option.none()))
       : Option.none()
     const baseUrl = options?.baseUrl ?? Option.getOrElse(Option.filter(fromBaseEnv, (url) => url !== ""), () => source.defaultBaseUrl)
     return { key, baseUrl: baseUrl.replace(/\/+$/, "") }

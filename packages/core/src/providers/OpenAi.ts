@@ -20,7 +20,9 @@ import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
+import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
+import * as OpenAiResponses from "./OpenAiResponses.ts"
 import type * as Provider from "./Provider.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -31,6 +33,8 @@ import type * as Provider from "./Provider.ts"
 export interface Options extends Provider.Options {
   /** Send strict function schemas (default: true for OpenAI, false for the compatible servers). */
   readonly strict?: boolean | undefined
+  /** Which API `openai:` speaks: Chat Completions (default) or the Responses API (`providers/OpenAiResponses.ts`). */
+  readonly api?: "chat" | "responses" | undefined
 }
 
 /** An OpenAI-compatible server: where it listens and whether it needs a key. */
@@ -40,7 +44,7 @@ export interface Preset {
   readonly keyOptional?: string | undefined
 }
 
-export const DEFAULT_BASE_URL = "https://api.openai.com/v1"
+export const DEFAULT_BASE_URL = OpenAiResponses.DEFAULT_BASE_URL
 
 /** The compatible servers registered as `<name>:<model>`; `<NAME>_API_KEY` and `<NAME>_BASE_URL` apply to each. */
 export const PRESETS = {
@@ -90,14 +94,6 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
 const toolChoice = (choice: Model.ToolChoice) =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
-const EFFORTS = [[1024, "minimal"], [4096, "low"], [16384, "medium"]] as const
-
-const effortOf = (reasoning: Model.Reasoning | undefined): string | undefined => {
-  if (reasoning?.effort !== undefined) return reasoning.effort
-  const budget = reasoning?.budgetTokens
-  if (budget === undefined) return undefined
-  return EFFORTS.find(([max]) => budget <= max)?.[1] ?? "high"
-}
 
 /** What one request sends, and each strict tool's schema to take nulls back out with. */
 export const toWireBody = (
@@ -120,7 +116,7 @@ export const toWireBody = (
       }
     }
   })
-  const effort = effortOf(options.reasoning)
+  const effort = reasoningEffort.of(options.reasoning)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages),
@@ -271,7 +267,8 @@ const register = (
   }))
 
 /**
- * Registers `openai:<model>` on Chat Completions, with strict function schemas. The key
+ * Registers `openai:<model>` on Chat Completions (or, with `api: "responses"`, on the Responses
+ * API), with strict function schemas. The key
  * (`apiKey`, else `OPENAI_API_KEY`) and base URL (`baseUrl`, else `OPENAI_BASE_URL`) are read
  * when a model is resolved.
  *
@@ -279,7 +276,7 @@ const register = (
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
-  register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
+  options?.api === "responses" ? OpenAiResponses.register("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens"
   })

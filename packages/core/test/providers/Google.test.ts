@@ -1,0 +1,189 @@
+import { NodeHttpClient } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Redacted, Stream } from "effect"
+import * as Agent from "../../src/Agent.ts"
+import * as Condukt from "../../src/Condukt.ts"
+import * as History from "../../src/History.ts"
+import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
+import * as Google from "../../src/providers/Google.ts"
+import type * as Provider from "../../src/providers/Provider.ts"
+import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Session from "../../src/Session.ts"
+import * as Tools from "../../src/Tools.ts"
+import * as Loopback from "./loopback.ts"
+
+const KEY = "AIzaSy-test-3b8e1f"
+const MODEL = "google:gemini-2.5-flash"
+
+const google = (server: Loopback.Server, options: Provider.Options = {}) =>
+  Google.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" }, ...options })
+    .pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+const request = (options?: Model.Options): Model.Request => ({
+  system: "Be brief.",
+  messages: History.fromIterable([Message.user("Hi")]),
+  tools: [],
+  options
+})
+
+const parts = (layer: Layer.Layer<never>, req: Model.Request = request()) =>
+  Effect.gen(function*() {
+    const service = yield* Model.resolve(MODEL)
+    return yield* Stream.runCollect(service.stream(req))
+  }).pipe(Effect.provide(layer))
+
+const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
+
+const TEXT: Array<Model.Part> = [
+  { _tag: "TextDelta", text: "Hello" },
+  { _tag: "TextDelta", text: ", world." },
+  { _tag: "Usage", inputTokens: 8, outputTokens: 4 },
+  { _tag: "Finish", reason: "stop" }
+]
+
+describe("Google", () => {
+  it.live("decodes a streamed answer and sends the documented request", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("google-text.sse"))])
+      const out = yield* parts(
+        google(server),
+        request({ maxTokens: 100, temperature: 0.2, topP: 0.9, stopSequences: ["END"], toolChoice: { tool: "Read" }, reasoning: { effort: "low" } })
+      )
+      assert.deepStrictEqual(out, TEXT)
+      const [received] = server.requests
+      assert.strictEqual(received!.path, "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+      assert.strictEqual(received!.headers["x-goog-api-key"], KEY)
+      assert.deepStrictEqual(received!.body, {
+        contents: [{ role: "user", parts: [{ text: "Hi" }] }],
+        systemInstruction: { parts: [{ text: "Be brief." }] },
+        toolConfig: { functionCallingConfig: { mode: "ANY", allowedFunctionNames: ["Read"] } },
+        generationConfig: {
+          maxOutputTokens: 100,
+          temperature: 0.2,
+          topP: 0.9,
+          stopSequences: ["END"],
+          thinkingConfig: { thinkingBudget: 2048, includeThoughts: true }
+        }
+      })
+    }))
+
+  it.live("drives a full agent run: thoughts, two whole function calls given ids, signatures and responses sent back", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const server = yield* Loopback.start([
+        Loopback.sse(Loopback.fixture("google-tools.sse")),
+        Loopback.sse(Loopback.fixture("google-final.sse"))
+      ])
+      const agent = Agent.make({ name: "reader", model: MODEL, system: "You read files.", tools: [Tools.Read] })
+      const events = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
+      }).pipe(Effect.provide(google(server)))
+      assert.strictEqual(
+        events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""),
+        "**Reading both files**\nThe user wants a.txt and b.txt; I can read them in parallel."
+      )
+      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+        ["gemini_xN4waOqGL8Dh7M8P0uTn2A0_0", { path: "a.txt" }],
+        ["gemini_xN4waOqGL8Dh7M8P0uTn2A0_1", { path: "b.txt", limit: 10 }]
+      ])
+      const results = events.filter((e) => e._tag === "ToolResult")
+      assert.deepStrictEqual(results.map((e) => e.isError), [false, false])
+      assert.deepStrictEqual(
+        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        [[76, 88, 64], [260, 11, undefined]]
+      )
+      const [first, second] = server.requests
+      assert.deepStrictEqual(first!.body.tools, [{
+        functionDeclarations: [{ name: "Read", description: Tools.Read.description, parametersJsonSchema: Tools.Read.parameters }]
+      }])
+      assert.deepStrictEqual(second!.body.contents, [
+        { role: "user", parts: [{ text: "What do a.txt and b.txt say?" }] },
+        {
+          role: "model",
+          parts: [
+            { functionCall: { name: "Read", args: { path: "a.txt" } }, thoughtSignature: "CiQB0e2Kb3xGm9tQpLwZ7yVq1sN4cR8dF2hJ6kU0aE5oI3wT" },
+            { functionCall: { name: "Read", args: { path: "b.txt", limit: 10 } } }
+          ]
+        },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { name: "Read", response: { output: results[0]!.content } } },
+            { functionResponse: { name: "Read", response: { output: results[1]!.content } } }
+          ]
+        }
+      ])
+      assert.include(results[0]!.content, "alpha")
+      assert.include(results[1]!.content, "beta")
+      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("arguments that are not an object reach the model as an error result sent back under error, and the run goes on", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const broken = Loopback.fixture("google-tools.sse").replace(`"args":{"path":"a.txt"}`, `"args":"{pa"`)
+      const server = yield* Loopback.start([Loopback.sse(broken), Loopback.sse(Loopback.fixture("google-final.sse"))])
+      const agent = Agent.make({ name: "reader", model: MODEL, tools: [Tools.Read] })
+      const result = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+        return yield* session.run("Read them")
+      }).pipe(Effect.provide(google(server)))
+      const first = result.messages[1]
+      assert.deepStrictEqual(first?._tag === "ToolResultMessage" && [first.isError, first.content], [
+        true,
+        "Invalid arguments for tool Read: Expected object"
+      ])
+      assert.deepStrictEqual(server.requests[1]!.body.contents[2].parts[0], {
+        functionResponse: { name: "Read", response: { error: "Invalid arguments for tool Read: Expected object" } }
+      })
+      assert.strictEqual(result.text, "a.txt says alpha; b.txt says beta.")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("errors are classified: 429 retried, 401 once, an error chunk, a safety stop, a stream cut short", () =>
+    Effect.gen(function*() {
+      const limited = `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`
+      const refused = `{"error":{"code":401,"message":"API key not valid. Please pass a valid API key.","status":"UNAUTHENTICATED"}}`
+      const midStream = `data: {"error":{"code":500,"message":"An internal error has occurred.","status":"INTERNAL"}}\r\n\r\n`
+      const safety = `data: {"candidates":[{"content":{"parts":[{"text":"I can"}],"role":"model"},"finishReason":"SAFETY","index":0}]}\r\n\r\n`
+      const cut = `data: {"candidates":[{"content":{"parts":[{"text":"Hel"}],"role":"model"},"index":0}]}\r\n\r\n`
+      const server = yield* Loopback.start([
+        Loopback.body(429, limited, { "retry-after": "0" }),
+        Loopback.sse(Loopback.fixture("google-text.sse")),
+        Loopback.body(401, refused),
+        Loopback.sse(midStream),
+        Loopback.sse(safety),
+        Loopback.sse(cut)
+      ])
+      assert.deepStrictEqual(yield* parts(google(server)), TEXT)
+      const unauthorized = yield* Effect.flip(parts(google(server)))
+      assert.strictEqual(unauthorized.message, "google: the API key was refused (HTTP 401): API key not valid. Please pass a valid API key.")
+      const once = google(server, { retry: false })
+      const internal = yield* Effect.flip(parts(once))
+      assert.deepStrictEqual([internal.message, internal.isRetryable], ["HTTP 500: google: An internal error has occurred.", true])
+      assert.deepStrictEqual(yield* parts(once), [{ _tag: "TextDelta", text: "I can" }, { _tag: "Finish", reason: "content-filter" }])
+      const short = yield* Effect.flip(parts(once))
+      assert.strictEqual(short.message, "google: network error: the stream ended before the reply was complete")
+      assert.strictEqual(server.requests.length, 6)
+    }))
+
+  it.live("Condukt.layer registers google:, reading GEMINI_API_KEY when GOOGLE_API_KEY is unset, and GOOGLE_BASE_URL", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("google-text.sse"))])
+      const out = yield* parts(Condukt.layer).pipe(
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { GEMINI_API_KEY: "gemini-env-key", GOOGLE_BASE_URL: server.url } })))
+      )
+      assert.deepStrictEqual(out, TEXT)
+      assert.strictEqual(server.requests[0]!.headers["x-goog-api-key"], "gemini-env-key")
+    }))
+
+  it.effect("a missing key names both variables", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Model.resolve(MODEL))
+      assert.strictEqual(error.message, "google: no API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) or pass apiKey to the provider's layer")
+    }).pipe(
+      Effect.provide(Google.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))),
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
+    ))
+})
