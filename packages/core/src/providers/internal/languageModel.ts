@@ -13,7 +13,8 @@
 import { Effect, Stream } from "effect"
 import { AiError, type LanguageModel, Prompt, type Response, Tool, type Toolkit } from "effect/ai"
 import type { History } from "../../History.ts"
-import * as Model from "../../Model.ts"
+import type * as Model from "../../Model.ts"
+import * as ModelError from "../../ModelError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -103,21 +104,21 @@ export const toParts = (part: Response.StreamPart<Record<string, Tool.Any>, "def
 }
 
 /** An `AiError` as a `ModelError` reason: what it means for a retry, with the language model's own message. */
-export const toReason = (provider: string, error: AiError.AiError): Model.ModelErrorReason => {
+export const toReason = (provider: string, error: AiError.AiError): ModelError.ModelErrorReason => {
   const description = error.reason.message
   switch (error.reason._tag) {
     case "RateLimitError":
-      return new Model.RateLimited({ provider, description, retryAfter: error.retryAfter })
+      return new ModelError.RateLimited({ provider, description, retryAfter: error.retryAfter })
     case "AuthenticationError":
-      return new Model.Unauthorized({ provider, description })
+      return new ModelError.Unauthorized({ provider, description })
     case "QuotaExhaustedError":
     case "InvalidRequestError":
     case "ContentPolicyError":
-      return new Model.InvalidRequest({ provider, description })
+      return new ModelError.InvalidRequest({ provider, description })
     case "NetworkError":
-      return new Model.Network({ provider, description })
+      return new ModelError.Network({ provider, description })
     default:
-      return new Model.ProviderFailed({ description: `${provider}: ${description}`, retryable: error.isRetryable })
+      return new ModelError.ProviderFailed({ description: `${provider}: ${description}`, retryable: error.isRetryable })
   }
 }
 
@@ -128,7 +129,7 @@ export const toReason = (provider: string, error: AiError.AiError): Model.ModelE
 /** The `Model` a language model makes, named `name` (`provider:model`) in events and errors. */
 export const make = (name: string, languageModel: LanguageModel.LanguageModel): Model.Service => {
   const provider = name.includes(":") ? name.slice(0, name.indexOf(":")) : name
-  const fail = (reason: Model.ModelErrorReason) => new Model.ModelError({ model: name, reason })
+  const fail = (reason: ModelError.ModelErrorReason) => new ModelError.ModelError({ model: name, reason })
   return {
     name,
     stream: (request) =>
@@ -136,7 +137,7 @@ export const make = (name: string, languageModel: LanguageModel.LanguageModel): 
         Effect.try({
           try: () => Prompt.make(toPromptMessages(request.system, request.messages)),
           catch: () =>
-            fail(new Model.ProviderFailed({ description: `${provider}: the conversation could not be made into a prompt`, retryable: false }))
+            fail(new ModelError.ProviderFailed({ description: `${provider}: the conversation could not be made into a prompt`, retryable: false }))
         }),
         (prompt) => {
           // The toolkit's handler services are typed `unknown` for any tool; none is ever run
@@ -152,11 +153,11 @@ export const make = (name: string, languageModel: LanguageModel.LanguageModel): 
             Stream.mapError((error) =>
               AiError.isAiError(error)
                 ? fail(toReason(provider, error))
-                : fail(new Model.ProviderFailed({ description: `${provider}: the language model failed`, retryable: false }))
+                : fail(new ModelError.ProviderFailed({ description: `${provider}: the language model failed`, retryable: false }))
             ),
             Stream.flatMap((part) =>
               part.type === "error"
-                ? Stream.fail(fail(new Model.ProviderFailed({ description: `${provider}: the language model reported an error`, retryable: false })))
+                ? Stream.fail(fail(new ModelError.ProviderFailed({ description: `${provider}: the language model reported an error`, retryable: false })))
                 : Stream.fromIterable(toParts(part))
             )
           )
