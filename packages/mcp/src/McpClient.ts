@@ -87,6 +87,8 @@ export interface Connection {
   readonly descriptors: ReadonlyArray<McpTool>
   /** Fails with the reason once the transport has died; never completes otherwise. */
   readonly down: Deferred.Deferred<never, TransportDown>
+  /** Completes an authorization a request's `UnauthorizedError` started, or fails with that error. */
+  readonly reauthorize: (error: unknown) => Effect.Effect<void, unknown>
 }
 
 const describe = (error: unknown): string => {
@@ -164,37 +166,55 @@ const startFailure = (transport: Transport, error: unknown): string => {
 }
 
 /** `tools/list`, every page. */
-const listTools = (client: Client, timeoutMs: number): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
+const listTools = (
+  client: Client,
+  timeoutMs: number,
+  reauthorize: (error: unknown) => Effect.Effect<void, unknown>
+): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
   Effect.gen(function*() {
     const tools: Array<McpTool> = []
     let cursor: string | undefined
     do {
-      const page = yield* Effect.tryPromise({
-        try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs }),
-        catch: (e) => e
-      })
+      const params = cursor === undefined ? {} : { cursor }
+      const page = yield* authorized(
+        reauthorize,
+        Effect.tryPromise({ try: (signal) => client.listTools(params, { signal, timeout: timeoutMs }), catch: (e) => e })
+      )
       tools.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
     return tools
   })
 
+/**
+ * After an `UnauthorizedError` (a 401, or a 403 `insufficient_scope` asking for more scopes), a
+ * headless OAuth provider that obtained an authorization code finishes the authorization with it;
+ * the caller then sends its request again, once. Anything else fails with the original error.
+ */
+const finishAuthorization = (declaration: Declaration, transport: Transport) => (error: unknown): Effect.Effect<void, unknown> => {
+  const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+  const code = error instanceof UnauthorizedError && provider !== undefined && "authorizationCode" in provider &&
+      typeof provider.authorizationCode === "function"
+    ? (provider.authorizationCode as () => string | undefined)()
+    : undefined
+  if (code === undefined) return Effect.fail(error)
+  const http = transport as StreamableHTTPClientTransport | SSEClientTransport
+  return Effect.tryPromise({ try: () => http.finishAuth(code), catch: () => error })
+}
+
+/** `request`, sent again once after an authorization `finishAuthorization` could complete. */
+const authorized = <A>(reauthorize: (error: unknown) => Effect.Effect<void, unknown>, request: Effect.Effect<A, unknown>) =>
+  Effect.catch(request, (error) => Effect.andThen(reauthorize(error), request))
+
 /** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
-const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) =>
-  Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }).pipe(
-    Effect.catch((error) => {
-      const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-      const code = provider !== undefined && "authorizationCode" in provider && typeof provider.authorizationCode === "function"
-        ? (provider.authorizationCode as () => string | undefined)()
-        : undefined
-      if (!(error instanceof UnauthorizedError) || code === undefined) return Effect.fail(error)
-      const http = transport as StreamableHTTPClientTransport | SSEClientTransport
-      return Effect.tryPromise({ try: () => http.finishAuth(code), catch: (e) => e }).pipe(
-        Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
-        Effect.andThen(Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }))
-      )
-    })
-  )
+const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) => {
+  const connecting = Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e })
+  return Effect.catch(connecting, (error) =>
+    finishAuthorization(declaration, transport)(error).pipe(
+      Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
+      Effect.andThen(connecting)
+    ))
+}
 
 /**
  * Opens a connection in the current scope: transport, handshake, tools. `onToolsChanged` gets the
@@ -209,6 +229,7 @@ export const connect = (
     const initMs = durationMs(declaration.initTimeout, 10_000)
     const transport = yield* makeTransport(declaration, secrets)
     const down = yield* Deferred.make<never, TransportDown>()
+    const reauthorize = finishAuthorization(declaration, transport)
     const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
     const client = new Client(CLIENT_INFO, { capabilities })
     if (declaration.elicitation === "accept-defaults") {
@@ -230,7 +251,7 @@ export const connect = (
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
     const opened = Effect.gen(function*() {
       yield* handshake(client, transport, declaration, initMs)
-      return yield* listTools(client, initMs)
+      return yield* listTools(client, initMs, reauthorize)
     }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error) })))
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
@@ -244,9 +265,9 @@ export const connect = (
     client.onerror = () => {}
     if (client.getServerCapabilities()?.tools?.listChanged === true) {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
-        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs), onToolsChanged))))
+        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs, reauthorize), onToolsChanged))))
     }
-    return { client, descriptors, down }
+    return { client, descriptors, down, reauthorize }
   })
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
@@ -279,9 +300,13 @@ export const call = (
   args: Readonly<Record<string, unknown>>
 ): Effect.Effect<string, CallError | string> => {
   const timeoutMs = durationMs(declaration.requestTimeout, 60_000)
-  const request = Effect.tryPromise({
+  const send = Effect.tryPromise({
     try: (signal) => connection.client.callTool({ name: wire, arguments: { ...args } }, undefined, { signal, timeout: timeoutMs }),
-    catch: (error): CallError => {
+    catch: (error) => error
+  })
+  // A call may need more scopes than the connection's token has (a 403 `insufficient_scope`).
+  const request = authorized(connection.reauthorize, send).pipe(
+    Effect.mapError((error): CallError => {
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return new RequestTimeout({ server: declaration.name, tool: wire, timeoutMs })
       }
@@ -290,8 +315,8 @@ export const call = (
       }
       if (error instanceof McpError) return new McpCallFailed({ server: declaration.name, tool: wire, description: error.message })
       return new TransportDown({ server: declaration.name, reason: describe(error) })
-    }
-  })
+    })
+  )
   // A dead transport answers pending calls at once, with the reason it died.
   return request.pipe(
     Effect.raceFirst(Deferred.await(connection.down)),
