@@ -14,7 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
@@ -24,7 +24,7 @@ import {
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Redacted, Schema, Scope } from "effect"
+import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore } from "effect"
 import * as McpAuth from "./McpAuth.ts"
 import type { Declaration } from "./McpServer.ts"
 import { hostVariable, StdioProcess } from "./internal/stdioProcess.ts"
@@ -89,6 +89,13 @@ export interface Connection {
   readonly down: Deferred.Deferred<never, TransportDown>
   /** Completes an authorization a request's `UnauthorizedError` started, or fails with that error. */
   readonly reauthorize: (error: unknown) => Effect.Effect<void, unknown>
+  /** How many times the Streamable HTTP session was re-initialised. */
+  readonly generation: () => number
+  /**
+   * After a 404 on the session of `generation`: a new transport and `initialize` (unless a
+   * concurrent call already did it). A failure marks the connection down and fails with why.
+   */
+  readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
 }
 
 const describe = (error: unknown): string => {
@@ -227,9 +234,12 @@ export const connect = (
 ): Effect.Effect<Connection, ConnectFailed, Scope.Scope> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
-    const transport = yield* makeTransport(declaration, secrets)
+    // `let`: a Streamable HTTP session the server lost (404) is replaced by a new transport.
+    let transport = yield* makeTransport(declaration, secrets)
+    let generation = 0
+    let replacing = false
     const down = yield* Deferred.make<never, TransportDown>()
-    const reauthorize = finishAuthorization(declaration, transport)
+    const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
     const client = new Client(CLIENT_INFO, { capabilities })
     if (declaration.elicitation === "accept-defaults") {
@@ -243,6 +253,7 @@ export const connect = (
       client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
     }
     client.onclose = () => {
+      if (replacing) return
       const why = transport instanceof StdioProcess
         ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
@@ -267,7 +278,25 @@ export const connect = (
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
         Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs, reauthorize), onToolsChanged))))
     }
-    return { client, descriptors, down, reauthorize }
+    const lock = yield* Semaphore.make(1)
+    const reinitialise = (seen: number) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        if (seen !== generation || Deferred.isDoneUnsafe(down)) return
+        replacing = true
+        yield* Effect.promise(() => client.close().catch(() => {}))
+        replacing = false
+        transport = yield* makeTransport(declaration, secrets)
+        yield* handshake(client, transport, declaration, initMs)
+        generation += 1
+      })).pipe(Effect.catch((error: unknown) => {
+        const failure = new TransportDown({
+          server: declaration.name,
+          reason: `the server lost the session and a new one could not be opened: ${describe(error)}`
+        })
+        Deferred.doneUnsafe(down, Effect.fail(failure))
+        return Effect.fail(failure)
+      }))
+    return { client, descriptors, down, reauthorize, generation: () => generation, reinitialise }
   })
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
@@ -281,6 +310,8 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
 // ---------------------------------------------------------------------------------------------
 // Calls
 // ---------------------------------------------------------------------------------------------
+
+const sessionLost = (error: unknown): boolean => error instanceof StreamableHTTPError && error.code === 404
 
 /** Text parts joined by newlines; any other part (image, audio, resource) kept as its JSON. */
 export const render = (result: CallToolResult): string => {
@@ -305,8 +336,25 @@ export const call = (
     catch: (error) => error
   })
   // A call may need more scopes than the connection's token has (a 403 `insufficient_scope`).
-  const request = authorized(connection.reauthorize, send).pipe(
+  const sendAuthorized = authorized(connection.reauthorize, send)
+  // A 404 on a known Streamable HTTP session: the server lost it; a new session, and the call
+  // again, once. A second 404 means the server cannot keep a session: the connection is down.
+  const request = Effect.suspend(() => {
+    const generation = connection.generation()
+    return Effect.catch(sendAuthorized, (error) =>
+      sessionLost(error)
+        ? connection.reinitialise(generation).pipe(
+          Effect.andThen(Effect.catch(sendAuthorized, (again) => {
+            if (!sessionLost(again)) return Effect.fail(again)
+            const failure = new TransportDown({ server: declaration.name, reason: "the server lost the session again (HTTP 404) after a new one was opened" })
+            Deferred.doneUnsafe(connection.down, Effect.fail(failure))
+            return Effect.fail(failure)
+          }))
+        )
+        : Effect.fail(error))
+  }).pipe(
     Effect.mapError((error): CallError => {
+      if (error instanceof TransportDown) return error
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return new RequestTimeout({ server: declaration.name, tool: wire, timeoutMs })
       }
