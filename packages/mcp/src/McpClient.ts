@@ -98,10 +98,15 @@ export interface Connection {
   readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
 }
 
+/** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
+const connectionCode = (error: Error): string | undefined => {
+  const cause = (error as { cause?: unknown }).cause
+  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+}
+
 const describe = (error: unknown): string => {
   if (!(error instanceof Error)) return String(error)
-  const cause = (error as { cause?: unknown }).cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+  const code = connectionCode(error)
   return code === undefined ? error.message : `${error.message} (${code})`
 }
 
@@ -161,7 +166,7 @@ const makeTransport = (
   })
 
 /** Why a transport failed to start or answer during the handshake, in one line. */
-const startFailure = (transport: Transport, error: unknown): string => {
+const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
   if (transport instanceof StdioProcess) {
     const code = transport.spawnError?.code
     if (code === "ENOENT") return "command not found"
@@ -169,6 +174,9 @@ const startFailure = (transport: Transport, error: unknown): string => {
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }
+  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
+  const code = error instanceof TypeError ? connectionCode(error) : undefined
+  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
   return describe(error)
 }
 
@@ -263,7 +271,7 @@ export const connect = (
     const opened = Effect.gen(function*() {
       yield* handshake(client, transport, declaration, initMs)
       return yield* listTools(client, initMs, reauthorize)
-    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error) })))
+    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url) })))
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
       Effect.timeoutOption(initMs),

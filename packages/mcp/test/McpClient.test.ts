@@ -69,6 +69,21 @@ describe("McpClient", () => {
       assert.deepStrictEqual(next.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), [DOWN])
     }).pipe(Effect.scoped))
 
+  it.live("a call the server never answers ends at requestTimeout; the server stays up", () =>
+    Effect.gen(function*() {
+      const s = yield* session(McpServer.stdio({ name: "fx", command: node, args: [fixture], requestTimeout: "300 millis" }), [
+        TestModel.toolCall("fx.hang", {}),
+        TestModel.text("gave up"),
+        TestModel.toolCall("fx.echo", { text: "still up" }),
+        TestModel.text("ok")
+      ])
+      const events = Array.from(yield* Stream.runCollect(s.stream("hang")))
+      assert.deepStrictEqual(results(events), [{ name: "fx.hang", content: "Error: MCP server fx did not answer hang within 300ms", isError: true }])
+      assert.deepStrictEqual(events.filter((e) => e._tag === "McpServerDown"), [])
+      const next = Array.from(yield* Stream.runCollect(s.stream("again")))
+      assert.deepStrictEqual(results(next), [{ name: "fx.echo", content: "still up", isError: false }])
+    }).pipe(Effect.scoped))
+
   it.live("with restart: permanent, the supervisor brings the server back and its tool works again", () =>
     Effect.gen(function*() {
       const s = yield* session(McpServer.stdio({ name: "fx", command: node, args: [fixture], restart: "permanent" }), [
