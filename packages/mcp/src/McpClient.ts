@@ -183,6 +183,7 @@ const startFailure = (transport: Transport, error: unknown, url: string | undefi
 /** `tools/list`, every page. */
 const listTools = (
   client: Client,
+  server: string,
   timeoutMs: number,
   reauthorize: (error: unknown) => Effect.Effect<void, unknown>
 ): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
@@ -194,7 +195,7 @@ const listTools = (
       const page = yield* authorized(
         reauthorize,
         Effect.tryPromise({ try: (signal) => client.listTools(params, { signal, timeout: timeoutMs }), catch: (e) => e })
-      )
+      ).pipe(traced("tools/list", server))
       tools.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
@@ -221,6 +222,10 @@ const finishAuthorization = (declaration: Declaration, transport: Transport) => 
 const authorized = <A>(reauthorize: (error: unknown) => Effect.Effect<void, unknown>, request: Effect.Effect<A, unknown>) =>
   Effect.catch(request, (error) => Effect.andThen(reauthorize(error), request))
 
+/** A span per MCP request, named for its method, with the server's name. */
+const traced = (method: string, server: string, attributes: Record<string, string> = {}) =>
+  Effect.withSpan(`McpClient.${method}`, { attributes: { server, ...attributes } })
+
 /** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
 const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) => {
   const connecting = Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e })
@@ -228,7 +233,7 @@ const handshake = (client: Client, transport: Transport, declaration: Declaratio
     finishAuthorization(declaration, transport)(error).pipe(
       Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
       Effect.andThen(connecting)
-    ))
+    )).pipe(traced("initialize", declaration.name))
 }
 
 /**
@@ -270,7 +275,7 @@ export const connect = (
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
     const opened = Effect.gen(function*() {
       yield* handshake(client, transport, declaration, initMs)
-      return yield* listTools(client, initMs, reauthorize)
+      return yield* listTools(client, declaration.name, initMs, reauthorize)
     }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url) })))
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
@@ -284,7 +289,7 @@ export const connect = (
     client.onerror = () => {}
     if (client.getServerCapabilities()?.tools?.listChanged === true) {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
-        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs, reauthorize), onToolsChanged))))
+        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, declaration.name, initMs, reauthorize), onToolsChanged))))
     }
     const lock = yield* Semaphore.make(1)
     const reinitialise = (seen: number) =>
@@ -344,7 +349,7 @@ export const call = (
     catch: (error) => error
   })
   // A call may need more scopes than the connection's token has (a 403 `insufficient_scope`).
-  const sendAuthorized = authorized(connection.reauthorize, send)
+  const sendAuthorized = authorized(connection.reauthorize, send).pipe(traced("tools/call", declaration.name, { tool: wire }))
   // A 404 on a known Streamable HTTP session: the server lost it; a new session, and the call
   // again, once. A second 404 means the server cannot keep a session: the connection is down.
   const request = Effect.suspend(() => {
