@@ -61,7 +61,8 @@ export const clientCredentials = (options: {
 /**
  * Any OAuth client provider of the MCP SDK, used by the transport as the SDK does. A provider that
  * obtains the authorization code without a browser exposes it as `authorizationCode()` (as
- * `headless` does): the client then finishes the authorization and connects again, once.
+ * `headless` does): the client then finishes the authorization and sends the request again, once
+ * (a 401, or a 403 `insufficient_scope` asking for more scopes mid-session).
  *
  * @since 0.1.0
  * @category constructors
@@ -70,7 +71,8 @@ export const oauth = (provider: OAuthClientProvider): McpAuth => ({ _tag: "OAuth
 
 /**
  * An OAuth client provider that needs no browser: pre-registered or dynamically registered
- * clients, the client-credentials grant when given a secret and no redirect, and the
+ * clients, the client-credentials grant when given a secret or a private key (`private_key_jwt`)
+ * and no redirect, and the
  * authorization-code grant with PKCE against servers that approve without a person (the code is
  * read from the redirect the authorization endpoint answers with). Tokens and registrations live
  * in memory, for the provider's life; the SDK refreshes tokens with it.

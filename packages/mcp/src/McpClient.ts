@@ -14,7 +14,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
@@ -24,7 +24,7 @@ import {
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Redacted, Schema, Scope } from "effect"
+import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore } from "effect"
 import * as McpAuth from "./McpAuth.ts"
 import type { Declaration } from "./McpServer.ts"
 import { hostVariable, StdioProcess } from "./internal/stdioProcess.ts"
@@ -87,12 +87,26 @@ export interface Connection {
   readonly descriptors: ReadonlyArray<McpTool>
   /** Fails with the reason once the transport has died; never completes otherwise. */
   readonly down: Deferred.Deferred<never, TransportDown>
+  /** Completes an authorization a request's `UnauthorizedError` started, or fails with that error. */
+  readonly reauthorize: (error: unknown) => Effect.Effect<void, unknown>
+  /** How many times the Streamable HTTP session was re-initialised. */
+  readonly generation: () => number
+  /**
+   * After a 404 on the session of `generation`: a new transport and `initialize` (unless a
+   * concurrent call already did it). A failure marks the connection down and fails with why.
+   */
+  readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
+}
+
+/** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
+const connectionCode = (error: Error): string | undefined => {
+  const cause = (error as { cause?: unknown }).cause
+  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
 }
 
 const describe = (error: unknown): string => {
   if (!(error instanceof Error)) return String(error)
-  const cause = (error as { cause?: unknown }).cause
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+  const code = connectionCode(error)
   return code === undefined ? error.message : `${error.message} (${code})`
 }
 
@@ -152,7 +166,7 @@ const makeTransport = (
   })
 
 /** Why a transport failed to start or answer during the handshake, in one line. */
-const startFailure = (transport: Transport, error: unknown): string => {
+const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
   if (transport instanceof StdioProcess) {
     const code = transport.spawnError?.code
     if (code === "ENOENT") return "command not found"
@@ -160,41 +174,69 @@ const startFailure = (transport: Transport, error: unknown): string => {
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }
+  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
+  const code = error instanceof TypeError ? connectionCode(error) : undefined
+  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
   return describe(error)
 }
 
 /** `tools/list`, every page. */
-const listTools = (client: Client, timeoutMs: number): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
+const listTools = (
+  client: Client,
+  server: string,
+  timeoutMs: number,
+  reauthorize: (error: unknown) => Effect.Effect<void, unknown>
+): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
   Effect.gen(function*() {
     const tools: Array<McpTool> = []
     let cursor: string | undefined
     do {
-      const page = yield* Effect.tryPromise({
-        try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: timeoutMs }),
-        catch: (e) => e
-      })
+      const params = cursor === undefined ? {} : { cursor }
+      const page = yield* authorized(
+        reauthorize,
+        Effect.tryPromise({ try: (signal) => client.listTools(params, { signal, timeout: timeoutMs }), catch: (e) => e })
+      ).pipe(traced("tools/list", server))
       tools.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
     return tools
   })
 
+/**
+ * After an `UnauthorizedError` (a 401, or a 403 `insufficient_scope` asking for more scopes), a
+ * headless OAuth provider that obtained an authorization code finishes the authorization with it;
+ * the caller then sends its request again, once. Anything else fails with the original error.
+ */
+const finishAuthorization = (declaration: Declaration, transport: Transport) => (error: unknown): Effect.Effect<void, unknown> => {
+  const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+  const code = error instanceof UnauthorizedError && provider !== undefined && "authorizationCode" in provider &&
+      typeof provider.authorizationCode === "function"
+    ? (provider.authorizationCode as () => string | undefined)()
+    : undefined
+  if (code === undefined) return Effect.fail(error)
+  const http = transport as StreamableHTTPClientTransport | SSEClientTransport
+  return Effect.tryPromise({ try: () => http.finishAuth(code), catch: () => error })
+}
+
+/** `request`, sent again once after an authorization `finishAuthorization` could complete. */
+const authorized = <A>(reauthorize: (error: unknown) => Effect.Effect<void, unknown>, request: Effect.Effect<A, unknown>) =>
+  Effect.catch(request, (error) => Effect.andThen(reauthorize(error), request))
+
+/** A span per MCP request, named for its method, with the server's name. */
+const traced = (method: string, server: string, attributes: Record<string, string> = {}) => <A, E>(self: Effect.Effect<A, E>) =>
+  // No stack trace: it would be captured (and collected) on every call of a hot path. Data-first:
+  // effect 4.1's data-last `withSpan` does not see `captureStackTrace`.
+  Effect.withSpan(self, `McpClient.${method}`, { attributes: { server, ...attributes }, captureStackTrace: false })
+
 /** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
-const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) =>
-  Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }).pipe(
-    Effect.catch((error) => {
-      const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-      const code = provider !== undefined && "authorizationCode" in provider && typeof provider.authorizationCode === "function"
-        ? (provider.authorizationCode as () => string | undefined)()
-        : undefined
-      if (!(error instanceof UnauthorizedError) || code === undefined) return Effect.fail(error)
-      const http = transport as StreamableHTTPClientTransport | SSEClientTransport
-      return Effect.tryPromise({ try: () => http.finishAuth(code), catch: (e) => e }).pipe(
-        Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
-        Effect.andThen(Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e }))
-      )
-    })
-  )
+const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) => {
+  const connecting = Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e })
+  return Effect.catch(connecting, (error) =>
+    finishAuthorization(declaration, transport)(error).pipe(
+      Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
+      Effect.andThen(connecting)
+    )).pipe(traced("initialize", declaration.name))
+}
 
 /**
  * Opens a connection in the current scope: transport, handshake, tools. `onToolsChanged` gets the
@@ -207,8 +249,12 @@ export const connect = (
 ): Effect.Effect<Connection, ConnectFailed, Scope.Scope> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
-    const transport = yield* makeTransport(declaration, secrets)
+    // `let`: a Streamable HTTP session the server lost (404) is replaced by a new transport.
+    let transport = yield* makeTransport(declaration, secrets)
+    let generation = 0
+    let replacing = false
     const down = yield* Deferred.make<never, TransportDown>()
+    const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
     const client = new Client(CLIENT_INFO, { capabilities })
     if (declaration.elicitation === "accept-defaults") {
@@ -222,6 +268,7 @@ export const connect = (
       client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
     }
     client.onclose = () => {
+      if (replacing) return
       const why = transport instanceof StdioProcess
         ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
@@ -230,8 +277,8 @@ export const connect = (
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
     const opened = Effect.gen(function*() {
       yield* handshake(client, transport, declaration, initMs)
-      return yield* listTools(client, initMs)
-    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error) })))
+      return yield* listTools(client, declaration.name, initMs, reauthorize)
+    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url) })))
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
       Effect.timeoutOption(initMs),
@@ -244,9 +291,27 @@ export const connect = (
     client.onerror = () => {}
     if (client.getServerCapabilities()?.tools?.listChanged === true) {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
-        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, initMs), onToolsChanged))))
+        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, declaration.name, initMs, reauthorize), onToolsChanged))))
     }
-    return { client, descriptors, down }
+    const lock = yield* Semaphore.make(1)
+    const reinitialise = (seen: number) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        if (seen !== generation || Deferred.isDoneUnsafe(down)) return
+        replacing = true
+        yield* Effect.promise(() => client.close().catch(() => {}))
+        replacing = false
+        transport = yield* makeTransport(declaration, secrets)
+        yield* handshake(client, transport, declaration, initMs)
+        generation += 1
+      })).pipe(Effect.catch((error: unknown) => {
+        const failure = new TransportDown({
+          server: declaration.name,
+          reason: `the server lost the session and a new one could not be opened: ${describe(error)}`
+        })
+        Deferred.doneUnsafe(down, Effect.fail(failure))
+        return Effect.fail(failure)
+      }))
+    return { client, descriptors, down, reauthorize, generation: () => generation, reinitialise }
   })
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
@@ -260,6 +325,8 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
 // ---------------------------------------------------------------------------------------------
 // Calls
 // ---------------------------------------------------------------------------------------------
+
+const sessionLost = (error: unknown): boolean => error instanceof StreamableHTTPError && error.code === 404
 
 /** Text parts joined by newlines; any other part (image, audio, resource) kept as its JSON. */
 export const render = (result: CallToolResult): string => {
@@ -279,9 +346,30 @@ export const call = (
   args: Readonly<Record<string, unknown>>
 ): Effect.Effect<string, CallError | string> => {
   const timeoutMs = durationMs(declaration.requestTimeout, 60_000)
-  const request = Effect.tryPromise({
+  const send = Effect.tryPromise({
     try: (signal) => connection.client.callTool({ name: wire, arguments: { ...args } }, undefined, { signal, timeout: timeoutMs }),
-    catch: (error): CallError => {
+    catch: (error) => error
+  })
+  // A call may need more scopes than the connection's token has (a 403 `insufficient_scope`).
+  const sendAuthorized = authorized(connection.reauthorize, send).pipe(traced("tools/call", declaration.name, { tool: wire }))
+  // A 404 on a known Streamable HTTP session: the server lost it; a new session, and the call
+  // again, once. A second 404 means the server cannot keep a session: the connection is down.
+  const request = Effect.suspend(() => {
+    const generation = connection.generation()
+    return Effect.catch(sendAuthorized, (error) =>
+      sessionLost(error)
+        ? connection.reinitialise(generation).pipe(
+          Effect.andThen(Effect.catch(sendAuthorized, (again) => {
+            if (!sessionLost(again)) return Effect.fail(again)
+            const failure = new TransportDown({ server: declaration.name, reason: "the server lost the session again (HTTP 404) after a new one was opened" })
+            Deferred.doneUnsafe(connection.down, Effect.fail(failure))
+            return Effect.fail(failure)
+          }))
+        )
+        : Effect.fail(error))
+  }).pipe(
+    Effect.mapError((error): CallError => {
+      if (error instanceof TransportDown) return error
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         return new RequestTimeout({ server: declaration.name, tool: wire, timeoutMs })
       }
@@ -290,11 +378,14 @@ export const call = (
       }
       if (error instanceof McpError) return new McpCallFailed({ server: declaration.name, tool: wire, description: error.message })
       return new TransportDown({ server: declaration.name, reason: describe(error) })
-    }
-  })
-  // A dead transport answers pending calls at once, with the reason it died.
+    })
+  )
+  // A dead transport fails pending calls at once (the SDK rejects them once it has marked the
+  // connection down): they answer with the reason it died.
   return request.pipe(
-    Effect.raceFirst(Deferred.await(connection.down)),
+    Effect.catch((error) =>
+      error instanceof TransportDown && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(error)
+    ),
     Effect.flatMap((result) => {
       const text = render(result as CallToolResult)
       return result.isError === true ? Effect.fail(text) : Effect.succeed(text)

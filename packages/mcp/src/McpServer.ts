@@ -187,11 +187,12 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       call: (args) =>
+        // The call's span is McpClient's `McpClient.tools/call`: one span per call on a hot path.
         Effect.suspend(() =>
           state.current === undefined
             ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, reason: state.reason }))
             : McpClient.call(state.current, declaration, descriptor.name, args)
-        ).pipe(Effect.withSpan("McpServer.call", { attributes: { server: declaration.name, tool: descriptor.name } }))
+        )
     })
   )
 }

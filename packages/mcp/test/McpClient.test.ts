@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Stream } from "effect"
+import { Deferred, Effect, Fiber, Stream, Tracer } from "effect"
 import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
 import { Processes, TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { fixture, node, results } from "./support.ts"
+import { fixture, node, results, runWith } from "./support.ts"
 
 const pidOf = (events: ReadonlyArray<SessionEvent.SessionEvent>) => Number(results(events)[0]!.content)
 
@@ -69,6 +69,21 @@ describe("McpClient", () => {
       assert.deepStrictEqual(next.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), [DOWN])
     }).pipe(Effect.scoped))
 
+  it.live("a call the server never answers ends at requestTimeout; the server stays up", () =>
+    Effect.gen(function*() {
+      const s = yield* session(McpServer.stdio({ name: "fx", command: node, args: [fixture], requestTimeout: "300 millis" }), [
+        TestModel.toolCall("fx.hang", {}),
+        TestModel.text("gave up"),
+        TestModel.toolCall("fx.echo", { text: "still up" }),
+        TestModel.text("ok")
+      ])
+      const events = Array.from(yield* Stream.runCollect(s.stream("hang")))
+      assert.deepStrictEqual(results(events), [{ name: "fx.hang", content: "Error: MCP server fx did not answer hang within 300ms", isError: true }])
+      assert.deepStrictEqual(events.filter((e) => e._tag === "McpServerDown"), [])
+      const next = Array.from(yield* Stream.runCollect(s.stream("again")))
+      assert.deepStrictEqual(results(next), [{ name: "fx.echo", content: "still up", isError: false }])
+    }).pipe(Effect.scoped))
+
   it.live("with restart: permanent, the supervisor brings the server back and its tool works again", () =>
     Effect.gen(function*() {
       const s = yield* session(McpServer.stdio({ name: "fx", command: node, args: [fixture], restart: "permanent" }), [
@@ -90,5 +105,30 @@ describe("McpClient", () => {
       yield* Deferred.await(restarted)
       const next = Array.from(yield* Stream.runCollect(s.stream("again")))
       assert.deepStrictEqual(results(next), [{ name: "fx.echo", content: "back", isError: false }])
+    }).pipe(Effect.scoped))
+
+  it.live("every MCP request is a span McpClient.<method> with the server's name", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.NativeSpan> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = new Tracer.NativeSpan(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const { events } = yield* runWith([McpServer.stdio({ name: "fx", command: node, args: [fixture] })], [
+        TestModel.toolCall("fx.echo", { text: "traced" }),
+        TestModel.text("done")
+      ]).pipe(Effect.provideService(Tracer.Tracer, tracer))
+      assert.deepStrictEqual(results(events), [{ name: "fx.echo", content: "traced", isError: false }])
+      const mcp = spans
+        .filter((span) => span.name.startsWith("McpClient."))
+        .map((span) => ({ name: span.name, attributes: Object.fromEntries(span.attributes), ended: span.status._tag === "Ended" }))
+      assert.deepStrictEqual(mcp, [
+        { name: "McpClient.initialize", attributes: { server: "fx" }, ended: true },
+        { name: "McpClient.tools/list", attributes: { server: "fx" }, ended: true },
+        { name: "McpClient.tools/call", attributes: { server: "fx", tool: "echo" }, ended: true }
+      ])
     }).pipe(Effect.scoped))
 })

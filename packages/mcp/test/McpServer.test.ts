@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { Agent, Condukt, Session } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { everything, everythingHttp, fixture, node, results, runWith } from "./support.ts"
+import { everything, everythingHttp, fixture, freePort, node, results, runWith } from "./support.ts"
 
 const TINY_IMAGE_TEXT_PARTS = 3
 
@@ -103,6 +103,13 @@ describe("McpServer", () => {
         McpServer.stdio({ name: "noisy", command: node, args: [fixture, "garbage"] }),
         "the server wrote something that is not JSON-RPC on stdout (Unexpected token 'S', \"Starting s\"... is not valid JSON)"
       ))
+
+    it.live("an unreachable URL (a loopback port nobody listens on)", () =>
+      Effect.gen(function*() {
+        const port = yield* freePort
+        const url = `http://127.0.0.1:${port}/mcp`
+        yield* startFails(McpServer.http({ name: "gone", url }), `could not reach ${url} (ECONNREFUSED)`)
+      }))
 
     it.live("a server that never answers initialize", () =>
       startFails(

@@ -4,11 +4,13 @@
  * The SDK does the protocol (discovery, registration, PKCE, token requests, refresh); this class
  * only keeps its state in memory and answers the one step that usually needs a person: it reads
  * the authorization code from the redirect the authorization endpoint answers with, which works
- * with servers that approve a known client without asking. With a client secret and no redirect
- * URL it asks for the client-credentials grant instead. The SDK's interface is promise-based, so
+ * with servers that approve a known client without asking. With a client secret or a private key
+ * and no redirect URL it asks for the client-credentials grant instead, authenticating with the
+ * secret or with a JWT the key signs (`private_key_jwt`). The SDK's interface is promise-based, so
  * this is a plain class; it holds no secret in anything it prints.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
+import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -21,6 +23,13 @@ export interface HeadlessOptions {
   /** A pre-registered client; without it, the client registers dynamically (or by metadata URL). */
   readonly clientId?: string | undefined
   readonly clientSecret?: string | undefined
+  /**
+   * A PKCS#8 PEM private key: the client authenticates at the token endpoint with a JWT it signs
+   * (`private_key_jwt`, issuer and subject the client id) instead of a secret.
+   */
+  readonly privateKey?: string | undefined
+  /** The JWT's signing algorithm for `privateKey` (default ES256). */
+  readonly signingAlgorithm?: string | undefined
   /** Where the authorization server redirects with the code (default http://localhost:3000/callback). */
   readonly redirectUrl?: string | undefined
   readonly scope?: string | undefined
@@ -38,18 +47,27 @@ export class HeadlessProvider implements OAuthClientProvider {
   private verifier: string | undefined
   private code: string | undefined
   clientMetadataUrl?: string
+  addClientAuthentication?: AddClientAuthentication
 
   constructor(options: HeadlessOptions) {
     this.options = options
     if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl
+    if (options.privateKey !== undefined && options.clientId !== undefined) {
+      this.addClientAuthentication = createPrivateKeyJwtAuth({
+        issuer: options.clientId,
+        subject: options.clientId,
+        privateKey: options.privateKey,
+        alg: options.signingAlgorithm ?? "ES256"
+      })
+    }
     this.client = options.clientId === undefined
       ? undefined
       : { client_id: options.clientId, ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) }
   }
 
-  /** Client credentials: a secret and no redirect. */
+  /** Client credentials: a secret or a private key, and no redirect. */
   private get machine(): boolean {
-    return this.options.clientSecret !== undefined && this.options.redirectUrl === undefined
+    return (this.options.clientSecret !== undefined || this.options.privateKey !== undefined) && this.options.redirectUrl === undefined
   }
 
   get redirectUrl(): string | undefined {
@@ -62,7 +80,7 @@ export class HeadlessProvider implements OAuthClientProvider {
         client_name: this.options.clientName ?? "condukt",
         redirect_uris: [],
         grant_types: ["client_credentials"],
-        token_endpoint_auth_method: "client_secret_basic",
+        token_endpoint_auth_method: this.options.privateKey === undefined ? "client_secret_basic" : "private_key_jwt",
         ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
       }
       : {

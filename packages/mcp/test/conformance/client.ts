@@ -15,6 +15,8 @@ const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Recor
 const provider = McpAuth.headless({
   clientId: context.client_id,
   clientSecret: context.client_secret,
+  privateKey: context.private_key_pem,
+  signingAlgorithm: context.signing_algorithm,
   // The suite's client ID metadata document (SEP-991), which its authorization server fetches.
   ...(scenario === "auth/basic-cimd" ? { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" } : {}),
   ...(scenario.includes("client-credentials") ? {} : { redirectUrl: "http://localhost:3000/callback" })
