@@ -1,7 +1,7 @@
 import { Condukt } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -230,22 +230,4 @@ workflow "fanout" {
       assert.strictEqual(most, 2)
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(Condukt.layer)))
-
-  it.live("MCP servers are refused with a sentence until an McpServers layer is provided", () =>
-    Effect.gen(function*() {
-      const source = `
-workflow "triage" {
-  mcp_server "tracker" {
-    transport = "stdio"
-    command = "tracker-mcp"
-  }
-  tool "issue" {
-    id = "tracker.get_issue"
-  }
-}`
-      assert.strictEqual(
-        yield* failure(source),
-        "MCP server tracker: MCP servers are not available in this build; provide an McpServers layer (from @condukt/mcp) to run this workflow"
-      )
-    }).pipe(Effect.provide(Layer.mergeAll(Condukt.layer))))
 })

@@ -1,0 +1,123 @@
+import { Condukt } from "@condukt/core"
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Workflow } from "../src/index.ts"
+import { alive } from "./support.ts"
+
+const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+/**
+ * server-everything over stdio, started through `sh` so it writes its pid first (`exec` keeps the
+ * pid): the test can then tell whether the process outlived the run.
+ */
+const server = (pidFile: string, extra = "") => `
+  mcp_server "everything" {
+    transport = "stdio"
+    command = "sh"
+    args = ["-c", "echo $$ > ${pidFile}; exec '${process.execPath}' '${everything}' stdio"]
+    ${extra}
+  }`
+
+const run = (source: string, inputs: Record<string, unknown> = {}) =>
+  Effect.flatMap(Workflow.parse(source, "mcp.hcl"), (document) => Workflow.run(document, { inputs }))
+
+const tempPidFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "wf-mcp-")), "server.pid")
+const pidIn = (file: string) => Number(fs.readFileSync(file, "utf8").trim())
+
+describe("McpServers", () => {
+  it.live("a tool step calls <server>.<tool> over stdio, and the server is gone when the run ends", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "echo" {
+  ${server(pidFile)}
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hello" }
+  }
+  tool "sum" {
+    id = "everything.get-sum"
+    args = { a = 2, b = 3 }
+  }
+  output = { echo = task.echo.output, sum = task.sum.output }
+}`)
+      assert.deepStrictEqual(result.output, { echo: "Echo: hello", sum: "The sum of 2 and 3 is 5." })
+      assert.isFalse(alive(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a prefix renames the tools", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "echo" {
+  ${server(pidFile, `prefix = "ev"`)}
+  tool "echo" {
+    id = "ev.echo"
+    args = { message = "hi" }
+  }
+  output = task.echo.output
+}`)
+      assert.strictEqual(result.output, "Echo: hi")
+      assert.isFalse(alive(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("an agent step uses an MCP tool from its tools list", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "agent" {
+  runtime {
+    model = "test:model"
+  }
+  ${server(pidFile)}
+  agent "ask" {
+    input = "Echo hello"
+    tools = ["everything.echo"]
+  }
+  output = task.ask.output
+}`)
+      assert.strictEqual(result.output, "It said: Echo: hello")
+      const requests = yield* Effect.flatMap(Effect.service(TestModel.TestModel), (model) => model.requests)
+      assert.deepStrictEqual(requests[0]!.tools.map((tool) => tool.name), ["everything.echo"])
+      const last = requests[1]!.messages.at(-1)!
+      assert.deepStrictEqual(last._tag === "ToolResultMessage" ? [last.content, last.isError] : [], ["Echo: hello", false])
+      assert.isFalse(alive(pidIn(pidFile)))
+    }).pipe(
+      Effect.provide(TestModel.layer([TestModel.toolCall("everything.echo", { message: "hello" }), TestModel.text("It said: Echo: hello")])),
+      Effect.provide(Condukt.layer)
+    ))
+
+  it.live("the servers close when a step fails the run", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const error = yield* Effect.flip(run(`
+workflow "broken" {
+  ${server(pidFile)}
+  tool "missing" {
+    id = "everything.nope"
+  }
+}`))
+      assert.strictEqual(error.reason, "UnknownTool")
+      assert.isFalse(alive(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a server that cannot start fails the run before any step, naming the server", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(run(`
+workflow "broken" {
+  mcp_server "tracker" {
+    transport = "streamable_http"
+    url = "http://127.0.0.1:1/mcp"
+    auth = { type = "magic" }
+  }
+  tool "issue" {
+    id = "tracker.get_issue"
+  }
+}`))
+      assert.strictEqual(error.message, `MCP server tracker: auth type must be "bearer" or "client_credentials", got "magic"`)
+    }).pipe(Effect.provide(Condukt.layer)))
+})
