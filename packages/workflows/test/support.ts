@@ -38,7 +38,10 @@ export const endpoint = (status: number, body: unknown): Effect.Effect<{ readonl
         })
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
       }),
-      (server) => Effect.callback<void>((resume) => server.close(() => resume(Effect.void)))
+      (server) =>
+        Effect.callback<void>((resume) => {
+          server.close(() => resume(Effect.void))
+        })
     )
     const address = server.address()
     const port = typeof address === "object" && address !== null ? address.port : 0
