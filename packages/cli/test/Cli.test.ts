@@ -47,6 +47,15 @@ describe("condukt", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
+  it.live("run opens a workflow's MCP servers: examples/workflows/mcp-echo.hcl against server-everything", () =>
+    Effect.gen(function*() {
+      // mcp-server-everything is a devDependency of @condukt/workflows; its bin dir goes on PATH.
+      const bin = path.join(root, "packages/workflows/node_modules/.bin")
+      const file = path.join(root, "examples/workflows/mcp-echo.hcl")
+      const result = yield* execIn(os.tmpdir(), condukt, ["run", file, "--input", "message=hi"], { ...env, PATH: `${bin}:${env.PATH}` })
+      assert.deepStrictEqual(result, { stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`, stderr: "", exitCode: 0 })
+    }))
+
   it.live("run --json prints one JSON event per line, the output last", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET })
