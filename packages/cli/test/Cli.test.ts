@@ -137,4 +137,42 @@ describe("condukt", () => {
       assert.isTrue(yield* Processes.isDead(sleeper))
       fs.rmSync(dir, { recursive: true })
     }), { timeout: 30_000 })
+
+  it.live("SIGINT during a run stops its MCP servers too", () =>
+    Effect.gen(function*() {
+      const node = path.join(root, "node_modules/node/bin/node")
+      const everything = path.join(root, "packages/workflows/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+      const dir = inDir({
+        "served.hcl": `workflow "served" {
+  mcp_server "everything" {
+    transport = "stdio"
+    command = "sh"
+    args = ["-c", "echo $$ > server.pid; exec '${node}' '${everything}' stdio"]
+  }
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hi" }
+  }
+  cmd "wait" {
+    needs = ["echo"]
+    argv = ["sh", "-c", "sleep 300 & echo $! > sleeper.pid; wait"]
+  }
+}
+`
+      })
+      const bin = path.join(root, "packages/cli/src/bin.ts")
+      const cli = child.spawn(node, [bin, "run", "served.hcl"], { cwd: dir, env, stdio: "ignore", detached: true })
+      const exited = Effect.callback<number | null>((resume) => {
+        cli.once("exit", (code) => resume(Effect.succeed(code)))
+      })
+      const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
+      const server = Number(fs.readFileSync(path.join(dir, "server.pid"), "utf8"))
+      assert.isFalse(yield* Processes.isDead(server))
+      process.kill(-cli.pid!, "SIGINT")
+      assert.strictEqual(yield* exited, 130)
+      yield* Processes.awaitDeath(sleeper)
+      yield* Processes.awaitDeath(server)
+      assert.isTrue(yield* Processes.isDead(server))
+      fs.rmSync(dir, { recursive: true })
+    }), { timeout: 30_000 })
 })

@@ -1,12 +1,12 @@
 import { Condukt } from "@condukt/core"
-import { TestModel } from "@condukt/testing"
+import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Workflow, WorkflowEvent } from "../src/index.ts"
-import { alive, endpoint } from "./support.ts"
+import { endpoint } from "./support.ts"
 
 const run = (source: string, options: Parameters<typeof Workflow.run>[1] = {}) =>
   Effect.flatMap(Workflow.parse(source, "test.hcl"), (document) => Workflow.run(document, options))
@@ -299,7 +299,7 @@ workflow "stop" {
       const message = yield* failure(source, { onEvent: (event) => Effect.sync(() => events.push(event)) })
       assert.isTrue(message.startsWith(`step broken: unknown tool "NoSuchTool"; the tools here are `))
       const pid = Number(fs.readFileSync(pidFile, "utf8"))
-      assert.isFalse(alive(pid))
+      assert.isTrue(yield* Processes.isDead(pid))
       assert.isFalse(events.some((event) => event._tag === "StepFinished" && event.step === "long"))
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(Condukt.layer)))

@@ -1,12 +1,11 @@
 import { Condukt } from "@condukt/core"
-import { TestModel } from "@condukt/testing"
+import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Workflow } from "../src/index.ts"
-import { alive } from "./support.ts"
 
 const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 
@@ -46,7 +45,7 @@ workflow "echo" {
   output = { echo = task.echo.output, sum = task.sum.output }
 }`)
       assert.deepStrictEqual(result.output, { echo: "Echo: hello", sum: "The sum of 2 and 3 is 5." })
-      assert.isFalse(alive(pidIn(pidFile)))
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("a prefix renames the tools", () =>
@@ -62,7 +61,7 @@ workflow "echo" {
   output = task.echo.output
 }`)
       assert.strictEqual(result.output, "Echo: hi")
-      assert.isFalse(alive(pidIn(pidFile)))
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("an agent step uses an MCP tool from its tools list", () =>
@@ -85,7 +84,7 @@ workflow "agent" {
       assert.deepStrictEqual(requests[0]!.tools.map((tool) => tool.name), ["everything.echo"])
       const last = requests[1]!.messages.at(-1)!
       assert.deepStrictEqual(last._tag === "ToolResultMessage" ? [last.content, last.isError] : [], ["Echo: hello", false])
-      assert.isFalse(alive(pidIn(pidFile)))
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
     }).pipe(
       Effect.provide(TestModel.layer([TestModel.toolCall("everything.echo", { message: "hello" }), TestModel.text("It said: Echo: hello")])),
       Effect.provide(Condukt.layer)
@@ -102,7 +101,7 @@ workflow "broken" {
   }
 }`))
       assert.strictEqual(error.reason, "UnknownTool")
-      assert.isFalse(alive(pidIn(pidFile)))
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("a server that cannot start fails the run before any step, naming the server", () =>

@@ -1,16 +1,6 @@
-/** Shared by the workflow tests: whether a process still exists; a loopback HTTP endpoint. */
+/** Shared by the workflow tests: a loopback HTTP endpoint. */
 import { Deferred, Effect, type Scope } from "effect"
 import * as http from "node:http"
-
-/** True while `pid` names a live process (signal 0 checks without signalling). */
-export const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 
 /** One request as the endpoint received it. */
 export interface Received {
