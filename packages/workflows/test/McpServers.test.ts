@@ -109,14 +109,49 @@ workflow "broken" {
       const error = yield* Effect.flip(run(`
 workflow "broken" {
   mcp_server "tracker" {
-    transport = "streamable_http"
-    url = "http://127.0.0.1:1/mcp"
-    auth = { type = "magic" }
+    transport = "stdio"
+    command = "no-such-mcp-server"
   }
   tool "issue" {
     id = "tracker.get_issue"
   }
 }`))
-      assert.strictEqual(error.message, `MCP server tracker: auth type must be "bearer" or "client_credentials", got "magic"`)
+      assert.deepStrictEqual([error.reason, error.message], ["McpFailed", "MCP server tracker: command not found"])
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("an auth it cannot use is refused with a sentence before any server starts", () =>
+    Effect.gen(function*() {
+      const refused = (transport: string, auth: string) =>
+        Effect.map(
+          Effect.flip(run(`
+workflow "broken" {
+  mcp_server "tracker" {
+    transport = "${transport}"
+    ${transport === "stdio" ? `command = "tracker-mcp"` : `url = "http://127.0.0.1:1/mcp"`}
+    auth = ${auth}
+  }
+  tool "issue" {
+    id = "tracker.get_issue"
+  }
+}`)),
+          (error) => error.message
+        )
+      assert.strictEqual(
+        yield* refused("streamable_http", `{ type = "magic" }`),
+        `MCP server tracker: auth type must be "bearer" or "client_credentials", got "magic"`
+      )
+      assert.strictEqual(yield* refused("http", `{ type = "bearer" }`), "MCP server tracker: a bearer auth needs env, static or op")
+      assert.strictEqual(
+        yield* refused("http_sse", `{ type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id = "ci" }`),
+        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (or client_secret_env)"
+      )
+      assert.strictEqual(
+        yield* refused("http", `{ type = "client_credentials", audience = "x" }`),
+        "MCP server tracker: unknown client_credentials keys audience"
+      )
+      assert.strictEqual(
+        yield* refused("stdio", `{ type = "bearer", env = "TOKEN" }`),
+        "MCP server tracker: auth applies to http servers only; pass a stdio server its token with env"
+      )
     }).pipe(Effect.provide(Condukt.layer)))
 })
