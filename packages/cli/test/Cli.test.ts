@@ -47,6 +47,15 @@ describe("condukt", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
+  it.live("run opens a workflow's MCP servers: examples/workflows/mcp-echo.hcl against server-everything", () =>
+    Effect.gen(function*() {
+      // mcp-server-everything is a devDependency of @condukt/workflows; its bin dir goes on PATH.
+      const bin = path.join(root, "packages/workflows/node_modules/.bin")
+      const file = path.join(root, "examples/workflows/mcp-echo.hcl")
+      const result = yield* execIn(os.tmpdir(), condukt, ["run", file, "--input", "message=hi"], { ...env, PATH: `${bin}:${env.PATH}` })
+      assert.deepStrictEqual(result, { stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`, stderr: "", exitCode: 0 })
+    }))
+
   it.live("run --json prints one JSON event per line, the output last", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET })
@@ -126,6 +135,44 @@ describe("condukt", () => {
       assert.strictEqual(yield* exited, 130)
       yield* Processes.awaitDeath(sleeper)
       assert.isTrue(yield* Processes.isDead(sleeper))
+      fs.rmSync(dir, { recursive: true })
+    }), { timeout: 30_000 })
+
+  it.live("SIGINT during a run stops its MCP servers too", () =>
+    Effect.gen(function*() {
+      const node = path.join(root, "node_modules/node/bin/node")
+      const everything = path.join(root, "packages/workflows/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+      const dir = inDir({
+        "served.hcl": `workflow "served" {
+  mcp_server "everything" {
+    transport = "stdio"
+    command = "sh"
+    args = ["-c", "echo $$ > server.pid; exec '${node}' '${everything}' stdio"]
+  }
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hi" }
+  }
+  cmd "wait" {
+    needs = ["echo"]
+    argv = ["sh", "-c", "sleep 300 & echo $! > sleeper.pid; wait"]
+  }
+}
+`
+      })
+      const bin = path.join(root, "packages/cli/src/bin.ts")
+      const cli = child.spawn(node, [bin, "run", "served.hcl"], { cwd: dir, env, stdio: "ignore", detached: true })
+      const exited = Effect.callback<number | null>((resume) => {
+        cli.once("exit", (code) => resume(Effect.succeed(code)))
+      })
+      const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
+      const server = Number(fs.readFileSync(path.join(dir, "server.pid"), "utf8"))
+      assert.isFalse(yield* Processes.isDead(server))
+      process.kill(-cli.pid!, "SIGINT")
+      assert.strictEqual(yield* exited, 130)
+      yield* Processes.awaitDeath(sleeper)
+      yield* Processes.awaitDeath(server)
+      assert.isTrue(yield* Processes.isDead(server))
       fs.rmSync(dir, { recursive: true })
     }), { timeout: 30_000 })
 })

@@ -1,11 +1,12 @@
 import { Condukt } from "@condukt/core"
-import { TestModel } from "@condukt/testing"
+import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Deferred, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Workflow, WorkflowEvent } from "../src/index.ts"
+import { endpoint } from "./support.ts"
 
 const run = (source: string, options: Parameters<typeof Workflow.run>[1] = {}) =>
   Effect.flatMap(Workflow.parse(source, "test.hcl"), (document) => Workflow.run(document, options))
@@ -231,21 +232,75 @@ workflow "fanout" {
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(Condukt.layer)))
 
-  it.live("MCP servers are refused with a sentence until an McpServers layer is provided", () =>
+  it.live("an http step sends method, headers and body, and reads a JSON answer", () =>
     Effect.gen(function*() {
-      const source = `
-workflow "triage" {
-  mcp_server "tracker" {
-    transport = "stdio"
-    command = "tracker-mcp"
+      const hook = yield* endpoint(201, { id: 7, state: "open" })
+      const result = yield* run(`
+workflow "file" {
+  input "url" {
+    type = "string"
   }
-  tool "issue" {
-    id = "tracker.get_issue"
+  http "create" {
+    method = "PUT"
+    url = input.url
+    headers = { authorization = "Bearer t0ken", "x-trace" = "abc" }
+    body = { title = "Disk full", labels = ["ops"] }
+    expect_status = [200, 201]
+  }
+  output = { status = task.create.status, id = task.create.body.id, state = task.create.body.state }
+}`, { inputs: { url: hook.url } })
+      assert.deepStrictEqual(result.output, { status: 201, id: 7, state: "open" })
+      const received = yield* Deferred.await(hook.received)
+      assert.strictEqual(received.method, "PUT")
+      assert.strictEqual(received.headers["authorization"], "Bearer t0ken")
+      assert.strictEqual(received.headers["x-trace"], "abc")
+      assert.strictEqual(received.headers["content-type"], "application/json")
+      assert.deepStrictEqual(JSON.parse(received.body), { title: "Disk full", labels: ["ops"] })
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("an http step with a string body sends it as it is; a status outside expect_status fails the run", () =>
+    Effect.gen(function*() {
+      const hook = yield* endpoint(503, { error: "busy" })
+      const source = `
+workflow "ping" {
+  input "url" {
+    type = "string"
+  }
+  http "ping" {
+    method = "POST"
+    url = input.url
+    body = "ping"
+    expect_status = 200
   }
 }`
-      assert.strictEqual(
-        yield* failure(source),
-        "MCP server tracker: MCP servers are not available in this build; provide an McpServers layer (from @condukt/mcp) to run this workflow"
-      )
-    }).pipe(Effect.provide(Layer.mergeAll(Condukt.layer))))
+      assert.strictEqual(yield* failure(source, { inputs: { url: hook.url } }), `step ping: POST ${hook.url} answered 503, expected 200`)
+      const received = yield* Deferred.await(hook.received)
+      assert.strictEqual(received.body, "ping")
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("the first real error stops the run and kills the steps still running", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-stop-"))
+      const pidFile = path.join(dir, "long.pid")
+      const source = `
+workflow "stop" {
+  cmd "long" {
+    argv = ["sh", "-c", "echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && exec sleep 600"]
+  }
+  cmd "ready" {
+    argv = ["sh", "-c", "while [ ! -s ${pidFile} ]; do sleep 0.02; done"]
+  }
+  tool "broken" {
+    needs = ["ready"]
+    id = "NoSuchTool"
+  }
+}`
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const message = yield* failure(source, { onEvent: (event) => Effect.sync(() => events.push(event)) })
+      assert.isTrue(message.startsWith(`step broken: unknown tool "NoSuchTool"; the tools here are `))
+      const pid = Number(fs.readFileSync(pidFile, "utf8"))
+      assert.isTrue(yield* Processes.isDead(pid))
+      assert.isFalse(events.some((event) => event._tag === "StepFinished" && event.step === "long"))
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(Condukt.layer)))
 })

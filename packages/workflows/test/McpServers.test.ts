@@ -1,0 +1,157 @@
+import { Condukt } from "@condukt/core"
+import { Processes, TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Workflow } from "../src/index.ts"
+
+const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+
+/**
+ * server-everything over stdio, started through `sh` so it writes its pid first (`exec` keeps the
+ * pid): the test can then tell whether the process outlived the run.
+ */
+const server = (pidFile: string, extra = "") => `
+  mcp_server "everything" {
+    transport = "stdio"
+    command = "sh"
+    args = ["-c", "echo $$ > ${pidFile}; exec '${process.execPath}' '${everything}' stdio"]
+    ${extra}
+  }`
+
+const run = (source: string, inputs: Record<string, unknown> = {}) =>
+  Effect.flatMap(Workflow.parse(source, "mcp.hcl"), (document) => Workflow.run(document, { inputs }))
+
+const tempPidFile = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "wf-mcp-")), "server.pid")
+const pidIn = (file: string) => Number(fs.readFileSync(file, "utf8").trim())
+
+describe("McpServers", () => {
+  it.live("a tool step calls <server>.<tool> over stdio, and the server is gone when the run ends", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "echo" {
+  ${server(pidFile)}
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hello" }
+  }
+  tool "sum" {
+    id = "everything.get-sum"
+    args = { a = 2, b = 3 }
+  }
+  output = { echo = task.echo.output, sum = task.sum.output }
+}`)
+      assert.deepStrictEqual(result.output, { echo: "Echo: hello", sum: "The sum of 2 and 3 is 5." })
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a prefix renames the tools", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "echo" {
+  ${server(pidFile, `prefix = "ev"`)}
+  tool "echo" {
+    id = "ev.echo"
+    args = { message = "hi" }
+  }
+  output = task.echo.output
+}`)
+      assert.strictEqual(result.output, "Echo: hi")
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("an agent step uses an MCP tool from its tools list", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const result = yield* run(`
+workflow "agent" {
+  runtime {
+    model = "test:model"
+  }
+  ${server(pidFile)}
+  agent "ask" {
+    input = "Echo hello"
+    tools = ["everything.echo"]
+  }
+  output = task.ask.output
+}`)
+      assert.strictEqual(result.output, "It said: Echo: hello")
+      const requests = yield* Effect.flatMap(Effect.service(TestModel.TestModel), (model) => model.requests)
+      assert.deepStrictEqual(requests[0]!.tools.map((tool) => tool.name), ["everything.echo"])
+      const last = requests[1]!.messages.at(-1)!
+      assert.deepStrictEqual(last._tag === "ToolResultMessage" ? [last.content, last.isError] : [], ["Echo: hello", false])
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
+    }).pipe(
+      Effect.provide(TestModel.layer([TestModel.toolCall("everything.echo", { message: "hello" }), TestModel.text("It said: Echo: hello")])),
+      Effect.provide(Condukt.layer)
+    ))
+
+  it.live("the servers close when a step fails the run", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const error = yield* Effect.flip(run(`
+workflow "broken" {
+  ${server(pidFile)}
+  tool "missing" {
+    id = "everything.nope"
+  }
+}`))
+      assert.strictEqual(error.reason, "UnknownTool")
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a server that cannot start fails the run before any step, naming the server", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(run(`
+workflow "broken" {
+  mcp_server "tracker" {
+    transport = "stdio"
+    command = "no-such-mcp-server"
+  }
+  tool "issue" {
+    id = "tracker.get_issue"
+  }
+}`))
+      assert.deepStrictEqual([error.reason, error.message], ["McpFailed", "MCP server tracker: command not found"])
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("an auth it cannot use is refused with a sentence before any server starts", () =>
+    Effect.gen(function*() {
+      const refused = (transport: string, auth: string) =>
+        Effect.map(
+          Effect.flip(run(`
+workflow "broken" {
+  mcp_server "tracker" {
+    transport = "${transport}"
+    ${transport === "stdio" ? `command = "tracker-mcp"` : `url = "http://127.0.0.1:1/mcp"`}
+    auth = ${auth}
+  }
+  tool "issue" {
+    id = "tracker.get_issue"
+  }
+}`)),
+          (error) => error.message
+        )
+      assert.strictEqual(
+        yield* refused("streamable_http", `{ type = "magic" }`),
+        `MCP server tracker: auth type must be "bearer" or "client_credentials", got "magic"`
+      )
+      assert.strictEqual(yield* refused("http", `{ type = "bearer" }`), "MCP server tracker: a bearer auth needs env, static or op")
+      assert.strictEqual(
+        yield* refused("http_sse", `{ type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id = "ci" }`),
+        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (or client_secret_env)"
+      )
+      assert.strictEqual(
+        yield* refused("http", `{ type = "client_credentials", audience = "x" }`),
+        "MCP server tracker: unknown client_credentials keys audience"
+      )
+      assert.strictEqual(
+        yield* refused("stdio", `{ type = "bearer", env = "TOKEN" }`),
+        "MCP server tracker: auth applies to http servers only; pass a stdio server its token with env"
+      )
+    }).pipe(Effect.provide(Condukt.layer)))
+})
