@@ -20,6 +20,7 @@ import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
 import type { ImagePart, Message } from "../Message.ts"
 import * as Model from "../Model.ts"
+import * as images from "./internal/images.ts"
 import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
 import * as OpenAiResponses from "./OpenAiResponses.ts"
@@ -67,7 +68,7 @@ export type PresetName = keyof typeof PRESETS
 
 type Json = Record<string, unknown>
 
-const imageUrl = (image: ImagePart): Json => ({ type: "image_url", image_url: { url: `data:${image.mediaType};base64,${image.data}` } })
+const imageUrl = (image: ImagePart): Json => ({ type: "image_url", image_url: { url: images.dataUrl(image) } })
 
 /**
  * The history as chat messages: the system prompt first, one `tool` message per result. A `tool`
@@ -92,7 +93,7 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
     } else if (message._tag === "ToolResultMessage") {
       messages.push({ role: "tool", tool_call_id: message.callId, content: message.content })
       if (message.images !== undefined) {
-        toolImages.push({ type: "text", text: `The images ${message.name} returned (call ${message.callId}):` }, ...message.images.map(imageUrl))
+        toolImages.push({ type: "text", text: images.caption(message.name, message.callId) }, ...message.images.map(imageUrl))
       }
     } else {
       const text = message.parts.flatMap((part) => (part._tag === "Text" ? [part.text] : [])).join("")

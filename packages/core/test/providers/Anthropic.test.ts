@@ -18,7 +18,7 @@ import * as Loopback from "./loopback.ts"
 const KEY = "sk-ant-test-7f3a9c1e5b"
 const MODEL = "anthropic:claude-sonnet-4-6"
 /** A 1×1 PNG, base64. */
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const layer = (server: Loopback.Server, options: Provider.Options = {}) =>
   Anthropic.layer({

@@ -14,7 +14,7 @@ import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-test-4c2e8a"
 /** A 1×1 PNG, base64. */
-const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const openai = (server: Loopback.Server, options: OpenAi.Options = {}) =>
   OpenAi.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
