@@ -2,7 +2,7 @@
  * Message — the conversation as the session keeps it, independent of any provider's wire format.
  *
  * A user prompt, an assistant reply (ordered text, thinking and tool-call parts) and one message
- * per tool result. Providers translate these to and from their own JSON; nothing here knows one.
+ * per tool result; a prompt or a tool result may carry images (base64, as every vendor accepts). Providers translate these to and from their own JSON; nothing here knows one.
  * Values are plain tagged objects (they are made on every turn, so they must be cheap); the
  * schemas beside them encode and decode a history for storage.
  */
@@ -45,12 +45,25 @@ export type ToolCallPart = typeof ToolCallPart.Type
 export const ProviderPart = Schema.TaggedStruct("Provider", { provider: Schema.String, value: Schema.Unknown })
 export type ProviderPart = typeof ProviderPart.Type
 
+/**
+ * An image for the model: base64 data and its media type (`image/png`, `image/jpeg`, `image/gif`,
+ * `image/webp`). Providers send it as their image block; size limits are the vendors' own.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ImagePart = Schema.TaggedStruct("Image", { mediaType: Schema.String, data: Schema.String })
+export type ImagePart = typeof ImagePart.Type
+
 /** @since 0.1.0 @category models */
 export const AssistantPart = Schema.Union([TextPart, ThinkingPart, ToolCallPart, ProviderPart])
 export type AssistantPart = typeof AssistantPart.Type
 
 /** @since 0.1.0 @category models */
-export const UserMessage = Schema.TaggedStruct("UserMessage", { content: Schema.String })
+export const UserMessage = Schema.TaggedStruct("UserMessage", {
+  content: Schema.String,
+  images: Schema.optionalKey(Schema.Array(ImagePart))
+})
 export type UserMessage = typeof UserMessage.Type
 
 /** @since 0.1.0 @category models */
@@ -62,7 +75,9 @@ export const ToolResultMessage = Schema.TaggedStruct("ToolResultMessage", {
   callId: Schema.String,
   name: Schema.String,
   content: Schema.String,
-  isError: Schema.Boolean
+  isError: Schema.Boolean,
+  /** Images the tool returned beside its text (a picture it read). */
+  images: Schema.optionalKey(Schema.Array(ImagePart))
 })
 export type ToolResultMessage = typeof ToolResultMessage.Type
 
@@ -75,19 +90,26 @@ export type Message = typeof Message.Type
 // ---------------------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category constructors */
-export const user = (content: string): UserMessage => ({ _tag: "UserMessage", content })
+export const user = (content: string, images?: ReadonlyArray<ImagePart>): UserMessage =>
+  images === undefined || images.length === 0 ? { _tag: "UserMessage", content } : { _tag: "UserMessage", content, images }
 
 /** @since 0.1.0 @category constructors */
 export const assistant = (parts: ReadonlyArray<AssistantPart>): AssistantMessage => ({ _tag: "AssistantMessage", parts })
 
 /** @since 0.1.0 @category constructors */
-export const toolResult = (result: Omit<ToolResultMessage, "_tag">): ToolResultMessage => ({
-  _tag: "ToolResultMessage",
-  callId: result.callId,
-  name: result.name,
-  content: result.content,
-  isError: result.isError
-})
+export const toolResult = (result: Omit<ToolResultMessage, "_tag">): ToolResultMessage => {
+  const message: ToolResultMessage = {
+    _tag: "ToolResultMessage",
+    callId: result.callId,
+    name: result.name,
+    content: result.content,
+    isError: result.isError
+  }
+  return result.images === undefined || result.images.length === 0 ? message : { ...message, images: result.images }
+}
+
+/** @since 0.1.0 @category constructors */
+export const imagePart = (mediaType: string, data: string): ImagePart => ({ _tag: "Image", mediaType, data })
 
 /** @since 0.1.0 @category constructors */
 export const textPart = (text: string): TextPart => ({ _tag: "Text", text })

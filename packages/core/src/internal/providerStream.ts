@@ -10,9 +10,10 @@
  * Interrupting the stream aborts the HTTP request (undici closes the connection).
  */
 import { Cause, Clock, Duration, Effect, Pull, Random, Redacted, Stream } from "effect"
-import { Sse } from "effect/encoding"
+import type { Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import * as Model from "../Model.ts"
+import * as sse from "../providers/internal/sse.ts"
 import * as Provider from "../providers/Provider.ts"
 import * as providerFailure from "./providerFailure.ts"
 
@@ -135,11 +136,11 @@ const attempt = (settings: Settings, call: Call, request: HttpClientRequest.Http
       let out: Array<Model.Part> = []
       let failure: Model.ModelErrorReason | undefined
       let ended = false
-      const parser = Sse.makeParser((event) => {
-        if (failure === undefined && event._tag === "Event") failure = decoder.event(event, out)
+      const parser = sse.makeParser((event) => {
+        if (failure === undefined) failure = decoder.event(event, out)
       })
       const feed = (chunk: string) => {
-        if (parser.feed(chunk) !== undefined) {
+        if (!parser.feed(chunk)) {
           failure ??= new Model.ProviderFailed({ description: `${call.provider}: an event of the stream is too large`, retryable: false })
         }
       }

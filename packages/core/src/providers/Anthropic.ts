@@ -16,7 +16,7 @@ import { HttpClient } from "effect/http"
 import * as providerConfig from "../internal/providerConfig.ts"
 import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
-import type { Message } from "../Message.ts"
+import type { ImagePart, Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import type * as Provider from "./Provider.ts"
 
@@ -82,6 +82,11 @@ const assistantBlocks = (parts: Extract<Message, { _tag: "AssistantMessage" }>["
   return blocks
 }
 
+const imageBlock = (image: ImagePart): Block => ({
+  type: "image",
+  source: { type: "base64", media_type: image.mediaType, data: image.data }
+})
+
 /** The history as the API wants it: roles alternating, a turn's tool results in one user message. */
 export const toWireMessages = (history: Iterable<Message>): { messages: Array<WireMessage>; container: string | undefined } => {
   const messages: Array<WireMessage> = []
@@ -93,12 +98,18 @@ export const toWireMessages = (history: Iterable<Message>): { messages: Array<Wi
     else messages.push({ role, content: [...blocks] })
   }
   for (const message of history) {
-    if (message._tag === "UserMessage") push("user", [{ type: "text", text: message.content }])
-    else if (message._tag === "ToolResultMessage") {
+    if (message._tag === "UserMessage") {
+      // Images before the text, as Anthropic advises; an empty text block would be refused.
+      push("user", message.images === undefined
+        ? [{ type: "text", text: message.content }]
+        : [...message.images.map(imageBlock), ...(message.content === "" ? [] : [{ type: "text", text: message.content }])])
+    } else if (message._tag === "ToolResultMessage") {
       push("user", [{
         type: "tool_result",
         tool_use_id: message.callId,
-        content: message.content,
+        content: message.images === undefined
+          ? message.content
+          : [...(message.content === "" ? [] : [{ type: "text", text: message.content }]), ...message.images.map(imageBlock)],
         ...(message.isError ? { is_error: true } : {})
       }])
     } else push("assistant", assistantBlocks(message.parts, container))

@@ -16,6 +16,7 @@ import { Effect, Layer } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
 import type { History } from "../History.ts"
+import type { ImagePart } from "../Message.ts"
 import * as providerConfig from "../internal/providerConfig.ts"
 import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
@@ -44,6 +45,8 @@ interface Content {
 
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
+const inlineData = (image: ImagePart): Json => ({ inlineData: { mimeType: image.mediaType, data: image.data } })
+
 /** The history as contents: roles alternating, a turn's function responses in one user content. */
 export const toWireContents = (history: History): Array<Content> => {
   const contents: Array<Content> = []
@@ -53,9 +56,18 @@ export const toWireContents = (history: History): Array<Content> => {
     if (last?.role === role) last.parts.push(...parts)
     else contents.push({ role, parts: [...parts] })
   }
+  // A turn's tool-result images follow all its function responses, in the same user content.
+  let toolImages: Array<Json> = []
   for (const message of history) {
-    if (message._tag === "UserMessage") push("user", [{ text: message.content }])
-    else if (message._tag === "ToolResultMessage") {
+    if (message._tag !== "ToolResultMessage" && toolImages.length > 0) {
+      push("user", toolImages)
+      toolImages = []
+    }
+    if (message._tag === "UserMessage") {
+      push("user", message.images === undefined
+        ? [{ text: message.content }]
+        : [...message.images.map(inlineData), ...(message.content === "" ? [] : [{ text: message.content }])])
+    } else if (message._tag === "ToolResultMessage") {
       const id = message.callId.startsWith(GENERATED_ID_PREFIX) ? undefined : message.callId
       push("user", [{
         functionResponse: {
@@ -64,6 +76,7 @@ export const toWireContents = (history: History): Array<Content> => {
           response: message.isError ? { error: message.content } : { output: message.content }
         }
       }])
+      if (message.images !== undefined) toolImages.push(...message.images.map(inlineData))
     } else {
       const parts: Array<Json> = []
       for (const part of message.parts) {
@@ -82,6 +95,7 @@ export const toWireContents = (history: History): Array<Content> => {
       push("model", parts)
     }
   }
+  push("user", toolImages)
   return contents
 }
 

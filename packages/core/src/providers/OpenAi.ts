@@ -18,8 +18,9 @@ import { HttpClient } from "effect/http"
 import * as providerConfig from "../internal/providerConfig.ts"
 import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
-import type { Message } from "../Message.ts"
+import type { ImagePart, Message } from "../Message.ts"
 import * as Model from "../Model.ts"
+import * as images from "./internal/images.ts"
 import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
 import * as OpenAiResponses from "./OpenAiResponses.ts"
@@ -67,13 +68,33 @@ export type PresetName = keyof typeof PRESETS
 
 type Json = Record<string, unknown>
 
-/** The history as chat messages: the system prompt first, one `tool` message per result. */
+const imageUrl = (image: ImagePart): Json => ({ type: "image_url", image_url: { url: images.dataUrl(image) } })
+
+/**
+ * The history as chat messages: the system prompt first, one `tool` message per result. A `tool`
+ * message takes text only, so the images of a turn's tool results follow its last `tool` message
+ * in one `user` message, each result's images after a line naming its call.
+ */
 export const toWireMessages = (system: string | undefined, history: Iterable<Message>): Array<Json> => {
   const messages: Array<Json> = system === undefined || system === "" ? [] : [{ role: "system", content: system }]
+  let toolImages: Array<Json> = []
   for (const message of history) {
-    if (message._tag === "UserMessage") messages.push({ role: "user", content: message.content })
-    else if (message._tag === "ToolResultMessage") {
+    if (message._tag !== "ToolResultMessage" && toolImages.length > 0) {
+      messages.push({ role: "user", content: toolImages })
+      toolImages = []
+    }
+    if (message._tag === "UserMessage") {
+      messages.push({
+        role: "user",
+        content: message.images === undefined
+          ? message.content
+          : [...(message.content === "" ? [] : [{ type: "text", text: message.content }]), ...message.images.map(imageUrl)]
+      })
+    } else if (message._tag === "ToolResultMessage") {
       messages.push({ role: "tool", tool_call_id: message.callId, content: message.content })
+      if (message.images !== undefined) {
+        toolImages.push({ type: "text", text: images.caption(message.name, message.callId) }, ...message.images.map(imageUrl))
+      }
     } else {
       const text = message.parts.flatMap((part) => (part._tag === "Text" ? [part.text] : [])).join("")
       const calls = message.parts.flatMap((part) =>
@@ -88,6 +109,7 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
       messages.push({ role: "assistant", content: text === "" ? null : text, ...(calls.length === 0 ? {} : { tool_calls: calls }) })
     }
   }
+  if (toolImages.length > 0) messages.push({ role: "user", content: toolImages })
   return messages
 }
 

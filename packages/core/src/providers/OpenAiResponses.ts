@@ -17,10 +17,12 @@ import { Effect, Layer } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
 import type { History } from "../History.ts"
+import type { ImagePart } from "../Message.ts"
 import * as providerConfig from "../internal/providerConfig.ts"
 import * as providerFailure from "../internal/providerFailure.ts"
 import * as providerStream from "../internal/providerStream.ts"
 import * as Model from "../Model.ts"
+import * as images from "./internal/images.ts"
 import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
 import type * as Provider from "./Provider.ts"
@@ -52,6 +54,8 @@ const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null 
 
 const programCaller = (callerId: string | undefined) => ({ type: "program", ...(callerId === undefined ? {} : { caller_id: callerId }) })
 
+const inputImage = (image: ImagePart): Json => ({ type: "input_image", image_url: images.dataUrl(image) })
+
 /**
  * The history as input items. A result made for a program goes back with that program as its
  * caller, so the API can resume it.
@@ -59,11 +63,26 @@ const programCaller = (callerId: string | undefined) => ({ type: "program", ...(
 export const toWireInput = (history: History): Array<Json> => {
   const input: Array<Json> = []
   const callers = new Map<string, Json>()
+  // A turn's tool-result images, sent in one user message after its last output.
+  let toolImages: Array<Json> = []
   for (const message of history) {
-    if (message._tag === "UserMessage") input.push({ role: "user", content: message.content })
-    else if (message._tag === "ToolResultMessage") {
+    if (message._tag !== "ToolResultMessage" && toolImages.length > 0) {
+      input.push({ role: "user", content: toolImages })
+      toolImages = []
+    }
+    if (message._tag === "UserMessage") {
+      input.push({
+        role: "user",
+        content: message.images === undefined
+          ? message.content
+          : [...(message.content === "" ? [] : [{ type: "input_text", text: message.content }]), ...message.images.map(inputImage)]
+      })
+    } else if (message._tag === "ToolResultMessage") {
       const caller = callers.get(message.callId)
       input.push({ type: "function_call_output", call_id: message.callId, output: message.content, ...(caller === undefined ? {} : { caller }) })
+      if (message.images !== undefined) {
+        toolImages.push({ type: "input_text", text: images.caption(message.name, message.callId) }, ...message.images.map(inputImage))
+      }
     } else {
       let text = ""
       const flush = () => {
@@ -92,6 +111,7 @@ export const toWireInput = (history: History): Array<Json> => {
       flush()
     }
   }
+  if (toolImages.length > 0) input.push({ role: "user", content: toolImages })
   return input
 }
 

@@ -17,6 +17,8 @@ import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-ant-test-7f3a9c1e5b"
 const MODEL = "anthropic:claude-sonnet-4-6"
+/** A 1×1 PNG, base64. */
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const layer = (server: Loopback.Server, options: Provider.Options = {}) =>
   Anthropic.layer({
@@ -139,6 +141,30 @@ describe("Anthropic", () => {
       assert.include(result[0]!.content, "alpha")
       assert.include(result[1]!.content, "beta")
     }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("sends images of a prompt and of a tool result as base64 image blocks", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("anthropic-text.sse"))])
+      const image = Message.imagePart("image/png", PNG)
+      yield* parts(server, request([
+        Message.user("What is in this picture?", [image]),
+        Message.assistant([Message.toolCallPart({ id: "toolu_1", name: "Read", input: { path: "b.png" } })]),
+        Message.toolResult({ callId: "toolu_1", name: "Read", content: "b.png, 1×1 pixels", isError: false, images: [image] })
+      ]))
+      const source = { type: "base64", media_type: "image/png", data: PNG }
+      assert.deepStrictEqual(server.requests[0]!.body.messages, [
+        { role: "user", content: [{ type: "image", source }, { type: "text", text: "What is in this picture?" }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Read", input: { path: "b.png" } }] },
+        {
+          role: "user",
+          content: [{
+            type: "tool_result",
+            tool_use_id: "toolu_1",
+            content: [{ type: "text", text: "b.png, 1×1 pixels" }, { type: "image", source }]
+          }]
+        }
+      ])
+    }))
 
   describe("programmatic tool calling", () => {
     const CountRows = Tool.make("count_rows", {

@@ -15,6 +15,8 @@ import * as Loopback from "./loopback.ts"
 
 const KEY = "AIzaSy-test-3b8e1f"
 const MODEL = "google:gemini-2.5-flash"
+/** A 1×1 PNG, base64. */
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const google = (server: Loopback.Server, options: Provider.Options = {}) =>
   Google.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" }, ...options })
@@ -66,6 +68,41 @@ describe("Google", () => {
           thinkingConfig: { thinkingBudget: 2048, includeThoughts: true }
         }
       })
+    }))
+
+  it.live("sends images as inline data: a prompt's before its text, a turn's tool results' after its function responses", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("google-text.sse"))])
+      const image = Message.imagePart("image/png", PNG)
+      const call = (id: string, path: string) => Message.toolCallPart({ id, name: "Read", input: { path } })
+      yield* parts(google(server), {
+        ...request(),
+        messages: History.fromIterable([
+          Message.user("What is in this picture?", [image]),
+          Message.assistant([call("call_1", "a.png"), call("call_2", "a.txt")]),
+          Message.toolResult({ callId: "call_1", name: "Read", content: "a.png, 1×1 pixels", isError: false, images: [image] }),
+          Message.toolResult({ callId: "call_2", name: "Read", content: "alpha", isError: false })
+        ])
+      })
+      const inlineData = { inlineData: { mimeType: "image/png", data: PNG } }
+      assert.deepStrictEqual(server.requests[0]!.body.contents, [
+        { role: "user", parts: [inlineData, { text: "What is in this picture?" }] },
+        {
+          role: "model",
+          parts: [
+            { functionCall: { id: "call_1", name: "Read", args: { path: "a.png" } } },
+            { functionCall: { id: "call_2", name: "Read", args: { path: "a.txt" } } }
+          ]
+        },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { id: "call_1", name: "Read", response: { output: "a.png, 1×1 pixels" } } },
+            { functionResponse: { id: "call_2", name: "Read", response: { output: "alpha" } } },
+            inlineData
+          ]
+        }
+      ])
     }))
 
   it.live("drives a full agent run: thoughts, two whole function calls given ids, signatures and responses sent back", () =>

@@ -13,6 +13,8 @@ import * as Tools from "../../src/Tools.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-test-4c2e8a"
+/** A 1×1 PNG, base64. */
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const openai = (server: Loopback.Server, options: OpenAi.Options = {}) =>
   OpenAi.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
@@ -57,6 +59,42 @@ describe("OpenAi", () => {
         max_completion_tokens: 100,
         reasoning_effort: "low"
       })
+    }))
+
+  it.live("sends images as data URLs: a prompt's in its content, a turn's tool results' in one user message after them", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
+      const image = Message.imagePart("image/png", PNG)
+      const call = (id: string, path: string) => Message.toolCallPart({ id, name: "Read", input: { path } })
+      yield* parts("openai:gpt-4.1-mini", openai(server), {
+        ...request(),
+        messages: History.fromIterable([
+          Message.user("What is in this picture?", [image]),
+          Message.assistant([call("call_1", "a.png"), call("call_2", "a.txt")]),
+          Message.toolResult({ callId: "call_1", name: "Read", content: "a.png, 1×1 pixels", isError: false, images: [image] }),
+          Message.toolResult({ callId: "call_2", name: "Read", content: "alpha", isError: false }),
+          Message.user("And now?")
+        ])
+      })
+      const url = { url: `data:image/png;base64,${PNG}` }
+      assert.deepStrictEqual(server.requests[0]!.body.messages.slice(1), [
+        { role: "user", content: [{ type: "text", text: "What is in this picture?" }, { type: "image_url", image_url: url }] },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            { id: "call_1", type: "function", function: { name: "Read", arguments: "{\"path\":\"a.png\"}" } },
+            { id: "call_2", type: "function", function: { name: "Read", arguments: "{\"path\":\"a.txt\"}" } }
+          ]
+        },
+        { role: "tool", tool_call_id: "call_1", content: "a.png, 1×1 pixels" },
+        { role: "tool", tool_call_id: "call_2", content: "alpha" },
+        {
+          role: "user",
+          content: [{ type: "text", text: "The images Read returned (call call_1):" }, { type: "image_url", image_url: url }]
+        },
+        { role: "user", content: "And now?" }
+      ])
     }))
 
   it.live("drives a full agent run: two interleaved tool calls in pieces, strict nulls removed, results sent back", () =>

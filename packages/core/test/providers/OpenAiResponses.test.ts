@@ -17,6 +17,8 @@ import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-responses-9d1f"
 const MODEL = "openai-responses:gpt-5-mini"
+/** A 1×1 PNG, base64. */
+const PNG = Loopback.fixture("pixel.png.base64")
 
 const responses = (server: Loopback.Server, options: OpenAiResponses.Options = {}) =>
   OpenAiResponses.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
@@ -46,6 +48,30 @@ const TEXT: Array<Model.Part> = [
 ]
 
 describe("OpenAiResponses", () => {
+  it.live("sends images as input_image data URLs: a prompt's in its content, a turn's tool results' in one user message after them", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-responses-text.sse"))])
+      const image = Message.imagePart("image/png", PNG)
+      yield* parts(MODEL, responses(server), {
+        ...request(),
+        messages: History.fromIterable([
+          Message.user("What is in this picture?", [image]),
+          Message.assistant([Message.toolCallPart({ id: "call_1", name: "Read", input: { path: "a.png" } })]),
+          Message.toolResult({ callId: "call_1", name: "Read", content: "a.png, 1×1 pixels", isError: false, images: [image] })
+        ])
+      })
+      const url = `data:image/png;base64,${PNG}`
+      assert.deepStrictEqual(server.requests[0]!.body.input, [
+        { role: "user", content: [{ type: "input_text", text: "What is in this picture?" }, { type: "input_image", image_url: url }] },
+        { type: "function_call", call_id: "call_1", name: "Read", arguments: "{\"path\":\"a.png\"}" },
+        { type: "function_call_output", call_id: "call_1", output: "a.png, 1×1 pixels" },
+        {
+          role: "user",
+          content: [{ type: "input_text", text: "The images Read returned (call call_1):" }, { type: "input_image", image_url: url }]
+        }
+      ])
+    }))
+
   it.live("decodes a streamed answer and sends the documented request", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-responses-text.sse"))])
