@@ -4,7 +4,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Duration, Effect, Fiber, Layer, Redacted, Stream } from "effect"
+import { Cause, ConfigProvider, Deferred, Duration, Effect, Fiber, Formatter, Layer, Logger, Redacted, Stream, Tracer } from "effect"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
@@ -188,4 +188,42 @@ describe("providerStream", () => {
       Effect.provide(Anthropic.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))),
       Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
     ))
+
+  it.live("the API key reaches no span, span event or log line, through a retry and a refusal", () =>
+    Effect.gen(function*() {
+      const spans: Array<Tracer.NativeSpan> = []
+      const tracer = Tracer.make({
+        span(options) {
+          const span = new Tracer.NativeSpan(options)
+          spans.push(span)
+          return span
+        }
+      })
+      const logs: Array<string> = []
+      const logger = Logger.make((options) => {
+        logs.push(`${Formatter.format(options.message)} ${Cause.pretty(options.cause)}`)
+      })
+      const server = yield* Loopback.start([
+        Loopback.body(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, { "retry-after": "0" }),
+        Loopback.sse(TEXT),
+        Loopback.body(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
+      ])
+      const traced = <A, E>(effect: Effect.Effect<A, E>) =>
+        effect.pipe(Effect.provideService(Tracer.Tracer, tracer), Effect.provide(Logger.layer([logger])), Effect.withLogSpan("test"))
+      const first = yield* traced(run(server).pipe(Effect.tap(({ error }) => Effect.logWarning("first", error))))
+      const second = yield* traced(run(server).pipe(Effect.tap(({ error }) => Effect.logError("second", error))))
+      assert.isUndefined(first.error)
+      assert.isDefined(second.error)
+      const recorded = JSON.stringify(spans.map((span) => ({
+        name: span.name,
+        attributes: [...(span._attributes ?? new Map()).entries()],
+        events: span._events ?? [],
+        status: span.status
+      })), (_, value) => (typeof value === "bigint" ? String(value) : value))
+      assert.includeMembers(spans.map((span) => span.name), ["Model.resolve"])
+      assert.notInclude(recorded, KEY)
+      assert.isAbove(logs.length, 0)
+      assert.notInclude(logs.join("\n"), KEY)
+      assert.strictEqual(server.requests[0]!.headers["x-api-key"], KEY)
+    }))
 })
