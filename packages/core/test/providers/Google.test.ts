@@ -22,18 +22,8 @@ const google = (server: Loopback.Server, options: Provider.Options = {}) =>
   Google.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" }, ...options })
     .pipe(Layer.provide(NodeHttpClient.layerUndici))
 
-const request = (options?: Model.Options): Model.Request => ({
-  system: "Be brief.",
-  messages: History.fromIterable([Message.user("Hi")]),
-  tools: [],
-  options
-})
-
-const parts = (layer: Layer.Layer<never>, req: Model.Request = request()) =>
-  Effect.gen(function*() {
-    const service = yield* Model.resolve(MODEL)
-    return yield* Stream.runCollect(service.stream(req))
-  }).pipe(Effect.provide(layer))
+const { request } = Loopback
+const parts = (layer: Layer.Layer<never>, req: Model.Request = request()) => Loopback.parts(MODEL, layer, req)
 
 const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 

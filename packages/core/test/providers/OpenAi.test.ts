@@ -5,7 +5,6 @@ import * as Agent from "../../src/Agent.ts"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
-import * as Model from "../../src/Model.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 import * as Session from "../../src/Session.ts"
@@ -21,18 +20,7 @@ const openai = (server: Loopback.Server, options: OpenAi.Options = {}) =>
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
-const request = (options?: Model.Options): Model.Request => ({
-  system: "Be brief.",
-  messages: History.fromIterable([Message.user("Hi")]),
-  tools: [],
-  options
-})
-
-const parts = (model: string, layer: Layer.Layer<never>, req: Model.Request = request()) =>
-  Effect.gen(function*() {
-    const service = yield* Model.resolve(model)
-    return yield* Stream.runCollect(service.stream(req))
-  }).pipe(Effect.provide(layer))
+const { parts, request } = Loopback
 
 const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 

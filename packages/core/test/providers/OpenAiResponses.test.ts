@@ -25,18 +25,7 @@ const responses = (server: Loopback.Server, options: OpenAiResponses.Options = {
     Layer.provide(NodeHttpClient.layerUndici)
   )
 
-const request = (options?: Model.Options): Model.Request => ({
-  system: "Be brief.",
-  messages: History.fromIterable([Message.user("Hi")]),
-  tools: [],
-  options
-})
-
-const parts = (model: string, layer: Layer.Layer<never>, req: Model.Request = request()) =>
-  Effect.gen(function*() {
-    const service = yield* Model.resolve(model)
-    return yield* Stream.runCollect(service.stream(req))
-  }).pipe(Effect.provide(layer))
+const { parts, request } = Loopback
 
 const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 

@@ -3,12 +3,15 @@
  * reply (a whole body, SSE bytes in chunks then an end, close, reset or stall) and records what
  * it received, so tests assert request bodies as the vendor would see them and see connections close.
  */
-import { Deferred, Effect, Exit, type Scope } from "effect"
+import { Deferred, Effect, Exit, type Layer, type Scope, Stream } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import type { AddressInfo } from "node:net"
 import * as path from "node:path"
+import * as History from "../../src/History.ts"
+import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
 
 /** One scripted answer. */
 export type Reply =
@@ -109,3 +112,18 @@ export const tempFiles = (files: Record<string, string>): Effect.Effect<string, 
     }),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
+
+/** The request most provider tests send: a system prompt, "Hi", no tools, and `options`. */
+export const request = (options?: Model.Options): Model.Request => ({
+  system: "Be brief.",
+  messages: History.fromIterable([Message.user("Hi")]),
+  tools: [],
+  options
+})
+
+/** Every part `model` streams for `req`, resolved through the registry `layer` fills. */
+export const parts = (model: string, layer: Layer.Layer<never>, req: Model.Request = request()) =>
+  Effect.gen(function*() {
+    const service = yield* Model.resolve(model)
+    return yield* Stream.runCollect(service.stream(req))
+  }).pipe(Effect.provide(layer))
