@@ -78,4 +78,26 @@ describe("ToolSource", () => {
       const tags = Array.from(yield* Stream.runCollect(session.stream("hi"))).map((e) => e._tag)
       assert.deepStrictEqual(tags.slice(0, 2), ["AgentStart", "McpServerStarted"])
     }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("ok")])), Effect.provide(Condukt.layer)))
+
+  it.live("a server flapping between runs leaves only the latest events for the next run, not all of them", () =>
+    Effect.gen(function*() {
+      const flapping: ToolSource.ToolSource = {
+        _tag: "ToolSource",
+        name: "srv",
+        start: (context) =>
+          Effect.as(
+            Effect.forEach(Array.from({ length: 200 }, (_, i) => i), (i) =>
+              context.emit(i % 2 === 0
+                ? { _tag: "McpServerDown", server: "srv", reason: `flap ${i}` }
+                : { _tag: "McpServerStarted", server: "srv", transport: "stdio", tools: 0 }), { discard: true }),
+            { tools: Effect.succeed([]) }
+          )
+      }
+      const session = yield* Session.start(Agent.make({ name: "s", model: "test:x", mcpServers: [flapping] }))
+      const events = Array.from(yield* Stream.runCollect(session.stream("hi")))
+      const mcp = events.filter((e) => e._tag === "McpServerDown" || e._tag === "McpServerStarted")
+      assert.strictEqual(mcp.length, 64)
+      const lastDown = mcp.at(-2)
+      assert.strictEqual(lastDown?._tag === "McpServerDown" ? lastDown.reason : undefined, "flap 198")
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("ok")])), Effect.provide(Condukt.layer)))
 })

@@ -41,7 +41,10 @@ export interface Actor<R> {
   /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
   tools: ToolSet.ToolSet<R>
   sources: ReadonlyArray<ToolSource.Running>
-  /** MCP events that happened between runs, published when the next run starts. */
+  /**
+   * MCP events that happened between runs, published when the next run starts; only the latest
+   * `MAX_PENDING` are kept (a server flapping for hours between runs must not grow the session).
+   */
   readonly pending: Array<ToolSource.Event>
   readonly toolContext: Omit<Tool.Context, "callId" | "assigns">
   /** The names of the session's secrets, when some of its tools hand them to processes. */
@@ -84,10 +87,13 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
 export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (actor.running !== undefined) return publish(actor, actor.running.run, event)
-    if (!actor.closing) actor.pending.push(event)
+    if (!actor.closing && actor.pending.push(event) > MAX_PENDING) actor.pending.shift()
     const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
     return EventHub.deliver(actor.hub, undefined, between, false)
   })
+
+/** How many between-run MCP events a session keeps for its next run's stream. */
+export const MAX_PENDING = 64
 
 /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
 export const flushPending = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
@@ -97,7 +103,7 @@ export const flushPending = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> 
     const sink = run.sink
     return Effect.forEach(pending, (event) => {
       const delivered = { ...event, sessionId: actor.id, runId: run.id, seq: actor.seq++ } as SessionEvent.SessionEvent
-      return EventHub.deliver(EventHub.make(), sink, delivered, false)
+      return EventHub.deliver(EventHub.unobserved, sink, delivered, false)
     }, { discard: true })
   })
 

@@ -30,6 +30,9 @@ export interface Hub {
 
 export const make = (): Hub => ({ observers: new Set(), ended: false })
 
+/** A hub nobody observes: for delivering to a run's sink alone. It is never ended or observed. */
+export const unobserved: Hub = make()
+
 export const makeSink: Effect.Effect<Sink> = Effect.zipWith(
   Queue.unbounded<SessionEvent, Cause.Done>(),
   Semaphore.make(STREAM_BUFFER),
