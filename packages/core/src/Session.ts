@@ -11,11 +11,12 @@
  * session: its scope is closed with the crash, so what it owns is released at once. `abort`
  * interrupts only the running turn; the session stays usable.
  */
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as History from "./History.ts"
 import { type Actor, drive, emit, flushPending, publish, type Run } from "./internal/actor.ts"
 import * as EventHub from "./internal/eventHub.ts"
+import * as SandboxSlot from "./internal/sandboxSlot.ts"
 import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
@@ -134,26 +135,26 @@ export const ABORTED_RESULT = "Interrupted: the user aborted the run before this
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const buildSandbox = <R, RIn>(agent: Agent<R>, options: StartOptions<RIn>, scope: Scope.Scope) =>
-  Effect.gen(function*() {
-    const fromLayer = <LR>(layer: Layer.Layer<Sandbox.Sandbox, unknown, LR>) =>
-      Layer.buildWithScope(layer, scope).pipe(
-        Effect.map(Context.get(Sandbox.Sandbox)),
-        Effect.mapError((cause) =>
-          new SandboxInitFailed({ agent: agent.name, description: cause instanceof Error ? cause.message : String(cause), cause })
-        )
-      )
-    if (options.sandbox !== undefined) return yield* fromLayer(options.sandbox)
-    if (agent.sandbox !== undefined) return yield* fromLayer(agent.sandbox)
-    const provided = yield* Effect.serviceOption(Sandbox.Sandbox)
-    if (Option.isSome(provided)) return provided.value
-    const fallback = yield* DefaultSandbox
-    if (fallback !== undefined) return yield* fromLayer(fallback)
-    return yield* new SandboxInitFailed({
-      agent: agent.name,
-      description: "no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
-    })
+/**
+ * Which sandbox the session will have — its `sandbox` option, its agent's, a provided `Sandbox`,
+ * then `DefaultSandbox` — built by its first tool call (a session with none does not start).
+ */
+const chooseSandbox = <R, RIn>(
+  agent: Agent<R>,
+  options: StartOptions<RIn>,
+  context: Context.Context<R | RIn>
+): SandboxSlot.Slot | SandboxInitFailed => {
+  if (options.sandbox !== undefined) return SandboxSlot.later(options.sandbox, context)
+  if (agent.sandbox !== undefined) return SandboxSlot.later(agent.sandbox, context)
+  const provided = Context.getOption(context, Sandbox.Sandbox)
+  if (Option.isSome(provided)) return SandboxSlot.ready(provided.value)
+  const fallback = Context.getUnsafe(context, DefaultSandbox)
+  if (fallback !== undefined) return SandboxSlot.later(fallback, context)
+  return new SandboxInitFailed({
+    agent: agent.name,
+    description: "no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
   })
+}
 
 /**
  * Starts a session for `agent` in the current scope.
@@ -165,79 +166,145 @@ export const start = <R, RIn = never>(
   agent: Agent<R>,
   options: StartOptions<RIn> = {}
 ): Effect.Effect<Session, StartError, R | RIn | Scope.Scope> =>
-  Effect.gen(function*() {
-    const parent = yield* Scope.Scope
-    const scope = yield* Scope.fork(parent)
-    return yield* make(agent, options, scope, parent).pipe(Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause))))
-  }).pipe(Effect.withSpan("Session.start", { attributes: { agent: agent.name } }))
+  Effect.flatMap(Scope.Scope, (parent) => Effect.map(startIn(agent, options, parent, undefined), ([session]) => session))
+
+/**
+ * Starts a session in a scope of its own under `parent`, and hands that scope back too. `onEnd`
+ * (a registry's) hears of the session's end once (when it crashes, before what it owns is
+ * released). The session serves its runs with the caller's context, shared, not copied. Starting
+ * has no span of its own: what does work at start (secrets, MCP servers) and every run has one,
+ * and a span here would cost a program starting 100,000 idle sessions a fifth of the time.
+ *
+ * @internal
+ */
+export const startIn = <R, RIn = never>(
+  agent: Agent<R>,
+  options: StartOptions<RIn>,
+  parent: Scope.Scope,
+  onEnd: ((session: Session) => void) | undefined
+): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> =>
+  Effect.contextWith((context: Context.Context<R | RIn>) => {
+    const scope = Scope.forkUnsafe(parent)
+    return Effect.onError(make(agent, options, scope, parent, onEnd, context), (cause) => Scope.close(scope, Exit.failCause(cause)))
+  })
 
 /** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
 const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>) => {
   const names = Object.keys(secrets)
+  if (names.length === 0) return undefined
   const tools = new Set(agent.tools.flatMap((tool) => (tool.usesSecrets ? [tool.name] : [])))
-  return names.length === 0 || tools.size === 0 ? undefined : { tools, secrets: names }
+  return tools.size === 0 ? undefined : { tools, secrets: names }
 }
 
-/** Builds what the session owns, in its scope, then forks the actor there. */
-const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: StartOptions<RIn>, scope: Scope.Closeable, parent: Scope.Scope) {
-  const executor = yield* Effect.fromResult(agent.executor)
-  const id = options.id ?? (yield* uuid7.make)
+const noAssigns: Readonly<Record<string, unknown>> = {}
+
+const noSecrets = Effect.succeed<Readonly<Record<string, Redacted.Redacted<string>>>>({})
+
+const isEmpty = (record: object) => {
+  for (const _ in record) return false
+  return true
+}
+
+/**
+ * Decides what the session owns and records it; what can wait (the sandbox, the fiber serving
+ * the mailbox, the event observers) is made when first needed, in the session's scope. Written
+ * without a generator: each step that needs the runtime (an id to draw, secrets to resolve, a
+ * model to build, MCP servers to start) is an effect only when it has work to do.
+ */
+const make = <R, RIn>(
+  agent: Agent<R>,
+  options: StartOptions<RIn>,
+  scope: Scope.Closeable,
+  parent: Scope.Scope,
+  onEnd: ((session: Session) => void) | undefined,
+  context: Context.Context<R | RIn>
+): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
+  if (Result.isFailure(agent.executor)) return Effect.fail(agent.executor.failure)
+  const executor = agent.executor.success
   // Secrets first: a start that cannot have them builds nothing.
-  const secrets = yield* Secret.resolveAll<R | RIn>({ ...agent.secrets, ...options.secrets })
-  const redactor = Redactor.compose(Redactor.secrets(secrets), Option.getOrElse(yield* Effect.serviceOption(Redactor.Redactor), () => Redactor.none))
-  const sandbox = yield* buildSandbox(agent, options, scope)
-  const providedModel = yield* Effect.serviceOption(Model.Model)
-  const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
-  const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
-  const actor: Actor<R> = {
-    id,
-    agent,
-    scope,
-    parent,
-    model,
-    tools: ToolSet.ofAgent(agent, executor),
-    sources: [],
-    pending: [],
-    toolContext: { sessionId: id, agent: agent.name, sandbox, cwd: sandbox.cwd, secrets, redact: redactor.redact },
-    audited: audited(agent, secrets),
-    maxTurns,
-    mailbox: yield* Queue.unbounded<Run>(),
-    hub: EventHub.make(),
-    loop: yield* Ref.make(Loop.make({ system: agent.system, maxTurns })),
-    assigns: yield* Ref.make<Readonly<Record<string, unknown>>>(options.assigns ?? {}),
-    ended: yield* Deferred.make<void, SessionCrashed>(),
-    seq: 0,
-    running: undefined,
-    closing: false,
-    stopped: false
-  }
-  // Finalizers run in reverse order: the actor fiber is interrupted, then `closing` is set, then
-  // the MCP servers close (their events still reach observers), then the shutdown ends the streams.
-  yield* Scope.addFinalizer(
-    scope,
-    Effect.suspend(() => shutdown(actor, new SessionStopped({ sessionId: id }))).pipe(
-      Effect.andThen(Deferred.succeed(actor.ended, undefined))
-    )
-  )
-  actor.sources = yield* ToolSet.start(agent.mcpServers, {
-    sessionId: id,
-    agent: agent.name,
-    secrets,
-    emit: (event) => emit(actor, event)
-  }).pipe(Scope.provide(scope))
-  actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
-  yield* Scope.addFinalizer(scope, Effect.sync(() => {
-    actor.closing = true
-  }))
-  yield* Effect.forkIn(Effect.forever(Effect.flatMap(Queue.take(actor.mailbox), (run) => serve(actor, run))), scope, {
-    startImmediately: true
-  })
-  return handle(actor)
-})
+  const declared = options.secrets === undefined ? agent.secrets : { ...agent.secrets, ...options.secrets }
+  const resolving = isEmpty(declared) ? noSecrets : Secret.resolveAll<R | RIn>(declared)
+  const providedModel = Context.getOption(context, Model.Model)
+  const modelOf = Option.isSome(providedModel) ? Effect.succeed(providedModel.value) : Model.resolve(agent.model)
+  const withId = options.id === undefined ? uuid7.make : Effect.succeed(options.id)
+  return Effect.flatMap(withId, (id) =>
+    Effect.flatMap(resolving, (secrets) =>
+      Effect.flatMap(modelOf, (model): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
+        const sandbox = chooseSandbox(agent, options, context)
+        if (sandbox instanceof SandboxInitFailed) return Effect.fail(sandbox)
+        const provided = Context.getOption(context, Redactor.Redactor)
+        const redactor = Redactor.compose(Redactor.secrets(secrets), Option.isSome(provided) ? provided.value : Redactor.none)
+        const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
+        const actor: Actor<R> = {
+          id,
+          agent,
+          scope,
+          parent,
+          context: context as Context.Context<R>,
+          model,
+          tools: ToolSet.ofAgent(agent, executor),
+          sources: ToolSet.none,
+          pending: undefined,
+          secrets,
+          redact: redactor.redact,
+          sandbox,
+          toolContext: undefined,
+          audited: audited(agent, secrets),
+          maxTurns,
+          mailbox: [],
+          serving: false,
+          hub: EventHub.make(),
+          loop: Loop.make({ system: agent.system, maxTurns }),
+          assigns: options.assigns ?? noAssigns,
+          ended: Deferred.makeUnsafe<void, SessionCrashed>(),
+          seq: 0,
+          running: undefined,
+          closing: false,
+          stopped: false,
+          forget: undefined
+        }
+        const handle: Session = new Handle(actor)
+        const done = [handle, scope] as const
+        if (onEnd !== undefined) actor.forget = () => onEnd(handle)
+        // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
+        // interrupted first, then `closing` is set, then the MCP servers close (their events
+        // still reach observers), then the shutdown ends the streams.
+        const ending = Scope.addFinalizer(scope, Effect.suspend(() => end(actor)))
+        if (agent.mcpServers.length === 0) return Effect.as(ending, done)
+        return Effect.gen(function*() {
+          yield* ending
+          actor.sources = yield* ToolSet.start(agent.mcpServers, {
+            sessionId: id,
+            agent: agent.name,
+            secrets,
+            emit: (event) => emit(actor, event)
+          }).pipe(Scope.provide(scope))
+          actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
+          yield* Scope.addFinalizer(scope, Effect.sync(() => {
+            actor.closing = true
+          }))
+          return done
+        })
+      })))
+}
 
 // ---------------------------------------------------------------------------------------------
 // The actor: serving the mailbox, settling runs, shutting down
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * Serves queued runs in order, with the start's context; the fiber ends when the mailbox is empty
+ * (an idle session has none) and the next `enqueue` forks another.
+ */
+const serveMailbox = <R>(actor: Actor<R>): Effect.Effect<void, never, R> =>
+  Effect.suspend(() => {
+    const run = actor.mailbox.shift()
+    if (run === undefined) {
+      actor.serving = false
+      return Effect.void
+    }
+    return Effect.flatMap(serve(actor, run), () => serveMailbox(actor))
+  })
 
 /**
  * Serves one run. The run's fiber is forked suspended and recorded before it takes a step, so
@@ -273,7 +340,7 @@ const settle = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, exit: E
   }
   if (Cause.hasDies(exit.cause)) return yield* crash(actor, run, exit.cause)
   // Pending calls get an answer, so the history stays one a provider accepts.
-  yield* Ref.update(actor.loop, (state) => Loop.abort(state, ABORTED_RESULT))
+  actor.loop = Loop.abort(actor.loop, ABORTED_RESULT)
   const error = Cause.findErrorOption(exit.cause)
   if (Option.isSome(error)) {
     yield* publish(actor, run, { _tag: "Error", message: error.value.message })
@@ -296,8 +363,9 @@ const crash = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, cause: C
   yield* publish(actor, run, { _tag: "Error", message: crashed.message })
   yield* publish(actor, run, { _tag: "AgentEnd", outcome: "failed" })
   yield* Deferred.fail(run.done, crashed)
-  yield* shutdown(actor, crashed)
+  yield* shutdown(actor, () => crashed)
   yield* Deferred.fail(actor.ended, crashed)
+  actor.forget?.()
   yield* Effect.forkIn(Scope.close(actor.scope, Exit.fail(crashed)), actor.parent)
 })
 
@@ -306,35 +374,63 @@ const crash = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, cause: C
  * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
  * every event stream then ends.
  */
-const shutdown = <R>(actor: Actor<R>, reason: SessionStopped | SessionCrashed) =>
-  Effect.gen(function*() {
-    actor.stopped = true
-    const interrupted = actor.running
-    actor.running = undefined
-    const queued = yield* Queue.clear(actor.mailbox)
-    for (const run of interrupted === undefined ? queued : [interrupted.run, ...queued]) {
-      if (!(yield* Deferred.isDone(run.done))) {
-        yield* publish(actor, run, { _tag: "AgentEnd", outcome: "aborted" })
-        yield* Deferred.fail(run.done, reason)
-      }
-    }
+const shutdown = <R>(actor: Actor<R>, reason: () => SessionStopped | SessionCrashed): Effect.Effect<void> => {
+  actor.stopped = true
+  const interrupted = actor.running
+  actor.running = undefined
+  const queued = actor.mailbox.splice(0)
+  const runs = interrupted === undefined ? queued : [interrupted.run, ...queued]
+  // The common end — an idle session stopped — has nothing to settle: no error, no span.
+  if (runs.length === 0) {
     EventHub.end(actor.hub)
-  }).pipe(Effect.withSpan("Session.shutdown", { attributes: { sessionId: actor.id, reason: reason._tag } }))
+    return Effect.void
+  }
+  const error = reason()
+  return Effect.withSpan(
+    Effect.gen(function*() {
+      for (const run of runs) {
+        if (!(yield* Deferred.isDone(run.done))) {
+          yield* publish(actor, run, { _tag: "AgentEnd", outcome: "aborted" })
+          yield* Deferred.fail(run.done, error)
+        }
+      }
+      EventHub.end(actor.hub)
+    }),
+    "Session.shutdown",
+    { attributes: { sessionId: actor.id, reason: error._tag }, captureStackTrace: false }
+  )
+}
+
+/** The session's scope closes: settle what is left, then `join` returns and its registry forgets it. */
+const end = <R>(actor: Actor<R>): Effect.Effect<void> =>
+  Effect.andThen(
+    shutdown(actor, () => new SessionStopped({ sessionId: actor.id })),
+    Effect.sync(() => {
+      Deferred.doneUnsafe(actor.ended, Exit.void)
+      actor.forget?.()
+    })
+  )
 
 // ---------------------------------------------------------------------------------------------
 // The handle
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
+ * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
+ */
 const enqueue = <R>(actor: Actor<R>, prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) =>
   Effect.gen(function*() {
     if (actor.stopped) return yield* new SessionStopped({ sessionId: actor.id })
     // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
-    const redacted = actor.toolContext.redact(prompt)
-    const run: Run = { id: yield* uuid7.make, prompt: redacted, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
-    yield* Queue.offer(actor.mailbox, run)
-    // A shutdown between the check above and the offer has already drained the mailbox: this run
-    // would wait forever. The shutdown set `stopped` first, so looking again tells.
-    if (actor.stopped) yield* Deferred.fail(run.done, new SessionStopped({ sessionId: actor.id }))
+    const run: Run = { id: yield* uuid7.make, prompt: actor.redact(prompt), options, done: yield* Deferred.make<RunResult, RunError>(), sink }
+    yield* Effect.suspend(() => {
+      if (actor.stopped) return Deferred.fail(run.done, new SessionStopped({ sessionId: actor.id }))
+      actor.mailbox.push(run)
+      if (actor.serving) return Effect.void
+      actor.serving = true
+      return Effect.forkIn(Effect.provideContext(serveMailbox(actor), actor.context), actor.scope)
+    })
     return run
   })
 
@@ -348,25 +444,57 @@ const cancel = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
     return Effect.asVoid(Deferred.fail(run.done, new RunAborted({ sessionId: actor.id })))
   })
 
-const handle = <R>(actor: Actor<R>): Session => ({
-  id: actor.id,
-  agent: actor.agent.name,
-  run: (prompt, options) =>
-    Effect.flatMap(
-      enqueue(actor, prompt, options, undefined),
-      (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => cancel(actor, run)))
-    ),
-  stream: (prompt, options) =>
-    Stream.unwrap(Effect.gen(function*() {
-      const sink = yield* EventHub.makeSink
-      const run = yield* enqueue(actor, prompt, options, sink)
-      yield* Effect.addFinalizer(() => cancel(actor, run))
-      return EventHub.read(sink)
-    })),
-  events: EventHub.observe(actor.hub),
-  history: Effect.map(Ref.get(actor.loop), (state) => History.toArray(state.history)),
-  assigns: Ref.get(actor.assigns),
-  abort: Effect.suspend(() => (actor.running === undefined ? Effect.void : Fiber.interrupt(actor.running.fiber))),
-  stop: Scope.close(actor.scope, Exit.void),
-  join: Deferred.await(actor.ended)
-})
+/**
+ * A session's handle: its id and name, and the actor it speaks to. Everything else is made on
+ * access (an accessor, so `const { run } = session` still works), so 100,000 idle sessions hold
+ * no closures and no effects.
+ */
+class Handle<R> implements Session {
+  readonly id: string
+  readonly agent: string
+  readonly #actor: Actor<R>
+  constructor(actor: Actor<R>) {
+    this.id = actor.id
+    this.agent = actor.agent.name
+    this.#actor = actor
+  }
+  get run(): Session["run"] {
+    const actor = this.#actor
+    return (prompt, options) =>
+      Effect.flatMap(
+        enqueue(actor, prompt, options, undefined),
+        (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => cancel(actor, run)))
+      )
+  }
+  get stream(): Session["stream"] {
+    const actor = this.#actor
+    return (prompt, options) =>
+      Stream.unwrap(Effect.gen(function*() {
+        const sink = yield* EventHub.makeSink
+        const run = yield* enqueue(actor, prompt, options, sink)
+        yield* Effect.addFinalizer(() => cancel(actor, run))
+        return EventHub.read(sink)
+      }))
+  }
+  get events() {
+    return EventHub.observe(this.#actor.hub)
+  }
+  get history() {
+    const actor = this.#actor
+    return Effect.sync(() => History.toArray(actor.loop.history))
+  }
+  get assigns() {
+    const actor = this.#actor
+    return Effect.sync(() => actor.assigns)
+  }
+  get abort() {
+    const actor = this.#actor
+    return Effect.suspend(() => (actor.running === undefined ? Effect.void : Fiber.interrupt(actor.running.fiber)))
+  }
+  get stop() {
+    return Scope.close(this.#actor.scope, Exit.void)
+  }
+  get join() {
+    return Deferred.await(this.#actor.ended)
+  }
+}

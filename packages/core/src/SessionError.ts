@@ -72,7 +72,7 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 }
 
 /** Why a run did not produce a final text. */
-export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | Model.ModelError
+export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | SandboxInitFailed | Model.ModelError
 
 /** Why a session did not start. */
 export type StartError =

@@ -45,10 +45,29 @@ describe("Condukt", () => {
       const built = yield* Ref.make(0)
       const released = yield* Ref.make(0)
       const events = yield* Stream.runCollect(
-        Condukt.stream("hello", { model: "test:x", name: "greeter", sandbox: counting(built, released) })
+        Condukt.stream("hello", { model: "test:x", name: "greeter", tools: [Shout], sandbox: counting(built, released) })
       )
-      assert.deepStrictEqual(events.map((e) => e._tag), ["AgentStart", "TurnStart", "TextDelta", "TurnEnd", "AgentEnd"])
+      assert.deepStrictEqual(events.map((e) => e._tag), [
+        "AgentStart",
+        "TurnStart",
+        "TurnEnd",
+        "ToolCall",
+        "ToolResult",
+        "TurnStart",
+        "TextDelta",
+        "TurnEnd",
+        "AgentEnd"
+      ])
       assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("hi there")]))))
+
+  it.effect("a run that calls no tool never builds the sandbox", () =>
+    Effect.gen(function*() {
+      const built = yield* Ref.make(0)
+      const released = yield* Ref.make(0)
+      const answer = yield* Condukt.run("hello", { model: "test:x", name: "greeter", sandbox: counting(built, released) })
+      assert.strictEqual(answer.text, "hi there")
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [0, 0])
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("hi there")]))))
 
   it.live("layer gives sessions without a sandbox a LocalSandbox at the process's working directory", () =>

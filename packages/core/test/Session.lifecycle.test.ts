@@ -101,8 +101,15 @@ describe("Session lifecycle", () => {
         Sandbox.Sandbox,
         Effect.acquireRelease(Effect.succeed(Sandbox.makeNoop()), (_, exit) => Deferred.succeed(released, exit))
       )
-      const crashing = Model.Model.of({ name: "test:crashing", stream: () => Stream.die(new Error("adapter bug")) })
-      const session = yield* Session.start(Agent.make({ name: "a", model: "test:x" }), { sandbox }).pipe(
+      // The first request calls a tool (so the sandbox is built), the second one crashes.
+      const crashing = Model.Model.of({
+        name: "test:crashing",
+        stream: (request) =>
+          request.messages.at(-1)?._tag === "UserMessage"
+            ? Stream.make({ _tag: "ToolCall", id: "e", name: "echo", input: { text: "x" } })
+            : Stream.die(new Error("adapter bug"))
+      })
+      const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", tools: [Echo] }), { sandbox }).pipe(
         Effect.provideService(Model.Model, crashing)
       )
       assert.strictEqual((yield* Effect.flip(session.run("go")))._tag, "SessionCrashed")

@@ -157,7 +157,7 @@ describe("Session", () => {
       assert.strictEqual((yield* read({}))?.content, "Error: File not found: a.txt")
     }))
 
-  it.effect("the sandbox option wins over a provided Sandbox and is released when the session stops", () =>
+  it.effect("the sandbox option wins over a provided Sandbox: built by the first tool call, released when the session stops", () =>
     Effect.gen(function*() {
       const log: Array<string> = []
       const own = Layer.unwrap(Effect.acquireRelease(
@@ -169,8 +169,9 @@ describe("Session", () => {
       ))
       const agent = Agent.make({ name: "reader", model: "test:x", tools: [ReadFile] })
       const session = yield* Session.start(agent, { sandbox: own })
-      assert.deepStrictEqual(log, ["built"])
+      assert.deepStrictEqual(log, [])
       yield* session.run("read")
+      assert.deepStrictEqual(log, ["built"])
       assert.strictEqual((yield* session.history).find((m) => m._tag === "ToolResultMessage")?.content, "own sandbox")
       const events = yield* Effect.forkChild(Stream.runCollect(session.events), { startImmediately: true })
       yield* session.stop
@@ -217,7 +218,7 @@ describe("Session", () => {
       )
     }).pipe(Effect.provide(TestModel.layer([]))))
 
-  it.live("a LocalSandbox cwd that cannot be resolved fails the start with SandboxInitFailed naming it", () =>
+  it.live("a LocalSandbox cwd that cannot be resolved fails the first run that needs it with SandboxInitFailed naming it", () =>
     Effect.gen(function*() {
       const dir = yield* Effect.acquireRelease(
         Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-loop-")))),
@@ -226,15 +227,41 @@ describe("Session", () => {
       fs.symlinkSync(path.join(dir, "b"), path.join(dir, "a"))
       fs.symlinkSync(path.join(dir, "a"), path.join(dir, "b"))
       const cwd = path.join(dir, "a")
-      const error = yield* Effect.flip(
-        Session.start(Agent.make({ name: "looped", model: "test:x" }), { sandbox: LocalSandbox.layer({ cwd }) })
-      )
+      const session = yield* Session.start(Agent.make({ name: "looped", model: "test:x", tools: [Echo] }), {
+        sandbox: LocalSandbox.layer({ cwd })
+      })
+      // A run that needs no tool never builds the sandbox.
+      assert.strictEqual((yield* session.run("just talk")).text, "fine")
+      const error = yield* Effect.flip(session.run("echo"))
       assert.strictEqual(error._tag, "SandboxInitFailed")
       assert.strictEqual(
         error.message,
         `Agent looped: the sandbox could not be built: Path ${cwd} cannot be resolved: too many levels of symbolic links`
       )
-    }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
+      // The failure is the run's, not the session's: once the directory resolves, the next run builds it.
+      fs.rmSync(path.join(dir, "a"))
+      fs.mkdirSync(path.join(dir, "a"))
+      assert.strictEqual((yield* session.run("echo again")).text, "echoed")
+      assert.deepStrictEqual((yield* session.history).map((m) => m._tag), [
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage"
+      ])
+    }).pipe(
+      Effect.provide(TestModel.layer([
+        TestModel.text("fine"),
+        TestModel.toolCall("echo", { text: "x" }),
+        TestModel.toolCall("echo", { text: "y" }),
+        TestModel.text("echoed")
+      ])),
+      Effect.provide(Condukt.layer)
+    ))
 
   it.live("abort stops a running Bash tool, kills its process tree, and the next run works", () =>
     Effect.gen(function*() {
@@ -272,26 +299,32 @@ describe("Session", () => {
       assert.strictEqual(seen[4]!._tag === "AgentEnd" && seen[4]!.outcome, "aborted")
     }), 30_000)
 
-  it.live("closing the program's scope releases 100 live sessions", () =>
+  it.live("closing the program's scope releases 100 live sessions; only those that called a tool built a sandbox", () =>
     Effect.gen(function*() {
+      let built = 0
       let released = 0
       const counted = Layer.unwrap(Effect.acquireRelease(
-        Effect.succeed(memorySandbox({})),
+        Effect.sync(() => {
+          built++
+          return memorySandbox({})
+        }),
         () => Effect.sync(() => released++)
       ))
-      const agent = Agent.make({ name: "idle", model: "test:x", sandbox: counted })
+      const agent = Agent.make({ name: "idle", model: "test:x", tools: [Echo], sandbox: counted })
       const scope = yield* Scope.make()
       const sessions = yield* Effect.forEach(
         Array.from({ length: 100 }, (_, i) => `session-${i}`),
         (id) => Session.start(agent, { id }),
         { concurrency: "unbounded" }
-      ).pipe(Scope.provide(scope), Effect.provide(TestModel.layer([])))
+      ).pipe(Scope.provide(scope))
       assert.strictEqual(new Set(sessions.map((s) => s.id)).size, 100)
-      assert.strictEqual(released, 0)
+      assert.strictEqual(built, 0)
+      for (const session of sessions.slice(0, 10)) yield* session.run("echo")
+      assert.deepStrictEqual([built, released], [10, 0])
       yield* Scope.close(scope, Exit.void)
-      assert.strictEqual(released, 100)
+      assert.deepStrictEqual([built, released], [10, 10])
       assert.strictEqual((yield* Effect.flip(sessions[42]!.run("hello")))._tag, "SessionStopped")
-    }))
+    }).pipe(Effect.provide(TestModel.layer(Array.from({ length: 10 }, () => [TestModel.toolCall("echo", { text: "x" }), TestModel.text("ok")]).flat()))))
 
   it.effect("a tool that needs a service makes the session need it: a type error without, works with a Layer", () =>
     Effect.gen(function*() {

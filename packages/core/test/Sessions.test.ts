@@ -1,11 +1,12 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Queue, Ref, Schema, Scope, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Sessions from "../src/Sessions.ts"
 import * as Tool from "../src/Tool.ts"
+import type * as ToolSource from "../src/ToolSource.ts"
 
 const noSandbox = Sandbox.layerNoop()
 
@@ -26,21 +27,21 @@ const crashingModel = Layer.succeed(
 const agent = Agent.make({ name: "worker", model: "test:x" })
 
 /**
- * An agent whose every session start ends with `started` on `probe`. The offer runs in a fiber forked
- * while the sandbox is built, so it runs once the start in progress (registration included) has
- * finished and yielded.
+ * A tool source (the seam MCP servers use) that says `started` when a session starts it and
+ * `released` when the session's scope closes. The offer runs in a fiber forked while the source
+ * starts, so it runs once the start in progress (registration included) has finished and yielded.
  */
-const probed = (probe: Queue.Queue<string>) =>
-  Agent.make({
-    name: "worker",
-    model: "test:x",
-    sandbox: Layer.merge(
-      noSandbox,
-      Layer.effectDiscard(
-        Effect.acquireRelease(Effect.forkScoped(Queue.offer(probe, "started")), () => Queue.offer(probe, "released"))
-      )
+const probe = (queue: Queue.Queue<string>): ToolSource.ToolSource => ({
+  _tag: "ToolSource",
+  name: "probe",
+  start: () =>
+    Effect.acquireRelease(Effect.forkScoped(Queue.offer(queue, "started")), () => Queue.offer(queue, "released")).pipe(
+      Effect.as({ tools: Effect.succeed([]) })
     )
-  })
+})
+
+/** An agent whose every session start and end is told on `queue`. */
+const probed = (queue: Queue.Queue<string>) => Agent.make({ name: "worker", model: "test:x", mcpServers: [probe(queue)] })
 
 /** Crashes on "crash", calls the blocking tool on any other prompt, then answers. */
 const crashOrBlock = Model.Model.of({
@@ -74,14 +75,14 @@ describe("Sessions", () => {
   it.effect("a crashed permanent session comes back under its id with a fresh history; the others never notice", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions.make()
-      const probe = yield* Queue.unbounded<string>()
-      const first = yield* sessions.start(probed(probe), { id: "phoenix", restart: "permanent" })
-      assert.strictEqual(yield* Queue.take(probe), "started")
+      const queue = yield* Queue.unbounded<string>()
+      const first = yield* sessions.start(probed(queue), { id: "phoenix", restart: "permanent" })
+      assert.strictEqual(yield* Queue.take(queue), "started")
       const bystander = yield* sessions.start(agent, { id: "bystander" })
       yield* bystander.run("hi")
       const error = yield* Effect.flip(first.run("crash"))
       assert.strictEqual(error.message, "Session phoenix crashed: the model adapter has a bug")
-      assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
+      assert.deepStrictEqual(yield* Queue.takeN(queue, 2), ["released", "started"])
       const reborn = yield* sessions.whereis("phoenix")
       assert.isTrue(Option.isSome(reborn) && reborn.value !== first)
       const session = Option.getOrThrow(reborn)
@@ -95,42 +96,45 @@ describe("Sessions", () => {
   it.effect("a crashed temporary session stays down and leaves the registry", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions.make()
-      const probe = yield* Queue.unbounded<string>()
-      const doomed = yield* sessions.start(probed(probe), { id: "doomed" })
+      const queue = yield* Queue.unbounded<string>()
+      const doomed = yield* sessions.start(probed(queue), { id: "doomed" })
       assert.strictEqual((yield* Effect.flip(doomed.run("crash")))._tag, "SessionCrashed")
       assert.strictEqual((yield* Effect.flip(doomed.join)).message, "Session doomed crashed: the model adapter has a bug")
-      // The registry forgets a session before its sandbox goes (finalizers run in reverse).
-      assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["started", "released"])
+      // The registry forgets a crashed session before what it owns is released.
+      assert.deepStrictEqual(yield* Queue.takeN(queue, 2), ["started", "released"])
       assert.strictEqual(yield* sessions.count, 0)
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 
   it.effect("closing the registry's scope stops every session", () =>
     Effect.gen(function*() {
-      const released = yield* Ref.make(0)
-      const counted = Layer.unwrap(Effect.acquireRelease(Effect.succeed(noSandbox), () => Ref.update(released, (n) => n + 1)))
+      const queue = yield* Queue.unbounded<string>()
       const scope = yield* Scope.make()
       const sessions = yield* Sessions.make().pipe(Scope.provide(scope))
-      const counting = Agent.make({ name: "counting", model: "test:x", sandbox: counted })
-      for (const id of ["a", "b", "c"]) yield* sessions.start(counting, { id })
+      for (const id of ["a", "b", "c"]) yield* sessions.start(probed(queue), { id })
+      yield* sessions.start(probed(queue), { id: "d", restart: "permanent" })
+      assert.deepStrictEqual(yield* Queue.takeN(queue, 4), ["started", "started", "started", "started"])
       yield* Scope.close(scope, Exit.void)
-      assert.strictEqual(yield* Ref.get(released), 3)
-    }).pipe(Effect.provide(TestModel.layer([]))))
+      assert.deepStrictEqual(yield* Queue.takeN(queue, 4), ["released", "released", "released", "released"])
+      assert.strictEqual(yield* sessions.count, 0)
+      const refused = yield* Effect.flip(sessions.start(agent, { id: "late" }))
+      assert.strictEqual(refused.message, "Cannot start child late: the supervisor has stopped (its scope is closed)")
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([]), noSandbox))))
 
   it.effect("a session that keeps crashing is dropped alone when its own restart intensity runs out", () =>
     Effect.gen(function*() {
       const sessions = yield* Sessions.make({ maxRestarts: 2 })
       const bystander = yield* sessions.start(agent, { id: "bystander", restart: "permanent" })
-      const probe = yield* Queue.unbounded<string>()
-      let current = yield* sessions.start(probed(probe), { id: "flapping", restart: "permanent" })
-      assert.strictEqual(yield* Queue.take(probe), "started")
+      const queue = yield* Queue.unbounded<string>()
+      let current = yield* sessions.start(probed(queue), { id: "flapping", restart: "permanent" })
+      assert.strictEqual(yield* Queue.take(queue), "started")
       for (let crash = 1; crash <= 2; crash++) {
         assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
-        assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
+        assert.deepStrictEqual(yield* Queue.takeN(queue, 2), ["released", "started"])
         current = Option.getOrThrow(yield* sessions.whereis("flapping"))
       }
       // The third crash within the period exceeds the intensity: the session is dropped for good.
       assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
-      assert.deepStrictEqual(yield* Queue.take(probe), "released")
+      assert.deepStrictEqual(yield* Queue.take(queue), "released")
       yield* Effect.flip(current.join)
       assert.deepStrictEqual(yield* sessions.list, ["bystander"])
       assert.strictEqual((yield* bystander.run("still fine")).text, "ok")
@@ -145,21 +149,21 @@ describe("Sessions", () => {
         call: () => Queue.offer(started, undefined).pipe(Effect.andThen(Effect.never))
       })
       const sessions = yield* Sessions.make()
-      const probe = yield* Queue.unbounded<string>()
-      const first = yield* sessions.start(Agent.make({ name: "w", model: "test:x", tools: [Block], sandbox: probed(probe).sandbox }), {
+      const queue = yield* Queue.unbounded<string>()
+      const first = yield* sessions.start(Agent.make({ name: "w", model: "test:x", tools: [Block], mcpServers: [probe(queue)] }), {
         id: "w",
         restart: "permanent"
       })
-      yield* Queue.take(probe)
+      yield* Queue.take(queue)
       yield* Effect.flip(first.run("crash"))
-      yield* Queue.takeN(probe, 2)
+      yield* Queue.takeN(queue, 2)
       const reborn = Option.getOrThrow(yield* sessions.whereis("w"))
       const run = yield* Effect.forkChild(Effect.flip(reborn.run("block")), { startImmediately: true })
       yield* Queue.take(started)
       yield* reborn.abort
       assert.strictEqual((yield* Fiber.join(run))._tag, "RunAborted")
       assert.deepStrictEqual((yield* reborn.history).map((m) => m._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage"])
-    }).pipe(Effect.provideService(Model.Model, crashOrBlock)))
+    }).pipe(Effect.provideService(Model.Model, crashOrBlock), Effect.provide(noSandbox)))
 
   it.effect("options a session supervisor could not honour are refused when the registry is made", () =>
     Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * published as it happens. Nothing here decides how a run ends: it returns or fails, and the actor
  * settles it.
  */
-import { type Deferred, Effect, type Fiber, type Queue, Ref, type Scope, Stream } from "effect"
+import { type Context, type Deferred, Effect, type Fiber, type Redacted, type Scope, Stream } from "effect"
 import type { Agent } from "../Agent.ts"
 import type * as Executor from "../Executor.ts"
 import * as Loop from "../Loop.ts"
@@ -18,6 +18,7 @@ import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import * as EventHub from "./eventHub.ts"
+import * as SandboxSlot from "./sandboxSlot.ts"
 import * as ToolSet from "./toolSet.ts"
 
 /** One queued or running run. */
@@ -30,13 +31,22 @@ export interface Run {
   readonly sink: EventHub.Sink | undefined
 }
 
-/** Everything the actor works with; the functions below each take one step of its life. */
+/** What every tool call of a session shares. */
+export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
+
+/**
+ * Everything the actor works with; the functions below each take one step of its life. An idle
+ * session is this record and its scope: the sandbox, the event observers, the fiber serving the
+ * mailbox and the MCP events kept between runs are all made when first needed.
+ */
 export interface Actor<R> {
   readonly id: string
   readonly agent: Agent<R>
   readonly scope: Scope.Closeable
   /** The scope `start` was called in: it outlives the session's own. */
   readonly parent: Scope.Scope
+  /** The start's context: runs are served with it, whoever queued them. */
+  readonly context: Context.Context<R>
   readonly model: Model.Service
   /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
   tools: ToolSet.ToolSet<R>
@@ -45,15 +55,23 @@ export interface Actor<R> {
    * MCP events that happened between runs, published when the next run starts; only the latest
    * `MAX_PENDING` are kept (a server flapping for hours between runs must not grow the session).
    */
-  readonly pending: Array<ToolSource.Event>
-  readonly toolContext: Omit<Tool.Context, "callId" | "assigns">
+  pending: Array<ToolSource.Event> | undefined
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** The session's redaction: its secrets, then the program's `Redactor`. */
+  readonly redact: (text: string) => string
+  readonly sandbox: SandboxSlot.Slot
+  /** Made by the first tool call, with the sandbox. */
+  toolContext: ToolContext | undefined
   /** The names of the session's secrets, when some of its tools hand them to processes. */
   readonly audited: { readonly tools: ReadonlySet<string>; readonly secrets: ReadonlyArray<string> } | undefined
   readonly maxTurns: number
-  readonly mailbox: Queue.Queue<Run>
+  /** Runs waiting their turn, oldest first. */
+  readonly mailbox: Array<Run>
+  /** Whether a fiber is serving the mailbox; it ends when the mailbox is empty. */
+  serving: boolean
   readonly hub: EventHub.Hub
-  readonly loop: Ref.Ref<Loop.State>
-  readonly assigns: Ref.Ref<Readonly<Record<string, unknown>>>
+  loop: Loop.State
+  assigns: Readonly<Record<string, unknown>>
   readonly ended: Deferred.Deferred<void, SessionCrashed>
   seq: number
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
@@ -61,6 +79,8 @@ export interface Actor<R> {
   /** Set once the session's scope is closing: its MCP servers' events then go to observers only. */
   closing: boolean
   stopped: boolean
+  /** Set by a registry: forgets this session, once it has ended. */
+  forget: (() => void) | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -87,7 +107,7 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
 export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (actor.running !== undefined) return publish(actor, actor.running.run, event)
-    if (!actor.closing && actor.pending.push(event) > MAX_PENDING) actor.pending.shift()
+    if (!actor.closing && (actor.pending ??= []).push(event) > MAX_PENDING) actor.pending.shift()
     const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
     return EventHub.deliver(actor.hub, undefined, between, false)
   })
@@ -98,8 +118,9 @@ export const MAX_PENDING = 64
 /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
 export const flushPending = <R>(actor: Actor<R>, run: Run): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const pending = actor.pending.splice(0)
-    if (run.sink === undefined) return Effect.void
+    const pending = actor.pending
+    actor.pending = undefined
+    if (pending === undefined || run.sink === undefined) return Effect.void
     const sink = run.sink
     return Effect.forEach(pending, (event) => {
       const delivered = { ...event, sessionId: actor.id, runId: run.id, seq: actor.seq++ } as SessionEvent.SessionEvent
@@ -134,6 +155,18 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
   return { message: Model.toMessage(parts), usage, finishReason }
 })
 
+/** The first tool call's: the session's sandbox is built now. */
+const toolContextOf = <R>(actor: Actor<R>) =>
+  Effect.map(SandboxSlot.get(actor.sandbox, actor.agent.name, actor.scope), (sandbox) =>
+    actor.toolContext = {
+      sessionId: actor.id,
+      agent: actor.agent.name,
+      sandbox,
+      cwd: sandbox.cwd,
+      secrets: actor.secrets,
+      redact: actor.redact
+    })
+
 /** One message's tool calls: all announced, run by the executor, their results published in order. */
 const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
   for (const call of calls) {
@@ -146,8 +179,9 @@ const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls
       }
     }
   }
-  const outcome = yield* actor.tools.executor.run(calls, actor.toolContext, yield* Ref.get(actor.assigns))
-  yield* Ref.set(actor.assigns, outcome.assigns)
+  const context = actor.toolContext ?? (yield* toolContextOf(actor))
+  const outcome = yield* actor.tools.executor.run(calls, context, actor.assigns)
+  actor.assigns = outcome.assigns
   for (const r of outcome.results) {
     yield* publish(actor, run, {
       _tag: "ToolResult",
@@ -166,12 +200,12 @@ const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls
  * failure at any point leaves a history the next run can continue from.
  */
 export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
-  let step = Loop.submit(yield* Ref.get(actor.loop), run.prompt)
+  let step = Loop.submit(actor.loop, run.prompt)
   const from = step.state.history.length
   let usage = Model.emptyUsage
   let finishReason: Model.FinishReason = "other"
   while (true) {
-    yield* Ref.set(actor.loop, step.state)
+    actor.loop = step.state
     if (step._tag === "Rejected") {
       if (step.reason === "MaxTurnsExceeded") return yield* new MaxTurnsExceeded({ sessionId: actor.id, maxTurns: actor.maxTurns })
       return yield* Effect.die(new Error(`Session ${actor.id}: the loop rejected its own input (${step.reason})`))

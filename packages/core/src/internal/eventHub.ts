@@ -24,11 +24,12 @@ export interface Sink {
 }
 
 export interface Hub {
-  readonly observers: Set<Queue.Queue<SessionEvent, Cause.Done>>
+  /** Made by the first observer. */
+  observers: Set<Queue.Queue<SessionEvent, Cause.Done>> | undefined
   ended: boolean
 }
 
-export const make = (): Hub => ({ observers: new Set(), ended: false })
+export const make = (): Hub => ({ observers: undefined, ended: false })
 
 /** A hub nobody observes: for delivering to a run's sink alone. It is never ended or observed. */
 export const unobserved: Hub = make()
@@ -44,7 +45,7 @@ export const makeSink: Effect.Effect<Sink> = Effect.zipWith(
  * caller (interruptibly) until its reader catches up.
  */
 export const deliver = (hub: Hub, sink: Sink | undefined, event: SessionEvent, wait: boolean): Effect.Effect<void> => {
-  for (const observer of hub.observers) Queue.offerUnsafe(observer, event)
+  if (hub.observers !== undefined) for (const observer of hub.observers) Queue.offerUnsafe(observer, event)
   if (sink === undefined) return Effect.void
   if (!wait) {
     Queue.offerUnsafe(sink.queue, event)
@@ -63,8 +64,8 @@ export const endSink = (sink: Sink): void => {
 /** Ends every observer's stream after what it holds; later observers end at once. */
 export const end = (hub: Hub): void => {
   hub.ended = true
-  for (const observer of hub.observers) Queue.endUnsafe(observer)
-  hub.observers.clear()
+  if (hub.observers !== undefined) for (const observer of hub.observers) Queue.endUnsafe(observer)
+  hub.observers = undefined
 }
 
 /** A stream of every event from the moment it starts until the hub ends. */
@@ -72,8 +73,8 @@ export const observe = (hub: Hub): Stream.Stream<SessionEvent> =>
   Stream.unwrap(Effect.gen(function*() {
     const queue = yield* Queue.sliding<SessionEvent, Cause.Done>(OBSERVER_BUFFER)
     if (hub.ended) Queue.endUnsafe(queue)
-    else hub.observers.add(queue)
-    yield* Effect.addFinalizer(() => Effect.sync(() => hub.observers.delete(queue)))
+    else (hub.observers ??= new Set()).add(queue)
+    yield* Effect.addFinalizer(() => Effect.sync(() => hub.observers?.delete(queue)))
     return Stream.fromQueue(queue)
   }))
 

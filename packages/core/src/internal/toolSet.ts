@@ -32,6 +32,9 @@ export const ofAgent = <R>(agent: Agent<R>, executor: Executor.Executor<R>): Too
   seen: []
 })
 
+/** A session without MCP servers: one array for them all. */
+export const none: ReadonlyArray<ToolSource.Running> = []
+
 /** Starts `sources` in parallel in the current scope; a duplicate name fails before any starts. */
 export const start = <R>(
   sources: ReadonlyArray<ToolSource.ToolSource<R>>,

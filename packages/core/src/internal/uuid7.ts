@@ -2,13 +2,34 @@
  * uuid7 — time-ordered identifiers (RFC 9562 version 7) for sessions and runs, so ids sort by
  * creation, also within one millisecond (Effect's `SecureRandom` keeps a counter there). The time
  * comes from the `Clock` and the randomness from a provided `SecureRandom`, or a Web Crypto one
- * made once when none is: tests can fix both.
+ * made once when none is: tests can fix both. The fallback draws from a pool filled 4 KiB at a
+ * time (as Node's own `randomUUID` does): one system call per 256 ids, not one per id, which is
+ * what a program starting 100,000 sessions notices.
  */
 import { Context, Effect, Option } from "effect"
 import { SecureRandom } from "effect/crypto"
 
+const POOL_BYTES = 4096
+
+/** `size` fresh random bytes, cut from a pool refilled when it runs low. */
+const pooled = (): ((size: number) => Uint8Array) => {
+  let pool: Uint8Array = new Uint8Array(0)
+  let offset = 0
+  return (size) => {
+    if (size > POOL_BYTES) return SecureRandom.randomBytesUnsafe(size)
+    if (offset + size > pool.length) {
+      pool = SecureRandom.randomBytesUnsafe(POOL_BYTES)
+      offset = 0
+    }
+    // A copy: the caller owns its bytes, and no two callers ever see the same ones.
+    const bytes = pool.slice(offset, offset + size)
+    offset += size
+    return bytes
+  }
+}
+
 const Fallback = Context.Reference<SecureRandom.SecureRandom["Service"]>("@condukt/core/internal/uuid7/Fallback", {
-  defaultValue: () => SecureRandom.make(SecureRandom.randomBytesUnsafe)
+  defaultValue: () => SecureRandom.make(pooled())
 })
 
 export const make: Effect.Effect<string> = Effect.flatMap(
