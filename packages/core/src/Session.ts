@@ -188,6 +188,11 @@ export const startIn = <R, RIn = never>(
     return Effect.onError(make(agent, options, scope, parent, onEnd, context), (cause) => Scope.close(scope, Exit.failCause(cause)))
   })
 
+// The closures a session keeps are made here, where they capture only what they use (made inside
+// `make`, each would keep all of `make`'s variables alive as long as the session).
+const endOf = <R>(actor: Actor<R>) => Effect.suspend(() => end(actor))
+const forgetting = (onEnd: (session: Session) => void, handle: Session) => () => onEnd(handle)
+
 /** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
 const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>) => {
   const names = Object.keys(secrets)
@@ -265,11 +270,11 @@ const make = <R, RIn>(
         }
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const
-        if (onEnd !== undefined) actor.forget = () => onEnd(handle)
+        if (onEnd !== undefined) actor.forget = forgetting(onEnd, handle)
         // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
         // interrupted first, then `closing` is set, then the MCP servers close (their events
         // still reach observers), then the shutdown ends the streams.
-        const ending = Scope.addFinalizer(scope, Effect.suspend(() => end(actor)))
+        const ending = Scope.addFinalizer(scope, endOf(actor))
         if (agent.mcpServers.length === 0) return Effect.as(ending, done)
         return Effect.gen(function*() {
           yield* ending

@@ -4,13 +4,14 @@
  * A session is a map entry and nothing more: it runs in a scope of its own under the registry's,
  * and leaves the map when that scope closes (stopped, crashed, or the registry closing). Only a
  * session whose restart type asks to come back (`permanent`, `transient`) gets a supervisor of its
- * own, itself a temporary child of the registry's: a crash closes that session's scope and the
- * supervisor starts it again under the same id with a fresh history; one that keeps crashing
- * exhausts its own restart intensity and is dropped alone. So no session, however it fails, takes
- * the registry or another session down, a `temporary` session (the default, as in Condukt) costs
- * no supervisor and no fiber, and lookups always see the current incarnation.
+ * own: a crash closes that session's scope and the supervisor starts it again under the same id
+ * with a fresh history; one that keeps crashing exhausts its own restart intensity and is dropped
+ * alone. So no session, however it fails, takes the registry or another session down; a
+ * `temporary` session (the default, as in Condukt) costs no supervisor and no fiber; no start
+ * waits for another (the registry has no lock) and none touches the other sessions; lookups always
+ * see the current incarnation.
  */
-import { Context, Effect, Layer, Option, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as Session from "./Session.ts"
 import * as Supervisor from "./Supervisor.ts"
@@ -67,19 +68,18 @@ export class Sessions extends Context.Service<Sessions, Service>()("@condukt/cor
  */
 export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.InvalidOptions, Scope.Scope> =>
   Effect.gen(function*() {
+    const intensity = { maxRestarts: options.maxRestarts, period: options.period, strategy: "one_for_one" as const }
+    // Checked once, here: every restartable session's supervisor is made with these options.
+    yield* Effect.scoped(Supervisor.make(intensity))
     const scope = yield* Scope.Scope
     // Sessions hang from this inner scope, closed in reverse start order after `closed` is set.
     const lives = yield* Scope.fork(scope, "sequential")
-    // The registry's supervisor holds only the restartable sessions' own supervisors, as temporary
-    // children: its intensity never counts, and building it with the sessions' options checks them.
-    const intensity = { maxRestarts: options.maxRestarts, period: options.period }
-    const supervisor = yield* Supervisor.make({ ...intensity, strategy: "one_for_one" }).pipe(Scope.provide(lives))
     /** The current incarnation of every session, by id. */
     const registry = new Map<string, Session.Session>()
     /** Ids being started, so that two starts of one id cannot both succeed. */
     const starting = new Set<string>()
-    /** Restartable sessions: stopping one goes through its supervisor. */
-    const supervised = new Set<string>()
+    /** The scope of each restartable session's supervisor: stopping the session closes it. */
+    const supervised = new Map<string, Scope.Closeable>()
     let closed = false
     yield* Scope.addFinalizer(scope, Effect.sync(() => {
       closed = true
@@ -90,33 +90,52 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
       if (registry.get(session.id) === session) registry.delete(session.id)
     }
 
+    /**
+     * A restartable session under a supervisor of its own, in a scope of its own. The supervisor
+     * ends with the session: on its restart intensity, or (auto shutdown) when a session that is
+     * not restarted ends; a watcher then closes that scope and frees the id.
+     */
     const startSupervised = <R>(agent: Agent<R>, startOptions: StartOptions, id: string, restart: Supervisor.Restart) =>
-      supervisor.startChild<Supervisor.Supervisor, StartError, R>({
-        id,
-        restart: "temporary",
-        // The session's own supervisor ends with it: on its restart intensity, or (auto shutdown)
-        // when a session that is not restarted ends. The registry's then forgets it (temporary).
-        start: Effect.gen(function*() {
-          // Checked when the registry was made: this cannot fail.
-          const own = yield* Effect.orDie(Supervisor.make({ ...intensity, strategy: "one_for_one", autoShutdown: "any_significant" }))
-          yield* own.startChild<Session.Session, Session.StartError, R>({
-            id,
-            restart,
-            significant: restart !== "permanent",
-            start: Effect.flatMap(Scope.Scope, (parent) =>
-              Effect.map(
-                Session.startIn(agent, startOptions, parent, forget),
-                ([session]) => {
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function*() {
+          const own = Scope.forkUnsafe(lives, "sequential")
+          const started = yield* Effect.exit(restore(Effect.gen(function*() {
+            // The options were checked when the registry was made: this cannot fail.
+            const supervisor = yield* Effect.orDie(Supervisor.make({ ...intensity, autoShutdown: "any_significant" }))
+            yield* supervisor.startChild<Session.Session, Session.StartError, R>({
+              id,
+              restart,
+              significant: restart !== "permanent",
+              start: Effect.flatMap(Scope.Scope, (parent) =>
+                Effect.map(Session.startIn(agent, startOptions, parent, forget), ([session]) => {
                   registry.set(id, session)
                   return session
-                }
-              )),
-            run: (session) => session.join
+                })),
+              run: (session) => session.join
+            })
+            return supervisor
+          }).pipe(Scope.provide(own))))
+          if (Exit.isFailure(started)) {
+            yield* Scope.close(own, started)
+            return yield* started
+          }
+          supervised.set(id, own)
+          const forgetOwn = Effect.sync(() => {
+            if (supervised.get(id) === own) supervised.delete(id)
           })
-          return own
-        }),
-        run: (own) => Effect.ensuring(own.join, Effect.sync(() => supervised.delete(id)))
-      })
+          // The watcher closes the scope when the supervisor ends; a scope closed from outside
+          // (stop, the registry closing) interrupts the watcher instead, unless it is the closer.
+          let watching = true
+          const watcher = yield* Effect.forkIn(
+            Effect.andThen(Effect.exit(started.value.join), Effect.suspend(() => {
+              watching = false
+              return Scope.close(own, Exit.void)
+            })),
+            lives
+          )
+          yield* Scope.addFinalizer(own, Effect.andThen(Effect.suspend(() => (watching ? Fiber.interrupt(watcher) : Effect.void)), forgetOwn))
+        })
+      )
 
     const startAs = <R>(agent: Agent<R>, startOptions: StartOptions, id: string): Effect.Effect<Session.Session, StartError, R> =>
       Effect.suspend(() => {
@@ -124,23 +143,14 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
         if (registry.has(id) || starting.has(id) || supervised.has(id)) return Effect.fail(new Supervisor.DuplicateChild({ id }))
         const restart = startOptions.restart ?? "temporary"
         starting.add(id)
-        if (restart === "temporary") {
-          return Effect.onExit(Session.startIn(agent, startOptions, lives, forget), (exit) => {
-            starting.delete(id)
-            if (exit._tag === "Success") registry.set(id, exit.value[0])
-            return Effect.void
-          }).pipe(Effect.map(([session]) => session))
-        }
-        supervised.add(id)
-        return startSupervised(agent, startOptions, id, restart).pipe(
-          Effect.onExit((exit) =>
-            Effect.sync(() => {
-              starting.delete(id)
-              if (exit._tag === "Failure") supervised.delete(id)
-            })
-          ),
-          Effect.map(() => registry.get(id)!)
-        )
+        const starts = restart === "temporary"
+          ? Effect.map(Session.startIn(agent, startOptions, lives, forget), ([session]) => session)
+          : Effect.map(startSupervised(agent, startOptions, id, restart), () => registry.get(id)!)
+        return Effect.onExit(starts, (exit) => {
+          starting.delete(id)
+          if (exit._tag === "Success") registry.set(id, exit.value)
+          return Effect.void
+        })
       })
 
     return Sessions.of({
@@ -153,7 +163,8 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
       count: Effect.sync(() => registry.size),
       stop: (id) =>
         Effect.suspend(() => {
-          if (supervised.has(id)) return supervisor.terminateChild(id)
+          const own = supervised.get(id)
+          if (own !== undefined) return Scope.close(own, Exit.void)
           const session = registry.get(id)
           return session === undefined ? Effect.void : session.stop
         })

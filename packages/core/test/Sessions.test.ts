@@ -1,6 +1,6 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -164,6 +164,43 @@ describe("Sessions", () => {
       assert.strictEqual((yield* Fiber.join(run))._tag, "RunAborted")
       assert.deepStrictEqual((yield* reborn.history).map((m) => m._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage"])
     }).pipe(Effect.provideService(Model.Model, crashOrBlock), Effect.provide(noSandbox)))
+
+  it.effect("a start that waits (a slow MCP server) holds up no other start; a second start of its id is refused at once", () =>
+    Effect.gen(function*() {
+      const go = yield* Deferred.make<void>()
+      const slow: ToolSource.ToolSource = {
+        _tag: "ToolSource",
+        name: "slow",
+        start: () => Effect.as(Deferred.await(go), { tools: Effect.succeed([]) })
+      }
+      const sessions = yield* Sessions.make()
+      const waiting = yield* Effect.forkChild(
+        sessions.start(Agent.make({ name: "slow", model: "test:x", mcpServers: [slow] }), { id: "slow", restart: "permanent" }),
+        { startImmediately: true }
+      )
+      const duplicate = yield* Effect.flip(sessions.start(agent, { id: "slow" }))
+      assert.strictEqual(duplicate.message, "A child with id slow is already supervised")
+      yield* sessions.start(agent, { id: "fast", restart: "permanent" })
+      yield* sessions.start(agent, { id: "plain" })
+      assert.deepStrictEqual(yield* sessions.list, ["fast", "plain"])
+      yield* Deferred.succeed(go, undefined)
+      assert.strictEqual((yield* Fiber.join(waiting)).id, "slow")
+      assert.deepStrictEqual(yield* sessions.list, ["fast", "plain", "slow"])
+    }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
+
+  it.effect("stopping a restartable session ends it for good and frees its id", () =>
+    Effect.gen(function*() {
+      const queue = yield* Queue.unbounded<string>()
+      const sessions = yield* Sessions.make()
+      const first = yield* sessions.start(probed(queue), { id: "p", restart: "permanent" })
+      assert.strictEqual(yield* Queue.take(queue), "started")
+      yield* sessions.stop("p")
+      assert.strictEqual(yield* Queue.take(queue), "released")
+      assert.strictEqual(yield* sessions.count, 0)
+      assert.strictEqual((yield* Effect.flip(first.run("hello")))._tag, "SessionStopped")
+      const again = yield* sessions.start(probed(queue), { id: "p", restart: "transient" })
+      assert.strictEqual((yield* again.run("hello")).text, "ok")
+    }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 
   it.effect("options a session supervisor could not honour are refused when the registry is made", () =>
     Effect.gen(function*() {
