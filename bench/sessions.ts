@@ -10,7 +10,10 @@
  * forced full gc before the starts and after them, with every handle still held; "stop all" closes
  * the parent scope. Each variant runs in a fresh child process (so RSS deltas are not hidden by
  * pages an earlier variant freed), REPS times, interleaved; numbers are medians. Goals: ≤ 10 KB of
- * heap per session; start-all and stop-all each ≤ 3× the skeleton's.
+ * heap per session; start-all and stop-all each ≤ 3× the skeleton's. Linearity: the sessions are
+ * also started and stopped at a tenth of the count, and the time per session at the full count
+ * is compared with the time per session there (goal ≤ 1.5×; the skeleton's own growth is printed
+ * beside it, as a large heap costs every allocation some gc).
  *
  * The host services a LocalSandbox needs (filesystem, paths, the process budget) come from
  * `Condukt.layer`, provided once around all the sessions, as a program provides them.
@@ -121,8 +124,8 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const child = (variant: string): Measurement => {
-  const out = spawnSync(process.execPath, ["--expose-gc", import.meta.filename, `--variant=${variant}`, `--count=${COUNT}`], {
+const child = (variant: string, count = COUNT): Measurement => {
+  const out = spawnSync(process.execPath, ["--expose-gc", import.meta.filename, `--variant=${variant}`, `--count=${count}`], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"]
   })
@@ -141,7 +144,12 @@ const main = async () => {
     return
   }
   const results: Record<string, Array<Measurement>> = Object.fromEntries(Object.keys(variants).map((name) => [name, []]))
-  for (let rep = 0; rep < REPS; rep++) for (const name of Object.keys(variants)) results[name]!.push(child(name))
+  const small = COUNT / 10
+  const smaller: Record<string, Array<Measurement>> = { skeleton: [], sessions: [] }
+  for (let rep = 0; rep < REPS; rep++) {
+    for (const name of Object.keys(variants)) results[name]!.push(child(name))
+    for (const name of Object.keys(smaller)) smaller[name]!.push(child(name, small))
+  }
   console.log(`${COUNT} idle actors per run, ${REPS} runs per variant, each in a fresh process (--expose-gc), medians`)
   const summary: Record<string, Measurement> = {}
   for (const [name, { label }] of Object.entries(variants)) {
@@ -158,6 +166,19 @@ const main = async () => {
         `start all ${m.startMs.toFixed(0).padStart(6)} ms  stop all ${m.stopMs.toFixed(0).padStart(6)} ms`
     )
   }
+  const perSession = (runs: ReadonlyArray<Measurement>, count: number) => median(runs.map((r) => (r.startMs + r.stopMs) / count))
+  const growth = (name: string) => perSession(results[name]!, COUNT) / perSession(smaller[name]!, small)
+  console.log(
+    `time per session (start + stop), ${COUNT} vs ${small}: sessions ${growth("sessions").toFixed(2)}×, skeleton ${growth("skeleton").toFixed(2)}×`
+  )
+  report({
+    benchmark: `Session.start + stop: time per session at ${COUNT} / at ${small}`,
+    ours: `${(perSession(results["sessions"]!, COUNT) * 1000).toFixed(1)} µs`,
+    baseline: `${(perSession(smaller["sessions"]!, small) * 1000).toFixed(1)} µs`,
+    ratio: growth("sessions"),
+    goal: "≤ 1.5× (linear)",
+    met: growth("sessions") <= 1.5
+  })
   const base = summary["skeleton"]!
   for (const name of ["sessions", "registry"]) {
     const ours = summary[name]!
