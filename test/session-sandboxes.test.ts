@@ -70,7 +70,7 @@ describe("sessions on Local and Virtual sandboxes", () => {
       TestModel.text("not there")
     ]))))
 
-  it.effect("a session's virtual sandbox is built with it and released when it stops", () =>
+  it.effect("a session's virtual sandbox is built by its first tool call and released when it stops", () =>
     Effect.gen(function*() {
       const events = yield* Ref.make<ReadonlyArray<string>>([])
       const tracked = Layer.merge(
@@ -81,10 +81,12 @@ describe("sessions on Local and Virtual sandboxes", () => {
         ))
       )
       const session = yield* Session.start(agent, { sandbox: tracked })
+      assert.deepStrictEqual(yield* Ref.get(events), [])
+      yield* session.run("list")
       assert.deepStrictEqual(yield* Ref.get(events), ["built"])
       yield* session.stop
       assert.deepStrictEqual(yield* Ref.get(events), ["built", "released"])
-    }).pipe(Effect.provide(TestModel.layer([]))))
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: "true" }), TestModel.text("done")]))))
 
   it.effect("a virtual sandbox's Bash gets the session's secrets as its environment; the model reads their names", () =>
     Effect.gen(function*() {
