@@ -81,6 +81,7 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return `SessionStore.${this.method}: session ${this.sessionId} at ${this.location}: ${this.reason.message}`
+    const session = this.sessionId === "" ? "" : ` session ${this.sessionId}`
+    return `SessionStore.${this.method}:${session} at ${this.location}: ${this.reason.message}`
   }
 }

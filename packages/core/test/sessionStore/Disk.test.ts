@@ -1,6 +1,6 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Option } from "effect"
+import { Effect, Exit, type FileSystem, Option, type Path, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -14,7 +14,9 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-const withStore = <A, E>(f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E>) =>
+const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
+  f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>
+) =>
   Effect.scoped(Effect.gen(function*() {
     const dir = yield* tempDir
     return yield* f(yield* DiskSessionStore.make({ dir }), dir)
