@@ -5,6 +5,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
+import * as Message from "../../src/Message.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import { conformance, snapshot, turn } from "./conformance.ts"
@@ -45,7 +46,7 @@ describe("SqliteSessionStore", () => {
         const loaded = yield* store.load("s1")
         assert.deepStrictEqual(
           Option.map(loaded, (s) => s.messages),
-          Option.some([{ _tag: "UserMessage", content: "kept" }, ...turn(1).slice(1), ...turn(2)])
+          Option.some<ReadonlyArray<Message.Message>>([Message.user("kept"), ...turn(1).slice(1), ...turn(2)])
         )
       })
     ))
