@@ -13,17 +13,22 @@
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
+import * as Compactor from "./Compactor.ts"
 import * as History from "./History.ts"
 import { type Actor, drive, emit, flushPending, publish, type Run } from "./internal/actor.ts"
+import * as Compaction from "./internal/compaction.ts"
 import * as EventHub from "./internal/eventHub.ts"
+import * as Persistence from "./internal/persistence.ts"
 import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
 import * as Model from "./Model.ts"
+import * as ProjectInstructions from "./ProjectInstructions.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
 import * as Secret from "./Secret.ts"
+import * as SessionStore from "./SessionStore.ts"
 import {
   type RunError,
   RunAborted,
@@ -60,6 +65,15 @@ export interface StartOptions<RIn = never> {
    */
   readonly secrets?: Secret.Secrets<RIn> | undefined
   readonly maxTurns?: number | undefined
+  /**
+   * Where the session saves each completed turn; wins over a provided `SessionStore`. A session
+   * whose id the store holds resumes from it (history and assigns; the seed assigns are ignored).
+   */
+  readonly store?: SessionStore.Service | undefined
+  /** Run after each completed run and on `compact`; wins over a provided `Compactor`. */
+  readonly compactor?: Compactor.Service | undefined
+  /** `false`: the sandbox's AGENTS.md, CLAUDE.md and skills are not added to the system prompt. */
+  readonly projectInstructions?: boolean | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -106,6 +120,11 @@ export interface Session {
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
+  /**
+   * Runs the session's compactor now, if it has one and no run is running; the new history is
+   * saved to the store.
+   */
+  readonly compact: Effect.Effect<void, Compactor.CompactionFailed>
   /** Interrupts the running turn, its tools and their processes; queued runs still run. */
   readonly abort: Effect.Effect<void>
   /** Closes the session's scope; queued and later runs fail with `SessionStopped`. */
@@ -185,10 +204,24 @@ const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: Start
   // Secrets first: a start that cannot have them builds nothing.
   const secrets = yield* Secret.resolveAll<R | RIn>({ ...agent.secrets, ...options.secrets })
   const redactor = Redactor.compose(Redactor.secrets(secrets), Option.getOrElse(yield* Effect.serviceOption(Redactor.Redactor), () => Redactor.none))
+  const store = options.store ?? Option.getOrUndefined(yield* Effect.serviceOption(SessionStore.SessionStore))
+  const compactor = options.compactor ?? Option.getOrUndefined(yield* Effect.serviceOption(Compactor.Compactor))
+  const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
   const sandbox = yield* buildSandbox(agent, options, scope)
+  const project = options.projectInstructions === false ? undefined : yield* ProjectInstructions.load(sandbox)
+  // A snapshot that cannot be read stops the start here, before the model or any server exists.
+  const resumed = yield* Persistence.resume({
+    store,
+    id,
+    agent: agent.name,
+    model: agent.model,
+    configured: agent.system,
+    system: ProjectInstructions.withProject(agent.system, project),
+    maxTurns,
+    assigns: options.assigns ?? {}
+  })
   const providedModel = yield* Effect.serviceOption(Model.Model)
   const model = Option.isSome(providedModel) ? providedModel.value : yield* Model.resolve(agent.model)
-  const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
   const actor: Actor<R> = {
     id,
     agent,
@@ -203,8 +236,10 @@ const make = Effect.fnUntraced(function*<R, RIn>(agent: Agent<R>, options: Start
     maxTurns,
     mailbox: yield* Queue.unbounded<Run>(),
     hub: EventHub.make(),
-    loop: yield* Ref.make(Loop.make({ system: agent.system, maxTurns })),
-    assigns: yield* Ref.make<Readonly<Record<string, unknown>>>(options.assigns ?? {}),
+    loop: yield* Ref.make(resumed.state),
+    assigns: yield* Ref.make<Readonly<Record<string, unknown>>>(resumed.assigns),
+    persistence: resumed.persistence,
+    compactor,
     ended: yield* Deferred.make<void, SessionCrashed>(),
     seq: 0,
     running: undefined,
@@ -366,6 +401,7 @@ const handle = <R>(actor: Actor<R>): Session => ({
   events: EventHub.observe(actor.hub),
   history: Effect.map(Ref.get(actor.loop), (state) => History.toArray(state.history)),
   assigns: Ref.get(actor.assigns),
+  compact: Effect.suspend(() => (actor.running === undefined ? Compaction.compact(actor, Compaction.betweenRuns(actor)) : Effect.void)),
   abort: Effect.suspend(() => (actor.running === undefined ? Effect.void : Fiber.interrupt(actor.running.fiber))),
   stop: Scope.close(actor.scope, Exit.void),
   join: Deferred.await(actor.ended)

@@ -8,6 +8,7 @@
  */
 import { type Deferred, Effect, type Fiber, type Queue, Ref, type Scope, Stream } from "effect"
 import type { Agent } from "../Agent.ts"
+import type * as Compactor from "../Compactor.ts"
 import type * as Executor from "../Executor.ts"
 import * as Loop from "../Loop.ts"
 import type { Message } from "../Message.ts"
@@ -17,7 +18,9 @@ import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../Session
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
+import * as Compaction from "./compaction.ts"
 import * as EventHub from "./eventHub.ts"
+import * as Persistence from "./persistence.ts"
 import * as ToolSet from "./toolSet.ts"
 
 /** One queued or running run. */
@@ -54,6 +57,9 @@ export interface Actor<R> {
   readonly hub: EventHub.Hub
   readonly loop: Ref.Ref<Loop.State>
   readonly assigns: Ref.Ref<Readonly<Record<string, unknown>>>
+  /** Where the session saves its completed turns, when it has a store. */
+  readonly persistence: Persistence.Persistence | undefined
+  readonly compactor: Compactor.Service | undefined
   readonly ended: Deferred.Deferred<void, SessionCrashed>
   seq: number
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
@@ -181,6 +187,7 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       const history = step.state.history
       const messages: Array<Message> = []
       for (let i = from; i < history.length; i++) messages.push(history.at(i)!)
+      yield* Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true))
       return { text: action.text, finishReason, usage, turns: step.state.turn, messages }
     }
     if (action._tag === "Request") {
@@ -191,6 +198,10 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       step = Loop.receiveCompletion(step.state, reply.message)
     } else {
       step = Loop.receiveToolOutputs(step.state, yield* runTools(actor, run, action.calls))
+    }
+    // A turn is complete (a reply without calls, or every result of its calls): it is saved.
+    if (step.state.status !== "AwaitingTools") {
+      yield* Persistence.commit(actor.persistence, step.state.history, yield* Ref.get(actor.assigns))
     }
   }
 })
