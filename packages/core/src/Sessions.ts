@@ -3,7 +3,8 @@
  *
  * Each session runs under a supervisor of its own, itself a temporary child of the registry's: a
  * crash (a defect escaping a run) closes that session's scope and, depending on its restart type
- * (default `temporary`, as in Condukt), starts it again under the same id with a fresh history. A
+ * (default `temporary`, as in Condukt), starts it again under the same id: from its store's
+ * snapshot when it has a store (every completed turn is there), else with a fresh history. A
  * session that keeps crashing exhausts its own supervisor's restart intensity and is dropped
  * alone, so no session, however it fails, takes the registry or another session down. Lookups
  * always see the current incarnation.
