@@ -134,6 +134,14 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
 
   const syncDirectory = Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (handle) => handle.sync))
 
+  /** The value as JSON bytes; a value JSON cannot hold (a BigInt, a cycle in the assigns) is refused. */
+  const encode = (value: unknown, id: string, location: string, suffix = "") =>
+    Effect.try({
+      try: () => encoder.encode(`${JSON.stringify(value)}${suffix}`),
+      catch: (cause) =>
+        fail("save", id, location)(new Corrupt({ description: `it cannot be written as JSON: ${cause instanceof Error ? cause.message : "unknown value"}` }), cause)
+    })
+
   const parse = (text: string, location: string, id: string) =>
     Effect.try({
       try: (): unknown => JSON.parse(text),
@@ -187,23 +195,23 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
       updatedAt: snapshot.updatedAt
     }
     // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
-    const bytes = encoder.encode(`${JSON.stringify(line)}\n`)
-    return writeSynced(log, bytes, "a").pipe(
-      unavailable("save", id, log),
-      Effect.tap(() =>
-        Effect.sync(() => {
-          last.logBytes += bytes.length
-          last.length = snapshot.messages.length
-        })
-      )
-    )
+    return Effect.flatMap(encode(line, id, log, "\n"), (bytes) =>
+      writeSynced(log, bytes, "a").pipe(
+        unavailable("save", id, log),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            last.logBytes += bytes.length
+            last.length = snapshot.messages.length
+          })
+        )
+      ))
   }
 
   const rewrite = (id: string, snapshot: Snapshot.Snapshot) =>
     Effect.gen(function*() {
       const { log, snapshot: file } = files(id)
       const generation = yield* uuid7.make
-      const bytes = encoder.encode(JSON.stringify({ generation, snapshot }))
+      const bytes = yield* encode({ generation, snapshot }, id, file)
       const temp = `${file}.tmp`
       yield* fs.makeDirectory(dir, { recursive: true }).pipe(unavailable("save", id, dir))
       yield* writeSynced(temp, bytes, "w").pipe(

@@ -199,4 +199,17 @@ describe("DiskSessionStore", () => {
         assert.isFalse(fs.existsSync(path.join(path.dirname(dir), "escape.json")))
       })
     ))
+
+  it.live("assigns JSON cannot hold fail the save with the path, and nothing is written", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const exit = yield* Effect.exit(store.save(snapshot("s1", 1, { assigns: { big: 1n } })))
+        const error = Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
+        assert.strictEqual(
+          error?.message,
+          `SessionStore.save: session s1 at ${path.join(dir, "s1.json")}: not a session snapshot (it cannot be written as JSON: Do not know how to serialize a BigInt)`
+        )
+        assert.deepStrictEqual(fs.readdirSync(dir), [])
+      })
+    ))
 })
