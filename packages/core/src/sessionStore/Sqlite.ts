@@ -86,11 +86,14 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
 
   const sessionRow = (id: string) => `${file}#condukt_sessions/${id}`
 
-  /** Runs `f` in one transaction, retried (off the event loop's back) while another process holds the lock. */
+  /**
+   * Runs `f` in one transaction (a load only reads: it takes no write lock), retried on the
+   * Effect clock while another process holds the lock.
+   */
   const transaction = <A>(method: SessionStoreError["method"], id: string, f: () => A) =>
     Effect.try({
       try: () => {
-        db.exec("BEGIN IMMEDIATE")
+        db.exec(method === "load" ? "BEGIN" : "BEGIN IMMEDIATE")
         const result = Result.try({ try: f, catch: (cause) => cause })
         db.exec(Result.isSuccess(result) ? "COMMIT" : "ROLLBACK")
         return Result.getOrThrow(result)

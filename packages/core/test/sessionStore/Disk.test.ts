@@ -1,18 +1,11 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, type FileSystem, Option, type Path, type Scope } from "effect"
-import { execFileSync } from "node:child_process"
+import { Effect, type FileSystem, Option, type Path, type Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
-import { conformance, snapshot, turn } from "./conformance.ts"
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-disk-store-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
   f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>
@@ -22,28 +15,7 @@ const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Sco
     return yield* f(yield* DiskSessionStore.make({ dir }), dir)
   })).pipe(Effect.provide(NodeServices.layer))
 
-/**
- * Makes `dir` read-only for this process. Root ignores permission bits, so as root the directory
- * is also made immutable (undone at release).
- */
-const readOnly = (dir: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      fs.chmodSync(dir, 0o555)
-      if (process.getuid?.() === 0) execFileSync("chattr", ["+i", dir])
-    }),
-    () =>
-      Effect.sync(() => {
-        if (process.getuid?.() === 0) execFileSync("chattr", ["-i", dir])
-        fs.chmodSync(dir, 0o755)
-      })
-  )
-
-const loadError = (store: SessionStore.Service, id: string) =>
-  Effect.map(Effect.exit(store.load(id)), (exit) => {
-    assert.isTrue(Exit.isFailure(exit))
-    return Exit.isFailure(exit) ? String(exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error.message : "") : ""
-  })
+const loadError = (store: SessionStore.Service, id: string) => Effect.map(storeError(store.load(id)), (error) => error?.message)
 
 describe("DiskSessionStore", () => {
   conformance((f) => withStore((store) => f(store)))
@@ -163,9 +135,7 @@ describe("DiskSessionStore", () => {
         yield* store.save(snapshot("s1", 1))
         const before = fs.readFileSync(path.join(dir, "s1.json"), "utf8")
         yield* readOnly(dir)
-        const exit = yield* Effect.exit(store.save(snapshot("s1", 2)))
-        assert.isTrue(Exit.isFailure(exit))
-        const error = Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
+        const error = yield* storeError(store.save(snapshot("s1", 2)))
         assert.strictEqual(error?.reason._tag, "Unavailable")
         assert.strictEqual(error?.location, path.join(dir, "s1.json.tmp"))
         assert.isTrue(error?.message.startsWith(`SessionStore.save: session s1 at ${path.join(dir, "s1.json.tmp")}: E`))
@@ -180,8 +150,7 @@ describe("DiskSessionStore", () => {
         const refused = ["../escape", "/etc/passwd", "a/b", "a\0b", ".", "..", ".hidden", "", "x".repeat(129)]
         const messages: Array<string> = []
         for (const id of refused) {
-          const exit = yield* Effect.exit(store.save(snapshot(id, 1)))
-          if (Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail") messages.push(exit.cause.reasons[0].error.reason.message)
+          messages.push((yield* storeError(store.save(snapshot(id, 1))))?.reason.message ?? "")
         }
         const plain = "invalid session id (only letters, digits, '.', '_' and '-' are allowed, and it must not start with '.')"
         assert.deepStrictEqual(messages, [
@@ -203,8 +172,7 @@ describe("DiskSessionStore", () => {
   it.live("assigns JSON cannot hold fail the save with the path, and nothing is written", () =>
     withStore((store, dir) =>
       Effect.gen(function*() {
-        const exit = yield* Effect.exit(store.save(snapshot("s1", 1, { assigns: { big: 1n } })))
-        const error = Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
+        const error = yield* storeError(store.save(snapshot("s1", 1, { assigns: { big: 1n } })))
         assert.strictEqual(
           error?.message,
           `SessionStore.save: session s1 at ${path.join(dir, "s1.json")}: not a session snapshot (it cannot be written as JSON: Do not know how to serialize a BigInt)`

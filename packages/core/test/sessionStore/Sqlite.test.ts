@@ -1,19 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Option, type Scope } from "effect"
-import { execFileSync } from "node:child_process"
+import { Effect, Option, type Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import * as Message from "../../src/Message.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
-import { conformance, snapshot, turn } from "./conformance.ts"
-
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-sqlite-store-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
 
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(Effect.gen(function*() {
@@ -28,11 +21,7 @@ const tamper = (file: string, sql: string) => {
   db.close()
 }
 
-const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
-  Effect.map(Effect.exit(effect), (exit) => {
-    assert.isTrue(Exit.isFailure(exit))
-    return Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error.message : ""
-  })
+const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
 
 describe("SqliteSessionStore", () => {
   conformance((f) => withStore((store) => f(store)))
@@ -95,15 +84,7 @@ describe("SqliteSessionStore", () => {
       const dir = yield* tempDir
       const file = path.join(dir, "sessions.db")
       fs.writeFileSync(file, "")
-      fs.chmodSync(dir, 0o555)
-      // Root ignores permission bits: the directory is made immutable as well.
-      if (process.getuid?.() === 0) execFileSync("chattr", ["+i", dir])
-      yield* Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          if (process.getuid?.() === 0) execFileSync("chattr", ["-i", dir])
-          fs.chmodSync(dir, 0o755)
-        })
-      )
+      yield* readOnly(dir)
       assert.strictEqual(
         yield* failure(Effect.scoped(SqliteSessionStore.make({ file }))),
         `SessionStore.open: at ${file}: unable to open database file`

@@ -3,10 +3,44 @@
  * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None.
  */
 import { assert, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Exit, Option } from "effect"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as Message from "../../src/Message.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import * as Snapshot from "../../src/Snapshot.ts"
+
+/** A fresh directory, removed with the scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-store-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/**
+ * Makes `dir` read-only for this process until the scope closes. Root ignores permission bits, so
+ * as root the directory is also made immutable.
+ */
+export const readOnly = (dir: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      fs.chmodSync(dir, 0o555)
+      if (process.getuid?.() === 0) execFileSync("chattr", ["+i", dir])
+    }),
+    () =>
+      Effect.sync(() => {
+        if (process.getuid?.() === 0) execFileSync("chattr", ["-i", dir])
+        fs.chmodSync(dir, 0o755)
+      })
+  )
+
+/** The store error an effect fails with (it must fail). */
+export const storeError = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
+  Effect.map(Effect.exit(effect), (exit) => {
+    assert.isTrue(Exit.isFailure(exit))
+    return Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
+  })
 
 /** A turn: a prompt, a call, its result, a reply. */
 export const turn = (n: number): ReadonlyArray<Message.Message> => [
