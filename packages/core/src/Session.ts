@@ -9,7 +9,9 @@
  * (`stop`, interruption, the program's end) releases everything in reverse order: the running turn
  * with its tools and their processes, the MCP servers, then the sandbox. A defect escaping a run crashes the
  * session: its scope is closed with the crash, so what it owns is released at once. `abort`
- * interrupts only the running turn; the session stays usable.
+ * interrupts only the running turn; the session stays usable. With a store, the session starts
+ * from its snapshot and saves each completed turn; the project's instructions join the system
+ * prompt at start (docs/persistence.md).
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Ref, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
