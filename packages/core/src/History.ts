@@ -52,6 +52,12 @@ export class History implements Iterable<Message> {
   }
 
   /** @internal */
+  startsWith(prefix: History): boolean {
+    // Views over one buffer agree below the shorter one's length: nothing there ever changes.
+    return prefix.#buffer === this.#buffer && prefix.length <= this.length
+  }
+
+  /** @internal */
   toArray(): ReadonlyArray<Message> {
     return (this.#array ??= this.#buffer.slice(0, this.length))
   }
@@ -103,3 +109,13 @@ export const append = (self: History, ...messages: ReadonlyArray<Message>): Hist
  * @category combinators
  */
 export const toArray = (self: History): ReadonlyArray<Message> => self.toArray()
+
+/**
+ * Whether `self` was made by appending to `prefix` (or is `prefix`): then its first
+ * `prefix.length` messages are `prefix`'s. A history rebuilt from messages (a compaction) never
+ * starts with another, even one holding the same messages.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const startsWith = (self: History, prefix: History): boolean => self.startsWith(prefix)

@@ -268,14 +268,21 @@ const unused = (method: string) => () =>
   Effect.die(new Error(`Sandbox.${method} was called on a no-op sandbox; give the test a real one`))
 
 /**
- * A sandbox for tests that must have one but use none of it: every primitive dies saying so, the
- * optional capabilities are absent. Pass the primitives a test does use.
+ * A sandbox for tests that must have one but use none of it: it holds no file (a read fails with
+ * `NotFound`, as the project instructions a session looks for at start do), writing and exec die
+ * saying so, the optional capabilities are absent. Pass the primitives a test does use.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const makeNoop = (primitives: Partial<Primitives> = {}): Service =>
-  make({ cwd: "/", readStream: () => Stream.unwrap(unused("readStream")()), writeFile: unused("writeFile"), exec: unused("exec"), ...primitives })
+  make({
+    cwd: "/",
+    readStream: (path) => Stream.fail(new SandboxError({ method: "readStream", reason: new NotFound({ path }) })),
+    writeFile: unused("writeFile"),
+    exec: unused("exec"),
+    ...primitives
+  })
 
 /**
  * `makeNoop` as a layer.

@@ -9,14 +9,19 @@
  * (`stop`, interruption, the program's end) releases everything in reverse order: the running turn
  * with its tools and their processes, the MCP servers, then the sandbox. A defect escaping a run crashes the
  * session: its scope is closed with the crash, so what it owns is released at once. `abort`
- * interrupts only the running turn; the session stays usable.
+ * interrupts only the running turn; the session stays usable. With a store, the session starts
+ * from its snapshot and saves each completed turn; the project's instructions join the system
+ * prompt at start (docs/persistence.md).
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
+import * as Compactor from "./Compactor.ts"
 import * as History from "./History.ts"
 import { type Actor, drive, emit, flushPending, publish, type Run } from "./internal/actor.ts"
+import * as Compaction from "./internal/compaction.ts"
 import * as EventHub from "./internal/eventHub.ts"
 import * as SandboxSlot from "./internal/sandboxSlot.ts"
+import * as Persistence from "./internal/persistence.ts"
 import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
@@ -25,6 +30,7 @@ import * as Model from "./Model.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
 import * as Secret from "./Secret.ts"
+import * as SessionStore from "./SessionStore.ts"
 import {
   type RunError,
   RunAborted,
@@ -33,6 +39,7 @@ import {
   SessionStopped,
   type StartError
 } from "./SessionError.ts"
+import type { SessionStoreError } from "./SessionStoreError.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 
 export * from "./SessionError.ts"
@@ -61,6 +68,15 @@ export interface StartOptions<RIn = never> {
    */
   readonly secrets?: Secret.Secrets<RIn> | undefined
   readonly maxTurns?: number | undefined
+  /**
+   * Where the session saves each completed turn; wins over a provided `SessionStore`. A session
+   * whose id the store holds resumes from it (history and assigns; the seed assigns are ignored).
+   */
+  readonly store?: SessionStore.Service | undefined
+  /** Run after each completed run and on `compact`; wins over a provided `Compactor`. */
+  readonly compactor?: Compactor.Service | undefined
+  /** `false`: the sandbox's AGENTS.md, CLAUDE.md and skills are not added to the system prompt. */
+  readonly projectInstructions?: boolean | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -107,6 +123,11 @@ export interface Session {
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
+  /**
+   * Runs the session's compactor now, if it has one and no run is running; the new history is
+   * saved to the store.
+   */
+  readonly compact: Effect.Effect<void, Compactor.CompactionFailed>
   /** Interrupts the running turn, its tools and their processes; queued runs still run. */
   readonly abort: Effect.Effect<void>
   /** Closes the session's scope; queued and later runs fail with `SessionStopped`. */
@@ -137,7 +158,7 @@ export const ABORTED_RESULT = "Interrupted: the user aborted the run before this
 
 /**
  * Which sandbox the session will have — its `sandbox` option, its agent's, a provided `Sandbox`,
- * then `DefaultSandbox` — built by its first tool call (a session with none does not start).
+ * then `DefaultSandbox` — built when first needed (a session with none does not start).
  */
 const chooseSandbox = <R, RIn>(
   agent: Agent<R>,
@@ -232,14 +253,32 @@ const make = <R, RIn>(
   const providedModel = Context.getOption(context, Model.Model)
   const modelOf = Option.isSome(providedModel) ? Effect.succeed(providedModel.value) : Model.resolve(agent.model)
   const withId = options.id === undefined ? uuid7.make : Effect.succeed(options.id)
+  const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
+  const store = options.store ?? Option.getOrUndefined(Context.getOption(context, SessionStore.SessionStore))
+  const compactor = options.compactor ?? Option.getOrUndefined(Context.getOption(context, Compactor.Compactor))
+  // A snapshot that cannot be read stops the start here, before anything is built.
+  const resuming = (id: string): Effect.Effect<Persistence.Resumed, SessionStoreError> =>
+    store === undefined
+      ? Effect.succeed({ state: Loop.make({ system: agent.system, maxTurns }), assigns: options.assigns ?? noAssigns, persistence: undefined })
+      : Persistence.resume({
+        store,
+        id,
+        agent: agent.name,
+        model: agent.model,
+        configured: agent.system,
+        // The project's instructions join it when the first run reads them.
+        system: agent.system,
+        maxTurns,
+        assigns: options.assigns ?? noAssigns
+      })
   return Effect.flatMap(withId, (id) =>
     Effect.flatMap(resolving, (secrets) =>
-      Effect.flatMap(modelOf, (model): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
+      Effect.flatMap(modelOf, (model) =>
+        Effect.flatMap(resuming(id), (resumed): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
         const sandbox = chooseSandbox(agent, options, context)
         if (sandbox instanceof SandboxInitFailed) return Effect.fail(sandbox)
         const provided = Context.getOption(context, Redactor.Redactor)
         const redactor = Redactor.compose(Redactor.secrets(secrets), Option.isSome(provided) ? provided.value : Redactor.none)
-        const maxTurns = options.maxTurns ?? agent.maxTurns ?? Loop.DEFAULT_MAX_TURNS
         const actor: Actor<R> = {
           id,
           agent,
@@ -259,8 +298,11 @@ const make = <R, RIn>(
           mailbox: [],
           serving: false,
           hub: EventHub.make(),
-          loop: Loop.make({ system: agent.system, maxTurns }),
-          assigns: options.assigns ?? noAssigns,
+          loop: resumed.state,
+          assigns: resumed.assigns,
+          persistence: resumed.persistence,
+          compactor,
+          instructions: options.projectInstructions !== false,
           ended: Deferred.makeUnsafe<void, SessionCrashed>(),
           seq: 0,
           running: undefined,
@@ -290,7 +332,7 @@ const make = <R, RIn>(
           }))
           return done
         })
-      })))
+      }))))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -491,6 +533,10 @@ class Handle<R> implements Session {
   get assigns() {
     const actor = this.#actor
     return Effect.sync(() => actor.assigns)
+  }
+  get compact() {
+    const actor = this.#actor
+    return Effect.suspend(() => (actor.running === undefined ? Compaction.compact(actor, Compaction.betweenRuns(actor)) : Effect.void))
   }
   get abort() {
     const actor = this.#actor

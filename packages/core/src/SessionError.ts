@@ -7,6 +7,7 @@ import { Schema } from "effect"
 import type * as Executor from "./Executor.ts"
 import type * as Model from "./Model.ts"
 import type * as Secret from "./Secret.ts"
+import type { SessionStoreError } from "./SessionStoreError.ts"
 
 /** @since 0.1.0 @category errors */
 export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>()("MaxTurnsExceeded", {
@@ -81,3 +82,4 @@ export type StartError =
   | Executor.DuplicateToolName
   | Secret.SecretsInitFailed
   | McpStartFailed
+  | SessionStoreError

@@ -9,7 +9,9 @@
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs
  * reaches observers at once with an empty run id, and the next run's own stream after its
- * AgentStart (so a `stream` reader of the first run sees the servers the session started).
+ * AgentStart (so a `stream` reader of the first run sees the servers the session started). A
+ * Compacted event follows a run's last TurnEnd when its compactor shortened the history (one
+ * from `session.compact` reaches observers with an empty run id).
  *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
@@ -99,6 +101,13 @@ export type McpServerDown = typeof McpServerDown.Type
 export const McpServerStopped = Schema.TaggedStruct("McpServerStopped", { ...base, server: Schema.String })
 export type McpServerStopped = typeof McpServerStopped.Type
 
+/**
+ * The session's compactor shortened its history (after a run, or on `session.compact`): sizes in
+ * messages, before and after.
+ */
+export const Compacted = Schema.TaggedStruct("Compacted", { ...base, before: Schema.Int, after: Schema.Int })
+export type Compacted = typeof Compacted.Type
+
 /** The run failed; `message` is the error's one line. */
 export const RunFailed = Schema.TaggedStruct("Error", { ...base, message: Schema.String })
 export type RunFailed = typeof RunFailed.Type
@@ -123,6 +132,7 @@ export const SessionEvent = Schema.Union([
   McpServerStarted,
   McpServerDown,
   McpServerStopped,
+  Compacted,
   RunFailed,
   AgentEnd
 ])

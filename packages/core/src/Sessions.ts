@@ -4,8 +4,9 @@
  * A session is a map entry and nothing more: it runs in a scope of its own under the registry's,
  * and leaves the map when that scope closes (stopped, crashed, or the registry closing). Only a
  * session whose restart type asks to come back (`permanent`, `transient`) gets a supervisor of its
- * own: a crash closes that session's scope and the supervisor starts it again under the same id
- * with a fresh history; one that keeps crashing exhausts its own restart intensity and is dropped
+ * own: a crash closes that session's scope and the supervisor starts it again under the same id,
+ * from its store's snapshot when it has a store (every completed turn is there), else with a
+ * fresh history; one that keeps crashing exhausts its own restart intensity and is dropped
  * alone. So no session, however it fails, takes the registry or another session down; a
  * `temporary` session (the default, as in Condukt) costs no supervisor and no fiber; no start
  * waits for another (the registry has no lock) and none touches the other sessions; lookups always

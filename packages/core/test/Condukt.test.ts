@@ -4,9 +4,11 @@ import { Effect, Layer, Ref, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as Agent from "../src/Agent.ts"
 import * as Condukt from "../src/Condukt.ts"
 import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Sandbox from "../src/Sandbox.ts"
+import * as Session from "../src/Session.ts"
 import * as Tool from "../src/Tool.ts"
 import * as Tools from "../src/Tools.ts"
 
@@ -61,14 +63,22 @@ describe("Condukt", () => {
       assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("hi there")]))))
 
-  it.effect("a run that calls no tool never builds the sandbox", () =>
+  it.effect("a session builds its sandbox for its first run (the project's instructions are read through it), not before", () =>
     Effect.gen(function*() {
       const built = yield* Ref.make(0)
       const released = yield* Ref.make(0)
-      const answer = yield* Condukt.run("hello", { model: "test:x", name: "greeter", sandbox: counting(built, released) })
-      assert.strictEqual(answer.text, "hi there")
+      const agent = Agent.make({ name: "greeter", model: "test:x", sandbox: counting(built, released) })
+      const idle = yield* Session.start(agent)
       assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [0, 0])
-    }).pipe(Effect.provide(TestModel.layer([TestModel.text("hi there")]))))
+      yield* idle.run("hello")
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 0])
+      // Without project instructions, only a tool call builds it.
+      const plain = yield* Session.start(agent, { projectInstructions: false })
+      assert.strictEqual((yield* plain.run("hello")).text, "hi again")
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 0])
+      yield* Effect.all([idle.stop, plain.stop])
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [1, 1])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.text("hi there"), TestModel.text("hi again")]))))
 
   it.live("layer gives sessions without a sandbox a LocalSandbox at the process's working directory", () =>
     Effect.gen(function*() {

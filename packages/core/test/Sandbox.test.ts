@@ -45,12 +45,13 @@ describe("Sandbox", () => {
       ])
     }))
 
-  it.effect("a no-op sandbox dies, naming the call, on any primitive a test did not give it", () =>
+  it.effect("a no-op sandbox holds no file and dies, naming the call, on a write or exec a test did not give it", () =>
     Effect.gen(function*() {
       const sandbox = Sandbox.makeNoop({ cwd: "/work", exec: () => Effect.succeed({ output: "ok", exitCode: 0, truncated: false }) })
       assert.deepStrictEqual(yield* sandbox.exec("true"), { output: "ok", exitCode: 0, truncated: false })
-      const exit = yield* Effect.exit(sandbox.read("a.txt"))
-      assert.isTrue(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("Sandbox.readStream was called on a no-op sandbox"))
+      assert.strictEqual((yield* Effect.flip(sandbox.read("a.txt"))).message, "File not found: a.txt")
+      const exit = yield* Effect.exit(sandbox.writeFile("a.txt", "x"))
+      assert.isTrue(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("Sandbox.writeFile was called on a no-op sandbox"))
       assert.strictEqual((yield* Effect.flip(sandbox.glob("*"))).reason._tag, "NotSupported")
     }))
 

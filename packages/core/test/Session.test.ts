@@ -228,9 +228,10 @@ describe("Session", () => {
       fs.symlinkSync(path.join(dir, "a"), path.join(dir, "b"))
       const cwd = path.join(dir, "a")
       const session = yield* Session.start(Agent.make({ name: "looped", model: "test:x", tools: [Echo] }), {
-        sandbox: LocalSandbox.layer({ cwd })
+        sandbox: LocalSandbox.layer({ cwd }),
+        projectInstructions: false
       })
-      // A run that needs no tool never builds the sandbox.
+      // Without project instructions to read, a run that needs no tool never builds the sandbox.
       assert.strictEqual((yield* session.run("just talk")).text, "fine")
       const error = yield* Effect.flip(session.run("echo"))
       assert.strictEqual(error._tag, "SandboxInitFailed")

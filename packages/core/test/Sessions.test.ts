@@ -7,6 +7,7 @@ import * as Sandbox from "../src/Sandbox.ts"
 import * as Sessions from "../src/Sessions.ts"
 import * as Tool from "../src/Tool.ts"
 import type * as ToolSource from "../src/ToolSource.ts"
+import { startProbe } from "./fixtures/startProbe.ts"
 
 const noSandbox = Sandbox.layerNoop()
 
@@ -26,22 +27,8 @@ const crashingModel = Layer.succeed(
 
 const agent = Agent.make({ name: "worker", model: "test:x" })
 
-/**
- * A tool source (the seam MCP servers use) that says `started` when a session starts it and
- * `released` when the session's scope closes. The offer runs in a fiber forked while the source
- * starts, so it runs once the start in progress (registration included) has finished and yielded.
- */
-const probe = (queue: Queue.Queue<string>): ToolSource.ToolSource => ({
-  _tag: "ToolSource",
-  name: "probe",
-  start: () =>
-    Effect.acquireRelease(Effect.forkScoped(Queue.offer(queue, "started")), () => Queue.offer(queue, "released")).pipe(
-      Effect.as({ tools: Effect.succeed([]) })
-    )
-})
-
 /** An agent whose every session start and end is told on `queue`. */
-const probed = (queue: Queue.Queue<string>) => Agent.make({ name: "worker", model: "test:x", mcpServers: [probe(queue)] })
+const probed = (queue: Queue.Queue<string>) => Agent.make({ name: "worker", model: "test:x", mcpServers: [startProbe(queue)] })
 
 /** Crashes on "crash", calls the blocking tool on any other prompt, then answers. */
 const crashOrBlock = Model.Model.of({
@@ -150,7 +137,7 @@ describe("Sessions", () => {
       })
       const sessions = yield* Sessions.make()
       const queue = yield* Queue.unbounded<string>()
-      const first = yield* sessions.start(Agent.make({ name: "w", model: "test:x", tools: [Block], mcpServers: [probe(queue)] }), {
+      const first = yield* sessions.start(Agent.make({ name: "w", model: "test:x", tools: [Block], mcpServers: [startProbe(queue)] }), {
         id: "w",
         restart: "permanent"
       })

@@ -8,17 +8,21 @@
  */
 import { type Context, type Deferred, Effect, type Fiber, type Redacted, type Scope, Stream } from "effect"
 import type { Agent } from "../Agent.ts"
+import type * as Compactor from "../Compactor.ts"
 import type * as Executor from "../Executor.ts"
 import * as Loop from "../Loop.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
+import * as ProjectInstructions from "../ProjectInstructions.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
+import * as Compaction from "./compaction.ts"
 import * as EventHub from "./eventHub.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
+import * as Persistence from "./persistence.ts"
 import * as ToolSet from "./toolSet.ts"
 
 /** One queued or running run. */
@@ -72,6 +76,11 @@ export interface Actor<R> {
   readonly hub: EventHub.Hub
   loop: Loop.State
   assigns: Readonly<Record<string, unknown>>
+  /** Where the session saves its completed turns, when it has a store. */
+  readonly persistence: Persistence.Persistence | undefined
+  readonly compactor: Compactor.Service | undefined
+  /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
+  instructions: boolean
   readonly ended: Deferred.Deferred<void, SessionCrashed>
   seq: number
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
@@ -167,6 +176,18 @@ const toolContextOf = <R>(actor: Actor<R>) =>
       redact: actor.redact
     })
 
+/**
+ * The project's instructions (AGENTS.md, CLAUDE.md, skills) join the system prompt before the
+ * session's first model request. They are read through the sandbox, so the first run builds it:
+ * an idle session still holds none.
+ */
+const readInstructions = Effect.fnUntraced(function*<R>(actor: Actor<R>) {
+  const sandbox = yield* SandboxSlot.get(actor.sandbox, actor.agent.name, actor.scope)
+  const project = yield* ProjectInstructions.load(sandbox)
+  actor.instructions = false
+  if (project !== undefined) actor.loop = { ...actor.loop, system: ProjectInstructions.withProject(actor.agent.system, project) }
+})
+
 /** One message's tool calls: all announced, run by the executor, their results published in order. */
 const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
   for (const call of calls) {
@@ -200,6 +221,7 @@ const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls
  * failure at any point leaves a history the next run can continue from.
  */
 export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
+  if (actor.instructions) yield* readInstructions(actor)
   let step = Loop.submit(actor.loop, run.prompt)
   const from = step.state.history.length
   let usage = Model.emptyUsage
@@ -215,6 +237,7 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       const history = step.state.history
       const messages: Array<Message> = []
       for (let i = from; i < history.length; i++) messages.push(history.at(i)!)
+      yield* Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true))
       return { text: action.text, finishReason, usage, turns: step.state.turn, messages }
     }
     if (action._tag === "Request") {
@@ -225,6 +248,10 @@ export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
       step = Loop.receiveCompletion(step.state, reply.message)
     } else {
       step = Loop.receiveToolOutputs(step.state, yield* runTools(actor, run, action.calls))
+    }
+    // A turn is complete (a reply without calls, or every result of its calls): it is saved.
+    if (step.state.status !== "AwaitingTools") {
+      yield* Persistence.commit(actor.persistence, step.state.history, actor.assigns)
     }
   }
 })

@@ -1,5 +1,5 @@
 /**
- * sandboxSlot — a session's sandbox, chosen at start and built by its first tool call.
+ * sandboxSlot — a session's sandbox, chosen at start and built when it is first needed (the first run or tool call).
  *
  * An idle session holds no sandbox (no directory handle, no memory filesystem): `Session` decides
  * at start which one it will have, and the first call that needs it builds it, in a scope of its

@@ -1,0 +1,69 @@
+/**
+ * SessionStore — where session snapshots live between runs and across processes.
+ *
+ * A store is a snapshot cache, not a repository: it loads, saves and clears one session's
+ * snapshot by id, and offers no listing or query. The Session saves after every completed turn
+ * and after a compaction; most saves add a turn to a long history, so `save` says how many of the
+ * snapshot's messages are new since the session's previous save (`appended`), and a store may
+ * append those instead of rewriting the whole history (the disk and SQLite stores do; see
+ * docs/decisions/0032). A store must never make a snapshot half-saved visible: a load sees a save
+ * whole or not at all.
+ *
+ * `layerMemory` keeps snapshots in the layer's memory (tests, one process); `DiskSessionStore`
+ * (one file per session) and `SqliteSessionStore` (Node's built-in `node:sqlite`) are the durable
+ * backends, each in its own module.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Snapshot } from "./Snapshot.ts"
+import type { SessionStoreError } from "./SessionStoreError.ts"
+
+export * from "./SessionStoreError.ts"
+
+/** @since 0.1.0 @category models */
+export interface SaveOptions {
+  /**
+   * How many of the snapshot's last messages are new since this session's previous save; the
+   * messages before them are unchanged. Absent: the history was rewritten (a compaction) or this
+   * is the session's first save.
+   */
+  readonly appended?: number | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface Service {
+  /** The session's snapshot, migrated to the current version; `None` when the store has none. */
+  readonly load: (sessionId: string) => Effect.Effect<Option.Option<Snapshot>, SessionStoreError>
+  /** Replaces the session's snapshot, whole or not at all. */
+  readonly save: (snapshot: Snapshot, options?: SaveOptions) => Effect.Effect<void, SessionStoreError>
+  /** Forgets the session; clearing one the store does not hold succeeds. */
+  readonly clear: (sessionId: string) => Effect.Effect<void, SessionStoreError>
+}
+
+/**
+ * The store a session saves to when `Session.start` is given none.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class SessionStore extends Context.Service<SessionStore, Service>()("@condukt/core/SessionStore") {
+  /** Snapshots in the layer's memory: they live as long as the layer, in this process only. */
+  static readonly layerMemory: Layer.Layer<SessionStore> = Layer.effect(SessionStore, Effect.sync(() => makeMemory()))
+}
+
+/**
+ * A store in memory, for tests and single-process programs that restart sessions (a supervisor's
+ * restart resumes from it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory = (): Service => {
+  // Snapshots are immutable values: keeping the reference is keeping the snapshot.
+  const byId = new Map<string, Snapshot>()
+  return SessionStore.of({
+    load: (sessionId) => Effect.sync(() => Option.fromNullishOr(byId.get(sessionId))),
+    save: (snapshot) => Effect.sync(() => void byId.set(snapshot.id, snapshot)),
+    clear: (sessionId) => Effect.sync(() => void byId.delete(sessionId))
+  })
+}
+

@@ -1,0 +1,112 @@
+/**
+ * Snapshot — what a SessionStore keeps of a session: enough to resume it in another process.
+ *
+ * A snapshot is versioned. The current version (2) holds the session id, the agent's name, the
+ * configured model and system prompt (without the project instructions, which are read again at
+ * each start), the messages, the assigns, and when it was created and last updated (epoch
+ * milliseconds). `decode` reads any version this Condukt knows and migrates it: a record without
+ * a version is version 1, the shape Condukt (Elixir) wrote before it versioned its snapshots
+ * (messages, model, system prompt). A newer version is refused (`UnsupportedVersion`), anything
+ * else that does not decode is `Corrupt`; the caller names the file or row. The module refuses
+ * I/O: stores read and write, this only checks.
+ *
+ * Assigns are stored as JSON values: what JSON cannot hold (a function, a class instance's
+ * prototype) does not survive a resume.
+ */
+import { Result, Schema } from "effect"
+import { Message } from "./Message.ts"
+import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Schemas and models
+// ---------------------------------------------------------------------------------------------
+
+/** The version this Condukt writes. */
+export const CURRENT_VERSION = 2
+
+/**
+ * A snapshot as this Condukt writes it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Snapshot = Schema.Struct({
+  version: Schema.Literal(CURRENT_VERSION),
+  id: Schema.String,
+  agent: Schema.String,
+  model: Schema.String,
+  /** The agent's system prompt, without project instructions. */
+  system: Schema.optionalKey(Schema.String),
+  messages: Schema.Array(Message),
+  assigns: Schema.Record(Schema.String, Schema.Unknown),
+  createdAt: Schema.Int,
+  updatedAt: Schema.Int
+})
+export type Snapshot = typeof Snapshot.Type
+
+/** Version 1: no version field, no agent, assigns or timestamps. */
+const V1 = Schema.Struct({
+  id: Schema.optionalKey(Schema.String),
+  messages: Schema.Array(Message),
+  model: Schema.optionalKey(Schema.String),
+  system: Schema.optionalKey(Schema.String)
+})
+
+const Versioned = Schema.Struct({ version: Schema.Finite })
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A snapshot of the current version.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (fields: Omit<Snapshot, "version">): Snapshot => ({ version: CURRENT_VERSION, ...fields })
+
+// ---------------------------------------------------------------------------------------------
+// Decoding and migration
+// ---------------------------------------------------------------------------------------------
+
+const decodeCurrent = Schema.decodeUnknownResult(Snapshot)
+const decodeV1 = Schema.decodeUnknownResult(V1)
+const decodeVersioned = Schema.decodeUnknownResult(Versioned)
+
+const corrupt = (error: Schema.SchemaError) => new Corrupt({ description: error.message.replace(/\s*\n\s*/g, " ") })
+
+/**
+ * Reads `input` (parsed JSON) as a snapshot of any known version, migrated to the current one.
+ * `id` fills what version 1 did not record; its timestamps become 0 (unknown).
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decode = (input: unknown, id: string): Result.Result<Snapshot, Corrupt | UnsupportedVersion> => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    return Result.fail(new Corrupt({ description: "expected a JSON object" }))
+  }
+  if (!("version" in input)) {
+    return Result.mapBoth(decodeV1(input), {
+      onFailure: corrupt,
+      onSuccess: (v1) =>
+        make({
+          id: v1.id ?? id,
+          agent: "",
+          model: v1.model ?? "",
+          ...(v1.system === undefined ? {} : { system: v1.system }),
+          messages: v1.messages,
+          assigns: {},
+          createdAt: 0,
+          updatedAt: 0
+        })
+    })
+  }
+  const versioned = decodeVersioned(input)
+  if (Result.isFailure(versioned)) return Result.fail(corrupt(versioned.failure))
+  const version = versioned.success.version
+  if (version > CURRENT_VERSION) return Result.fail(new UnsupportedVersion({ version, supported: CURRENT_VERSION }))
+  if (version !== CURRENT_VERSION) return Result.fail(new Corrupt({ description: `unknown snapshot version ${version}` }))
+  return Result.mapError(decodeCurrent(input), corrupt)
+}

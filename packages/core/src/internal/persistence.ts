@@ -1,0 +1,92 @@
+/**
+ * persistence — a session's link to its SessionStore: resuming at start, saving after each
+ * completed turn and after a compaction.
+ *
+ * A save says how many messages are new since the previous one when the history was only
+ * appended to since (the same `History` buffer, see `History.startsWith`), so the store can append;
+ * after a compaction, a failed save or a resume it is a rewrite. Saves are serialised and cannot
+ * be interrupted halfway (an abort waits for the save it started). A save that fails is logged and
+ * the session goes on: the next save rewrites, so nothing is lost once the store is back.
+ */
+import { Clock, Effect, Option, Semaphore } from "effect"
+import * as History from "../History.ts"
+import * as Loop from "../Loop.ts"
+import type * as SessionStore from "../SessionStore.ts"
+import * as Snapshot from "../Snapshot.ts"
+
+export interface Persistence {
+  readonly store: SessionStore.Service
+  readonly fields: Pick<Snapshot.Snapshot, "id" | "agent" | "model" | "system" | "createdAt">
+  readonly lock: Semaphore.Semaphore
+  /** The history last saved whole, if the store holds it. */
+  saved: History.History | undefined
+}
+
+export interface Resumed {
+  readonly state: Loop.State
+  readonly assigns: Readonly<Record<string, unknown>>
+  readonly persistence: Persistence | undefined
+}
+
+/**
+ * The session's starting state: its snapshot's history and assigns when the store has one for
+ * `id`, else a fresh loop and the seed assigns. `system` is the prompt sent (with project
+ * instructions); `configured` is the one the snapshot records.
+ */
+export const resume = Effect.fnUntraced(function*(options: {
+  readonly store: SessionStore.Service | undefined
+  readonly id: string
+  readonly agent: string
+  readonly model: string
+  readonly configured: string | undefined
+  readonly system: string | undefined
+  readonly maxTurns: number
+  readonly assigns: Readonly<Record<string, unknown>>
+}) {
+  const fresh = Loop.make({ system: options.system, maxTurns: options.maxTurns })
+  if (options.store === undefined) return { state: fresh, assigns: options.assigns, persistence: undefined } satisfies Resumed
+  const loaded = yield* options.store.load(options.id)
+  const fields = {
+    id: options.id,
+    agent: options.agent,
+    model: options.model,
+    ...(options.configured === undefined ? {} : { system: options.configured })
+  }
+  const lock = yield* Semaphore.make(1)
+  if (Option.isNone(loaded)) {
+    const createdAt = yield* Clock.currentTimeMillis
+    return { state: fresh, assigns: options.assigns, persistence: { store: options.store, fields: { ...fields, createdAt }, lock, saved: undefined } } satisfies Resumed
+  }
+  const history = History.fromIterable(loaded.value.messages)
+  return {
+    state: Loop.make({ system: options.system, maxTurns: options.maxTurns, history }),
+    assigns: loaded.value.assigns,
+    // A snapshot of an older version is rewritten in the current one on the next save.
+    persistence: {
+      store: options.store,
+      fields: { ...fields, createdAt: loaded.value.createdAt || (yield* Clock.currentTimeMillis) },
+      lock,
+      saved: loaded.value.version === Snapshot.CURRENT_VERSION ? history : undefined
+    }
+  } satisfies Resumed
+})
+
+/** Saves `history` and `assigns` as the session's snapshot. */
+export const commit = (
+  persistence: Persistence | undefined,
+  history: History.History,
+  assigns: Readonly<Record<string, unknown>>
+): Effect.Effect<void> => {
+  if (persistence === undefined) return Effect.void
+  return Semaphore.withPermits(persistence.lock, 1)(Effect.gen(function*() {
+    const saved = persistence.saved
+    const appended = saved !== undefined && History.startsWith(history, saved) ? history.length - saved.length : undefined
+    const snapshot = Snapshot.make({ ...persistence.fields, messages: History.toArray(history), assigns, updatedAt: yield* Clock.currentTimeMillis })
+    persistence.saved = undefined
+    yield* persistence.store.save(snapshot, { appended })
+    persistence.saved = history
+  })).pipe(
+    Effect.catch((error) => Effect.logWarning(`Session ${persistence.fields.id}: not saved: ${error.message}`)),
+    Effect.uninterruptible
+  )
+}

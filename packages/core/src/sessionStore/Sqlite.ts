@@ -1,0 +1,174 @@
+/**
+ * SqliteSessionStore — session snapshots in one SQLite database (Node's built-in `node:sqlite`),
+ * exported as `SqliteSessionStore`: the embedded durable store, with no server to run.
+ *
+ * Two tables: `condukt_sessions` (one row per session: the snapshot without its messages, and how
+ * many messages it has) and `condukt_messages` (one row per message, keyed by session and index).
+ * A save that only adds messages inserts those rows and updates the session's row in one
+ * transaction, so its cost follows the turn, not the history; a rewrite (a compaction, a first
+ * save) replaces the session's rows in one transaction. WAL journal with `synchronous = FULL`: a
+ * committed save survives a crash of the process and of the machine.
+ *
+ * `node:sqlite` is synchronous: each statement runs on the event loop, so the store keeps them
+ * small (a turn's rows) and never waits for a lock there; a database another process holds
+ * (`SQLITE_BUSY`) is retried on the Effect clock. A row that is not what this store wrote fails
+ * the load with `Corrupt` naming `file#table/row`, and nothing is overwritten.
+ */
+import { Effect, Layer, Option, Result, Schedule, Schema } from "effect"
+import * as NodeSqlite from "../internal/nodeSqlite.ts"
+import { Corrupt, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "../SessionStore.ts"
+import * as Snapshot from "../Snapshot.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The database file (created with its tables when missing); its directory must exist. */
+  readonly file: string
+}
+
+/** How often a save or load retries a database another process has locked, 20 ms apart. */
+export const BUSY_RETRIES = 100
+
+const SCHEMA = `
+  PRAGMA journal_mode = WAL;
+  PRAGMA synchronous = FULL;
+  PRAGMA busy_timeout = 0;
+  CREATE TABLE IF NOT EXISTS condukt_sessions (
+    id TEXT PRIMARY KEY NOT NULL,
+    length INTEGER NOT NULL,
+    body TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE IF NOT EXISTS condukt_messages (
+    session TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session, idx)
+  ) STRICT, WITHOUT ROWID;
+`
+
+const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String })
+const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
+
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : "SQLite failed")
+
+const isBusy = (error: SessionStoreError) => {
+  const cause = error.cause as { errcode?: unknown } | undefined
+  // SQLITE_BUSY and SQLITE_LOCKED, with or without an extended code.
+  return typeof cause?.errcode === "number" && ((cause.errcode & 0xff) === 5 || (cause.errcode & 0xff) === 6)
+}
+
+const parseJson = (text: string) => Result.try({ try: (): unknown => JSON.parse(text), catch: describe })
+
+/**
+ * A store in the database `options.file`, open for as long as the current scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Options) {
+  const file = options.file
+  const opened = (cause: unknown) =>
+    new SessionStoreError({ method: "open", sessionId: "", location: file, reason: new Unavailable({ description: describe(cause) }), cause })
+  const db = yield* Effect.acquireRelease(
+    NodeSqlite.open(file, opened),
+    (db) => Effect.sync(() => db.isOpen && db.close())
+  )
+  yield* Effect.try({ try: () => db.exec(SCHEMA), catch: opened })
+
+  const selectSession = db.prepare("SELECT length, body FROM condukt_sessions WHERE id = ?")
+  const selectMessages = db.prepare("SELECT idx, body FROM condukt_messages WHERE session = ? AND idx < ? ORDER BY idx")
+  const insertMessage = db.prepare("INSERT OR REPLACE INTO condukt_messages (session, idx, body) VALUES (?, ?, ?)")
+  const deleteMessages = db.prepare("DELETE FROM condukt_messages WHERE session = ?")
+  const deleteTail = db.prepare("DELETE FROM condukt_messages WHERE session = ? AND idx >= ?")
+  const upsertSession = db.prepare(
+    "INSERT INTO condukt_sessions (id, length, body) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET length = excluded.length, body = excluded.body"
+  )
+  const deleteSession = db.prepare("DELETE FROM condukt_sessions WHERE id = ?")
+
+  const sessionRow = (id: string) => `${file}#condukt_sessions/${id}`
+
+  /**
+   * Runs `f` in one transaction (a load only reads: it takes no write lock), retried on the
+   * Effect clock while another process holds the lock.
+   */
+  const transaction = <A>(method: SessionStoreError["method"], id: string, f: () => A) =>
+    Effect.try({
+      try: () => {
+        db.exec(method === "load" ? "BEGIN" : "BEGIN IMMEDIATE")
+        const result = Result.try({ try: f, catch: (cause) => cause })
+        db.exec(Result.isSuccess(result) ? "COMMIT" : "ROLLBACK")
+        return Result.getOrThrow(result)
+      },
+      catch: (cause) =>
+        new SessionStoreError({ method, sessionId: id, location: file, reason: new Unavailable({ description: describe(cause) }), cause })
+    }).pipe(Effect.retry({ while: isBusy, times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }))
+
+  const load = Effect.fn("SqliteSessionStore.load")(function*(id: string) {
+    const rows = yield* transaction("load", id, () => {
+      const session = selectSession.get(id)
+      return session === undefined ? undefined : { session, messages: selectMessages.all(id, Number(session["length"])) }
+    })
+    if (rows === undefined) return Option.none()
+    const corrupt = (location: string, description: string) =>
+      new SessionStoreError({ method: "load", sessionId: id, location, reason: new Corrupt({ description }) })
+    const session = Schema.decodeUnknownResult(SessionRow)(rows.session)
+    if (Result.isFailure(session)) return yield* corrupt(sessionRow(id), "the row has no length or body")
+    const body = parseJson(session.success.body)
+    if (Result.isFailure(body)) return yield* corrupt(sessionRow(id), body.failure)
+    const messages: Array<unknown> = []
+    for (const row of rows.messages) {
+      const message = Schema.decodeUnknownResult(MessageRow)(row)
+      const at = `${file}#condukt_messages/${id}/${messages.length}`
+      if (Result.isFailure(message) || message.success.idx !== messages.length) {
+        return yield* corrupt(at, `message ${messages.length} is missing`)
+      }
+      const parsed = parseJson(message.success.body)
+      if (Result.isFailure(parsed)) return yield* corrupt(at, parsed.failure)
+      messages.push(parsed.success)
+    }
+    if (messages.length !== session.success.length) {
+      return yield* corrupt(sessionRow(id), `the session has ${session.success.length} messages, ${messages.length} rows were found`)
+    }
+    const record = typeof body.success === "object" && body.success !== null ? { ...body.success, messages } : body.success
+    const snapshot = Snapshot.decode(record, id)
+    if (Result.isFailure(snapshot)) {
+      return yield* new SessionStoreError({ method: "load", sessionId: id, location: sessionRow(id), reason: snapshot.failure })
+    }
+    return Option.some(snapshot.success)
+  })
+
+  const save = Effect.fn("SqliteSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
+    const { messages, ...rest } = snapshot
+    const body = JSON.stringify(rest)
+    const appended = saveOptions?.appended
+    yield* transaction("save", snapshot.id, () => {
+      const stored = selectSession.get(snapshot.id)
+      let from = 0
+      if (appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended) {
+        from = messages.length - appended
+        deleteTail.run(snapshot.id, from)
+      } else {
+        deleteMessages.run(snapshot.id)
+      }
+      // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
+      for (let i = from; i < messages.length; i++) insertMessage.run(snapshot.id, i, JSON.stringify(messages[i]))
+      upsertSession.run(snapshot.id, messages.length, body)
+    })
+  })
+
+  const clear = Effect.fn("SqliteSessionStore.clear")(function*(id: string) {
+    yield* transaction("clear", id, () => {
+      deleteMessages.run(id)
+      deleteSession.run(id)
+    })
+  })
+
+  return SessionStore.of({ load, save, clear } satisfies Service)
+})
+
+/**
+ * A `SessionStore` in the SQLite database `options.file`, closed with the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<SessionStore, SessionStoreError> => Layer.effect(SessionStore, make(options))

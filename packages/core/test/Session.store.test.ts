@@ -1,0 +1,205 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import * as Agent from "../src/Agent.ts"
+import * as Compactor from "../src/Compactor.ts"
+import * as Message from "../src/Message.ts"
+import * as Model from "../src/Model.ts"
+import * as Sandbox from "../src/Sandbox.ts"
+import * as Session from "../src/Session.ts"
+import * as Sessions from "../src/Sessions.ts"
+import * as SessionStore from "../src/SessionStore.ts"
+import * as Snapshot from "../src/Snapshot.ts"
+import * as Tool from "../src/Tool.ts"
+import { startProbe } from "./fixtures/startProbe.ts"
+
+const Echo = Tool.make("echo", {
+  description: "Echoes",
+  parameters: Schema.Struct({ text: Schema.String }),
+  call: ({ text }) => Effect.succeed(Tool.assign(text, { echoed: text }))
+})
+
+const agent = Agent.make({ name: "echoer", model: "test:x", system: "Echo things.", tools: [Echo] })
+
+/** A memory store that records every save, with how many messages it said were new. */
+const recording = Effect.sync(() => {
+  const store = SessionStore.makeMemory()
+  const saves: Array<{ readonly messages: ReadonlyArray<Message.Message>; readonly appended: number | undefined }> = []
+  const service: SessionStore.Service = {
+    ...store,
+    save: (snapshot, options) => {
+      saves.push({ messages: snapshot.messages, appended: options?.appended })
+      return store.save(snapshot, options)
+    }
+  }
+  return { store: service, saves }
+})
+
+const echoTurn = (n: number) => [
+  TestModel.toolCall("echo", { text: `t${n}` }, `c${n}`),
+  TestModel.text(`done ${n}`)
+]
+
+const noSandbox = Sandbox.layerNoop()
+
+/**
+ * The agent, whose every session start ends with `started` on `probe` (offered from a fiber forked
+ * while the sandbox is built, so once the start, registration included, has finished).
+ */
+/** An agent whose every session start is told on `probe`. */
+const probed = (probe: Queue.Queue<string>) =>
+  Agent.make({
+    name: "echoer",
+    model: "test:x",
+    system: "Echo things.",
+    tools: [Echo],
+    mcpServers: [startProbe(probe)]
+  })
+
+describe("Session with a store", () => {
+  it.effect("saves after each completed turn, appending, and never a call without its results", () =>
+    Effect.gen(function*() {
+      const { saves, store } = yield* recording
+      const session = yield* Session.start(agent, { id: "s1", store })
+      yield* session.run("one")
+      yield* session.run("two")
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [7, 3], [8, 1]])
+      for (const { messages } of saves) {
+        const last = messages.at(-1)!
+        assert.isFalse(last._tag === "AssistantMessage" && Message.toolCalls(last).length > 0)
+      }
+      const saved = Option.getOrThrow(yield* store.load("s1"))
+      assert.deepStrictEqual(saved.messages, yield* session.history)
+      assert.deepStrictEqual(saved.assigns, { echoed: "t2" })
+      assert.deepStrictEqual([saved.agent, saved.model, saved.system], ["echoer", "test:x", "Echo things."])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), noSandbox))))
+
+  it.effect("a start with a stored id resumes: history, assigns, and the next run continues the conversation", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.makeMemory()
+      const first = yield* Session.start(agent, { id: "s1", store, assigns: { seed: 1 } })
+      yield* first.run("one")
+      const history = yield* first.history
+      yield* first.stop
+      const again = yield* Session.start(agent, { id: "s1", store, assigns: { ignored: true } })
+      assert.deepStrictEqual(yield* again.history, history)
+      assert.deepStrictEqual(yield* again.assigns, { seed: 1, echoed: "t1" })
+      assert.strictEqual((yield* again.run("two")).text, "done 2")
+      const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
+      assert.deepStrictEqual(requests[2]!.messages, [...history, Message.user("two")])
+      assert.strictEqual(requests[2]!.system, "Echo things.")
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), noSandbox))))
+
+  it.effect("a snapshot that cannot be read stops the start with the store's error; nothing overwrites it", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.makeMemory()
+      const newer = { ...Snapshot.make({ id: "s1", agent: "echoer", model: "test:x", messages: [], assigns: {}, createdAt: 0, updatedAt: 0 }) }
+      const refusing: SessionStore.Service = {
+        ...store,
+        load: (id) =>
+          Effect.fail(
+            new SessionStore.SessionStoreError({
+              method: "load",
+              sessionId: id,
+              location: "/srv/sessions/s1.json",
+              reason: new SessionStore.UnsupportedVersion({ version: 3, supported: 2 })
+            })
+          )
+      }
+      yield* store.save(newer)
+      const error = yield* Effect.flip(Session.start(agent, { id: "s1", store: refusing }))
+      assert.strictEqual(
+        error.message,
+        "SessionStore.load: session s1 at /srv/sessions/s1.json: snapshot version 3 is newer than this Condukt reads (2); upgrade to resume it"
+      )
+      assert.deepStrictEqual(yield* store.load("s1"), Option.some(newer))
+      assert.strictEqual(yield* TestModel.TestModel.use((recorder) => recorder.remaining), 0)
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([]), noSandbox))))
+
+  it.effect("a store provided as a service is used when the start names none", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent, { id: "s1" })
+      yield* session.run("one")
+      const store = yield* SessionStore.SessionStore
+      assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.messages.length), Option.some(4))
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox, SessionStore.SessionStore.layerMemory))))
+
+  it.effect("under a permanent supervisor, a session that crashes mid-run comes back with every committed turn", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.makeMemory()
+      const sessions = yield* Sessions.make()
+      const probe = yield* Queue.unbounded<string>()
+      const first = yield* sessions.start(probed(probe), { id: "phoenix", restart: "permanent", store })
+      assert.strictEqual(yield* Queue.take(probe), "started")
+      yield* first.run("one")
+      // The second run's tool turn completes and is saved; then the model adapter dies.
+      const error = yield* Effect.flip(first.run("two"))
+      assert.strictEqual(error.message, "Session phoenix crashed: the model adapter has a bug")
+      assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
+      const reborn = Option.getOrThrow(yield* sessions.whereis("phoenix"))
+      assert.notStrictEqual(reborn, first)
+      const history = yield* reborn.history
+      assert.deepStrictEqual(history.map((m) => m._tag), [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage"
+      ])
+      assert.deepStrictEqual(history[4], Message.user("two"))
+      assert.deepStrictEqual(yield* reborn.assigns, { echoed: "t2" })
+      assert.strictEqual((yield* reborn.run("three")).text, "back")
+    }).pipe(Effect.provide(Layer.mergeAll(crashAfter(4), noSandbox))))
+
+  it.effect("compaction runs after each run: the history shrinks, a Compacted event says by how much, the store has it", () =>
+    Effect.gen(function*() {
+      const { saves, store } = yield* recording
+      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.sliding({ keep: 2 }))
+      const session = yield* Session.start(agent, { id: "s1", store, compactor })
+      const events = yield* Stream.runCollect(session.stream("one"))
+      assert.deepStrictEqual(events.slice(-2).map((e) => e._tag), ["Compacted", "AgentEnd"])
+      const compacted = events.at(-2)!
+      assert.deepStrictEqual(compacted._tag === "Compacted" ? [compacted.before, compacted.after] : [], [4, 1])
+      assert.deepStrictEqual(yield* session.history, [Message.assistant([Message.textPart("done 1")])])
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [1, undefined]])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox))))
+
+  it.effect("session.compact compacts an idle session on demand and tells observers", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.makeMemory()
+      const session = yield* Session.start(agent, { id: "s1", store, projectInstructions: false })
+      yield* session.run("one")
+      // Without a compactor, compact does nothing.
+      yield* session.compact
+      assert.strictEqual((yield* session.history).length, 4)
+      yield* session.stop
+      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.pruneToolResults({ keepRecent: 0, maxBytes: 1 }))
+      const pruning = yield* Session.start(agent, { id: "s1", store, compactor })
+      const observed = yield* Queue.unbounded<string>()
+      yield* Stream.runForEach(pruning.events, (event) => Queue.offer(observed, `${event._tag} ${event.runId}`)).pipe(
+        Effect.forkScoped({ startImmediately: true })
+      )
+      yield* pruning.compact
+      assert.strictEqual(yield* Queue.take(observed), "Compacted ")
+      assert.deepStrictEqual((yield* pruning.history)[2], Message.toolResult({ callId: "c1", name: "echo", content: "<elided: 2 bytes>", isError: false }))
+      assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.messages[2]), Option.some((yield* pruning.history)[2]))
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox))))
+})
+
+/** Answers with a tool call or a text, by request number; request `dieAt` (1-based) dies instead. */
+function crashAfter(dieAt: number) {
+  let requests = 0
+  return Layer.succeed(Model.Model, Model.Model.of({
+    name: "test:crash-after",
+    stream: () => {
+      const n = ++requests
+      if (n === dieAt) return Stream.die(new Error("the model adapter has a bug"))
+      const parts: ReadonlyArray<Model.Part> = n % 2 === 1
+        ? [{ _tag: "ToolCall", id: `c${n}`, name: "echo", input: { text: `t${(n + 1) / 2}` } }, { _tag: "Finish", reason: "tool-calls" }]
+        : [{ _tag: "TextDelta", text: n > dieAt ? "back" : `done ${n / 2}` }, { _tag: "Finish", reason: "stop" }]
+      return Stream.fromIterable(parts)
+    }
+  }))
+}

@@ -1,0 +1,47 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Result } from "effect"
+import * as Message from "../src/Message.ts"
+import * as Snapshot from "../src/Snapshot.ts"
+import { snapshot } from "./sessionStore/conformance.ts"
+
+describe("Snapshot", () => {
+  it("decodes a snapshot of the current version as it was written", () => {
+    const written = JSON.parse(JSON.stringify(snapshot("s1", 2)))
+    assert.deepStrictEqual(Snapshot.decode(written, "s1"), Result.succeed(snapshot("s1", 2)))
+  })
+
+  it("migrates a version 1 record (no version: messages, model, system) to the current version", () => {
+    const v1 = { messages: [Message.user("hi")], model: "anthropic:claude", system: "Be brief." }
+    assert.deepStrictEqual(
+      Snapshot.decode(v1, "s1"),
+      Result.succeed(Snapshot.make({
+        id: "s1",
+        agent: "",
+        model: "anthropic:claude",
+        system: "Be brief.",
+        messages: [Message.user("hi")],
+        assigns: {},
+        createdAt: 0,
+        updatedAt: 0
+      }))
+    )
+  })
+
+  it("refuses a newer version, saying which and what this one reads", () => {
+    const decoded = Snapshot.decode({ ...snapshot("s1", 1), version: 3 }, "s1")
+    assert.isTrue(Result.isFailure(decoded))
+    if (Result.isFailure(decoded)) {
+      assert.strictEqual(decoded.failure.message, "snapshot version 3 is newer than this Condukt reads (2); upgrade to resume it")
+    }
+  })
+
+  it("calls anything else corrupt, naming the field", () => {
+    const notObject = Snapshot.decode([1, 2], "s1")
+    const badField = Snapshot.decode({ ...snapshot("s1", 1), assigns: "x" }, "s1")
+    assert.deepStrictEqual(Result.isFailure(notObject) ? notObject.failure.message : "", "not a session snapshot (expected a JSON object)")
+    assert.deepStrictEqual(
+      Result.isFailure(badField) ? badField.failure.message : "",
+      "not a session snapshot (Expected object at [\"assigns\"])"
+    )
+  })
+})

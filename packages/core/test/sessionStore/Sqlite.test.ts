@@ -1,0 +1,95 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option, type Scope } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { DatabaseSync } from "node:sqlite"
+import * as Message from "../../src/Message.ts"
+import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
+import type * as SessionStore from "../../src/SessionStore.ts"
+import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+
+const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const file = path.join(yield* tempDir, "sessions.db")
+    return yield* f(yield* SqliteSessionStore.make({ file }), file)
+  }))
+
+/** Runs `sql` on the database file behind the store's back, as another program (or a bug) would. */
+const tamper = (file: string, sql: string) => {
+  const db = new DatabaseSync(file)
+  db.exec(sql)
+  db.close()
+}
+
+const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
+
+describe("SqliteSessionStore", () => {
+  conformance((f) => withStore((store) => f(store)))
+
+  it.live("a turn adds its message rows; the earlier rows are not rewritten", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        tamper(file, "UPDATE condukt_messages SET body = json_set(body, '$.content', 'kept') WHERE idx = 0")
+        yield* store.save(snapshot("s1", 2), { appended: 4 })
+        const loaded = yield* store.load("s1")
+        assert.deepStrictEqual(
+          Option.map(loaded, (s) => s.messages),
+          Option.some<ReadonlyArray<Message.Message>>([Message.user("kept"), ...turn(1).slice(1), ...turn(2)])
+        )
+      })
+    ))
+
+  it.live("a message row that is not JSON fails the load naming the row, and is left as it was", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        tamper(file, "UPDATE condukt_messages SET body = '{\"_tag\":' WHERE idx = 2")
+        assert.strictEqual(
+          yield* failure(store.load("s1")),
+          `SessionStore.load: session s1 at ${file}#condukt_messages/s1/2: not a session snapshot (Unexpected end of JSON input)`
+        )
+        const db = new DatabaseSync(file)
+        assert.deepStrictEqual({ ...db.prepare("SELECT body FROM condukt_messages WHERE idx = 2").get() }, { body: "{\"_tag\":" })
+        db.close()
+      })
+    ))
+
+  it.live("a missing message row fails the load naming the first one missing", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        tamper(file, "DELETE FROM condukt_messages WHERE idx = 1")
+        assert.strictEqual(
+          yield* failure(store.load("s1")),
+          `SessionStore.load: session s1 at ${file}#condukt_messages/s1/1: not a session snapshot (message 1 is missing)`
+        )
+      })
+    ))
+
+  it.live("a snapshot of a newer version fails the load naming the row", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        tamper(file, "UPDATE condukt_sessions SET body = json_set(body, '$.version', 3)")
+        assert.strictEqual(
+          yield* failure(store.load("s1")),
+          `SessionStore.load: session s1 at ${file}#condukt_sessions/s1: snapshot version 3 is newer than this Condukt reads (2); upgrade to resume it`
+        )
+      })
+    ))
+
+  it.live("a database in a read-only directory fails to open naming the file, and the file is left as it was", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = path.join(dir, "sessions.db")
+      fs.writeFileSync(file, "")
+      yield* readOnly(dir)
+      assert.strictEqual(
+        yield* failure(Effect.scoped(SqliteSessionStore.make({ file }))),
+        `SessionStore.open: at ${file}: unable to open database file`
+      )
+      assert.deepStrictEqual(fs.readdirSync(dir), ["sessions.db"])
+      assert.strictEqual(fs.statSync(file).size, 0)
+    })))
+})
