@@ -270,7 +270,7 @@ export const connect = (
     client.onclose = () => {
       if (replacing) return
       const why = transport instanceof StdioProcess
-        ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
+        ? transport.brokenBecause ?? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
       Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: why })))
     }
@@ -335,8 +335,13 @@ export const render = (result: CallToolResult): string => {
   return parts.join("\n")
 }
 
+/** What `callTool` answers: its type also admits the pre-2024 `toolResult` form, of another schema. */
+type Answer = Awaited<ReturnType<Client["callTool"]>>
+
 /** A result the model reads: its text, or a failure with that text when flagged `isError`. */
-const settle = (result: CallToolResult): Effect.Effect<string, string> => {
+const settle = (answer: Answer): Effect.Effect<string, string> => {
+  // `callTool` parses with `CallToolResultSchema` (its default schema, which we do not override).
+  const result = answer as CallToolResult
   const text = render(result)
   return result.isError === true ? Effect.fail(text) : Effect.succeed(text)
 }
