@@ -5,8 +5,8 @@
  * `connect` opens a connection in the current scope (spawn or HTTP, the `initialize` handshake,
  * every page of `tools/list`), all within `initTimeout`; closing that scope closes the client, which
  * ends a stdio server's process group or aborts HTTP requests and DELETEs the Streamable HTTP
- * session. `Connection.call` runs one `tools/call` within `requestTimeout`; interrupting it cancels
- * the request. A transport that dies fails its pending and later calls with `TransportDown`, a
+ * session. `caller` gives a tool's `tools/call`, run within `requestTimeout`; interrupting it
+ * cancels the request. A transport that dies fails its pending and later calls with `TransportDown`, a
  * result the model reads; the supervisor's restart policy may bring a new connection. Wire and
  * local stay apart: a result flagged `isError` is a failed tool result, a JSON-RPC error is
  * `McpCallFailed`, a dead connection is `TransportDown`.
@@ -25,9 +25,12 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
-import * as McpAuth from "./McpAuth.ts"
 import type { Declaration } from "./McpServer.ts"
-import { hostVariable, StdioProcess } from "./internal/stdioProcess.ts"
+import { StdioProcess } from "./internal/stdioProcess.ts"
+import { ConnectFailed, describe, makeTransport, startFailure } from "./internal/transports.ts"
+
+/** A connection could not be opened; `reason` is one line, without secrets. */
+export { ConnectFailed }
 
 /** What our client says it is in `initialize`. */
 export const CLIENT_INFO = { name: "condukt", version: "0.1.0" } as const
@@ -68,13 +71,6 @@ export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallF
   }
 }
 
-/** A connection could not be opened; `reason` is one line, without secrets. */
-export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
-  override get message() {
-    return this.reason
-  }
-}
-
 export type CallError = TransportDown | RequestTimeout | McpCallFailed
 
 // ---------------------------------------------------------------------------------------------
@@ -98,87 +94,8 @@ export interface Connection {
   readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
 }
 
-/** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
-const connectionCode = (error: Error): string | undefined => {
-  const cause = (error as { cause?: unknown }).cause
-  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
-}
-
-const describe = (error: unknown): string => {
-  if (!(error instanceof Error)) return String(error)
-  const code = connectionCode(error)
-  return code === undefined ? error.message : `${error.message} (${code})`
-}
-
 const durationMs = (input: Duration.Input | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
-
-/** The environment of a stdio server: pass-through names, renames and literals. */
-const stdioEnv = (
-  declaration: Extract<Declaration, { readonly transport: "stdio" }>,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
-): Effect.Effect<Record<string, string>, ConnectFailed> =>
-  Effect.gen(function*() {
-    const env: Record<string, string> = {}
-    const given = declaration.env
-    if (given === undefined) return env
-    const entries: ReadonlyArray<readonly [string, string | McpAuth.SecretInput]> = Array.isArray(given)
-      ? given.map((name: string) => [name, name] as const)
-      : Object.entries(given).map(([name, value]) => [name, value] as const)
-    for (const [name, value] of entries) {
-      if (Array.isArray(given)) {
-        // A pass-through name: the session's secret of that name first, then the host's variable.
-        const found = secrets[name] !== undefined ? Redacted.value(secrets[name]) : hostVariable(name)
-        if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
-        env[name] = found
-      } else if (typeof value === "string") {
-        env[name] = value
-      } else {
-        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
-        env[name] = Redacted.value(resolved)
-      }
-    }
-    return env
-  })
-
-/** The transport a declaration asks for, built (not started). */
-const makeTransport = (
-  declaration: Declaration,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
-): Effect.Effect<Transport, ConnectFailed> =>
-  Effect.gen(function*() {
-    if (declaration.transport === "stdio") {
-      const env = yield* stdioEnv(declaration, secrets)
-      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env })
-    }
-    const url = yield* Effect.try({
-      try: () => new URL(declaration.url),
-      catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
-    })
-    const fetchFn = yield* Effect.mapError(McpAuth.fetchFor(declaration.auth, fetch), (e) => new ConnectFailed({ reason: e.message }))
-    const requestInit = { headers: { ...declaration.headers } }
-    const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-    const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
-    // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
-    return declaration.transport === "sse"
-      ? new SSEClientTransport(url, options)
-      : new StreamableHTTPClientTransport(url, options)
-  })
-
-/** Why a transport failed to start or answer during the handshake, in one line. */
-const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
-  if (transport instanceof StdioProcess) {
-    const code = transport.spawnError?.code
-    if (code === "ENOENT") return "command not found"
-    if (code === "EACCES") return "permission denied"
-    const last = transport.lastError
-    if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
-  }
-  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
-  const code = error instanceof TypeError ? connectionCode(error) : undefined
-  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
-  return describe(error)
-}
 
 /** `tools/list`, every page. */
 const listTools = (
