@@ -1,18 +1,34 @@
 /**
  * bench/mcp — `tools/call` round trips over stdio through our MCP client vs the raw SDK `Client`.
  *
- * One `@modelcontextprotocol/server-everything` process (stdio) per client, its `echo` tool:
- * 1,000 sequential calls, then 1,000 concurrent ones, through our client actor (the `Tool` an
- * `McpServer.stdio` gives a session: `McpClient.call` over our process-group transport, with its
- * timeout, span and down-race) and through the raw SDK `Client` over the SDK's
- * `StdioClientTransport`, interleaved in the same run (5 rounds after a warm-up, median). Both use
- * the same SDK copy. Goal: ours ≤ 1.1× raw, each.
+ * Each client gets its own `@modelcontextprotocol/server-everything` process (the same binary,
+ * over stdio) and calls its `echo` tool: 1,000 sequential calls, then 1,000 concurrent ones. Four
+ * clients, all on the same SDK copy, interleaved in the same run (the order rotates each round),
+ * after warm-up rounds; each ratio to raw is taken per round (the two ran seconds apart, so a load
+ * that comes and goes shifts both) and the median of the rounds is reported, with its range:
  *
- * Run: node_modules/.bin/node bench/mcp.ts
+ * - ours: the `Tool` an `McpServer.stdio` gives a session, called as the executor calls it (our
+ *   per-tool caller, our process-group transport), one fiber per call;
+ * - raw: the SDK's `Client` over its `StdioClientTransport`, plain promises;
+ * - ours on the SDK transport: our caller over a `Client` on the SDK's `StdioClientTransport`, so
+ *   ours / this is the cost of our transport and this / raw the cost of our client;
+ * - fiber floor: the raw `client.callTool` with an abort signal, one interruptible fiber per call —
+ *   what any Effect client owes (structured concurrency, interruption that cancels the request),
+ *   with nothing of ours in it;
+ * - raw, own session: the raw client, its server started through `setsid` — in a session of its
+ *   own, as our transport must start it (a process group of its own, so closing ends grandchildren;
+ *   Node offers a group only with a new session). On Linux with `sched_autogroup` on, the kernel
+ *   schedules each session as a group: on a loaded machine, a server in its own session answers a
+ *   lone request later. ours / this is the cost of our client and transport without that part.
+ *
+ * Besides wall time per call, the client process's CPU time per call (the machine is shared: CPU
+ * time is steadier than wall time under other load). Goal (issue 7): ours ≤ 1.1× raw, each mode.
+ *
+ * Run: node_modules/.bin/node bench/mcp.ts [rounds (15)] [sequential | concurrent (both)]
  */
-import { Effect, Exit, Scope } from "effect"
+import { Deferred, Effect, Exit, Scope } from "effect"
 import * as path from "node:path"
-import { McpServer } from "../packages/mcp/src/index.ts"
+import { McpClient, McpServer } from "../packages/mcp/src/index.ts"
 import { VirtualSandbox } from "../packages/sandbox-virtual/src/index.ts"
 import { ToolCall } from "../packages/testing/src/index.ts"
 // The raw SDK from @condukt/mcp's own dependencies: the very copy our client runs on.
@@ -21,91 +37,160 @@ import { StdioClientTransport } from "../packages/mcp/node_modules/@modelcontext
 import { report } from "./report.ts"
 
 const CALLS = 1_000
-const ROUNDS = 5
+const WARMUP = 2
+const ROUNDS = Number(process.argv[2] ?? 15)
 const GOAL = 1.1
 
 const everything = path.resolve(import.meta.dirname, "../packages/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+const server = { command: process.execPath, args: [everything, "stdio"] }
 const expected = (i: number) => `Echo: m${i}`
+const indices = Array.from({ length: CALLS }, (_, i) => i)
+
+type Mode = "sequential" | "concurrent"
+type Runner = Record<Mode, () => Promise<void>>
+
+const checked = (i: number) => (output: unknown) =>
+  output === expected(i) ? Effect.void : Effect.die(new Error(`unexpected echo: ${String(output)}`))
+
+/** An Effect client: one fiber per call, as a session's executor runs them. */
+const effectRunner = (one: (i: number) => Effect.Effect<unknown, unknown>): Runner => ({
+  sequential: () => Effect.runPromise(Effect.forEach(indices, (i) => Effect.flatMap(one(i), checked(i)), { discard: true })),
+  concurrent: () =>
+    Effect.runPromise(Effect.forEach(indices, (i) => Effect.flatMap(one(i), checked(i)), { discard: true, concurrency: "unbounded" }))
+})
+
+const sdkClient = async (ownSession = false) => {
+  const client = new Client({ name: "bench", version: "0.0.0" })
+  const params = ownSession ? { command: "setsid", args: [server.command, ...server.args] } : server
+  await client.connect(new StdioClientTransport({ ...params, stderr: "ignore" }))
+  return client
+}
+const textOf = (result: Awaited<ReturnType<Client["callTool"]>>) => (result.content as Array<{ type: string; text?: string }>)[0]?.text
 
 // Ours: the tool a session would get, called as the session's executor calls it.
 const scope = Effect.runSync(Scope.make())
 const tools = await Effect.runPromise(
-  McpServer.startAll([McpServer.stdio({ name: "everything", command: process.execPath, args: [everything, "stdio"] })]).pipe(
-    Effect.flatten,
-    Scope.provide(scope)
-  )
+  McpServer.startAll([McpServer.stdio({ name: "everything", ...server })]).pipe(Effect.flatten, Scope.provide(scope))
 )
 const echo = tools.find((tool) => tool.name === "everything.echo")!
-const sandbox = await Effect.runPromise(VirtualSandbox.make())
-const context = ToolCall.context(sandbox)
-const oursOne = (i: number) =>
-  Effect.flatMap(echo.call({ message: `m${i}` }, context), (output) =>
-    output === expected(i) ? Effect.void : Effect.die(new Error(`unexpected echo: ${String(output)}`)))
-const ours = {
-  sequential: () => Effect.runPromise(Effect.forEach(Array.from({ length: CALLS }, (_, i) => i), oursOne, { discard: true })),
-  concurrent: () =>
-    Effect.runPromise(Effect.forEach(Array.from({ length: CALLS }, (_, i) => i), oursOne, { discard: true, concurrency: "unbounded" }))
-}
+const context = ToolCall.context(await Effect.runPromise(VirtualSandbox.make()))
+const ours = effectRunner((i) => echo.call({ message: `m${i}` }, context))
 
-// Raw: the SDK's client and stdio transport.
-const client = new Client({ name: "bench", version: "0.0.0" })
-await client.connect(new StdioClientTransport({ command: process.execPath, args: [everything, "stdio"], stderr: "ignore" }))
-const rawOne = async (i: number) => {
-  const result = await client.callTool({ name: "echo", arguments: { message: `m${i}` } })
-  const text = (result.content as Array<{ type: string; text?: string }>)[0]?.text
-  if (text !== expected(i)) throw new Error(`unexpected echo: ${text}`)
-}
-const raw = {
-  sequential: async () => {
-    for (let i = 0; i < CALLS; i++) await rawOne(i)
-  },
-  concurrent: async () => {
-    await Promise.all(Array.from({ length: CALLS }, (_, i) => rawOne(i)))
+// Raw: the SDK's client and stdio transport, plain promises.
+const promiseRunner = (client: Client): Runner => {
+  const one = async (i: number) => {
+    const text = textOf(await client.callTool({ name: "echo", arguments: { message: `m${i}` } }))
+    if (text !== expected(i)) throw new Error(`unexpected echo: ${text}`)
+  }
+  return {
+    sequential: async () => {
+      for (const i of indices) await one(i)
+    },
+    concurrent: async () => {
+      await Promise.all(indices.map(one))
+    }
   }
 }
+const rawClient = await sdkClient()
+const raw = promiseRunner(rawClient)
+const ownSessionClient = await sdkClient(true)
+const rawOwnSession = promiseRunner(ownSessionClient)
 
-const time = async (run: () => Promise<void>) => {
+// Ours on the SDK's transport: our caller over a connection whose client the SDK's transport carries.
+const mixedClient = await sdkClient()
+const mixedConnection: McpClient.Connection = {
+  client: mixedClient,
+  descriptors: [],
+  down: Deferred.makeUnsafe(),
+  reauthorize: Effect.fail,
+  generation: () => 0,
+  reinitialise: () => Effect.void
+}
+const mixedCall = McpClient.caller(McpServer.stdio({ name: "everything", ...server }).declaration, "echo")
+const mixed = effectRunner((i) => mixedCall(mixedConnection, { message: `m${i}` }))
+
+// The floor: the raw call in an interruptible fiber that aborts it.
+const floorClient = await sdkClient()
+const floor = effectRunner((i) =>
+  Effect.map(
+    Effect.tryPromise({ try: (signal) => floorClient.callTool({ name: "echo", arguments: { message: `m${i}` } }, undefined, { signal }), catch: (e) => e }),
+    textOf
+  )
+)
+
+const clients = {
+  ours,
+  raw,
+  "ours on SDK transport": mixed,
+  "fiber floor": floor,
+  "raw, own session": rawOwnSession
+} satisfies Record<string, Runner>
+type Name = keyof typeof clients
+const names = Object.keys(clients) as Array<Name>
+const modes: ReadonlyArray<Mode> = (["sequential", "concurrent"] as const).filter((mode) => (process.argv[3] ?? mode) === mode)
+
+interface Sample {
+  readonly wallUs: number
+  readonly cpuUs: number
+}
+const measure = async (run: () => Promise<void>): Promise<Sample> => {
+  const cpu = process.cpuUsage()
   const start = performance.now()
   await run()
-  return performance.now() - start
+  const wall = performance.now() - start
+  const used = process.cpuUsage(cpu)
+  return { wallUs: (wall * 1000) / CALLS, cpuUs: (used.user + used.system) / CALLS }
 }
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-const modes = ["sequential", "concurrent"] as const
-const times = { ours: { sequential: [] as Array<number>, concurrent: [] as Array<number> }, raw: { sequential: [] as Array<number>, concurrent: [] as Array<number> } }
-for (const mode of modes) {
-  await time(ours[mode])
-  await time(raw[mode])
-}
-for (let round = 0; round < ROUNDS; round++) {
+const samples = new Map<string, Array<Sample>>()
+for (let round = 0; round < WARMUP + ROUNDS; round++) {
   for (const mode of modes) {
-    // Alternate which goes first, so neither always runs on a machine the other just warmed.
-    if (round % 2 === 0) {
-      times.ours[mode].push(await time(ours[mode]))
-      times.raw[mode].push(await time(raw[mode]))
-    } else {
-      times.raw[mode].push(await time(raw[mode]))
-      times.ours[mode].push(await time(ours[mode]))
+    // Rotate which client goes first, so none always runs on a machine another just warmed.
+    for (let k = 0; k < names.length; k++) {
+      const name = names[(round + k) % names.length]!
+      const sample = await measure(clients[name][mode])
+      if (round >= WARMUP) samples.set(`${name}/${mode}`, [...(samples.get(`${name}/${mode}`) ?? []), sample])
     }
   }
 }
 
-await client.close()
+await Promise.all([rawClient.close(), ownSessionClient.close(), mixedClient.close(), floorClient.close()])
 await Effect.runPromise(Scope.close(scope, Exit.void))
 
-console.log(`server-everything over stdio, echo, ${CALLS} calls per run, ${ROUNDS} rounds (median)`)
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const of = (name: Name, mode: Mode) => samples.get(`${name}/${mode}`)!
+/** Per round, a client's figure over the baseline's in the same round (seconds apart): median and range. */
+const paired = (name: Name, baseline: Name, mode: Mode, figure: (s: Sample) => number) => {
+  const base = of(baseline, mode)
+  const ratios = of(name, mode).map((s, round) => figure(s) / figure(base[round]!))
+  return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) }
+}
+const range = (r: { median: number; min: number; max: number }) => `${r.median.toFixed(2)}x [${r.min.toFixed(2)}-${r.max.toFixed(2)}]`
+
+console.log(`server-everything over stdio, echo, ${CALLS} calls per run, ${ROUNDS} rounds after ${WARMUP} of warm-up`)
+console.log(`median per call; ratios: median of each round's ratio to raw [lowest-highest]`)
 for (const mode of modes) {
-  const oursMs = median(times.ours[mode])
-  const rawMs = median(times.raw[mode])
-  const ratio = oursMs / rawMs
-  const perCall = (ms: number) => `${((ms * 1000) / CALLS).toFixed(0)} µs/call`
-  console.log(`${mode}: ours ${oursMs.toFixed(0)} ms (${perCall(oursMs)}), raw SDK ${rawMs.toFixed(0)} ms (${perCall(rawMs)}), ratio ${ratio.toFixed(2)}x`)
-  report({
-    benchmark: `mcp: ${CALLS} ${mode} tools/call over stdio, our client / raw SDK Client`,
-    ours: `${oursMs.toFixed(0)} ms`,
-    baseline: `${rawMs.toFixed(0)} ms`,
-    ratio,
-    goal: `≤ ${GOAL}×`,
-    met: ratio <= GOAL
-  })
+  console.log(`${mode}:`)
+  for (const name of names) {
+    const wall = median(of(name, mode).map((s) => s.wallUs))
+    const cpu = median(of(name, mode).map((s) => s.cpuUs))
+    console.log(
+      `  ${name.padEnd(22)} wall ${wall.toFixed(0).padStart(4)} µs ${range(paired(name, "raw", mode, (s) => s.wallUs)).padEnd(20)}` +
+        ` client CPU ${cpu.toFixed(0).padStart(4)} µs ${range(paired(name, "raw", mode, (s) => s.cpuUs))}`
+    )
+  }
+}
+const ms = (name: Name, mode: Mode) => `${((median(of(name, mode).map((s) => s.wallUs)) * CALLS) / 1000).toFixed(0)} ms`
+for (const mode of modes) {
+  for (const [baseline, label] of [["raw", "raw SDK Client"], ["raw, own session", "raw SDK Client, its server in its own session"]] as const) {
+    const ratio = paired("ours", baseline, mode, (s) => s.wallUs).median
+    report({
+      benchmark: `mcp: ${CALLS} ${mode} tools/call over stdio, our client / ${label}`,
+      ours: ms("ours", mode),
+      baseline: ms(baseline, mode),
+      ratio,
+      goal: `≤ ${GOAL}×`,
+      met: ratio <= GOAL
+    })
+  }
 }

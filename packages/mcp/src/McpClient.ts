@@ -5,8 +5,8 @@
  * `connect` opens a connection in the current scope (spawn or HTTP, the `initialize` handshake,
  * every page of `tools/list`), all within `initTimeout`; closing that scope closes the client, which
  * ends a stdio server's process group or aborts HTTP requests and DELETEs the Streamable HTTP
- * session. `Connection.call` runs one `tools/call` within `requestTimeout`; interrupting it cancels
- * the request. A transport that dies fails its pending and later calls with `TransportDown`, a
+ * session. `caller` gives a tool's `tools/call`, run within `requestTimeout`; interrupting it
+ * cancels the request. A transport that dies fails its pending and later calls with `TransportDown`, a
  * result the model reads; the supervisor's restart policy may bring a new connection. Wire and
  * local stay apart: a result flagged `isError` is a failed tool result, a JSON-RPC error is
  * `McpCallFailed`, a dead connection is `TransportDown`.
@@ -24,10 +24,13 @@ import {
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore } from "effect"
-import * as McpAuth from "./McpAuth.ts"
+import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
 import type { Declaration } from "./McpServer.ts"
-import { hostVariable, StdioProcess } from "./internal/stdioProcess.ts"
+import { StdioProcess } from "./internal/stdioProcess.ts"
+import { ConnectFailed, describe, makeTransport, startFailure } from "./internal/transports.ts"
+
+/** A connection could not be opened; `reason` is one line, without secrets. */
+export { ConnectFailed }
 
 /** What our client says it is in `initialize`. */
 export const CLIENT_INFO = { name: "condukt", version: "0.1.0" } as const
@@ -68,13 +71,6 @@ export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallF
   }
 }
 
-/** A connection could not be opened; `reason` is one line, without secrets. */
-export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
-  override get message() {
-    return this.reason
-  }
-}
-
 export type CallError = TransportDown | RequestTimeout | McpCallFailed
 
 // ---------------------------------------------------------------------------------------------
@@ -98,87 +94,8 @@ export interface Connection {
   readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
 }
 
-/** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
-const connectionCode = (error: Error): string | undefined => {
-  const cause = (error as { cause?: unknown }).cause
-  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
-}
-
-const describe = (error: unknown): string => {
-  if (!(error instanceof Error)) return String(error)
-  const code = connectionCode(error)
-  return code === undefined ? error.message : `${error.message} (${code})`
-}
-
 const durationMs = (input: Duration.Input | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
-
-/** The environment of a stdio server: pass-through names, renames and literals. */
-const stdioEnv = (
-  declaration: Extract<Declaration, { readonly transport: "stdio" }>,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
-): Effect.Effect<Record<string, string>, ConnectFailed> =>
-  Effect.gen(function*() {
-    const env: Record<string, string> = {}
-    const given = declaration.env
-    if (given === undefined) return env
-    const entries: ReadonlyArray<readonly [string, string | McpAuth.SecretInput]> = Array.isArray(given)
-      ? given.map((name: string) => [name, name] as const)
-      : Object.entries(given).map(([name, value]) => [name, value] as const)
-    for (const [name, value] of entries) {
-      if (Array.isArray(given)) {
-        // A pass-through name: the session's secret of that name first, then the host's variable.
-        const found = secrets[name] !== undefined ? Redacted.value(secrets[name]) : hostVariable(name)
-        if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
-        env[name] = found
-      } else if (typeof value === "string") {
-        env[name] = value
-      } else {
-        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
-        env[name] = Redacted.value(resolved)
-      }
-    }
-    return env
-  })
-
-/** The transport a declaration asks for, built (not started). */
-const makeTransport = (
-  declaration: Declaration,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
-): Effect.Effect<Transport, ConnectFailed> =>
-  Effect.gen(function*() {
-    if (declaration.transport === "stdio") {
-      const env = yield* stdioEnv(declaration, secrets)
-      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env })
-    }
-    const url = yield* Effect.try({
-      try: () => new URL(declaration.url),
-      catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
-    })
-    const fetchFn = yield* Effect.mapError(McpAuth.fetchFor(declaration.auth, fetch), (e) => new ConnectFailed({ reason: e.message }))
-    const requestInit = { headers: { ...declaration.headers } }
-    const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-    const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
-    // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
-    return declaration.transport === "sse"
-      ? new SSEClientTransport(url, options)
-      : new StreamableHTTPClientTransport(url, options)
-  })
-
-/** Why a transport failed to start or answer during the handshake, in one line. */
-const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
-  if (transport instanceof StdioProcess) {
-    const code = transport.spawnError?.code
-    if (code === "ENOENT") return "command not found"
-    if (code === "EACCES") return "permission denied"
-    const last = transport.lastError
-    if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
-  }
-  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
-  const code = error instanceof TypeError ? connectionCode(error) : undefined
-  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
-  return describe(error)
-}
 
 /** `tools/list`, every page. */
 const listTools = (
@@ -270,7 +187,7 @@ export const connect = (
     client.onclose = () => {
       if (replacing) return
       const why = transport instanceof StdioProcess
-        ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
+        ? transport.brokenBecause ?? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
       Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: why })))
     }
@@ -335,62 +252,109 @@ export const render = (result: CallToolResult): string => {
   return parts.join("\n")
 }
 
+/** What `callTool` answers: its type also admits the pre-2024 `toolResult` form, of another schema. */
+type Answer = Awaited<ReturnType<Client["callTool"]>>
+
+/** A result the model reads: its text, or a failure with that text when flagged `isError`. */
+const settle = (answer: Answer): Effect.Effect<string, string> => {
+  // `callTool` parses with `CallToolResultSchema` (its default schema, which we do not override).
+  const result = answer as CallToolResult
+  const text = render(result)
+  return result.isError === true ? Effect.fail(text) : Effect.succeed(text)
+}
+
+/** A failed `tools/call` as what the model reads about it. */
+const callError = (server: string, wire: string, timeoutMs: number, error: unknown): CallError => {
+  if (error instanceof TransportDown) return error
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ server, tool: wire, timeoutMs })
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ server, reason: "the connection closed" })
+  if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: error.message })
+  return new TransportDown({ server, reason: describe(error) })
+}
+
+const identity = <A>(a: A): A => a
+
 /**
- * One `tools/call` of `wire` (the MCP name) on `connection`; an `isError` result fails with its
- * text, which the model reads as `Error: <text>`.
+ * What a tool's calls share, computed once per tool: each call of it only sends its request.
  */
-export const call = (
-  connection: Connection,
-  declaration: Declaration,
-  wire: string,
-  args: Readonly<Record<string, unknown>>
-): Effect.Effect<string, CallError | string> => {
-  const timeoutMs = durationMs(declaration.requestTimeout, 60_000)
-  const send = Effect.tryPromise({
-    try: (signal) => connection.client.callTool({ name: wire, arguments: { ...args } }, undefined, { signal, timeout: timeoutMs }),
-    catch: (error) => error
+interface Target {
+  readonly server: string
+  readonly wire: string
+  readonly timeoutMs: number
+  readonly span: { readonly attributes: Readonly<Record<string, string>>; readonly captureStackTrace: false }
+}
+
+const send = (target: Target, connection: Connection, args: Readonly<Record<string, unknown>>) =>
+  Effect.tryPromise({
+    try: (signal) => connection.client.callTool({ name: target.wire, arguments: { ...args } }, undefined, { signal, timeout: target.timeoutMs }),
+    catch: identity
   })
-  // A call may need more scopes than the connection's token has (a 403 `insufficient_scope`).
-  const sendAuthorized = authorized(connection.reauthorize, send).pipe(traced("tools/call", declaration.name, { tool: wire }))
-  // A 404 on a known Streamable HTTP session: the server lost it; a new session, and the call
-  // again, once. A second 404 means the server cannot keep a session: the connection is down.
-  const request = Effect.suspend(() => {
-    const generation = connection.generation()
-    return Effect.catch(sendAuthorized, (error) =>
+
+/**
+ * After a failed first attempt: a call may need more scopes than the connection's token has (a
+ * 403 `insufficient_scope`), which `reauthorize` completes before the call is sent again; a 404 on
+ * a known Streamable HTTP session means the server lost it: a new session, and the call again,
+ * once. A second 404 means the server cannot keep a session: the connection is down.
+ */
+const recover = (target: Target, connection: Connection, args: Readonly<Record<string, unknown>>, generation: number) => (first: unknown) => {
+  const again = send(target, connection, args)
+  return Effect.andThen(connection.reauthorize(first), again).pipe(
+    Effect.catch((error) =>
       sessionLost(error)
         ? connection.reinitialise(generation).pipe(
-          Effect.andThen(Effect.catch(sendAuthorized, (again) => {
-            if (!sessionLost(again)) return Effect.fail(again)
-            const failure = new TransportDown({ server: declaration.name, reason: "the server lost the session again (HTTP 404) after a new one was opened" })
+          Effect.andThen(Effect.catch(authorized(connection.reauthorize, again), (error) => {
+            if (!sessionLost(error)) return Effect.fail(error)
+            const failure = new TransportDown({ server: target.server, reason: "the server lost the session again (HTTP 404) after a new one was opened" })
             Deferred.doneUnsafe(connection.down, Effect.fail(failure))
             return Effect.fail(failure)
           }))
         )
-        : Effect.fail(error))
-  }).pipe(
-    Effect.mapError((error): CallError => {
-      if (error instanceof TransportDown) return error
-      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-        return new RequestTimeout({ server: declaration.name, tool: wire, timeoutMs })
-      }
-      if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-        return new TransportDown({ server: declaration.name, reason: "the connection closed" })
-      }
-      if (error instanceof McpError) return new McpCallFailed({ server: declaration.name, tool: wire, description: error.message })
-      return new TransportDown({ server: declaration.name, reason: describe(error) })
-    })
-  )
-  // A dead transport fails pending calls at once (the SDK rejects them once it has marked the
-  // connection down): they answer with the reason it died.
-  return request.pipe(
-    Effect.catch((error) =>
-      error instanceof TransportDown && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(error)
+        : Effect.fail(error)
     ),
-    Effect.flatMap((result) => {
-      const text = render(result as CallToolResult)
-      return result.isError === true ? Effect.fail(text) : Effect.succeed(text)
-    })
+    Effect.catch((error) => {
+      const failure = callError(target.server, target.wire, target.timeoutMs, error)
+      // A dead transport fails pending calls at once (the SDK rejects them once it has marked
+      // the connection down): they answer with the reason it died.
+      return failure instanceof TransportDown && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(failure)
+    }),
+    Effect.flatMap(settle)
   )
+}
+
+/**
+ * The `tools/call` of `wire` (the MCP name) on a connection of `declaration`'s server, as a
+ * function of the connection and the arguments; an `isError` result fails with its text, which
+ * the model reads as `Error: <text>`.
+ *
+ * An answered call is the hot path (issue 7's benchmark: within 1.1x of the raw SDK `Client`): one
+ * request, whose timeout is the SDK's own and whose abort signal cancels it when the call is
+ * interrupted (the SDK then sends `notifications/cancelled`). The retries run only after a failure.
+ * The span `McpClient.tools/call` is made only when a tracer other than Effect's native one is
+ * installed: the native tracer exports nothing, and no span is opened under this one on the hot
+ * path, so none could observe it.
+ */
+export const caller = (declaration: Declaration, wire: string) => {
+  const target: Target = {
+    server: declaration.name,
+    wire,
+    timeoutMs: durationMs(declaration.requestTimeout, 60_000),
+    span: { attributes: { server: declaration.name, tool: wire }, captureStackTrace: false }
+  }
+  return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, CallError | string> =>
+    Effect.withFiber((fiber) => {
+      // The session the request goes to: a 404 re-initialises only the session it was sent on.
+      const generation = connection.generation()
+      const call = (span: Tracer.Span | undefined) =>
+        Effect.matchEffect(send(target, connection, args), {
+          onSuccess: settle,
+          onFailure: (error) => {
+            const recovering = recover(target, connection, args, generation)(error)
+            // Spans the retries open (a new session's `initialize`) are children of this call's.
+            return span === undefined ? recovering : Effect.withParentSpan(recovering, span)
+          }
+        })
+      return fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer ? call(undefined) : Effect.useSpan("McpClient.tools/call", target.span, call)
+    })
 }
 
 /** Whether the connection's transport has died. */

@@ -182,19 +182,19 @@ interface State {
 const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<McpTool>): ReadonlyArray<Tool.Tool> => {
   const declaration = server.declaration
   const prefix = declaration.prefix ?? declaration.name
-  return descriptors.map((descriptor) =>
-    Tool.make(exposed(prefix, descriptor.name), {
+  return descriptors.map((descriptor) => {
+    const call = McpClient.caller(declaration, descriptor.name)
+    return Tool.make(exposed(prefix, descriptor.name), {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       call: (args) =>
-        // The call's span is McpClient's `McpClient.tools/call`: one span per call on a hot path.
         Effect.suspend(() =>
           state.current === undefined
             ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, reason: state.reason }))
-            : McpClient.call(state.current, declaration, descriptor.name, args)
+            : call(state.current, args)
         )
     })
-  )
+  })
 }
 
 const failed = (server: McpServer) => (error: { readonly message: string }) =>

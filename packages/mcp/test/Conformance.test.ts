@@ -1,7 +1,9 @@
 /**
  * The official client conformance suite (@modelcontextprotocol/conformance) against our client
  * actor (test/conformance/client.ts), offline on loopback. The scenarios we do not pass are listed
- * in docs/mcp.md with the reason; `sse-retry` measures reconnection timing, so it is not asserted.
+ * in docs/mcp.md with the reason. `sse-retry` measures a reconnection delay (500 ms asked, 1 s at
+ * most), which the suite's parallel scenarios stretch on a loaded machine: it is asserted in a run
+ * of its own, tagged timing-sensitive (retried).
  * The suite takes about two minutes on a loaded 2-core machine: each scenario gets 90 s, the whole
  * run 240 s, after which the suite's process group is killed and the test fails saying so. The
  * suite runs its scenarios in parallel, so on a machine busy with other tests one may miss its
@@ -21,7 +23,9 @@ const client = path.resolve(import.meta.dirname, "conformance/client.ts")
 const SCENARIO_TIMEOUT_MS = 90_000
 const SUITE_TIMEOUT_MS = 240_000
 
-const NOT_PASSED = ["auth/cross-app-access-complete-flow", "sse-retry"]
+const NOT_PASSED = ["auth/cross-app-access-complete-flow"]
+/** Asserted alone (below), not among the suite's parallel scenarios. */
+const TIMED = "sse-retry"
 
 /** The CLI's output; its process group (the CLI and the clients it spawns) dies with the fiber. */
 const conformance = (selection: ReadonlyArray<string>) => Effect.callback<string>((resume) => {
@@ -57,12 +61,17 @@ it.live("the official client conformance suite passes every scenario but those l
       passed: mark === "✓" || (failed === "0" && name !== undefined)
     }))
     assert.strictEqual(scenarios.length, 26)
-    const failed = scenarios.filter((s) => !s.passed).map((s) => s.name).filter((name) => name !== "sse-retry")
-    const expected = NOT_PASSED.filter((name) => name !== "sse-retry")
+    const failed = scenarios.filter((s) => !s.passed).map((s) => s.name).filter((name) => name !== TIMED)
     const stillFailing: Array<string> = []
     for (const name of failed) {
-      if (expected.includes(name)) stillFailing.push(name)
+      if (NOT_PASSED.includes(name)) stillFailing.push(name)
       else if (!(yield* conformance(["--scenario", name])).includes("OVERALL: PASSED")) stillFailing.push(name)
     }
-    assert.deepStrictEqual(stillFailing.sort(), expected)
+    assert.deepStrictEqual(stillFailing.sort(), NOT_PASSED)
   }), { timeout: SUITE_TIMEOUT_MS + 4 * SCENARIO_TIMEOUT_MS })
+
+it.live("sse-retry, run alone: the client reconnects after the delay the server's retry field asks for", () =>
+  Effect.gen(function*() {
+    const output = yield* conformance(["--scenario", TIMED])
+    assert.isTrue(output.includes("OVERALL: PASSED"), output.slice(output.indexOf("Passed:")))
+  }), { timeout: SCENARIO_TIMEOUT_MS, tags: ["timing-sensitive"] })

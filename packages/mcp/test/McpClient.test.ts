@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream, Tracer } from "effect"
 import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
 import { Processes, TestModel } from "@condukt/testing"
-import { McpServer } from "../src/index.ts"
+import { McpClient, McpServer } from "../src/index.ts"
 import { fixture, node, results, runWith } from "./support.ts"
 
 const pidOf = (events: ReadonlyArray<SessionEvent.SessionEvent>) => Number(results(events)[0]!.content)
@@ -105,6 +105,17 @@ describe("McpClient", () => {
       yield* Deferred.await(restarted)
       const next = Array.from(yield* Stream.runCollect(s.stream("again")))
       assert.deepStrictEqual(results(next), [{ name: "fx.echo", content: "back", isError: false }])
+    }).pipe(Effect.scoped))
+
+  it.live("interrupting a call cancels its request on the server (notifications/cancelled)", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: node, args: [fixture] }).declaration
+      const connection = yield* McpClient.connect(declaration, {}, () => Effect.void)
+      // Started at once: the request is on its way when the interruption comes.
+      const hang = yield* Effect.forkChild(McpClient.caller(declaration, "hang")(connection, {}), { startImmediately: true })
+      yield* Fiber.interrupt(hang)
+      // The server reads in order: the cancellation arrived before this call.
+      assert.strictEqual(yield* McpClient.caller(declaration, "cancelled")(connection, {}), "1")
     }).pipe(Effect.scoped))
 
   it.live("every MCP request is a span McpClient.<method> with the server's name", () =>

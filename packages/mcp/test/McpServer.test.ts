@@ -104,6 +104,12 @@ describe("McpServer", () => {
         "the server wrote something that is not JSON-RPC on stdout (Unexpected token 'S', \"Starting s\"... is not valid JSON)"
       ))
 
+    it.live("a server that writes a line longer than the limit on stdout", () =>
+      startFails(
+        McpServer.stdio({ name: "flood", command: node, args: [fixture, "flood"] }),
+        "the server wrote a line longer than 10485760 bytes on stdout"
+      ))
+
     it.live("an unreachable URL (a loopback port nobody listens on)", () =>
       Effect.gen(function*() {
         const port = yield* freePort

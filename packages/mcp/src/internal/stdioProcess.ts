@@ -6,15 +6,17 @@
  * server detached, as the leader of a new group, and its `close` ends the whole group: stdin EOF,
  * then SIGTERM to the group after `CLOSE_GRACE_MS`, SIGKILL after as long again, and the exit is
  * awaited; once the leader is gone the group gets SIGKILL anyway, so no grandchild survives it.
- * Framing is the SDK's (one JSON-RPC message per line). A line that is not JSON-RPC is reported
- * through `onerror` with the line's start, so a connection still initialising can fail with it.
+ * Framing is jsonLines' (one JSON-RPC message per line; the messages sent in one turn go out in
+ * one write). A line that is not JSON-RPC is reported through `onerror` with the line's start, so a
+ * connection still initialising can fail with it; a line longer than `MAX_LINE_BYTES` ends the
+ * server (`brokenBecause` says why).
  * This is the one module of @condukt/mcp that calls node:child_process and process.kill.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect } from "effect"
+import { Batch, LineReader, MAX_LINE_BYTES, parse } from "./jsonLines.ts"
 
 /** Between stdin EOF and SIGTERM, and between SIGTERM and SIGKILL. */
 export const CLOSE_GRACE_MS = 1000
@@ -56,8 +58,11 @@ export class StdioProcess implements Transport {
   spawnError: NodeJS.ErrnoException | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
+  /** Why this transport ended the server itself (it broke the framing), when it did. */
+  brokenBecause: string | undefined
   private child: ChildProcess | undefined
-  private readonly buffer = new ReadBuffer()
+  private readonly lines = new LineReader()
+  private readonly batch = new Batch()
   private stderrTail = ""
   private readonly options: Options
 
@@ -108,17 +113,18 @@ export class StdioProcess implements Transport {
   }
 
   private receive(chunk: Buffer): void {
-    this.buffer.append(chunk)
-    while (true) {
-      let message: JSONRPCMessage | null
-      try {
-        message = this.buffer.readMessage()
-      } catch (error) {
-        const detail = error instanceof Error ? error.message : String(error)
-        this.onerror?.(new Error(`the server wrote something that is not JSON-RPC on stdout (${detail.slice(0, 120)})`))
-        continue
-      }
-      if (message === null) return
+    if (this.brokenBecause !== undefined) return
+    if (this.lines.read(chunk, this.onLine)) return
+    this.brokenBecause = `the server wrote a line longer than ${MAX_LINE_BYTES} bytes on stdout`
+    this.onerror?.(new Error(this.brokenBecause))
+    void this.close()
+  }
+
+  private readonly onLine = (line: string): void => {
+    const message = parse(line)
+    if (typeof message === "string") {
+      this.onerror?.(new Error(`the server wrote something that is not JSON-RPC on stdout (${message.slice(0, 120)})`))
+    } else {
       this.onmessage?.(message)
     }
   }
@@ -126,8 +132,16 @@ export class StdioProcess implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
     if (stdin === undefined || stdin === null || stdin.destroyed) return Promise.reject(new Error("the server's stdin is closed"))
-    stdin.write(serializeMessage(message))
+    // Concurrent calls send in bursts: one write (one syscall) per burst, not one per message.
+    if (this.batch.add(message)) queueMicrotask(this.flush)
     return Promise.resolve()
+  }
+
+  private readonly flush = (): void => {
+    const text = this.batch.take()
+    const stdin = this.child?.stdin
+    // A server gone meanwhile: its close fails the pending requests.
+    if (text !== undefined && stdin !== undefined && stdin !== null && !stdin.destroyed && !stdin.writableEnded) stdin.write(text)
   }
 
   /** EOF, SIGTERM to the group, SIGKILL; resolves once the leader has exited and the group is killed. */
@@ -140,6 +154,8 @@ export class StdioProcess implements Transport {
     if (this.child === undefined || pid === undefined) return Effect.void
     const exited = Deferred.await(this.exited)
     if (Deferred.isDoneUnsafe(this.exited)) return Effect.sync(() => signalGroup(pid, "SIGKILL"))
+    // What was sent in this turn (a cancellation) still reaches the server before its EOF.
+    this.flush()
     this.child.stdin?.end()
     return exited.pipe(
       Effect.timeoutOption(CLOSE_GRACE_MS),

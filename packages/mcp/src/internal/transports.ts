@@ -1,0 +1,102 @@
+/**
+ * transports — the transport a server's declaration asks for, and why one failed to open.
+ *
+ * Stdio: our process-group transport, its environment built from the declaration (pass-through
+ * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
+ * with the declaration's headers and the `fetch` its auth wraps. A failure is `ConnectFailed`, one
+ * line without secrets; the SDK's own errors are described in one line too (`describe`).
+ */
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { Deferred, Effect, Redacted, Schema } from "effect"
+import * as McpAuth from "../McpAuth.ts"
+import type { Declaration } from "../McpServer.ts"
+import { hostVariable, StdioProcess } from "./stdioProcess.ts"
+
+/** A connection could not be opened; `reason` is one line, without secrets. */
+export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
+const connectionCode = (error: Error): string | undefined => {
+  const cause = (error as { cause?: unknown }).cause
+  return typeof cause === "object" && cause !== null && "code" in cause ? String(cause.code) : undefined
+}
+
+export const describe = (error: unknown): string => {
+  if (!(error instanceof Error)) return String(error)
+  const code = connectionCode(error)
+  return code === undefined ? error.message : `${error.message} (${code})`
+}
+
+/** The environment of a stdio server: pass-through names, renames and literals. */
+const stdioEnv = (
+  declaration: Extract<Declaration, { readonly transport: "stdio" }>,
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+): Effect.Effect<Record<string, string>, ConnectFailed> =>
+  Effect.gen(function*() {
+    const env: Record<string, string> = {}
+    const given = declaration.env
+    if (given === undefined) return env
+    const entries: ReadonlyArray<readonly [string, string | McpAuth.SecretInput]> = Array.isArray(given)
+      ? given.map((name: string) => [name, name] as const)
+      : Object.entries(given).map(([name, value]) => [name, value] as const)
+    for (const [name, value] of entries) {
+      if (Array.isArray(given)) {
+        // A pass-through name: the session's secret of that name first, then the host's variable.
+        const found = secrets[name] !== undefined ? Redacted.value(secrets[name]) : hostVariable(name)
+        if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
+        env[name] = found
+      } else if (typeof value === "string") {
+        env[name] = value
+      } else {
+        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
+        env[name] = Redacted.value(resolved)
+      }
+    }
+    return env
+  })
+
+/** The transport a declaration asks for, built (not started). */
+export const makeTransport = (
+  declaration: Declaration,
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+): Effect.Effect<Transport, ConnectFailed> =>
+  Effect.gen(function*() {
+    if (declaration.transport === "stdio") {
+      const env = yield* stdioEnv(declaration, secrets)
+      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env })
+    }
+    const url = yield* Effect.try({
+      try: () => new URL(declaration.url),
+      catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
+    })
+    const fetchFn = yield* Effect.mapError(McpAuth.fetchFor(declaration.auth, fetch), (e) => new ConnectFailed({ reason: e.message }))
+    const requestInit = { headers: { ...declaration.headers } }
+    const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+    const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
+    // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
+    return declaration.transport === "sse"
+      ? new SSEClientTransport(url, options)
+      : new StreamableHTTPClientTransport(url, options)
+  })
+
+/** Why a transport failed to start or answer during the handshake, in one line. */
+export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
+  if (transport instanceof StdioProcess) {
+    const code = transport.spawnError?.code
+    if (code === "ENOENT") return "command not found"
+    if (code === "EACCES") return "permission denied"
+    const last = transport.lastError
+    if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
+  }
+  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
+  const code = error instanceof TypeError ? connectionCode(error) : undefined
+  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
+  return describe(error)
+}
+
