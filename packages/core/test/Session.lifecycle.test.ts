@@ -4,7 +4,7 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Schema, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Queue, Schema, Scope, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -118,6 +118,40 @@ describe("Session lifecycle", () => {
       assert.strictEqual((yield* Effect.flip(session.join)).message, `Session ${session.id} crashed: adapter bug`)
       assert.strictEqual((yield* Effect.flip(session.run("again")))._tag, "SessionStopped")
     }).pipe(Effect.provide(TestModel.layer([]))))
+
+  it.effect("abort while the sandbox is being built releases what the build had acquired; the next run builds it again", () =>
+    Effect.gen(function*() {
+      const building = yield* Queue.unbounded<number>()
+      const released = yield* Queue.unbounded<number>()
+      let builds = 0
+      // The first build acquires a resource, then waits forever; the second completes.
+      const sandbox = Layer.effect(
+        Sandbox.Sandbox,
+        Effect.gen(function*() {
+          const n = ++builds
+          yield* Effect.acquireRelease(Queue.offer(building, n), () => Queue.offer(released, n))
+          if (n === 1) return yield* Effect.never
+          return Sandbox.makeNoop()
+        })
+      )
+      const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", tools: [Echo] }), {
+        sandbox,
+        projectInstructions: false
+      })
+      const first = yield* Effect.forkChild(Effect.flip(session.run("echo")), { startImmediately: true })
+      assert.strictEqual(yield* Queue.take(building), 1)
+      yield* session.abort
+      assert.strictEqual((yield* Fiber.join(first))._tag, "RunAborted")
+      assert.strictEqual(yield* Queue.take(released), 1)
+      assert.strictEqual((yield* session.run("echo again")).text, "after")
+      assert.strictEqual(yield* Queue.take(building), 2)
+      yield* session.stop
+      assert.strictEqual(yield* Queue.take(released), 2)
+    }).pipe(Effect.provide(TestModel.layer([
+      TestModel.toolCall("echo", { text: "x" }),
+      TestModel.toolCall("echo", { text: "y" }),
+      TestModel.text("after")
+    ]))))
 
   it.effect("a stream reader that stops early aborts its run, tools and all", () =>
     Effect.gen(function*() {
