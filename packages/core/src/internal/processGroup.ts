@@ -355,11 +355,20 @@ const release = (group: Group, exit: Exit.Exit<unknown, unknown>): Effect.Effect
     })
   )
 
-/** Waits for EOF on the pipe once the group is dead, so what it wrote last is not lost. */
+/**
+ * Waits for EOF on the pipe once the group is dead, so what it wrote last is not lost. When the wait
+ * ends by its deadline, one more turn of the event loop reads what is already in the pipe: the
+ * leader's last output can be read a turn after its exit is seen, and a loop stalled that long (by
+ * a thousand spawns at once, each blocking it until its child has exec'd) fires the deadline
+ * before that read (an empty output for `sleep 60 & echo done`, tests: LocalBurst.test.ts).
+ */
 const drained = (group: Group): Effect.Effect<void> =>
   Deferred.isDoneUnsafe(group.closed)
     ? Effect.void
-    : Effect.asVoid(Effect.timeoutOption(Deferred.await(group.closed), DRAIN_AFTER_EXIT_MS))
+    : Effect.flatMap(
+      Effect.timeoutOption(Deferred.await(group.closed), DRAIN_AFTER_EXIT_MS),
+      (closed) => Option.isSome(closed) ? Effect.void : Effect.yieldNow
+    )
 
 const awaitExit = (group: Group, timeoutMs: number | undefined): Effect.Effect<number, SpawnFailed | TimedOut> => {
   const exited = Deferred.await(group.exited)
@@ -394,7 +403,7 @@ const collect = (group: Group, exitCode: number): Effect.Effect<RunResult> =>
  * @since 0.1.0
  * @category constructors
  */
-export const run = Effect.fn("processGroup.run")(function*(options: RunOptions) {
+export const run = Effect.fnUntraced(function*(options: RunOptions) {
   const line = yield* commandLine(options)
   return yield* Effect.acquireUseRelease(
     start(options, line),
