@@ -100,8 +100,9 @@ const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 const TERMINATE_GRACE_MS = 500
 
 /**
- * Once the leader has exited and its group is killed, EOF follows at once; only a process that
- * left the group (setsid) while holding the pipe can withhold it, and we stop waiting after this.
+ * Once the leader has exited and its group is killed, EOF follows as soon as the killed members
+ * are scheduled to die (hundreds of ms on a loaded host); a process that left the group (setsid)
+ * while holding the pipe withholds it for good. We stop waiting after this.
  */
 const DRAIN_AFTER_EXIT_MS = 200
 
