@@ -133,8 +133,8 @@ const main = async () => {
     console.log(JSON.stringify(await variant()))
     return
   }
-  const base = child("raw")
   const ours = child("sessions")
+  const base = child("raw")
   console.log(
     `${COUNT} raw bash -c true, ${base.permits} at a time: ${base.runMs.toFixed(0)} ms ` +
       `(${(base.runMs / COUNT).toFixed(2)} ms each), peak RSS ${mib(base.peakRssBytes)}, processes left ${base.left}`

@@ -18,8 +18,8 @@ export const rawSpawn = (): Promise<unknown> =>
     const child = spawn("bash", ["-c", "true"], { stdio: ["ignore", "pipe", "pipe"] })
     // Read to EOF, as the process runner does: a pipe nobody reads stays open, two descriptors a
     // spawn, and 10,000 of them end in EMFILE.
-    child.stdout.resume()
-    child.stderr.resume()
+    child.stdout?.resume()
+    child.stderr?.resume()
     child.once("error", reject)
     child.once("exit", resolve)
   })
