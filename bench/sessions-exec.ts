@@ -11,6 +11,9 @@
  * Baseline: COUNT raw `spawn("bash", ["-c", "true"])` under the same bound, by a bare counter and
  * FIFO (bench/support/spawns.ts). Each variant runs in a fresh child process, so its peak RSS
  * (`maxRSS`) is its own, and the processes left are the children of that process once it is done.
+ * A Bash call whose wait for a permit outlasts its 120 s timeout is refused (the budget's answer,
+ * which the model reads); those are counted: at 20–50 ms a spawn (a loaded 2-core host), 10,000
+ * at once are more than 120 s of spawning.
  *
  * Run: node_modules/.bin/node bench/sessions-exec.ts [--count=N]
  * One variant alone: node bench/sessions-exec.ts --variant=sessions|raw [--count=N]
@@ -38,6 +41,8 @@ interface Measurement {
   readonly startRssBytes: number
   readonly left: number
   readonly permits: number
+  /** Bash calls the budget refused: no permit came free within the call's 120 s (0 for raw). */
+  readonly refused: number
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -49,39 +54,41 @@ const script = [TestModel.toolCall("Bash", { command: "true" }), TestModel.text(
 
 type SandboxLayer = Layer.Layer<Sandbox.Sandbox, unknown, Layer.Success<typeof Condukt.layer>>
 
-/** One session, started in the Scope around it, doing its one run; true when Bash ran and it answered. */
+/**
+ * One session, started in the Scope around it, doing its one run: "ran" when Bash ran and the
+ * session answered, "refused" when the budget refused the command (no permit within Bash's 120 s).
+ */
 const oneSession = (sandbox: SandboxLayer) =>
   Effect.gen(function*() {
     const session = yield* Session.start(agent, { sandbox })
     const result = yield* session.run("Run true, then say done.")
-    return result.text === "done" && result.messages.some((m) => m._tag === "ToolResultMessage" && !m.isError)
+    const tool = result.messages.find((m) => m._tag === "ToolResultMessage")
+    if (result.text !== "done" || tool === undefined) return "failed"
+    return !tool.isError ? "ran" : tool.content.includes("running commands stayed reached") ? "refused" : "failed"
   }).pipe(Effect.provide(TestModel.layer(script)))
 
 /** `count` sessions at once in one Scope; the Scope closes (every session stops) after the last answer. */
-const sessionsAtOnce = (
-  sandbox: SandboxLayer,
-  count: number,
-  timings: { runMs: number; stopMs: number }
-) =>
+const sessionsAtOnce = (sandbox: SandboxLayer, count: number, timings: { runMs: number; stopMs: number; refused: number }) =>
   Effect.gen(function*() {
     const started = performance.now()
-    const ok = yield* Effect.scoped(Effect.gen(function*() {
-      const ok = yield* Effect.forEach(Array.from({ length: count }), () => oneSession(sandbox), { concurrency: "unbounded" })
+    const outcomes = yield* Effect.scoped(Effect.gen(function*() {
+      const outcomes = yield* Effect.forEach(Array.from({ length: count }), () => oneSession(sandbox), { concurrency: "unbounded" })
       timings.runMs = performance.now() - started
-      return ok
+      return outcomes
     }))
     timings.stopMs = performance.now() - started - timings.runMs
-    const failed = ok.filter((passed) => !passed).length
+    timings.refused = outcomes.filter((outcome) => outcome === "refused").length
+    const failed = outcomes.filter((outcome) => outcome === "failed").length
     if (failed > 0) return yield* Effect.die(new Error(`${failed} of ${count} sessions did not run Bash and answer`))
   })
 
 const sessions = async (): Promise<Measurement> => {
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-sessions-exec-"))
   const sandbox = LocalSandbox.layer({ cwd })
-  const timings = { runMs: 0, stopMs: 0 }
+  const timings = { runMs: 0, stopMs: 0, refused: 0 }
   const program = Effect.gen(function*() {
     const permits = (yield* ProcessBudget.ProcessBudget).max
-    yield* sessionsAtOnce(sandbox, WARMUP, { runMs: 0, stopMs: 0 })
+    yield* sessionsAtOnce(sandbox, WARMUP, { runMs: 0, stopMs: 0, refused: 0 })
     const startRssBytes = process.memoryUsage().rss
     yield* sessionsAtOnce(sandbox, COUNT, timings)
     return { permits, startRssBytes }
@@ -103,7 +110,7 @@ const raw = async (): Promise<Measurement> => {
   const started = performance.now()
   await Promise.all(Array.from({ length: COUNT }, once))
   const runMs = performance.now() - started
-  return { runMs, stopMs: 0, peakRssBytes: process.resourceUsage().maxRSS * 1024, startRssBytes, left: children().length, permits }
+  return { runMs, stopMs: 0, peakRssBytes: process.resourceUsage().maxRSS * 1024, startRssBytes, left: children().length, permits, refused: 0 }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -143,7 +150,8 @@ const main = async () => {
     `${COUNT} sessions each running Bash true, budget ${ours.permits}: runs ${ours.runMs.toFixed(0)} ms, ` +
       `stop all ${ours.stopMs.toFixed(0)} ms, ${((ours.runMs + ours.stopMs) / COUNT).toFixed(2)} ms per session; ` +
       `RSS ${mib(ours.startRssBytes)} before, peak ${mib(ours.peakRssBytes)} ` +
-      `(${((ours.peakRssBytes - ours.startRssBytes) / COUNT / 1024).toFixed(1)} KB per session); processes left ${ours.left}`
+      `(${((ours.peakRssBytes - ours.startRssBytes) / COUNT / 1024).toFixed(1)} KB per session); processes left ${ours.left}; ` +
+      `Bash calls refused by the budget (no permit within 120 s): ${ours.refused}`
   )
   const total = ours.runMs + ours.stopMs
   report({
@@ -151,8 +159,8 @@ const main = async () => {
     ours: `${(total / COUNT).toFixed(2)} ms/session`,
     baseline: `${(base.runMs / COUNT).toFixed(2)} ms/spawn`,
     ratio: total / base.runMs,
-    goal: "completes, no process left",
-    met: ours.left === 0
+    goal: "completes, no process left, none refused",
+    met: ours.left === 0 && ours.refused === 0
   })
   report({
     benchmark: `sessions-exec: peak RSS, ${COUNT} sessions × Bash true / raw spawns`,
