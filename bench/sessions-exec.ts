@@ -41,8 +41,8 @@ interface Measurement {
   readonly startRssBytes: number
   readonly left: number
   readonly permits: number
-  /** Bash calls the budget refused: no permit came free within the call's 120 s (0 for raw). */
-  readonly refused: number
+  /** Bash calls that failed, by the text the model read (the budget's refusal after 120 s, say); none for raw. */
+  readonly failures: Readonly<Record<string, number>>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -56,19 +56,19 @@ type SandboxLayer = Layer.Layer<Sandbox.Sandbox, unknown, Layer.Success<typeof C
 
 /**
  * One session, started in the Scope around it, doing its one run: "ran" when Bash ran and the
- * session answered, "refused" when the budget refused the command (no permit within Bash's 120 s).
+ * session answered, else the text of Bash's failure (the budget refusing after 120 s, say).
  */
 const oneSession = (sandbox: SandboxLayer) =>
   Effect.gen(function*() {
     const session = yield* Session.start(agent, { sandbox })
     const result = yield* session.run("Run true, then say done.")
     const tool = result.messages.find((m) => m._tag === "ToolResultMessage")
-    if (result.text !== "done" || tool === undefined) return "failed"
-    return !tool.isError ? "ran" : tool.content.includes("running commands stayed reached") ? "refused" : "failed"
+    if (result.text !== "done" || tool === undefined) return yield* Effect.die(new Error("a session did not call Bash and answer"))
+    return tool.isError ? tool.content : "ran"
   }).pipe(Effect.provide(TestModel.layer(script)))
 
 /** `count` sessions at once in one Scope; the Scope closes (every session stops) after the last answer. */
-const sessionsAtOnce = (sandbox: SandboxLayer, count: number, timings: { runMs: number; stopMs: number; refused: number }) =>
+const sessionsAtOnce = (sandbox: SandboxLayer, count: number, timings: { runMs: number; stopMs: number; failures: Record<string, number> }) =>
   Effect.gen(function*() {
     const started = performance.now()
     const outcomes = yield* Effect.scoped(Effect.gen(function*() {
@@ -77,18 +77,16 @@ const sessionsAtOnce = (sandbox: SandboxLayer, count: number, timings: { runMs: 
       return outcomes
     }))
     timings.stopMs = performance.now() - started - timings.runMs
-    timings.refused = outcomes.filter((outcome) => outcome === "refused").length
-    const failed = outcomes.filter((outcome) => outcome === "failed").length
-    if (failed > 0) return yield* Effect.die(new Error(`${failed} of ${count} sessions did not run Bash and answer`))
+    for (const outcome of outcomes) if (outcome !== "ran") timings.failures[outcome] = (timings.failures[outcome] ?? 0) + 1
   })
 
 const sessions = async (): Promise<Measurement> => {
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-sessions-exec-"))
   const sandbox = LocalSandbox.layer({ cwd })
-  const timings = { runMs: 0, stopMs: 0, refused: 0 }
+  const timings = { runMs: 0, stopMs: 0, failures: {} }
   const program = Effect.gen(function*() {
     const permits = (yield* ProcessBudget.ProcessBudget).max
-    yield* sessionsAtOnce(sandbox, WARMUP, { runMs: 0, stopMs: 0, refused: 0 })
+    yield* sessionsAtOnce(sandbox, WARMUP, { runMs: 0, stopMs: 0, failures: {} })
     const startRssBytes = process.memoryUsage().rss
     yield* sessionsAtOnce(sandbox, COUNT, timings)
     return { permits, startRssBytes }
@@ -110,7 +108,7 @@ const raw = async (): Promise<Measurement> => {
   const started = performance.now()
   await Promise.all(Array.from({ length: COUNT }, once))
   const runMs = performance.now() - started
-  return { runMs, stopMs: 0, peakRssBytes: process.resourceUsage().maxRSS * 1024, startRssBytes, left: children().length, permits, refused: 0 }
+  return { runMs, stopMs: 0, peakRssBytes: process.resourceUsage().maxRSS * 1024, startRssBytes, left: children().length, permits, failures: {} }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -151,7 +149,7 @@ const main = async () => {
       `stop all ${ours.stopMs.toFixed(0)} ms, ${((ours.runMs + ours.stopMs) / COUNT).toFixed(2)} ms per session; ` +
       `RSS ${mib(ours.startRssBytes)} before, peak ${mib(ours.peakRssBytes)} ` +
       `(${((ours.peakRssBytes - ours.startRssBytes) / COUNT / 1024).toFixed(1)} KB per session); processes left ${ours.left}; ` +
-      `Bash calls refused by the budget (no permit within 120 s): ${ours.refused}`
+      `Bash calls that failed: ${JSON.stringify(ours.failures)}`
   )
   const total = ours.runMs + ours.stopMs
   report({
@@ -159,8 +157,8 @@ const main = async () => {
     ours: `${(total / COUNT).toFixed(2)} ms/session`,
     baseline: `${(base.runMs / COUNT).toFixed(2)} ms/spawn`,
     ratio: total / base.runMs,
-    goal: "completes, no process left, none refused",
-    met: ours.left === 0 && ours.refused === 0
+    goal: "completes, no process left, no Bash failure",
+    met: ours.left === 0 && Object.keys(ours.failures).length === 0
   })
   report({
     benchmark: `sessions-exec: peak RSS, ${COUNT} sessions × Bash true / raw spawns`,
