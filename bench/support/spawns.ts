@@ -16,8 +16,8 @@ import { readdirSync, readFileSync } from "node:fs"
 export const rawSpawn = (): Promise<unknown> =>
   new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", "true"], { stdio: ["ignore", "pipe", "pipe"] })
-    // Read to EOF, as the process runner does: a pipe nobody reads stays open, two descriptors a
-    // spawn, and 10,000 of them end in EMFILE.
+    // Read to EOF, as the process runner does, so each pipe closes with its process. (10,000 in a
+    // row still ended in EMFILE once on our machine, cause not found: bench/sessions-exec.ts.)
     child.stdout?.resume()
     child.stderr?.resume()
     child.once("error", reject)
