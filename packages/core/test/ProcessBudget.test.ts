@@ -91,4 +91,60 @@ describe("ProcessBudget", () => {
       assert.isTrue(Exit.isFailure(yield* Fiber.await(next)))
       assert.strictEqual(yield* budget.withPermit(undefined, () => Effect.succeed("free")), "free")
     }))
+
+  it.effect("a waiter that times out leaves the middle of the queue; the others keep their order", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const order: Array<string> = []
+      const run = (name: string, timeoutMs: number | undefined) =>
+        Effect.forkChild(budget.withPermit(timeoutMs, () => Effect.sync(() => order.push(name))), { startImmediately: true })
+      const first = yield* run("a", undefined)
+      const middle = yield* run("b", 1000)
+      const last = yield* run("c", undefined)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(middle)))._tag, "PermitTimeout")
+      yield* holder.release
+      yield* Fiber.join(first)
+      yield* Fiber.join(last)
+      assert.deepStrictEqual(order, ["a", "c"])
+    }))
+
+  it.effect("a permit handed to a waiter as it is interrupted passes to the next one", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      const holder = yield* hold(budget)
+      const gone = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.never), { startImmediately: true })
+      const next = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("next")), { startImmediately: true })
+      // The release hands the permit to `gone`, which is interrupted before or after it runs.
+      yield* holder.release
+      yield* Fiber.interrupt(gone)
+      assert.strictEqual(yield* Fiber.join(next), "next")
+      assert.strictEqual(yield* budget.withPermit(undefined, () => Effect.succeed("free")), "free")
+    }))
+
+  it.effect("serves a thousand waiters in arrival order, never more than max at once", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 3 })
+      const order: Array<number> = []
+      let running = 0
+      let peak = 0
+      const fibers = yield* Effect.forEach(Array.from({ length: 1000 }, (_, i) => i), (i) =>
+        Effect.forkChild(
+          budget.withPermit(120_000, () =>
+            Effect.gen(function*() {
+              running++
+              peak = Math.max(peak, running)
+              order.push(i)
+              // Hands control to the other fibers while the permit is held, so they pile up.
+              yield* Effect.yieldNow
+              running--
+            })),
+          { startImmediately: true }
+        ))
+      yield* Effect.forEach(fibers, Fiber.join)
+      assert.strictEqual(peak, 3)
+      assert.deepStrictEqual(order, Array.from({ length: 1000 }, (_, i) => i))
+      assert.strictEqual(yield* budget.withPermit(0, () => Effect.succeed("free")), "free")
+    }))
 })

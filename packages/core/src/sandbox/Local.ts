@@ -69,6 +69,8 @@ interface Host {
   readonly roots: ReadonlyArray<string> | undefined
   readonly maxOutputBytes: number | undefined
   readonly budget: ProcessBudget.Service
+  /** The environment every command starts from, read from the host once per sandbox. */
+  readonly env: Readonly<Record<string, string>>
 }
 
 /** The path to open for `given`: checked against the roots when there are any. */
@@ -104,37 +106,46 @@ const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file
 
 const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: string, execOptions?: Sandbox.ExecOptions) {
   const given = execOptions?.cwd ?? "."
-  const directory = yield* locateDirectory(host, "exec", given, "run a command in")
-  if (directory.type !== "Directory") {
-    return yield* fail("exec", new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` }))
-  }
+  // No stat of the directory first: the child's chdir is the check, and a spawn that fails is
+  // diagnosed afterwards (`execFailure`). A stat per call is a thread-pool round trip that 1,000
+  // concurrent calls pay for nothing (bench/exec.ts, docs/decisions/0030).
+  const cwd = yield* locate(host, "exec", given)
   const timeoutMs = execOptions?.timeout === undefined
     ? defaultTimeoutMs
     : Sandbox.timeoutMillis(execOptions.timeout)
   // The wait for a permit is part of the call: the process gets what is left of the timeout.
-  const result = yield* Effect.mapError(
-    host.budget.withPermit(timeoutMs, (remainingMs) =>
-      ProcessGroup.run({
-        file: "bash",
-        args: ["-c", command],
-        cwd: directory.located,
-        env: { ...ProcessGroup.baseEnv(), ...execOptions?.env },
-        timeoutMs: remainingMs,
-        maxOutputBytes: host.maxOutputBytes
-      })),
-    (error) => fail("exec", execFailure(error, timeoutMs))
-  )
+  const result = yield* host.budget.withPermit(timeoutMs, (remainingMs) =>
+    ProcessGroup.run({
+      file: "bash",
+      args: ["-c", command],
+      cwd,
+      env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
+      timeoutMs: remainingMs,
+      maxOutputBytes: host.maxOutputBytes
+    })).pipe(Effect.catch((error) => execFailure(host, given, error, timeoutMs)))
   return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
 })
 
-const execFailure = (error: ProcessGroup.RunError | ProcessBudget.PermitTimeout, timeoutMs: number): Sandbox.Reason => {
+const execFailure = (
+  host: Host,
+  given: string,
+  error: ProcessGroup.RunError | ProcessBudget.PermitTimeout,
+  timeoutMs: number
+): Effect.Effect<never, Sandbox.SandboxError> => {
   switch (error._tag) {
     case "TimedOut":
-      return new Sandbox.Timeout({ timeoutMs, output: error.output, truncated: error.truncated })
+      return Effect.fail(fail("exec", new Sandbox.Timeout({ timeoutMs, output: error.output, truncated: error.truncated })))
     case "PermitTimeout":
-      return new Sandbox.Failed({ description: error.message, cause: error })
+      return Effect.fail(fail("exec", new Sandbox.Failed({ description: error.message, cause: error })))
     case "SpawnFailed":
-      return new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
+      // Most often the directory: name it as the caller wrote it, as every other method does.
+      return Effect.flatMap(locateDirectory(host, "exec", given, "run a command in"), (directory) =>
+        Effect.fail(fail(
+          "exec",
+          directory.type === "Directory"
+            ? new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
+            : new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` })
+        )))
   }
 }
 
@@ -233,7 +244,8 @@ const build = (
     cwd,
     roots: options.allowedPaths?.map((root) => path.resolve(cwd, root)),
     maxOutputBytes: options.maxOutputBytes,
-    budget
+    budget,
+    env: ProcessGroup.baseEnv()
   }
   return Sandbox.make({
     cwd,
