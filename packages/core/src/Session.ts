@@ -1,17 +1,19 @@
 /**
  * Session — an agent running as a supervised actor.
  *
- * `start` builds what the session owns inside its own scope (its sandbox and model, then its MCP
- * servers, started in parallel under a supervisor of their own), then forks the actor: one fiber taking runs from a mailbox, in order. Each run is
- * recorded as running before it can take its first step, so `abort`, a caller's interruption or a
- * stream reader leaving always reach it; the run drives the pure `Loop` with the `Model` and the
- * `Executor`, and the actor alone settles it (its result, its last events). Closing the scope
- * (`stop`, interruption, the program's end) releases everything in reverse order: the running turn
- * with its tools and their processes, the MCP servers, then the sandbox. A defect escaping a run crashes the
- * session: its scope is closed with the crash, so what it owns is released at once. `abort`
- * interrupts only the running turn; the session stays usable. With a store, the session starts
- * from its snapshot and saves each completed turn; the project's instructions join the system
- * prompt at start (docs/persistence.md).
+ * `start` decides what the session owns and records it in its own scope (its model, which sandbox
+ * it will have, its snapshot when it has a store, then its MCP servers, started in parallel under
+ * a supervisor of their own); what can wait is made when first needed: the sandbox by the first
+ * run (which reads the project's instructions through it) or tool call, the fiber serving the
+ * mailbox while runs wait, the observers' buffers. Runs are served one at a time, in order. Each
+ * is recorded as running before it can take its first step, so `abort`, a caller's interruption
+ * or a stream reader leaving always reach it; the run drives the pure `Loop` with the `Model` and
+ * the `Executor`, saves each completed turn to the store, and the actor alone settles it (its
+ * result, its last events). Closing the scope (`stop`, interruption, the program's end) releases
+ * everything in reverse order: the running turn with its tools and their processes, the MCP
+ * servers, then the sandbox. A defect escaping a run crashes the session: its scope is closed with
+ * the crash, so what it owns is released at once. `abort` interrupts only the running turn; the
+ * session stays usable.
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
