@@ -16,12 +16,13 @@ import { readdirSync, readFileSync } from "node:fs"
 export const rawSpawn = (): Promise<unknown> =>
   new Promise((resolve, reject) => {
     const child = spawn("bash", ["-c", "true"], { stdio: ["ignore", "pipe", "pipe"] })
-    // Read to EOF, as the process runner does, so each pipe closes with its process. (10,000 in a
-    // row still ended in EMFILE once on our machine, cause not found: bench/sessions-exec.ts.)
+    // Read to EOF and wait for the pipes to close, as the process runner does: a permit released at
+    // `exit` let closed-but-unreaped pipes pile up while spawns block the loop (10,000 in a row
+    // ended in EMFILE).
     child.stdout?.resume()
     child.stderr?.resume()
     child.once("error", reject)
-    child.once("exit", resolve)
+    child.once("close", resolve)
   })
 
 /** `once` with at most `max` running at a time, served in arrival order. */
