@@ -164,7 +164,7 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
   return { message: Model.toMessage(parts), usage, finishReason }
 })
 
-/** The first tool call's: the session's sandbox is built now. */
+/** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
 const toolContextOf = <R>(actor: Actor<R>) =>
   Effect.map(SandboxSlot.get(actor.sandbox, actor.agent.name, actor.scope), (sandbox) =>
     actor.toolContext = {
@@ -182,7 +182,7 @@ const toolContextOf = <R>(actor: Actor<R>) =>
  * an idle session still holds none.
  */
 const readInstructions = Effect.fnUntraced(function*<R>(actor: Actor<R>) {
-  const sandbox = yield* SandboxSlot.get(actor.sandbox, actor.agent.name, actor.scope)
+  const { sandbox } = actor.toolContext ?? (yield* toolContextOf(actor))
   const project = yield* ProjectInstructions.load(sandbox)
   actor.instructions = false
   if (project !== undefined) actor.loop = { ...actor.loop, system: ProjectInstructions.withProject(actor.agent.system, project) }
