@@ -5,12 +5,14 @@
  * call runs alone after everything before it and before everything after it, and results come
  * back in call order with their ids. Each call runs in its own fiber under its own timeout, so a
  * failure, defect, throw, timeout or interruption in one tool becomes that call's error result
- * and nothing else. This module owns the only rendering of tool failures into model-facing text.
+ * and nothing else. The timeout counts the call's running time: a wait for a process permit
+ * (`CallDeadline.hold`) is not part of it. This module owns the only rendering of tool failures into model-facing text.
  *
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
 import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
+import * as CallDeadline from "./CallDeadline.ts"
 import * as Tool from "./Tool.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -251,9 +253,17 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const timeoutMs = own === undefined
       ? Duration.toMillis(tool.timeout ?? defaultTimeout)
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
-    // The timeout races the call in a fiber of its own: an interruption or defect inside the
-    // tool ends up in this exit, not in the executor.
-    const called = Effect.suspend(() => tool.call(decoded.success, context)).pipe(Effect.timeoutOption(timeoutMs))
+    // The deadline races the call in a fiber of its own: an interruption or defect inside the
+    // tool ends up in this exit, not in the executor. A wait for a process permit stops its clock.
+    const timer = CallDeadline.make(timeoutMs)
+    const called = Effect.raceFirst(
+      Effect.asSome(Effect.provideService(
+        Effect.suspend(() => tool.call(decoded.success, context)),
+        CallDeadline.CallDeadline,
+        timer.deadline
+      )),
+      Effect.as(timer.passed, Option.none())
+    )
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
     // The audit names the secrets a call's process received, never their values.
     const exit = yield* Effect.exit(

@@ -4,30 +4,40 @@
  * group they start; a call that finds none free waits its turn, first come first served.
  *
  * The budget is a service built once per program (`Condukt.layer` provides it), never per session:
- * 5,000 sessions each running Bash must share one bound, not get 5,000. Waiting is part of the
- * call: it counts against the call's own timeout and ends with an interruption (an aborted turn,
- * a closed session). It refuses to guess what a process costs: one process group, one permit,
- * whatever the group does.
+ * 5,000 sessions each running Bash must share one bound, not get 5,000. Waiting is not running: a
+ * command's timeout starts when its process does, and the wait stops the executor's clock for the
+ * call (`CallDeadline.hold`). The wait has a bound of its own (`maxWait`, 10 minutes by default),
+ * after which the call is refused, and ends with an interruption (an aborted turn, a closed
+ * session). It refuses to guess what a process costs: one process group, one permit, whatever the
+ * group does.
  */
-import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import * as CallDeadline from "./CallDeadline.ts"
 
 /** Processes per core when no `max` is given: most tool commands wait on I/O, not a CPU. */
 export const DEFAULT_PER_CORE = 4
 
 /**
- * No permit came free within the call's timeout: the program already runs `max` processes. The
- * message is worded for the model too (the tools pass it on): the command never started.
+ * How long a call may wait for a permit when no `maxWait` is given: as long as the executor's
+ * default per-call timeout. A host saturated that long is overloaded, not busy; the refusal says so.
+ */
+export const DEFAULT_MAX_WAIT = Duration.minutes(10)
+
+/**
+ * No permit came free within the budget's `maxWait`: the program kept `max` processes running all
+ * that time. The message is worded for the model too (the tools pass it on): the command never
+ * started.
  *
  * @since 0.1.0
  * @category errors
  */
 export class PermitTimeout extends Schema.TaggedError<PermitTimeout>()("PermitTimeout", {
-  timeoutMs: Schema.Finite,
+  waitedMs: Schema.Finite,
   max: Schema.Int
 }) {
   override get message() {
     return `Cannot run the command: the host's limit of ${this.max} running commands stayed reached for ${
-      this.timeoutMs / 1000
+      this.waitedMs / 1000
     } seconds; try again later`
   }
 }
@@ -36,14 +46,13 @@ export class PermitTimeout extends Schema.TaggedError<PermitTimeout>()("PermitTi
 export interface Service {
   /** The most processes running at once. */
   readonly max: number
+  /** The longest a call waits for a permit before it is refused, in milliseconds. */
+  readonly maxWaitMs: number
   /**
-   * Runs `use` holding one permit. The wait takes its share of `timeoutMs` (none: no limit), and
-   * `use` receives what is left of it; the permit is returned however `use` ends.
+   * Runs `use` holding one permit, returned however `use` ends. The wait for it stops the calling
+   * tool call's clock (`CallDeadline.hold`) and lasts `maxWaitMs` at most.
    */
-  readonly withPermit: <A, E, R>(
-    timeoutMs: number | undefined,
-    use: (remainingMs: number | undefined) => Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | PermitTimeout, R>
+  readonly withPermit: <A, E, R>(use: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PermitTimeout, R>
 }
 
 /**
@@ -58,6 +67,8 @@ export class ProcessBudget extends Context.Service<ProcessBudget, Service>()("@c
 export interface Options {
   /** The most processes at once (default `DEFAULT_PER_CORE` × the machine's cores). */
   readonly max?: number | undefined
+  /** The longest a call waits for a permit (default `DEFAULT_MAX_WAIT`). */
+  readonly maxWait?: Duration.Input | undefined
 }
 
 const cores = (): number => Math.max(1, globalThis.navigator?.hardwareConcurrency ?? 1)
@@ -86,6 +97,7 @@ interface Waiter {
 export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.sync(() => {
     const max = Math.max(1, Math.floor(options.max ?? DEFAULT_PER_CORE * cores()))
+    const maxWaitMs = Duration.toMillis(Duration.fromInputUnsafe(options.maxWait ?? DEFAULT_MAX_WAIT))
     let free = max
     let head: Waiter | undefined
     let tail: Waiter | undefined
@@ -138,31 +150,30 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
 
     // Whatever ends the wait (the permit, the timeout, an interruption), the waiter is settled by the
     // caller's uninterruptible code below, so a permit handed over just as the wait ends is never lost.
-    const awaitTurn = (waiter: Waiter, timeoutMs: number | undefined): Effect.Effect<boolean> =>
-      timeoutMs === undefined ? Effect.as(turn(waiter), true) : Effect.map(Effect.timeoutOption(turn(waiter), timeoutMs), Option.isSome)
+    const awaitTurn = (waiter: Waiter): Effect.Effect<boolean> =>
+      Effect.flatMap(
+        CallDeadline.CallDeadline,
+        (deadline) => deadline.hold(Effect.map(Effect.timeoutOption(turn(waiter), maxWaitMs), Option.isSome))
+      )
 
     return {
       max,
-      withPermit: (timeoutMs, use) =>
-        Effect.uninterruptibleMask((restore) => {
+      maxWaitMs,
+      withPermit: <A, E, R>(use: Effect.Effect<A, E, R>) =>
+        Effect.uninterruptibleMask((restore): Effect.Effect<A, E | PermitTimeout, R> => {
           if (free > 0) {
             free--
-            return Effect.ensuring(restore(use(timeoutMs === undefined ? undefined : Math.max(1, timeoutMs))), releaseEffect)
+            return Effect.ensuring(restore(use), releaseEffect)
           }
-          return Effect.gen(function*() {
-            const start = yield* Clock.currentTimeMillis
-            const waiter = enqueue()
-            const served = yield* Effect.onInterrupt(restore(awaitTurn(waiter, timeoutMs)), () => Effect.sync(() => leave(waiter)))
-            if (!served) {
+          const waiter = enqueue()
+          return Effect.flatMap(
+            Effect.onInterrupt(restore(awaitTurn(waiter)), () => Effect.sync(() => leave(waiter))),
+            (served): Effect.Effect<A, E | PermitTimeout, R> => {
+              if (served) return Effect.ensuring(restore(use), releaseEffect)
               leave(waiter)
-              return yield* new PermitTimeout({ timeoutMs: timeoutMs ?? 0, max })
+              return Effect.fail(new PermitTimeout({ waitedMs: maxWaitMs, max }))
             }
-            const waited = (yield* Clock.currentTimeMillis) - start
-            return yield* Effect.ensuring(
-              restore(use(timeoutMs === undefined ? undefined : Math.max(1, timeoutMs - waited))),
-              releaseEffect
-            )
-          })
+          )
         })
     }
   })

@@ -41,7 +41,10 @@ export interface ExecOptions {
   readonly cwd?: string | undefined
   /** Extra environment variables for this call only (they never persist). */
   readonly env?: Readonly<Record<string, string>> | undefined
-  /** Wall-clock limit; the whole process tree is killed when it runs out. */
+  /**
+   * Wall-clock limit of the command's run, from its start (a wait for a process permit before it
+   * is not counted); the whole process tree is killed when it runs out.
+   */
   readonly timeout?: Duration.Input | undefined
 }
 

@@ -105,7 +105,8 @@ export interface Tool<out R = never> {
   /**
    * The call's own deadline, read from its decoded arguments (Bash's `timeout`), which the tool
    * enforces itself; the executor then waits that long plus `Executor.OWN_TIMEOUT_MARGIN`, so the
-   * tool's own message (and the output so far) reaches the model rather than the executor's.
+   * tool's own message (and the output so far) reaches the model rather than the executor's. Time
+   * the call spends in `CallDeadline.hold` (a wait for a process permit) is not counted.
    */
   readonly timeoutOf: ((args: unknown) => Duration.Duration) | undefined
   /** Hands the session's secrets to what it runs (a process's environment): each call is audited. */

@@ -1,5 +1,6 @@
 export * as Agent from "./Agent.ts"
 export * as Anthropic from "./providers/Anthropic.ts"
+export * as CallDeadline from "./CallDeadline.ts"
 export * as Compactor from "./Compactor.ts"
 export * as Condukt from "./Condukt.ts"
 export * as DiskSessionStore from "./sessionStore/Disk.ts"

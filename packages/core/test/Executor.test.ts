@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import * as CallDeadline from "../src/CallDeadline.ts"
 import * as Executor from "../src/Executor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Tool from "../src/Tool.ts"
@@ -292,6 +293,35 @@ describe("Executor", () => {
       yield* TestClock.adjust(Duration.sum(Duration.seconds(3600), Executor.OWN_TIMEOUT_MARGIN))
       const { results } = yield* Fiber.join(fiber)
       assert.deepStrictEqual(results.map((r) => r.content), ["Tool waits timed out after 3605000ms"])
+    }))
+
+  it.effect("time a call spends waiting its turn (CallDeadline.hold) is not counted against its timeout", () =>
+    Effect.gen(function*() {
+      const turn = yield* Deferred.make<void>()
+      const queued = Tool.make("queued", {
+        description: "waits its turn, then works for 2 seconds",
+        parameters: NoArgs,
+        timeout: "3 seconds",
+        call: () =>
+          Effect.gen(function*() {
+            const deadline = yield* CallDeadline.CallDeadline
+            yield* deadline.hold(Deferred.await(turn))
+            yield* Effect.sleep("2 seconds")
+            return "worked"
+          })
+      })
+      const slow = Tool.make("slow", {
+        description: "waits its turn, then works for 4 seconds",
+        parameters: NoArgs,
+        timeout: "3 seconds",
+        call: () => Effect.andThen(Effect.flatMap(CallDeadline.CallDeadline, (d) => d.hold(Deferred.await(turn))), Effect.sleep("4 seconds"))
+      })
+      const fiber = yield* Effect.forkChild(compile([queued, slow]).run(calls(["queued", {}], ["slow", {}]), context, {}))
+      yield* TestClock.adjust("1 minute")
+      yield* Deferred.succeed(turn, undefined)
+      yield* TestClock.adjust("3 seconds")
+      const { results } = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(results.map((r) => r.content), ["worked", "Tool slow timed out after 3000ms"])
     }))
 
   it.effect("describes a defect that is not an Error without [object Object]", () =>

@@ -1,11 +1,12 @@
 /**
- * ProcessBudget on fibers and the TestClock: the bound, first-come-first-served order, the wait
- * counted against the timeout, and interruption. Real processes under a budget are in
+ * ProcessBudget on fibers and the TestClock: the bound, first-come-first-served order, the wait's
+ * own bound, the wait stopping the call's clock, and interruption. Real processes under a budget are in
  * sandbox/Local.test.ts.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import * as CallDeadline from "../src/CallDeadline.ts"
 import * as ProcessBudget from "../src/ProcessBudget.ts"
 
 /** Holds one permit until `release` is completed; `held` completes once it has the permit. */
@@ -14,7 +15,7 @@ const hold = (budget: ProcessBudget.Service) =>
     const held = yield* Deferred.make<void>()
     const release = yield* Deferred.make<void>()
     const fiber = yield* Effect.forkChild(
-      budget.withPermit(undefined, () => Deferred.succeed(held, undefined).pipe(Effect.andThen(Deferred.await(release)))),
+      budget.withPermit(Deferred.succeed(held, undefined).pipe(Effect.andThen(Deferred.await(release)))),
       { startImmediately: true }
     )
     yield* Deferred.await(held)
@@ -36,7 +37,7 @@ describe("ProcessBudget", () => {
       const holder = yield* hold(budget)
       const order: Array<string> = []
       const waiters = yield* Effect.forEach(["a", "b", "c"], (name) =>
-        Effect.forkChild(budget.withPermit(undefined, () => Effect.sync(() => order.push(name))), { startImmediately: true }))
+        Effect.forkChild(budget.withPermit(Effect.sync(() => order.push(name))), { startImmediately: true }))
       assert.deepStrictEqual(order, [])
       yield* holder.release
       yield* Effect.forEach(waiters, Fiber.join)
@@ -48,28 +49,39 @@ describe("ProcessBudget", () => {
       const budget = yield* ProcessBudget.make({ max: 2 })
       const first = yield* hold(budget)
       const second = yield* hold(budget)
-      const third = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("ran")), { startImmediately: true })
+      const third = yield* Effect.forkChild(budget.withPermit(Effect.succeed("ran")), { startImmediately: true })
       assert.isUndefined(third.pollUnsafe())
       yield* first.release
       assert.strictEqual(yield* Fiber.join(third), "ran")
       yield* second.release
     }))
 
-  it.effect("counts the wait against the timeout and hands on what is left", () =>
+  it.effect("the wait stops the calling tool call's clock; the command then has all of its time", () =>
     Effect.gen(function*() {
       const budget = yield* ProcessBudget.make({ max: 1 })
       const holder = yield* hold(budget)
-      const waiter = yield* Effect.forkChild(budget.withPermit(5000, Effect.succeed), { startImmediately: true })
-      yield* TestClock.adjust("2 seconds")
+      const timer = CallDeadline.make(3000)
+      const passed = yield* Effect.forkChild(timer.passed, { startImmediately: true })
+      const waiter = yield* Effect.forkChild(
+        budget.withPermit(Effect.succeed("ran")).pipe(Effect.provideService(CallDeadline.CallDeadline, timer.deadline)),
+        { startImmediately: true }
+      )
+      yield* TestClock.adjust("1 minute")
+      assert.isUndefined(passed.pollUnsafe())
       yield* holder.release
-      assert.strictEqual(yield* Fiber.join(waiter), 3000)
+      assert.strictEqual(yield* Fiber.join(waiter), "ran")
+      yield* TestClock.adjust("2999 millis")
+      assert.isUndefined(passed.pollUnsafe())
+      yield* TestClock.adjust("1 milli")
+      yield* Fiber.join(passed)
     }))
 
   it.effect("fails with PermitTimeout when nothing comes free in time, and leaks no permit", () =>
     Effect.gen(function*() {
-      const budget = yield* ProcessBudget.make({ max: 1 })
+      const budget = yield* ProcessBudget.make({ max: 1, maxWait: "1 second" })
+      assert.strictEqual(budget.maxWaitMs, 1000)
       const holder = yield* hold(budget)
-      const waiter = yield* Effect.forkChild(budget.withPermit(1000, () => Effect.succeed("ran")), { startImmediately: true })
+      const waiter = yield* Effect.forkChild(budget.withPermit(Effect.succeed("ran")), { startImmediately: true })
       yield* TestClock.adjust("1 second")
       const error = yield* Effect.flip(Fiber.join(waiter))
       assert.strictEqual(
@@ -77,50 +89,63 @@ describe("ProcessBudget", () => {
         "Cannot run the command: the host's limit of 1 running commands stayed reached for 1 seconds; try again later"
       )
       yield* holder.release
-      assert.strictEqual(yield* budget.withPermit(1000, () => Effect.succeed("next")), "next")
+      assert.strictEqual(yield* budget.withPermit(Effect.succeed("next")), "next")
     }))
 
   it.effect("an interrupted waiter leaves the queue; a failing holder returns its permit", () =>
     Effect.gen(function*() {
       const budget = yield* ProcessBudget.make({ max: 1 })
       const holder = yield* hold(budget)
-      const gone = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("gone")), { startImmediately: true })
-      const next = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.fail("boom")), { startImmediately: true })
+      const gone = yield* Effect.forkChild(budget.withPermit(Effect.succeed("gone")), { startImmediately: true })
+      const next = yield* Effect.forkChild(budget.withPermit(Effect.fail("boom")), { startImmediately: true })
       yield* Fiber.interrupt(gone)
       yield* holder.release
       assert.isTrue(Exit.isFailure(yield* Fiber.await(next)))
-      assert.strictEqual(yield* budget.withPermit(undefined, () => Effect.succeed("free")), "free")
+      assert.strictEqual(yield* budget.withPermit(Effect.succeed("free")), "free")
     }))
 
-  it.effect("a waiter that times out leaves the middle of the queue; the others keep their order", () =>
+  it.effect("a waiter interrupted in the middle of the queue leaves it; the others keep their order", () =>
     Effect.gen(function*() {
       const budget = yield* ProcessBudget.make({ max: 1 })
       const holder = yield* hold(budget)
       const order: Array<string> = []
-      const run = (name: string, timeoutMs: number | undefined) =>
-        Effect.forkChild(budget.withPermit(timeoutMs, () => Effect.sync(() => order.push(name))), { startImmediately: true })
-      const first = yield* run("a", undefined)
-      const middle = yield* run("b", 1000)
-      const last = yield* run("c", undefined)
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual((yield* Effect.flip(Fiber.join(middle)))._tag, "PermitTimeout")
+      const run = (name: string) =>
+        Effect.forkChild(budget.withPermit(Effect.sync(() => order.push(name))), { startImmediately: true })
+      const first = yield* run("a")
+      const middle = yield* run("b")
+      const last = yield* run("c")
+      yield* Fiber.interrupt(middle)
       yield* holder.release
       yield* Fiber.join(first)
       yield* Fiber.join(last)
       assert.deepStrictEqual(order, ["a", "c"])
     }))
 
+  it.effect("waits ten minutes by default before refusing", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1 })
+      assert.strictEqual(budget.maxWaitMs, 600_000)
+      const holder = yield* hold(budget)
+      const waiter = yield* Effect.forkChild(budget.withPermit(Effect.succeed("ran")), { startImmediately: true })
+      yield* TestClock.adjust("599999 millis")
+      assert.isUndefined(waiter.pollUnsafe())
+      yield* TestClock.adjust("1 milli")
+      assert.strictEqual((yield* Effect.flip(Fiber.join(waiter))).message, 
+        "Cannot run the command: the host's limit of 1 running commands stayed reached for 600 seconds; try again later")
+      yield* holder.release
+    }))
+
   it.effect("a permit handed to a waiter as it is interrupted passes to the next one", () =>
     Effect.gen(function*() {
       const budget = yield* ProcessBudget.make({ max: 1 })
       const holder = yield* hold(budget)
-      const gone = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.never), { startImmediately: true })
-      const next = yield* Effect.forkChild(budget.withPermit(undefined, () => Effect.succeed("next")), { startImmediately: true })
+      const gone = yield* Effect.forkChild(budget.withPermit(Effect.never), { startImmediately: true })
+      const next = yield* Effect.forkChild(budget.withPermit(Effect.succeed("next")), { startImmediately: true })
       // The release hands the permit to `gone`, which is interrupted before or after it runs.
       yield* holder.release
       yield* Fiber.interrupt(gone)
       assert.strictEqual(yield* Fiber.join(next), "next")
-      assert.strictEqual(yield* budget.withPermit(undefined, () => Effect.succeed("free")), "free")
+      assert.strictEqual(yield* budget.withPermit(Effect.succeed("free")), "free")
     }))
 
   it.effect("serves a thousand waiters in arrival order, never more than max at once", () =>
@@ -131,8 +156,7 @@ describe("ProcessBudget", () => {
       let peak = 0
       const fibers = yield* Effect.forEach(Array.from({ length: 1000 }, (_, i) => i), (i) =>
         Effect.forkChild(
-          budget.withPermit(120_000, () =>
-            Effect.gen(function*() {
+          budget.withPermit(Effect.gen(function*() {
               running++
               peak = Math.max(peak, running)
               order.push(i)
@@ -145,6 +169,6 @@ describe("ProcessBudget", () => {
       yield* Effect.forEach(fibers, Fiber.join)
       assert.strictEqual(peak, 3)
       assert.deepStrictEqual(order, Array.from({ length: 1000 }, (_, i) => i))
-      assert.strictEqual(yield* budget.withPermit(0, () => Effect.succeed("free")), "free")
+      assert.strictEqual(yield* budget.withPermit(Effect.succeed("free")), "free")
     }))
 })

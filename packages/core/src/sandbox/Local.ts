@@ -113,16 +113,17 @@ const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: strin
   const timeoutMs = execOptions?.timeout === undefined
     ? defaultTimeoutMs
     : Sandbox.timeoutMillis(execOptions.timeout)
-  // The wait for a permit is part of the call: the process gets what is left of the timeout.
-  const result = yield* host.budget.withPermit(timeoutMs, (remainingMs) =>
+  // The timeout is the process's: it starts once a permit is held, however long the wait was.
+  const result = yield* host.budget.withPermit(
     ProcessGroup.run({
       file: "bash",
       args: ["-c", command],
       cwd,
       env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
-      timeoutMs: remainingMs,
+      timeoutMs,
       maxOutputBytes: host.maxOutputBytes
-    })).pipe(Effect.catch((error) => execFailure(host, given, error, timeoutMs)))
+    })
+  ).pipe(Effect.catch((error) => execFailure(host, given, error, timeoutMs)))
   return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
 })
 

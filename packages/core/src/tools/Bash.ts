@@ -4,9 +4,9 @@
  *
  * A non-zero exit is a result, not a failure: the model reads the output and decides. Each call is
  * a fresh shell (`cd` and `export` do not persist), the session's secrets are its environment, and
- * the timeout kills the whole process tree. The `timeout` argument is the call's whole deadline:
- * the executor grants it (plus a margin) whatever its own default, and a call that runs out reads
- * what it printed so far, then the timeout. A sandbox limit's sentence (`ExecResult.limit`) comes
+ * the timeout kills the whole process tree. The `timeout` argument is the command's running time:
+ * the executor grants it (plus a margin) whatever its own default, a wait for a process permit is
+ * not part of it, and a call that runs out reads what it printed so far, then the timeout. A sandbox limit's sentence (`ExecResult.limit`) comes
  * after the output, so no output can push it out of view. Runs alone (`concurrent: false`):
  * commands change files.
  */

@@ -108,14 +108,13 @@ export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Pat
       const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
       const budget = yield* ProcessBudget.ProcessBudget
       const result = yield* Effect.mapError(
-        budget.withPermit(seconds * 1000, (remainingMs) =>
-          ProcessGroup.run({
-            file: options.command,
-            args: args ?? [],
-            cwd: directory,
-            env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
-            timeoutMs: remainingMs
-          })),
+        budget.withPermit(ProcessGroup.run({
+          file: options.command,
+          args: args ?? [],
+          cwd: directory,
+          env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
+          timeoutMs: seconds * 1000
+        })),
         (error) =>
           new ToolError({
             message: error._tag === "TimedOut"

@@ -355,18 +355,33 @@ describe("LocalSandbox exec", () => {
       assert.deepStrictEqual(counts.filter((n) => n > max), [])
     }))
 
-  it.live("fails without running when no process permit comes free within the timeout", () =>
+  it.live("a command that waited for a process permit still gets its whole timeout", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir()
       const gate = yield* Gate.make(dir)
       const sandbox = yield* LocalSandbox.make({ cwd: dir }).pipe(
         Effect.provide(Layer.merge(NodeServices.layer, ProcessBudget.layer({ max: 1 })))
       )
+      // The holder keeps the only permit for half a second, longer than the next command's timeout.
+      const holder = yield* Effect.forkChild(sandbox.exec("echo > started; sleep 0.5"), { startImmediately: true })
+      yield* gate.started
+      const queued = yield* sandbox.exec("echo ran", { timeout: "200 millis" })
+      assert.deepStrictEqual(queued, { output: "ran\n", exitCode: 0, truncated: false })
+      assert.strictEqual((yield* Fiber.join(holder)).exitCode, 0)
+    }))
+
+  it.live("fails without running when no process permit comes free within the budget's maxWait", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const gate = yield* Gate.make(dir)
+      const sandbox = yield* LocalSandbox.make({ cwd: dir }).pipe(
+        Effect.provide(Layer.merge(NodeServices.layer, ProcessBudget.layer({ max: 1, maxWait: "200 millis" })))
+      )
       const holder = yield* Effect.forkChild(sandbox.exec("echo > started; dd bs=1 count=1 < gate >/dev/null 2>&1"), {
         startImmediately: true
       })
       yield* gate.started
-      assert.deepStrictEqual(yield* failure(sandbox.exec("echo never > ran", { timeout: "200 millis" })), {
+      assert.deepStrictEqual(yield* failure(sandbox.exec("echo never > ran")), {
         tag: "Failed",
         message: "Cannot run the command: the host's limit of 1 running commands stayed reached for 0.2 seconds; try again later"
       })

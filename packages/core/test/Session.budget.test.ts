@@ -1,0 +1,52 @@
+/**
+ * A session's tool call queued behind the program's process budget, end to end: the executor's
+ * deadline stands still while the call waits for a permit (CallDeadline), so a call whose timeout
+ * is shorter than its wait still runs, and the command gets its whole timeout once it starts.
+ */
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Layer, Schema } from "effect"
+import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Agent from "../src/Agent.ts"
+import * as Condukt from "../src/Condukt.ts"
+import * as ProcessBudget from "../src/ProcessBudget.ts"
+import * as LocalSandbox from "../src/sandbox/Local.ts"
+import * as Session from "../src/Session.ts"
+import * as Tool from "../src/Tool.ts"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-budget-")))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Runs `echo ran` through the sandbox under a fixed 200 ms timeout (the executor's cut, no margin). */
+const Echo = Tool.make("Echo", {
+  description: "Runs echo ran.",
+  parameters: Schema.Struct({}),
+  timeout: "200 millis",
+  call: (_, context) => Effect.map(context.sandbox.exec("echo ran"), (result) => result.output)
+})
+
+describe("Session under the process budget", () => {
+  it.live("a tool call that waits for a permit longer than its timeout still runs, whole", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const budget = yield* ProcessBudget.ProcessBudget
+      // The only permit is held for 600 ms, three times the call's timeout.
+      const holding = yield* Deferred.make<void>()
+      yield* Effect.forkChild(budget.withPermit(Effect.andThen(Deferred.succeed(holding, undefined), Effect.sleep("600 millis"))))
+      yield* Deferred.await(holding)
+      const agent = Agent.make({ name: "queued", model: "test:x", tools: [Echo] })
+      const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+      const result = yield* session.run("run it")
+      const tool = result.messages.find((m) => m._tag === "ToolResultMessage")
+      assert.deepStrictEqual(tool, { _tag: "ToolResultMessage", callId: "call_1", name: "Echo", content: "ran\n", isError: false })
+      assert.strictEqual(result.text, "done")
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ProcessBudget.layer({ max: 1 })),
+      Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("Echo", {}), TestModel.text("done")]), Condukt.layer))
+    ))
+})
