@@ -11,9 +11,9 @@
  * Baseline: COUNT raw `spawn("bash", ["-c", "true"])` under the same bound, by a bare counter and
  * FIFO (bench/support/spawns.ts). Each variant runs in a fresh child process, so its peak RSS
  * (`maxRSS`) is its own, and the processes left are the children of that process once it is done.
- * A Bash call whose wait for a permit outlasts its 120 s timeout is refused (the budget's answer,
- * which the model reads); those are counted: at 20–50 ms a spawn (a loaded 2-core host), 10,000
- * at once are more than 120 s of spawning.
+ * The wait for a permit is not the command's time (docs/decisions/0037): at 20–50 ms a spawn on a
+ * 2-core host, 10,000 at once are minutes of spawning, and every call must still run. A call the
+ * budget refuses (after its `maxWait`, 10 minutes) or that fails otherwise is counted by its text.
  *
  * Run: node_modules/.bin/node bench/sessions-exec.ts [--count=N]
  * One variant alone: node bench/sessions-exec.ts --variant=sessions|raw [--count=N]
@@ -41,7 +41,7 @@ interface Measurement {
   readonly startRssBytes: number
   readonly left: number
   readonly permits: number
-  /** Bash calls that failed, by the text the model read (the budget's refusal after 120 s, say); none for raw. */
+  /** Bash calls that failed, by the text the model read (the budget's refusal, say); none for raw. */
   readonly failures: Readonly<Record<string, number>>
 }
 
@@ -56,7 +56,7 @@ type SandboxLayer = Layer.Layer<Sandbox.Sandbox, unknown, Layer.Success<typeof C
 
 /**
  * One session, started in the Scope around it, doing its one run: "ran" when Bash ran and the
- * session answered, else the text of Bash's failure (the budget refusing after 120 s, say).
+ * session answered, else the text of Bash's failure (the budget refusing, say).
  */
 const oneSession = (sandbox: SandboxLayer) =>
   Effect.gen(function*() {
