@@ -8,7 +8,8 @@
  * started, so a frozen process times the test out instead of passing it.
  */
 import { Agent, Model, Sandbox, Session, Tool } from "@condukt/core"
-import { Deferred, Effect, Fiber, Ref, Schema, Stream } from "effect"
+import { TestModel } from "@condukt/testing"
+import { Deferred, Effect, Fiber, Ref, Schema } from "effect"
 
 export interface Liveness<A> {
   readonly result: A
@@ -28,16 +29,8 @@ const Echo = Tool.make("echo", {
   call: ({ text }) => Effect.succeed(text)
 })
 
-/** A model that calls `echo` once, then answers: each run is one tool call and two requests. */
-const pingModel = Model.Model.of({
-  name: "probe:ping",
-  stream: (request) =>
-    Stream.fromIterable<Model.Part>(
-      request.messages.at(-1)?._tag === "UserMessage"
-        ? [{ _tag: "ToolCall", id: "ping", name: "echo", input: { text: "pong" } }, { _tag: "Finish", reason: "tool-calls" }]
-        : [{ _tag: "TextDelta", text: "done" }, { _tag: "Finish", reason: "stop" }]
-    )
-})
+/** Each run of the bystander is one tool call and two requests. */
+const pingModel = TestModel.callThenAnswer("echo", { text: "pong" }, "done")
 
 const ticker = Effect.acquireRelease(
   Effect.sync(() => {

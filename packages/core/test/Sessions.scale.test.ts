@@ -1,11 +1,12 @@
 /**
  * Many sessions leave nothing behind: 10,000 start in a registry, each answers one run that calls a
  * tool (so each builds its sandbox and forks its mailbox fiber), all stop, and after a full gc the
- * heap is back within 5 % of where it started. The model is stateless (a scripted `TestModel`
- * keeps every request it sees, which would be its residue, not the sessions').
+ * heap is back within 5 % of where it started. The model is stateless (`TestModel.callThenAnswer`:
+ * a scripted `TestModel` keeps every request it sees, which would be its residue, not the sessions').
  */
+import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Schema, Scope, Stream } from "effect"
+import { Effect, Exit, Schema, Scope } from "effect"
 import { setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import * as Agent from "../src/Agent.ts"
@@ -33,14 +34,7 @@ const Echo = Tool.make("echo", {
   call: ({ text }) => Effect.succeed(text)
 })
 
-/** Calls `echo` on a prompt, answers once the tool's result is in. */
-const stateless = Model.Model.of({
-  name: "test:stateless",
-  stream: (request) =>
-    request.messages.at(-1)?._tag === "UserMessage"
-      ? Stream.make({ _tag: "ToolCall", id: "e", name: "echo", input: { text: "hi" } })
-      : Stream.make({ _tag: "TextDelta", text: "ok" })
-})
+const stateless = TestModel.callThenAnswer("echo", { text: "hi" }, "ok")
 
 const agent = Agent.make({ name: "many", model: "test:x", tools: [Echo], sandbox: Sandbox.layerNoop() })
 

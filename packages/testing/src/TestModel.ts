@@ -182,3 +182,23 @@ export const make = (
 export const layer = (replies: ReadonlyArray<Reply>, options: { readonly name?: string } = {}): Layer.Layer<Model.Model | TestModel> =>
   Layer.effectContext(Effect.map(make(replies, options), ({ model, recorder }) =>
     Context.make(Model.Model, model).pipe(Context.add(TestModel, recorder))))
+
+/**
+ * A model with no script and no recorder, the same on every run: after a user message it calls
+ * the tool `name` with `input`; after anything else (the tool's result) it answers `answer`. One
+ * value serves any number of sessions at once, where a scripted model's replies would be taken in
+ * turn by all of them.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const callThenAnswer = (name: string, input: unknown, answer: string): Model.Service =>
+  Model.Model.of({
+    name: "test:call-then-answer",
+    stream: (request) =>
+      Stream.fromIterable<Model.Part>(
+        request.messages.at(-1)?._tag === "UserMessage"
+          ? [{ _tag: "ToolCall", id: "call_1", name, input }, { _tag: "Finish", reason: "tool-calls" }]
+          : [{ _tag: "TextDelta", text: answer }, { _tag: "Finish", reason: "stop" }]
+      )
+  })

@@ -96,4 +96,25 @@ describe("TestModel", () => {
       assert.deepStrictEqual(yield* recorder.requests, [recorded("hi")])
       assert.strictEqual(model.name, "test:scripted")
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("hello")]))))
+
+  it.effect("callThenAnswer: the same call after every user message, the same answer after anything else", () =>
+    Effect.gen(function*() {
+      const model = TestModel.callThenAnswer("echo", { text: "hi" }, "ok")
+      for (const prompt of ["a", "b"]) {
+        assert.deepStrictEqual(yield* collect(model, prompt), [
+          { _tag: "ToolCall", id: "call_1", name: "echo", input: { text: "hi" } },
+          { _tag: "Finish", reason: "tool-calls" }
+        ])
+      }
+      const afterTool = yield* Stream.runCollect(model.stream({
+        system: undefined,
+        messages: History.fromIterable([
+          Message.user("a"),
+          Message.assistant([{ _tag: "ToolCall", id: "call_1", name: "echo", input: { text: "hi" } }]),
+          Message.toolResult({ callId: "call_1", name: "echo", content: "hi", isError: false })
+        ]),
+        tools: []
+      }))
+      assert.deepStrictEqual(afterTool, [{ _tag: "TextDelta", text: "ok" }, { _tag: "Finish", reason: "stop" }])
+    }))
 })
