@@ -1,12 +1,13 @@
 /**
  * A session's tool call queued behind the program's process budget, end to end: the executor's
  * deadline stands still while the call waits for a permit (CallDeadline), so a call whose timeout
- * is shorter than its wait still runs, and the command gets its whole timeout once it starts.
+ * is shorter than its wait still runs, and the command gets its whole timeout once it starts; an
+ * abort reaches a call while it waits.
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Layer, Schema } from "effect"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Agent from "../src/Agent.ts"
@@ -15,6 +16,7 @@ import * as ProcessBudget from "../src/ProcessBudget.ts"
 import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Session from "../src/Session.ts"
 import * as Tool from "../src/Tool.ts"
+import * as Tools from "../src/Tools.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-budget-")))),
@@ -48,5 +50,38 @@ describe("Session under the process budget", () => {
       Effect.scoped,
       Effect.provide(ProcessBudget.layer({ max: 1 })),
       Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("Echo", {}), TestModel.text("done")]), Condukt.layer))
+    ))
+
+  it.live("aborting a run whose Bash call waits for a permit ends it at once; the queue keeps no trace of it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const budget = yield* ProcessBudget.ProcessBudget
+      const holding = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(budget.withPermit(Effect.andThen(Deferred.succeed(holding, undefined), Deferred.await(release))))
+      yield* Deferred.await(holding)
+      const agent = Agent.make({ name: "queued", model: "test:x", tools: [Tools.Bash] })
+      const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
+      const events = yield* Stream.runCollect(
+        session.stream("run it").pipe(Stream.tap((e) => (e._tag === "ToolCall" ? session.abort : Effect.void)))
+      )
+      assert.strictEqual(events.map((e) => e._tag).at(-1), "AgentEnd")
+      assert.deepStrictEqual((yield* session.history).at(-1), {
+        _tag: "ToolResultMessage",
+        callId: "call_1",
+        name: "Bash",
+        content: Session.ABORTED_RESULT,
+        isError: true
+      })
+      // The aborted call left the queue: the next waiter gets the permit the holder returns (with
+      // one permit, a call still queued or a permit lost would hold it back forever).
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      assert.strictEqual(yield* budget.withPermit(Effect.succeed("next")), "next")
+      assert.deepStrictEqual(readdirSync(dir), [])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ProcessBudget.layer({ max: 1 })),
+      Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("Bash", { command: "echo ran > ran" })]), Condukt.layer))
     ))
 })
