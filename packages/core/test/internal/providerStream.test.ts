@@ -4,7 +4,7 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Deferred, Duration, Effect, Fiber, Formatter, Layer, Logger, Redacted, Stream, Tracer } from "effect"
+import { Cause, ConfigProvider, Deferred, Duration, Effect, Fiber, Formatter, Layer, Logger, Stream, Tracer } from "effect"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
@@ -26,9 +26,7 @@ const ANSWER: ReadonlyArray<Model.Part> = [
 
 const request: Model.Request = { system: undefined, messages: History.fromIterable([Message.user("Hi")]), tools: [] }
 
-const provider = (server: Loopback.Server, options: Provider.Options = {}) =>
-  Anthropic.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" }, ...options })
-    .pipe(Layer.provide(NodeHttpClient.layerUndici))
+const provider = Loopback.provider(Anthropic.layer, KEY)
 
 /** The parts streamed before the end, and the error the stream ended with, if any. */
 const run = (server: Loopback.Server, options: Provider.Options = {}) =>

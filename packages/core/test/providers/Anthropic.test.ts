@@ -1,18 +1,12 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as os from "node:os"
-import * as Agent from "../../src/Agent.ts"
+import { Effect } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
 import * as Anthropic from "../../src/providers/Anthropic.ts"
-import type * as Provider from "../../src/providers/Provider.ts"
-import * as LocalSandbox from "../../src/sandbox/Local.ts"
-import * as Session from "../../src/Session.ts"
-import * as Tool from "../../src/Tool.ts"
 import * as Tools from "../../src/Tools.ts"
+import * as Runs from "./agentRuns.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-ant-test-7f3a9c1e5b"
@@ -20,28 +14,15 @@ const MODEL = "anthropic:claude-sonnet-4-6"
 /** A 1×1 PNG, base64. */
 const PNG = Loopback.fixture("pixel.png.base64")
 
-const layer = (server: Loopback.Server, options: Provider.Options = {}) =>
-  Anthropic.layer({
-    apiKey: Redacted.make(KEY),
-    baseUrl: server.url,
-    retry: { baseDelay: "1 millis", maxDelay: "1 millis" },
-    ...options
-  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+const layer = Loopback.provider(Anthropic.layer, KEY)
 
 const request = (messages: ReadonlyArray<Message.Message> = [Message.user("Hi")]): Model.Request => ({
-  system: "Be brief.",
-  messages: History.fromIterable(messages),
-  tools: []
+  ...Loopback.request(),
+  messages: History.fromIterable(messages)
 })
 
 /** Streams one request through the provider against `server`; the parts or the error. */
-const parts = (server: Loopback.Server, req: Model.Request = request(), options: Provider.Options = {}) =>
-  Effect.gen(function*() {
-    const model = yield* Model.resolve(MODEL)
-    return yield* Stream.runCollect(model.stream(req))
-  }).pipe(Effect.provide(layer(server, options)))
-
-const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
+const parts = (server: Loopback.Server, req: Model.Request = request()) => Loopback.parts(MODEL, layer(server), req)
 
 describe("Anthropic", () => {
   it.live("decodes a streamed answer into text deltas, usage with cache tokens, and the stop reason", () =>
@@ -71,10 +52,10 @@ describe("Anthropic", () => {
   it.live("sends the shared options: tool choice, thinking budget, top_p, stop sequences", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("anthropic-text.sse"))])
-      yield* parts(server, {
-        ...request(),
-        options: { temperature: 1, topP: 0.9, stopSequences: ["END"], toolChoice: { tool: "Read" }, reasoning: { effort: "low" } }
-      })
+      yield* parts(
+        server,
+        Loopback.request({ temperature: 1, topP: 0.9, stopSequences: ["END"], toolChoice: { tool: "Read" }, reasoning: { effort: "low" } })
+      )
       const body = server.requests[0]!.body
       assert.deepStrictEqual(
         [body.max_tokens, body.thinking, body.tool_choice, body.temperature, body.top_p, body.stop_sequences],
@@ -84,29 +65,17 @@ describe("Anthropic", () => {
 
   it.live("drives a full agent run: thinking, two parallel tool calls in fragments, results sent back, final text", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const server = yield* Loopback.start([
+      const { events, server } = yield* Runs.events(Runs.reader(MODEL, "You read files."), layer, [
         Loopback.sse(Loopback.fixture("anthropic-tools.sse")),
         Loopback.sse(Loopback.fixture("anthropic-final.sse"))
-      ])
-      const agent = Agent.make({ name: "reader", model: MODEL, system: "You read files.", tools: [Tools.Read] })
-      const events = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
-      }).pipe(Effect.provide(layer(server)))
+      ], "What do a.txt and b.txt say?")
       const result = events.filter((e) => e._tag === "ToolResult")
       assert.deepStrictEqual(result.map((e) => [e.callId, e.isError]), [
         ["toolu_01T1x1fJ34qAmk2tNTrN7Up6", false],
         ["toolu_02Bq7kLw2cUu5Hn3xYz8aQpR", false]
       ])
-      assert.strictEqual(
-        events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""),
-        "The user wants both files. I can read them in parallel."
-      )
-      assert.strictEqual(
-        events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""),
-        "I'll read both files.a.txt says alpha; b.txt says beta."
-      )
+      assert.strictEqual(Runs.joined(events, "ThinkingDelta"), "The user wants both files. I can read them in parallel.")
+      assert.strictEqual(Runs.joined(events, "TextDelta"), "I'll read both files.a.txt says alpha; b.txt says beta.")
       assert.deepStrictEqual(
         events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens]),
         [[472, 89], [630, 12]]
@@ -167,24 +136,8 @@ describe("Anthropic", () => {
     }))
 
   describe("programmatic tool calling", () => {
-    const CountRows = Tool.make("count_rows", {
-      description: "Counts the rows of a table",
-      parameters: Schema.Struct({ table: Schema.String }),
-      allowedCallers: ["code_execution"],
-      resultType: "structured",
-      call: ({ table }) => Effect.succeed(Tool.structured(`${table} has 3 rows`, { table, rows: 3 }))
-    })
-    const agent = Agent.make({ name: "analyst", model: MODEL, tools: [CountRows] })
-
     const runWith = (replies: ReadonlyArray<Loopback.Reply>) =>
-      Effect.gen(function*() {
-        const server = yield* Loopback.start(replies)
-        const result = yield* Effect.scoped(Effect.gen(function*() {
-          const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: os.tmpdir() }) })
-          return yield* session.run("How many users?")
-        })).pipe(Effect.provide(layer(server)))
-        return { server, result }
-      }).pipe(Effect.provide(Condukt.layer))
+      Runs.run(Runs.analyst(MODEL), layer, replies, "How many users?").pipe(Effect.provide(Condukt.layer))
 
     it.live("sends allowed_callers with the code-execution tool and its beta; a call from code gets the data as JSON", () =>
       Effect.gen(function*() {
@@ -198,7 +151,7 @@ describe("Anthropic", () => {
           {
             name: "count_rows",
             description: "Counts the rows of a table",
-            input_schema: CountRows.parameters,
+            input_schema: Runs.CountRows.parameters,
             allowed_callers: ["code_execution_20250825"]
           },
           { type: "code_execution_20250825", name: "code_execution" }

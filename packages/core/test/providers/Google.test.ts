@@ -1,16 +1,13 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Redacted, Stream } from "effect"
-import * as Agent from "../../src/Agent.ts"
+import { ConfigProvider, Effect, Layer } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
 import * as Google from "../../src/providers/Google.ts"
-import type * as Provider from "../../src/providers/Provider.ts"
-import * as LocalSandbox from "../../src/sandbox/Local.ts"
-import * as Session from "../../src/Session.ts"
 import * as Tools from "../../src/Tools.ts"
+import * as Runs from "./agentRuns.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "AIzaSy-test-3b8e1f"
@@ -18,14 +15,10 @@ const MODEL = "google:gemini-2.5-flash"
 /** A 1×1 PNG, base64. */
 const PNG = Loopback.fixture("pixel.png.base64")
 
-const google = (server: Loopback.Server, options: Provider.Options = {}) =>
-  Google.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" }, ...options })
-    .pipe(Layer.provide(NodeHttpClient.layerUndici))
+const google = Loopback.provider(Google.layer, KEY)
 
 const { request } = Loopback
 const parts = (layer: Layer.Layer<never>, req: Model.Request = request()) => Loopback.parts(MODEL, layer, req)
-
-const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 
 const TEXT: Array<Model.Part> = [
   { _tag: "TextDelta", text: "Hello" },
@@ -97,18 +90,12 @@ describe("Google", () => {
 
   it.live("drives a full agent run: thoughts, two whole function calls given ids, signatures and responses sent back", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const server = yield* Loopback.start([
+      const { events, server } = yield* Runs.events(Runs.reader(MODEL, "You read files."), google, [
         Loopback.sse(Loopback.fixture("google-tools.sse")),
         Loopback.sse(Loopback.fixture("google-final.sse"))
-      ])
-      const agent = Agent.make({ name: "reader", model: MODEL, system: "You read files.", tools: [Tools.Read] })
-      const events = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
-      }).pipe(Effect.provide(google(server)))
+      ], "What do a.txt and b.txt say?")
       assert.strictEqual(
-        events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""),
+        Runs.joined(events, "ThinkingDelta"),
         "**Reading both files**\nThe user wants a.txt and b.txt; I can read them in parallel."
       )
       assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
@@ -144,19 +131,16 @@ describe("Google", () => {
       ])
       assert.include(results[0]!.content, "alpha")
       assert.include(results[1]!.content, "beta")
-      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+      assert.strictEqual(Runs.joined(events, "TextDelta"), "a.txt says alpha; b.txt says beta.")
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("arguments that are not an object reach the model as an error result sent back under error, and the run goes on", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
       const broken = Loopback.fixture("google-tools.sse").replace(`"args":{"path":"a.txt"}`, `"args":"{pa"`)
-      const server = yield* Loopback.start([Loopback.sse(broken), Loopback.sse(Loopback.fixture("google-final.sse"))])
-      const agent = Agent.make({ name: "reader", model: MODEL, tools: [Tools.Read] })
-      const result = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* session.run("Read them")
-      }).pipe(Effect.provide(google(server)))
+      const { result, server } = yield* Runs.run(Runs.reader(MODEL), google, [
+        Loopback.sse(broken),
+        Loopback.sse(Loopback.fixture("google-final.sse"))
+      ], "Read them")
       const first = result.messages[1]
       assert.deepStrictEqual(first?._tag === "ToolResultMessage" && [first.isError, first.content], [
         true,

@@ -1,34 +1,28 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Redacted, Stream } from "effect"
-import * as Agent from "../../src/Agent.ts"
+import { Effect, Layer, Redacted } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
-import * as LocalSandbox from "../../src/sandbox/Local.ts"
-import * as Session from "../../src/Session.ts"
 import * as Tools from "../../src/Tools.ts"
+import * as Runs from "./agentRuns.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-test-4c2e8a"
+const MODEL = "openai:gpt-4.1-mini"
 /** A 1×1 PNG, base64. */
 const PNG = Loopback.fixture("pixel.png.base64")
 
-const openai = (server: Loopback.Server, options: OpenAi.Options = {}) =>
-  OpenAi.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+const openai = Loopback.provider(OpenAi.layer, KEY)
 
 const { parts, request } = Loopback
-
-const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 
 describe("OpenAi", () => {
   it.live("decodes a streamed answer and sends the documented request", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
-      const out = yield* parts("openai:gpt-4.1-mini", openai(server), request({ maxTokens: 100, toolChoice: "required", reasoning: { budgetTokens: 3000 } }))
+      const out = yield* parts(MODEL, openai(server), request({ maxTokens: 100, toolChoice: "required", reasoning: { budgetTokens: 3000 } }))
       assert.deepStrictEqual(out, [
         { _tag: "TextDelta", text: "Hello" },
         { _tag: "TextDelta", text: ", world." },
@@ -54,7 +48,7 @@ describe("OpenAi", () => {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
       const image = Message.imagePart("image/png", PNG)
       const call = (id: string, path: string) => Message.toolCallPart({ id, name: "Read", input: { path } })
-      yield* parts("openai:gpt-4.1-mini", openai(server), {
+      yield* parts(MODEL, openai(server), {
         ...request(),
         messages: History.fromIterable([
           Message.user("What is in this picture?", [image]),
@@ -87,16 +81,10 @@ describe("OpenAi", () => {
 
   it.live("drives a full agent run: two interleaved tool calls in pieces, strict nulls removed, results sent back", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const server = yield* Loopback.start([
+      const { events, server } = yield* Runs.events(Runs.reader(MODEL, "You read files."), openai, [
         Loopback.sse(Loopback.fixture("openai-tools.sse")),
         Loopback.sse(Loopback.fixture("openai-final.sse"))
-      ])
-      const agent = Agent.make({ name: "reader", model: "openai:gpt-4.1-mini", system: "You read files.", tools: [Tools.Read] })
-      const events = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
-      }).pipe(Effect.provide(openai(server)))
+      ], "What do a.txt and b.txt say?")
       assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
         ["call_DdmO9pD3xa9XTPNJ32zg2hcA", { path: "a.txt" }],
         ["call_8YkQm2VtWc4zRbLn0sJp1TfE", { path: "b.txt", limit: 10 }]
@@ -127,7 +115,7 @@ describe("OpenAi", () => {
         { role: "tool", tool_call_id: "call_DdmO9pD3xa9XTPNJ32zg2hcA", content: results[0]!.content },
         { role: "tool", tool_call_id: "call_8YkQm2VtWc4zRbLn0sJp1TfE", content: results[1]!.content }
       ])
-      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+      assert.strictEqual(Runs.joined(events, "TextDelta"), "a.txt says alpha; b.txt says beta.")
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("decodes DeepSeek's reasoning_content as thinking, counts cache hits, and sends max_tokens unstrict", () =>
@@ -162,14 +150,11 @@ describe("OpenAi", () => {
 
   it.live("a malformed tool-call argument reaches the model as an error result, and the run goes on", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
       const broken = Loopback.fixture("openai-tools.sse").replace(`"arguments":"{\\"pa"`, `"arguments":"{pa"`)
-      const server = yield* Loopback.start([Loopback.sse(broken), Loopback.sse(Loopback.fixture("openai-final.sse"))])
-      const agent = Agent.make({ name: "reader", model: "openai:gpt-4.1-mini", tools: [Tools.Read] })
-      const result = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* session.run("Read them")
-      }).pipe(Effect.provide(openai(server)))
+      const { result } = yield* Runs.run(Runs.reader(MODEL), openai, [
+        Loopback.sse(broken),
+        Loopback.sse(Loopback.fixture("openai-final.sse"))
+      ], "Read them")
       const first = result.messages[1]
       assert.deepStrictEqual(first?._tag === "ToolResultMessage" && [first.isError, first.content], [
         true,

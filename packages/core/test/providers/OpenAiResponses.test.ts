@@ -1,18 +1,13 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Redacted, Schema, Stream } from "effect"
-import * as os from "node:os"
-import * as Agent from "../../src/Agent.ts"
+import { ConfigProvider, Effect, Layer, Stream } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
 import * as OpenAiResponses from "../../src/providers/OpenAiResponses.ts"
-import * as LocalSandbox from "../../src/sandbox/Local.ts"
-import * as Session from "../../src/Session.ts"
-import * as Tool from "../../src/Tool.ts"
-import * as Tools from "../../src/Tools.ts"
+import * as Runs from "./agentRuns.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-responses-9d1f"
@@ -20,14 +15,9 @@ const MODEL = "openai-responses:gpt-5-mini"
 /** A 1×1 PNG, base64. */
 const PNG = Loopback.fixture("pixel.png.base64")
 
-const responses = (server: Loopback.Server, options: OpenAiResponses.Options = {}) =>
-  OpenAiResponses.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, retry: { baseDelay: "1 millis" }, ...options }).pipe(
-    Layer.provide(NodeHttpClient.layerUndici)
-  )
+const responses = Loopback.provider(OpenAiResponses.layer, KEY)
 
 const { parts, request } = Loopback
-
-const tempDir = Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
 
 const TEXT: Array<Model.Part> = [
   { _tag: "TextDelta", text: "Hello" },
@@ -87,18 +77,12 @@ describe("OpenAiResponses", () => {
 
   it.live("drives a full agent run: a reasoning summary, two tool calls in fragments, the reasoning item and results sent back", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
-      const server = yield* Loopback.start([
+      const { events, server } = yield* Runs.events(Runs.reader(MODEL, "You read files."), responses, [
         Loopback.sse(Loopback.fixture("openai-responses-tools.sse")),
         Loopback.sse(Loopback.fixture("openai-responses-final.sse"))
-      ])
-      const agent = Agent.make({ name: "reader", model: MODEL, system: "You read files.", tools: [Tools.Read] })
-      const events = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?"))
-      }).pipe(Effect.provide(responses(server)))
+      ], "What do a.txt and b.txt say?")
       assert.strictEqual(
-        events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""),
+        Runs.joined(events, "ThinkingDelta"),
         "**Reading both files**\n\nThe user wants a.txt and b.txt; I can read them in parallel."
       )
       assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
@@ -137,19 +121,16 @@ describe("OpenAiResponses", () => {
       ])
       assert.include(results[0]!.content, "alpha")
       assert.include(results[1]!.content, "beta")
-      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+      assert.strictEqual(Runs.joined(events, "TextDelta"), "a.txt says alpha; b.txt says beta.")
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("a malformed tool-call argument reaches the model as an error result, and the run goes on", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir
       const broken = Loopback.fixture("openai-responses-tools.sse").replace(`"delta":"{\\"pa"`, `"delta":"{pa"`)
-      const server = yield* Loopback.start([Loopback.sse(broken), Loopback.sse(Loopback.fixture("openai-responses-final.sse"))])
-      const agent = Agent.make({ name: "reader", model: MODEL, tools: [Tools.Read] })
-      const result = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* session.run("Read them")
-      }).pipe(Effect.provide(responses(server)))
+      const { result } = yield* Runs.run(Runs.reader(MODEL), responses, [
+        Loopback.sse(broken),
+        Loopback.sse(Loopback.fixture("openai-responses-final.sse"))
+      ], "Read them")
       const first = result.messages[1]
       assert.deepStrictEqual(first?._tag === "ToolResultMessage" && [first.isError, first.content], [
         true,
@@ -161,9 +142,7 @@ describe("OpenAiResponses", () => {
   it.live("the OpenAI provider speaks the Responses API with api: responses", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-responses-text.sse"))])
-      const layer = OpenAi.layer({ apiKey: Redacted.make(KEY), baseUrl: server.url, api: "responses" }).pipe(
-        Layer.provide(NodeHttpClient.layerUndici)
-      )
+      const layer = Loopback.provider(OpenAi.layer, KEY)(server, { api: "responses" })
       assert.deepStrictEqual(yield* parts("openai:gpt-5-mini", layer), TEXT)
       assert.strictEqual(server.requests[0]!.path, "/responses")
     }))
@@ -212,24 +191,9 @@ describe("OpenAiResponses", () => {
     }))
 
   describe("programmatic tool calling", () => {
-    const CountRows = Tool.make("count_rows", {
-      description: "Counts the rows of a table",
-      parameters: Schema.Struct({ table: Schema.String }),
-      allowedCallers: ["code_execution"],
-      resultType: "structured",
-      call: ({ table }) => Effect.succeed(Tool.structured(`${table} has 3 rows`, { table, rows: 3 }))
-    })
-    const agent = Agent.make({ name: "analyst", model: MODEL, tools: [CountRows] })
-
     const runWith = (first: string) =>
-      Effect.gen(function*() {
-        const server = yield* Loopback.start([Loopback.sse(first), Loopback.sse(Loopback.fixture("openai-responses-final.sse"))])
-        const result = yield* Effect.scoped(Effect.gen(function*() {
-          const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: os.tmpdir() }) })
-          return yield* session.run("How many users?")
-        })).pipe(Effect.provide(responses(server)))
-        return { server, result }
-      }).pipe(Effect.provide(Condukt.layer))
+      Runs.run(Runs.analyst(MODEL), responses, [Loopback.sse(first), Loopback.sse(Loopback.fixture("openai-responses-final.sse"))], "How many users?")
+        .pipe(Effect.provide(Condukt.layer))
 
     it.live("sends allowed_callers and the programmatic tool; a call from a program gets the data as JSON and goes back with its caller", () =>
       Effect.gen(function*() {

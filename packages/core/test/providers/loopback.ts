@@ -2,8 +2,11 @@
  * A loopback HTTP server for provider tests: it answers each request with the next scripted
  * reply (a whole body, SSE bytes in chunks then an end, close, reset or stall) and records what
  * it received, so tests assert request bodies as the vendor would see them and see connections close.
+ * Also the provider layer pointed at it, and the plain request most tests stream through it.
  */
-import { Deferred, Effect, Exit, type Layer, type Scope, Stream } from "effect"
+import { NodeHttpClient } from "@effect/platform-node"
+import { Deferred, Effect, Exit, Layer, Redacted, type Scope, Stream } from "effect"
+import type { HttpClient } from "effect/http"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -12,6 +15,7 @@ import * as path from "node:path"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
+import type * as Provider from "../../src/providers/Provider.ts"
 
 /** One scripted answer. */
 export type Reply =
@@ -127,3 +131,15 @@ export const parts = (model: string, layer: Layer.Layer<never>, req: Model.Reque
     const service = yield* Model.resolve(model)
     return yield* Stream.runCollect(service.stream(req))
   }).pipe(Effect.provide(layer))
+
+/**
+ * A vendor's layer (`make`, e.g. `Anthropic.layer`) talking to a server with `apiKey`, over
+ * undici, retrying after 1 ms so retry tests do not wait; `options` win.
+ */
+export const provider = <O extends Provider.Options>(
+  make: (options?: O) => Layer.Layer<never, never, HttpClient.HttpClient>,
+  apiKey: string
+) =>
+(server: Server, options?: O): Layer.Layer<never> =>
+  make(Object.assign({ apiKey: Redacted.make(apiKey), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" } }, options))
+    .pipe(Layer.provide(NodeHttpClient.layerUndici))

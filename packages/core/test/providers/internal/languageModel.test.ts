@@ -1,15 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import { AiError, LanguageModel, type Prompt, type Response, Tool } from "effect/ai"
-import * as Agent from "../../../src/Agent.ts"
 import * as Condukt from "../../../src/Condukt.ts"
 import * as History from "../../../src/History.ts"
 import * as Message from "../../../src/Message.ts"
 import * as Model from "../../../src/Model.ts"
-import * as LocalSandbox from "../../../src/sandbox/Local.ts"
-import * as Session from "../../../src/Session.ts"
 import * as Tools from "../../../src/Tools.ts"
-import * as Loopback from "../loopback.ts"
+import * as Runs from "../agentRuns.ts"
 
 const usage = (input: number, output: number) => ({
   inputTokens: { uncached: input - 4, total: input, cacheRead: 4 },
@@ -69,15 +66,16 @@ const modelFrom = (languageModel: Effect.Effect<LanguageModel.LanguageModel>) =>
 describe("Model.fromLanguageModel", () => {
   it.live("a hand-written effect/ai LanguageModel drives a full agent run with real tools", () =>
     Effect.gen(function*() {
-      const dir = yield* Loopback.tempFiles({ "a.txt": "alpha\n", "b.txt": "beta\n" })
       const seen: Array<Seen> = []
-      const agent = Agent.make({ name: "reader", model: "custom:scripted-1", system: "You read files.", tools: [Tools.Read] })
-      const events = yield* Effect.gen(function*() {
-        const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }) })
-        return yield* Stream.runCollect(session.stream("What do a.txt and b.txt say?", { modelOptions: { toolChoice: "auto" } }))
-      }).pipe(Effect.provide(modelFrom(scripted(seen))))
+      const events = yield* Runs.streamed(
+        Runs.reader("custom:scripted-1", "You read files."),
+        modelFrom(scripted(seen)),
+        yield* Runs.files,
+        "What do a.txt and b.txt say?",
+        { modelOptions: { toolChoice: "auto" } }
+      )
 
-      assert.strictEqual(events.filter((e) => e._tag === "ThinkingDelta").map((e) => e.text).join(""), "Both files, in parallel.")
+      assert.strictEqual(Runs.joined(events, "ThinkingDelta"), "Both files, in parallel.")
       assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
         ["call_a", { path: "a.txt" }],
         ["call_b", { path: "b.txt" }]
@@ -90,7 +88,7 @@ describe("Model.fromLanguageModel", () => {
         events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
         [[36, 12, 4], [86, 9, 4]]
       )
-      assert.strictEqual(events.filter((e) => e._tag === "TextDelta").map((e) => e.text).join(""), "a.txt says alpha; b.txt says beta.")
+      assert.strictEqual(Runs.joined(events, "TextDelta"), "a.txt says alpha; b.txt says beta.")
 
       // Our tools reached it as their JSON Schema, as they are; the second prompt carries the calls and results.
       assert.deepStrictEqual(seen[0]!.tools, [{ name: "Read", schema: Tools.Read.parameters }])
