@@ -2,9 +2,8 @@
  * The shared streaming machinery (retries, classification, idle timeout, cancellation), driven
  * through the Anthropic provider against a loopback server.
  */
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Deferred, Duration, Effect, Fiber, Formatter, Layer, Logger, Stream, Tracer } from "effect"
+import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Stream, Tracer } from "effect"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
@@ -180,12 +179,9 @@ describe("providerStream", () => {
 
   it.effect("a missing key fails when the model is resolved, naming the variable", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Model.resolve(MODEL))
+      const error = yield* Loopback.missingKey(MODEL, Anthropic.layer())
       assert.strictEqual(error.message, "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer")
-    }).pipe(
-      Effect.provide(Anthropic.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))),
-      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
-    ))
+    }))
 
   it.live("the API key reaches no span, span event or log line, through a retry and a refusal", () =>
     Effect.gen(function*() {

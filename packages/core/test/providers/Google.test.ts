@@ -1,4 +1,3 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
@@ -98,14 +97,14 @@ describe("Google", () => {
         Runs.joined(events, "ThinkingDelta"),
         "**Reading both files**\nThe user wants a.txt and b.txt; I can read them in parallel."
       )
-      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+      assert.deepStrictEqual(Runs.toolCalls(events), [
         ["gemini_xN4waOqGL8Dh7M8P0uTn2A0_0", { path: "a.txt" }],
         ["gemini_xN4waOqGL8Dh7M8P0uTn2A0_1", { path: "b.txt", limit: 10 }]
       ])
       const results = events.filter((e) => e._tag === "ToolResult")
       assert.deepStrictEqual(results.map((e) => e.isError), [false, false])
       assert.deepStrictEqual(
-        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        Runs.turnTokens(events),
         [[76, 88, 64], [260, 11, undefined]]
       )
       const [first, second] = server.requests
@@ -191,10 +190,7 @@ describe("Google", () => {
 
   it.effect("a missing key names both variables", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Model.resolve(MODEL))
+      const error = yield* Loopback.missingKey(MODEL, Google.layer())
       assert.strictEqual(error.message, "google: no API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) or pass apiKey to the provider's layer")
-    }).pipe(
-      Effect.provide(Google.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))),
-      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
-    ))
+    }))
 })

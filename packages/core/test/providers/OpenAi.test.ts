@@ -85,14 +85,14 @@ describe("OpenAi", () => {
         Loopback.sse(Loopback.fixture("openai-tools.sse")),
         Loopback.sse(Loopback.fixture("openai-final.sse"))
       ], "What do a.txt and b.txt say?")
-      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+      assert.deepStrictEqual(Runs.toolCalls(events), [
         ["call_DdmO9pD3xa9XTPNJ32zg2hcA", { path: "a.txt" }],
         ["call_8YkQm2VtWc4zRbLn0sJp1TfE", { path: "b.txt", limit: 10 }]
       ])
       const results = events.filter((e) => e._tag === "ToolResult")
       assert.deepStrictEqual(results.map((e) => e.isError), [false, false])
       assert.deepStrictEqual(
-        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        Runs.turnTokens(events),
         [[56, 48, 64], [260, 11, undefined]]
       )
       const [first, second] = server.requests

@@ -1,6 +1,5 @@
-import { NodeHttpClient } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Stream } from "effect"
+import { ConfigProvider, Effect, Stream } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
@@ -85,14 +84,14 @@ describe("OpenAiResponses", () => {
         Runs.joined(events, "ThinkingDelta"),
         "**Reading both files**\n\nThe user wants a.txt and b.txt; I can read them in parallel."
       )
-      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+      assert.deepStrictEqual(Runs.toolCalls(events), [
         ["call_Qx1mB7rZ4kT9wLp2nV8sY3cD", { path: "a.txt" }],
         ["call_Hn5vK2dJ8qR1tXz6mB4wP9eL", { path: "b.txt", limit: 10 }]
       ])
       const results = events.filter((e) => e._tag === "ToolResult")
       assert.deepStrictEqual(results.map((e) => e.isError), [false, false])
       assert.deepStrictEqual(
-        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        Runs.turnTokens(events),
         [[56, 48, 64], [260, 11, undefined]]
       )
       const [first, second] = server.requests
@@ -163,12 +162,9 @@ describe("OpenAiResponses", () => {
 
   it.effect("a missing key names OPENAI_API_KEY, the variable the prefix shares with openai:", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Model.resolve(MODEL))
+      const error = yield* Loopback.missingKey(MODEL, OpenAiResponses.layer())
       assert.strictEqual(error.message, "openai-responses: no API key: set OPENAI_API_KEY or pass apiKey to the provider's layer")
-    }).pipe(
-      Effect.provide(OpenAiResponses.layer().pipe(Layer.provide(NodeHttpClient.layerUndici))),
-      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
-    ))
+    }))
 
   it.live("response.failed, an error event and an incomplete response each give their documented outcome", () =>
     Effect.gen(function*() {

@@ -31,6 +31,14 @@ export const CountRows = Tool.make("count_rows", {
 /** The agent of the programmatic tool-calling runs. */
 export const analyst = (model: string) => Agent.make({ name: "analyst", model, tools: [CountRows] })
 
+/** One session of `agent` in `cwd`, its model from `layer`, given to `use`; stopped after. */
+const withSession = <R, A, E, R2>(
+  agent: Agent.Agent<R>,
+  layer: Layer.Layer<never>,
+  cwd: string,
+  use: (session: Session.Session) => Effect.Effect<A, E, R2>
+) => Effect.scoped(Effect.flatMap(Session.start(agent, { sandbox: LocalSandbox.layer({ cwd }) }), use)).pipe(Effect.provide(layer))
+
 /** Every event one session of `agent` in `cwd` streams for `prompt`, its model from `layer`. */
 export const streamed = <R>(
   agent: Agent.Agent<R>,
@@ -38,42 +46,39 @@ export const streamed = <R>(
   cwd: string,
   prompt: string,
   options?: Session.RunOptions
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd }) })
-    return yield* Stream.runCollect(session.stream(prompt, options))
-  })).pipe(Effect.provide(layer))
+) => withSession(agent, layer, cwd, (session) => Stream.runCollect(session.stream(prompt, options)))
+
+/** A provider's layer talking to a loopback server. */
+type OnServer = (server: Loopback.Server) => Layer.Layer<never>
+type Replies = ReadonlyArray<Loopback.Reply>
+
+/** A server answering `replies`, and what `use` makes of the provider on it and of `files`. */
+const onServer = <A, E, R>(provider: OnServer, replies: Replies, use: (layer: Layer.Layer<never>, cwd: string) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const cwd = yield* files
+    const server = yield* Loopback.start(replies)
+    return { server, out: yield* use(provider(server), cwd) }
+  })
 
 /** Runs `prompt` in `files` against a server answering `replies`: the server and every event. */
-export const events = <R>(
-  agent: Agent.Agent<R>,
-  provider: (server: Loopback.Server) => Layer.Layer<never>,
-  replies: ReadonlyArray<Loopback.Reply>,
-  prompt: string
-) =>
-  Effect.gen(function*() {
-    const cwd = yield* files
-    const server = yield* Loopback.start(replies)
-    return { server, events: yield* streamed(agent, provider(server), cwd, prompt) }
-  })
+export const events = <R>(agent: Agent.Agent<R>, provider: OnServer, replies: Replies, prompt: string) =>
+  Effect.map(onServer(provider, replies, (layer, cwd) => streamed(agent, layer, cwd, prompt)), ({ out, server }) => ({ server, events: out }))
 
 /** Runs `prompt` in `files` against a server answering `replies`: the server and the run's result. */
-export const run = <R>(
-  agent: Agent.Agent<R>,
-  provider: (server: Loopback.Server) => Layer.Layer<never>,
-  replies: ReadonlyArray<Loopback.Reply>,
-  prompt: string
-) =>
-  Effect.gen(function*() {
-    const cwd = yield* files
-    const server = yield* Loopback.start(replies)
-    const result = yield* Effect.scoped(Effect.gen(function*() {
-      const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd }) })
-      return yield* session.run(prompt)
-    })).pipe(Effect.provide(provider(server)))
-    return { server, result }
-  })
+export const run = <R>(agent: Agent.Agent<R>, provider: OnServer, replies: Replies, prompt: string) =>
+  Effect.map(
+    onServer(provider, replies, (layer, cwd) => withSession(agent, layer, cwd, (session) => session.run(prompt))),
+    ({ out, server }) => ({ server, result: out })
+  )
 
 /** The text or thinking the events streamed, joined. */
 export const joined = (events: ReadonlyArray<SessionEvent.SessionEvent>, tag: "TextDelta" | "ThinkingDelta"): string =>
   events.flatMap((e) => ((e._tag === "TextDelta" || e._tag === "ThinkingDelta") && e._tag === tag ? [e.text] : [])).join("")
+
+/** The tool calls the events announced, as [call id, input]. */
+export const toolCalls = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.flatMap((e) => (e._tag === "ToolCall" ? [[e.callId, e.input] as const] : []))
+
+/** Each turn's token counts, as [input, output, cache read]. */
+export const turnTokens = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
+  events.flatMap((e) => (e._tag === "TurnEnd" ? [[e.inputTokens, e.outputTokens, e.cacheReadTokens] as const] : []))

@@ -5,7 +5,7 @@
  * Also the provider layer pointed at it, and the plain request most tests stream through it.
  */
 import { NodeHttpClient } from "@effect/platform-node"
-import { Deferred, Effect, Exit, Layer, Redacted, type Scope, Stream } from "effect"
+import { ConfigProvider, Deferred, Effect, Exit, Layer, Redacted, type Scope, Stream } from "effect"
 import type { HttpClient } from "effect/http"
 import * as fs from "node:fs"
 import * as http from "node:http"
@@ -143,3 +143,10 @@ export const provider = <O extends Provider.Options>(
 (server: Server, options?: O): Layer.Layer<never> =>
   make(Object.assign({ apiKey: Redacted.make(apiKey), baseUrl: server.url, retry: { baseDelay: "1 millis", maxDelay: "1 millis" } }, options))
     .pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/** The error resolving `model` fails with when `layer`, given no key, finds none in an empty environment. */
+export const missingKey = (model: string, layer: Layer.Layer<never, never, HttpClient.HttpClient>) =>
+  Effect.flip(Model.resolve(model)).pipe(
+    Effect.provide(layer.pipe(Layer.provide(NodeHttpClient.layerUndici))),
+    Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))
+  )

@@ -76,7 +76,7 @@ describe("Model.fromLanguageModel", () => {
       )
 
       assert.strictEqual(Runs.joined(events, "ThinkingDelta"), "Both files, in parallel.")
-      assert.deepStrictEqual(events.filter((e) => e._tag === "ToolCall").map((e) => [e.callId, e.input]), [
+      assert.deepStrictEqual(Runs.toolCalls(events), [
         ["call_a", { path: "a.txt" }],
         ["call_b", { path: "b.txt" }]
       ])
@@ -85,7 +85,7 @@ describe("Model.fromLanguageModel", () => {
       assert.include(results[0]!.content, "alpha")
       assert.include(results[1]!.content, "beta")
       assert.deepStrictEqual(
-        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens, e.cacheReadTokens]),
+        Runs.turnTokens(events),
         [[36, 12, 4], [86, 9, 4]]
       )
       assert.strictEqual(Runs.joined(events, "TextDelta"), "a.txt says alpha; b.txt says beta.")
