@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream, Tracer } from "effect"
 import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
-import { Processes, TestModel } from "@condukt/testing"
+import { Processes, Spans, TestModel } from "@condukt/testing"
 import { McpClient, McpServer } from "../src/index.ts"
 import { fixture, node, results, runWith } from "./support.ts"
 
@@ -120,14 +120,7 @@ describe("McpClient", () => {
 
   it.live("every MCP request is a span McpClient.<method> with the server's name", () =>
     Effect.gen(function*() {
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
+      const { spans, tracer } = yield* Spans.make
       const { events } = yield* runWith([McpServer.stdio({ name: "fx", command: node, args: [fixture] })], [
         TestModel.toolCall("fx.echo", { text: "traced" }),
         TestModel.text("done")

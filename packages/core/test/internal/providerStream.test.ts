@@ -2,6 +2,7 @@
  * The shared streaming machinery (retries, classification, idle timeout, cancellation), driven
  * through the Anthropic provider against a loopback server.
  */
+import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Stream, Tracer } from "effect"
 import * as History from "../../src/History.ts"
@@ -185,14 +186,7 @@ describe("providerStream", () => {
 
   it.live("the API key reaches no span, span event or log line, through a retry and a refusal", () =>
     Effect.gen(function*() {
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
+      const { spans, tracer } = yield* Spans.make
       const logs: Array<string> = []
       const logger = Logger.make((options) => {
         logs.push(`${Formatter.format(options.message)} ${Cause.pretty(options.cause)}`)
