@@ -28,13 +28,20 @@ const makeProbe = Effect.gen(function*() {
 const startAll = (supervisor: Supervisor.Supervisor, specs: ReadonlyArray<Supervisor.ChildSpec<string, never, never>>) =>
   Effect.forEach(specs, (spec) => supervisor.startChild(spec), { discard: true })
 
+/** The supervisor `make` gives, with children a, b and c started in order; `starts` is what they logged. */
+const withABC = <E>(make: Effect.Effect<Supervisor.Supervisor, E, Scope.Scope>) =>
+  Effect.gen(function*() {
+    const probe = yield* makeProbe
+    const supervisor = yield* make
+    yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
+    return { probe, supervisor, starts: yield* probe.next(3) }
+  })
+
 describe("Supervisor", () => {
   it.effect("one_for_one restarts only the child that died", () =>
     Effect.gen(function*() {
-      const probe = yield* makeProbe
-      const supervisor = yield* Supervisor.make({ strategy: "one_for_one" })
-      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
-      assert.deepStrictEqual(yield* probe.next(3), ["start a", "start b", "start c"])
+      const { probe, starts, supervisor } = yield* withABC(Supervisor.make({ strategy: "one_for_one" }))
+      assert.deepStrictEqual(starts, ["start a", "start b", "start c"])
       yield* probe.order("b", "crash")
       assert.deepStrictEqual(yield* probe.next(2), ["stop b", "start b"])
       assert.deepStrictEqual((yield* supervisor.children).map((c) => [c.id, c.starts, c.running]), [
@@ -46,20 +53,14 @@ describe("Supervisor", () => {
 
   it.effect("one_for_all stops the others in reverse order and starts everyone in order", () =>
     Effect.gen(function*() {
-      const probe = yield* makeProbe
-      const supervisor = yield* Supervisor.make({ strategy: "one_for_all" })
-      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
-      yield* probe.next(3)
+      const { probe } = yield* withABC(Supervisor.make({ strategy: "one_for_all" }))
       yield* probe.order("b", "crash")
       assert.deepStrictEqual(yield* probe.next(6), ["stop b", "stop c", "stop a", "start a", "start b", "start c"])
     }))
 
   it.effect("rest_for_one restarts the child and those started after it", () =>
     Effect.gen(function*() {
-      const probe = yield* makeProbe
-      const supervisor = yield* Supervisor.make({ strategy: "rest_for_one" })
-      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
-      yield* probe.next(3)
+      const { probe, supervisor } = yield* withABC(Supervisor.make({ strategy: "rest_for_one" }))
       yield* probe.order("b", "fail")
       assert.deepStrictEqual(yield* probe.next(4), ["stop b", "stop c", "start b", "start c"])
       assert.deepStrictEqual((yield* supervisor.children).map((c) => c.starts), [1, 2, 2])
@@ -159,11 +160,8 @@ describe("Supervisor", () => {
 
   it.effect("terminateChild stops and removes a child; closing the scope stops the rest in reverse order", () =>
     Effect.gen(function*() {
-      const probe = yield* makeProbe
       const scope = yield* Scope.make()
-      const supervisor = yield* Supervisor.make().pipe(Scope.provide(scope))
-      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
-      yield* probe.next(3)
+      const { probe, supervisor } = yield* withABC(Supervisor.make().pipe(Scope.provide(scope)))
       yield* supervisor.terminateChild("b")
       assert.deepStrictEqual(yield* probe.next(1), ["stop b"])
       yield* Scope.close(scope, Exit.void)
@@ -202,11 +200,8 @@ describe("Supervisor", () => {
 
   it.effect("closing the scope after a restart stops in reverse start order, the restarted child keeping its place", () =>
     Effect.gen(function*() {
-      const probe = yield* makeProbe
       const scope = yield* Scope.make()
-      const supervisor = yield* Supervisor.make().pipe(Scope.provide(scope))
-      yield* startAll(supervisor, [probe.child("a"), probe.child("b"), probe.child("c")])
-      yield* probe.next(3)
+      const { probe } = yield* withABC(Supervisor.make().pipe(Scope.provide(scope)))
       yield* probe.order("a", "crash")
       assert.deepStrictEqual(yield* probe.next(2), ["stop a", "start a"])
       yield* Scope.close(scope, Exit.void)
