@@ -50,6 +50,7 @@ export const streamed = <R>(
 
 /** A provider's layer talking to a loopback server. */
 type OnServer = (server: Loopback.Server) => Layer.Layer<never>
+/** What the server answers, request by request. */
 type Replies = ReadonlyArray<Loopback.Reply>
 
 /** A server answering `replies`, and what `use` makes of the provider on it and of `files`. */
