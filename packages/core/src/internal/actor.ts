@@ -15,7 +15,7 @@ import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
-import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
+import { MaxTurnsExceeded, type RunError, type SandboxInitFailed, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
@@ -188,33 +188,46 @@ const readInstructions = Effect.fnUntraced(function*<R>(actor: Actor<R>) {
   if (project !== undefined) actor.loop = { ...actor.loop, system: ProjectInstructions.withProject(actor.agent.system, project) }
 })
 
-/** One message's tool calls: all announced, run by the executor, their results published in order. */
-const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
-  for (const call of calls) {
-    yield* publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)
-  }
-  if (actor.audited !== undefined) {
-    for (const call of calls) {
-      if (actor.audited.tools.has(call.name)) {
-        yield* publish(actor, run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: actor.audited.secrets }, true)
-      }
-    }
-  }
-  const context = actor.toolContext ?? (yield* toolContextOf(actor))
-  const outcome = yield* actor.tools.executor.run(calls, context, actor.assigns)
-  actor.assigns = outcome.assigns
-  for (const r of outcome.results) {
-    yield* publish(actor, run, {
-      _tag: "ToolResult",
-      callId: r.callId,
-      name: r.name,
-      content: r.content,
-      isError: r.isError,
-      ...(r.data === undefined ? {} : { data: r.data })
-    }, true)
-  }
-  return outcome.results
-})
+/**
+ * One message's tool calls: all announced, run by the executor, their results published in order.
+ * Combinators, not a generator: this frame is held for as long as the calls run.
+ */
+const runTools = <R>(
+  actor: Actor<R>,
+  run: Run,
+  calls: ReadonlyArray<Executor.Call>
+): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> =>
+  Effect.forEach(calls, (call) =>
+    publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
+      Effect.andThen(Effect.suspend(() => audit(actor, run, calls))),
+      Effect.andThen(Effect.suspend(() => actor.toolContext === undefined ? toolContextOf(actor) : Effect.succeed(actor.toolContext))),
+      Effect.flatMap((context) => actor.tools.executor.run(calls, context, actor.assigns)),
+      Effect.flatMap((outcome) => {
+        actor.assigns = outcome.assigns
+        return Effect.as(
+          Effect.forEach(outcome.results, (r) =>
+            publish(actor, run, {
+              _tag: "ToolResult",
+              callId: r.callId,
+              name: r.name,
+              content: r.content,
+              isError: r.isError,
+              ...(r.data === undefined ? {} : { data: r.data })
+            }, true), { discard: true }),
+          outcome.results
+        )
+      })
+    )
+
+/** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
+const audit = <R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> => {
+  const audited = actor.audited
+  if (audited === undefined) return Effect.void
+  return Effect.forEach(calls, (call) =>
+    audited.tools.has(call.name)
+      ? publish(actor, run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: audited.secrets }, true)
+      : Effect.void, { discard: true })
+}
 
 /**
  * A run: the loop driven to completion. The state is saved after every step, so an abort or a
