@@ -2,19 +2,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Tracer } from "effect"
 import * as Tracing from "../../src/internal/tracing.ts"
-
-/** A tracer that records the spans it makes. */
-const recording = () => {
-  const spans: Array<Tracer.NativeSpan> = []
-  const tracer = Tracer.make({
-    span(options) {
-      const span = new Tracer.NativeSpan(options)
-      spans.push(span)
-      return span
-    }
-  })
-  return { spans, tracer }
-}
+import { recordingTracer } from "../support/recordingTracer.ts"
 
 describe("tracing", () => {
   it.effect("makes no span under Effect's default tracer: the effect runs as it is", () =>
@@ -26,7 +14,7 @@ describe("tracing", () => {
 
   it.effect("with a tracer installed, makes the span with its name and attributes, parent of what runs inside, and ends it", () =>
     Effect.gen(function*() {
-      const { spans, tracer } = recording()
+      const { spans, tracer } = recordingTracer()
       const inside = yield* Tracing.span(Effect.map(Effect.currentSpan, (span) => span.name), "Test.op", { attributes: { a: 1 } })
         .pipe(Effect.provideService(Tracer.Tracer, tracer))
       assert.strictEqual(inside, "Test.op")
