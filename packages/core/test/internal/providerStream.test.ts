@@ -11,6 +11,7 @@ import * as Model from "../../src/Model.ts"
 import * as Anthropic from "../../src/providers/Anthropic.ts"
 import type * as Provider from "../../src/providers/Provider.ts"
 import * as Loopback from "../providers/loopback.ts"
+import { recordingTracer } from "../support/recordingTracer.ts"
 
 const KEY = "sk-ant-test-7f3a9c1e5b"
 const MODEL = "anthropic:claude-sonnet-4-6"
@@ -191,14 +192,7 @@ describe("providerStream", () => {
 
   it.live("the API key reaches no span, span event or log line, through a retry and a refusal", () =>
     Effect.gen(function*() {
-      const spans: Array<Tracer.NativeSpan> = []
-      const tracer = Tracer.make({
-        span(options) {
-          const span = new Tracer.NativeSpan(options)
-          spans.push(span)
-          return span
-        }
-      })
+      const { spans, tracer } = recordingTracer()
       const logs: Array<string> = []
       const logger = Logger.make((options) => {
         logs.push(`${Formatter.format(options.message)} ${Cause.pretty(options.cause)}`)
