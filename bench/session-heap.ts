@@ -1,24 +1,35 @@
 /**
- * bench/session-heap — where an idle session's bytes go, from two V8 heap snapshots.
+ * bench/session-heap — where a session's bytes go, idle and with a run in flight, from two V8 heap
+ * snapshots each.
  *
  * A snapshot is taken, 10,000 idle sessions are started (the agent of bench/sessions.ts: the
  * coding tools, a LocalSandbox layer each, a TestModel), and a second snapshot is taken with every
  * handle held. Objects are grouped by constructor (or V8's name for closures, arrays, strings…)
  * and the difference in bytes and counts between the two snapshots, divided by the number of
  * sessions, is printed: the retained shape of one session. The same is done for the skeleton
- * (Scope + Queue + fiber) as the baseline. docs/decisions/0036-cheap-sessions.md records a run.
+ * (Scope + Queue + fiber) as the baseline.
  *
- * Run: node_modules/.bin/node bench/session-heap.ts [--count=N]
+ * In flight (issue 14: 10,000 sessions each running Bash `true` at once): 2,000 sessions (an agent
+ * whose one tool is Bash, a LocalSandbox layer each, one stateless model for all, as one provider
+ * serves every session) each do one run whose Bash call waits for a process permit, every permit
+ * being held by the bench; the second snapshot is taken once every call waits at the budget. The
+ * run's caller (a fiber awaiting `run`) is counted with it. docs/decisions/0036-cheap-sessions.md
+ * records a run of both.
+ *
+ * Run: node_modules/.bin/node bench/session-heap.ts [--count=N] [--in-flight=N]
  */
-import { Agent, Condukt, LocalSandbox, Session, Tools } from "@condukt/core"
+import { Agent, Condukt, LocalSandbox, Model, ProcessBudget, Session, Tools } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
-import { Effect, Exit, Queue, Scope } from "effect"
+import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
 import { getHeapSnapshot, setFlagsFromString } from "node:v8"
 import { runInNewContext } from "node:vm"
 import { report } from "./report.ts"
 
 const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
+// Fewer: a snapshot of 10,000 runs in flight is past what one JSON string can hold.
+const IN_FLIGHT = Number(process.argv.find((a) => a.startsWith("--in-flight="))?.slice(12) ?? 2_000)
 const GOAL_BYTES = 10 * 1024
+const IN_FLIGHT_GOAL_BYTES = 15 * 1024
 
 setFlagsFromString("--expose-gc")
 const gc = runInNewContext("gc") as () => void
@@ -55,48 +66,111 @@ const census = async (): Promise<Map<string, { bytes: number; count: number }>> 
 const agent = Agent.make({ name: "idle", model: "test:scripted", tools: Tools.coding })
 const sandbox = LocalSandbox.layer({ cwd: process.cwd() })
 
-const skeleton = (scope: Scope.Scope, handles: Array<unknown>, count: number) =>
+/** What a shape started: how many actors, and how to let them finish before their scope closes. */
+interface Started {
+  readonly alive: number
+  readonly finish: Effect.Effect<void>
+}
+
+const idle = (alive: number): Started => ({ alive, finish: Effect.void })
+
+const skeleton = (scope: Scope.Scope, count: number) =>
   Effect.gen(function*() {
+    const handles: Array<unknown> = []
     for (let i = 0; i < count; i++) {
       const own = yield* Scope.fork(scope)
       handles.push({ own, mailbox: yield* Queue.unbounded<string>(), fiber: yield* Effect.forkIn(Effect.never, own) })
     }
+    return idle(handles.length)
   })
 
-const sessions = (scope: Scope.Scope, handles: Array<unknown>, count: number) =>
+const sessions = (scope: Scope.Scope, count: number) =>
   Effect.gen(function*() {
+    const handles: Array<Session.Session> = []
     for (let i = 0; i < count; i++) handles.push(yield* Session.start(agent, { sandbox }))
+    return idle(handles.length)
   }).pipe(Scope.provide(scope), Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer), Effect.orDie)
 
+const bashAgent = Agent.make({ name: "bash-true", model: "test:scripted", tools: [Tools.Bash] })
+const bashModel = TestModel.callThenAnswer("Bash", { command: "true" }, "done")
+
+/**
+ * `count` sessions whose one run waits in Bash for a process permit: the bench holds every permit
+ * of a budget of its own, whose `withPermit` counts the calls reaching it, so the census runs once
+ * all `count` wait there. `finish` hands the permits back and waits for every run's answer.
+ */
+const inFlight = (scope: Scope.Scope, count: number) =>
+  Effect.gen(function*() {
+    const inner = yield* ProcessBudget.make()
+    const gate = yield* Deferred.make<void>()
+    const waiting = yield* Deferred.make<void>()
+    let reached = 0
+    const budget: ProcessBudget.Service = {
+      ...inner,
+      withPermit: (use) =>
+        Effect.andThen(
+          Effect.sync(() => {
+            if (++reached === count + inner.max) Deferred.doneUnsafe(waiting, Exit.void)
+          }),
+          inner.withPermit(use)
+        )
+    }
+    const holders = yield* Effect.forEach(
+      Array.from({ length: inner.max }),
+      () => Effect.forkIn(budget.withPermit(Deferred.await(gate)), scope)
+    )
+    const runs: Array<Fiber.Fiber<Session.RunResult, Session.RunError>> = []
+    for (let i = 0; i < count; i++) {
+      // The session's sandbox takes its budget from the start's context: the bench's.
+      const session = yield* Effect.provideService(Session.start(bashAgent, { sandbox }), ProcessBudget.ProcessBudget, budget)
+      runs.push(yield* Effect.forkIn(session.run("Run true, then say done."), scope))
+    }
+    yield* Deferred.await(waiting)
+    const finish = Effect.gen(function*() {
+      yield* Deferred.succeed(gate, undefined)
+      yield* Effect.forEach(holders, Fiber.join)
+      for (const result of yield* Effect.forEach(runs, Fiber.join)) {
+        if (result.text !== "done") return yield* Effect.die(new Error(`a run answered ${result.text}`))
+      }
+    }).pipe(Effect.orDie)
+    return { alive: runs.length, finish }
+  }).pipe(
+    Scope.provide(scope),
+    Effect.provideService(Model.Model, bashModel),
+    Effect.provide(Condukt.layer),
+    Effect.orDie
+  )
+
 /** Per-actor bytes by kind: the difference between a census before and one with `count` actors alive. */
-const shape = async (start: typeof skeleton) => {
+const shape = async (start: (scope: Scope.Scope, count: number) => Effect.Effect<Started>, count: number) => {
   const warm = Scope.makeUnsafe()
-  await Effect.runPromise(start(warm, [], 300))
-  await Effect.runPromise(Scope.close(warm, Exit.void))
+  const warmed = await Effect.runPromise(start(warm, 300))
+  await Effect.runPromise(Effect.andThen(warmed.finish, Scope.close(warm, Exit.void)))
   const before = await census()
   const scope = Scope.makeUnsafe()
-  const handles: Array<unknown> = []
-  await Effect.runPromise(start(scope, handles, COUNT))
+  const started = await Effect.runPromise(start(scope, count))
   const after = await census()
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  const rows = [...after].map(([label, { bytes, count }]) => {
+  await Effect.runPromise(Effect.andThen(started.finish, Scope.close(scope, Exit.void)))
+  const rows = [...after].map(([label, { bytes, count: now }]) => {
     const was = before.get(label) ?? { bytes: 0, count: 0 }
-    return { label, bytes: (bytes - was.bytes) / COUNT, count: (count - was.count) / COUNT }
+    return { label, bytes: (bytes - was.bytes) / count, count: (now - was.count) / count }
   }).filter((row) => row.bytes >= 8).sort((a, b) => b.bytes - a.bytes)
-  return { rows, total: rows.reduce((sum, row) => sum + row.bytes, 0), handles: handles.length }
+  return { rows, total: rows.reduce((sum, row) => sum + row.bytes, 0), alive: started.alive }
 }
 
 const print = (title: string, result: Awaited<ReturnType<typeof shape>>) => {
-  console.log(`\n${title}: ${result.total.toFixed(0)} bytes per actor (${result.handles} alive)`)
+  console.log(`\n${title}: ${result.total.toFixed(0)} bytes per actor (${result.alive} alive)`)
   for (const row of result.rows.slice(0, 25)) {
     console.log(`  ${row.bytes.toFixed(0).padStart(6)} B  ${row.count.toFixed(2).padStart(6)} ×  ${row.label}`)
   }
 }
 
-const base = await shape(skeleton)
+const base = await shape(skeleton, COUNT)
 print("skeleton (Scope + Queue + fiber)", base)
-const ours = await shape(sessions)
+const ours = await shape(sessions, COUNT)
 print("idle Session (own LocalSandbox layer, coding tools)", ours)
+const busy = await shape(inFlight, IN_FLIGHT)
+print("Session with a run in flight (its Bash call waiting for a process permit)", busy)
 report({
   benchmark: "session-heap: bytes per idle session by heap snapshot / skeleton",
   ours: `${(ours.total / 1024).toFixed(2)} KB`,
@@ -104,4 +178,12 @@ report({
   ratio: ours.total / base.total,
   goal: "≤ 10 KB",
   met: ours.total <= GOAL_BYTES
+})
+report({
+  benchmark: "session-heap: bytes per session with a run waiting in Bash for a permit / idle session",
+  ours: `${(busy.total / 1024).toFixed(2)} KB`,
+  baseline: `${(ours.total / 1024).toFixed(2)} KB`,
+  ratio: busy.total / ours.total,
+  goal: "≤ 15 KB",
+  met: busy.total <= IN_FLIGHT_GOAL_BYTES
 })

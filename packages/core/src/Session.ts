@@ -25,6 +25,7 @@ import * as EventHub from "./internal/eventHub.ts"
 import * as SandboxSlot from "./internal/sandboxSlot.ts"
 import * as Persistence from "./internal/persistence.ts"
 import * as ToolSet from "./internal/toolSet.ts"
+import * as Tracing from "./internal/tracing.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
@@ -362,19 +363,27 @@ const serveMailbox = <R>(actor: Actor<R>): Effect.Effect<void, never, R> =>
  * and the shutdown settles it.
  */
 const serve = <R>(actor: Actor<R>, run: Run): Effect.Effect<void, never, R> =>
+  // Combinators, not a generator: this frame is held for as long as the run runs.
   Effect.uninterruptibleMask((restore) =>
-    Effect.gen(function*() {
+    Effect.suspend(() => {
       // Its caller gave up while it was queued: it never starts.
-      if (yield* Deferred.isDone(run.done)) return
-      yield* publish(actor, run, { _tag: "AgentStart", prompt: run.prompt })
-      yield* flushPending(actor, run)
-      const fiber = yield* Effect.forkChild(
-        drive(actor, run).pipe(Effect.withSpan("Session.run", { attributes: { sessionId: actor.id, runId: run.id } }))
+      if (Deferred.isDoneUnsafe(run.done)) return Effect.void
+      return publish(actor, run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
+        Effect.andThen(flushPending(actor, run)),
+        Effect.andThen(Effect.forkChild(
+          Tracing.span(drive(actor, run), "Session.run", { attributes: { sessionId: actor.id, runId: run.id } })
+        )),
+        Effect.flatMap((fiber) => {
+          actor.running = { run, fiber }
+          return Effect.flatMap(
+            Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
+            (exit) => {
+              actor.running = undefined
+              return settle(actor, run, exit)
+            }
+          )
+        })
       )
-      actor.running = { run, fiber }
-      const exit = yield* restore(Fiber.await(fiber)).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
-      actor.running = undefined
-      yield* settle(actor, run, exit)
     })
   )
 

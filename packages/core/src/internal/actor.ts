@@ -15,7 +15,7 @@ import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
-import { MaxTurnsExceeded, type RunError, type SessionCrashed } from "../SessionError.ts"
+import { MaxTurnsExceeded, type RunError, type SandboxInitFailed, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
@@ -188,70 +188,105 @@ const readInstructions = Effect.fnUntraced(function*<R>(actor: Actor<R>) {
   if (project !== undefined) actor.loop = { ...actor.loop, system: ProjectInstructions.withProject(actor.agent.system, project) }
 })
 
-/** One message's tool calls: all announced, run by the executor, their results published in order. */
-const runTools = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>) {
-  for (const call of calls) {
-    yield* publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)
-  }
-  if (actor.audited !== undefined) {
-    for (const call of calls) {
-      if (actor.audited.tools.has(call.name)) {
-        yield* publish(actor, run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: actor.audited.secrets }, true)
-      }
-    }
-  }
-  const context = actor.toolContext ?? (yield* toolContextOf(actor))
-  const outcome = yield* actor.tools.executor.run(calls, context, actor.assigns)
-  actor.assigns = outcome.assigns
-  for (const r of outcome.results) {
-    yield* publish(actor, run, {
-      _tag: "ToolResult",
-      callId: r.callId,
-      name: r.name,
-      content: r.content,
-      isError: r.isError,
-      ...(r.data === undefined ? {} : { data: r.data })
-    }, true)
-  }
-  return outcome.results
-})
+/**
+ * One message's tool calls: all announced, run by the executor, their results published in order.
+ * Combinators, not a generator: this frame is held for as long as the calls run.
+ */
+const runTools = <R>(
+  actor: Actor<R>,
+  run: Run,
+  calls: ReadonlyArray<Executor.Call>
+): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> =>
+  Effect.forEach(calls, (call) =>
+    publish(actor, run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
+      Effect.andThen(Effect.suspend(() => audit(actor, run, calls))),
+      Effect.andThen(Effect.suspend(() => actor.toolContext === undefined ? toolContextOf(actor) : Effect.succeed(actor.toolContext))),
+      Effect.flatMap((context) => actor.tools.executor.run(calls, context, actor.assigns)),
+      Effect.flatMap((outcome) => {
+        actor.assigns = outcome.assigns
+        return Effect.as(
+          Effect.forEach(outcome.results, (r) =>
+            publish(actor, run, {
+              _tag: "ToolResult",
+              callId: r.callId,
+              name: r.name,
+              content: r.content,
+              isError: r.isError,
+              ...(r.data === undefined ? {} : { data: r.data })
+            }, true), { discard: true }),
+          outcome.results
+        )
+      })
+    )
+
+/** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
+const audit = <R>(actor: Actor<R>, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> => {
+  const audited = actor.audited
+  if (audited === undefined) return Effect.void
+  return Effect.forEach(calls, (call) =>
+    audited.tools.has(call.name)
+      ? publish(actor, run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: audited.secrets }, true)
+      : Effect.void, { discard: true })
+}
+
+/** What a run has gathered so far: where its messages start in the history, its tokens, its last finish. */
+interface Progress {
+  readonly from: number
+  readonly usage: Model.Usage
+  readonly finishReason: Model.FinishReason
+}
 
 /**
  * A run: the loop driven to completion. The state is saved after every step, so an abort or a
- * failure at any point leaves a history the next run can continue from.
+ * failure at any point leaves a history the next run can continue from. Combinators, not a
+ * generator: a run waiting on its model or its tools holds this frame all along.
  */
-export const drive = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run) {
-  if (actor.instructions) yield* readInstructions(actor)
-  let step = Loop.submit(actor.loop, run.prompt)
-  const from = step.state.history.length
-  let usage = Model.emptyUsage
-  let finishReason: Model.FinishReason = "other"
-  while (true) {
-    actor.loop = step.state
-    if (step._tag === "Rejected") {
-      if (step.reason === "MaxTurnsExceeded") return yield* new MaxTurnsExceeded({ sessionId: actor.id, maxTurns: actor.maxTurns })
-      return yield* Effect.die(new Error(`Session ${actor.id}: the loop rejected its own input (${step.reason})`))
-    }
-    const action = step.action
-    if (action._tag === "Complete") {
-      const history = step.state.history
-      const messages: Array<Message> = []
-      for (let i = from; i < history.length; i++) messages.push(history.at(i)!)
-      yield* Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true))
-      return { text: action.text, finishReason, usage, turns: step.state.turn, messages }
-    }
-    if (action._tag === "Request") {
-      actor.tools = yield* ToolSet.refresh(actor.agent, actor.tools, actor.sources)
-      const reply = yield* requestTurn(actor, run, action.request, action.turn)
-      usage = Model.addUsage(usage, reply.usage)
-      finishReason = reply.finishReason
-      step = Loop.receiveCompletion(step.state, reply.message)
-    } else {
-      step = Loop.receiveToolOutputs(step.state, yield* runTools(actor, run, action.calls))
-    }
-    // A turn is complete (a reply without calls, or every result of its calls): it is saved.
-    if (step.state.status !== "AwaitingTools") {
-      yield* Persistence.commit(actor.persistence, step.state.history, actor.assigns)
-    }
+export const drive = <R>(actor: Actor<R>, run: Run): Effect.Effect<RunResult, RunError, R> =>
+  Effect.suspend(() => actor.instructions ? Effect.andThen(readInstructions(actor), Effect.suspend(() => submit(actor, run))) : submit(actor, run))
+
+const submit = <R>(actor: Actor<R>, run: Run): Effect.Effect<RunResult, RunError, R> => {
+  const step = Loop.submit(actor.loop, run.prompt)
+  return advance(actor, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+}
+
+/** One step of the loop: its state becomes the session's, then its action is taken. */
+const advance = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> => {
+  actor.loop = step.state
+  if (step._tag === "Rejected") {
+    if (step.reason === "MaxTurnsExceeded") return Effect.fail(new MaxTurnsExceeded({ sessionId: actor.id, maxTurns: actor.maxTurns }))
+    return Effect.die(new Error(`Session ${actor.id}: the loop rejected its own input (${step.reason})`))
   }
-})
+  const action = step.action
+  if (action._tag === "Complete") {
+    const history = step.state.history
+    const messages: Array<Message> = []
+    for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
+    const result: RunResult = { text: action.text, finishReason: progress.finishReason, usage: progress.usage, turns: step.state.turn, messages }
+    return Effect.as(Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true)), result)
+  }
+  if (action._tag === "Request") {
+    return ToolSet.refresh(actor.agent, actor.tools, actor.sources).pipe(
+      Effect.flatMap((tools) => {
+        actor.tools = tools
+        return requestTurn(actor, run, action.request, action.turn)
+      }),
+      Effect.flatMap((reply) =>
+        saved(actor, run, Loop.receiveCompletion(step.state, reply.message), {
+          from: progress.from,
+          usage: Model.addUsage(progress.usage, reply.usage),
+          finishReason: reply.finishReason
+        })
+      )
+    )
+  }
+  return Effect.flatMap(runTools(actor, run, action.calls), (results) => saved(actor, run, Loop.receiveToolOutputs(step.state, results), progress))
+}
+
+/** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
+const saved = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> =>
+  step.state.status === "AwaitingTools"
+    ? advance(actor, run, step, progress)
+    : Effect.andThen(
+      Persistence.commit(actor.persistence, step.state.history, actor.assigns),
+      Effect.suspend(() => advance(actor, run, step, progress))
+    )

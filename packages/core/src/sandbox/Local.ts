@@ -21,6 +21,7 @@ import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as RealPath from "../internal/realPath.ts"
 import * as RegularFile from "../internal/regularFile.ts"
+import * as Tracing from "../internal/tracing.ts"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "../ProcessBudget.ts"
 import * as Sandbox from "../Sandbox.ts"
@@ -69,7 +70,7 @@ interface Host {
   readonly roots: ReadonlyArray<string> | undefined
   readonly maxOutputBytes: number | undefined
   readonly budget: ProcessBudget.Service
-  /** The environment every command starts from, read from the host once per sandbox. */
+  /** The environment every command starts from, read from the host once per layer value (`make`: per call). */
   readonly env: Readonly<Record<string, string>>
 }
 
@@ -104,28 +105,36 @@ const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file
   yield* Effect.mapError(RegularFile.write(located, file, content), (reason) => fail("writeFile", reason))
 })
 
-const exec = Effect.fn("LocalSandbox.exec")(function*(host: Host, command: string, execOptions?: Sandbox.ExecOptions) {
+// Combinators, not a generator, and a span only under a real tracer (`internal/tracing.ts`): a
+// call waiting for a process permit holds all of this for as long as it waits.
+const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): Effect.Effect<Sandbox.ExecResult, Sandbox.SandboxError> => {
   const given = execOptions?.cwd ?? "."
-  // No stat of the directory first: the child's chdir is the check, and a spawn that fails is
-  // diagnosed afterwards (`execFailure`). A stat per call is a thread-pool round trip that 1,000
-  // concurrent calls pay for nothing (bench/exec.ts, docs/decisions/0030).
-  const cwd = yield* locate(host, "exec", given)
   const timeoutMs = execOptions?.timeout === undefined
     ? defaultTimeoutMs
     : Sandbox.timeoutMillis(execOptions.timeout)
-  // The timeout is the process's: it starts once a permit is held, however long the wait was.
-  const result = yield* host.budget.withPermit(
-    ProcessGroup.run({
-      file: "bash",
-      args: ["-c", command],
-      cwd,
-      env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
-      timeoutMs,
-      maxOutputBytes: host.maxOutputBytes
-    })
-  ).pipe(Effect.catch((error) => execFailure(host, given, error, timeoutMs)))
-  return { output: result.output, exitCode: result.exitCode, truncated: result.truncated }
-})
+  // No stat of the directory first: the child's chdir is the check, and a spawn that fails is
+  // diagnosed afterwards (`execFailure`). A stat per call is a thread-pool round trip that 1,000
+  // concurrent calls pay for nothing (bench/exec.ts, docs/decisions/0030).
+  const ran = Effect.flatMap(locate(host, "exec", given), (cwd) =>
+    Effect.matchEffect(
+      // The timeout is the process's: it starts once a permit is held, however long the wait was.
+      host.budget.withPermit(
+        ProcessGroup.run({
+          file: "bash",
+          args: ["-c", command],
+          cwd,
+          env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
+          timeoutMs,
+          maxOutputBytes: host.maxOutputBytes
+        })
+      ),
+      {
+        onFailure: (error) => execFailure(host, given, error, timeoutMs),
+        onSuccess: (result) => Effect.succeed({ output: result.output, exitCode: result.exitCode, truncated: result.truncated })
+      }
+    ))
+  return Tracing.span(ran, "LocalSandbox.exec")
+}
 
 const execFailure = (
   host: Host,
@@ -214,7 +223,7 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options)
+  return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options, ProcessGroup.baseEnv())
 })
 
 /** The real path of the configured cwd (the process's by default). */
@@ -237,7 +246,8 @@ const build = (
   path: Path.Path,
   budget: ProcessBudget.Service,
   cwd: string,
-  options: Options
+  options: Options,
+  env: Readonly<Record<string, string>>
 ): Sandbox.Service => {
   const host: Host = {
     fs,
@@ -246,7 +256,7 @@ const build = (
     roots: options.allowedPaths?.map((root) => path.resolve(cwd, root)),
     maxOutputBytes: options.maxOutputBytes,
     budget,
-    env: ProcessGroup.baseEnv()
+    env
   }
   return Sandbox.make({
     cwd,
@@ -270,16 +280,20 @@ export const layer = (
   options: Options = {}
 ): Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
   // Every session built from this layer value gets its own service over the same directory, so
-  // the cwd's real path is resolved once per layer value, not once per session (sessions start
-  // by the thousand: bench/sessions.ts). A failure is not kept: the next build tries again.
+  // the cwd's real path is resolved, and the host environment commands start from read, once per
+  // layer value, not once per session (sessions start by the thousand: bench/sessions.ts; and
+  // reading `process.env` makes new strings each time, ~0.5 KB a session). A failure is not kept:
+  // the next build tries again.
   let cwd: string | undefined
+  let env: Readonly<Record<string, string>> | undefined
   return Layer.effect(
     Sandbox.Sandbox,
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
       cwd ??= yield* resolveCwd(fs, path, options)
-      return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options)
+      env ??= ProcessGroup.baseEnv()
+      return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env)
     })
   )
 }

@@ -12,6 +12,7 @@
  */
 import { Duration, Effect, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
+import * as Tracing from "../internal/tracing.ts"
 import * as Tool from "../Tool.ts"
 import { fromSandbox } from "./ToolError.ts"
 
@@ -28,6 +29,30 @@ const Parameters = Schema.Struct({
     .annotate({ description: `Timeout in seconds (default ${DEFAULT_TIMEOUT_SECONDS}, at most ${MAX_TIMEOUT_SECONDS})` })
     .pipe(Schema.withDecodingDefaultKey(Effect.succeed(DEFAULT_TIMEOUT_SECONDS)))
 })
+
+/** The session's secrets as the command's environment; none when it has none (no copy of the host's). */
+const environment = (secrets: Tool.Context["secrets"]): Record<string, string> | undefined => {
+  let env: Record<string, string> | undefined
+  for (const name in secrets) (env ??= {})[name] = Redacted.value(secrets[name]!)
+  return env
+}
+
+// Combinators, not a generator: a call waiting for a process permit holds this frame all along.
+const call = ({ command, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) =>
+  Effect.mapBoth(context.sandbox.exec(command, { cwd, env: environment(context.secrets), timeout: Duration.seconds(timeout) }), {
+    onFailure: fromSandbox((reason) =>
+      reason._tag === "Timeout"
+        ? formatExecResult(
+          reason.output ?? "",
+          undefined,
+          reason.truncated ?? false,
+          `Command timed out after ${timeout} seconds`,
+          context.redact
+        )
+        : `Command failed: ${reason.message}`
+    ),
+    onSuccess: (result) => formatExecResult(result.output, result.exitCode, result.truncated, result.limit, context.redact)
+  })
 
 /**
  * Runs a bash command through the sandbox.
@@ -46,22 +71,5 @@ export const Bash = Tool.make("Bash", {
   concurrent: false,
   usesSecrets: true,
   timeout: ({ timeout }) => Duration.seconds(timeout),
-  call: Effect.fn("Bash.call")(function*({ command, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
-    const env = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
-    const result = yield* Effect.mapError(
-      context.sandbox.exec(command, { cwd, env, timeout: Duration.seconds(timeout) }),
-      fromSandbox((reason) =>
-        reason._tag === "Timeout"
-          ? formatExecResult(
-            reason.output ?? "",
-            undefined,
-            reason.truncated ?? false,
-            `Command timed out after ${timeout} seconds`,
-            context.redact
-          )
-          : `Command failed: ${reason.message}`
-      )
-    )
-    return formatExecResult(result.output, result.exitCode, result.truncated, result.limit, context.redact)
-  })
+  call: (args: typeof Parameters.Type, context: Tool.Context) => Tracing.span(call(args, context), "Bash.call")
 })

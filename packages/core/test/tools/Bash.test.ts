@@ -1,8 +1,9 @@
 /** Bash through a real LocalSandbox: real processes, exit codes, cwd, secrets, statelessness, limits. */
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Redacted } from "effect"
+import { Duration, Effect, Option, Redacted, Tracer } from "effect"
 import { Bash } from "../../src/tools/Bash.ts"
+import { recordingTracer } from "../support/recordingTracer.ts"
 import { localContext } from "./context.ts"
 
 describe("Bash", () => {
@@ -49,6 +50,16 @@ describe("Bash", () => {
       const { context } = yield* localContext()
       assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo oops; exit 3" }, context), "oops\n\n(exit code: 3)")
       assert.strictEqual(yield* ToolCall.run(Bash, { command: "exit 1" }, context), "(exit code: 1)")
+    }))
+
+  it.live("with a tracer installed, a call is a span Bash.call whose child is LocalSandbox.exec", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext()
+      const { spans, tracer } = recordingTracer()
+      assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo traced" }, context).pipe(Effect.provideService(Tracer.Tracer, tracer)), "traced\n")
+      const [call, exec] = spans
+      assert.deepStrictEqual(spans.map((span) => [span.name, span.status._tag]), [["Bash.call", "Ended"], ["LocalSandbox.exec", "Ended"]])
+      assert.strictEqual(Option.getOrUndefined(exec!.parent)?.spanId, call!.spanId)
     }))
 
   it.live("merges stderr into the output", () =>

@@ -1,0 +1,21 @@
+/**
+ * tracing — the spans a run holds while it waits, made only when a tracer can read them.
+ *
+ * A span around a step that may wait (a run, a Bash call, a sandbox `exec` queued for a process
+ * permit) is held for the whole wait: the span and its attributes, the two `Context` copies that
+ * make it the parent of what runs inside, its end hook, and with `Effect.fn` a call-site `Error`
+ * and a stack frame — about 1 KB each, three per Bash call waiting its turn, 10,000 calls waiting
+ * at once (docs/decisions/0036, "In flight"). Under Effect's default tracer (`Tracer.nativeTracer`)
+ * nothing exports a span and nothing on these paths reads one, so none is made; with a tracer
+ * installed the span is made as `Effect.withSpan` makes it, same name and attributes (as
+ * `McpClient.tools/call` does, docs/decisions/0028).
+ */
+import { Effect, Tracer } from "effect"
+
+/** `self` in a span named `name` when the fiber's tracer exports spans; `self` alone otherwise. */
+export const span = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  name: string,
+  options?: Tracer.SpanOptions
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer ? self : Effect.withSpan(self, name, options))

@@ -1,0 +1,58 @@
+/**
+ * The spans of a run under a real tracer: a run is `Session.run`, its Bash call `Bash.call` (with
+ * the names of the secrets it received) and the command `LocalSandbox.exec`, each the parent of the
+ * next. Under Effect's default tracer none of them is made (internal/tracing.ts).
+ */
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Layer, Option, Tracer } from "effect"
+import { mkdtempSync, realpathSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as Agent from "../src/Agent.ts"
+import * as Condukt from "../src/Condukt.ts"
+import * as LocalSandbox from "../src/sandbox/Local.ts"
+import * as Secret from "../src/Secret.ts"
+import * as Session from "../src/Session.ts"
+import * as Tools from "../src/Tools.ts"
+import { recordingTracer } from "./support/recordingTracer.ts"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-tracing-")))),
+  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+describe("Session tracing", () => {
+  it.live("a run with a Bash call is Session.run > Bash.call (naming its secrets) > LocalSandbox.exec", () => {
+    const { spans, tracer } = recordingTracer()
+    return Effect.gen(function*() {
+      const dir = yield* tempDir
+      const agent = Agent.make({ name: "traced", model: "test:x", tools: [Tools.Bash], secrets: { API_TOKEN: Secret.env("UPSTREAM_TOKEN") } })
+      const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
+      const result = yield* session.run("go")
+      assert.strictEqual(result.text, "done")
+      const byName = (name: string) => spans.find((span) => span.name === name)!
+      const [run, call, exec] = [byName("Session.run"), byName("Bash.call"), byName("LocalSandbox.exec")]
+      assert.deepStrictEqual(
+        [run, call, exec].map((span) => ({ name: span.name, ended: span.status._tag === "Ended" })),
+        [{ name: "Session.run", ended: true }, { name: "Bash.call", ended: true }, { name: "LocalSandbox.exec", ended: true }]
+      )
+      assert.strictEqual(run.attributes.get("sessionId"), session.id)
+      assert.strictEqual(typeof run.attributes.get("runId"), "string")
+      assert.strictEqual(call.attributes.get("condukt.secrets"), "API_TOKEN")
+      assert.strictEqual(Option.getOrUndefined(exec.parent)?.spanId, call.spanId)
+      // The call's span descends from the run's (the executor's own spans, if any, sit between).
+      let ancestor = Option.getOrUndefined(call.parent)
+      while (ancestor !== undefined && ancestor.spanId !== run.spanId) ancestor = ancestor._tag === "Span" ? Option.getOrUndefined(ancestor.parent) : undefined
+      assert.strictEqual(ancestor?.spanId, run.spanId)
+    }).pipe(
+      Effect.scoped,
+      Effect.provideService(Tracer.Tracer, tracer),
+      Effect.provide(Layer.mergeAll(
+        TestModel.layer([TestModel.toolCall("Bash", { command: "true" }), TestModel.text("done")]),
+        Condukt.layer,
+        ConfigProvider.layer(ConfigProvider.fromUnknown({ UPSTREAM_TOKEN: "tok" }))
+      ))
+    )
+  })
+})
