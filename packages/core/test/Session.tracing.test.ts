@@ -3,7 +3,7 @@
  * the names of the secrets it received) and the command `LocalSandbox.exec`, each the parent of the
  * next. Under Effect's default tracer none of them is made (internal/tracing.ts).
  */
-import { TestModel } from "@condukt/testing"
+import { Spans, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option, Tracer } from "effect"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
@@ -15,7 +15,6 @@ import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import * as Tools from "../src/Tools.ts"
-import { recordingTracer } from "./support/recordingTracer.ts"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-tracing-")))),
@@ -23,9 +22,9 @@ const tempDir = Effect.acquireRelease(
 )
 
 describe("Session tracing", () => {
-  it.live("a run with a Bash call is Session.run > Bash.call (naming its secrets) > LocalSandbox.exec", () => {
-    const { spans, tracer } = recordingTracer()
-    return Effect.gen(function*() {
+  it.live("a run with a Bash call is Session.run > Bash.call (naming its secrets) > LocalSandbox.exec", () =>
+    Effect.flatMap(Spans.make, ({ spans, tracer }) =>
+    Effect.gen(function*() {
       const dir = yield* tempDir
       const agent = Agent.make({ name: "traced", model: "test:x", tools: [Tools.Bash], secrets: { API_TOKEN: Secret.env("UPSTREAM_TOKEN") } })
       const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
@@ -53,6 +52,5 @@ describe("Session tracing", () => {
         Condukt.layer,
         ConfigProvider.layer(ConfigProvider.fromUnknown({ UPSTREAM_TOKEN: "tok" }))
       ))
-    )
-  })
+    )))
 })

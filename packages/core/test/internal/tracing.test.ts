@@ -1,8 +1,8 @@
 /** tracing: a span only when the fiber's tracer exports spans, the same span as `Effect.withSpan` otherwise. */
+import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Tracer } from "effect"
 import * as Tracing from "../../src/internal/tracing.ts"
-import { recordingTracer } from "../support/recordingTracer.ts"
 
 describe("tracing", () => {
   it.effect("makes no span under Effect's default tracer: the effect runs as it is", () =>
@@ -14,7 +14,7 @@ describe("tracing", () => {
 
   it.effect("with a tracer installed, makes the span with its name and attributes, parent of what runs inside, and ends it", () =>
     Effect.gen(function*() {
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = yield* Spans.make
       const inside = yield* Tracing.span(Effect.map(Effect.currentSpan, (span) => span.name), "Test.op", { attributes: { a: 1 } })
         .pipe(Effect.provideService(Tracer.Tracer, tracer))
       assert.strictEqual(inside, "Test.op")

@@ -1,9 +1,8 @@
 /** Bash through a real LocalSandbox: real processes, exit codes, cwd, secrets, statelessness, limits. */
-import { ToolCall } from "@condukt/testing"
+import { Spans, ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Option, Redacted, Tracer } from "effect"
 import { Bash } from "../../src/tools/Bash.ts"
-import { recordingTracer } from "../support/recordingTracer.ts"
 import { localContext } from "./context.ts"
 
 describe("Bash", () => {
@@ -55,7 +54,7 @@ describe("Bash", () => {
   it.live("with a tracer installed, a call is a span Bash.call whose child is LocalSandbox.exec", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
-      const { spans, tracer } = recordingTracer()
+      const { spans, tracer } = yield* Spans.make
       assert.strictEqual(yield* ToolCall.run(Bash, { command: "echo traced" }, context).pipe(Effect.provideService(Tracer.Tracer, tracer)), "traced\n")
       const [call, exec] = spans
       assert.deepStrictEqual(spans.map((span) => [span.name, span.status._tag]), [["Bash.call", "Ended"], ["LocalSandbox.exec", "Ended"]])
