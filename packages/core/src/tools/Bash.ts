@@ -6,9 +6,9 @@
  * a fresh shell (`cd` and `export` do not persist), the session's secrets are its environment, and
  * the timeout kills the whole process tree. The `timeout` argument is the command's running time:
  * the executor grants it (plus a margin) whatever its own default, a wait for a process permit is
- * not part of it, and a call that runs out reads what it printed so far, then the timeout. A sandbox limit's sentence (`ExecResult.limit`) comes
- * after the output, so no output can push it out of view. Runs alone (`concurrent: false`):
- * commands change files.
+ * not part of it, and a call that runs out reads what it printed so far, then the timeout. A
+ * sandbox limit's sentence (`ExecResult.limit`) comes after the output, so no output can push it
+ * out of view. Runs alone (`concurrent: false`): commands change files.
  */
 import { Duration, Effect, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
@@ -33,7 +33,8 @@ const Parameters = Schema.Struct({
 /** The session's secrets as the command's environment; none when it has none (no copy of the host's). */
 const environment = (secrets: Tool.Context["secrets"]): Record<string, string> | undefined => {
   let env: Record<string, string> | undefined
-  for (const name in secrets) (env ??= {})[name] = Redacted.value(secrets[name]!)
+  // No prototype: a secret may be named like one of Object's own keys (`__proto__`).
+  for (const name of Object.keys(secrets)) (env ??= Object.create(null) as Record<string, string>)[name] = Redacted.value(secrets[name]!)
   return env
 }
 

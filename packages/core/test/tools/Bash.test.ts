@@ -89,6 +89,15 @@ describe("Bash", () => {
       assert.strictEqual(yield* ToolCall.run(Bash, { command: '[ "$API_TOKEN" = s3cret-value ] && echo "$API_TOKEN"' }, context), "[REDACTED:API_TOKEN]\n")
     }))
 
+  it.live("a secret named like one of Object's own keys still reaches the environment", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({}, { secrets: { ["__proto__"]: Redacted.make("proto-value"), constructor: Redacted.make("ctor-value") } })
+      assert.strictEqual(
+        yield* ToolCall.run(Bash, { command: '[ "$__proto__" = proto-value ] && [ "$constructor" = ctor-value ] && echo both' }, context),
+        "both\n"
+      )
+    }))
+
   it.live("keeps the first 2,000 lines of a long output and says so", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext()
