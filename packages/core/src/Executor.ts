@@ -6,7 +6,8 @@
  * back in call order with their ids. Each call runs in its own fiber under its own timeout, so a
  * failure, defect, throw, timeout or interruption in one tool becomes that call's error result
  * and nothing else. The timeout counts the call's running time: a wait for a process permit
- * (`CallDeadline.hold`) is not part of it. This module owns the only rendering of tool failures into model-facing text.
+ * (`CallDeadline.hold`) is not part of it. This module owns the only rendering of tool failures
+ * into model-facing text.
  *
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
