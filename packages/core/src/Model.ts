@@ -6,7 +6,7 @@
  * format; `"provider:model"` strings resolve through the `Providers` registry, which later layers
  * fill. This module refuses to retry or translate: that is each provider's job.
  */
-import { Context, Effect, type JsonSchema, Layer, Stream } from "effect"
+import { Context, Effect, type JsonSchema, Layer, type Redacted, Stream } from "effect"
 import type { LanguageModel } from "effect/ai"
 import type { History } from "./History.ts"
 import * as WireToolNames from "./internal/wireToolNames.ts"
@@ -141,6 +141,11 @@ export interface Service {
   /** The model's name, `provider:model` (for events and errors). */
   readonly name: string
   readonly stream: (request: Request) => Stream.Stream<Part, ModelError>
+  /**
+   * The credentials this model sends (its API key), by name: a session registers them as secrets,
+   * so a gateway that echoes one back is redacted from every event, error, log and span.
+   */
+  readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>> | undefined
 }
 
 /**

@@ -279,7 +279,10 @@ const make = <R, RIn>(
         const sandbox = chooseSandbox(agent, options, context)
         if (sandbox instanceof SandboxInitFailed) return Effect.fail(sandbox)
         const provided = Context.getOption(context, Redactor.Redactor)
-        const redactor = Redactor.compose(Redactor.secrets(secrets), Option.isSome(provided) ? provided.value : Redactor.none)
+        const program = Option.isSome(provided) ? provided.value : Redactor.none
+        // The model's credentials (its API key) are secrets too: a gateway can echo one back.
+        const known = model.secrets === undefined ? secrets : { ...model.secrets, ...secrets }
+        const redactor = Redactor.compose(Redactor.secrets(known), program)
         const actor: Actor<R> = {
           id,
           agent,
@@ -325,8 +328,12 @@ const make = <R, RIn>(
             sessionId: id,
             agent: agent.name,
             secrets,
+            redact: redactor.redact,
             emit: (event) => emit(actor, event)
           }).pipe(Scope.provide(scope))
+          // The servers' own credentials (bearer tokens, values given to their env) join the secrets.
+          const credentials = actor.sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
+          if (credentials.length > 0) actor.redact = Redactor.compose(Redactor.secrets(Object.assign({}, ...credentials, known)), program).redact
           actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
           yield* Scope.addFinalizer(scope, Effect.sync(() => {
             actor.closing = true

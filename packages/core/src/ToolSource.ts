@@ -29,6 +29,11 @@ export interface StartContext {
   readonly agent: string
   /** The session's resolved secrets, by environment variable name. */
   readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /**
+   * The session's redaction (its secrets, then the program's `Redactor`): every text of a source's
+   * errors and events passes through it, after the source's own credentials.
+   */
+  readonly redact: (text: string) => string
   /** The supervisor the session keeps for its sources' connections (OTP: children of the session). */
   readonly supervisor: Supervisor.Supervisor
   /**
@@ -46,6 +51,11 @@ export interface StartContext {
  */
 export interface Running {
   readonly tools: Effect.Effect<ReadonlyArray<Tool.Tool>>
+  /**
+   * Credentials the source resolved for itself (bearer tokens, OAuth client secrets, values given
+   * to a server's environment), by name: the session redacts them from everything it emits.
+   */
+  readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>> | undefined
 }
 
 /**

@@ -13,7 +13,7 @@
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
 import { Exit, type Duration, Effect, Schema, Scope } from "effect"
-import { Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
+import { Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import type * as McpAuth from "./McpAuth.ts"
@@ -278,6 +278,7 @@ export const startAll = (
       sessionId: "",
       agent: "",
       secrets: options.secrets ?? {},
+      redact: Redactor.secrets(options.secrets ?? {}).redact,
       supervisor,
       emit: options.emit ?? (() => Effect.void)
     }

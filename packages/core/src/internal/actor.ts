@@ -61,8 +61,11 @@ export interface Actor<R> {
    */
   pending: Array<ToolSource.Event> | undefined
   readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
-  /** The session's redaction: its secrets, then the program's `Redactor`. */
-  readonly redact: (text: string) => string
+  /**
+   * The session's redaction: its secrets, its model's and its MCP servers' credentials, then the
+   * program's `Redactor`. Set once more after the MCP servers start (their credentials join).
+   */
+  redact: (text: string) => string
   readonly sandbox: SandboxSlot.Slot
   /** Made by the first tool call, with the sandbox. */
   toolContext: ToolContext | undefined
