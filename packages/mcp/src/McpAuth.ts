@@ -147,11 +147,13 @@ const fetchToken = (
 
 /**
  * The `fetch` a transport uses for `auth`: bearer and client credentials add the header (the
- * latter with its cache and one refresh on 401); OAuth leaves it to the SDK's provider.
+ * latter with its cache and one refresh on 401); OAuth leaves it to the SDK's provider. Each
+ * secret it resolves is handed to `record` (`bearer_token`, `client_secret`) before it is used.
  */
 export const fetchFor = (
   auth: McpAuth | undefined,
-  base: FetchLike
+  base: FetchLike,
+  record: (what: string, value: string) => void = () => {}
 ): Effect.Effect<FetchLike, AuthSecretUnavailable | TokenRequestFailed> =>
   Effect.gen(function*() {
     if (auth === undefined || auth._tag === "OAuth") return base
@@ -160,8 +162,13 @@ export const fetchFor = (
       headers.set("authorization", `Bearer ${token}`)
       return base(url, { ...init, headers })
     }
-    if (auth._tag === "Bearer") return withToken(Redacted.value(yield* resolveSecret(auth.token)))
+    if (auth._tag === "Bearer") {
+      const token = Redacted.value(yield* resolveSecret(auth.token))
+      record("bearer_token", token)
+      return withToken(token)
+    }
     const secret = yield* resolveSecret(auth.clientSecret)
+    record("client_secret", Redacted.value(secret))
     let token = yield* fetchToken(base, auth, secret)
     // One refresh per 401: the request is sent again once with the new token, then its answer stands.
     return (url, init) =>

@@ -25,8 +25,12 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
+import { Executor } from "@condukt/core"
 import type { Declaration } from "./McpServer.ts"
+import { Credentials } from "./internal/credentials.ts"
+import { tooLargeLimit } from "./internal/oversized.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
+import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
 import { ConnectFailed, describe, makeTransport, startFailure } from "./internal/transports.ts"
 
 /** A connection could not be opened; `reason` is one line, without secrets. */
@@ -71,7 +75,33 @@ export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallF
   }
 }
 
-export type CallError = TransportDown | RequestTimeout | McpCallFailed
+/** The server's answer to a call was larger than its `maxMessageBytes`: it was skipped unread. */
+export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("ResultTooLarge", {
+  server: Schema.String,
+  tool: Schema.String,
+  maxBytes: Schema.Finite
+}) {
+  override get message() {
+    return `MCP server ${this.server} answered ${this.tool} with more than ${this.maxBytes} bytes (its maxMessageBytes); the answer was dropped`
+  }
+}
+
+/** An HTTP server answered one call with an error status; the server is not down for it. */
+export class HttpCallFailed extends Schema.TaggedError<HttpCallFailed>()("HttpCallFailed", {
+  server: Schema.String,
+  tool: Schema.String,
+  status: Schema.Finite,
+  body: Schema.String
+}) {
+  override get message() {
+    return `MCP server ${this.server} failed ${this.tool}: HTTP ${this.status}${this.body === "" ? "" : ` ${this.body}`}`
+  }
+}
+
+export type CallError = TransportDown | RequestTimeout | McpCallFailed | ResultTooLarge | HttpCallFailed
+
+/** The most a tool's result text holds by default (code points); past it, the head and tail around `[truncated N -> M chars]`. */
+export const MAX_RESULT_CHARS = 100_000
 
 // ---------------------------------------------------------------------------------------------
 // A connection
@@ -80,6 +110,8 @@ export type CallError = TransportDown | RequestTimeout | McpCallFailed
 /** One open connection: its client, its tools as listed, and how it ended (once it has). */
 export interface Connection {
   readonly client: Client
+  /** The server's credentials, and how its texts are made fit for errors and events (none when absent). */
+  readonly credentials?: Credentials | undefined
   readonly descriptors: ReadonlyArray<McpTool>
   /** Fails with the reason once the transport has died; never completes otherwise. */
   readonly down: Deferred.Deferred<never, TransportDown>
@@ -94,30 +126,13 @@ export interface Connection {
   readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
 }
 
+const identity = <A>(a: A): A => a
+
+/** A connection made without a session's server (tests, benchmarks): nothing to redact but the bounds. */
+const NO_CREDENTIALS = new Credentials("", identity)
+
 const durationMs = (input: Duration.Input | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
-
-/** `tools/list`, every page. */
-const listTools = (
-  client: Client,
-  server: string,
-  timeoutMs: number,
-  reauthorize: (error: unknown) => Effect.Effect<void, unknown>
-): Effect.Effect<ReadonlyArray<McpTool>, unknown> =>
-  Effect.gen(function*() {
-    const tools: Array<McpTool> = []
-    let cursor: string | undefined
-    do {
-      const params = cursor === undefined ? {} : { cursor }
-      const page = yield* authorized(
-        reauthorize,
-        Effect.tryPromise({ try: (signal) => client.listTools(params, { signal, timeout: timeoutMs }), catch: (e) => e })
-      ).pipe(traced("tools/list", server))
-      tools.push(...page.tools)
-      cursor = page.nextCursor
-    } while (cursor !== undefined)
-    return tools
-  })
 
 /**
  * After an `UnauthorizedError` (a 401, or a 403 `insufficient_scope` asking for more scopes), a
@@ -145,29 +160,38 @@ const traced = (method: string, server: string, attributes: Record<string, strin
   // effect 4.1's data-last `withSpan` does not see `captureStackTrace`.
   Effect.withSpan(self, `McpClient.${method}`, { attributes: { server, ...attributes }, captureStackTrace: false })
 
+/** Why a request of the handshake or the listing failed, fit to read (its span records this, not the SDK's error). */
+const failure = (declaration: Declaration, transport: Transport, credentials: Credentials) => (error: unknown) =>
+  new ConnectFailed({
+    reason: credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
+  })
+
 /** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
-const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number) => {
+const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number, credentials: Credentials) => {
   const connecting = Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e })
   return Effect.catch(connecting, (error) =>
     finishAuthorization(declaration, transport)(error).pipe(
       Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
       Effect.andThen(connecting)
-    )).pipe(traced("initialize", declaration.name))
+    )).pipe(Effect.mapError(failure(declaration, transport, credentials)), traced("initialize", declaration.name))
 }
 
 /**
  * Opens a connection in the current scope: transport, handshake, tools. `onToolsChanged` gets the
- * new list after each `notifications/tools/list_changed`.
+ * new list after `notifications/tools/list_changed` (coalesced: see toolListing). `credentials`
+ * collects the server's own secrets (a session's server keeps one across its connections); every
+ * server text in an error, event or log line passes through its `reason`.
  */
 export const connect = (
   declaration: Declaration,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
-  onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>
+  onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>,
+  credentials: Credentials = new Credentials(declaration.name, identity)
 ): Effect.Effect<Connection, ConnectFailed, Scope.Scope> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
     // `let`: a Streamable HTTP session the server lost (404) is replaced by a new transport.
-    let transport = yield* makeTransport(declaration, secrets)
+    let transport = yield* makeTransport(declaration, secrets, credentials)
     let generation = 0
     let replacing = false
     const down = yield* Deferred.make<never, TransportDown>()
@@ -182,20 +206,27 @@ export const connect = (
     // optional GET stream answers 404), so theirs are left to the SDK.
     const broken = yield* Deferred.make<never, ConnectFailed>()
     if (transport instanceof StdioProcess) {
-      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: error.message })))
+      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: credentials.reason(error.message) })))
     }
     client.onclose = () => {
       if (replacing) return
       const why = transport instanceof StdioProcess
-        ? transport.brokenBecause ?? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
+        ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
-      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: why })))
+      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: credentials.reason(why) })))
     }
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
-    const opened = Effect.gen(function*() {
-      yield* handshake(client, transport, declaration, initMs)
-      return yield* listTools(client, declaration.name, initMs, reauthorize)
-    }).pipe(Effect.mapError((error) => new ConnectFailed({ reason: startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url) })))
+    const page = (cursor: string | undefined) =>
+      authorized(
+        reauthorize,
+        Effect.tryPromise({ try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: initMs }), catch: identity })
+      ).pipe(Effect.mapError((error) => failure(declaration, transport, credentials)(error)), traced("tools/list", declaration.name))
+    const listing = list(page, {
+      maxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES,
+      maxTools: declaration.maxTools ?? MAX_TOOLS,
+      timeoutMs: durationMs(declaration.listTimeout, LIST_TIMEOUT_MS)
+    })
+    const opened = Effect.andThen(handshake(client, transport, declaration, initMs, credentials), listing)
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
       Effect.timeoutOption(initMs),
@@ -207,8 +238,11 @@ export const connect = (
     )
     client.onerror = () => {}
     if (client.getServerCapabilities()?.tools?.listChanged === true) {
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () =>
-        Effect.runPromise(Effect.ignore(Effect.flatMap(listTools(client, declaration.name, initMs, reauthorize), onToolsChanged))))
+      const stale = yield* refresher(declaration.name, listing, onToolsChanged)
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+        stale()
+        return Promise.resolve()
+      })
     }
     const lock = yield* Semaphore.make(1)
     const reinitialise = (seen: number) =>
@@ -217,18 +251,18 @@ export const connect = (
         replacing = true
         yield* Effect.promise(() => client.close().catch(() => {}))
         replacing = false
-        transport = yield* makeTransport(declaration, secrets)
-        yield* handshake(client, transport, declaration, initMs)
+        transport = yield* makeTransport(declaration, secrets, credentials)
+        yield* handshake(client, transport, declaration, initMs, credentials)
         generation += 1
       })).pipe(Effect.catch((error: unknown) => {
         const failure = new TransportDown({
           server: declaration.name,
-          reason: `the server lost the session and a new one could not be opened: ${describe(error)}`
+          reason: credentials.reason(`the server lost the session and a new one could not be opened: ${describe(error)}`)
         })
         Deferred.doneUnsafe(down, Effect.fail(failure))
         return Effect.fail(failure)
       }))
-    return { client, descriptors, down, reauthorize, generation: () => generation, reinitialise }
+    return { client, credentials, descriptors, down, reauthorize, generation: () => generation, reinitialise }
   })
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
@@ -255,24 +289,44 @@ export const render = (result: CallToolResult): string => {
 /** What `callTool` answers: its type also admits the pre-2024 `toolResult` form, of another schema. */
 type Answer = Awaited<ReturnType<Client["callTool"]>>
 
-/** A result the model reads: its text, or a failure with that text when flagged `isError`. */
-const settle = (answer: Answer): Effect.Effect<string, string> => {
+/**
+ * A result the model reads: its text, or a failure with that text when flagged `isError`. Both
+ * are redacted with the server's own credentials (the session redacts its secrets after); an
+ * error's text is also cut here, as the executor cuts only successful text.
+ */
+const settle = (target: Target, connection: Connection, answer: Answer): Effect.Effect<string, string> => {
   // `callTool` parses with `CallToolResultSchema` (its default schema, which we do not override).
   const result = answer as CallToolResult
   const text = render(result)
-  return result.isError === true ? Effect.fail(text) : Effect.succeed(text)
+  const credentials = connection.credentials ?? NO_CREDENTIALS
+  if (result.isError === true) return Effect.fail(Executor.truncate(credentials.redact(text), target.maxResultChars))
+  return Effect.succeed(credentials.isEmpty ? text : credentials.redactOwn(text))
 }
 
-/** A failed `tools/call` as what the model reads about it. */
-const callError = (server: string, wire: string, timeoutMs: number, error: unknown): CallError => {
+/** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
+const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
+    const body = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, "")
+    return { status: error.code, body: body === "null" ? "" : body }
+  }
+  const legacy = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\): ?([\s\S]*)$/.exec(error.message) : null
+  return legacy === null ? undefined : { status: Number(legacy[1]), body: legacy[2]! }
+}
+
+/** A failed `tools/call` as what the model reads about it; every server text in it fit to read. */
+const callError = (target: Target, connection: Connection, error: unknown): CallError => {
+  const { server, timeoutMs, wire } = target
+  const reason = (connection.credentials ?? NO_CREDENTIALS).reason
   if (error instanceof TransportDown) return error
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ server, tool: wire, timeoutMs })
   if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ server, reason: "the connection closed" })
-  if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: error.message })
-  return new TransportDown({ server, reason: describe(error) })
+  const tooLarge = error instanceof McpError ? tooLargeLimit(error) : undefined
+  if (tooLarge !== undefined) return new ResultTooLarge({ server, tool: wire, maxBytes: tooLarge })
+  if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: reason(error.message) })
+  const http = httpStatus(error)
+  if (http !== undefined) return new HttpCallFailed({ server, tool: wire, status: http.status, body: reason(http.body) })
+  return new TransportDown({ server, reason: reason(describe(error)) })
 }
-
-const identity = <A>(a: A): A => a
 
 /**
  * What a tool's calls share, computed once per tool: each call of it only sends its request.
@@ -281,6 +335,7 @@ interface Target {
   readonly server: string
   readonly wire: string
   readonly timeoutMs: number
+  readonly maxResultChars: number
   readonly span: { readonly attributes: Readonly<Record<string, string>>; readonly captureStackTrace: false }
 }
 
@@ -312,12 +367,12 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
         : Effect.fail(error)
     ),
     Effect.catch((error) => {
-      const failure = callError(target.server, target.wire, target.timeoutMs, error)
+      const failure = callError(target, connection, error)
       // A dead transport fails pending calls at once (the SDK rejects them once it has marked
       // the connection down): they answer with the reason it died.
       return failure instanceof TransportDown && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(failure)
     }),
-    Effect.flatMap(settle)
+    Effect.flatMap((answer) => settle(target, connection, answer))
   )
 }
 
@@ -338,6 +393,7 @@ export const caller = (declaration: Declaration, wire: string) => {
     server: declaration.name,
     wire,
     timeoutMs: durationMs(declaration.requestTimeout, 60_000),
+    maxResultChars: declaration.maxResultChars ?? MAX_RESULT_CHARS,
     span: { attributes: { server: declaration.name, tool: wire }, captureStackTrace: false }
   }
   return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, CallError | string> =>
@@ -346,7 +402,7 @@ export const caller = (declaration: Declaration, wire: string) => {
       const generation = connection.generation()
       const call = (span: Tracer.Span | undefined) =>
         Effect.matchEffect(send(target, connection, args), {
-          onSuccess: settle,
+          onSuccess: (answer) => settle(target, connection, answer),
           onFailure: (error) => {
             const recovering = recover(target, connection, args, generation)(error)
             // Spans the retries open (a new session's `initialize`) are children of this call's.

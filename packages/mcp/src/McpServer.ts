@@ -17,6 +17,7 @@ import { Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/c
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import type * as McpAuth from "./McpAuth.ts"
+import { Credentials } from "./internal/credentials.ts"
 import { exposed } from "./internal/toolName.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -40,6 +41,20 @@ export interface CommonOptions {
    * `accept-defaults` every form is accepted with the defaults its schema gives.
    */
   readonly elicitation?: "accept-defaults" | undefined
+  /**
+   * The largest message the server may send (bytes, default 10 MiB): a stdio line, a JSON answer,
+   * an SSE event. A larger answer to a call is skipped unread and that call fails with
+   * `ResultTooLarge`; the server stays up.
+   */
+  readonly maxMessageBytes?: number | undefined
+  /** The most of a tool result the model reads (code points, default 100,000); the rest is cut visibly. */
+  readonly maxResultChars?: number | undefined
+  /** Pages one `tools/list` may take (default 100). */
+  readonly maxToolPages?: number | undefined
+  /** Tools the server may list (default 10,000). */
+  readonly maxTools?: number | undefined
+  /** One whole `tools/list`, every page (default 30 seconds; at start, `initTimeout` bounds it too). */
+  readonly listTimeout?: Duration.Input | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -136,7 +151,9 @@ const Config = Schema.Struct({
   prefix: Schema.optionalKey(Schema.String),
   initTimeoutMs: Schema.optionalKey(Schema.Finite),
   requestTimeoutMs: Schema.optionalKey(Schema.Finite),
-  restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"]))
+  restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"])),
+  maxMessageBytes: Schema.optionalKey(Schema.Finite),
+  maxResultChars: Schema.optionalKey(Schema.Finite)
 })
 
 /**
@@ -187,6 +204,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
     return Tool.make(exposed(prefix, descriptor.name), {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
+      maxResultChars: declaration.maxResultChars ?? McpClient.MAX_RESULT_CHARS,
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined
@@ -197,11 +215,14 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
   })
 }
 
-const failed = (server: McpServer) => (error: { readonly message: string }) =>
-  new Session.McpStartFailed({ server: server.name, reason: error.message })
+const failed = (server: McpServer, credentials: Credentials) => (error: { readonly message: string }) =>
+  new Session.McpStartFailed({ server: server.name, reason: credentials.reason(error.message) })
 
-const start = (server: McpServer, context: ToolSource.StartContext) =>
-  Effect.gen(function*() {
+const start = (server: McpServer, context: ToolSource.StartContext) => {
+  // One set for the server's life: its connections (restarts) add to it; everything it says is
+  // redacted with it, then with the session's redaction.
+  const credentials = new Credentials(server.name, context.redact)
+  return Effect.gen(function*() {
     if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, reason: server.invalid })
     const declaration = server.declaration
     const state: State = { current: undefined, reason: "it has not started", tools: [] }
@@ -209,7 +230,7 @@ const start = (server: McpServer, context: ToolSource.StartContext) =>
       Effect.sync(() => {
         state.tools = toTools(server, state, descriptors)
       })
-    const connect = McpClient.connect(declaration, context.secrets, refreshed)
+    const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials)
     // The first connection opens now, concurrently with the session's other servers; the
     // supervisor, which starts children one at a time, adopts it as the child's first incarnation.
     const firstScope = yield* Scope.fork(yield* Scope.Scope)
@@ -246,12 +267,14 @@ const start = (server: McpServer, context: ToolSource.StartContext) =>
             return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.reason })
           })
         ))
-    }).pipe(Effect.mapError(failed(server)))
-    return { tools: Effect.sync(() => state.tools) }
+    }).pipe(Effect.mapError(failed(server, credentials)))
+    const running: ToolSource.Running = { tools: Effect.sync(() => state.tools), secrets: credentials.secrets() }
+    return running
   }).pipe(
-    Effect.mapError((error) => (error._tag === "McpStartFailed" ? error : failed(server)(error))),
+    Effect.mapError((error) => (error._tag === "McpStartFailed" ? error : failed(server, credentials)(error))),
     Effect.withSpan("McpServer.start", { attributes: { server: server.name, transport: server.declaration.transport } })
   )
+}
 
 /** @since 0.1.0 @category models */
 export interface StartAllOptions {

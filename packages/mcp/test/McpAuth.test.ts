@@ -53,7 +53,8 @@ describe("McpAuth", () => {
         [McpServer.http({ name: "p", url: `${srv.url}/mcp`, auth: McpAuth.bearer(Secret.static("s3cret-token")) })],
         [TestModel.toolCall("p.whoami", {}), TestModel.text("done")]
       )
-      assert.deepStrictEqual(results(events), [{ name: "p.whoami", content: "caller with s3cret-token", isError: false }])
+      // The token is the server's credential: echoed back, it is redacted.
+      assert.deepStrictEqual(results(events), [{ name: "p.whoami", content: "caller with [REDACTED:p.bearer_token]", isError: false }])
       assert.isTrue(srv.seen.length > 0 && srv.seen.every((token) => token === "s3cret-token"))
     }).pipe(Effect.scoped))
 
@@ -65,7 +66,8 @@ describe("McpAuth", () => {
         TestModel.toolCall("p.whoami", {}),
         TestModel.text("done")
       ])
-      assert.deepStrictEqual(results(events), [{ name: "p.whoami", content: "caller with token-1", isError: false }])
+      // The access token is a credential of the server's too.
+      assert.deepStrictEqual(results(events), [{ name: "p.whoami", content: "caller with [REDACTED:p.access_token]", isError: false }])
       // One token for the handshake, the listing and the call; HTTP Basic client authentication.
       assert.deepStrictEqual(srv.issued, [`Basic ${Buffer.from("app:shh").toString("base64")}`])
     }).pipe(Effect.scoped))
@@ -83,7 +85,7 @@ describe("McpAuth", () => {
       const second = yield* session.run("again")
       assert.deepStrictEqual(
         second.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])),
-        ["caller with token-2"]
+        ["caller with [REDACTED:p.access_token_2]"]
       )
       assert.strictEqual(srv.issued.length, 2)
     }).pipe(Effect.scoped))

@@ -107,14 +107,14 @@ describe("McpServer", () => {
     it.live("a server that writes a line longer than the limit on stdout", () =>
       startFails(
         McpServer.stdio({ name: "flood", command: node, args: [fixture, "flood"] }),
-        "the server wrote a line longer than 10485760 bytes on stdout"
+        "the server wrote a line longer than 10485760 bytes on stdout (maxMessageBytes)"
       ))
 
     it.live("an unreachable URL (a loopback port nobody listens on)", () =>
       Effect.gen(function*() {
         const port = yield* freePort
         const url = `http://127.0.0.1:${port}/mcp`
-        yield* startFails(McpServer.http({ name: "gone", url }), `could not reach ${url} (ECONNREFUSED)`)
+        yield* startFails(McpServer.http({ name: "gone", url }), `could not reach ${url}: connection refused (ECONNREFUSED)`)
       }))
 
     it.live("a server that never answers initialize", () =>

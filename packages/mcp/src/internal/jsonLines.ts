@@ -1,55 +1,96 @@
 /**
  * jsonLines — the stdio framing of MCP: one JSON-RPC message per line, in both directions.
  *
- * `LineReader` cuts the bytes a server writes into lines, holding at most `MAX_LINE_BYTES` of an
- * unfinished one (a server that never ends its line cannot grow our memory). `parse` turns a line
+ * `LineReader` cuts the bytes a server writes into lines, holding at most its limit of an
+ * unfinished one (a server that never ends its line cannot grow our memory): a longer line is
+ * skipped to its end and reported with its edges (see oversized), the lines after it read as usual. `parse` turns a line
  * into a message after checking only the envelope (`jsonrpc: "2.0"` and a method, or an id): the
  * SDK's protocol validates every message it receives against the JSON-RPC schemas before it acts
  * on it, so a second full validation here (as the SDK's own `ReadBuffer` does) would only cost.
  * `Batch` joins the messages sent in one turn of the event loop into one write. Pure: no I/O.
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import { Skipped } from "./oversized.ts"
 
-/** The longest line a server may write (bytes), as the SDK's own stdio framing allows. */
+/** The longest line a server may write by default (bytes), as the SDK's own stdio framing allows. */
 export const MAX_LINE_BYTES = 10 * 1024 * 1024
 
 const NEWLINE = 0x0a
 const CARRIAGE_RETURN = 0x0d
 
-/** Cuts a byte stream into lines. */
+/** What a reader reports: each line, and each line longer than its limit (skipped). */
+export interface Handlers {
+  readonly line: (line: string) => void
+  /** An unfinished line has just passed the limit: it is being skipped. */
+  readonly skipping: () => void
+  /** A skipped line has ended: its edges, to find the id of the response it was. */
+  readonly skipped: (line: Skipped) => void
+}
+
+/** Cuts a byte stream into lines; a line longer than `maxBytes` is skipped to its end, never held. */
 export class LineReader {
   /** The pieces of a line whose end has not arrived yet, and their length. */
   private parts: Array<Buffer> = []
   private partBytes = 0
+  /** The line being skipped, while one is. */
+  private skipping: Skipped | undefined
+  private readonly maxBytes: number
 
-  /**
-   * Calls `onLine` with each line `chunk` completes (without its `\n` or `\r\n`); false once the
-   * unfinished line is longer than `MAX_LINE_BYTES` (its bytes are then dropped).
-   */
-  read(chunk: Buffer, onLine: (line: string) => void): boolean {
+  constructor(maxBytes: number = MAX_LINE_BYTES) {
+    this.maxBytes = maxBytes
+  }
+
+  /** Reports each line `chunk` completes (without its `\n` or `\r\n`), and each skipped line. */
+  read(chunk: Buffer, on: Handlers): void {
     let start = 0
     let end = chunk.indexOf(NEWLINE)
-    if (this.parts.length > 0 && end !== -1) {
+    if (this.skipping !== undefined) {
+      const skipped = this.skipping
+      skipped.add(chunk.subarray(0, end === -1 ? chunk.length : end))
+      if (end === -1) return
+      this.skipping = undefined
+      on.skipped(skipped)
+      start = end + 1
+      end = chunk.indexOf(NEWLINE, start)
+    } else if (this.parts.length > 0 && end !== -1) {
       // Only the line that spans chunks is copied; the lines after it are read in place.
       const line = Buffer.concat([...this.parts, chunk.subarray(0, end)])
       this.parts = []
       this.partBytes = 0
-      onLine(lineOf(line, 0, line.length))
+      if (line.length > this.maxBytes) {
+        const skipped = new Skipped()
+        skipped.add(line)
+        on.skipping()
+        on.skipped(skipped)
+      } else {
+        on.line(lineOf(line, 0, line.length))
+      }
       start = end + 1
       end = chunk.indexOf(NEWLINE, start)
     }
     while (end !== -1) {
-      onLine(lineOf(chunk, start, end))
+      if (end - start > this.maxBytes) {
+        const skipped = new Skipped()
+        skipped.add(chunk.subarray(start, end))
+        on.skipping()
+        on.skipped(skipped)
+      } else {
+        on.line(lineOf(chunk, start, end))
+      }
       start = end + 1
       end = chunk.indexOf(NEWLINE, start)
     }
-    if (start === chunk.length) return true
+    if (start === chunk.length) return
     this.parts.push(chunk.subarray(start))
     this.partBytes += chunk.length - start
-    if (this.partBytes <= MAX_LINE_BYTES) return true
+    if (this.partBytes <= this.maxBytes) return
+    // Past the limit: what came of the line is dropped (its edges kept), the rest skipped as it comes.
+    const skipped = new Skipped()
+    for (const part of this.parts) skipped.add(part)
     this.parts = []
     this.partBytes = 0
-    return false
+    this.skipping = skipped
+    on.skipping()
   }
 }
 

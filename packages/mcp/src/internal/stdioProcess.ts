@@ -8,15 +8,18 @@
  * awaited; once the leader is gone the group gets SIGKILL anyway, so no grandchild survives it.
  * Framing is jsonLines' (one JSON-RPC message per line; the messages sent in one turn go out in
  * one write). A line that is not JSON-RPC is reported through `onerror` with the line's start, so a
- * connection still initialising can fail with it; a line longer than `MAX_LINE_BYTES` ends the
- * server (`brokenBecause` says why).
+ * connection still initialising can fail with it. A line longer than `maxMessageBytes` is reported
+ * the same way when it passes the limit, skipped to its end without being held, and, when its
+ * edges show the id of the response it was, that request gets an error response in its place
+ * (oversized): the call fails, the server stays up.
  * This is the one module of @condukt/mcp that calls node:child_process and process.kill.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect } from "effect"
-import { Batch, LineReader, MAX_LINE_BYTES, parse } from "./jsonLines.ts"
+import { Batch, type Handlers, LineReader, parse } from "./jsonLines.ts"
+import { type Skipped, tooLarge } from "./oversized.ts"
 
 /** Between stdin EOF and SIGTERM, and between SIGTERM and SIGKILL. */
 export const CLOSE_GRACE_MS = 1000
@@ -33,10 +36,15 @@ export interface Options {
   readonly cwd: string | undefined
   /** Added to the host variables above. */
   readonly env: Readonly<Record<string, string>>
+  /** The longest line read from the server's stdout (bytes). */
+  readonly maxMessageBytes: number
 }
 
 /** The value of a host environment variable (pass-through names of a declaration). */
 export const hostVariable = (name: string): string | undefined => process.env[name]
+
+/** Whether `name` is one of the host variables every server gets (not a credential). */
+export const isHostVariable = (name: string): boolean => (HOST_VARIABLES as ReadonlyArray<string>).includes(name)
 
 const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   try {
@@ -58,16 +66,15 @@ export class StdioProcess implements Transport {
   spawnError: NodeJS.ErrnoException | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
-  /** Why this transport ended the server itself (it broke the framing), when it did. */
-  brokenBecause: string | undefined
   private child: ChildProcess | undefined
-  private readonly lines = new LineReader()
+  private readonly lines: LineReader
   private readonly batch = new Batch()
   private stderrTail = ""
   private readonly options: Options
 
   constructor(options: Options) {
     this.options = options
+    this.lines = new LineReader(options.maxMessageBytes)
   }
 
   /** The last line the server wrote to stderr, if any. */
@@ -113,19 +120,24 @@ export class StdioProcess implements Transport {
   }
 
   private receive(chunk: Buffer): void {
-    if (this.brokenBecause !== undefined) return
-    if (this.lines.read(chunk, this.onLine)) return
-    this.brokenBecause = `the server wrote a line longer than ${MAX_LINE_BYTES} bytes on stdout`
-    this.onerror?.(new Error(this.brokenBecause))
-    void this.close()
+    this.lines.read(chunk, this.handlers)
   }
 
-  private readonly onLine = (line: string): void => {
-    const message = parse(line)
-    if (typeof message === "string") {
-      this.onerror?.(new Error(`the server wrote something that is not JSON-RPC on stdout (${message.slice(0, 120)})`))
-    } else {
-      this.onmessage?.(message)
+  private readonly handlers: Handlers = {
+    line: (line) => {
+      const message = parse(line)
+      if (typeof message === "string") {
+        this.onerror?.(new Error(`the server wrote something that is not JSON-RPC on stdout (${message.slice(0, 120)})`))
+      } else {
+        this.onmessage?.(message)
+      }
+    },
+    skipping: () => {
+      this.onerror?.(new Error(`the server wrote a line longer than ${this.options.maxMessageBytes} bytes on stdout (maxMessageBytes)`))
+    },
+    skipped: (line: Skipped) => {
+      const id = line.id()
+      if (id !== undefined) this.onmessage?.(tooLarge(id, this.options.maxMessageBytes))
     }
   }
 

@@ -3,8 +3,10 @@
  *
  * Stdio: our process-group transport, its environment built from the declaration (pass-through
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
- * with the declaration's headers and the `fetch` its auth wraps. A failure is `ConnectFailed`, one
- * line without secrets; the SDK's own errors are described in one line too (`describe`).
+ * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`. Every
+ * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
+ * server's `Credentials`. A failure is `ConnectFailed`; the SDK's own errors are described in one
+ * line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -12,7 +14,13 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Deferred, Effect, Redacted, Schema } from "effect"
 import * as McpAuth from "../McpAuth.ts"
 import type { Declaration } from "../McpServer.ts"
-import { hostVariable, StdioProcess } from "./stdioProcess.ts"
+import { boundedFetch } from "./boundedFetch.ts"
+import { type Credentials, isCredentialName } from "./credentials.ts"
+import { MAX_LINE_BYTES } from "./jsonLines.ts"
+import { hostVariable, isHostVariable, StdioProcess } from "./stdioProcess.ts"
+
+/** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
+export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 
 /** A connection could not be opened; `reason` is one line, without secrets. */
 export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
@@ -33,10 +41,16 @@ export const describe = (error: unknown): string => {
   return code === undefined ? error.message : `${error.message} (${code})`
 }
 
-/** The environment of a stdio server: pass-through names, renames and literals. */
+/**
+ * The environment of a stdio server: pass-through names, renames and literals. Credentials: every
+ * value taken from the host (a pass-through name other than PATH, HOME and the like) or from a
+ * `Secret`, and a literal whose variable's name says it is one (`isCredentialName`); a session
+ * secret passed through is the session's to redact.
+ */
 const stdioEnv = (
   declaration: Extract<Declaration, { readonly transport: "stdio" }>,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
+  credentials: Credentials
 ): Effect.Effect<Record<string, string>, ConnectFailed> =>
   Effect.gen(function*() {
     const env: Record<string, string> = {}
@@ -48,13 +62,17 @@ const stdioEnv = (
     for (const [name, value] of entries) {
       if (Array.isArray(given)) {
         // A pass-through name: the session's secret of that name first, then the host's variable.
-        const found = secrets[name] !== undefined ? Redacted.value(secrets[name]) : hostVariable(name)
+        const declared = secrets[name]
+        const found = declared !== undefined ? Redacted.value(declared) : hostVariable(name)
         if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
+        if (declared === undefined && !isHostVariable(name)) credentials.add(name, found)
         env[name] = found
       } else if (typeof value === "string") {
+        if (isCredentialName(name)) credentials.add(name, value)
         env[name] = value
       } else {
         const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
+        credentials.add(name, Redacted.value(resolved))
         env[name] = Redacted.value(resolved)
       }
     }
@@ -64,18 +82,24 @@ const stdioEnv = (
 /** The transport a declaration asks for, built (not started). */
 export const makeTransport = (
   declaration: Declaration,
-  secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
+  credentials: Credentials
 ): Effect.Effect<Transport, ConnectFailed> =>
   Effect.gen(function*() {
+    const maxMessageBytes = declaration.maxMessageBytes ?? MAX_MESSAGE_BYTES
     if (declaration.transport === "stdio") {
-      const env = yield* stdioEnv(declaration, secrets)
-      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env })
+      const env = yield* stdioEnv(declaration, secrets, credentials)
+      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env, maxMessageBytes })
     }
     const url = yield* Effect.try({
       try: () => new URL(declaration.url),
       catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
     })
-    const fetchFn = yield* Effect.mapError(McpAuth.fetchFor(declaration.auth, fetch), (e) => new ConnectFailed({ reason: e.message }))
+    const base = boundedFetch(fetch, maxMessageBytes, credentials)
+    const fetchFn = yield* Effect.mapError(
+      McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value)),
+      (e) => new ConnectFailed({ reason: e.message })
+    )
     const requestInit = { headers: { ...declaration.headers } }
     const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
     const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
@@ -84,6 +108,17 @@ export const makeTransport = (
       ? new SSEClientTransport(url, options)
       : new StreamableHTTPClientTransport(url, options)
   })
+
+/** What fetch's system error codes mean, for whoever reads why a server could not be reached. */
+const CONNECTION_CODES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: "connection refused",
+  ECONNRESET: "connection reset",
+  ENOTFOUND: "unknown host",
+  EAI_AGAIN: "the host name could not be resolved",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "host unreachable",
+  UND_ERR_SOCKET: "the connection closed"
+}
 
 /** Why a transport failed to start or answer during the handshake, in one line. */
 export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
@@ -96,7 +131,7 @@ export const startFailure = (transport: Transport, error: unknown, url: string |
   }
   // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
   const code = error instanceof TypeError ? connectionCode(error) : undefined
-  if (url !== undefined && code !== undefined) return `could not reach ${url} (${code})`
+  if (url !== undefined && code !== undefined) return `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
   return describe(error)
 }
 

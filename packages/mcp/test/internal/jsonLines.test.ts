@@ -1,32 +1,51 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Batch, LineReader, MAX_LINE_BYTES, parse } from "../../src/internal/jsonLines.ts"
+import { Batch, LineReader, parse } from "../../src/internal/jsonLines.ts"
 
-/** The lines a reader gives for `chunks` in order, and what each `read` answered. */
+/** What a reader reports for `chunks` in order: lines, `skipping` as "(skipping)", a skipped line as its id. */
 const readAll = (reader: LineReader, chunks: ReadonlyArray<string | Buffer>) => {
   const lines: Array<string> = []
-  const answers = chunks.map((chunk) => reader.read(typeof chunk === "string" ? Buffer.from(chunk) : chunk, (line) => lines.push(line)))
-  return { lines, answers }
+  for (const chunk of chunks) {
+    reader.read(typeof chunk === "string" ? Buffer.from(chunk) : chunk, {
+      line: (line) => lines.push(line),
+      skipping: () => lines.push("(skipping)"),
+      skipped: (line) => lines.push(`(skipped ${line.bytes} bytes, id ${String(line.id())})`)
+    })
+  }
+  return lines
 }
 
 describe("jsonLines", () => {
   describe("LineReader", () => {
     it("gives each line of a chunk without its newline or carriage return", () => {
-      assert.deepStrictEqual(readAll(new LineReader(), ["a\nb\r\nc\n"]), { lines: ["a", "b", "c"], answers: [true] })
+      assert.deepStrictEqual(readAll(new LineReader(), ["a\nb\r\nc\n"]), ["a", "b", "c"])
     })
 
     it("joins a line that spans chunks, a multi-byte character cut in two included", () => {
       const bytes = Buffer.from("{\"text\":\"é\"}\nnext\n")
       const cut = bytes.indexOf(0xa9) // the second byte of é
-      assert.deepStrictEqual(readAll(new LineReader(), [bytes.subarray(0, cut), bytes.subarray(cut, cut + 2), bytes.subarray(cut + 2)]), {
-        lines: ["{\"text\":\"é\"}", "next"],
-        answers: [true, true, true]
-      })
+      assert.deepStrictEqual(readAll(new LineReader(), [bytes.subarray(0, cut), bytes.subarray(cut, cut + 2), bytes.subarray(cut + 2)]), [
+        "{\"text\":\"é\"}",
+        "next"
+      ])
     })
 
-    it("answers false once an unfinished line passes the limit, and drops it", () => {
-      const reader = new LineReader()
-      const half = Buffer.alloc(MAX_LINE_BYTES / 2 + 1, "x")
-      assert.deepStrictEqual(readAll(reader, [half, half, "tail\nnext\n"]), { lines: ["tail", "next"], answers: [true, false, true] })
+    it("skips a line past the limit to its end, reports the response id its edges show, and reads on", () => {
+      const reader = new LineReader(64)
+      const body = "x".repeat(100)
+      assert.deepStrictEqual(
+        readAll(reader, [`{"result":{"text":"${body.slice(0, 50)}`, `${body.slice(50)}"},"jsonrpc":"2.0","id":7}\nnext\n`]),
+        ["(skipping)", "(skipped 145 bytes, id 7)", "next"]
+      )
+      assert.deepStrictEqual(readAll(reader, [`{"jsonrpc":"2.0","id":"a-1","result":{"text":"${body}"}}\n`, "{}\n"]), [
+        "(skipping)",
+        "(skipped 149 bytes, id a-1)",
+        "{}"
+      ])
+      // A nested id does not pass for the message's own.
+      assert.deepStrictEqual(readAll(reader, [`{"jsonrpc":"2.0","method":"x","params":{"text":"${body}","id":3}}\n`]), [
+        "(skipping)",
+        "(skipped 132 bytes, id undefined)"
+      ])
     })
   })
 
