@@ -31,7 +31,7 @@ import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
-import { ConnectFailed, describe, makeTransport, startFailure } from "./internal/transports.ts"
+import { ConnectFailed, describe, httpStatus, makeTransport, startFailure } from "./internal/transports.ts"
 
 /** A connection could not be opened; `reason` is one line, without secrets. */
 export { ConnectFailed }
@@ -301,16 +301,6 @@ const settle = (target: Target, connection: Connection, answer: Answer): Effect.
   const credentials = connection.credentials ?? NO_CREDENTIALS
   if (result.isError === true) return Effect.fail(Executor.truncate(credentials.redact(text), target.maxResultChars))
   return Effect.succeed(credentials.isEmpty ? text : credentials.redactOwn(text))
-}
-
-/** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
-const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
-    const body = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, "")
-    return { status: error.code, body: body === "null" ? "" : body }
-  }
-  const legacy = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\): ?([\s\S]*)$/.exec(error.message) : null
-  return legacy === null ? undefined : { status: Number(legacy[1]), body: legacy[2]! }
 }
 
 /** A failed `tools/call` as what the model reads about it; every server text in it fit to read. */

@@ -9,7 +9,7 @@
  * line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Deferred, Effect, Redacted, Schema } from "effect"
 import * as McpAuth from "../McpAuth.ts"
@@ -39,6 +39,16 @@ export const describe = (error: unknown): string => {
   if (!(error instanceof Error)) return String(error)
   const code = connectionCode(error)
   return code === undefined ? error.message : `${error.message} (${code})`
+}
+
+/** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
+export const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
+  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
+    const body = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, "")
+    return { status: error.code, body: body === "null" ? "" : body }
+  }
+  const legacy = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\): ?([\s\S]*)$/.exec(error.message) : null
+  return legacy === null ? undefined : { status: Number(legacy[1]), body: legacy[2]! }
 }
 
 /**
@@ -132,6 +142,8 @@ export const startFailure = (transport: Transport, error: unknown, url: string |
   // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
   const code = error instanceof TypeError ? connectionCode(error) : undefined
   if (url !== undefined && code !== undefined) return `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
+  const http = httpStatus(error)
+  if (url !== undefined && http !== undefined) return `${url} answered HTTP ${http.status}${http.body === "" ? "" : `: ${http.body}`}`
   return describe(error)
 }
 

@@ -44,7 +44,7 @@ describe("jsonLines", () => {
       // A nested id does not pass for the message's own.
       assert.deepStrictEqual(readAll(reader, [`{"jsonrpc":"2.0","method":"x","params":{"text":"${body}","id":3}}\n`]), [
         "(skipping)",
-        "(skipped 132 bytes, id undefined)"
+        "(skipped 158 bytes, id undefined)"
       ])
     })
   })
