@@ -9,6 +9,7 @@ import type { McpServer } from "../src/index.ts"
 
 export const node = process.execPath
 export const fixture = path.resolve(import.meta.dirname, "fixtures/server.ts")
+export const hostile = path.resolve(import.meta.dirname, "fixtures/hostile.ts")
 export const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 
 export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) => {
@@ -49,3 +50,24 @@ export const runWith = (servers: ReadonlyArray<McpServer.McpServer>, replies: Re
 
 export const results = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
   events.flatMap((e) => (e._tag === "ToolResult" ? [{ name: e.name, content: e.content, isError: e.isError }] : []))
+
+/** A Node process run to its end (killed with the scope if it is still running): its exit code and output. */
+export const runNode = (args: ReadonlyArray<string>): Effect.Effect<{ code: number | null; stdout: string; stderr: string }, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => spawn(node, [...args], { stdio: ["ignore", "pipe", "pipe"] })),
+      (child) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString()
+    })
+    const code = yield* Effect.callback<number | null>((resume) => {
+      child.once("close", (code) => resume(Effect.succeed(code)))
+    })
+    return { code, stdout, stderr }
+  })
