@@ -110,11 +110,12 @@ describe("McpServer", () => {
         "the server wrote a line longer than 10485760 bytes on stdout (maxMessageBytes)"
       ))
 
-    it.live("an unreachable URL (a loopback port nobody listens on)", () =>
+    it.live("an unreachable URL (a loopback port nobody listens on), over either HTTP transport", () =>
       Effect.gen(function*() {
         const port = yield* freePort
         const url = `http://127.0.0.1:${port}/mcp`
         yield* startFails(McpServer.http({ name: "gone", url }), `could not reach ${url}: connection refused (ECONNREFUSED)`)
+        yield* startFails(McpServer.sse({ name: "gone", url }), `could not reach ${url}: connection refused (ECONNREFUSED)`)
       }))
 
     it.live("a server that never answers initialize", () =>

@@ -139,8 +139,13 @@ export const startFailure = (transport: Transport, error: unknown, url: string |
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }
-  // fetch's own failure (refused, unknown host, reset) says nothing of where it went.
-  const code = error instanceof TypeError ? connectionCode(error) : undefined
+  // fetch's own failure (refused, unknown host, reset) says nothing of where it went; the legacy
+  // SSE transport's only quotes it in its message.
+  const code = error instanceof TypeError
+    ? connectionCode(error)
+    : error instanceof Error
+    ? Object.keys(CONNECTION_CODES).find((known) => error.message.includes("fetch failed") && error.message.includes(` ${known}`))
+    : undefined
   if (url !== undefined && code !== undefined) return `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
   const http = httpStatus(error)
   if (url !== undefined && http !== undefined) return `${url} answered HTTP ${http.status}${http.body === "" ? "" : `: ${http.body}`}`
