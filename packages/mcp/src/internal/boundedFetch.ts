@@ -7,7 +7,7 @@
  * `tooLarge` error response for each request the POST carried, so only that call fails. An event
  * stream passes through with each event bounded the same way: a longer event is ended where it
  * is, skipped to its end, and followed by a `tooLarge` response for the request it answered (its
- * id from its edges, else the POST's only request). The `Authorization` of every request (a
+ * id from its edges, else the POST's only request); a skipped request or notification is dropped. The `Authorization` of every request (a
  * bearer token, an access token the SDK refreshed, HTTP Basic client credentials) joins the
  * server's credentials before it is sent, so an error echoing it is redacted.
  * Plain promise code: it is the `FetchLike` the SDK calls.
@@ -96,7 +96,9 @@ const boundEvents = (maxBytes: number, fallbackIds: () => ReadonlyArray<string |
   const encoder = new TextEncoder()
   const finish = (skipped: Skipped, controller: TransformStreamDefaultController<Uint8Array>) => {
     const fallback = fallbackIds()
-    const id = skipped.id() ?? (fallback.length === 1 ? fallback[0] : undefined)
+    // A POST's stream carries that request's answer: a skipped frame that is not a request or a
+    // notification, and shows no id, is taken for it.
+    const id = skipped.id() ?? (fallback.length === 1 && !skipped.isRequest() ? fallback[0] : undefined)
     if (id !== undefined) controller.enqueue(encoder.encode(`event: message\ndata: ${JSON.stringify(tooLarge(id, maxBytes))}\n\n`))
   }
   return new TransformStream<Uint8Array, Uint8Array>({

@@ -36,6 +36,11 @@ export class Skipped {
   id(): string | number | undefined {
     return responseId(this.head.toString("utf8"), this.tail.toString("utf8"))
   }
+
+  /** Whether the frame starts as a request or a notification (its method first): not a response. */
+  isRequest(): boolean {
+    return METHOD_FIRST.test(this.head.toString("utf8"))
+  }
 }
 
 const ID = String.raw`"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")`
@@ -44,8 +49,15 @@ const FIRST = new RegExp(String.raw`^(?:[^{]*?data:\s*)?\{\s*(?:"jsonrpc"\s*:\s*
 /** `,"id":…}` closing the message: one brace, so not a nested object's. */
 const LAST = new RegExp(String.raw`[,{]\s*${ID}\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`)
 
-/** The id of a response from its first and last bytes, when they show it. */
+/** `{"method":…` or `{"jsonrpc":"2.0","method":…`: what requests and notifications start with. */
+const METHOD_FIRST = /^(?:[^{]*?data:\s*)?\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"method"\s*:/
+
+/**
+ * The id of a response from its first and last bytes, when they show it; none for a frame that
+ * starts as a request or a notification (a server's request id is not one of ours).
+ */
 export const responseId = (head: string, tail: string): string | number | undefined => {
+  if (METHOD_FIRST.test(head)) return undefined
   const found = FIRST.exec(head)?.[1] ?? LAST.exec(tail)?.[1]
   if (found === undefined) return undefined
   return found.startsWith("\"") ? (JSON.parse(found) as string) : Number(found)

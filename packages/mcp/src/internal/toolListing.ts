@@ -2,8 +2,9 @@
  * toolListing — a server's `tools/list`: every page, within bounds, and listed again after
  * `notifications/tools/list_changed` without ever running two listings at once.
  *
- * A listing follows `nextCursor` for at most `maxPages` pages and `maxTools` tools, all within one
- * deadline; past any of them it fails naming the bound (a start fails with it; a refresh keeps
+ * A listing follows `nextCursor` for at most `maxPages` pages, `maxTools` tools and
+ * `MAX_LIST_CHARS` characters of tool definitions (as JSON), all within one deadline; past any of
+ * them it fails naming the bound (a start fails with it; a refresh keeps
  * the tools it had and logs why). Refreshes are coalesced: a notification only marks the list
  * stale (a dropping queue of one), and one fiber, owned by the connection's scope, lists while it
  * is stale. So a flood of notifications costs at most the listing in flight and one more, and
@@ -18,6 +19,12 @@ export const MAX_TOOL_PAGES = 100
 
 /** Tools one server may list by default. */
 export const MAX_TOOLS = 10_000
+
+/**
+ * The most a server's tool definitions may weigh, as JSON (characters). Fixed: pages times
+ * `maxMessageBytes` (1 GiB by default) would otherwise be the only bound on what a listing holds.
+ */
+export const MAX_LIST_CHARS = 32 * 1024 * 1024
 
 /** How long one whole listing may take by default (ms). */
 export const LIST_TIMEOUT_MS = 30_000
@@ -37,6 +44,7 @@ export const list = (
     const tools: Array<McpTool> = []
     let cursor: string | undefined
     let pages = 0
+    let chars = 0
     do {
       if (pages === bounds.maxPages) {
         return yield* new ConnectFailed({ reason: `tools/list did not end after ${bounds.maxPages} pages (maxToolPages)` })
@@ -45,6 +53,10 @@ export const list = (
       pages += 1
       if (tools.length + result.tools.length > bounds.maxTools) {
         return yield* new ConnectFailed({ reason: `the server lists more than ${bounds.maxTools} tools (maxTools)` })
+      }
+      chars += JSON.stringify(result.tools).length
+      if (chars > MAX_LIST_CHARS) {
+        return yield* new ConnectFailed({ reason: `the server's tools take more than ${MAX_LIST_CHARS} characters as JSON` })
       }
       tools.push(...result.tools)
       cursor = result.nextCursor
