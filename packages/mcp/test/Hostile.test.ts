@@ -25,12 +25,13 @@ const startFailure = (server: McpServer.McpServer, secrets: Secret.Secrets<never
     return yield* Effect.flip(Effect.scoped(Session.start(agent)))
   }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer))
 
-/** A loopback HTTP server answering every request with `status` and a body echoing its Authorization. */
+/** A loopback HTTP server answering every request with `status` and a body echoing its credentials. */
 const echoingAuthorization = (status: number) =>
   Effect.acquireRelease(
     Effect.callback<{ readonly url: string; readonly server: http.Server }>((resume) => {
       const server = http.createServer((req, res) => {
-        res.writeHead(status, { "content-type": "text/plain" }).end(`invalid credentials: ${req.headers.authorization ?? "none"}`)
+        const sent = req.headers.authorization ?? req.headers["x-api-key"] ?? "none"
+        res.writeHead(status, { "content-type": "text/plain" }).end(`invalid credentials: ${String(sent)}`)
       })
       server.listen(0, "127.0.0.1", () => {
         const address = server.address() as { port: number }
@@ -203,6 +204,16 @@ describe("hostile servers", () => {
           )
         }).pipe(Effect.scoped))
     }
+
+    it.live("an API key given as a header (not a session secret) and echoed in an error body is redacted in McpStartFailed", () =>
+      Effect.gen(function*() {
+        const server = yield* echoingAuthorization(403)
+        const error = yield* startFailure(McpServer.http({ name: "p", url: server.url, headers: { "X-Api-Key": "header-key-4321" } }))
+        assert.deepStrictEqual(
+          error,
+          new Session.McpStartFailed({ server: "p", reason: `${server.url} answered HTTP 403: invalid credentials: [REDACTED:p.X-Api-Key]` })
+        )
+      }).pipe(Effect.scoped))
 
     it.live("a credential given through env, not a session secret, is redacted in results, errors and events; a plain literal is not", () =>
       Effect.gen(function*() {

@@ -21,7 +21,7 @@ const REDACT_CHARS = 100_000
 /** A literal environment value is a credential when its variable's name says so. */
 const CREDENTIAL_NAME = /TOKEN|KEY|SECRET|PASS|AUTH|CRED/i
 
-/** Whether a literal value given to a stdio server's variable `name` is a credential. */
+/** Whether a literal value given to a stdio server's variable (or an HTTP header) `name` is a credential. */
 export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name)
 
 /** One line of at most `max` code points, `…` at the end when cut; whitespace runs become one space. */

@@ -105,14 +105,21 @@ export const makeTransport = (
       try: () => new URL(declaration.url),
       catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
     })
+    const provider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
+    if (provider !== undefined) {
+      // A provider's client secret, when it has one now (a dynamic registration's comes later).
+      const client = yield* Effect.tryPromise(() => Promise.resolve(provider.clientInformation())).pipe(Effect.orElseSucceed(() => undefined))
+      if (client?.client_secret !== undefined) credentials.add("client_secret", client.client_secret)
+    }
     const base = boundedFetch(fetch, maxMessageBytes, credentials)
     const fetchFn = yield* Effect.mapError(
       McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value)),
       (e) => new ConnectFailed({ reason: e.message })
     )
+    // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
+    for (const [name, value] of Object.entries(declaration.headers ?? {})) if (isCredentialName(name)) credentials.add(name, value)
     const requestInit = { headers: { ...declaration.headers } }
-    const authProvider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-    const options = { fetch: fetchFn, requestInit, ...(authProvider === undefined ? {} : { authProvider }) }
+    const options = { fetch: fetchFn, requestInit, ...(provider === undefined ? {} : { authProvider: provider }) }
     // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
     return declaration.transport === "sse"
       ? new SSEClientTransport(url, options)
