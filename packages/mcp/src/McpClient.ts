@@ -31,7 +31,7 @@ import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
-import { ConnectFailed, describe, httpStatus, makeTransport, startFailure } from "./internal/transports.ts"
+import { ConnectFailed, describe, httpStatus, makeTransport, startFailure, unreachableBecause } from "./internal/transports.ts"
 
 /** A connection could not be opened; `reason` is one line, without secrets. */
 export { ConnectFailed }
@@ -315,7 +315,8 @@ const callError = (target: Target, connection: Connection, error: unknown): Call
   if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: reason(error.message) })
   const http = httpStatus(error)
   if (http !== undefined) return new HttpCallFailed({ server, tool: wire, status: http.status, body: reason(http.body) })
-  return new TransportDown({ server, reason: reason(describe(error)) })
+  const unreachable = target.url === undefined ? undefined : unreachableBecause(error, target.url)
+  return new TransportDown({ server, reason: reason(unreachable ?? describe(error)) })
 }
 
 /**
@@ -326,6 +327,8 @@ interface Target {
   readonly wire: string
   readonly timeoutMs: number
   readonly maxResultChars: number
+  /** An HTTP server's URL, named when it cannot be reached. */
+  readonly url: string | undefined
   readonly span: { readonly attributes: Readonly<Record<string, string>>; readonly captureStackTrace: false }
 }
 
@@ -384,6 +387,7 @@ export const caller = (declaration: Declaration, wire: string) => {
     wire,
     timeoutMs: durationMs(declaration.requestTimeout, 60_000),
     maxResultChars: declaration.maxResultChars ?? MAX_RESULT_CHARS,
+    url: declaration.transport === "stdio" ? undefined : declaration.url,
     span: { attributes: { server: declaration.name, tool: wire }, captureStackTrace: false }
   }
   return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, CallError | string> =>

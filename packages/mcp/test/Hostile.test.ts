@@ -3,7 +3,7 @@
  * each a real process or loopback server.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Queue, Stream } from "effect"
+import { Effect, Exit, Queue, Scope, Stream } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
@@ -267,6 +267,24 @@ describe("hostile servers", () => {
         TestModel.toolCall("lb.echo", { text: "again" }),
         TestModel.text("done")
       ])),
+      Effect.provide(Condukt.layer)
+    ))
+
+  it.live("an HTTP server gone mid-session: the call names its URL and says the connection was refused", () =>
+    Effect.gen(function*() {
+      const serverScope = yield* Scope.make()
+      const server = yield* loopbackServerWith({}).pipe(Scope.provide(serverScope))
+      const s = yield* Session.start(Agent.make({ name: "http", model: "test:x", mcpServers: [McpServer.http({ name: "lb", url: server.url })] }))
+      yield* Scope.close(serverScope, Exit.void)
+      const events = Array.from(yield* Stream.runCollect(s.stream("go")))
+      assert.deepStrictEqual(results(events), [{
+        name: "lb.echo",
+        content: `Error: MCP server lb is down (could not reach ${server.url}: connection refused (ECONNREFUSED)); its tools cannot be called until it is back`,
+        isError: true
+      }])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(TestModel.layer([TestModel.toolCall("lb.echo", { text: "anyone?" }), TestModel.text("gone")])),
       Effect.provide(Condukt.layer)
     ))
 })

@@ -137,6 +137,19 @@ const CONNECTION_CODES: Readonly<Record<string, string>> = {
   UND_ERR_SOCKET: "the connection closed"
 }
 
+/**
+ * `could not reach <url>: <why> (<code>)` when `error` is a connection failure: fetch's own (refused,
+ * unknown host, reset) says nothing of where it went, and the legacy SSE transport only quotes it.
+ */
+export const unreachableBecause = (error: unknown, url: string): string | undefined => {
+  const code = error instanceof TypeError
+    ? connectionCode(error)
+    : error instanceof Error
+    ? Object.keys(CONNECTION_CODES).find((known) => error.message.includes("fetch failed") && error.message.includes(` ${known}`))
+    : undefined
+  return code === undefined ? undefined : `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
+}
+
 /** Why a transport failed to start or answer during the handshake, in one line. */
 export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
   if (transport instanceof StdioProcess) {
@@ -146,14 +159,8 @@ export const startFailure = (transport: Transport, error: unknown, url: string |
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }
-  // fetch's own failure (refused, unknown host, reset) says nothing of where it went; the legacy
-  // SSE transport's only quotes it in its message.
-  const code = error instanceof TypeError
-    ? connectionCode(error)
-    : error instanceof Error
-    ? Object.keys(CONNECTION_CODES).find((known) => error.message.includes("fetch failed") && error.message.includes(` ${known}`))
-    : undefined
-  if (url !== undefined && code !== undefined) return `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
+  const unreachable = url === undefined ? undefined : unreachableBecause(error, url)
+  if (unreachable !== undefined) return unreachable
   const http = httpStatus(error)
   if (url !== undefined && http !== undefined) return `${url} answered HTTP ${http.status}${http.body === "" ? "" : `: ${http.body}`}`
   return describe(error)
