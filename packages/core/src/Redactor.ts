@@ -12,7 +12,7 @@
  * (linear time), and the secret values are matched in one left-to-right pass, longest first, so a
  * replacement is never matched again.
  */
-import { Context, Layer, Redacted } from "effect"
+import { Cause, Context, Layer, Predicate, Redacted } from "effect"
 import { RE2JS } from "re2js"
 
 // ---------------------------------------------------------------------------------------------
@@ -196,4 +196,59 @@ export const compose = (...redactors: ReadonlyArray<Service>): Service => {
   if (active.length === 0) return none
   if (active.length === 1) return active[0]!
   return { redact: (text) => active.reduce((acc, r) => r.redact(acc), text) }
+}
+
+/**
+ * Redacts every string inside a value that is about to leave the runtime: a JSON value (the `data`
+ * of a structured result, assigns), keys included, or an error with its fields, reason and cause
+ * (a copy with the same class, so `_tag`, `instanceof` and a `message` computed from the fields
+ * still hold). `Redacted` values, and objects of other classes, are kept as they are. The value
+ * is returned as it is when `redact` is the identity of a session without secrets.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const redactValue = <A>(redact: (text: string) => string, value: A): A =>
+  redact === none.redact ? value : deep(redact, value, 0) as A
+
+/**
+ * A cause with its failures and defects redacted (`redactValue`), its interruptions kept: what a
+ * span, a log line or a caller receives when an effect that saw secrets fails.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const redactCause = <E>(redact: (text: string) => string, cause: Cause.Cause<E>): Cause.Cause<E> =>
+  redact === none.redact ? cause : Cause.fromReasons(cause.reasons.map((reason): Cause.Reason<E> =>
+    Cause.isFailReason(reason)
+      ? Cause.makeFailReason(redactValue(redact, reason.error))
+      : Cause.isDieReason(reason)
+      ? Cause.makeDieReason(redactValue(redact, reason.defect))
+      : reason
+  ))
+
+/** Deeper than any error chain or JSON a tool returns: what is below is dropped, not kept raw. */
+const MAX_DEPTH = 64
+
+const deep = (redact: (text: string) => string, value: unknown, depth: number): unknown => {
+  if (typeof value === "string") return redact(value)
+  if (typeof value !== "object" || value === null || Redacted.isRedacted(value)) return value
+  if (depth >= MAX_DEPTH) return undefined
+  if (Array.isArray(value)) return value.map((item) => deep(redact, item, depth + 1))
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) {
+    const out: Record<string, unknown> = proto === null ? Object.create(null) : {}
+    for (const [key, item] of Object.entries(value)) out[redact(key)] = deep(redact, item, depth + 1)
+    return out
+  }
+  if (!(value instanceof Error) && !Predicate.hasProperty(value, "_tag")) return value
+  // An error (or a tagged reason): the same class, each own field redacted (`message` and `stack`
+  // of a plain Error are own fields; a tagged error computes its message from the others).
+  const copy = Object.create(proto)
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key)!
+    if ("value" in descriptor) descriptor.value = deep(redact, descriptor.value, depth + 1)
+    Object.defineProperty(copy, key, descriptor)
+  }
+  return copy
 }

@@ -14,6 +14,7 @@ import * as Loop from "../Loop.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
+import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SandboxInitFailed, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
@@ -116,8 +117,10 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
  * run; between runs to the observers at once (with an empty run id) and kept for the next run's
  * own stream, so a reader of `stream` also learns what changed before its run.
  */
-export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
+export const emit = <R>(actor: Actor<R>, raw: ToolSource.Event): Effect.Effect<void> =>
   Effect.suspend(() => {
+    // A server's words (why it went down) leave the runtime here: redacted like everything else.
+    const event = Redactor.redactValue(actor.redact, raw)
     if (actor.running !== undefined) return publish(actor, actor.running.run, event)
     if (!actor.closing && (actor.pending ??= []).push(event) > MAX_PENDING) actor.pending.shift()
     const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
