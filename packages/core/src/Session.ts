@@ -330,7 +330,7 @@ const make = <R, RIn>(
             secrets,
             redact: redactor.redact,
             emit: (event) => emit(actor, event)
-          }).pipe(Scope.provide(scope))
+          }).pipe(Scope.provide(scope), Effect.mapError((error) => Redactor.redactValue(redactor.redact, error)))
           // The servers' own credentials (bearer tokens, values given to their env) join the secrets.
           const credentials = actor.sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
           if (credentials.length > 0) actor.redact = Redactor.compose(Redactor.secrets(Object.assign({}, ...credentials, known)), program).redact
@@ -392,7 +392,11 @@ class Handle<R> implements Session {
   }
   get compact() {
     const actor = this.#actor
-    return Effect.suspend(() => (actor.running === undefined ? Compaction.compact(actor, Compaction.betweenRuns(actor)) : Effect.void))
+    return Effect.suspend(() =>
+      actor.running === undefined
+        ? Effect.mapError(Compaction.compact(actor, Compaction.betweenRuns(actor)), (error) => Redactor.redactValue(actor.redact, error))
+        : Effect.void
+    )
   }
   get abort() {
     const actor = this.#actor

@@ -271,7 +271,7 @@ const advance = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progre
     return Effect.as(Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true)), result)
   }
   if (action._tag === "Request") {
-    return ToolSet.refresh(actor.agent, actor.tools, actor.sources).pipe(
+    return ToolSet.refresh(actor.agent, actor.tools, actor.sources, actor.redact).pipe(
       Effect.flatMap((tools) => {
         actor.tools = tools
         return requestTurn(actor, run, action.request, action.turn)

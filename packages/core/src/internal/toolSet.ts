@@ -85,5 +85,10 @@ const clash = <R>(agent: Agent<R>, sources: ReadonlyArray<ReadonlyArray<Tool.Too
  * Before a model request: the tools after any change, or the previous ones while the change
  * clashes (logged at every request until a source changes again).
  */
-export const refresh = <R>(agent: Agent<R>, current: ToolSet<R>, sources: ReadonlyArray<ToolSource.Running>) =>
-  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(`MCP tools not refreshed: ${clash.message}`), current))
+export const refresh = <R>(
+  agent: Agent<R>,
+  current: ToolSet<R>,
+  sources: ReadonlyArray<ToolSource.Running>,
+  redact: (text: string) => string
+) =>
+  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(redact(`MCP tools not refreshed: ${clash.message}`)), current))
