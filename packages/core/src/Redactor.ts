@@ -22,6 +22,12 @@ import { RE2JS } from "re2js"
 /** @since 0.1.0 @category models */
 export interface Service {
   readonly redact: (text: string) => string
+  /**
+   * How many characters at the end of `text` could begin a value this redactor replaces: a text
+   * streamed in chunks holds them back until the next chunk shows whether the value completes
+   * (`chunks`). Absent: nothing is held back.
+   */
+  readonly pending?: ((text: string) => number) | undefined
 }
 
 /**
@@ -88,6 +94,20 @@ export const secrets = (values: Readonly<Record<string, Redacted.Redacted<string
     else list.push(entry)
   }
   return {
+    pending: (text) => {
+      // The longest end of `text` that is a proper prefix of a value (values are longest first).
+      let longest = 0
+      const last = text.charCodeAt(text.length - 1)
+      for (const { value } of entries) {
+        for (let k = Math.min(value.length - 1, text.length); k > longest; k--) {
+          if (value.charCodeAt(k - 1) === last && text.endsWith(value.slice(0, k))) {
+            longest = k
+            break
+          }
+        }
+      }
+      return longest
+    },
     redact: (text) => {
       // Jump between candidate positions with indexOf on each value, always taking the leftmost.
       let out = ""
@@ -195,7 +215,36 @@ export const compose = (...redactors: ReadonlyArray<Service>): Service => {
   const active = redactors.filter((r) => r !== none)
   if (active.length === 0) return none
   if (active.length === 1) return active[0]!
-  return { redact: (text) => active.reduce((acc, r) => r.redact(acc), text) }
+  const holding = active.flatMap((r) => (r.pending === undefined ? [] : [r.pending]))
+  return {
+    redact: (text) => active.reduce((acc, r) => r.redact(acc), text),
+    ...(holding.length === 0 ? {} : { pending: (text: string) => Math.max(...holding.map((pending) => pending(text))) })
+  }
+}
+
+/**
+ * Redacts a text that arrives in chunks (a model's streamed reply): `next` gives what of the text
+ * so far can be shown, redacted, holding back an end that could begin a value (`pending`), so a
+ * value split across chunks is replaced whole; `end` gives what was held back.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const chunks = (redactor: Service): { readonly next: (chunk: string) => string; readonly end: () => string } => {
+  let held = ""
+  return {
+    next: (chunk) => {
+      const text = redactor.redact(held + chunk)
+      const keep = redactor.pending?.(text) ?? 0
+      held = text.slice(text.length - keep)
+      return text.slice(0, text.length - keep)
+    },
+    end: () => {
+      const rest = held
+      held = ""
+      return rest
+    }
+  }
 }
 
 /**

@@ -282,7 +282,8 @@ const make = <R, RIn>(
         const program = Option.isSome(provided) ? provided.value : Redactor.none
         // The model's credentials (its API key) are secrets too: a gateway can echo one back.
         const known = model.secrets === undefined ? secrets : { ...model.secrets, ...secrets }
-        const redactor = Redactor.compose(Redactor.secrets(known), program)
+        const exact = Redactor.secrets(known)
+        const redactor = Redactor.compose(exact, program)
         const actor: Actor<R> = {
           id,
           agent,
@@ -295,6 +296,7 @@ const make = <R, RIn>(
           pending: undefined,
           secrets,
           redact: redactor.redact,
+          streamed: exact,
           sandbox,
           toolContext: undefined,
           audited: audited(agent, secrets),
@@ -333,7 +335,10 @@ const make = <R, RIn>(
           }).pipe(Scope.provide(scope), Effect.mapError((error) => Redactor.redactValue(redactor.redact, error)))
           // The servers' own credentials (bearer tokens, values given to their env) join the secrets.
           const credentials = actor.sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
-          if (credentials.length > 0) actor.redact = Redactor.compose(Redactor.secrets(Object.assign({}, ...credentials, known)), program).redact
+          if (credentials.length > 0) {
+            actor.streamed = Redactor.secrets(Object.assign({}, ...credentials, known))
+            actor.redact = Redactor.compose(actor.streamed, program).redact
+          }
           actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
           yield* Scope.addFinalizer(scope, Effect.sync(() => {
             actor.closing = true

@@ -119,4 +119,14 @@ describe("Redactor", () => {
     assert.notInclude(pretty, "sk-echoed-1234")
     assert.isTrue(Cause.hasInterrupts(Redactor.redactCause(r, cause)))
   })
+
+  it("chunks replaces a value split across chunks whole, holding back only what could begin one", () => {
+    const stream = Redactor.chunks(secrets({ KEY: "sk-echoed-1234" }))
+    const shown = ["key: sk-", "ech", "oed-12", "34, sk-x", " done sk-e"].map(stream.next)
+    assert.deepStrictEqual(shown, ["key: ", "", "", "[REDACTED:KEY], sk-x", " done "])
+    assert.strictEqual(stream.end(), "sk-e")
+    assert.strictEqual(stream.end(), "")
+    assert.strictEqual(secrets({ KEY: "sk-echoed-1234" }).pending?.("plain text"), 0)
+    assert.isUndefined(Redactor.regex().pending)
+  })
 })

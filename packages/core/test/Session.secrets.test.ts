@@ -225,5 +225,21 @@ describe("Session secrets", () => {
         assert.strictEqual(result?._tag === "ToolResult" ? result.content : undefined, "token=[REDACTED:SRV_TOKEN]")
         assert.notInclude(JSON.stringify(events), KEY)
       }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.toolCall("srv.echo", {}), TestModel.text("ok")]))))
+
+    it.live("a secret in the model's streamed reply is redacted in every delta, the reply and the history, split or not", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ name: "a", model: "test:x", secrets: { API_TOKEN: Secret.static(TOKEN) } })
+        const session = yield* Session.start(agent, { sandbox: Sandbox.layerNoop() })
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const deltas = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+        assert.strictEqual(deltas.join(""), `the gateway says ${"[REDACTED:API_TOKEN]"} and tok-4f again`)
+        // No delta shows a piece of the value: the start of one waits for the rest.
+        assert.isTrue(deltas.every((delta) => !delta.includes("tok-4f9")))
+        const history = yield* session.history
+        assert.deepStrictEqual(history.at(-1), {
+          _tag: "AssistantMessage",
+          parts: [{ _tag: "Text", text: "the gateway says [REDACTED:API_TOKEN] and tok-4f again" }]
+        })
+      }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text(`the gateway says ${TOKEN} and tok-4f again`, { chunkSize: 3 })]))))
   })
 })

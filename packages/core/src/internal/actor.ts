@@ -67,6 +67,11 @@ export interface Actor<R> {
    * program's `Redactor`. Set once more after the MCP servers start (their credentials join).
    */
   redact: (text: string) => string
+  /**
+   * The exact values among those (no patterns), for what streams in: the model's reply text is
+   * redacted chunk by chunk with it, a value split across deltas replaced whole.
+   */
+  streamed: Redactor.Service
   readonly sandbox: SandboxSlot.Slot
   /** Made by the first tool call, with the sandbox. */
   toolContext: ToolContext | undefined
@@ -154,21 +159,41 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
   const options = run.options?.modelOptions === undefined
     ? actor.agent.modelOptions
     : { ...actor.agent.modelOptions, ...run.options.modelOptions }
-  yield* Stream.runForEach(
-    actor.model.stream({ system: request.system, messages: request.messages, tools: actor.tools.specs, options }),
-    (part) => {
-      parts.push(part)
-      if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
-      if (part._tag === "ThinkingDelta") return publish(actor, run, { _tag: "ThinkingDelta", text: part.text }, true)
-      return Effect.void
-    }
-  )
+  const streamed = actor.model.stream({ system: request.system, messages: request.messages, tools: actor.tools.specs, options })
+  yield* Stream.runForEach(actor.streamed === Redactor.none ? streamed : redactText(streamed, actor.streamed), (part) => {
+    parts.push(part)
+    if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
+    if (part._tag === "ThinkingDelta") return publish(actor, run, { _tag: "ThinkingDelta", text: part.text }, true)
+    return Effect.void
+  })
   const usage = Model.usageOf(parts)
   yield* publish(actor, run, { _tag: "TurnEnd", turn, ...usage }, true)
   let finishReason: Model.FinishReason = "other"
   for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
   return { message: Model.toMessage(parts), usage, finishReason }
 })
+
+/**
+ * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text
+ * itself): an end that could begin a secret waits for the next delta, and is let out before any
+ * other part and at the end. Thinking is left as it came: a signed block must go back unchanged.
+ */
+const redactText = (parts: Stream.Stream<Model.Part, Model.ModelError>, redactor: Redactor.Service) =>
+  Stream.suspend(() => {
+    const text = Redactor.chunks(redactor)
+    const held = (): Array<Model.Part> => {
+      const rest = text.end()
+      return rest === "" ? [] : [{ _tag: "TextDelta", text: rest }]
+    }
+    return Stream.concat(
+      Stream.flatMap(parts, (part) => {
+        if (part._tag !== "TextDelta") return Stream.fromIterable([...held(), part])
+        const shown = text.next(part.text)
+        return shown === "" ? Stream.empty : Stream.succeed<Model.Part>({ _tag: "TextDelta", text: shown })
+      }),
+      Stream.suspend(() => Stream.fromIterable(held()))
+    )
+  })
 
 /** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
 const toolContextOf = <R>(actor: Actor<R>) =>
