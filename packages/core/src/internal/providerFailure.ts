@@ -5,7 +5,9 @@
  * Vendors agree on statuses and differ only in where the message sits in the body, so one
  * classifier reads them all: `error.message` (Anthropic, OpenAI and its compatibles), `message`,
  * a bare `error` string, or the first line of the text. The reason keeps the status and the
- * provider's own message; nothing from the request (URL, headers, key) goes into it.
+ * provider's own message; nothing from the request (URL, headers, key) goes into it, and what the
+ * server said passes through the model's redaction (`redact`) before it reaches an error: a
+ * gateway may echo the key it was sent.
  */
 import { Duration } from "effect"
 import * as Model from "../Model.ts"
@@ -92,4 +94,32 @@ export const classify = (
     return new Model.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: true, status })
   }
   return new Model.InvalidRequest(wire)
+}
+
+/**
+ * `reason` with every text a server may have written (`description`) passed through `redact`:
+ * the one pass each provider error takes before it is raised.
+ */
+export const redact = (reason: Model.ModelErrorReason, redact: (text: string) => string): Model.ModelErrorReason => {
+  switch (reason._tag) {
+    case "ProviderFailed":
+      return new Model.ProviderFailed({ ...reason, description: redact(reason.description) })
+    case "RateLimited":
+      return new Model.RateLimited({ ...reason, description: redact(reason.description) })
+    case "Overloaded":
+      return new Model.Overloaded({ ...reason, description: redact(reason.description) })
+    case "Unauthorized":
+      return new Model.Unauthorized({ ...reason, description: redact(reason.description) })
+    case "InvalidRequest":
+      return new Model.InvalidRequest({ ...reason, description: redact(reason.description) })
+    case "ContextOverflow":
+      return new Model.ContextOverflow({ ...reason, description: redact(reason.description) })
+    case "Network":
+      return new Model.Network({ ...reason, description: redact(reason.description) })
+    case "Timeout":
+      return new Model.Timeout({ ...reason, description: redact(reason.description) })
+    case "MissingApiKey":
+    case "UnknownProvider":
+      return reason
+  }
 }
