@@ -7,6 +7,7 @@ import * as Model from "../../src/Model.ts"
 import * as Google from "../../src/providers/Google.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Runs from "./agentRuns.ts"
+import * as Gateway from "./gateway.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "AIzaSy-test-3b8e1f"
@@ -193,4 +194,21 @@ describe("Google", () => {
       const error = yield* Loopback.missingKey(MODEL, Google.layer())
       assert.strictEqual(error.message, "google: no API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) or pass apiKey to the provider's layer")
     }))
+})
+
+Gateway.suite({
+  provider: "google",
+  model: MODEL,
+  layer: Google.layer,
+  keyVariable: "GOOGLE_API_KEY",
+  errorEvent: (message) => ({
+    sse: `data: ${JSON.stringify({ error: { code: 500, message, status: "INTERNAL" } })}\n\n`,
+    expected: `HTTP 500: google: ${message}`
+  }),
+  head: `data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`,
+  delta: (n) => `data: {"candidates":[{"content":{"parts":[{"text":"word ${n} "}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`,
+  toolCalls: (count) =>
+    Array.from({ length: count }, (_, i) =>
+      `data: {"candidates":[{"content":{"parts":[{"functionCall":{"id":"call_${i}","name":"Read","args":{"path":"a.txt"}}}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`
+    ).join("")
 })
