@@ -100,24 +100,24 @@ export const classify = (
  * `reason` with every text a server may have written (`description`) passed through `redact`:
  * the one pass each provider error takes before it is raised.
  */
-export const redact = (reason: Model.ModelErrorReason, redact: (text: string) => string): Model.ModelErrorReason => {
+export const redact = (reason: Model.ModelErrorReason, redactText: (text: string) => string): Model.ModelErrorReason => {
   switch (reason._tag) {
     case "ProviderFailed":
-      return new Model.ProviderFailed({ ...reason, description: redact(reason.description) })
+      return new Model.ProviderFailed({ ...reason, description: redactText(reason.description) })
     case "RateLimited":
-      return new Model.RateLimited({ ...reason, description: redact(reason.description) })
+      return new Model.RateLimited({ ...reason, description: redactText(reason.description) })
     case "Overloaded":
-      return new Model.Overloaded({ ...reason, description: redact(reason.description) })
+      return new Model.Overloaded({ ...reason, description: redactText(reason.description) })
     case "Unauthorized":
-      return new Model.Unauthorized({ ...reason, description: redact(reason.description) })
+      return new Model.Unauthorized({ ...reason, description: redactText(reason.description) })
     case "InvalidRequest":
-      return new Model.InvalidRequest({ ...reason, description: redact(reason.description) })
+      return new Model.InvalidRequest({ ...reason, description: redactText(reason.description) })
     case "ContextOverflow":
-      return new Model.ContextOverflow({ ...reason, description: redact(reason.description) })
+      return new Model.ContextOverflow({ ...reason, description: redactText(reason.description) })
     case "Network":
-      return new Model.Network({ ...reason, description: redact(reason.description) })
+      return new Model.Network({ ...reason, description: redactText(reason.description) })
     case "Timeout":
-      return new Model.Timeout({ ...reason, description: redact(reason.description) })
+      return new Model.Timeout({ ...reason, description: redactText(reason.description) })
     case "MissingApiKey":
     case "UnknownProvider":
       return reason

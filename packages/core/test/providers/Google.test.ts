@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
@@ -187,6 +187,12 @@ describe("Google", () => {
       )
       assert.deepStrictEqual(out, TEXT)
       assert.strictEqual(server.requests[0]!.headers["x-goog-api-key"], "gemini-env-key")
+      const secrets = yield* Model.resolve(MODEL).pipe(
+        Effect.map((model) => Object.entries(model.secrets ?? {}).map(([name, value]) => [name, Redacted.value(value)])),
+        Effect.provide(Condukt.layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { GEMINI_API_KEY: "gemini-env-key" } })))
+      )
+      assert.deepStrictEqual(secrets, [["GEMINI_API_KEY", "gemini-env-key"]])
     }))
 
   it.effect("a missing key names both variables", () =>

@@ -4,6 +4,7 @@ import { Effect, Layer, Redacted } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Runs from "./agentRuns.ts"
@@ -140,13 +141,15 @@ describe("OpenAi", () => {
       assert.deepStrictEqual([body.max_tokens, body.tools[0].function], [50, { name: "Read", description: "Reads", parameters: Tools.Read.parameters }])
     }))
 
-  it.live("an Ollama preset needs no key and sends a placeholder", () =>
+  it.live("an Ollama preset needs no key and sends a placeholder, which is no secret", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
       const layer = OpenAi.layerCompatible("ollama", { baseUrl: server.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
       const out = yield* parts("ollama:llama3.2", layer)
       assert.strictEqual(out.length, 4)
       assert.strictEqual(server.requests[0]!.headers.authorization, "Bearer ollama")
+      const model = yield* Model.resolve("ollama:llama3.2").pipe(Effect.provide(layer))
+      assert.deepStrictEqual(model.secrets, {})
     }))
 
   it.live("a malformed tool-call argument reaches the model as an error result, and the run goes on", () =>
