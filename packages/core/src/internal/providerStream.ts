@@ -137,21 +137,19 @@ export const isEventLine = (line: string): boolean => EVENT_LINE.test(line)
 /** A base URL as an error may name it: no user, password, query or fragment (a key can hide there). */
 export const shownUrl = (baseUrl: string): string => baseUrl.replace(/[?#].*$/s, "").replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1")
 
-const quoted = (line: string): string => (line.length > MAX_QUOTED_LINE ? `${line.slice(0, MAX_QUOTED_LINE)}…` : line)
-
 /** A 200 whose body is not a stream of events: a proxy's login page, JSON where SSE was asked, garbage. */
 const notAStream = (call: Call, contentType: string | undefined, line: string): Model.ModelErrorReason =>
   new Model.ProviderFailed({
     description: `${call.provider}: the server at ${shownUrl(call.baseUrl)} answered with ${
       contentType ?? "no content type"
-    }, not a model stream (is baseUrl right?): ${quoted(line)}`,
+    }, not a model stream (is baseUrl right?): ${providerFailure.sanitize(line, call.redact, MAX_QUOTED_LINE)}`,
     retryable: false
   })
 
 /** The media type of a response (`text/html`), bounded: it is the server's text. */
 const contentTypeOf = (response: HttpClientResponse.HttpClientResponse): string | undefined => {
   const value = headersOf(response)["content-type"]?.split(";")[0]?.trim()
-  return value === undefined || value === "" ? undefined : value.slice(0, 100)
+  return value === undefined || value === "" ? undefined : providerFailure.sanitize(value, (text) => text, 100)
 }
 
 /** A bound of one reply was passed: which, and how to raise it. */

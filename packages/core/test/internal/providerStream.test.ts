@@ -301,6 +301,13 @@ describe("providerStream", () => {
       noKey(error)
     }))
 
+  it.live("a long refusal is redacted before it is cut (no key keeps its head) and its control characters are shown as �", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.body(500, `${"e".repeat(980)}\u001b[31m ${KEY} and more`)])
+      const { error } = yield* run(server, { retry: false })
+      assert.strictEqual(error?.message, `HTTP 500: anthropic: ${"e".repeat(980)}\uFFFD[31m [RE…`)
+    }))
+
   it.live("credential headers are secrets too, redacted without their scheme, under their names", () =>
     Effect.gen(function*() {
       const token = "gw-token-31c9a7e05b"
