@@ -318,6 +318,6 @@ const saved = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progress
   step.state.status === "AwaitingTools"
     ? advance(actor, run, step, progress)
     : Effect.andThen(
-      Persistence.commit(actor.persistence, step.state.history, actor.assigns),
+      Persistence.commit(actor.persistence, step.state.history, actor.assigns, actor.redact),
       Effect.suspend(() => advance(actor, run, step, progress))
     )

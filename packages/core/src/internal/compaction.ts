@@ -26,7 +26,7 @@ export const compact = Effect.fnUntraced(function*<R>(actor: Actor<R>, announce:
   if (actor.loop !== before) return
   actor.loop = state
   yield* announce({ _tag: "Compacted", before: messages.length, after: compacted.length })
-  yield* Persistence.commit(actor.persistence, state.history, actor.assigns)
+  yield* Persistence.commit(actor.persistence, state.history, actor.assigns, actor.redact)
 })
 
 /** After a completed run: a failure is logged and the history kept, as Condukt does. */
