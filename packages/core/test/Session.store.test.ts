@@ -1,17 +1,24 @@
 import { TestModel } from "@condukt/testing"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
 import * as Compactor from "../src/Compactor.ts"
 import * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
+import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
+import * as DiskSessionStore from "../src/sessionStore/Disk.ts"
+import * as SqliteSessionStore from "../src/sessionStore/Sqlite.ts"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
+import { tempDir } from "./sessionStore/conformance.ts"
 
 const Echo = Tool.make("echo", {
   description: "Echoes",
@@ -56,7 +63,62 @@ const probed = (probe: Queue.Queue<string>) =>
     mcpServers: [startProbe(probe)]
   })
 
+const TOKEN = "tok-4f9a2c81e7"
+
+/** A tool that keeps its note, and the session's token, in the assigns (the token as a key too). */
+const Remember = Tool.make("remember", {
+  description: "Remembers a note",
+  parameters: Schema.Struct({ note: Schema.String }),
+  call: ({ note }) => Effect.succeed(Tool.assign("kept", { [TOKEN]: { notes: [note] }, token: TOKEN }))
+})
+
+const keeper = Agent.make({
+  name: "keeper",
+  model: "test:x",
+  system: "Keep notes.",
+  tools: [Remember],
+  secrets: { API_TOKEN: Secret.static(TOKEN) }
+})
+
+/** The files under `dir` whose bytes hold `needle`. */
+const filesHolding = (dir: string, needle: string) =>
+  fs.readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => fs.statSync(path.join(dir, name)).isFile() && fs.readFileSync(path.join(dir, name)).includes(needle))
+
+/** One run of `keeper` on `store`: the model echoes the token in its call and its reply. */
+const keepSecret = (store: SessionStore.Service, dir: string) =>
+  Effect.gen(function*() {
+    const session = yield* Session.start(keeper, { id: "s1", store, sandbox: noSandbox })
+    yield* session.run(`keep ${TOKEN}`)
+    // The session keeps its own values; the store holds none of them.
+    assert.deepStrictEqual(yield* session.assigns, { [TOKEN]: { notes: [`the token is ${TOKEN}`] }, token: TOKEN })
+    const stored = Option.getOrThrow(yield* store.load("s1"))
+    assert.deepStrictEqual(stored.assigns, { "[REDACTED:API_TOKEN]": { notes: ["the token is [REDACTED:API_TOKEN]"] }, token: "[REDACTED:API_TOKEN]" })
+    assert.deepStrictEqual(stored.messages, [
+      Message.user("keep [REDACTED:API_TOKEN]"),
+      Message.assistant([Message.toolCallPart({ id: "c1", name: "remember", input: { note: "the token is [REDACTED:API_TOKEN]" } })]),
+      Message.toolResult({ callId: "c1", name: "remember", content: "kept", isError: false }),
+      Message.assistant([Message.textPart("noted [REDACTED:API_TOKEN]")])
+    ])
+    assert.deepStrictEqual(filesHolding(dir, TOKEN), [])
+  }).pipe(Effect.provide(TestModel.layer([
+    TestModel.toolCall("remember", { note: `the token is ${TOKEN}` }, "c1"),
+    TestModel.text(`noted ${TOKEN}`)
+  ])))
+
 describe("Session with a store", () => {
+  it.live("assigns holding a secret, and the model echoing it, reach the disk store redacted: no file holds the value", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* keepSecret(yield* DiskSessionStore.make({ dir }), dir)
+    })).pipe(Effect.provide(NodeServices.layer)))
+
+  it.live("assigns holding a secret, and the model echoing it, reach the SQLite store redacted: no byte of the database holds the value", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* keepSecret(yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") }), dir)
+    })))
+
   it.effect("saves after each completed turn, appending, and never a call without its results", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording
