@@ -6,6 +6,7 @@ import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
   f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>
@@ -15,9 +16,9 @@ const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Sco
     return yield* f(yield* DiskSessionStore.make({ dir }), dir)
   })).pipe(Effect.provide(NodeServices.layer))
 
-/** The message of a save of `s1` in `dir` that another writer got to first. */
-const conflict = (file: string, detail: string) =>
-  `SessionStore.save: session s1 at ${file}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
+/** The message of a save of `s1` (or `id`) that another writer got to first. */
+const conflict = (file: string, detail: string, id = "s1") =>
+  `SessionStore.save: session ${id} at ${file}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
 
 const loadError = (store: SessionStore.Service, id: string) => Effect.map(storeError(store.load(id)), (error) => error?.message)
 
@@ -220,6 +221,25 @@ describe("DiskSessionStore", () => {
         assert.deepStrictEqual(fs.readdirSync(dir), [])
       })
     ))
+
+  it.live("two processes saving one session at once: one saves, the other fails with Conflict; the store holds the winner's turn", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const seed = snapshot("shared", 1)
+        yield* store.save(seed)
+        const outcomes = yield* twoWriters("disk", dir, "shared")
+        const winner = winnerOf(outcomes)
+        const log = path.join(dir, "shared.log")
+        assert.deepStrictEqual(outcomes[1 - winner], {
+          reason: "Conflict",
+          message: conflict(path.join(dir, "shared.json"), `${log} has ${fs.statSync(log).size} bytes, 0 when last loaded or saved here`, "shared")
+        })
+        assert.deepStrictEqual(
+          yield* (yield* DiskSessionStore.make({ dir })).load("shared"),
+          Option.some({ ...seed, messages: [...seed.messages, ...writerTurn(writerNames[winner])], updatedAt: seed.updatedAt + 1 })
+        )
+      })
+    ), 20_000)
 
   it.live("a lock file left by a process that died mid-save is removed once stale; a fresh one fails the save naming it", () =>
     withStore((store, dir) =>

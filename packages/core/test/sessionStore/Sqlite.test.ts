@@ -7,6 +7,7 @@ import * as Message from "../../src/Message.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(Effect.gen(function*() {
@@ -110,6 +111,42 @@ describe("SqliteSessionStore", () => {
         assert.isTrue(Option.isNone(yield* store.load("s1")))
       })
     ))
+
+  it.live("two processes saving one session at once: one saves, the other fails with Conflict; the store holds the winner's turn", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        const seed = snapshot("shared", 1)
+        yield* store.save(seed)
+        const outcomes = yield* twoWriters("sqlite", file, "shared")
+        const winner = winnerOf(outcomes)
+        assert.deepStrictEqual(outcomes[1 - winner], {
+          reason: "Conflict",
+          message:
+            `SessionStore.save: session shared at ${file}#condukt_sessions/shared: another writer saved this session since it was last loaded or saved here (its row is at revision 2, 1 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+        })
+        assert.deepStrictEqual(
+          yield* (yield* SqliteSessionStore.make({ file })).load("shared"),
+          Option.some({ ...seed, messages: [...seed.messages, ...writerTurn(writerNames[winner])], updatedAt: seed.updatedAt + 1 })
+        )
+      })
+    ), 20_000)
+
+  it.live("eight processes opening one new database at once, three rounds: every open and save succeeds", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      const names = Array.from({ length: 8 }, (_, i) => `p${i}`)
+      const openers = yield* Effect.forEach(names, (name) => storeWriter(["opener", name]))
+      for (const opener of openers) assert.strictEqual(yield* opener.next, "ready")
+      for (const round of [1, 2, 3]) {
+        const file = path.join(dir, `round${round}.db`)
+        yield* Effect.forEach(openers, (opener) => opener.send(file), { discard: true })
+        assert.deepStrictEqual(yield* Effect.forEach(openers, (opener) => opener.next), names.map(() => "ok"))
+        const db = new DatabaseSync(file)
+        assert.deepStrictEqual(db.prepare("SELECT id FROM condukt_sessions ORDER BY id").all().map((row) => row["id"]), names)
+        db.close()
+      }
+      yield* Effect.forEach(openers, (opener) => opener.end, { discard: true })
+    })), 30_000)
 
   it.live("a database made before sessions had a revision gets the column, and its sessions load and save", () =>
     withStore((store, file) =>
