@@ -1,7 +1,7 @@
 import { TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import { Effect, Layer, Logger, Option, Queue, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
@@ -106,7 +106,36 @@ const keepSecret = (store: SessionStore.Service, dir: string) =>
     TestModel.text(`noted ${TOKEN}`)
   ])))
 
+/** A logger keeping each message's text, and its layer. */
+const capturedLogs = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    lines.push(`${logLevel}: ${(Array.isArray(message) ? message : [message]).join(" ")}`)
+  })
+  return { lines, layer: Logger.layer([logger]) }
+}
+
 describe("Session with a store", () => {
+  it.live("a save another writer got to first is logged as a warning naming it; the session goes on, the other writer's turns stay", () => {
+    const logs = capturedLogs()
+    return Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "sessions.db")
+      const store = yield* SqliteSessionStore.make({ file })
+      const session = yield* Session.start(agent, { id: "s1", store, sandbox: noSandbox })
+      yield* session.run("one")
+      // Another process resumes s1 and saves a turn of its own.
+      const other = yield* SqliteSessionStore.make({ file })
+      const theirs = Option.getOrThrow(yield* other.load("s1"))
+      const extended = { ...theirs, messages: [...theirs.messages, Message.user("theirs")] }
+      yield* other.save(extended, { appended: 1 })
+      assert.strictEqual((yield* session.run("two")).text, "done 2")
+      const conflict =
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 3, 2 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+      assert.deepStrictEqual(logs.lines, [conflict, conflict])
+      assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(extended))
+    })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
+  })
+
   it.live("assigns holding a secret, and the model echoing it, reach the disk store redacted: no file holds the value", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir
