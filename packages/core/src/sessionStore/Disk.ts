@@ -362,9 +362,12 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
         last.logBytes <= Math.max(last.snapshotBytes, MIN_REWRITE_BYTES)
       // Until a save succeeds, what is on disk is unknown: the next save starts from a rewrite.
       written.delete(id)
-      const write = canAppend ? Effect.as(append(id, snapshot, appended, last, found.logBytes), last) : rewrite(id, snapshot)
-      const done = yield* Effect.tapError(write, () => afterFailedWrite("save", id))
-      if (done !== undefined) written.set(id, done)
+      if (canAppend) {
+        yield* Effect.tapError(append(id, snapshot, appended, last, found.logBytes), () => afterFailedWrite("save", id))
+        written.set(id, last)
+      } else {
+        yield* Effect.tapError(rewrite(id, snapshot), () => afterFailedWrite("save", id))
+      }
     }))
   })
 
