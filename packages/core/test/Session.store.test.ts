@@ -136,6 +136,27 @@ describe("Session with a store", () => {
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
   })
 
+  it.live("assigns JSON cannot hold (a cycle) are not saved: a warning, and the session goes on", () => {
+    const logs = capturedLogs()
+    const cycle: Record<string, unknown> = {}
+    cycle["self"] = cycle
+    const Loop = Tool.make("loop", {
+      description: "Keeps a cycle",
+      parameters: Schema.Struct({}),
+      call: () => Effect.succeed(Tool.assign("kept", { cycle }))
+    })
+    return Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "sessions.db")
+      const store = yield* SqliteSessionStore.make({ file })
+      const looping = Agent.make({ name: "looping", model: "test:x", tools: [Loop] })
+      const session = yield* Session.start(looping, { id: "s1", store, sandbox: noSandbox })
+      assert.strictEqual((yield* session.run("go")).text, "done")
+      const refused = "Warn: Session s1: not saved: not a session snapshot (its assigns cannot be written: Maximum call stack size exceeded)"
+      assert.deepStrictEqual(logs.lines, [refused, refused])
+      assert.isTrue(Option.isNone(yield* store.load("s1")))
+    })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
+  })
+
   it.live("assigns holding a secret, and the model echoing it, reach the disk store redacted: no file holds the value", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir

@@ -22,6 +22,7 @@ import * as Loop from "../Loop.ts"
 import type * as Message from "../Message.ts"
 import { redactJson } from "../Redactor.ts"
 import type * as SessionStore from "../SessionStore.ts"
+import { Corrupt } from "../SessionStoreError.ts"
 import * as Snapshot from "../Snapshot.ts"
 
 export interface Persistence {
@@ -131,15 +132,21 @@ export const commit = (
     const messages = appending ? [...persistence.stored] : []
     for (let i = messages.length; i < history.length; i++) messages.push(redactMessage(redact, history.at(i)!))
     const { agent, model, system, ...fields } = persistence.fields
-    const snapshot = Snapshot.make({
-      ...fields,
-      agent: redact(agent),
-      model: redact(model),
-      ...(system === undefined ? {} : { system: redact(system) }),
-      messages,
-      // An object stays an object with its keys redacted.
-      assigns: redactJson(redact, assigns) as Record<string, unknown>,
-      updatedAt: yield* Clock.currentTimeMillis
+    const updatedAt = yield* Clock.currentTimeMillis
+    // Assigns a tool made that JSON cannot hold (a cycle, a nesting deeper than the stack) are refused here.
+    const snapshot = yield* Effect.try({
+      try: () =>
+        Snapshot.make({
+          ...fields,
+          agent: redact(agent),
+          model: redact(model),
+          ...(system === undefined ? {} : { system: redact(system) }),
+          messages,
+          // An object stays an object with its keys redacted.
+          assigns: redactJson(redact, assigns) as Record<string, unknown>,
+          updatedAt
+        }),
+      catch: (cause) => new Corrupt({ description: `its assigns cannot be written: ${cause instanceof Error ? cause.message : "unknown value"}` })
     })
     persistence.saved = undefined
     yield* persistence.store.save(snapshot, { appended })

@@ -180,7 +180,18 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
   const save = Effect.fn("SqliteSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const { messages, ...rest } = snapshot
     const id = snapshot.id
-    const body = JSON.stringify(rest)
+    // A value JSON cannot hold (a BigInt, a cycle in the assigns) is refused before the transaction.
+    const body = yield* Effect.try({
+      try: () => JSON.stringify(rest),
+      catch: (cause) =>
+        new SessionStoreError({
+          method: "save",
+          sessionId: id,
+          location: sessionRow(id),
+          reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause)}` }),
+          cause
+        })
+    })
     const appended = saveOptions?.appended
     const want = expected.get(id)
     const outcome = yield* transaction("save", id, (): { readonly saved: number } | { readonly conflict: string } => {

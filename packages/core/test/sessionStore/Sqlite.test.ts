@@ -148,6 +148,17 @@ describe("SqliteSessionStore", () => {
       yield* Effect.forEach(openers, (opener) => opener.end, { discard: true })
     })), 30_000)
 
+  it.live("assigns JSON cannot hold fail the save naming the row, and nothing is written", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        assert.strictEqual(
+          yield* failure(store.save(snapshot("s1", 1, { assigns: { big: 1n } }))),
+          `SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Do not know how to serialize a BigInt)`
+        )
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+      })
+    ))
+
   it.live("a database made before sessions had a revision gets the column, and its sessions load and save", () =>
     withStore((store, file) =>
       Effect.gen(function*() {
