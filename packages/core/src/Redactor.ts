@@ -301,19 +301,3 @@ const deep = (redact: (text: string) => string, value: unknown, depth: number): 
   }
   return copy
 }
-
-/**
- * Every string inside a JSON value redacted, object keys included (a tool's structured data, a
- * session's assigns); numbers, booleans and null pass as they are.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const redactJson = (redact: (text: string) => string, value: unknown): unknown => {
-  if (typeof value === "string") return redact(value)
-  if (Array.isArray(value)) return value.map((item) => redactJson(redact, item))
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactJson(redact, v)]))
-  }
-  return value
-}

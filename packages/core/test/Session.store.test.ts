@@ -136,7 +136,7 @@ describe("Session with a store", () => {
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
   })
 
-  it.live("assigns JSON cannot hold (a cycle) are not saved: a warning, and the session goes on", () => {
+  it.live("assigns JSON cannot hold (a cycle) are not saved: a one-line warning naming the row, and the session goes on", () => {
     const logs = capturedLogs()
     const cycle: Record<string, unknown> = {}
     cycle["self"] = cycle
@@ -151,7 +151,8 @@ describe("Session with a store", () => {
       const looping = Agent.make({ name: "looping", model: "test:x", tools: [Loop] })
       const session = yield* Session.start(looping, { id: "s1", store, sandbox: noSandbox })
       assert.strictEqual((yield* session.run("go")).text, "done")
-      const refused = "Warn: Session s1: not saved: not a session snapshot (its assigns cannot be written: Maximum call stack size exceeded)"
+      const refused =
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle)`
       assert.deepStrictEqual(logs.lines, [refused, refused])
       assert.isTrue(Option.isNone(yield* store.load("s1")))
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))

@@ -20,7 +20,7 @@ import { Clock, Effect, Option, Semaphore } from "effect"
 import * as History from "../History.ts"
 import * as Loop from "../Loop.ts"
 import type * as Message from "../Message.ts"
-import { redactJson } from "../Redactor.ts"
+import { none, redactValue } from "../Redactor.ts"
 import type * as SessionStore from "../SessionStore.ts"
 import { Corrupt } from "../SessionStoreError.ts"
 import * as Snapshot from "../Snapshot.ts"
@@ -91,6 +91,7 @@ export const resume = Effect.fnUntraced(function*(options: {
 
 /** The message as a store may keep it: what came from outside redacted, opaque provider data as it came. */
 const redactMessage = (redact: (text: string) => string, message: Message.Message): Message.Message => {
+  if (redact === none.redact) return message
   switch (message._tag) {
     case "UserMessage":
       return { ...message, content: redact(message.content) }
@@ -107,7 +108,7 @@ const redactMessage = (redact: (text: string) => string, message: Message.Messag
               // A signed or encrypted block must go back to its provider byte for byte.
               return part.signature === undefined && part.redacted === undefined ? { ...part, text: redact(part.text) } : part
             case "ToolCall":
-              return { ...part, input: redactJson(redact, part.input) }
+              return { ...part, input: redactValue(redact, part.input) }
             case "Provider":
               return part
           }
@@ -133,7 +134,7 @@ export const commit = (
     for (let i = messages.length; i < history.length; i++) messages.push(redactMessage(redact, history.at(i)!))
     const { agent, model, system, ...fields } = persistence.fields
     const updatedAt = yield* Clock.currentTimeMillis
-    // Assigns a tool made that JSON cannot hold (a cycle, a nesting deeper than the stack) are refused here.
+    // A redactor that throws (a program's own) fails this save like a store would, never the run.
     const snapshot = yield* Effect.try({
       try: () =>
         Snapshot.make({
@@ -142,11 +143,10 @@ export const commit = (
           model: redact(model),
           ...(system === undefined ? {} : { system: redact(system) }),
           messages,
-          // An object stays an object with its keys redacted.
-          assigns: redactJson(redact, assigns) as Record<string, unknown>,
+          assigns: redactValue(redact, assigns),
           updatedAt
         }),
-      catch: (cause) => new Corrupt({ description: `its assigns cannot be written: ${cause instanceof Error ? cause.message : "unknown value"}` })
+      catch: (cause) => new Corrupt({ description: `it cannot be redacted: ${cause instanceof Error ? cause.message : "unknown failure"}` })
     })
     persistence.saved = undefined
     yield* persistence.store.save(snapshot, { appended })

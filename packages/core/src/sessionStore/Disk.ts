@@ -246,7 +246,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     Effect.try({
       try: () => encoder.encode(`${JSON.stringify(value)}${suffix}`),
       catch: (cause) =>
-        fail("save", id, location)(new Corrupt({ description: `it cannot be written as JSON: ${cause instanceof Error ? cause.message : "unknown value"}` }), cause)
+        fail("save", id, location)(new Corrupt({ description: `it cannot be written as JSON: ${cause instanceof Error ? cause.message.replace(/\s*\n\s*/g, " ") : "unknown value"}` }), cause)
     })
 
   const parse = (text: string, location: string, id: string) =>

@@ -188,7 +188,7 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
           method: "save",
           sessionId: id,
           location: sessionRow(id),
-          reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause)}` }),
+          reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause).replace(/\s*\n\s*/g, " ")}` }),
           cause
         })
     })
