@@ -153,7 +153,7 @@ export const commit = (
     persistence.saved = history
     persistence.stored = messages
   })).pipe(
-    Effect.catch((error) => Effect.logWarning(`Session ${persistence.fields.id}: not saved: ${error.message}`)),
+    Effect.catch((error) => Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: ${error.message}`))),
     Effect.uninterruptible
   )
 }
