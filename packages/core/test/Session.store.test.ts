@@ -158,6 +158,29 @@ describe("Session with a store", () => {
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
   })
 
+  it.effect("a store whose failure echoes a secret (a remote store quoting its credential) is logged with the secret redacted", () => {
+    const logs = capturedLogs()
+    const echoing: SessionStore.Service = {
+      ...SessionStore.makeMemory(),
+      save: (snapshot) =>
+        Effect.fail(
+          new SessionStore.SessionStoreError({
+            method: "save",
+            sessionId: snapshot.id,
+            location: "postgres://db/sessions",
+            reason: new SessionStore.Unavailable({ description: `password authentication failed for "${TOKEN}"` })
+          })
+        )
+    }
+    return Effect.gen(function*() {
+      const session = yield* Session.start(keeper, { id: "s1", store: echoing, sandbox: noSandbox })
+      assert.strictEqual((yield* session.run("go")).text, "done")
+      assert.deepStrictEqual(logs.lines, [
+        "Warn: Session s1: not saved: SessionStore.save: session s1 at postgres://db/sessions: password authentication failed for \"[REDACTED:API_TOKEN]\""
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("done")]), logs.layer)))
+  })
+
   it.live("assigns holding a secret, and the model echoing it, reach the disk store redacted: no file holds the value", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir
