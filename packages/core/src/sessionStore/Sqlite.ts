@@ -98,8 +98,8 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
     (db) => Effect.sync(() => db.isOpen && db.close())
   )
   // Several processes opening a new file at once meet on its locks (the switch to WAL, the
-  // tables): the setup is retried like any other statement.
-  yield* Effect.try({
+  // tables, reading the schema): the setup is retried like any other statement.
+  const { deleteMessages, deleteSession, deleteTail, insertMessage, selectMessages, selectSession, upsertSession } = yield* Effect.try({
     try: () => {
       db.exec(PRAGMAS)
       inTransaction(db, "BEGIN IMMEDIATE", () => {
@@ -107,19 +107,20 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
         const columns = db.prepare("SELECT name FROM pragma_table_info('condukt_sessions')").all()
         if (!columns.some((column) => column["name"] === "revision")) db.exec(ADD_REVISION)
       })
+      return {
+        selectSession: db.prepare("SELECT length, body, revision FROM condukt_sessions WHERE id = ?"),
+        selectMessages: db.prepare("SELECT idx, body FROM condukt_messages WHERE session = ? AND idx < ? ORDER BY idx"),
+        insertMessage: db.prepare("INSERT OR REPLACE INTO condukt_messages (session, idx, body) VALUES (?, ?, ?)"),
+        deleteMessages: db.prepare("DELETE FROM condukt_messages WHERE session = ?"),
+        deleteTail: db.prepare("DELETE FROM condukt_messages WHERE session = ? AND idx >= ?"),
+        upsertSession: db.prepare(
+          "INSERT INTO condukt_sessions (id, length, body, revision) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET length = excluded.length, body = excluded.body, revision = excluded.revision"
+        ),
+        deleteSession: db.prepare("DELETE FROM condukt_sessions WHERE id = ?")
+      }
     },
     catch: opened
   }).pipe(Effect.retry(busyPolicy))
-
-  const selectSession = db.prepare("SELECT length, body, revision FROM condukt_sessions WHERE id = ?")
-  const selectMessages = db.prepare("SELECT idx, body FROM condukt_messages WHERE session = ? AND idx < ? ORDER BY idx")
-  const insertMessage = db.prepare("INSERT OR REPLACE INTO condukt_messages (session, idx, body) VALUES (?, ?, ?)")
-  const deleteMessages = db.prepare("DELETE FROM condukt_messages WHERE session = ?")
-  const deleteTail = db.prepare("DELETE FROM condukt_messages WHERE session = ? AND idx >= ?")
-  const upsertSession = db.prepare(
-    "INSERT INTO condukt_sessions (id, length, body, revision) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET length = excluded.length, body = excluded.body, revision = excluded.revision"
-  )
-  const deleteSession = db.prepare("DELETE FROM condukt_sessions WHERE id = ?")
 
   /** The revision this store last loaded or saved per session (`absent`: no row); a session it never saw is not checked. */
   const expected = new Map<string, number | "absent">()
