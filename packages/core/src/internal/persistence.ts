@@ -91,7 +91,6 @@ export const resume = Effect.fnUntraced(function*(options: {
 
 /** The message as a store may keep it: what came from outside redacted, opaque provider data as it came. */
 const redactMessage = (redact: (text: string) => string, message: Message.Message): Message.Message => {
-  if (redact === none.redact) return message
   switch (message._tag) {
     case "UserMessage":
       return { ...message, content: redact(message.content) }
@@ -117,6 +116,18 @@ const redactMessage = (redact: (text: string) => string, message: Message.Messag
   }
 }
 
+/** The messages of `history` as the store keeps them: those it already holds, then the new ones redacted. */
+const redactedMessages = (
+  persistence: Persistence,
+  history: History.History,
+  appending: boolean,
+  redact: (text: string) => string
+): ReadonlyArray<Message.Message> => {
+  const messages = appending ? [...persistence.stored] : []
+  for (let i = messages.length; i < history.length; i++) messages.push(redactMessage(redact, history.at(i)!))
+  return messages
+}
+
 /** Saves `history` and `assigns` as the session's snapshot, through the session's `redact`. */
 export const commit = (
   persistence: Persistence | undefined,
@@ -130,8 +141,7 @@ export const commit = (
     const appending = saved !== undefined && History.startsWith(history, saved)
     const appended = appending ? history.length - saved.length : undefined
     // Messages already stored were redacted when they were saved: only the new ones are redacted now.
-    const messages = appending ? [...persistence.stored] : []
-    for (let i = messages.length; i < history.length; i++) messages.push(redactMessage(redact, history.at(i)!))
+    const messages = redact === none.redact ? History.toArray(history) : redactedMessages(persistence, history, appending, redact)
     const { agent, model, system, ...fields } = persistence.fields
     const updatedAt = yield* Clock.currentTimeMillis
     // A redactor that throws (a program's own) fails this save like a store would, never the run.
