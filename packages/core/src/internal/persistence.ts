@@ -140,11 +140,9 @@ export const commit = (
     const saved = persistence.saved
     const appending = saved !== undefined && History.startsWith(history, saved)
     const appended = appending ? history.length - saved.length : undefined
-    // Messages already stored were redacted when they were saved: only the new ones are redacted now.
-    const messages = redact === none.redact ? History.toArray(history) : redactedMessages(persistence, history, appending, redact)
     const { agent, model, system, ...fields } = persistence.fields
     const updatedAt = yield* Clock.currentTimeMillis
-    // A redactor that throws (a program's own) fails this save like a store would, never the run.
+    // What throws while redacting (a getter in the assigns) fails this save like a store would.
     const snapshot = yield* Effect.try({
       try: () =>
         Snapshot.make({
@@ -152,7 +150,8 @@ export const commit = (
           agent: redact(agent),
           model: redact(model),
           ...(system === undefined ? {} : { system: redact(system) }),
-          messages,
+          // Messages already stored were redacted when they were saved: only the new ones are redacted now.
+          messages: redact === none.redact ? History.toArray(history) : redactedMessages(persistence, history, appending, redact),
           assigns: redactValue(redact, assigns),
           updatedAt
         }),
@@ -161,7 +160,7 @@ export const commit = (
     persistence.saved = undefined
     yield* persistence.store.save(snapshot, { appended })
     persistence.saved = history
-    persistence.stored = messages
+    persistence.stored = snapshot.messages
   })).pipe(
     Effect.catch((error) => Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: ${error.message}`))),
     Effect.uninterruptible
