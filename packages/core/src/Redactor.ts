@@ -5,8 +5,9 @@
  * secrets first (every value of 4 bytes or more becomes `[REDACTED:NAME]`), then the `Redactor`
  * provided around the program, if any: the regex redactor with the default patterns (private keys,
  * JWTs, provider keys, emails), a custom one, or several composed. They apply to tool results
- * before they are stored, streamed or sent, and to the user's prompts; the model's own replies and
- * the system prompt are never rewritten.
+ * before they are stored, streamed or sent, and to the user's prompts; at a session's exits (events,
+ * errors, logs, spans, stores) to everything else, the model's reply text included, exact values
+ * only, as it streams (`chunks`). The system prompt the model reads is never rewritten.
  *
  * Everything here runs on text a tool produced, which a model can steer: patterns run on RE2
  * (linear time), and the secret values are matched in one left-to-right pass, longest first, so a
@@ -276,18 +277,27 @@ export const redactCause = <E>(redact: (text: string) => string, cause: Cause.Ca
       : reason
   ))
 
-/** Deeper than any error chain or JSON a tool returns: what is below is dropped, not kept raw. */
+/**
+ * Deeper than any error chain or JSON a tool returns: what is below is replaced by
+ * `TOO_DEEP`, never kept raw (a cycle ends here too).
+ */
 const MAX_DEPTH = 64
+
+/** What stands for a part of a value nested deeper than `MAX_DEPTH` levels. */
+export const TOO_DEEP = "[REDACTED:TOO_DEEP]"
 
 const deep = (redact: (text: string) => string, value: unknown, depth: number): unknown => {
   if (typeof value === "string") return redact(value)
   if (typeof value !== "object" || value === null || Redacted.isRedacted(value)) return value
-  if (depth >= MAX_DEPTH) return undefined
+  if (depth >= MAX_DEPTH) return TOO_DEEP
   if (Array.isArray(value)) return value.map((item) => deep(redact, item, depth + 1))
   const proto = Object.getPrototypeOf(value)
   if (proto === Object.prototype || proto === null) {
     const out: Record<string, unknown> = proto === null ? Object.create(null) : {}
-    for (const [key, item] of Object.entries(value)) out[redact(key)] = deep(redact, item, depth + 1)
+    // Defined, not assigned: a key named `__proto__` stays a key (assigned, it would set the prototype).
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, redact(key), { value: deep(redact, item, depth + 1), enumerable: true, writable: true, configurable: true })
+    }
     return out
   }
   if (!(value instanceof Error) && !Predicate.hasProperty(value, "_tag")) return value

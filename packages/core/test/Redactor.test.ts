@@ -129,4 +129,18 @@ describe("Redactor", () => {
     assert.strictEqual(secrets({ KEY: "sk-echoed-1234" }).pending?.("plain text"), 0)
     assert.isUndefined(Redactor.regex().pending)
   })
+
+  it("redactValue keeps a key named __proto__ as a key, and marks what is nested too deep instead of dropping it", () => {
+    const r = secrets({ TOKEN: "s3cr3t-value" }).redact
+    const hostile = JSON.parse(`{"__proto__":{"polluted":"s3cr3t-value"}}`)
+    const redacted = Redactor.redactValue(r, hostile) as Record<string, unknown>
+    assert.deepStrictEqual(Object.keys(redacted), ["__proto__"])
+    assert.strictEqual(Object.getPrototypeOf(redacted), Object.prototype)
+    assert.strictEqual(JSON.stringify(redacted), `{"__proto__":{"polluted":"[REDACTED:TOKEN]"}}`)
+    let nested: unknown = "s3cr3t-value"
+    for (let i = 0; i < 100; i++) nested = [nested]
+    const text = JSON.stringify(Redactor.redactValue(r, nested))
+    assert.include(text, Redactor.TOO_DEEP)
+    assert.notInclude(text, "s3cr3t-value")
+  })
 })
