@@ -55,7 +55,14 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
   const invalid = (reason: InvalidReason, path: string, detail: string) =>
     Effect.fail(new WorkflowInvalid({ reason, location: path === "" ? file : `${file}: ${path}`, detail }))
 
-  const json = yield* Effect.mapError(Hcl.toJson(file, source), (error) => parseFailure(file, error.text))
+  const json = yield* Effect.mapError(Hcl.toJson(file, source), (error) =>
+    error._tag === "HclTooDeep"
+      ? new WorkflowInvalid({
+        reason: "NestingTooDeep",
+        location: `${file}:${error.line}:${error.column}`,
+        detail: `brackets, braces and \${...} nest more than ${Hcl.MAX_NESTING} levels deep here; flatten the expression`
+      })
+      : parseFailure(file, error.text))
 
   // Top level: exactly one workflow "name" { … }.
   const others = Object.keys(json).filter((key) => key !== "workflow").sort()

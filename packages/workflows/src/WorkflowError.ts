@@ -16,7 +16,10 @@ import { Schema } from "effect"
 export const InvalidReasons = [
   // Reading and parsing
   "ReadFailed",
+  "NotRegularFile",
+  "FileTooLarge",
   "UnsupportedExtension",
+  "NestingTooDeep",
   "ParseFailed",
   // HCL structure
   "MissingWorkflow",
