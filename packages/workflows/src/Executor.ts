@@ -65,14 +65,22 @@ type Scope = Readonly<Record<string, Expression.Value>>
 
 const BUILT_INS: ReadonlyArray<Tool.Tool> = Tools.coding
 
-const buildSandbox = (document: Document.Document, options: Options) => {
+/** Every step of a document, the inner steps of maps included. */
+const allSteps = (steps: ReadonlyArray<Document.Step>): ReadonlyArray<Document.Step> =>
+  steps.flatMap((step) => (step.kind === "map" ? [step, ...allSteps([step.do])] : [step]))
+
+/** What the run's sandbox collects per command: the largest `max_output_bytes` of its cmd steps. */
+const sandboxOutputBytes = (document: Document.Document) =>
+  Math.max(Cmd.DEFAULT_MAX_OUTPUT_BYTES, ...allSteps(Object.values(document.steps)).filter((step) => step.kind === "cmd").map(Cmd.maxOutputBytes))
+
+const buildSandbox = (document: Document.Document, options: Options, maxOutputBytes: number) => {
   const choice = options.sandbox ?? document.runtime?.sandbox ?? "local"
   const cwd = options.cwd ?? document.runtime?.cwd
   const layer = typeof choice !== "string"
     ? choice
     : choice === "virtual"
-    ? VirtualSandbox.layer({ cwd })
-    : LocalSandbox.layer({ cwd })
+    ? VirtualSandbox.layer({ cwd, limits: { maxOutputBytes } })
+    : LocalSandbox.layer({ cwd, maxOutputBytes })
   return Effect.map(
     Effect.mapError(Layer.build(layer), (error) =>
       new WorkflowFailed({ reason: "CmdFailed", step: "", detail: `the sandbox could not start: ${error.message}`, cause: error })),
@@ -97,7 +105,8 @@ export const run: (
   const started = yield* Clock.currentTimeMillis
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
   const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
-  const sandbox = yield* buildSandbox(document, options)
+  const collected = typeof options.sandbox === "object" ? Number.POSITIVE_INFINITY : sandboxOutputBytes(document)
+  const sandbox = yield* buildSandbox(document, options, Math.min(collected, Number.MAX_SAFE_INTEGER))
   const servers = document.mcp_servers ?? {}
   const mcpTools = Object.keys(servers).length === 0
     ? []
@@ -109,7 +118,14 @@ export const run: (
   for (const tool of [...BUILT_INS, ...mcpTools, ...(options.tools ?? [])]) tools.set(tool.name, tool)
   const toolExecutor = Result.getOrThrow(ToolExecutor.make([...tools.values()]))
   const runtimeModel = typeof document.runtime?.model === "string" ? document.runtime.model : undefined
-  const context: StepContext = { workflow: document.name, sandbox, tools, toolExecutor, model: options.model ?? runtimeModel }
+  const context: StepContext = {
+    workflow: document.name,
+    sandbox,
+    tools,
+    toolExecutor,
+    model: options.model ?? runtimeModel,
+    maxOutputBytes: collected
+  }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))
   const templates = new Map<string, Template.Template>()

@@ -16,9 +16,9 @@ import { type InvalidReason, WorkflowInvalid } from "./WorkflowError.ts"
 type Body = Readonly<Record<string, unknown>>
 
 const STEP_ATTRS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  cmd: ["argv", "cwd", "env"],
+  cmd: ["argv", "cwd", "env", "max_output_bytes"],
   agent: ["input", "model", "tools", "system", "output_schema"],
-  http: ["method", "url", "headers", "body", "expect_status"],
+  http: ["method", "url", "headers", "body", "expect_status", "timeout", "max_body_bytes"],
   tool: ["id", "args"],
   map: ["over", "as", "concurrency"]
 }

@@ -95,6 +95,8 @@ export const FailedReasons = [
   "CmdFailed",
   "HttpFailed",
   "HttpUnexpectedStatus",
+  "TimedOut",
+  "OutputTooLarge",
   "UnknownTool",
   "AgentFailed",
   "McpFailed",
