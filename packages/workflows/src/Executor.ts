@@ -16,7 +16,7 @@ import type * as Document from "./Document.ts"
 import type * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
-import { McpServers } from "./McpServers.ts"
+import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
 import * as Cmd from "./steps/Cmd.ts"
 import * as Http from "./steps/Http.ts"
@@ -89,6 +89,26 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
 }
 
 /**
+ * Every check a run makes before its first step that needs neither inputs nor processes: the
+ * graph (unknown dependencies, cycles), the input declarations and their defaults, the MCP server
+ * declarations. `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
+ * fails a run only for its inputs, its sandbox or its servers' answers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, WorkflowFailed> =>
+  Effect.gen(function*() {
+    const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+    yield* Inputs.checkDeclarations(document.inputs ?? {})
+    yield* Effect.mapError(
+      validateServers(document.mcp_servers ?? {}),
+      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", detail: error.message, cause: error })
+    )
+    return graph
+  })
+
+/**
  * Runs a document.
  *
  * @since 0.1.0
@@ -103,8 +123,8 @@ export const run: (
 ) {
   const emit = options.onEvent ?? (() => Effect.void)
   const started = yield* Clock.currentTimeMillis
+  const graph = yield* plan(document)
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
-  const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
   const collected = typeof options.sandbox === "object" ? Number.POSITIVE_INFINITY : sandboxOutputBytes(document)
   const sandbox = yield* buildSandbox(document, options, Math.min(collected, Number.MAX_SAFE_INTEGER))
   const servers = document.mcp_servers ?? {}

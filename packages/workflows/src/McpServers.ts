@@ -103,15 +103,33 @@ const declare = (id: string, spec: Document.McpServerSpec): McpServer.McpServer 
   return declaration.transport === "sse" ? McpServer.sse({ ...declaration, auth: resolved }) : McpServer.http({ ...declaration, auth: resolved })
 }
 
+/** Every block as an `McpServer` declaration, or the first (by id) that cannot be one. */
+const declareAll = (servers: Readonly<Record<string, Document.McpServerSpec>>) =>
+  Effect.gen(function*() {
+    const declared: Array<McpServer.McpServer> = []
+    for (const id of Object.keys(servers).sort()) {
+      const server = declare(id, servers[id]!)
+      if (server instanceof McpServersError) return yield* server
+      if (server.invalid !== undefined) return yield* new McpServersError({ server: id, reason: "StartFailed", detail: server.invalid })
+      declared.push(server)
+    }
+    return declared
+  })
+
+/**
+ * Succeeds when every block declares a server @condukt/mcp can start (its transport, command or
+ * url, its `auth`), without starting any: what `open` refuses before a process or a connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const validate = (servers: Readonly<Record<string, Document.McpServerSpec>>): Effect.Effect<void, McpServersError> =>
+  Effect.asVoid(declareAll(servers))
+
 const live: Service = {
   open: (servers) =>
     Effect.gen(function*() {
-      const declared: Array<McpServer.McpServer> = []
-      for (const id of Object.keys(servers).sort()) {
-        const server = declare(id, servers[id]!)
-        if (server instanceof McpServersError) return yield* server
-        declared.push(server)
-      }
+      const declared = yield* declareAll(servers)
       const tools = yield* Effect.mapError(
         McpServer.startAll(declared),
         (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: error.reason })

@@ -10,7 +10,8 @@ import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
 import * as HclCompiler from "./HclCompiler.ts"
 import * as Validator from "./Validator.ts"
-import { WorkflowInvalid } from "./WorkflowError.ts"
+import { McpServersError } from "./McpServers.ts"
+import { type InvalidReason, type WorkflowFailed, WorkflowInvalid } from "./WorkflowError.ts"
 
 /**
  * The largest workflow file read (1 MiB): a workflow is a page of HCL, not a data file.
@@ -95,13 +96,29 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
   return yield* parse(yield* readBounded(path), path)
 })
 
+/** A run's check (`Executor.plan`) refusing the document, as a validation error at its block path. */
+const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid => {
+  const [reason, block]: readonly [InvalidReason, string] = error.reason === "Cycle"
+    ? ["Cycle", "workflow.steps"]
+    : error.reason === "UnknownDependency"
+    ? ["UnknownDependency", `workflow.steps.${error.step}`]
+    : error.reason === "InvalidInputs"
+    ? ["InvalidDefault", "workflow.inputs"]
+    : ["InvalidMcpServer", `workflow.mcp_servers${error.cause instanceof McpServersError ? `.${error.cause.server}` : ""}`]
+  const detail = error.cause instanceof McpServersError ? error.cause.detail : error.detail
+  return new WorkflowInvalid({ reason, location: `${path}: ${block}`, detail })
+}
+
 /**
- * Loads a file and discards the document: succeeds when it is valid.
+ * Loads a file and makes every check a run makes before its first step (`Executor.plan`: the
+ * graph, input defaults, MCP server declarations): succeeds when only inputs, the sandbox or the
+ * servers' answers can still fail a run.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> => Effect.asVoid(load(path))
+export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> =>
+  Effect.flatMap(load(path), (document) => Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(path))))
 
 /**
  * Runs a document (see `Executor.run`).

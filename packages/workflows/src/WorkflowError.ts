@@ -55,7 +55,12 @@ export const InvalidReasons = [
   "InvalidMcpServerId",
   "InvalidValue",
   "ExpectedModel",
-  "InvalidExpression"
+  "InvalidExpression",
+  // What a run checks before its first step (`Executor.plan`)
+  "UnknownDependency",
+  "Cycle",
+  "InvalidDefault",
+  "InvalidMcpServer"
 ] as const
 
 /** @since 0.1.0 @category errors */
