@@ -110,15 +110,24 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
 }
 
 /**
- * Loads a file and makes every check a run makes before its first step (`Executor.plan`: the
- * graph, input defaults, MCP server declarations): succeeds when only inputs, the sandbox or the
- * servers' answers can still fail a run.
+ * Makes every check a run makes before its first step (`Executor.plan`: the graph, input
+ * defaults, MCP server declarations) on a loaded document; `file` names it in errors.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
+  Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(file)))
+
+/**
+ * Loads a file and verifies it: succeeds when only inputs, the sandbox or the servers' answers
+ * can still fail a run.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> =>
-  Effect.flatMap(load(path), (document) => Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(path))))
+  Effect.flatMap(load(path), (document) => verify(document, path))
 
 /**
  * Runs a document (see `Executor.run`).
