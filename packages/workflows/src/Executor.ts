@@ -73,7 +73,7 @@ const allSteps = (steps: ReadonlyArray<Document.Step>): ReadonlyArray<Document.S
 const sandboxOutputBytes = (document: Document.Document) =>
   Math.max(Cmd.DEFAULT_MAX_OUTPUT_BYTES, ...allSteps(Object.values(document.steps)).filter((step) => step.kind === "cmd").map(Cmd.maxOutputBytes))
 
-const buildSandbox = (document: Document.Document, options: Options, maxOutputBytes: number) => {
+const buildSandbox = (document: Document.Document, options: Options, maxOutputBytes: number | undefined) => {
   const choice = options.sandbox ?? document.runtime?.sandbox ?? "local"
   const cwd = options.cwd ?? document.runtime?.cwd
   const layer = typeof choice !== "string"
@@ -125,8 +125,9 @@ export const run: (
   const started = yield* Clock.currentTimeMillis
   const graph = yield* plan(document)
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
-  const collected = typeof options.sandbox === "object" ? Number.POSITIVE_INFINITY : sandboxOutputBytes(document)
-  const sandbox = yield* buildSandbox(document, options, Math.min(collected, Number.MAX_SAFE_INTEGER))
+  // A sandbox the run builds collects what its largest cmd step accepts; a caller's has its own cap.
+  const collects = typeof options.sandbox === "object" ? undefined : sandboxOutputBytes(document)
+  const sandbox = yield* buildSandbox(document, options, collects)
   const servers = document.mcp_servers ?? {}
   const mcpTools = Object.keys(servers).length === 0
     ? []
@@ -144,7 +145,7 @@ export const run: (
     tools,
     toolExecutor,
     model: options.model ?? runtimeModel,
-    maxOutputBytes: collected
+    maxOutputBytes: collects
   }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))

@@ -47,7 +47,8 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
     return yield* failed(
       "OutputTooLarge",
       id,
-      exceeds(result.output, max) || (result.truncated && max <= context.maxOutputBytes)
+      // The run's own sandbox collects at least `max`, so its cut means the step's limit was passed.
+      exceeds(result.output, max) || context.maxOutputBytes !== undefined
         ? `the output of ${argv[0]} passed ${max} bytes (max_output_bytes); raise max_output_bytes on the step, or write the output to a file and read what you need`
         : `the output of ${argv[0]} was cut by the sandbox at its output limit; give the run a sandbox with a larger maxOutputBytes`
     )
