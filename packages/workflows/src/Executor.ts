@@ -13,7 +13,7 @@ import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
-import type * as Expression from "./Expression.ts"
+import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
@@ -179,7 +179,7 @@ export const run: (
         (value) =>
           typeof value === "boolean"
             ? Effect.succeed(value)
-            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${JSON.stringify(value)}` }))
+            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${Expression.show(value)}` }))
       )
 
   /** One leaf step under a permit, reported as it starts and ends. */
@@ -220,7 +220,7 @@ export const run: (
       if (step.kind !== "map") return { skipped: false, value: yield* leaf(id, step, scope) }
       const over = yield* interpolate(id, step.over, scope)
       if (!Array.isArray(over)) {
-        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${JSON.stringify(over)}` })
+        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${Expression.show(over)}` })
       }
       const start = yield* now
       yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))

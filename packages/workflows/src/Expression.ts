@@ -404,7 +404,8 @@ export const evaluate = (
               return at >= 0 && at < object.length ? Result.succeed(object[at]!) : fail("IndexOutOfRange", String(index))
             }
             if (isObject(object) && typeof index === "string") {
-              return Object.hasOwn(object, index) ? Result.succeed(object[index]!) : fail("UndefinedKey", index)
+              // The key may be a step's output: quoted by its start, as `show` quotes values.
+              return Object.hasOwn(object, index) ? Result.succeed(object[index]!) : fail("UndefinedKey", index.length > 80 ? `${index.slice(0, 77)}...` : index)
             }
             return fail("InvalidIndex", show(index))
           }))

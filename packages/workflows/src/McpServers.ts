@@ -7,7 +7,7 @@
  * This module translates and delegates; it speaks no MCP itself and refuses an `auth` it cannot
  * read with a sentence naming the server.
  */
-import { Secret, type Tool } from "@condukt/core"
+import { Executor, Secret, type Tool } from "@condukt/core"
 import { McpAuth, McpServer } from "@condukt/mcp"
 import { Context, Effect, Layer, type Scope, Schema } from "effect"
 import type * as Document from "./Document.ts"
@@ -37,6 +37,9 @@ export interface Service {
 }
 
 type Auth = Readonly<Record<string, unknown>>
+
+/** The most of a server's start failure an error quotes. */
+const MAX_DETAIL_CHARS = 2000
 
 /** A string field of an `auth` object, or undefined. */
 const text = (auth: Auth, key: string): string | undefined => (typeof auth[key] === "string" ? auth[key] : undefined)
@@ -132,7 +135,8 @@ const live: Service = {
       const declared = yield* declareAll(servers)
       const tools = yield* Effect.mapError(
         McpServer.startAll(declared),
-        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: error.reason })
+        // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
+        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.reason, MAX_DETAIL_CHARS) })
       )
       return yield* tools
     })
