@@ -97,21 +97,16 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields) {
     const response = yield* (Option.isSome(provided) ? Effect.provideService(send, HttpClient.HttpClient, provided.value) : Effect.provide(send, FetchHttpClient.layer))
     const declared = Number(response.headers["content-length"] ?? Number.NaN)
     if (declared > maxBytes) return yield* tooLarge()
-    const chunks: Array<Uint8Array> = []
     let total = 0
-    yield* Stream.runForEach(response.stream, (chunk) => {
-      total += chunk.length
-      if (total > maxBytes) return Effect.fail(tooLarge())
-      chunks.push(chunk)
-      return Effect.void
-    })
-    const bytes = new Uint8Array(total)
-    let at = 0
-    for (const chunk of chunks) {
-      bytes.set(chunk, at)
-      at += chunk.length
-    }
-    return { status: response.status, headers: { ...response.headers } as Record<string, string>, text: new TextDecoder().decode(bytes) }
+    const text = yield* response.stream.pipe(
+      Stream.tap((chunk) => {
+        total += chunk.length
+        return total > maxBytes ? Effect.fail(tooLarge()) : Effect.void
+      }),
+      Stream.decodeText(),
+      Stream.mkString
+    )
+    return { status: response.status, headers: { ...response.headers } as Record<string, string>, text }
   })
   const response = yield* exchange.pipe(
     Effect.scoped,
