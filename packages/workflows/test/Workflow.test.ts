@@ -75,6 +75,21 @@ describe("Workflow", () => {
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.provide(NodeServices.layer)))
 
+  it.live("the text of strings, heredocs and comments does not count as nesting; their ${…} does", () =>
+    Effect.gen(function*() {
+      const text = "((((".repeat(100)
+      const deep = `${"(".repeat(300)}input.x${")".repeat(300)}`
+      const heredoc = (inner: string) =>
+        wf(`  input "x" {\n    type = "string"\n  }\n  # ${text}\n  cmd "a" {\n    argv = ["echo", "${text}", <<-EOT\n      say "${text} \${${inner}}\n      EOT\n    ]\n  }`)
+      const dir = inDir({ "text.hcl": heredoc("input.x"), "deep.hcl": heredoc(deep) })
+      assert.deepStrictEqual(yield* checked(path.join(dir, "text.hcl")), ["ok"])
+      assert.deepStrictEqual(yield* checked(path.join(dir, "deep.hcl")), [
+        "NestingTooDeep",
+        `${path.join(dir, "deep.hcl")}:8:667: brackets, braces and \${...} nest more than 256 levels deep here; flatten the expression`
+      ])
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(NodeServices.layer)))
+
   it.live("check makes every check run makes before its first step: cycles, unknown dependencies, defaults, MCP declarations", () =>
     Effect.gen(function*() {
       const dir = inDir({

@@ -17,46 +17,65 @@ export class HclTooDeep extends Schema.TaggedError<HclTooDeep>()("HclTooDeep", {
 /** How deep `( [ {` and `${ %{` may nest in a file: far beyond any workflow, far below a stack overflow. */
 export const MAX_NESTING = 256
 
+/** Where the lexer is: code, the text of a quoted string, or the text of a heredoc ending at `marker`. */
+type Mode = { readonly kind: "code" } | { readonly kind: "quoted" } | { readonly kind: "heredoc"; readonly marker: string }
+
+const CODE: Mode = { kind: "code" }
+const QUOTED: Mode = { kind: "quoted" }
+const HEREDOC = /^<<-?([A-Za-z_][A-Za-z0-9_-]*)\r?\n/
+
 /**
  * Where the source first nests deeper than `max`, or undefined. A small lexer: comments are
- * skipped and the literal text of quoted strings does not count, their `${…}` does (heredoc
- * bodies are counted as code: a bracket there only adds depth, never hides it).
+ * skipped and the literal text of quoted strings and heredocs does not count; brackets, braces
+ * and the `${…}`/`%{…}` inside templates do.
  */
 export const tooDeep = (source: string, max: number = MAX_NESTING): { readonly line: number; readonly column: number } | undefined => {
-  // Each open frame is a bracket (closed by the matching character) or an interpolation (closed
-  // by `}`, back into its string); `inString` is true between quotes at the current level.
-  const frames: Array<"bracket" | "interpolation"> = []
-  let inString = false
+  // Each open frame is a bracket (closed by the matching character, back to code) or an
+  // interpolation (closed by `}`, back to the string or heredoc it opened in).
+  const frames: Array<Mode | "bracket"> = []
+  let mode: Mode = CODE
   let line = 1
   let lineStart = 0
   let i = 0
+  const open = (frame: Mode | "bracket") => {
+    frames.push(frame)
+    return frames.length > max ? { line, column: i - lineStart + 1 } : undefined
+  }
   while (i < source.length) {
     const c = source[i]!
     if (c === "\n") {
       line++
       lineStart = i + 1
       i++
+      if (mode.kind === "heredoc") {
+        const end = source.indexOf("\n", i)
+        if (source.slice(i, end === -1 ? source.length : end).trim() === mode.marker) mode = CODE
+      }
       continue
     }
-    if (inString) {
-      if (c === "\\") {
+    if (mode.kind !== "code") {
+      if (c === "\\" && mode.kind === "quoted") {
         i += 2
-      } else if (c === "\"") {
-        inString = false
+      } else if (c === "\"" && mode.kind === "quoted") {
+        mode = CODE
         i++
       } else if (source.startsWith("$${", i) || source.startsWith("%%{", i)) {
         i += 3
       } else if ((c === "$" || c === "%") && source[i + 1] === "{") {
-        frames.push("interpolation")
-        inString = false
-        if (frames.length > max) return { line, column: i - lineStart + 1 }
+        const deep = open(mode)
+        if (deep !== undefined) return deep
+        mode = CODE
         i += 2
       } else {
         i++
       }
       continue
     }
-    if (c === "#" || (c === "/" && source[i + 1] === "/")) {
+    const heredoc = c === "<" ? HEREDOC.exec(source.slice(i, i + 260)) : null
+    if (heredoc !== null) {
+      mode = { kind: "heredoc", marker: heredoc[1]! }
+      i += heredoc[0].length - 1 // onto the newline, which counts the line
+    } else if (c === "#" || (c === "/" && source[i + 1] === "/")) {
       while (i < source.length && source[i] !== "\n") i++
     } else if (c === "/" && source[i + 1] === "*") {
       const end = source.indexOf("*/", i + 2)
@@ -69,15 +88,15 @@ export const tooDeep = (source: string, max: number = MAX_NESTING): { readonly l
       }
       i = stop
     } else if (c === "\"") {
-      inString = true
+      mode = QUOTED
       i++
     } else if (c === "(" || c === "[" || c === "{") {
-      frames.push("bracket")
-      if (frames.length > max) return { line, column: i - lineStart + 1 }
+      const deep = open("bracket")
+      if (deep !== undefined) return deep
       i++
     } else if (c === ")" || c === "]" || c === "}") {
-      // A `}` closing an interpolation goes back into its string.
-      if (frames.pop() === "interpolation") inString = true
+      const frame = frames.pop()
+      if (frame !== undefined && frame !== "bracket") mode = frame
       i++
     } else {
       i++
