@@ -261,18 +261,21 @@ describe("condukt", () => {
       const dir = inDir({})
       child.execFileSync("mkfifo", [path.join(dir, "pipe.hcl")])
       fs.symlinkSync("/dev/zero", path.join(dir, "zero.hcl"))
-      for (const command of ["check", "run"]) {
-        assert.deepStrictEqual(yield* execIn(dir, condukt, [command, "pipe.hcl"], env), {
-          stdout: "",
-          stderr: "check failed: pipe.hcl: it is a named pipe, not a regular file; a workflow must be a regular .hcl file\n",
-          exitCode: 2
-        })
-        assert.deepStrictEqual(yield* execIn(dir, condukt, [command, "zero.hcl"], env), {
-          stdout: "",
-          stderr: "check failed: zero.hcl: it is a character device, not a regular file; a workflow must be a regular .hcl file\n",
-          exitCode: 2
-        })
-      }
+      const refused = (file: string, kind: string) => ({
+        stdout: "",
+        stderr: `check failed: ${file}: it is ${kind}, not a regular file; a workflow must be a regular .hcl file\n`,
+        exitCode: 2
+      })
+      const results = yield* Effect.all(
+        ["check", "run"].flatMap((command) => ["pipe.hcl", "zero.hcl"].map((file) => execIn(dir, condukt, [command, file], env))),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(results, [
+        refused("pipe.hcl", "a named pipe"),
+        refused("zero.hcl", "a character device"),
+        refused("pipe.hcl", "a named pipe"),
+        refused("zero.hcl", "a character device")
+      ])
       fs.rmSync(dir, { recursive: true })
     }))
 
