@@ -4,9 +4,14 @@
  * anything else as JSON); progress goes to stderr on a TTY, or every event to stdout as JSON lines
  * with `--json`. Failures are one line on stderr and an exit code: 1 when the run failed, 2 for a
  * usage or validation error (`Exit`). Ctrl-C interrupts the run, whose scope kills its processes.
+ *
+ * The CLI is a redaction boundary: once a workflow is loaded, every line it prints (errors,
+ * progress, `--json` events, the output) goes through one redactor holding every secret value the
+ * workflow names (`Secrets.of`: host variables its MCP servers read, literal tokens and client
+ * secrets, credential headers), whatever a server echoed into an error.
  */
-import { Condukt } from "@condukt/core"
-import { Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
+import { Condukt, Redactor } from "@condukt/core"
+import { type Document, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { Console, Effect, Option, Result, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as InputArgs from "./InputArgs.ts"
@@ -26,12 +31,40 @@ export interface Terminal {
   readonly stderrIsTTY: boolean
 }
 
-const fail = (code: number, message: string) => Effect.andThen(Console.error(message), Effect.fail(new Exit({ code })))
+/** Where the CLI prints: stdout and stderr, each line redacted first. */
+interface Printer {
+  readonly out: (text: string) => Effect.Effect<void>
+  readonly err: (text: string) => Effect.Effect<void>
+}
 
-const reportError = (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed) =>
+const printer = (redactor: Redactor.Service): Printer => ({
+  out: (text) => Console.log(redactor.redact(text)),
+  err: (text) => Console.error(redactor.redact(text))
+})
+
+/** Before a workflow is loaded no secret is known. */
+const plain = printer(Redactor.none)
+
+/**
+ * A printer redacting every secret value `document` names; one that cannot be resolved (a
+ * variable not set) has no value to hide, and the run reports it where it is used.
+ */
+const printerFor = (document: Document.Document) =>
+  Effect.map(
+    Effect.forEach(
+      Object.entries(Secrets.of(document)),
+      ([name, secret]) => Effect.map(Effect.option(secret.resolve), (value) => Option.map(value, (v) => [name, v] as const)),
+      { concurrency: "unbounded" }
+    ),
+    (resolved) => printer(Redactor.secrets(Object.fromEntries(resolved.flatMap(Option.toArray))))
+  )
+
+const fail = (print: Printer, code: number, message: string) => Effect.andThen(print.err(message), Effect.fail(new Exit({ code })))
+
+const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed) =>
   error._tag === "WorkflowInvalid"
-    ? fail(2, `check failed: ${error.message}`)
-    : fail(error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
+    ? fail(print, 2, `check failed: ${error.message}`)
+    : fail(print, error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
 
 const file = Argument.String("file").pipe(Argument.withDescription("The workflow file (.hcl)"))
 
@@ -53,13 +86,14 @@ const make = (terminal: Terminal) => {
       concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Most steps running at once (default 8)"), Flag.optional)
     },
     Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model }) {
-      const document = yield* Effect.catch(Workflow.load(file), reportError)
+      const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
+      const print = yield* printerFor(document)
       const inputs = InputArgs.parse(input, document.inputs ?? {})
-      if (Result.isFailure(inputs)) return yield* fail(2, inputs.failure)
+      if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
       const onEvent = json
-        ? (event: WorkflowEvent.WorkflowEvent) => Console.log(Progress.json(event))
+        ? (event: WorkflowEvent.WorkflowEvent) => print.out(Progress.json(event))
         : terminal.stderrIsTTY
-        ? (event: WorkflowEvent.WorkflowEvent) => Console.error(Progress.line(event))
+        ? (event: WorkflowEvent.WorkflowEvent) => print.err(Progress.line(event))
         : undefined
       const result = yield* Effect.catch(
         Workflow.run(document, {
@@ -68,11 +102,11 @@ const make = (terminal: Terminal) => {
           concurrency: Option.getOrUndefined(concurrency),
           onEvent
         }),
-        reportError
+        reportError(print)
       )
-      if (json) return yield* Console.log(JSON.stringify({ _tag: "Output", output: result.output }))
+      if (json) return yield* print.out(JSON.stringify({ _tag: "Output", output: result.output }))
       const text = render(result.output)
-      if (text !== undefined) yield* Console.log(text.endsWith("\n") ? text.slice(0, -1) : text)
+      if (text !== undefined) yield* print.out(text.endsWith("\n") ? text.slice(0, -1) : text)
     })
   ).pipe(Command.withDescription("Run a workflow and print its output"))
 
@@ -80,8 +114,10 @@ const make = (terminal: Terminal) => {
     "check",
     { file },
     Effect.fn("Cli.check")(function*({ file }) {
-      yield* Effect.catch(Workflow.check(file), reportError)
-      yield* Console.log(`ok: ${file}`)
+      const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
+      const print = yield* printerFor(document)
+      yield* Effect.catch(Workflow.verify(document, file), reportError(print))
+      yield* print.out(`ok: ${file}`)
     })
   ).pipe(Command.withDescription("Check a workflow without running it"))
 

@@ -2,7 +2,8 @@
  * InputArgs — what `--input` says: one JSON object (Condukt's form), or `key=value` pairs, the
  * flag repeated. A pair's value is taken as written for a `string` input and read as JSON for the
  * others (`times=3` is the number 3), so the input check sees the types the workflow declares.
- * Refuses: a mix of the two forms, JSON that is not an object, a pair without `=`.
+ * Refuses: a mix of the two forms, JSON that is not an object, a pair without `=`. Every key is
+ * a plain key, `__proto__` included (it then reaches the input check like any other name).
  */
 import type { Document } from "@condukt/workflows"
 import { Result } from "effect"
@@ -25,19 +26,20 @@ export const parse = (
     }
     return Result.succeed(parsed.success as Readonly<Record<string, unknown>>)
   }
-  const inputs: Record<string, unknown> = {}
+  const inputs: Array<readonly [string, unknown]> = []
   for (const flag of flags) {
     const eq = flag.indexOf("=")
     if (eq <= 0) return Result.fail(`--input ${flag}: expected key=value (or one JSON object)`)
     const key = flag.slice(0, eq)
     const raw = flag.slice(eq + 1)
-    const type = specs[key]?.type
+    const type = Object.hasOwn(specs, key) ? specs[key]!.type : undefined
     if (type === undefined || type === "string") {
-      inputs[key] = raw
+      inputs.push([key, raw])
     } else {
       const parsed = Result.try(() => JSON.parse(raw) as unknown)
-      inputs[key] = Result.isSuccess(parsed) ? parsed.success : raw
+      inputs.push([key, Result.isSuccess(parsed) ? parsed.success : raw])
     }
   }
-  return Result.succeed(inputs)
+  // fromEntries defines each key: `__proto__=x` is an input named __proto__, not a prototype.
+  return Result.succeed(Object.fromEntries(inputs))
 }

@@ -9,7 +9,9 @@ import * as child from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as http from "node:http"
 import { execIn, root } from "../../../test/support/exec.ts"
+import { flood, serve } from "../../workflows/test/support.ts"
 import { VERSION } from "../src/Version.ts"
 
 const condukt = path.join(root, "node_modules/.bin/condukt")
@@ -27,6 +29,43 @@ const GREET = `workflow "greet" {
     argv = ["echo", "Hello, \${input.name} x\${input.times}"]
   }
   output = { text = task.hello.stdout, times = input.times }
+}
+`
+
+const TOKEN = "tok-echoed-4f9a2c"
+
+/**
+ * A Streamable HTTP MCP server answering with JSON: under /reject every request is a 500 whose
+ * body echoes the Authorization header; under /ok its one tool, whoami, fails echoing it.
+ */
+const echoingMcp = (request: http.IncomingMessage, response: http.ServerResponse) => {
+  const chunks: Array<Buffer> = []
+  request.on("data", (chunk: Buffer) => chunks.push(chunk))
+  request.on("end", () => {
+    const auth = request.headers["authorization"] ?? ""
+    if (request.url === "/reject") return void response.writeHead(500, { "content-type": "text/plain" }).end(`upstream refused the credentials ${auth}`)
+    if (request.method !== "POST") return void response.writeHead(405).end()
+    const message = JSON.parse(Buffer.concat(chunks).toString())
+    if (message.id === undefined) return void response.writeHead(202).end()
+    const result = message.method === "initialize"
+      ? { protocolVersion: message.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "echo", version: "1" } }
+      : message.method === "tools/list"
+      ? { tools: [{ name: "whoami", inputSchema: { type: "object" } }] }
+      : { content: [{ type: "text", text: `you sent ${auth}` }], isError: true }
+    response.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result }))
+  })
+}
+
+const tracker = (url: string) => `workflow "tracker" {
+  mcp_server "tracker" {
+    transport = "http"
+    url = "${url}"
+    auth = { type = "bearer", env = "TRACKER_TOKEN" }
+  }
+  tool "me" {
+    id = "tracker.whoami"
+  }
+  output = task.me
 }
 `
 
@@ -175,4 +214,97 @@ describe("condukt", () => {
       assert.isTrue(yield* Processes.isDead(server))
       fs.rmSync(dir, { recursive: true })
     }), { timeout: 30_000 })
+
+  it.live("every line printed is redacted with the workflow's secrets: an MCP server echoing its bearer token", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(echoingMcp)
+      const base = `http://127.0.0.1:${server.port}`
+      const dir = inDir({ "reject.hcl": tracker(`${base}/reject`), "ok.hcl": tracker(`${base}/ok`) })
+      const withToken = { ...env, TRACKER_TOKEN: TOKEN }
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "reject.hcl"], withToken), {
+        stdout: "",
+        stderr: "Workflow run failed: MCP server tracker: Streamable HTTP error: Error POSTing to endpoint: upstream refused the credentials Bearer [REDACTED:TRACKER_TOKEN]\n",
+        exitCode: 1
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "ok.hcl"], withToken), {
+        stdout: `{"ok":false,"error":"Error: you sent Bearer [REDACTED:TRACKER_TOKEN]"}\n`,
+        stderr: "",
+        exitCode: 0
+      })
+      const json = yield* execIn(dir, condukt, ["run", "ok.hcl", "--json"], withToken)
+      assert.strictEqual(json.exitCode, 0)
+      assert.isFalse(json.stdout.includes(TOKEN) || json.stderr.includes(TOKEN))
+      assert.deepStrictEqual(JSON.parse(json.stdout.trimEnd().split("\n").at(-1)!), {
+        _tag: "Output",
+        output: { ok: false, error: "Error: you sent Bearer [REDACTED:TRACKER_TOKEN]" }
+      })
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.scoped))
+
+  it.live("--input __proto__=… is a plain key: refused when undeclared, passed when declared", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "greet.hcl": GREET,
+        "proto.hcl": `workflow "proto" {\n  input "__proto__" {\n    type = "string"\n  }\n  output = input.__proto__\n  cmd "a" {\n    argv = ["true"]\n  }\n}\n`
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "greet.hcl", "--input", "name=Ada", "--input", "__proto__=x"], env), {
+        stdout: "",
+        stderr: "Workflow run failed: unknown input __proto__; this workflow takes name, times\n",
+        exitCode: 2
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "proto.hcl", "--input", "__proto__=x"], env), { stdout: "x\n", stderr: "", exitCode: 0 })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("check and run refuse a named pipe and a link to /dev/zero with exit 2, never blocking or reading", () =>
+    Effect.gen(function*() {
+      const dir = inDir({})
+      child.execFileSync("mkfifo", [path.join(dir, "pipe.hcl")])
+      fs.symlinkSync("/dev/zero", path.join(dir, "zero.hcl"))
+      const refused = (file: string, kind: string) => ({
+        stdout: "",
+        stderr: `check failed: ${file}: it is ${kind}, not a regular file; a workflow must be a regular .hcl file\n`,
+        exitCode: 2
+      })
+      const results = yield* Effect.all(
+        ["check", "run"].flatMap((command) => ["pipe.hcl", "zero.hcl"].map((file) => execIn(dir, condukt, [command, file], env))),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(results, [
+        refused("pipe.hcl", "a named pipe"),
+        refused("zero.hcl", "a character device"),
+        refused("pipe.hcl", "a named pipe"),
+        refused("zero.hcl", "a character device")
+      ])
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("check fails a dependency cycle as run would, before any step", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "cycle.hcl": `workflow "c" {\n  cmd "a" {\n    needs = ["b"]\n    argv = ["true"]\n  }\n  cmd "b" {\n    needs = ["a"]\n    argv = ["true"]\n  }\n}\n`
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "cycle.hcl"], env), {
+        stdout: "",
+        stderr: "check failed: cycle.hcl: workflow.steps: steps a, b depend on each other in a cycle; remove one of the dependencies\n",
+        exitCode: 2
+      })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("a 500 MB http body stops at the default 10 MiB cap, under a 512 MB heap", () =>
+    Effect.gen(function*() {
+      const server = yield* serve(flood(500 * 1024 * 1024, false))
+      const dir = inDir({
+        "big.hcl": `workflow "big" {\n  http "get" {\n    method = "GET"\n    url = "${server.url}"\n  }\n  output = task.get.status\n}\n`
+      })
+      const node = path.join(root, "node_modules/node/bin/node")
+      const bin = path.join(root, "packages/cli/src/bin.ts")
+      assert.deepStrictEqual(yield* execIn(dir, node, ["--max-old-space-size=512", bin, "run", "big.hcl"], env), {
+        stdout: "",
+        stderr: `Workflow run failed: step get: GET ${server.url} answered with a body larger than 10485760 bytes (max_body_bytes); raise max_body_bytes on the step to accept it\n`,
+        exitCode: 1
+      })
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.scoped))
 })

@@ -14,6 +14,7 @@
  */
 import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
+import * as Redactor from "./Redactor.ts"
 import * as Tool from "./Tool.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -87,9 +88,14 @@ export const DEFAULT_CONCURRENCY = 8
  * @since 0.1.0
  * @category errors
  */
-export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>()("DuplicateToolName", { name: Schema.String }) {
+export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>()("DuplicateToolName", {
+  name: Schema.String,
+  /** Where the tools of that name come from (`the agent`, `MCP server github`), when known. */
+  owners: Schema.optional(Schema.Array(Schema.String))
+}) {
   override get message() {
-    return `Two tools are named ${this.name}: tool names must be unique (rename one, or give a prefix)`
+    const from = this.owners === undefined ? "" : ` (by ${this.owners.join(" and ")})`
+    return `Two tools are named ${this.name}${from}: tool names must be unique (rename one, or give a prefix)`
   }
 }
 
@@ -113,18 +119,6 @@ export const truncate = (text: string, max: number | undefined): string => {
   return `${points.slice(0, head).join("")}\n\n[truncated ${points.length} -> ${max} chars]\n\n${
     points.slice(points.length - tail).join("")
   }`
-}
-
-const identity = (text: string) => text
-
-/** Redacts every string inside a JSON value (`data` of a structured result), keys included. */
-const redactJson = (redact: (text: string) => string, value: unknown): unknown => {
-  if (typeof value === "string") return redact(value)
-  if (Array.isArray(value)) return value.map((item) => redactJson(redact, item))
-  if (typeof value === "object" && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [redact(k), redactJson(redact, v)]))
-  }
-  return value
 }
 
 /** One line for whatever a tool failed or died with: its message when it has one. */
@@ -204,25 +198,33 @@ const render = (
           // Redacted before the cut: a cut must not leave half a secret behind.
           content: truncate(redact(text), tool.maxResultChars).toWellFormed(),
           isError: false,
-          ...(data === undefined ? {} : { data: redactJson(redact, data) })
+          ...(data === undefined ? {} : { data: Redactor.redactValue(redact, data) })
         },
         patch: output instanceof Tool.Assign ? output.patch : undefined
       })),
-      Effect.catchCause((cause) => crashed(tool, call, cause))
+      Effect.catchCause((cause) => crashed(tool, call, cause, redact))
     )
   }
   const error = Cause.findErrorOption(exit.cause)
   if (Option.isSome(error)) return Effect.succeed(errorResult(call, `Error: ${describe(error.value)}`))
-  if (Cause.hasDies(exit.cause)) return crashed(tool, call, exit.cause)
+  if (Cause.hasDies(exit.cause)) return crashed(tool, call, exit.cause, redact)
   return Effect.succeed(errorResult(call, `Tool ${tool.name} was interrupted`))
 }
 
-/** A defect is a bug: the model gets one line, the log gets the whole cause. */
-const crashed = (tool: Tool.Tool<unknown>, call: Call, cause: Cause.Cause<unknown>): Effect.Effect<Done> => {
+/**
+ * A defect is a bug: the model gets one line, the log gets the whole defect — redacted, as
+ * everything leaving the runtime (the defect's message can quote what the tool saw).
+ */
+const crashed = (
+  tool: Tool.Tool<unknown>,
+  call: Call,
+  cause: Cause.Cause<unknown>,
+  redact: (text: string) => string
+): Effect.Effect<Done> => {
   const defect = Cause.findDefect(cause)
   const message = defect._tag === "Success" ? describe(defect.success) : "unknown defect"
   return Effect.as(
-    Effect.logError(`Tool ${tool.name} crashed`, cause).pipe(Effect.annotateLogs({ tool: tool.name, callId: call.id })),
+    Effect.logError(`Tool ${tool.name} crashed`, Redactor.redactCause(redact, cause)).pipe(Effect.annotateLogs({ tool: tool.name, callId: call.id })),
     errorResult(call, `Tool ${tool.name} crashed: ${message}`)
   )
 }
@@ -288,7 +290,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   return Result.succeed({
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
-      const callContext = { ...context, redact: context.redact ?? identity, assigns: snapshot }
+      const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
       // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
       // Unknown tools count as concurrent: they run nothing.
       const groups: Array<Array<Call>> = []

@@ -17,7 +17,10 @@ export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("Unkn
   }
 }
 
-/** The provider answered, but not with something usable (a server error, a malformed stream). */
+/**
+ * The provider answered, but not with something usable: a server error, a malformed stream, a 200
+ * that is no event stream (an HTML page), a reply past one of its bounds (`maxReplyBytes`, `maxToolCalls`).
+ */
 export class ProviderFailed extends Schema.TaggedError<ProviderFailed>()("ProviderFailed", {
   description: Schema.String,
   retryable: Schema.Boolean,
@@ -115,7 +118,7 @@ export class Network extends Schema.TaggedError<Network>()("Network", {
   }
 }
 
-/** The provider said nothing for longer than the idle timeout (or answered HTTP 408). */
+/** The provider said nothing for longer than the idle timeout, or the request passed the stream timeout (or HTTP 408). */
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", {
   provider: Schema.String,
   description: Schema.String

@@ -5,14 +5,15 @@
  * secrets first (every value of 4 bytes or more becomes `[REDACTED:NAME]`), then the `Redactor`
  * provided around the program, if any: the regex redactor with the default patterns (private keys,
  * JWTs, provider keys, emails), a custom one, or several composed. They apply to tool results
- * before they are stored, streamed or sent, and to the user's prompts; the model's own replies and
- * the system prompt are never rewritten.
+ * before they are stored, streamed or sent, and to the user's prompts; at a session's exits (events,
+ * errors, logs, spans, stores) to everything else, the model's reply text included, exact values
+ * only, as it streams (`chunks`). The system prompt the model reads is never rewritten.
  *
  * Everything here runs on text a tool produced, which a model can steer: patterns run on RE2
  * (linear time), and the secret values are matched in one left-to-right pass, longest first, so a
  * replacement is never matched again.
  */
-import { Context, Layer, Redacted } from "effect"
+import { Cause, Context, Layer, Predicate, Redacted } from "effect"
 import { RE2JS } from "re2js"
 
 // ---------------------------------------------------------------------------------------------
@@ -22,6 +23,12 @@ import { RE2JS } from "re2js"
 /** @since 0.1.0 @category models */
 export interface Service {
   readonly redact: (text: string) => string
+  /**
+   * How many characters at the end of `text` could begin a value this redactor replaces: a text
+   * streamed in chunks holds them back until the next chunk shows whether the value completes
+   * (`chunks`). Absent: nothing is held back.
+   */
+  readonly pending?: ((text: string) => number) | undefined
 }
 
 /**
@@ -88,6 +95,20 @@ export const secrets = (values: Readonly<Record<string, Redacted.Redacted<string
     else list.push(entry)
   }
   return {
+    pending: (text) => {
+      // The longest end of `text` that is a proper prefix of a value (values are longest first).
+      let longest = 0
+      const last = text.charCodeAt(text.length - 1)
+      for (const { value } of entries) {
+        for (let k = Math.min(value.length - 1, text.length); k > longest; k--) {
+          if (value.charCodeAt(k - 1) === last && text.endsWith(value.slice(0, k))) {
+            longest = k
+            break
+          }
+        }
+      }
+      return longest
+    },
     redact: (text) => {
       // Jump between candidate positions with indexOf on each value, always taking the leftmost.
       let out = ""
@@ -195,5 +216,98 @@ export const compose = (...redactors: ReadonlyArray<Service>): Service => {
   const active = redactors.filter((r) => r !== none)
   if (active.length === 0) return none
   if (active.length === 1) return active[0]!
-  return { redact: (text) => active.reduce((acc, r) => r.redact(acc), text) }
+  const holding = active.flatMap((r) => (r.pending === undefined ? [] : [r.pending]))
+  return {
+    redact: (text) => active.reduce((acc, r) => r.redact(acc), text),
+    ...(holding.length === 0 ? {} : { pending: (text: string) => Math.max(...holding.map((pending) => pending(text))) })
+  }
+}
+
+/**
+ * Redacts a text that arrives in chunks (a model's streamed reply): `next` gives what of the text
+ * so far can be shown, redacted, holding back an end that could begin a value (`pending`), so a
+ * value split across chunks is replaced whole; `end` gives what was held back.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const chunks = (redactor: Service): { readonly next: (chunk: string) => string; readonly end: () => string } => {
+  let held = ""
+  return {
+    next: (chunk) => {
+      const text = redactor.redact(held + chunk)
+      const keep = redactor.pending?.(text) ?? 0
+      held = text.slice(text.length - keep)
+      return text.slice(0, text.length - keep)
+    },
+    end: () => {
+      const rest = held
+      held = ""
+      return rest
+    }
+  }
+}
+
+/**
+ * Redacts every string inside a value that is about to leave the runtime: a JSON value (the `data`
+ * of a structured result, assigns), keys included, or an error with its fields, reason and cause
+ * (a copy with the same class, so `_tag`, `instanceof` and a `message` computed from the fields
+ * still hold). `Redacted` values, and objects of other classes, are kept as they are. The value
+ * is returned as it is when `redact` is the identity of a session without secrets.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const redactValue = <A>(redact: (text: string) => string, value: A): A =>
+  redact === none.redact ? value : deep(redact, value, 0) as A
+
+/**
+ * A cause with its failures and defects redacted (`redactValue`), its interruptions kept: what a
+ * span, a log line or a caller receives when an effect that saw secrets fails.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const redactCause = <E>(redact: (text: string) => string, cause: Cause.Cause<E>): Cause.Cause<E> =>
+  redact === none.redact ? cause : Cause.fromReasons(cause.reasons.map((reason): Cause.Reason<E> =>
+    Cause.isFailReason(reason)
+      ? Cause.makeFailReason(redactValue(redact, reason.error))
+      : Cause.isDieReason(reason)
+      ? Cause.makeDieReason(redactValue(redact, reason.defect))
+      : reason
+  ))
+
+/**
+ * Deeper than any error chain or JSON a tool returns: what is below is replaced by
+ * `TOO_DEEP`, never kept raw (a cycle ends here too).
+ */
+const MAX_DEPTH = 64
+
+/** What stands for a part of a value nested deeper than `MAX_DEPTH` levels. */
+export const TOO_DEEP = "[REDACTED:TOO_DEEP]"
+
+const deep = (redact: (text: string) => string, value: unknown, depth: number): unknown => {
+  if (typeof value === "string") return redact(value)
+  if (typeof value !== "object" || value === null || Redacted.isRedacted(value)) return value
+  if (depth >= MAX_DEPTH) return TOO_DEEP
+  if (Array.isArray(value)) return value.map((item) => deep(redact, item, depth + 1))
+  const proto = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) {
+    const out: Record<string, unknown> = proto === null ? Object.create(null) : {}
+    // Defined, not assigned: a key named `__proto__` stays a key (assigned, it would set the prototype).
+    for (const [key, item] of Object.entries(value)) {
+      Object.defineProperty(out, redact(key), { value: deep(redact, item, depth + 1), enumerable: true, writable: true, configurable: true })
+    }
+    return out
+  }
+  if (!(value instanceof Error) && !Predicate.hasProperty(value, "_tag")) return value
+  // An error (or a tagged reason): the same class, each own field redacted (`message` and `stack`
+  // of a plain Error are own fields; a tagged error computes its message from the others).
+  const copy = Object.create(proto)
+  for (const key of Reflect.ownKeys(value)) {
+    const descriptor = Object.getOwnPropertyDescriptor(value, key)!
+    if ("value" in descriptor) descriptor.value = deep(redact, descriptor.value, depth + 1)
+    Object.defineProperty(copy, key, descriptor)
+  }
+  return copy
 }

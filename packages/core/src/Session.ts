@@ -282,7 +282,8 @@ const make = <R, RIn>(
         const program = Option.isSome(provided) ? provided.value : Redactor.none
         // The model's credentials (its API key) are secrets too: a gateway can echo one back.
         const known = model.secrets === undefined ? secrets : { ...model.secrets, ...secrets }
-        const redactor = Redactor.compose(Redactor.secrets(known), program)
+        const exact = Redactor.secrets(known)
+        const redactor = Redactor.compose(exact, program)
         const actor: Actor<R> = {
           id,
           agent,
@@ -295,6 +296,7 @@ const make = <R, RIn>(
           pending: undefined,
           secrets,
           redact: redactor.redact,
+          streamed: exact,
           sandbox,
           toolContext: undefined,
           audited: audited(agent, secrets),
@@ -330,10 +332,13 @@ const make = <R, RIn>(
             secrets,
             redact: redactor.redact,
             emit: (event) => emit(actor, event)
-          }).pipe(Scope.provide(scope))
+          }).pipe(Scope.provide(scope), Effect.mapError((error) => Redactor.redactValue(redactor.redact, error)))
           // The servers' own credentials (bearer tokens, values given to their env) join the secrets.
           const credentials = actor.sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
-          if (credentials.length > 0) actor.redact = Redactor.compose(Redactor.secrets(Object.assign({}, ...credentials, known)), program).redact
+          if (credentials.length > 0) {
+            actor.streamed = Redactor.secrets(Object.assign({}, ...credentials, known))
+            actor.redact = Redactor.compose(actor.streamed, program).redact
+          }
           actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
           yield* Scope.addFinalizer(scope, Effect.sync(() => {
             actor.closing = true
@@ -392,7 +397,11 @@ class Handle<R> implements Session {
   }
   get compact() {
     const actor = this.#actor
-    return Effect.suspend(() => (actor.running === undefined ? Compaction.compact(actor, Compaction.betweenRuns(actor)) : Effect.void))
+    return Effect.suspend(() =>
+      actor.running === undefined
+        ? Effect.mapError(Compaction.compact(actor, Compaction.betweenRuns(actor)), (error) => Redactor.redactValue(actor.redact, error))
+        : Effect.void
+    )
   }
   get abort() {
     const actor = this.#actor

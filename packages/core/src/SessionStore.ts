@@ -7,7 +7,8 @@
  * snapshot's messages are new since the session's previous save (`appended`), and a store may
  * append those instead of rewriting the whole history (the disk and SQLite stores do; see
  * docs/decisions/0032). A store must never make a snapshot half-saved visible: a load sees a save
- * whole or not at all.
+ * whole or not at all; and it must not overwrite what another process saved since it last loaded
+ * or saved the session (docs/decisions/0041).
  *
  * `layerMemory` keeps snapshots in the layer's memory (tests, one process); `DiskSessionStore`
  * (one file per session) and `SqliteSessionStore` (Node's built-in `node:sqlite`) are the durable
@@ -33,7 +34,10 @@ export interface SaveOptions {
 export interface Service {
   /** The session's snapshot, migrated to the current version; `None` when the store has none. */
   readonly load: (sessionId: string) => Effect.Effect<Option.Option<Snapshot>, SessionStoreError>
-  /** Replaces the session's snapshot, whole or not at all. */
+  /**
+   * Replaces the session's snapshot, whole or not at all. A durable store fails with `Conflict`,
+   * writing nothing, when another writer saved the session since this store last loaded or saved it.
+   */
   readonly save: (snapshot: Snapshot, options?: SaveOptions) => Effect.Effect<void, SessionStoreError>
   /** Forgets the session; clearing one the store does not hold succeeds. */
   readonly clear: (sessionId: string) => Effect.Effect<void, SessionStoreError>

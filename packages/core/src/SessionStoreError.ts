@@ -1,9 +1,10 @@
 /**
  * SessionStoreError — the one error of the SessionStore seam and its reasons: a snapshot that is
  * not one (`Corrupt`), one written by a newer Condukt (`UnsupportedVersion`), a session id a store
- * refuses to turn into a file name (`InvalidSessionId`), and a store that cannot be reached or
- * written (`Unavailable`: a read-only directory, a full disk, a locked database). Each names where:
- * the file, or the table and row. `SessionStore` re-exports them all.
+ * refuses to turn into a file name (`InvalidSessionId`), a store that cannot be reached or
+ * written (`Unavailable`: a read-only directory, a full disk, a locked database), and a save that
+ * another writer got to first (`Conflict`). Each names where: the file, or the table and row.
+ * `SessionStore` re-exports them all.
  */
 import { Schema } from "effect"
 
@@ -63,8 +64,22 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
   }
 }
 
+/**
+ * Another writer (another process, or another store on the same file) saved the session since this
+ * store last loaded or saved it: saving would drop that writer's turns, so nothing is written.
+ * Resuming the session again (a new start) reads what the other writer saved.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", { description: Schema.String }) {
+  override get message() {
+    return `another writer saved this session since it was last loaded or saved here (${this.description}); nothing was overwritten, start the session again to resume from what it saved`
+  }
+}
+
 /** @since 0.1.0 @category errors */
-export const Reason = Schema.Union([Corrupt, UnsupportedVersion, InvalidSessionId, Unavailable])
+export const Reason = Schema.Union([Corrupt, UnsupportedVersion, InvalidSessionId, Unavailable, Conflict])
 export type Reason = typeof Reason.Type
 
 /**

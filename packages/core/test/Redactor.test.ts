@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Redacted } from "effect"
+import { Cause, Duration, Redacted } from "effect"
+import * as Model from "../src/Model.ts"
 import * as Redactor from "../src/Redactor.ts"
 
 const secrets = (values: Record<string, string>) =>
@@ -76,5 +77,70 @@ describe("Redactor", () => {
     const r = Redactor.compose(secrets({ MAIL: "ada@example.com" }), Redactor.regex())
     assert.strictEqual(r.redact("to ada@example.com and bob@example.org"), "to [REDACTED:MAIL] and [REDACTED:EMAIL]")
     assert.strictEqual(Redactor.compose(Redactor.none, Redactor.none), Redactor.none)
+  })
+
+  it("redactValue redacts every string of a JSON value, keys included, and keeps the rest", () => {
+    const r = secrets({ TOKEN: "s3cr3t-value" }).redact
+    const kept = Redacted.make("s3cr3t-value")
+    assert.deepStrictEqual<unknown>(
+      Redactor.redactValue(r, { "s3cr3t-value": 1, list: ["x s3cr3t-value", 2, null, true], kept }),
+      { "[REDACTED:TOKEN]": 1, list: ["x [REDACTED:TOKEN]", 2, null, true], kept }
+    )
+    const value = { a: "s3cr3t-value" }
+    assert.strictEqual(Redactor.redactValue(Redactor.none.redact, value), value)
+  })
+
+  it("redactValue copies an error with its class, its reason and its computed message redacted", () => {
+    const r = secrets({ KEY: "sk-echoed-1234" }).redact
+    const error = new Model.ModelError({
+      model: "acme:m",
+      reason: new Model.RateLimited({ provider: "acme", status: 429, description: "slow down, sk-echoed-1234", retryAfter: Duration.seconds(2) })
+    })
+    const redacted = Redactor.redactValue(r, error)
+    assert.instanceOf(redacted, Model.ModelError)
+    assert.instanceOf(redacted.reason, Model.RateLimited)
+    assert.strictEqual(redacted.message, "acme: rate limited (HTTP 429): slow down, [REDACTED:KEY]; retry after 2s")
+    assert.isTrue(redacted.isRetryable)
+    const plain = Redactor.redactValue(r, new Error("refused sk-echoed-1234"))
+    assert.strictEqual(plain.message, "refused [REDACTED:KEY]")
+    assert.notInclude(plain.stack ?? "", "sk-echoed-1234")
+  })
+
+  it("redactCause redacts failures and defects, and keeps interruptions", () => {
+    const r = secrets({ KEY: "sk-echoed-1234" }).redact
+    const cause = Cause.fromReasons<Error>([
+      Cause.makeFailReason(new Error("fail sk-echoed-1234")),
+      Cause.makeDieReason(new Error("die sk-echoed-1234")),
+      Cause.makeInterruptReason(7)
+    ])
+    const pretty = Cause.pretty(Redactor.redactCause(r, cause))
+    assert.include(pretty, "fail [REDACTED:KEY]")
+    assert.include(pretty, "die [REDACTED:KEY]")
+    assert.notInclude(pretty, "sk-echoed-1234")
+    assert.isTrue(Cause.hasInterrupts(Redactor.redactCause(r, cause)))
+  })
+
+  it("chunks replaces a value split across chunks whole, holding back only what could begin one", () => {
+    const stream = Redactor.chunks(secrets({ KEY: "sk-echoed-1234" }))
+    const shown = ["key: sk-", "ech", "oed-12", "34, sk-x", " done sk-e"].map(stream.next)
+    assert.deepStrictEqual(shown, ["key: ", "", "", "[REDACTED:KEY], sk-x", " done "])
+    assert.strictEqual(stream.end(), "sk-e")
+    assert.strictEqual(stream.end(), "")
+    assert.strictEqual(secrets({ KEY: "sk-echoed-1234" }).pending?.("plain text"), 0)
+    assert.isUndefined(Redactor.regex().pending)
+  })
+
+  it("redactValue keeps a key named __proto__ as a key, and marks what is nested too deep instead of dropping it", () => {
+    const r = secrets({ TOKEN: "s3cr3t-value" }).redact
+    const hostile = JSON.parse(`{"__proto__":{"polluted":"s3cr3t-value"}}`)
+    const redacted = Redactor.redactValue(r, hostile) as Record<string, unknown>
+    assert.deepStrictEqual(Object.keys(redacted), ["__proto__"])
+    assert.strictEqual(Object.getPrototypeOf(redacted), Object.prototype)
+    assert.strictEqual(JSON.stringify(redacted), `{"__proto__":{"polluted":"[REDACTED:TOKEN]"}}`)
+    let nested: unknown = "s3cr3t-value"
+    for (let i = 0; i < 100; i++) nested = [nested]
+    const text = JSON.stringify(Redactor.redactValue(r, nested))
+    assert.include(text, Redactor.TOO_DEEP)
+    assert.notInclude(text, "s3cr3t-value")
   })
 })

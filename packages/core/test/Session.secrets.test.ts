@@ -2,20 +2,23 @@
  * Secrets in a running session: values reach the processes, never the model. Real Bash on a
  * LocalSandbox, a scripted model recording every request.
  */
-import { TestModel } from "@condukt/testing"
+import { Spans, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Deferred, Effect, Layer, Redacted, Stream } from "effect"
+import { Cause, ConfigProvider, Deferred, Effect, Formatter, Layer, Logger, Redacted, Schema, Stream, Tracer } from "effect"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Agent from "../src/Agent.ts"
 import * as Condukt from "../src/Condukt.ts"
+import * as Model from "../src/Model.ts"
 import * as Redactor from "../src/Redactor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as LocalSandbox from "../src/sandbox/Local.ts"
 import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import type * as SessionEvent from "../src/SessionEvent.ts"
+import * as Tool from "../src/Tool.ts"
+import type * as ToolSource from "../src/ToolSource.ts"
 import * as Tools from "../src/Tools.ts"
 
 const TOKEN = "tok-4f9a2c81e7"
@@ -127,4 +130,116 @@ describe("Session secrets", () => {
       assert.strictEqual(error.message, "Secret GH could not be resolved: environment variable GITHUB_TOKEN_THAT_IS_NOT_SET is not set")
       assert.strictEqual(built, 0)
     }).pipe(Effect.provide(Layer.merge(TestModel.layer([]), ConfigProvider.layer(ConfigProvider.fromUnknown({}))))))
+
+  describe("what leaves the runtime", () => {
+    /**
+     * Runs `effect` under a recording tracer and logger: what it returned, and every text the
+     * spans and log lines hold.
+     */
+    const observed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+      Effect.gen(function*() {
+        const recorder = yield* Spans.make
+        const logs: Array<string> = []
+        const logger = Logger.make((options) => {
+          logs.push(`${Formatter.format(options.message)} ${Cause.pretty(options.cause)}`)
+        })
+        const value = yield* effect.pipe(Effect.provideService(Tracer.Tracer, recorder.tracer), Effect.provide(Logger.layer([logger])))
+        return { value, traced: `${Spans.text(recorder)}\n${logs.join("\n")}` }
+      })
+
+    const runOnce = (session: Session.Session) =>
+      Effect.gen(function*() {
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const error = yield* Effect.flip(session.run("again"))
+        return { events, error, history: yield* session.history }
+      })
+
+    const KEY = "sk-gateway-echo-8c41d2"
+
+    it.live("a key the model's gateway echoes in its error reaches no event, run error, span or log line", () =>
+      Effect.gen(function*() {
+        // The key is the model's own (`Model.secrets`), not a secret the session declared.
+        const model: Model.Service = {
+          name: "acme:m",
+          secrets: { ACME_API_KEY: Redacted.make(KEY) },
+          stream: () =>
+            Stream.fail(new Model.ModelError({
+              model: "acme:m",
+              reason: new Model.Unauthorized({ provider: "acme", status: 401, description: `invalid key ${KEY}` })
+            }))
+        }
+        const { traced, value } = yield* observed(Effect.gen(function*() {
+          const session = yield* Session.start(Agent.make({ name: "a", model: "acme:m" }), { sandbox: Sandbox.layerNoop() })
+          return yield* runOnce(session)
+        }).pipe(Effect.scoped, Effect.provideService(Model.Model, model)))
+        assert.strictEqual(value.error.message, "acme: the API key was refused (HTTP 401): invalid key [REDACTED:ACME_API_KEY]")
+        assert.strictEqual(value.error._tag, "ModelError")
+        const error = value.events.find((e) => e._tag === "Error")
+        assert.strictEqual(error?._tag === "Error" ? error.message : undefined, value.error.message)
+        assert.include(traced, "Session.run")
+        assert.include(traced, "[REDACTED:ACME_API_KEY]")
+        assert.notInclude(JSON.stringify(value) + traced, KEY)
+      }))
+
+    it.live("a tool that dies with a secret in its defect: the model's copy and the log line hold only its name", () =>
+      Effect.gen(function*() {
+        const Dies = Tool.make("dies", {
+          description: "dies",
+          parameters: Schema.Struct({}),
+          call: (_, { secrets }) => Effect.die(new Error(`cannot reach db with ${Redacted.value(secrets.DB_PASSWORD!)}`))
+        })
+        const agent = Agent.make({ name: "a", model: "test:x", tools: [Dies], secrets: { DB_PASSWORD: Secret.static(TOKEN) } })
+        const { traced, value } = yield* observed(Effect.gen(function*() {
+          const session = yield* Session.start(agent, { sandbox: Sandbox.layerNoop() })
+          yield* session.run("go")
+          return yield* session.history
+        }).pipe(Effect.scoped))
+        const result = value.find((m) => m._tag === "ToolResultMessage")
+        assert.strictEqual(result?.content, "Tool dies crashed: cannot reach db with [REDACTED:DB_PASSWORD]")
+        assert.include(traced, "Tool dies crashed")
+        assert.include(traced, "Error: cannot reach db with [REDACTED:DB_PASSWORD]")
+        assert.notInclude(traced, TOKEN)
+      }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("dies", {}), TestModel.text("ok")]))))
+
+    it.live("an MCP server's own credential is redacted from its events and its tools' results", () =>
+      Effect.gen(function*() {
+        // A source that resolved a credential for itself and says so (`Running.secrets`), then
+        // repeats it: in why it went down, and in what its tool returns.
+        const source: ToolSource.ToolSource = {
+          _tag: "ToolSource",
+          name: "srv",
+          start: (context) =>
+            Effect.succeed({
+              secrets: { SRV_TOKEN: Redacted.make(KEY) },
+              tools: Effect.as(
+                context.emit({ _tag: "McpServerDown", server: "srv", reason: `401 for Bearer ${KEY}` }),
+                [Tool.make("srv.echo", { description: "echo", parameters: Schema.Struct({}), call: () => Effect.succeed(`token=${KEY}`) })]
+              )
+            })
+        }
+        const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", mcpServers: [source] }), { sandbox: Sandbox.layerNoop() })
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const down = events.find((e) => e._tag === "McpServerDown")
+        assert.strictEqual(down?._tag === "McpServerDown" ? down.reason : undefined, "401 for Bearer [REDACTED:SRV_TOKEN]")
+        const result = events.find((e) => e._tag === "ToolResult")
+        assert.strictEqual(result?._tag === "ToolResult" ? result.content : undefined, "token=[REDACTED:SRV_TOKEN]")
+        assert.notInclude(JSON.stringify(events), KEY)
+      }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.toolCall("srv.echo", {}), TestModel.text("ok")]))))
+
+    it.live("a secret in the model's streamed reply is redacted in every delta, the reply and the history, split or not", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ name: "a", model: "test:x", secrets: { API_TOKEN: Secret.static(TOKEN) } })
+        const session = yield* Session.start(agent, { sandbox: Sandbox.layerNoop() })
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const deltas = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+        assert.strictEqual(deltas.join(""), `the gateway says ${"[REDACTED:API_TOKEN]"} and tok-4f again`)
+        // No delta shows a piece of the value: the start of one waits for the rest.
+        assert.isTrue(deltas.every((delta) => !delta.includes("tok-4f9")))
+        const history = yield* session.history
+        assert.deepStrictEqual(history.at(-1), {
+          _tag: "AssistantMessage",
+          parts: [{ _tag: "Text", text: "the gateway says [REDACTED:API_TOKEN] and tok-4f again" }]
+        })
+      }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text(`the gateway says ${TOKEN} and tok-4f again`, { chunkSize: 3 })]))))
+  })
 })

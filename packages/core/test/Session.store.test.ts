@@ -1,17 +1,24 @@
 import { TestModel } from "@condukt/testing"
+import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Option, Queue, Schema, Stream } from "effect"
+import { Effect, Layer, Logger, Option, Queue, Schema, Stream } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
 import * as Compactor from "../src/Compactor.ts"
 import * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
+import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
+import * as DiskSessionStore from "../src/sessionStore/Disk.ts"
+import * as SqliteSessionStore from "../src/sessionStore/Sqlite.ts"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
+import { tempDir } from "./sessionStore/conformance.ts"
 
 const Echo = Tool.make("echo", {
   description: "Echoes",
@@ -56,7 +63,136 @@ const probed = (probe: Queue.Queue<string>) =>
     mcpServers: [startProbe(probe)]
   })
 
+const TOKEN = "tok-4f9a2c81e7"
+
+/** A tool that keeps its note, and the session's token, in the assigns (the token as a key too). */
+const Remember = Tool.make("remember", {
+  description: "Remembers a note",
+  parameters: Schema.Struct({ note: Schema.String }),
+  call: ({ note }) => Effect.succeed(Tool.assign("kept", { [TOKEN]: { notes: [note] }, token: TOKEN }))
+})
+
+const keeper = Agent.make({
+  name: "keeper",
+  model: "test:x",
+  system: "Keep notes.",
+  tools: [Remember],
+  secrets: { API_TOKEN: Secret.static(TOKEN) }
+})
+
+/** The files under `dir` whose bytes hold `needle`. */
+const filesHolding = (dir: string, needle: string) =>
+  fs.readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => fs.statSync(path.join(dir, name)).isFile() && fs.readFileSync(path.join(dir, name)).includes(needle))
+
+/** One run of `keeper` on `store`: the model echoes the token in its call and its reply. */
+const keepSecret = (store: SessionStore.Service, dir: string) =>
+  Effect.gen(function*() {
+    const session = yield* Session.start(keeper, { id: "s1", store, sandbox: noSandbox })
+    yield* session.run(`keep ${TOKEN}`)
+    // The session keeps its own values; the store holds none of them.
+    assert.deepStrictEqual(yield* session.assigns, { [TOKEN]: { notes: [`the token is ${TOKEN}`] }, token: TOKEN })
+    const stored = Option.getOrThrow(yield* store.load("s1"))
+    assert.deepStrictEqual(stored.assigns, { "[REDACTED:API_TOKEN]": { notes: ["the token is [REDACTED:API_TOKEN]"] }, token: "[REDACTED:API_TOKEN]" })
+    assert.deepStrictEqual(stored.messages, [
+      Message.user("keep [REDACTED:API_TOKEN]"),
+      Message.assistant([Message.toolCallPart({ id: "c1", name: "remember", input: { note: "the token is [REDACTED:API_TOKEN]" } })]),
+      Message.toolResult({ callId: "c1", name: "remember", content: "kept", isError: false }),
+      Message.assistant([Message.textPart("noted [REDACTED:API_TOKEN]")])
+    ])
+    assert.deepStrictEqual(filesHolding(dir, TOKEN), [])
+  }).pipe(Effect.provide(TestModel.layer([
+    TestModel.toolCall("remember", { note: `the token is ${TOKEN}` }, "c1"),
+    TestModel.text(`noted ${TOKEN}`)
+  ])))
+
+/** A logger keeping each message's text, and its layer. */
+const capturedLogs = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    lines.push(`${logLevel}: ${(Array.isArray(message) ? message : [message]).join(" ")}`)
+  })
+  return { lines, layer: Logger.layer([logger]) }
+}
+
 describe("Session with a store", () => {
+  it.live("a save another writer got to first is logged as a warning naming it; the session goes on, the other writer's turns stay", () => {
+    const logs = capturedLogs()
+    return Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "sessions.db")
+      const store = yield* SqliteSessionStore.make({ file })
+      const session = yield* Session.start(agent, { id: "s1", store, sandbox: noSandbox })
+      yield* session.run("one")
+      // Another process resumes s1 and saves a turn of its own.
+      const other = yield* SqliteSessionStore.make({ file })
+      const theirs = Option.getOrThrow(yield* other.load("s1"))
+      const extended = { ...theirs, messages: [...theirs.messages, Message.user("theirs")] }
+      yield* other.save(extended, { appended: 1 })
+      assert.strictEqual((yield* session.run("two")).text, "done 2")
+      const conflict =
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 3, 2 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+      assert.deepStrictEqual(logs.lines, [conflict, conflict])
+      assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(extended))
+    })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
+  })
+
+  it.live("assigns JSON cannot hold (a cycle) are not saved: a one-line warning naming the row, and the session goes on", () => {
+    const logs = capturedLogs()
+    const cycle: Record<string, unknown> = {}
+    cycle["self"] = cycle
+    const Loop = Tool.make("loop", {
+      description: "Keeps a cycle",
+      parameters: Schema.Struct({}),
+      call: () => Effect.succeed(Tool.assign("kept", { cycle }))
+    })
+    return Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "sessions.db")
+      const store = yield* SqliteSessionStore.make({ file })
+      const looping = Agent.make({ name: "looping", model: "test:x", tools: [Loop] })
+      const session = yield* Session.start(looping, { id: "s1", store, sandbox: noSandbox })
+      assert.strictEqual((yield* session.run("go")).text, "done")
+      const refused =
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle)`
+      assert.deepStrictEqual(logs.lines, [refused, refused])
+      assert.isTrue(Option.isNone(yield* store.load("s1")))
+    })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
+  })
+
+  it.effect("a store whose failure echoes a secret (a remote store quoting its credential) is logged with the secret redacted", () => {
+    const logs = capturedLogs()
+    const echoing: SessionStore.Service = {
+      ...SessionStore.makeMemory(),
+      save: (snapshot) =>
+        Effect.fail(
+          new SessionStore.SessionStoreError({
+            method: "save",
+            sessionId: snapshot.id,
+            location: "postgres://db/sessions",
+            reason: new SessionStore.Unavailable({ description: `password authentication failed for "${TOKEN}"` })
+          })
+        )
+    }
+    return Effect.gen(function*() {
+      const session = yield* Session.start(keeper, { id: "s1", store: echoing, sandbox: noSandbox })
+      assert.strictEqual((yield* session.run("go")).text, "done")
+      assert.deepStrictEqual(logs.lines, [
+        "Warn: Session s1: not saved: SessionStore.save: session s1 at postgres://db/sessions: password authentication failed for \"[REDACTED:API_TOKEN]\""
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("done")]), logs.layer)))
+  })
+
+  it.live("assigns holding a secret, and the model echoing it, reach the disk store redacted: no file holds the value", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* keepSecret(yield* DiskSessionStore.make({ dir }), dir)
+    })).pipe(Effect.provide(NodeServices.layer)))
+
+  it.live("assigns holding a secret, and the model echoing it, reach the SQLite store redacted: no byte of the database holds the value", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* keepSecret(yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") }), dir)
+    })))
+
   it.effect("saves after each completed turn, appending, and never a call without its results", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording

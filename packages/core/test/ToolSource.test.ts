@@ -100,4 +100,16 @@ describe("ToolSource", () => {
       const lastDown = mcp.at(-2)
       assert.strictEqual(lastDown?._tag === "McpServerDown" ? lastDown.reason : undefined, "flap 198")
     }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("ok")])), Effect.provide(Condukt.layer)))
+
+  it.live("two servers offering one tool name fail the start naming both servers", () =>
+    Effect.gen(function*() {
+      const closed = yield* Deferred.make<void>()
+      const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([named("search", "x")])
+      const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("web", tools, closed), source("docs", tools, closed)] })
+      const error = yield* Effect.flip(Effect.scoped(Session.start(agent)))
+      assert.strictEqual(
+        error.message,
+        "Two tools are named search (by MCP server web and MCP server docs): tool names must be unique (rename one, or give a prefix)"
+      )
+    }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 })

@@ -50,4 +50,21 @@ describe("Spans", () => {
       yield* Effect.void.pipe(Effect.withSpan("nobody's"))
       assert.deepStrictEqual([recorder.spans.map((span) => span.name), other.spans.map((span) => span.name)], [["mine"], ["theirs"]])
     }))
+
+  it.effect("text holds every name, attribute, event and failure the spans recorded", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Spans.make
+      yield* Effect.exit(Effect.fail(new Error("refused: key-123")).pipe(
+        Effect.withSpan("Model.stream", { attributes: { provider: "anthropic" } }),
+        Effect.provideService(Tracer.Tracer, recorder.tracer)
+      ))
+      yield* Effect.void.pipe(
+        Effect.tap(() => Effect.currentSpan.pipe(Effect.map((span) => span.event("retry", 1n, { attempt: 2 })))),
+        Effect.withSpan("Session.run"),
+        Effect.provideService(Tracer.Tracer, recorder.tracer)
+      )
+      const [stream, run] = Spans.text(recorder).split("\n").filter((line) => !line.startsWith("    at "))
+      assert.strictEqual(stream, `Model.stream provider="anthropic"  Error: refused: key-123`)
+      assert.strictEqual(run, `Session.run  retry {"attempt":2} `)
+    }))
 })

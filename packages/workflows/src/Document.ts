@@ -66,6 +66,8 @@ export const CmdStep = Schema.Struct({
   argv: Schema.Array(Schema.String),
   cwd: Schema.optionalKey(Schema.String),
   env: Schema.optionalKey(StringMap),
+  /** Bytes of output the step accepts (default `Cmd.DEFAULT_MAX_OUTPUT_BYTES`); past it the step fails. */
+  max_output_bytes: Schema.optionalKey(Schema.Int),
   ...common
 })
 
@@ -88,6 +90,10 @@ export const HttpStep = Schema.Struct({
   headers: Schema.optionalKey(StringMap),
   body: Schema.optionalKey(Json),
   expect_status: Schema.optionalKey(Schema.Union([Schema.Int, Schema.Array(Schema.Int)])),
+  /** Seconds for the whole exchange, body included (default `Http.DEFAULT_TIMEOUT_SECONDS`). */
+  timeout: Schema.optionalKey(Schema.Number),
+  /** Bytes of body the step accepts (default `Http.DEFAULT_MAX_BODY_BYTES`); past it the step fails. */
+  max_body_bytes: Schema.optionalKey(Schema.Int),
   ...common
 })
 

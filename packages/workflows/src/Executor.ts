@@ -13,10 +13,10 @@ import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
-import type * as Expression from "./Expression.ts"
+import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
-import { McpServers } from "./McpServers.ts"
+import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
 import * as Cmd from "./steps/Cmd.ts"
 import * as Http from "./steps/Http.ts"
@@ -65,20 +65,48 @@ type Scope = Readonly<Record<string, Expression.Value>>
 
 const BUILT_INS: ReadonlyArray<Tool.Tool> = Tools.coding
 
-const buildSandbox = (document: Document.Document, options: Options) => {
+/** Every step of a document, the inner steps of maps included. */
+const allSteps = (steps: ReadonlyArray<Document.Step>): ReadonlyArray<Document.Step> =>
+  steps.flatMap((step) => (step.kind === "map" ? [step, ...allSteps([step.do])] : [step]))
+
+/** What the run's sandbox collects per command: the largest `max_output_bytes` of its cmd steps. */
+const sandboxOutputBytes = (document: Document.Document) =>
+  Math.max(Cmd.DEFAULT_MAX_OUTPUT_BYTES, ...allSteps(Object.values(document.steps)).filter((step) => step.kind === "cmd").map(Cmd.maxOutputBytes))
+
+const buildSandbox = (document: Document.Document, options: Options, maxOutputBytes: number | undefined) => {
   const choice = options.sandbox ?? document.runtime?.sandbox ?? "local"
   const cwd = options.cwd ?? document.runtime?.cwd
   const layer = typeof choice !== "string"
     ? choice
     : choice === "virtual"
-    ? VirtualSandbox.layer({ cwd })
-    : LocalSandbox.layer({ cwd })
+    ? VirtualSandbox.layer({ cwd, limits: { maxOutputBytes } })
+    : LocalSandbox.layer({ cwd, maxOutputBytes })
   return Effect.map(
     Effect.mapError(Layer.build(layer), (error) =>
       new WorkflowFailed({ reason: "CmdFailed", step: "", detail: `the sandbox could not start: ${error.message}`, cause: error })),
     (context) => Context.get(context, Sandbox.Sandbox)
   )
 }
+
+/**
+ * Every check a run makes before its first step that needs neither inputs nor processes: the
+ * graph (unknown dependencies, cycles), the input declarations and their defaults, the MCP server
+ * declarations. `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
+ * fails a run only for its inputs, its sandbox or its servers' answers.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, WorkflowFailed> =>
+  Effect.gen(function*() {
+    const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+    yield* Inputs.checkDeclarations(document.inputs ?? {})
+    yield* Effect.mapError(
+      validateServers(document.mcp_servers ?? {}),
+      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", detail: error.message, cause: error })
+    )
+    return graph
+  })
 
 /**
  * Runs a document.
@@ -95,9 +123,11 @@ export const run: (
 ) {
   const emit = options.onEvent ?? (() => Effect.void)
   const started = yield* Clock.currentTimeMillis
+  const graph = yield* plan(document)
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
-  const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
-  const sandbox = yield* buildSandbox(document, options)
+  // A sandbox the run builds collects what its largest cmd step accepts; a caller's has its own cap.
+  const collects = typeof options.sandbox === "object" ? undefined : sandboxOutputBytes(document)
+  const sandbox = yield* buildSandbox(document, options, collects)
   const servers = document.mcp_servers ?? {}
   const mcpTools = Object.keys(servers).length === 0
     ? []
@@ -109,7 +139,14 @@ export const run: (
   for (const tool of [...BUILT_INS, ...mcpTools, ...(options.tools ?? [])]) tools.set(tool.name, tool)
   const toolExecutor = Result.getOrThrow(ToolExecutor.make([...tools.values()]))
   const runtimeModel = typeof document.runtime?.model === "string" ? document.runtime.model : undefined
-  const context: StepContext = { workflow: document.name, sandbox, tools, toolExecutor, model: options.model ?? runtimeModel }
+  const context: StepContext = {
+    workflow: document.name,
+    sandbox,
+    tools,
+    toolExecutor,
+    model: options.model ?? runtimeModel,
+    maxOutputBytes: collects
+  }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))
   const templates = new Map<string, Template.Template>()
@@ -142,7 +179,7 @@ export const run: (
         (value) =>
           typeof value === "boolean"
             ? Effect.succeed(value)
-            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${JSON.stringify(value)}` }))
+            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${Expression.show(value)}` }))
       )
 
   /** One leaf step under a permit, reported as it starts and ends. */
@@ -183,7 +220,7 @@ export const run: (
       if (step.kind !== "map") return { skipped: false, value: yield* leaf(id, step, scope) }
       const over = yield* interpolate(id, step.over, scope)
       if (!Array.isArray(over)) {
-        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${JSON.stringify(over)}` })
+        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${Expression.show(over)}` })
       }
       const start = yield* now
       yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))

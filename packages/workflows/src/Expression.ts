@@ -53,7 +53,8 @@ export const Reasons = [
   "IncompatibleCompare",
   "NotANumber",
   "CsvRequiresList",
-  "UnknownFormatter"
+  "UnknownFormatter",
+  "TooDeep"
 ] as const
 
 /** @since 0.1.0 @category errors */
@@ -75,7 +76,8 @@ const explain: Record<Reason, string> = {
   IncompatibleCompare: "cannot order these values (only number with number, string with string)",
   NotANumber: "unary - needs a number",
   CsvRequiresList: ":csv needs a list",
-  UnknownFormatter: "unknown formatter (use :json or :csv)"
+  UnknownFormatter: "unknown formatter (use :json or :csv)",
+  TooDeep: "the expression nests too deeply"
 }
 
 /**
@@ -92,7 +94,11 @@ export class ExpressionError extends Schema.TaggedError<ExpressionError>()("Expr
   source: Schema.String
 }) {
   override get message() {
-    return `${explain[this.reason]}${this.detail === "" ? "" : `: ${this.detail}`} in ${JSON.stringify(this.source)}`
+    // A long source is quoted by its start: the error stays one readable line.
+    const quoted = this.source.length <= 200
+      ? JSON.stringify(this.source)
+      : `${JSON.stringify(this.source.slice(0, 80))}… (${this.source.length} characters)`
+    return `${explain[this.reason]}${this.detail === "" ? "" : `: ${this.detail}`} in ${quoted}`
   }
 }
 
@@ -177,6 +183,15 @@ export const scan = (
 const COMPARISONS: ReadonlyArray<string> = ["==", "!=", "<", "<=", ">", ">="]
 
 /**
+ * How deep parentheses, indexes and unary operators may nest: far beyond any real expression,
+ * far below the stack the recursive parser and evaluator would overflow.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_DEPTH = 256
+
+/**
  * Parses tokens into a node; an optional trailing `:name` is returned as the formatter.
  *
  * @since 0.1.0
@@ -187,6 +202,7 @@ export const parseTokens = (
   source: string
 ): Result.Result<{ readonly node: Node; readonly formatter: string | undefined }, ExpressionError> => {
   let at = 0
+  let depth = 0
   class Stop {
     readonly error: ExpressionError
     constructor(error: ExpressionError) {
@@ -195,6 +211,13 @@ export const parseTokens = (
   }
   const fail = (reason: Reason, detail: string): never => {
     throw new Stop(new ExpressionError({ reason, detail, source }))
+  }
+  /** Parses one nested level (inside `(`, `[` or after `!`/`-`), refusing to go past `MAX_DEPTH`. */
+  const nested = (parse: () => Node): Node => {
+    if (++depth > MAX_DEPTH) return fail("TooDeep", `more than ${MAX_DEPTH} levels of parentheses, indexes or ! and -`)
+    const node = parse()
+    depth--
+    return node
   }
   const isOp = (text: string) => {
     const token = tokens[at]
@@ -224,11 +247,11 @@ export const parseTokens = (
   const unary = (): Node => {
     if (isOp("!")) {
       at++
-      return { _tag: "Not", operand: unary() }
+      return { _tag: "Not", operand: nested(unary) }
     }
     if (isOp("-")) {
       at++
-      return { _tag: "Negate", operand: unary() }
+      return { _tag: "Negate", operand: nested(unary) }
     }
     return comparison()
   }
@@ -252,7 +275,7 @@ export const parseTokens = (
         node = { _tag: "Member", object: node, name: name.text }
       } else if (isOp("[")) {
         at++
-        const index = or()
+        const index = nested(or)
         if (!isOp("]")) return fail("MissingRbracket", "")
         at++
         node = { _tag: "Index", object: node, index }
@@ -277,7 +300,7 @@ export const parseTokens = (
         return { _tag: "Identifier", name: token.text }
       case "op": {
         if (token.text !== "(") return fail("UnexpectedChar", describe(token))
-        const inner = or()
+        const inner = nested(or)
         if (!isOp(")")) return fail("MissingRparen", "")
         at++
         return inner
@@ -381,7 +404,8 @@ export const evaluate = (
               return at >= 0 && at < object.length ? Result.succeed(object[at]!) : fail("IndexOutOfRange", String(index))
             }
             if (isObject(object) && typeof index === "string") {
-              return Object.hasOwn(object, index) ? Result.succeed(object[index]!) : fail("UndefinedKey", index)
+              // The key may be a step's output: quoted by its start, as `show` quotes values.
+              return Object.hasOwn(object, index) ? Result.succeed(object[index]!) : fail("UndefinedKey", index.length > 80 ? `${index.slice(0, 77)}...` : index)
             }
             return fail("InvalidIndex", show(index))
           }))

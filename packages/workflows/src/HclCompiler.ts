@@ -16,9 +16,9 @@ import { type InvalidReason, WorkflowInvalid } from "./WorkflowError.ts"
 type Body = Readonly<Record<string, unknown>>
 
 const STEP_ATTRS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  cmd: ["argv", "cwd", "env"],
+  cmd: ["argv", "cwd", "env", "max_output_bytes"],
   agent: ["input", "model", "tools", "system", "output_schema"],
-  http: ["method", "url", "headers", "body", "expect_status"],
+  http: ["method", "url", "headers", "body", "expect_status", "timeout", "max_body_bytes"],
   tool: ["id", "args"],
   map: ["over", "as", "concurrency"]
 }
@@ -55,7 +55,14 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
   const invalid = (reason: InvalidReason, path: string, detail: string) =>
     Effect.fail(new WorkflowInvalid({ reason, location: path === "" ? file : `${file}: ${path}`, detail }))
 
-  const json = yield* Effect.mapError(Hcl.toJson(file, source), (error) => parseFailure(file, error.text))
+  const json = yield* Effect.mapError(Hcl.toJson(file, source), (error) =>
+    error._tag === "HclTooDeep"
+      ? new WorkflowInvalid({
+        reason: "NestingTooDeep",
+        location: `${file}:${error.line}:${error.column}`,
+        detail: `brackets, braces and \${...} nest more than ${Hcl.MAX_NESTING} levels deep here; flatten the expression`
+      })
+      : parseFailure(file, error.text))
 
   // Top level: exactly one workflow "name" { … }.
   const others = Object.keys(json).filter((key) => key !== "workflow").sort()
@@ -152,9 +159,10 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
     })
 
   const document: Record<string, unknown> = { name }
-  const inputs: Record<string, unknown> = {}
-  const servers: Record<string, unknown> = {}
-  const steps: Record<string, unknown> = {}
+  // Maps, not objects: an id such as __proto__ stays a plain key (fromEntries defines, never sets).
+  const inputs = new Map<string, unknown>()
+  const servers = new Map<string, unknown>()
+  const steps = new Map<string, unknown>()
   for (const [key, value] of Object.entries(body)) {
     if (key === "output") {
       document["output"] = yield* expression(value, "workflow.output")
@@ -173,13 +181,13 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
         const attrs = yield* attributes(bodies[0]!, path, key === "input" ? INPUT_ATTRS : MCP_ATTRS, `${key} ${id}`)
         const required = key === "input" ? "type" : "transport"
         if (!(required in attrs)) return yield* invalid("MissingAttribute", `${path}.${required}`, `${key} ${id} needs ${required}`)
-        into[id] = attrs
+        into.set(id, attrs)
       }
     } else if ((STEP_KINDS as ReadonlyArray<string>).includes(key)) {
       for (const [id, bodies] of yield* labeled(value, `workflow.steps`, key)) {
         const path = `workflow.steps.${id}`
-        if (bodies.length > 1 || id in steps) return yield* invalid("DuplicateStep", path, `step ${id} is declared twice; step ids must be unique`)
-        steps[id] = yield* step(key, bodies[0]!, path)
+        if (bodies.length > 1 || steps.has(id)) return yield* invalid("DuplicateStep", path, `step ${id} is declared twice; step ids must be unique`)
+        steps.set(id, yield* step(key, bodies[0]!, path))
       }
     } else {
       return yield* invalid(
@@ -189,13 +197,13 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
       )
     }
   }
-  if (Object.keys(inputs).length > 0) document["inputs"] = inputs
-  if (Object.keys(servers).length > 0) document["mcp_servers"] = servers
-  document["steps"] = steps
+  if (inputs.size > 0) document["inputs"] = Object.fromEntries(inputs)
+  if (servers.size > 0) document["mcp_servers"] = Object.fromEntries(servers)
+  document["steps"] = Object.fromEntries(steps)
 
   // Explicit needs: a reader of the file sees every dependency at the step (the output is exempt).
-  for (const id of Object.keys(steps).sort()) {
-    const compiled = steps[id] as Body
+  for (const id of [...steps.keys()].sort()) {
+    const compiled = steps.get(id) as Body
     const needs = Array.isArray(compiled["needs"]) ? compiled["needs"] : []
     const missing = Template.references(compiled).filter((ref) => !needs.includes(ref))
     if (missing.length > 0) {

@@ -13,6 +13,38 @@ const invalid = (detail: string) => new WorkflowFailed({ reason: "InvalidInputs"
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
+/** `values` checked against the declarations (`required` of them must be there), or why not. */
+const decode = (
+  specs: Readonly<Record<string, Document.InputSpec>>,
+  values: Readonly<Record<string, unknown>>,
+  required: ReadonlyArray<string>,
+  what: string
+) =>
+  Effect.gen(function*() {
+    // Built with fromEntries, never by assignment: an input named __proto__ stays a plain key.
+    const properties = Object.fromEntries(
+      Object.entries(specs).map(([id, spec]) => {
+        const { default: _, description: __, ...schema } = spec
+        return [id, schema as JsonSchema.JsonSchema]
+      })
+    )
+    const schema = yield* Effect.try({
+      try: () =>
+        SchemaRepresentation.fromJsonSchemaDocument(
+          JsonSchema.fromSchemaDraft2020_12({ type: "object", properties, required: [...required], additionalProperties: false })
+        ),
+      catch: (cause) => invalid(`the input declarations cannot be checked: ${cause instanceof Error ? cause.message : String(cause)}`)
+    })
+    const decoded = Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>)(values, { errors: "all", onExcessProperty: "error" })
+    if (Result.isFailure(decoded)) {
+      const issues = formatIssues(decoded.failure.issue).issues.map((issue) => {
+        const path = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p)).join(".")
+        return path === "" ? issue.message : `${path}: ${issue.message}`
+      })
+      return yield* invalid(`${what} do not match their declarations: ${issues.join("; ")}`)
+    }
+  })
+
 /**
  * The inputs with defaults filled in, or why they do not fit the declarations.
  *
@@ -24,13 +56,8 @@ export const resolve = (
   given: Readonly<Record<string, unknown>>
 ): Effect.Effect<Readonly<Record<string, Expression.Value>>, WorkflowFailed> =>
   Effect.gen(function*() {
-    const properties: Record<string, JsonSchema.JsonSchema> = {}
-    const filled: Record<string, unknown> = { ...given }
-    for (const [id, spec] of Object.entries(specs)) {
-      const { default: fallback, description: _, ...schema } = spec
-      properties[id] = schema as JsonSchema.JsonSchema
-      if (fallback !== undefined && !Object.hasOwn(filled, id)) filled[id] = fallback
-    }
+    const defaults = Object.entries(specs).filter(([id, spec]) => spec.default !== undefined && !Object.hasOwn(given, id))
+    const filled = Object.fromEntries([...Object.entries(given), ...defaults.map(([id, spec]) => [id, spec.default] as const)])
     const extra = Object.keys(given).filter((key) => !Object.hasOwn(specs, key)).sort()
     if (extra.length > 0) {
       const declared = Object.keys(specs).sort()
@@ -41,20 +68,21 @@ export const resolve = (
     const required = Object.entries(specs).filter(([, spec]) => spec.default === undefined).map(([id]) => id).sort()
     const missing = required.filter((id) => !Object.hasOwn(filled, id))
     if (missing.length > 0) return yield* invalid(`missing required input${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
-    const schema = yield* Effect.try({
-      try: () =>
-        SchemaRepresentation.fromJsonSchemaDocument(
-          JsonSchema.fromSchemaDraft2020_12({ type: "object", properties, required, additionalProperties: false })
-        ),
-      catch: (cause) => invalid(`the input declarations cannot be checked: ${cause instanceof Error ? cause.message : String(cause)}`)
-    })
-    const decoded = Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>)(filled, { errors: "all", onExcessProperty: "error" })
-    if (Result.isFailure(decoded)) {
-      const issues = formatIssues(decoded.failure.issue).issues.map((issue) => {
-        const path = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p)).join(".")
-        return path === "" ? issue.message : `${path}: ${issue.message}`
-      })
-      return yield* invalid(`inputs do not match their declarations: ${issues.join("; ")}`)
-    }
+    yield* decode(specs, filled, required, "inputs")
     return filled as Readonly<Record<string, Expression.Value>>
   })
+
+/**
+ * Succeeds when the declarations can check inputs and every `default` fits its own declaration:
+ * what `resolve` would find wrong with them whatever the inputs (`condukt check` runs it).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const checkDeclarations = (specs: Readonly<Record<string, Document.InputSpec>>): Effect.Effect<void, WorkflowFailed> =>
+  decode(
+    specs,
+    Object.fromEntries(Object.entries(specs).filter(([, spec]) => spec.default !== undefined).map(([id, spec]) => [id, spec.default])),
+    [],
+    "input defaults"
+  )

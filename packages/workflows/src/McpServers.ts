@@ -7,7 +7,7 @@
  * This module translates and delegates; it speaks no MCP itself and refuses an `auth` it cannot
  * read with a sentence naming the server.
  */
-import { Secret, type Tool } from "@condukt/core"
+import { Executor, Secret, type Tool } from "@condukt/core"
 import { McpAuth, McpServer } from "@condukt/mcp"
 import { Context, Effect, Layer, type Scope, Schema } from "effect"
 import type * as Document from "./Document.ts"
@@ -37,6 +37,9 @@ export interface Service {
 }
 
 type Auth = Readonly<Record<string, unknown>>
+
+/** The most of a server's start failure an error quotes. */
+const MAX_DETAIL_CHARS = 2000
 
 /** A string field of an `auth` object, or undefined. */
 const text = (auth: Auth, key: string): string | undefined => (typeof auth[key] === "string" ? auth[key] : undefined)
@@ -103,18 +106,37 @@ const declare = (id: string, spec: Document.McpServerSpec): McpServer.McpServer 
   return declaration.transport === "sse" ? McpServer.sse({ ...declaration, auth: resolved }) : McpServer.http({ ...declaration, auth: resolved })
 }
 
+/** Every block as an `McpServer` declaration, or the first (by id) that cannot be one. */
+const declareAll = (servers: Readonly<Record<string, Document.McpServerSpec>>) =>
+  Effect.gen(function*() {
+    const declared: Array<McpServer.McpServer> = []
+    for (const id of Object.keys(servers).sort()) {
+      const server = declare(id, servers[id]!)
+      if (server instanceof McpServersError) return yield* server
+      if (server.invalid !== undefined) return yield* new McpServersError({ server: id, reason: "StartFailed", detail: server.invalid })
+      declared.push(server)
+    }
+    return declared
+  })
+
+/**
+ * Succeeds when every block declares a server @condukt/mcp can start (its transport, command or
+ * url, its `auth`), without starting any: what `open` refuses before a process or a connection.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const validate = (servers: Readonly<Record<string, Document.McpServerSpec>>): Effect.Effect<void, McpServersError> =>
+  Effect.asVoid(declareAll(servers))
+
 const live: Service = {
   open: (servers) =>
     Effect.gen(function*() {
-      const declared: Array<McpServer.McpServer> = []
-      for (const id of Object.keys(servers).sort()) {
-        const server = declare(id, servers[id]!)
-        if (server instanceof McpServersError) return yield* server
-        declared.push(server)
-      }
+      const declared = yield* declareAll(servers)
       const tools = yield* Effect.mapError(
         McpServer.startAll(declared),
-        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: error.reason })
+        // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
+        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.reason, MAX_DETAIL_CHARS) })
       )
       return yield* tools
     })

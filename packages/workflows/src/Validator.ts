@@ -24,9 +24,9 @@ type Raw = Readonly<Record<string, unknown>>
 const TOP_KEYS = ["name", "inputs", "runtime", "mcp_servers", "steps", "output"]
 const COMMON = ["kind", "needs", "when"]
 const STEP_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
-  cmd: ["argv", "cwd", "env"],
+  cmd: ["argv", "cwd", "env", "max_output_bytes"],
   agent: ["input", "model", "tools", "system", "output_schema"],
-  http: ["method", "url", "headers", "body", "expect_status"],
+  http: ["method", "url", "headers", "body", "expect_status", "timeout", "max_body_bytes"],
   tool: ["id", "args"],
   map: ["over", "as", "concurrency", "do"]
 }
@@ -71,6 +71,10 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
     const seen = value.filter((item, i) => value.indexOf(item) !== i)
     if (unique && seen.length > 0) return yield* invalid("DuplicateValues", path, `${[...new Set(seen)].join(", ")} appears more than once`)
   })
+  const positive = (value: unknown, path: string, integer: boolean, unit: string) =>
+    typeof value === "number" && value > 0 && (!integer || Number.isInteger(value))
+      ? Effect.void
+      : invalid("InvalidValue", path, `${JSON.stringify(value)} is not allowed; use a positive ${integer ? "integer" : "number"} (${unit})`)
   const ofType = (ok: boolean, path: string, expected: string) => (ok ? Effect.void : invalid("ExpectedType", path, `expected ${expected}`))
   const oneOf = (value: unknown, path: string, allowed: ReadonlyArray<string>) =>
     typeof value === "string" && allowed.includes(value)
@@ -111,6 +115,7 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
           yield* stringList(s["argv"], `${path}.argv`, false)
           if ("cwd" in s) yield* ofType(typeof s["cwd"] === "string", `${path}.cwd`, "a string")
           if ("env" in s) yield* ofType(isStringMap(s["env"]), `${path}.env`, "a map of strings to strings")
+          if ("max_output_bytes" in s) yield* positive(s["max_output_bytes"], `${path}.max_output_bytes`, true, "bytes")
           break
         case "agent":
           if ("model" in s) yield* ofType(typeof s["model"] === "string", `${path}.model`, "a string such as \"anthropic:claude-sonnet-4-6\"")
@@ -126,6 +131,8 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
             const e = s["expect_status"]
             yield* ofType(isInt(e) || (Array.isArray(e) && e.every(isInt)), `${path}.expect_status`, "an integer or a list of integers")
           }
+          if ("timeout" in s) yield* positive(s["timeout"], `${path}.timeout`, false, "seconds")
+          if ("max_body_bytes" in s) yield* positive(s["max_body_bytes"], `${path}.max_body_bytes`, true, "bytes")
           break
         case "tool":
           yield* ofType(typeof s["id"] === "string", `${path}.id`, "a tool id string")

@@ -1,14 +1,76 @@
 /**
  * Workflow — the package's front door: HCL source or a file to a validated document (`parse`,
  * `load`), a file checked (`check`), a document run (`run`, the executor's). Files must end in
- * `.hcl`: Condukt's engine refuses JSON and YAML workflows, and so do we.
+ * `.hcl`: Condukt's engine refuses JSON and YAML workflows, and so do we. A file is read only when
+ * it is a regular file (after following links) of at most `MAX_FILE_BYTES`: a named pipe would
+ * block the read forever and a link to a device would never end it.
  */
-import { Effect, FileSystem } from "effect"
+import { Effect, FileSystem, Option } from "effect"
 import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
 import * as HclCompiler from "./HclCompiler.ts"
 import * as Validator from "./Validator.ts"
-import { WorkflowInvalid } from "./WorkflowError.ts"
+import { McpServersError } from "./McpServers.ts"
+import { type InvalidReason, type WorkflowFailed, WorkflowInvalid } from "./WorkflowError.ts"
+
+/**
+ * The largest workflow file read (1 MiB): a workflow is a page of HCL, not a data file.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_FILE_BYTES = 1024 * 1024
+
+const KINDS: Readonly<Record<FileSystem.File.Type, string>> = {
+  File: "a regular file",
+  Directory: "a directory",
+  SymbolicLink: "a symbolic link",
+  BlockDevice: "a block device",
+  CharacterDevice: "a character device",
+  FIFO: "a named pipe",
+  Socket: "a socket",
+  Unknown: "not a regular file"
+}
+
+/** The file's text, read only when it is a regular file of at most `MAX_FILE_BYTES`. */
+const readBounded = Effect.fnUntraced(function*(path: string) {
+  const fs = yield* FileSystem.FileSystem
+  const unreadable = (detail: string) => new WorkflowInvalid({ reason: "ReadFailed", location: path, detail })
+  const notRegular = (type: FileSystem.File.Type) =>
+    new WorkflowInvalid({ reason: "NotRegularFile", location: path, detail: `it is ${KINDS[type]}, not a regular file; a workflow must be a regular .hcl file` })
+  const tooLarge = new WorkflowInvalid({
+    reason: "FileTooLarge",
+    location: path,
+    detail: `the file is larger than ${MAX_FILE_BYTES} bytes (1 MiB), the most a workflow file may have`
+  })
+  // stat follows links: a link to /dev/zero is a character device, refused before it is opened.
+  const info = yield* Effect.mapError(fs.stat(path), (error) => unreadable(`cannot read the file: ${error.message}`))
+  if (info.type !== "File") return yield* notRegular(info.type)
+  if (Number(info.size) > MAX_FILE_BYTES) return yield* tooLarge
+  return yield* Effect.scoped(Effect.gen(function*() {
+    const file = yield* Effect.mapError(fs.open(path, { flag: "r" }), (error) => unreadable(`cannot read the file: ${error.message}`))
+    // The path may have been swapped after stat: what was opened is checked again, and read
+    // only up to one byte past the bound, however long it grows.
+    const opened = yield* Effect.mapError(file.stat, (error) => unreadable(`cannot read the file: ${error.message}`))
+    if (opened.type !== "File") return yield* notRegular(opened.type)
+    const chunks: Array<Uint8Array> = []
+    let total = 0
+    while (total <= MAX_FILE_BYTES) {
+      const chunk = yield* Effect.mapError(file.readAlloc(MAX_FILE_BYTES + 1 - total), (error) => unreadable(`cannot read the file: ${error.message}`))
+      if (Option.isNone(chunk)) break
+      chunks.push(chunk.value)
+      total += chunk.value.length
+    }
+    if (total > MAX_FILE_BYTES) return yield* tooLarge
+    const bytes = new Uint8Array(total)
+    let at = 0
+    for (const chunk of chunks) {
+      bytes.set(chunk, at)
+      at += chunk.length
+    }
+    return new TextDecoder().decode(bytes)
+  }))
+})
 
 /**
  * HCL source to a validated document; `file` names it in errors.
@@ -31,21 +93,41 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
   if (!path.endsWith(".hcl")) {
     return yield* new WorkflowInvalid({ reason: "UnsupportedExtension", location: path, detail: "a workflow file must end in .hcl" })
   }
-  const fs = yield* FileSystem.FileSystem
-  const source = yield* Effect.mapError(
-    fs.readFileString(path),
-    (error) => new WorkflowInvalid({ reason: "ReadFailed", location: path, detail: `cannot read the file: ${error.message}` })
-  )
-  return yield* parse(source, path)
+  return yield* parse(yield* readBounded(path), path)
 })
 
+/** A run's check (`Executor.plan`) refusing the document, as a validation error at its block path. */
+const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid => {
+  const [reason, block]: readonly [InvalidReason, string] = error.reason === "Cycle"
+    ? ["Cycle", "workflow.steps"]
+    : error.reason === "UnknownDependency"
+    ? ["UnknownDependency", `workflow.steps.${error.step}`]
+    : error.reason === "InvalidInputs"
+    ? ["InvalidDefault", "workflow.inputs"]
+    : ["InvalidMcpServer", `workflow.mcp_servers${error.cause instanceof McpServersError ? `.${error.cause.server}` : ""}`]
+  const detail = error.cause instanceof McpServersError ? error.cause.detail : error.detail
+  return new WorkflowInvalid({ reason, location: `${path}: ${block}`, detail })
+}
+
 /**
- * Loads a file and discards the document: succeeds when it is valid.
+ * Makes every check a run makes before its first step (`Executor.plan`: the graph, input
+ * defaults, MCP server declarations) on a loaded document; `file` names it in errors.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> => Effect.asVoid(load(path))
+export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
+  Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(file)))
+
+/**
+ * Loads a file and verifies it: succeeds when only inputs, the sandbox or the servers' answers
+ * can still fail a run.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSystem.FileSystem> =>
+  Effect.flatMap(load(path), (document) => verify(document, path))
 
 /**
  * Runs a document (see `Executor.run`).

@@ -16,7 +16,10 @@ import { Schema } from "effect"
 export const InvalidReasons = [
   // Reading and parsing
   "ReadFailed",
+  "NotRegularFile",
+  "FileTooLarge",
   "UnsupportedExtension",
+  "NestingTooDeep",
   "ParseFailed",
   // HCL structure
   "MissingWorkflow",
@@ -52,7 +55,12 @@ export const InvalidReasons = [
   "InvalidMcpServerId",
   "InvalidValue",
   "ExpectedModel",
-  "InvalidExpression"
+  "InvalidExpression",
+  // What a run checks before its first step (`Executor.plan`)
+  "UnknownDependency",
+  "Cycle",
+  "InvalidDefault",
+  "InvalidMcpServer"
 ] as const
 
 /** @since 0.1.0 @category errors */
@@ -92,6 +100,8 @@ export const FailedReasons = [
   "CmdFailed",
   "HttpFailed",
   "HttpUnexpectedStatus",
+  "TimedOut",
+  "OutputTooLarge",
   "UnknownTool",
   "AgentFailed",
   "McpFailed",

@@ -5,7 +5,7 @@ import { Deferred, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Workflow } from "../src/index.ts"
+import { Validator, Workflow } from "../src/index.ts"
 import { endpoint } from "./support.ts"
 
 const examples = path.resolve(import.meta.dirname, "../../../examples/workflows")
@@ -113,5 +113,20 @@ describe("examples/workflows", () => {
       })
       const wrong = yield* Effect.flip(run("report-settings.hcl", { inputs: { max_items: "many" } }))
       assert.strictEqual(wrong.message, "inputs do not match their declarations: max_items: Expected number")
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("docs/workflows.md: every expression form it lists is accepted and gives the output it shows", () =>
+    Effect.gen(function*() {
+      const docs = fs.readFileSync(path.resolve(import.meta.dirname, "../../../docs/workflows.md"), "utf8")
+      const section = docs.slice(docs.indexOf("## Expressions"), docs.indexOf("## Running"))
+      const blocks = [...section.matchAll(/```(hcl|json)\n([\s\S]*?)```/g)].map((match) => match[2]!)
+      assert.strictEqual(blocks.length, 4)
+      const [hcl, hclOutput, document, documentOutput] = blocks as [string, string, string, string]
+      const fromHcl = yield* Effect.flatMap(Workflow.parse(hcl, "expressions.hcl"), (parsed) => Workflow.run(parsed))
+      assert.deepStrictEqual(fromHcl.output, JSON.parse(hclOutput))
+      const fromJson = yield* Effect.flatMap(Validator.validate(JSON.parse(document), "formats.json"), (parsed) => Workflow.run(parsed))
+      assert.deepStrictEqual(fromJson.output, JSON.parse(documentOutput))
+      const colon = yield* Effect.flip(Workflow.parse(`workflow "w" {\n  cmd "a" {\n    argv = ["echo", "\${input.x:json}"]\n  }\n}\n`, "w.hcl"))
+      assert.strictEqual(colon.reason, "ParseFailed")
     }).pipe(Effect.provide(Condukt.layer)))
 })

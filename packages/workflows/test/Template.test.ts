@@ -62,6 +62,16 @@ describe("Template", () => {
     assert.strictEqual(error("${inputs.name:yaml}"), "unknown formatter (use :json or :csv): yaml in \"${inputs.name:yaml}\"")
   })
 
+  it("nesting past 256 levels is refused, the source quoted by its start", () => {
+    const deep = `\${${"(".repeat(300)}inputs.n${")".repeat(300)}}`
+    assert.strictEqual(
+      error(deep),
+      `the expression nests too deeply: more than 256 levels of parentheses, indexes or ! and - in "\${${"(".repeat(78)}"… (611 characters)`
+    )
+    assert.strictEqual(value(`\${${"(".repeat(250)}inputs.n${")".repeat(250)}}`), 3)
+    assert.isTrue(error(`\${${"!".repeat(5000)}inputs.flag}`).startsWith("the expression nests too deeply"))
+  })
+
   it("references are the steps named as steps.<id> anywhere, sorted and unique", () => {
     assert.deepStrictEqual(Template.references({ a: "${steps.b.x} ${steps.a.y}", when: "${steps.b.ok && inputs.x}", do: ["${steps.c}"] }), ["a", "b", "c"])
   })

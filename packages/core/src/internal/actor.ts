@@ -14,6 +14,7 @@ import * as Loop from "../Loop.ts"
 import type { Message } from "../Message.ts"
 import * as Model from "../Model.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
+import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SandboxInitFailed, type SessionCrashed } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
@@ -66,6 +67,11 @@ export interface Actor<R> {
    * program's `Redactor`. Set once more after the MCP servers start (their credentials join).
    */
   redact: (text: string) => string
+  /**
+   * The exact values among those (no patterns), for what streams in: the model's reply text is
+   * redacted chunk by chunk with it, a value split across deltas replaced whole.
+   */
+  streamed: Redactor.Service
   readonly sandbox: SandboxSlot.Slot
   /** Made by the first tool call, with the sandbox. */
   toolContext: ToolContext | undefined
@@ -116,8 +122,10 @@ export const publish = <R>(actor: Actor<R>, run: Run, payload: SessionEvent.Payl
  * run; between runs to the observers at once (with an empty run id) and kept for the next run's
  * own stream, so a reader of `stream` also learns what changed before its run.
  */
-export const emit = <R>(actor: Actor<R>, event: ToolSource.Event): Effect.Effect<void> =>
+export const emit = <R>(actor: Actor<R>, raw: ToolSource.Event): Effect.Effect<void> =>
   Effect.suspend(() => {
+    // A server's words (why it went down) leave the runtime here: redacted like everything else.
+    const event = Redactor.redactValue(actor.redact, raw)
     if (actor.running !== undefined) return publish(actor, actor.running.run, event)
     if (!actor.closing && (actor.pending ??= []).push(event) > MAX_PENDING) actor.pending.shift()
     const between = { ...event, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent
@@ -151,21 +159,41 @@ const requestTurn = Effect.fnUntraced(function*<R>(actor: Actor<R>, run: Run, re
   const options = run.options?.modelOptions === undefined
     ? actor.agent.modelOptions
     : { ...actor.agent.modelOptions, ...run.options.modelOptions }
-  yield* Stream.runForEach(
-    actor.model.stream({ system: request.system, messages: request.messages, tools: actor.tools.specs, options }),
-    (part) => {
-      parts.push(part)
-      if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
-      if (part._tag === "ThinkingDelta") return publish(actor, run, { _tag: "ThinkingDelta", text: part.text }, true)
-      return Effect.void
-    }
-  )
+  const streamed = actor.model.stream({ system: request.system, messages: request.messages, tools: actor.tools.specs, options })
+  yield* Stream.runForEach(actor.streamed === Redactor.none ? streamed : redactText(streamed, actor.streamed), (part) => {
+    parts.push(part)
+    if (part._tag === "TextDelta") return publish(actor, run, { _tag: "TextDelta", text: part.text }, true)
+    if (part._tag === "ThinkingDelta") return publish(actor, run, { _tag: "ThinkingDelta", text: part.text }, true)
+    return Effect.void
+  })
   const usage = Model.usageOf(parts)
   yield* publish(actor, run, { _tag: "TurnEnd", turn, ...usage }, true)
   let finishReason: Model.FinishReason = "other"
   for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
   return { message: Model.toMessage(parts), usage, finishReason }
 })
+
+/**
+ * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text
+ * itself): an end that could begin a secret waits for the next delta, and is let out before any
+ * other part and at the end. Thinking is left as it came: a signed block must go back unchanged.
+ */
+const redactText = (parts: Stream.Stream<Model.Part, Model.ModelError>, redactor: Redactor.Service) =>
+  Stream.suspend(() => {
+    const text = Redactor.chunks(redactor)
+    const held = (): Array<Model.Part> => {
+      const rest = text.end()
+      return rest === "" ? [] : [{ _tag: "TextDelta", text: rest }]
+    }
+    return Stream.concat(
+      Stream.flatMap(parts, (part) => {
+        if (part._tag !== "TextDelta") return Stream.fromIterable([...held(), part])
+        const shown = text.next(part.text)
+        return shown === "" ? Stream.empty : Stream.succeed<Model.Part>({ _tag: "TextDelta", text: shown })
+      }),
+      Stream.suspend(() => Stream.fromIterable(held()))
+    )
+  })
 
 /** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
 const toolContextOf = <R>(actor: Actor<R>) =>
@@ -268,7 +296,7 @@ const advance = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progre
     return Effect.as(Compaction.afterRun(actor, (payload) => publish(actor, run, payload, true)), result)
   }
   if (action._tag === "Request") {
-    return ToolSet.refresh(actor.agent, actor.tools, actor.sources).pipe(
+    return ToolSet.refresh(actor.agent, actor.tools, actor.sources, actor.redact).pipe(
       Effect.flatMap((tools) => {
         actor.tools = tools
         return requestTurn(actor, run, action.request, action.turn)
@@ -290,6 +318,6 @@ const saved = <R>(actor: Actor<R>, run: Run, step: Loop.Step, progress: Progress
   step.state.status === "AwaitingTools"
     ? advance(actor, run, step, progress)
     : Effect.andThen(
-      Persistence.commit(actor.persistence, step.state.history, actor.assigns),
+      Persistence.commit(actor.persistence, step.state.history, actor.assigns, actor.redact),
       Effect.suspend(() => advance(actor, run, step, progress))
     )

@@ -26,12 +26,12 @@ export const compact = Effect.fnUntraced(function*<R>(actor: Actor<R>, announce:
   if (actor.loop !== before) return
   actor.loop = state
   yield* announce({ _tag: "Compacted", before: messages.length, after: compacted.length })
-  yield* Persistence.commit(actor.persistence, state.history, actor.assigns)
+  yield* Persistence.commit(actor.persistence, state.history, actor.assigns, actor.redact)
 })
 
 /** After a completed run: a failure is logged and the history kept, as Condukt does. */
 export const afterRun = <R>(actor: Actor<R>, announce: (payload: SessionEvent.Payload) => Effect.Effect<void>): Effect.Effect<void> =>
-  compact(actor, announce).pipe(Effect.catch((error) => Effect.logWarning(`Session ${actor.id}: ${error.message}`)))
+  compact(actor, announce).pipe(Effect.catch((error) => Effect.logWarning(actor.redact(`Session ${actor.id}: ${error.message}`))))
 
 /** Announces to observers between runs, with an empty run id. */
 export const betweenRuns = <R>(actor: Actor<R>) => (payload: SessionEvent.Payload): Effect.Effect<void> =>

@@ -11,6 +11,7 @@
  */
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import * as Loop from "../Loop.ts"
+import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "../Session.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../SessionError.ts"
 import { type Actor, drive, flushPending, publish, type Run } from "./actor.ts"
@@ -54,7 +55,7 @@ const serve = <R>(actor: Actor<R>, run: Run): Effect.Effect<void, never, R> =>
       return publish(actor, run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
         Effect.andThen(flushPending(actor, run)),
         Effect.andThen(Effect.forkChild(
-          Tracing.span(drive(actor, run), "Session.run", { attributes: { sessionId: actor.id, runId: run.id } })
+          Tracing.span(redacted(actor, drive(actor, run)), "Session.run", { attributes: { sessionId: actor.id, runId: run.id } })
         )),
         Effect.flatMap((fiber) => {
           actor.running = { run, fiber }
@@ -69,6 +70,15 @@ const serve = <R>(actor: Actor<R>, run: Run): Effect.Effect<void, never, R> =>
       )
     })
   )
+
+/**
+ * A run's failure leaves the runtime (its span, its Error event, its caller, the crash log) only
+ * redacted: a provider's error can quote the key a gateway echoed, a tool's defect what it saw.
+ */
+const redacted = <A, R>(actor: Actor<R>, self: Effect.Effect<A, RunError, R>): Effect.Effect<A, RunError, R> =>
+  actor.redact === Redactor.none.redact
+    ? self
+    : Effect.catchCause(self, (cause) => Effect.failCause(Redactor.redactCause(actor.redact, cause)))
 
 /**
  * Ends a run with its outcome: its last events first, then the caller's result, so a caller that

@@ -6,12 +6,23 @@
  * appended to since (the same `History` buffer, see `History.startsWith`), so the store can append;
  * after a compaction, a failed save or a resume it is a rewrite. Saves are serialised and cannot
  * be interrupted halfway (an abort waits for the save it started). A save that fails is logged and
- * the session goes on: the next save rewrites, so nothing is lost once the store is back.
+ * the session goes on: the next save rewrites, so nothing is lost once the store is back. A save
+ * another writer got to first (`Conflict`: another process saved the same session since) is logged
+ * the same way and overwrites nothing; every later save of this session fails the same way.
+ *
+ * What a store writes has passed through the session's redaction: the assigns (every string,
+ * keys included), the messages' text and tool-call input, the agent, model and system prompt. The
+ * session keeps its own values in memory; a session resumed from the store sees `[REDACTED:NAME]`
+ * where a secret was. Opaque provider data (signed or encrypted thinking, provider blocks, images)
+ * is stored as it came: rewriting it would make the provider refuse it.
  */
 import { Clock, Effect, Option, Semaphore } from "effect"
 import * as History from "../History.ts"
 import * as Loop from "../Loop.ts"
+import type * as Message from "../Message.ts"
+import { none, redactValue } from "../Redactor.ts"
 import type * as SessionStore from "../SessionStore.ts"
+import { Corrupt } from "../SessionStoreError.ts"
 import * as Snapshot from "../Snapshot.ts"
 
 export interface Persistence {
@@ -20,6 +31,8 @@ export interface Persistence {
   readonly lock: Semaphore.Semaphore
   /** The history last saved whole, if the store holds it. */
   saved: History.History | undefined
+  /** The messages of `saved` as the store holds them (redacted). */
+  stored: ReadonlyArray<Message.Message>
 }
 
 export interface Resumed {
@@ -55,7 +68,11 @@ export const resume = Effect.fnUntraced(function*(options: {
   const lock = yield* Semaphore.make(1)
   if (Option.isNone(loaded)) {
     const createdAt = yield* Clock.currentTimeMillis
-    return { state: fresh, assigns: options.assigns, persistence: { store: options.store, fields: { ...fields, createdAt }, lock, saved: undefined } } satisfies Resumed
+    return {
+      state: fresh,
+      assigns: options.assigns,
+      persistence: { store: options.store, fields: { ...fields, createdAt }, lock, saved: undefined, stored: [] }
+    } satisfies Resumed
   }
   const history = History.fromIterable(loaded.value.messages)
   return {
@@ -66,27 +83,86 @@ export const resume = Effect.fnUntraced(function*(options: {
       store: options.store,
       fields: { ...fields, createdAt: loaded.value.createdAt || (yield* Clock.currentTimeMillis) },
       lock,
-      saved: loaded.value.version === Snapshot.CURRENT_VERSION ? history : undefined
+      saved: loaded.value.version === Snapshot.CURRENT_VERSION ? history : undefined,
+      stored: loaded.value.messages
     }
   } satisfies Resumed
 })
 
-/** Saves `history` and `assigns` as the session's snapshot. */
+/** The message as a store may keep it: what came from outside redacted, opaque provider data as it came. */
+const redactMessage = (redact: (text: string) => string, message: Message.Message): Message.Message => {
+  switch (message._tag) {
+    case "UserMessage":
+      return { ...message, content: redact(message.content) }
+    case "ToolResultMessage":
+      return { ...message, content: redact(message.content) }
+    case "AssistantMessage":
+      return {
+        ...message,
+        parts: message.parts.map((part): Message.AssistantPart => {
+          switch (part._tag) {
+            case "Text":
+              return { ...part, text: redact(part.text) }
+            case "Thinking":
+              // A signed or encrypted block must go back to its provider byte for byte.
+              return part.signature === undefined && part.redacted === undefined ? { ...part, text: redact(part.text) } : part
+            case "ToolCall":
+              return { ...part, input: redactValue(redact, part.input) }
+            case "Provider":
+              return part
+          }
+        })
+      }
+  }
+}
+
+/** The messages of `history` as the store keeps them: those it already holds, then the new ones redacted. */
+const redactedMessages = (
+  persistence: Persistence,
+  history: History.History,
+  appending: boolean,
+  redact: (text: string) => string
+): ReadonlyArray<Message.Message> => {
+  const messages = appending ? [...persistence.stored] : []
+  for (let i = messages.length; i < history.length; i++) messages.push(redactMessage(redact, history.at(i)!))
+  return messages
+}
+
+/** Saves `history` and `assigns` as the session's snapshot, through the session's `redact`. */
 export const commit = (
   persistence: Persistence | undefined,
   history: History.History,
-  assigns: Readonly<Record<string, unknown>>
+  assigns: Readonly<Record<string, unknown>>,
+  redact: (text: string) => string
 ): Effect.Effect<void> => {
   if (persistence === undefined) return Effect.void
   return Semaphore.withPermits(persistence.lock, 1)(Effect.gen(function*() {
     const saved = persistence.saved
-    const appended = saved !== undefined && History.startsWith(history, saved) ? history.length - saved.length : undefined
-    const snapshot = Snapshot.make({ ...persistence.fields, messages: History.toArray(history), assigns, updatedAt: yield* Clock.currentTimeMillis })
+    const appending = saved !== undefined && History.startsWith(history, saved)
+    const appended = appending ? history.length - saved.length : undefined
+    const { agent, model, system, ...fields } = persistence.fields
+    const updatedAt = yield* Clock.currentTimeMillis
+    // What throws while redacting (a getter in the assigns) fails this save like a store would.
+    const snapshot = yield* Effect.try({
+      try: () =>
+        Snapshot.make({
+          ...fields,
+          agent: redact(agent),
+          model: redact(model),
+          ...(system === undefined ? {} : { system: redact(system) }),
+          // Messages already stored were redacted when they were saved: only the new ones are redacted now.
+          messages: redact === none.redact ? History.toArray(history) : redactedMessages(persistence, history, appending, redact),
+          assigns: redactValue(redact, assigns),
+          updatedAt
+        }),
+      catch: (cause) => new Corrupt({ description: `it cannot be redacted: ${cause instanceof Error ? cause.message : "unknown failure"}` })
+    })
     persistence.saved = undefined
     yield* persistence.store.save(snapshot, { appended })
     persistence.saved = history
+    persistence.stored = snapshot.messages
   })).pipe(
-    Effect.catch((error) => Effect.logWarning(`Session ${persistence.fields.id}: not saved: ${error.message}`)),
+    Effect.catch((error) => Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: ${error.message}`))),
     Effect.uninterruptible
   )
 }

@@ -5,10 +5,15 @@
  *
  * It runs when a model is resolved, not when the layer is built: a program without a key for a
  * provider it never uses starts fine, and a missing key fails the first use, naming the variable.
+ *
+ * It also names the model's secrets: the key (under its variable's name) and the values of the
+ * extra headers that look like credentials. A session redacts them from everything it emits, and
+ * the provider from every error it builds out of what a server said (a gateway may echo them).
  */
 import { Config, Effect, Option, Redacted } from "effect"
 import * as Model from "../Model.ts"
 import type * as Provider from "../providers/Provider.ts"
+import * as Redactor from "../Redactor.ts"
 
 /** How one provider finds its key and endpoint. */
 export interface Source {
@@ -23,10 +28,34 @@ export interface Source {
   readonly alternateKeyVariable?: string | undefined
 }
 
-/** What a request needs: the key and the base URL without a trailing slash. */
+/** What a request needs: the key and the base URL without a trailing slash; the secrets and their redaction. */
 export interface Resolved {
   readonly key: Redacted.Redacted<string>
   readonly baseUrl: string
+  /** The key under its variable's name (unless it is a local server's placeholder), and credential headers. */
+  readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /** Replaces each of `secrets` in a text by `[REDACTED:NAME]`. */
+  readonly redact: (text: string) => string
+}
+
+/** A header whose name says it carries a credential. */
+const CREDENTIAL_HEADER = /authorization|key|token|secret|password|cookie|credential/i
+
+/** An `authorization` scheme: the credential is what follows it (a gateway may echo it alone). */
+const SCHEME = /^(?:bearer|basic|token|bot)\s+/i
+
+/**
+ * The credentials among `headers`, each under its name in capitals (`x-portkey-api-key` is
+ * `X_PORTKEY_API_KEY`), without an `authorization` scheme.
+ */
+export const credentialHeaders = (
+  headers: Readonly<Record<string, string>> | undefined
+): Record<string, Redacted.Redacted<string>> => {
+  const found: Record<string, Redacted.Redacted<string>> = {}
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (CREDENTIAL_HEADER.test(name)) found[name.toUpperCase().replace(/[^A-Z0-9]/g, "_")] = Redacted.make(value.replace(SCHEME, ""))
+  }
+  return found
 }
 
 const variable = (provider: string, suffix: string) => `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_${suffix}`
@@ -47,13 +76,14 @@ export const resolve = (
       )
     const alternate = source.alternateKeyVariable
     let given = options?.apiKey
+    let keyName = keyVariable
     if (given === undefined) given = Option.getOrUndefined(yield* fromEnv(keyVariable))
-    if (given === undefined && alternate !== undefined) given = Option.getOrUndefined(yield* fromEnv(alternate))
-    const key = given !== undefined && Redacted.value(given) !== ""
-      ? given
-      : source.keyOptional === undefined
-      ? undefined
-      : Redacted.make(source.keyOptional)
+    if (given === undefined && alternate !== undefined) {
+      given = Option.getOrUndefined(yield* fromEnv(alternate))
+      if (given !== undefined) keyName = alternate
+    }
+    const real = given !== undefined && Redacted.value(given) !== "" ? given : undefined
+    const key = real ?? (source.keyOptional === undefined ? undefined : Redacted.make(source.keyOptional))
     if (key === undefined) {
       return yield* new Model.ModelError({
         model,
@@ -67,5 +97,7 @@ export const resolve = (
       ? yield* Config.option(Config.String(variable(stem, "BASE_URL"))).pipe(Effect.orElseSucceed(() => Option.none()))
       : Option.none()
     const baseUrl = options?.baseUrl ?? Option.getOrElse(Option.filter(fromBaseEnv, (url) => url !== ""), () => source.defaultBaseUrl)
-    return { key, baseUrl: baseUrl.replace(/\/+$/, "") }
+    // A local server's placeholder key ("ollama") is no secret: redacting it would hide every mention of the server.
+    const secrets = { ...credentialHeaders(options?.headers), ...(real === undefined ? {} : { [keyName]: real }) }
+    return { key, baseUrl: baseUrl.replace(/\/+$/, ""), secrets, redact: Redactor.secrets(secrets).redact }
   })

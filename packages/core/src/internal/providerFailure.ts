@@ -5,7 +5,9 @@
  * Vendors agree on statuses and differ only in where the message sits in the body, so one
  * classifier reads them all: `error.message` (Anthropic, OpenAI and its compatibles), `message`,
  * a bare `error` string, or the first line of the text. The reason keeps the status and the
- * provider's own message; nothing from the request (URL, headers, key) goes into it.
+ * provider's own message; nothing from the request (URL, headers, key) goes into it, and what the
+ * server said passes through the model's redaction (`redact`) before it reaches an error: a
+ * gateway may echo the key it was sent.
  */
 import { Duration } from "effect"
 import * as Model from "../Model.ts"
@@ -21,9 +23,17 @@ export const MAX_DESCRIPTION = 1_000
 
 const str = (u: unknown): string | undefined => (typeof u === "string" && u !== "" ? u : undefined)
 
-const shorten = (text: string): string => {
-  const trimmed = text.trim()
-  return trimmed.length > MAX_DESCRIPTION ? `${trimmed.slice(0, MAX_DESCRIPTION)}…` : trimmed
+/** Control characters a terminal would act on (escape sequences), tab and line breaks aside. */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g
+
+/**
+ * A server's text as an error keeps it: redacted first, then cut to `max` characters with `…`
+ * (cut first, a key straddling the cut would keep its head), control characters shown as `�`.
+ */
+export const sanitize = (text: string, redactText: (text: string) => string, max = MAX_DESCRIPTION): string => {
+  const redacted = redactText(text)
+  const cut = redacted.length > max ? `${redacted.slice(0, max)}…` : redacted
+  return cut.replace(CONTROL, "\uFFFD")
 }
 
 /** The message and type in a vendor's JSON error, whatever its shape. */
@@ -34,7 +44,7 @@ export const fromJson = (json: unknown): Said | undefined => {
   const description = str(inner?.message) ?? str(body.message) ?? str(body.error) ?? str(body.detail)
   if (description === undefined) return undefined
   const type = str(inner?.type) ?? str(inner?.code) ?? str(inner?.status) ?? str(body.type) ?? str(body.code)
-  return { description: shorten(description), type }
+  return { description: description.trim(), type }
 }
 
 /** What a response body says: its JSON error, or its text, or the status alone. */
@@ -48,7 +58,7 @@ export const fromBody = (status: number, text: string): Said => {
   const said = fromJson(json)
   if (said !== undefined) return said
   const line = text.trim().split("\n")[0] ?? ""
-  return { description: line === "" ? `HTTP ${status} with no message` : shorten(line), type: undefined }
+  return { description: line === "" ? `HTTP ${status} with no message` : line, type: undefined }
 }
 
 const contextOverflow = /prompt is too long|context[ _]length|context window|maximum context|too many (input )?tokens|input is too long/i
@@ -92,4 +102,33 @@ export const classify = (
     return new Model.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: true, status })
   }
   return new Model.InvalidRequest(wire)
+}
+
+/**
+ * `reason` with every text a server may have written (`description`) passed through `redact`, then
+ * bounded (`sanitize`): the one pass each provider error takes before it is raised.
+ */
+export const redact = (reason: Model.ModelErrorReason, redact: (text: string) => string): Model.ModelErrorReason => {
+  const redactText = (text: string) => sanitize(text, redact)
+  switch (reason._tag) {
+    case "ProviderFailed":
+      return new Model.ProviderFailed({ ...reason, description: redactText(reason.description) })
+    case "RateLimited":
+      return new Model.RateLimited({ ...reason, description: redactText(reason.description) })
+    case "Overloaded":
+      return new Model.Overloaded({ ...reason, description: redactText(reason.description) })
+    case "Unauthorized":
+      return new Model.Unauthorized({ ...reason, description: redactText(reason.description) })
+    case "InvalidRequest":
+      return new Model.InvalidRequest({ ...reason, description: redactText(reason.description) })
+    case "ContextOverflow":
+      return new Model.ContextOverflow({ ...reason, description: redactText(reason.description) })
+    case "Network":
+      return new Model.Network({ ...reason, description: redactText(reason.description) })
+    case "Timeout":
+      return new Model.Timeout({ ...reason, description: redactText(reason.description) })
+    case "MissingApiKey":
+    case "UnknownProvider":
+      return reason
+  }
 }

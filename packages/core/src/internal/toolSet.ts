@@ -68,13 +68,27 @@ export const build = Effect.fnUntraced(function*<R>(
   if (now.length === current.seen.length && now.every((tools, i) => tools === current.seen[i])) return current
   const tools = [...agent.tools, ...now.flat()]
   const executor = Executor.make(tools, { concurrency: agent.toolConcurrency, timeout: agent.toolTimeout })
-  if (Result.isFailure(executor)) return yield* executor.failure
+  if (Result.isFailure(executor)) return yield* clash(agent, now, executor.failure.name)
   return { executor: executor.success, specs: tools.map(Model.toolSpec), seen: now }
 })
+
+/** The clash, naming who offers the tools of that name: the agent, or each MCP server by name. */
+const clash = <R>(agent: Agent<R>, sources: ReadonlyArray<ReadonlyArray<Tool.Tool>>, name: string) => {
+  const owners = [
+    ...agent.tools.filter((tool) => tool.name === name).map(() => "the agent"),
+    ...sources.flatMap((tools, i) => tools.filter((tool) => tool.name === name).map(() => `MCP server ${agent.mcpServers[i]?.name}`))
+  ]
+  return new Executor.DuplicateToolName({ name, owners: [...new Set(owners)] })
+}
 
 /**
  * Before a model request: the tools after any change, or the previous ones while the change
  * clashes (logged at every request until a source changes again).
  */
-export const refresh = <R>(agent: Agent<R>, current: ToolSet<R>, sources: ReadonlyArray<ToolSource.Running>) =>
-  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(`MCP tools not refreshed: ${clash.message}`), current))
+export const refresh = <R>(
+  agent: Agent<R>,
+  current: ToolSet<R>,
+  sources: ReadonlyArray<ToolSource.Running>,
+  redact: (text: string) => string
+) =>
+  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(redact(`MCP tools not refreshed: ${clash.message}`)), current))

@@ -329,11 +329,14 @@ export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.H
         const model = `anthropic:${name}`
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
+          secrets: resolved.secrets,
           stream: (request) => {
             const { beta, body } = toWireBody(name, request)
             return providerStream.stream(settings, {
               provider: "anthropic",
               model,
+              baseUrl: resolved.baseUrl,
+              redact: resolved.redact,
               url: `${resolved.baseUrl}/v1/messages`,
               headers: { "anthropic-version": version, ...(beta === undefined ? {} : { "anthropic-beta": beta }) },
               auth: { header: "x-api-key", prefix: "", key: resolved.key },

@@ -235,10 +235,13 @@ export const layer = (options?: Provider.Options): Layer.Layer<never, never, Htt
         const model = `google:${name}`
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
+          secrets: resolved.secrets,
           stream: (request) =>
             providerStream.stream(settings, {
               provider: "google",
               model,
+              baseUrl: resolved.baseUrl,
+              redact: resolved.redact,
               url: `${resolved.baseUrl}/v1beta/models/${encodeURIComponent(name)}:streamGenerateContent?alt=sse`,
               headers: {},
               auth: { header: "x-goog-api-key", prefix: "", key: resolved.key },

@@ -271,11 +271,14 @@ const register = (
         const model = `${provider}:${name}`
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
+          secrets: resolved.secrets,
           stream: (request) => {
             const { body, strict } = toWireBody(name, request, flavour)
             return providerStream.stream(settings, {
               provider,
               model,
+              baseUrl: resolved.baseUrl,
+              redact: resolved.redact,
               url: `${resolved.baseUrl}/chat/completions`,
               headers: {},
               auth: { header: "authorization", prefix: "Bearer ", key: resolved.key },

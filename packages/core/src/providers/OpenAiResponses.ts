@@ -306,11 +306,14 @@ export const register = (prefix: string, options: Options | undefined): Layer.La
         const model = `${prefix}:${name}`
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
+          secrets: resolved.secrets,
           stream: (request) => {
             const { body, strict } = toWireBody(name, request, options?.strict ?? true)
             return providerStream.stream(settings, {
               provider: prefix,
               model,
+              baseUrl: resolved.baseUrl,
+              redact: resolved.redact,
               url: `${resolved.baseUrl}/responses`,
               headers: {},
               auth: { header: "authorization", prefix: "Bearer ", key: resolved.key },

@@ -1,15 +1,19 @@
 /**
- * The shared streaming machinery (retries, classification, idle timeout, cancellation), driven
- * through the Anthropic provider against a loopback server.
+ * The shared streaming machinery (retries, classification, idle timeout, cancellation, the bounds
+ * on one reply, the check that a 200 is an event stream, the redaction of what a server echoes),
+ * driven through the Anthropic provider against a loopback server. What every wire does behind a
+ * hostile gateway is `providers/gateway.ts`, run by each vendor's test.
  */
 import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Stream, Tracer } from "effect"
+import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Redacted, Stream, Tracer } from "effect"
+import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
 import * as Model from "../../src/Model.ts"
 import * as Anthropic from "../../src/providers/Anthropic.ts"
 import type * as Provider from "../../src/providers/Provider.ts"
+import * as Runs from "../providers/agentRuns.ts"
 import * as Loopback from "../providers/loopback.ts"
 
 const KEY = "sk-ant-test-7f3a9c1e5b"
@@ -34,8 +38,18 @@ const run = (server: Loopback.Server, options: Provider.Options = {}) =>
     const model = yield* Model.resolve(MODEL)
     const seen: Array<Model.Part> = []
     const exit = yield* Effect.exit(Stream.runForEach(model.stream(request), (part) => Effect.sync(() => seen.push(part))))
-    return { seen, error: exit._tag === "Failure" ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined }
+    return {
+      seen,
+      error: exit._tag === "Failure" ? exit.cause.reasons.find((r) => r._tag === "Fail")?.error : undefined,
+      secrets: Object.entries(model.secrets ?? {}).map(([name, value]) => [name, Redacted.value(value)])
+    }
   }).pipe(Effect.provide(provider(server, options)))
+
+/** SSE events opening a reply, up to a tool_use block left open. */
+const OPEN_TOOL = [
+  `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-6","usage":{"input_tokens":9,"output_tokens":1}}}\n\n`,
+  `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"Read","input":{}}}\n\n`
+].join("")
 
 const noKey = (error: unknown) => {
   assert.notInclude(JSON.stringify(error), KEY)
@@ -214,4 +228,124 @@ describe("providerStream", () => {
       assert.notInclude(logs.join("\n"), KEY)
       assert.strictEqual(server.requests[0]!.headers["x-api-key"], KEY)
     }))
+
+  it.live("tool arguments streamed forever, never completing a part, are cut at maxReplyBytes", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([
+        Loopback.endless(OPEN_TOOL, () => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"aaaaaaaaaaaaaaaa"}}\n\n`)
+      ])
+      const { error, seen } = yield* run(server, { maxReplyBytes: 256 * 1024 })
+      assert.deepStrictEqual(seen, [])
+      assert.strictEqual(error?.message, "anthropic: the reply passed 262144 bytes (the maxReplyBytes bound; raise it in the provider layer's options)")
+      assert.deepStrictEqual([error?.isRetryable, server.requests.length], [false, 1])
+      yield* Deferred.await(server.closed(0))
+    }))
+
+  it.live("tool calls streamed forever are cut at maxToolCalls", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([
+        Loopback.endless(OPEN_TOOL.slice(0, OPEN_TOOL.indexOf("event: content_block_start")), (n) =>
+          [
+            `event: content_block_start\ndata: {"type":"content_block_start","index":${n},"content_block":{"type":"tool_use","id":"toolu_${n}","name":"Read","input":{}}}\n\n`,
+            `event: content_block_stop\ndata: {"type":"content_block_stop","index":${n}}\n\n`
+          ].join(""))
+      ])
+      const { error } = yield* run(server)
+      assert.strictEqual(error?.message, "anthropic: the reply made more than 1000 tool calls (the maxToolCalls bound; raise it in the provider layer's options)")
+      yield* Deferred.await(server.closed(0))
+    }))
+
+  it.live("the stream timeout bounds the whole request, retries included", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([
+        Loopback.body(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
+        Loopback.endless(OPEN_TOOL, () => `event: ping\ndata: {"type":"ping"}\n\n`, 5)
+      ])
+      const { error, seen } = yield* run(server, { streamTimeout: "300 millis" })
+      assert.deepStrictEqual(seen, [])
+      assert.strictEqual(
+        error?.message,
+        "anthropic: timed out: the reply took longer than 300ms (the streamTimeout bound; raise it in the provider layer's options)"
+      )
+      assert.strictEqual(server.requests.length, 2)
+      yield* Deferred.await(server.closed(1))
+    }))
+
+  it.live("a stream opening with comments and blank lines is an event stream", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sseChunks(["\r\n", ": OPENROUTER PROCESSING\n\n", TEXT])])
+      const { error, seen } = yield* run(server)
+      assert.deepStrictEqual([seen, error], [ANSWER, undefined])
+    }))
+
+  it.live("a page served as text/event-stream is still no model stream; a long first line is quoted in part", () =>
+    Effect.gen(function*() {
+      const title = "x".repeat(300)
+      const server = yield* Loopback.start([Loopback.body(200, `<html><title>${title}</title></html>`, { "content-type": "text/event-stream" })])
+      const { error } = yield* run(server)
+      assert.strictEqual(
+        error?.message,
+        `anthropic: the server at ${server.url} answered with text/event-stream, not a model stream (is baseUrl right?): <html><title>${"x".repeat(187)}…`
+      )
+      assert.strictEqual(server.requests.length, 1)
+    }))
+
+  it.live("a key in the base URL's query never reaches the error naming the server", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.body(200, "<html>proxy</html>", { "content-type": "text/html" })])
+      const { error } = yield* run(server, { baseUrl: `${server.url}/gemini?key=${KEY}` })
+      assert.strictEqual(
+        error?.message,
+        `anthropic: the server at ${server.url}/gemini answered with text/html, not a model stream (is baseUrl right?): <html>proxy</html>`
+      )
+      noKey(error)
+    }))
+
+  it.live("a long refusal is redacted before it is cut (no key keeps its head) and its control characters are shown as �", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.body(500, `${"e".repeat(980)}\u001b[31m ${KEY} and more`)])
+      const { error } = yield* run(server, { retry: false })
+      assert.strictEqual(error?.message, `HTTP 500: anthropic: ${"e".repeat(980)}\uFFFD[31m [RE…`)
+    }))
+
+  it.live("credential headers are secrets too, redacted without their scheme, under their names", () =>
+    Effect.gen(function*() {
+      const token = "gw-token-31c9a7e05b"
+      const bearer = "proxy-bearer-8e2d4f6a"
+      const server = yield* Loopback.start([
+        Loopback.body(401, JSON.stringify({ error: { message: `token ${token} and bearer ${bearer} refused; KEY ${KEY}` } }))
+      ])
+      const { error, secrets } = yield* run(server, {
+        headers: { "x-gateway-token": token, authorization: `Bearer ${bearer}`, "x-request-source": "tests" }
+      })
+      assert.deepStrictEqual(secrets, [["X_GATEWAY_TOKEN", token], ["AUTHORIZATION", bearer], ["ANTHROPIC_API_KEY", KEY]])
+      assert.strictEqual(
+        error?.message,
+        "anthropic: the API key was refused (HTTP 401): token [REDACTED:X_GATEWAY_TOKEN] and bearer [REDACTED:AUTHORIZATION] refused; KEY [REDACTED:ANTHROPIC_API_KEY]"
+      )
+      assert.strictEqual(server.requests[0]!.headers["x-gateway-token"], token)
+    }))
+
+  it.live("a key echoed by a gateway reaches neither a session's Error event, its run's error nor the Session.run span", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* Spans.make
+      const echo = Loopback.body(500, JSON.stringify({ error: { message: `upstream refused key ${KEY}` } }))
+      const expected = "HTTP 500: anthropic: upstream refused key [REDACTED:ANTHROPIC_API_KEY]"
+      const noRetry = (server: Loopback.Server) => provider(server, { retry: false })
+      const { events } = yield* Runs.events(Runs.reader(MODEL), noRetry, [echo], "Hi").pipe(Effect.provideService(Tracer.Tracer, tracer))
+      const result = yield* Effect.flip(Runs.run(Runs.reader(MODEL), noRetry, [echo], "Hi"))
+      assert.deepStrictEqual(events.flatMap((e) => (e._tag === "Error" ? [e.message] : [])), [expected])
+      assert.strictEqual(result.message, expected)
+      noKey(result)
+      const run = spans.find((span) => span.name === "Session.run")
+      assert.isDefined(run)
+      const recorded = JSON.stringify(spans.map((span) => ({
+        name: span.name,
+        attributes: [...(span._attributes ?? new Map()).entries()],
+        events: span._events ?? [],
+        status: span.status
+      })), (_, value) => (typeof value === "bigint" ? String(value) : value instanceof Error ? String(value) : value))
+      assert.include(recorded, "[REDACTED:ANTHROPIC_API_KEY]")
+      assert.notInclude(recorded, KEY)
+    }).pipe(Effect.provide(Condukt.layer)))
 })

@@ -7,6 +7,7 @@ import * as Model from "../../src/Model.ts"
 import * as Anthropic from "../../src/providers/Anthropic.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Runs from "./agentRuns.ts"
+import * as Gateway from "./gateway.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-ant-test-7f3a9c1e5b"
@@ -206,4 +207,27 @@ describe("Anthropic", () => {
         }])
       }))
   })
+})
+
+Gateway.suite({
+  provider: "anthropic",
+  model: MODEL,
+  layer: Anthropic.layer,
+  keyVariable: "ANTHROPIC_API_KEY",
+  errorEvent: (message) => ({
+    sse: `event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "api_error", message } })}\n\n`,
+    expected: `anthropic: ${message}`
+  }),
+  head: [
+    `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_01","type":"message","role":"assistant","content":[],"model":"claude-sonnet-4-6","usage":{"input_tokens":9,"output_tokens":1}}}\n\n`,
+    `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n`
+  ].join(""),
+  delta: (n) => `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"word ${n} "}}\n\n`,
+  toolCalls: (count) =>
+    Array.from({ length: count }, (_, i) =>
+      [
+        `event: content_block_start\ndata: {"type":"content_block_start","index":${i},"content_block":{"type":"tool_use","id":"toolu_${i}","name":"Read","input":{}}}\n\n`,
+        `event: content_block_delta\ndata: {"type":"content_block_delta","index":${i},"delta":{"type":"input_json_delta","partial_json":"{\\"path\\":\\"a.txt\\"}"}}\n\n`,
+        `event: content_block_stop\ndata: {"type":"content_block_stop","index":${i}}\n\n`
+      ].join("")).join("")
 })

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
@@ -7,6 +7,7 @@ import * as Model from "../../src/Model.ts"
 import * as Google from "../../src/providers/Google.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Runs from "./agentRuns.ts"
+import * as Gateway from "./gateway.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "AIzaSy-test-3b8e1f"
@@ -186,6 +187,12 @@ describe("Google", () => {
       )
       assert.deepStrictEqual(out, TEXT)
       assert.strictEqual(server.requests[0]!.headers["x-goog-api-key"], "gemini-env-key")
+      const secrets = yield* Model.resolve(MODEL).pipe(
+        Effect.map((model) => Object.entries(model.secrets ?? {}).map(([name, value]) => [name, Redacted.value(value)])),
+        Effect.provide(Condukt.layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: { GEMINI_API_KEY: "gemini-env-key" } })))
+      )
+      assert.deepStrictEqual(secrets, [["GEMINI_API_KEY", "gemini-env-key"]])
     }))
 
   it.effect("a missing key names both variables", () =>
@@ -193,4 +200,21 @@ describe("Google", () => {
       const error = yield* Loopback.missingKey(MODEL, Google.layer())
       assert.strictEqual(error.message, "google: no API key: set GOOGLE_API_KEY (or GEMINI_API_KEY) or pass apiKey to the provider's layer")
     }))
+})
+
+Gateway.suite({
+  provider: "google",
+  model: MODEL,
+  layer: Google.layer,
+  keyVariable: "GOOGLE_API_KEY",
+  errorEvent: (message) => ({
+    sse: `data: ${JSON.stringify({ error: { code: 500, message, status: "INTERNAL" } })}\n\n`,
+    expected: `HTTP 500: google: ${message}`
+  }),
+  head: `data: {"candidates":[{"content":{"parts":[{"text":"Hi"}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`,
+  delta: (n) => `data: {"candidates":[{"content":{"parts":[{"text":"word ${n} "}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`,
+  toolCalls: (count) =>
+    Array.from({ length: count }, (_, i) =>
+      `data: {"candidates":[{"content":{"parts":[{"functionCall":{"id":"call_${i}","name":"Read","args":{"path":"a.txt"}}}],"role":"model"},"index":0}],"responseId":"r1"}\n\n`
+    ).join("")
 })

@@ -4,9 +4,11 @@ import { Effect, Layer, Redacted } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
 import * as History from "../../src/History.ts"
 import * as Message from "../../src/Message.ts"
+import * as Model from "../../src/Model.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
 import * as Tools from "../../src/Tools.ts"
 import * as Runs from "./agentRuns.ts"
+import * as Gateway from "./gateway.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-test-4c2e8a"
@@ -139,13 +141,15 @@ describe("OpenAi", () => {
       assert.deepStrictEqual([body.max_tokens, body.tools[0].function], [50, { name: "Read", description: "Reads", parameters: Tools.Read.parameters }])
     }))
 
-  it.live("an Ollama preset needs no key and sends a placeholder", () =>
+  it.live("an Ollama preset needs no key and sends a placeholder, which is no secret", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])
       const layer = OpenAi.layerCompatible("ollama", { baseUrl: server.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
       const out = yield* parts("ollama:llama3.2", layer)
       assert.strictEqual(out.length, 4)
       assert.strictEqual(server.requests[0]!.headers.authorization, "Bearer ollama")
+      const model = yield* Model.resolve("ollama:llama3.2").pipe(Effect.provide(layer))
+      assert.deepStrictEqual(model.secrets, {})
     }))
 
   it.live("a malformed tool-call argument reaches the model as an error result, and the run goes on", () =>
@@ -163,3 +167,26 @@ describe("OpenAi", () => {
       assert.strictEqual(result.text, "a.txt says alpha; b.txt says beta.")
     }).pipe(Effect.provide(Condukt.layer)))
 })
+
+/** The Chat Completions wire, for `provider` registered by `layer`. */
+const chatWire = (provider: string, layer: Gateway.Wire["layer"], keyVariable: string): Gateway.Wire => ({
+  provider,
+  model: `${provider}:some-model`,
+  layer,
+  keyVariable,
+  errorEvent: (message) => ({
+    sse: `data: ${JSON.stringify({ error: { message, type: "server_error" } })}\n\n`,
+    expected: `${provider}: ${message}`
+  }),
+  head: `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}\n\n`,
+  delta: (n) =>
+    `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"word ${n} "},"finish_reason":null}]}\n\n`,
+  toolCalls: (count) =>
+    Array.from({ length: count }, (_, i) =>
+      `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"tool_calls":[{"index":${i},"id":"call_${i}","type":"function","function":{"name":"Read","arguments":"{\\"path\\":\\"a.txt\\"}"}}]},"finish_reason":null}]}\n\n`
+    ).join("") +
+    `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n`
+})
+
+Gateway.suite(chatWire("openai", OpenAi.layer, "OPENAI_API_KEY"))
+Gateway.suite(chatWire("groq", (options) => OpenAi.layerCompatible("groq", options), "GROQ_API_KEY"))

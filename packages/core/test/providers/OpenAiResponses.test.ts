@@ -7,6 +7,7 @@ import * as Model from "../../src/Model.ts"
 import * as OpenAi from "../../src/providers/OpenAi.ts"
 import * as OpenAiResponses from "../../src/providers/OpenAiResponses.ts"
 import * as Runs from "./agentRuns.ts"
+import * as Gateway from "./gateway.ts"
 import * as Loopback from "./loopback.ts"
 
 const KEY = "sk-proj-responses-9d1f"
@@ -226,4 +227,22 @@ describe("OpenAiResponses", () => {
         }))
       }))
   })
+})
+
+Gateway.suite({
+  provider: "openai-responses",
+  model: MODEL,
+  layer: OpenAiResponses.layer,
+  keyVariable: "OPENAI_API_KEY",
+  errorEvent: (message) => ({
+    sse: `event: error\ndata: ${JSON.stringify({ type: "error", code: "server_error", message, param: null, sequence_number: 1 })}\n\n`,
+    expected: `openai-responses: ${message}`
+  }),
+  head: `event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}\n\n`,
+  delta: (n) =>
+    `event: response.output_text.delta\ndata: {"type":"response.output_text.delta","sequence_number":${n + 1},"item_id":"msg_1","output_index":0,"content_index":0,"delta":"word ${n} "}\n\n`,
+  toolCalls: (count) =>
+    Array.from({ length: count }, (_, i) =>
+      `event: response.output_item.done\ndata: {"type":"response.output_item.done","sequence_number":${i + 1},"output_index":${i},"item":{"id":"fc_${i}","type":"function_call","status":"completed","arguments":"{\\"path\\":\\"a.txt\\"}","call_id":"call_${i}","name":"Read"}}\n\n`
+    ).join("")
 })

@@ -24,6 +24,11 @@ export type Reply =
   | { readonly _tag: "Sse"; readonly chunks: ReadonlyArray<string>; readonly then: "end" | "reset" | "stall" }
   /** The socket is destroyed before any byte of the response. */
   | { readonly _tag: "Reset" }
+  /**
+   * SSE `head`, then `repeat(0)`, `repeat(1)`… without end: as fast as the client reads, or one
+   * every `everyMs` (a server busy forever, never idle). Stops when the client closes.
+   */
+  | { readonly _tag: "Endless"; readonly head: string; readonly repeat: (n: number) => string; readonly everyMs?: number | undefined }
 
 export const body = (status: number, text: string, headers: Record<string, string> = {}): Reply => ({
   _tag: "Body",
@@ -38,6 +43,12 @@ export const sseChunks = (chunks: ReadonlyArray<string>, then: "end" | "reset" |
   then
 })
 export const reset: Reply = { _tag: "Reset" }
+export const endless = (head: string, repeat: (n: number) => string, everyMs?: number): Reply => ({
+  _tag: "Endless",
+  head,
+  repeat,
+  everyMs
+})
 
 /** A request as the server received it. */
 export interface Received {
@@ -88,6 +99,7 @@ export const start = (replies: ReadonlyArray<Reply>): Effect.Effect<Server, neve
           }
           res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
           res.flushHeaders()
+          if (reply._tag === "Endless") return writeForever(res, reply)
           for (const chunk of reply.chunks) res.write(chunk)
           if (reply.then === "end") res.end()
           // Once the chunks are flushed: destroying at once could drop them unsent.
@@ -105,6 +117,28 @@ export const start = (replies: ReadonlyArray<Reply>): Effect.Effect<Server, neve
         server.close(() => resume(Effect.void))
       })
   ).pipe(Effect.map(({ state }) => state))
+
+/** Writes an endless reply until the client goes away: paced by `everyMs`, else by the socket's backpressure. */
+const writeForever = (res: http.ServerResponse, reply: Extract<Reply, { _tag: "Endless" }>) => {
+  let n = 0
+  let open = true
+  res.write(reply.head)
+  if (reply.everyMs !== undefined) {
+    const timer = setInterval(() => res.write(reply.repeat(n++)), reply.everyMs)
+    res.on("close", () => clearInterval(timer))
+    return
+  }
+  res.on("close", () => {
+    open = false
+  })
+  const pump = () => {
+    while (open && res.write(reply.repeat(n++))) {
+      // the socket takes more: keep writing
+    }
+    if (open) res.once("drain", pump)
+  }
+  pump()
+}
 
 /** A temporary directory holding `files`, removed with the scope. */
 export const tempFiles = (files: Record<string, string>): Effect.Effect<string, never, Scope.Scope> =>

@@ -6,6 +6,7 @@ import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
   f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>
@@ -14,6 +15,10 @@ const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Sco
     const dir = yield* tempDir
     return yield* f(yield* DiskSessionStore.make({ dir }), dir)
   })).pipe(Effect.provide(NodeServices.layer))
+
+/** The message of a save of `s1` (or `id`) that another writer got to first. */
+const conflict = (file: string, detail: string, id = "s1") =>
+  `SessionStore.save: session ${id} at ${file}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
 
 const loadError = (store: SessionStore.Service, id: string) => Effect.map(storeError(store.load(id)), (error) => error?.message)
 
@@ -137,8 +142,9 @@ describe("DiskSessionStore", () => {
         yield* readOnly(dir)
         const error = yield* storeError(store.save(snapshot("s1", 2)))
         assert.strictEqual(error?.reason._tag, "Unavailable")
-        assert.strictEqual(error?.location, path.join(dir, "s1.json.tmp"))
-        assert.isTrue(error?.message.startsWith(`SessionStore.save: session s1 at ${path.join(dir, "s1.json.tmp")}: E`))
+        // The save stops at its first step: taking the session's lock file.
+        assert.strictEqual(error?.location, path.join(dir, "s1.lock"))
+        assert.isTrue(error?.message.startsWith(`SessionStore.save: session s1 at ${path.join(dir, "s1.lock")}: E`))
         assert.strictEqual(fs.readFileSync(path.join(dir, "s1.json"), "utf8"), before)
         assert.deepStrictEqual(fs.readdirSync(dir), ["s1.json"])
       })
@@ -166,6 +172,93 @@ describe("DiskSessionStore", () => {
         ])
         assert.deepStrictEqual(fs.readdirSync(dir), [])
         assert.isFalse(fs.existsSync(path.join(path.dirname(dir), "escape.json")))
+      })
+    ))
+
+  it.live("a save another writer got to first fails with Conflict naming what changed, and overwrites nothing", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const file = path.join(dir, "s1.json")
+        const log = path.join(dir, "s1.log")
+        yield* store.save(snapshot("s1", 1))
+        // Another process resumes the session and saves a turn.
+        const other = yield* DiskSessionStore.make({ dir })
+        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
+        yield* other.save(snapshot("s1", 2), { appended: 4 })
+        const size = fs.statSync(log).size
+        const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
+        const error = yield* storeError(store.save(mine, { appended: 4 }))
+        assert.strictEqual(error?.reason._tag, "Conflict")
+        assert.strictEqual(error?.message, conflict(file, `${log} has ${size} bytes, 0 when last loaded or saved here`))
+        // A rewrite (what follows a failed save) is refused the same way.
+        assert.strictEqual((yield* storeError(store.save(mine)))?.message, conflict(file, `${log} has ${size} bytes, 0 when last loaded or saved here`))
+        assert.deepStrictEqual(yield* (yield* DiskSessionStore.make({ dir })).load("s1"), Option.some(snapshot("s1", 2)))
+        // The other writer compacts: its new snapshot file is another generation.
+        yield* other.save(snapshot("s1", 3))
+        assert.strictEqual((yield* storeError(store.save(mine)))?.message, conflict(file, `${file} was rewritten`))
+        // Loading again reads what the other writer saved; saving from there works.
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 3)))
+        yield* store.save(snapshot("s1", 4), { appended: 4 })
+        assert.strictEqual((yield* storeError(other.save(snapshot("s1", 4), { appended: 4 })))?.reason._tag, "Conflict")
+        assert.deepStrictEqual(yield* (yield* DiskSessionStore.make({ dir })).load("s1"), Option.some(snapshot("s1", 4)))
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["s1.json", "s1.log"])
+      })
+    ))
+
+  it.live("two writers starting the same new session: the second save is a Conflict, and so is a save after a clear elsewhere", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const file = path.join(dir, "s1.json")
+        const other = yield* DiskSessionStore.make({ dir })
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+        assert.isTrue(Option.isNone(yield* other.load("s1")))
+        yield* other.save(snapshot("s1", 1))
+        const created = yield* storeError(store.save(snapshot("s1", 1, { assigns: { mine: true } })))
+        assert.strictEqual(created?.message, conflict(file, `${file} was created`))
+        yield* store.clear("s1")
+        const removed = yield* storeError(other.save(snapshot("s1", 2), { appended: 4 }))
+        assert.strictEqual(removed?.message, conflict(file, `${file} was removed`))
+        assert.deepStrictEqual(fs.readdirSync(dir), [])
+      })
+    ))
+
+  it.live("two processes saving one session at once: one saves, the other fails with Conflict; the store holds the winner's turn", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const seed = snapshot("shared", 1)
+        yield* store.save(seed)
+        const outcomes = yield* twoWriters("disk", dir, "shared")
+        const winner = winnerOf(outcomes)
+        const log = path.join(dir, "shared.log")
+        assert.deepStrictEqual(outcomes[1 - winner], {
+          reason: "Conflict",
+          message: conflict(path.join(dir, "shared.json"), `${log} has ${fs.statSync(log).size} bytes, 0 when last loaded or saved here`, "shared")
+        })
+        assert.deepStrictEqual(
+          yield* (yield* DiskSessionStore.make({ dir })).load("shared"),
+          Option.some({ ...seed, messages: [...seed.messages, ...writerTurn(writerNames[winner])], updatedAt: seed.updatedAt + 1 })
+        )
+      })
+    ), 20_000)
+
+  it.live("a lock file left by a process that died mid-save is removed once stale; a fresh one fails the save naming it", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        const lock = path.join(dir, "s1.lock")
+        fs.writeFileSync(lock, "")
+        // Last modified in 1970: far older than STALE_LOCK_MS.
+        fs.utimesSync(lock, 0, 0)
+        yield* store.save(snapshot("s1", 1))
+        assert.deepStrictEqual(fs.readdirSync(dir), ["s1.json"])
+        fs.writeFileSync(lock, "")
+        const error = yield* storeError(store.save(snapshot("s1", 2), { appended: 4 }))
+        assert.strictEqual(
+          error?.message,
+          `SessionStore.save: session s1 at ${lock}: another save of this session holds ${lock}; if no process is saving it, remove the file`
+        )
+        fs.rmSync(lock)
+        yield* store.save(snapshot("s1", 2), { appended: 4 })
+        assert.deepStrictEqual(yield* (yield* DiskSessionStore.make({ dir })).load("s1"), Option.some(snapshot("s1", 2)))
       })
     ))
 

@@ -7,6 +7,7 @@ import * as Message from "../../src/Message.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "../../src/SessionStore.ts"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(Effect.gen(function*() {
@@ -76,6 +77,99 @@ describe("SqliteSessionStore", () => {
           yield* failure(store.load("s1")),
           `SessionStore.load: session s1 at ${file}#condukt_sessions/s1: snapshot version 3 is newer than this Condukt reads (2); upgrade to resume it`
         )
+      })
+    ))
+
+  it.live("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        const conflict = (detail: string, id = "s1") =>
+          `SessionStore.save: session ${id} at ${file}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
+        yield* store.save(snapshot("s1", 1))
+        // Another process resumes the session and saves a turn.
+        const other = yield* SqliteSessionStore.make({ file })
+        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
+        yield* other.save(snapshot("s1", 2), { appended: 4 })
+        const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
+        const error = yield* storeError(store.save(mine, { appended: 4 }))
+        assert.strictEqual(error?.reason._tag, "Conflict")
+        assert.strictEqual(error?.message, conflict("its row is at revision 2, 1 when last loaded or saved here"))
+        assert.strictEqual(yield* failure(store.save(mine)), conflict("its row is at revision 2, 1 when last loaded or saved here"))
+        assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(snapshot("s1", 2)))
+        // Loading again reads what the other writer saved; saving from there works, and the other one is refused.
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
+        yield* store.save(snapshot("s1", 3), { appended: 4 })
+        assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
+        // Two writers starting the same new session; a save after a clear elsewhere.
+        const fresh = yield* SqliteSessionStore.make({ file })
+        assert.isTrue(Option.isNone(yield* fresh.load("s2")))
+        assert.isTrue(Option.isNone(yield* other.load("s2")))
+        yield* other.save(snapshot("s2", 1))
+        assert.strictEqual(yield* failure(fresh.save(snapshot("s2", 1))), conflict("its row was created", "s2"))
+        yield* store.clear("s1")
+        assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+      })
+    ))
+
+  it.live("two processes saving one session at once: one saves, the other fails with Conflict; the store holds the winner's turn", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        const seed = snapshot("shared", 1)
+        yield* store.save(seed)
+        const outcomes = yield* twoWriters("sqlite", file, "shared")
+        const winner = winnerOf(outcomes)
+        assert.deepStrictEqual(outcomes[1 - winner], {
+          reason: "Conflict",
+          message:
+            `SessionStore.save: session shared at ${file}#condukt_sessions/shared: another writer saved this session since it was last loaded or saved here (its row is at revision 2, 1 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+        })
+        assert.deepStrictEqual(
+          yield* (yield* SqliteSessionStore.make({ file })).load("shared"),
+          Option.some({ ...seed, messages: [...seed.messages, ...writerTurn(writerNames[winner])], updatedAt: seed.updatedAt + 1 })
+        )
+      })
+    ), 20_000)
+
+  it.live("eight processes opening one new database at once, three rounds: every open and save succeeds", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      const names = Array.from({ length: 8 }, (_, i) => `p${i}`)
+      const openers = yield* Effect.forEach(names, (name) => storeWriter(["opener", name]))
+      for (const opener of openers) assert.strictEqual(yield* opener.next, "ready")
+      for (const round of [1, 2, 3]) {
+        const file = path.join(dir, `round${round}.db`)
+        yield* Effect.forEach(openers, (opener) => opener.send(file), { discard: true })
+        assert.deepStrictEqual(yield* Effect.forEach(openers, (opener) => opener.next), names.map(() => "ok"))
+        const db = new DatabaseSync(file)
+        assert.deepStrictEqual(db.prepare("SELECT id FROM condukt_sessions ORDER BY id").all().map((row) => row["id"]), names)
+        db.close()
+      }
+      yield* Effect.forEach(openers, (opener) => opener.end, { discard: true })
+    })), 30_000)
+
+  it.live("assigns JSON cannot hold fail the save naming the row, and nothing is written", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        assert.strictEqual(
+          yield* failure(store.save(snapshot("s1", 1, { assigns: { big: 1n } }))),
+          `SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Do not know how to serialize a BigInt)`
+        )
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+      })
+    ))
+
+  it.live("a database made before sessions had a revision gets the column, and its sessions load and save", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        tamper(file, "ALTER TABLE condukt_sessions DROP COLUMN revision")
+        const reopened = yield* SqliteSessionStore.make({ file })
+        assert.deepStrictEqual(yield* reopened.load("s1"), Option.some(snapshot("s1", 1)))
+        yield* reopened.save(snapshot("s1", 2), { appended: 4 })
+        const db = new DatabaseSync(file)
+        assert.deepStrictEqual({ ...db.prepare("SELECT revision FROM condukt_sessions WHERE id = 's1'").get() }, { revision: 1 })
+        db.close()
       })
     ))
 

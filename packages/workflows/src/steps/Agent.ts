@@ -5,10 +5,13 @@
  * with JSON only and its reply is parsed and checked against the schema (Effect's JSON Schema
  * importer). The result is `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  */
-import { Condukt, Sandbox } from "@condukt/core"
+import { Condukt, Executor, Sandbox } from "@condukt/core"
 import { Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
 import type * as Expression from "../Expression.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"
+
+/** The most of a schema mismatch an error quotes. */
+const MAX_ISSUE_CHARS = 2000
 
 const structuredInstruction = (schema: Expression.Value) =>
   `Answer with one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n${JSON.stringify(schema)}`
@@ -56,7 +59,8 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
   })
   yield* Effect.mapError(
     Schema.decodeUnknownEffect(decoder as Schema.Decoder<unknown>)(output, { errors: "all" }),
-    (error) => failed("AgentFailed", id, `the reply does not match output_schema: ${error.message}`)
+    // The issues quote the reply, which the model wrote: cut visibly, as a tool result is.
+    (error) => failed("AgentFailed", id, `the reply does not match output_schema: ${Executor.truncate(error.message, MAX_ISSUE_CHARS)}`)
   )
   return { ok: true, output }
 })

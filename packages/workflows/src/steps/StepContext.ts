@@ -15,6 +15,8 @@ export interface StepContext {
   readonly toolExecutor: Executor.Executor<never>
   /** The model for agent steps that name none: the caller's option, else the runtime block's. */
   readonly model: string | undefined
+  /** The output the run's sandbox collects per command; undefined for a caller's sandbox (its own cap). */
+  readonly maxOutputBytes: number | undefined
 }
 
 /** A step's fields after interpolation. */
