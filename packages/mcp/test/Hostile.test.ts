@@ -161,10 +161,11 @@ describe("hostile servers", () => {
           McpServer.stdio({ name: "fx", command: node, args: [hostile, "die-printing"], env: ["API_TOKEN"] }),
           declared
         )
-        assert.deepStrictEqual(
-          error,
-          new Session.McpStartFailed({ server: "fx", reason: "the server exited during initialize: fatal: could not log in with [REDACTED:API_TOKEN]" })
-        )
+        // The session passes its start errors through its redaction, which copies them: compared by fields.
+        assert.deepStrictEqual({ tag: error._tag, message: error.message }, {
+          tag: "McpStartFailed",
+          message: "MCP server fx could not be started: the server exited during initialize: fatal: could not log in with [REDACTED:API_TOKEN]"
+        })
       }))
 
     it.live("a declared secret a stdio server prints as it crashes later is redacted in McpServerDown and what the model reads", () =>
