@@ -36,7 +36,8 @@ const TOKEN = "tok-echoed-4f9a2c"
 
 /**
  * A Streamable HTTP MCP server answering with JSON: under /reject every request is a 500 whose
- * body echoes the Authorization header; under /ok its one tool, whoami, fails echoing it.
+ * body echoes the Authorization header; under /ok its one tool, whoami, fails echoing it; /echo
+ * is a plain page echoing it (for an `http` step).
  */
 const echoingMcp = (request: http.IncomingMessage, response: http.ServerResponse) => {
   const chunks: Array<Buffer> = []
@@ -44,6 +45,7 @@ const echoingMcp = (request: http.IncomingMessage, response: http.ServerResponse
   request.on("end", () => {
     const auth = request.headers["authorization"] ?? ""
     if (request.url === "/reject") return void response.writeHead(500, { "content-type": "text/plain" }).end(`upstream refused the credentials ${auth}`)
+    if (request.url === "/echo") return void response.writeHead(200, { "content-type": "text/plain" }).end(`you sent ${auth}`)
     if (request.method !== "POST") return void response.writeHead(405).end()
     const message = JSON.parse(Buffer.concat(chunks).toString())
     if (message.id === undefined) return void response.writeHead(202).end()
@@ -223,11 +225,12 @@ describe("condukt", () => {
       const withToken = { ...env, TRACKER_TOKEN: TOKEN }
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "reject.hcl"], withToken), {
         stdout: "",
-        stderr: "Workflow run failed: MCP server tracker: Streamable HTTP error: Error POSTing to endpoint: upstream refused the credentials Bearer [REDACTED:TRACKER_TOKEN]\n",
+        // Redacted at the source: the MCP client labels the token it sent by its server.
+        stderr: `Workflow run failed: MCP server tracker: ${base}/reject answered HTTP 500: upstream refused the credentials Bearer [REDACTED:tracker.bearer_token]\n`,
         exitCode: 1
       })
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "ok.hcl"], withToken), {
-        stdout: `{"ok":false,"error":"Error: you sent Bearer [REDACTED:TRACKER_TOKEN]"}\n`,
+        stdout: `{"ok":false,"error":"Error: you sent Bearer [REDACTED:tracker.bearer_token]"}\n`,
         stderr: "",
         exitCode: 0
       })
@@ -236,7 +239,15 @@ describe("condukt", () => {
       assert.isFalse(json.stdout.includes(TOKEN) || json.stderr.includes(TOKEN))
       assert.deepStrictEqual(JSON.parse(json.stdout.trimEnd().split("\n").at(-1)!), {
         _tag: "Output",
-        output: { ok: false, error: "Error: you sent Bearer [REDACTED:TRACKER_TOKEN]" }
+        output: { ok: false, error: "Error: you sent Bearer [REDACTED:tracker.bearer_token]" }
+      })
+      // What no step redacts (an http step's answer echoing a literal header) the CLI does.
+      const hook = `workflow "hook" {\n  http "call" {\n    method = "GET"\n    url = "${base}/echo"\n    headers = { authorization = "Bearer lit-hook-7c2e91" }\n  }\n  output = task.call.body\n}\n`
+      fs.writeFileSync(path.join(dir, "hook.hcl"), hook)
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "hook.hcl"], env), {
+        stdout: "you sent [REDACTED:HTTP_CALL_AUTHORIZATION]\n",
+        stderr: "",
+        exitCode: 0
       })
       fs.rmSync(dir, { recursive: true })
     }).pipe(Effect.scoped))

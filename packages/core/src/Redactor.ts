@@ -303,11 +303,17 @@ const deep = (redact: (text: string) => string, value: unknown, depth: number): 
   if (!(value instanceof Error) && !Predicate.hasProperty(value, "_tag")) return value
   // An error (or a tagged reason): the same class, each own field redacted (`message` and `stack`
   // of a plain Error are own fields; a tagged error computes its message from the others).
+  // V8's `stack` is an own accessor reading the original's internal slot: the copy gets its value.
   const copy = Object.create(proto)
   for (const key of Reflect.ownKeys(value)) {
     const descriptor = Object.getOwnPropertyDescriptor(value, key)!
-    if ("value" in descriptor) descriptor.value = deep(redact, descriptor.value, depth + 1)
-    Object.defineProperty(copy, key, descriptor)
+    const own = "value" in descriptor ? descriptor.value : Reflect.get(value, key)
+    Object.defineProperty(copy, key, {
+      value: deep(redact, own, depth + 1),
+      enumerable: descriptor.enumerable ?? false,
+      writable: true,
+      configurable: true
+    })
   }
   return copy
 }

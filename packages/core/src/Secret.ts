@@ -171,6 +171,35 @@ const oneLine = (text: string): string => {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Guards
+// ---------------------------------------------------------------------------------------------
+
+const CREDENTIAL_NAME = /token|key|secret|pass|auth|cred|cookie/i
+
+/**
+ * Whether a value given without being declared a secret (a literal in an MCP server's `env`, a
+ * custom header of a provider, a server or an `http` step) is a credential by its name: the name
+ * holds token, key, secret, pass, auth, cred or cookie, in any case. `LOG_LEVEL=debug` is not.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name)
+
+const ORDINARY_VARIABLES: ReadonlySet<string> = new Set([
+  "PATH", "HOME", "USER", "LOGNAME", "HOSTNAME", "SHELL", "TERM", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TMP", "TEMP"
+])
+
+/**
+ * Whether a host variable holds nothing secret (PATH, HOME, USER, LANG…): passed on to a process,
+ * any other host variable's value is treated as a credential.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isOrdinaryVariable = (name: string): boolean => ORDINARY_VARIABLES.has(name)
+
+// ---------------------------------------------------------------------------------------------
 // Resolution
 // ---------------------------------------------------------------------------------------------
 

@@ -116,4 +116,23 @@ describe("Secret", () => {
       const survivors = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(ref))
       assert.deepStrictEqual(survivors, [])
     }))
+
+  it("a value given without being declared is a credential when its name says so", () => {
+    assert.deepStrictEqual(
+      ["API_TOKEN", "GH_KEY", "DB_PASSWORD", "client_secret", "Authorization", "AWS_CREDENTIALS", "Cookie", "LOG_LEVEL", "PORT"]
+        .map(Secret.isCredentialName),
+      [true, true, true, true, true, true, true, false, false]
+    )
+  })
+
+  it("host variables every process has are ordinary; any other passed on is not", () => {
+    assert.deepStrictEqual(["PATH", "HOME", "LANG", "TMPDIR", "GITHUB_TOKEN", "DATABASE_URL"].map(Secret.isOrdinaryVariable), [
+      true,
+      true,
+      true,
+      true,
+      false,
+      false
+    ])
+  })
 })

@@ -1,17 +1,15 @@
 /**
  * Secrets — the secret values a workflow document names, as `Secret`s by name, so that whoever
  * prints what a run says (the CLI) can redact them: the host variables an `mcp_server` reads
- * (`auth.env`, `auth.client_secret_env`, each name of `env`), the literal tokens and client
- * secrets of its `auth`, and the literal values of credential headers (`authorization`, `cookie`,
- * and names holding `token`, `key` or `secret`) of `mcp_server` blocks and `http` steps, with
+ * (`auth.env`, `auth.client_secret_env`, each name of `env` but PATH, HOME and the like), the literal tokens and client
+ * secrets of its `auth`, and the literal values of credential headers (`Secret.isCredentialName`)
+ * of `mcp_server` blocks and `http` steps, with
  * the credential after `Bearer `/`Basic ` too. It resolves nothing and refuses nothing; a
  * 1Password `op` reference is left out (resolving it would run `op` a second time; the MCP
  * client redacts what it resolves itself).
  */
 import { Secret } from "@condukt/core"
 import type * as Document from "./Document.ts"
-
-const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|token|key|secret/i
 
 /** A name fit for `[REDACTED:NAME]`: upper case, `_` for anything else. */
 const nameOf = (...parts: ReadonlyArray<string>) => parts.join("_").toUpperCase().replace(/[^A-Z0-9_]/g, "_")
@@ -21,7 +19,7 @@ const text = (record: Readonly<Record<string, unknown>>, key: string) => (typeof
 /** Literal credential headers (a placeholder is not a value yet), and the credential after a scheme. */
 const headerSecrets = (owner: string, headers: Readonly<Record<string, string>> | undefined) =>
   Object.entries(headers ?? {}).flatMap(([header, value]) => {
-    if (!CREDENTIAL_HEADER.test(header) || value.includes("${")) return []
+    if (!Secret.isCredentialName(header) || value.includes("${")) return []
     const name = nameOf(owner, header)
     const scheme = /^(?:Bearer|Basic|Token)\s+(\S+)$/i.exec(value)
     return scheme === null ? [[name, Secret.static(value)] as const] : [[name, Secret.static(value)] as const, [`${name}_CREDENTIAL`, Secret.static(scheme[1]!)] as const]
@@ -38,7 +36,8 @@ const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
   if (token !== undefined) entries.push([nameOf("MCP", id, "TOKEN"), Secret.static(token)])
   const clientSecret = text(auth, "client_secret") ?? text(auth, "client_secret_static")
   if (clientSecret !== undefined) entries.push([nameOf("MCP", id, "CLIENT_SECRET"), Secret.static(clientSecret)])
-  for (const name of spec.env ?? []) entries.push([name, Secret.env(name)])
+  // As the MCP client counts them: a host variable every process has (PATH, HOME) is no secret.
+  for (const name of spec.env ?? []) if (!Secret.isOrdinaryVariable(name)) entries.push([name, Secret.env(name)])
   entries.push(...headerSecrets(nameOf("MCP", id), spec.headers))
   return entries
 }

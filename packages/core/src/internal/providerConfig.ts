@@ -14,6 +14,7 @@ import { Config, Effect, Option, Redacted } from "effect"
 import * as Model from "../Model.ts"
 import type * as Provider from "../providers/Provider.ts"
 import * as Redactor from "../Redactor.ts"
+import * as Secret from "../Secret.ts"
 
 /** How one provider finds its key and endpoint. */
 export interface Source {
@@ -38,8 +39,6 @@ export interface Resolved {
   readonly redact: (text: string) => string
 }
 
-/** A header whose name says it carries a credential. */
-const CREDENTIAL_HEADER = /authorization|key|token|secret|password|cookie|credential/i
 
 /** An `authorization` scheme: the credential is what follows it (a gateway may echo it alone). */
 const SCHEME = /^(?:bearer|basic|token|bot)\s+/i
@@ -53,7 +52,7 @@ export const credentialHeaders = (
 ): Record<string, Redacted.Redacted<string>> => {
   const found: Record<string, Redacted.Redacted<string>> = {}
   for (const [name, value] of Object.entries(headers ?? {})) {
-    if (CREDENTIAL_HEADER.test(name)) found[name.toUpperCase().replace(/[^A-Z0-9]/g, "_")] = Redacted.make(value.replace(SCHEME, ""))
+    if (Secret.isCredentialName(name)) found[name.toUpperCase().replace(/[^A-Z0-9]/g, "_")] = Redacted.make(value.replace(SCHEME, ""))
   }
   return found
 }

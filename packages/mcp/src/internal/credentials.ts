@@ -7,7 +7,7 @@
  * one line of at most `MAX_REASON_CHARS` code points ending in `…` when cut, so neither a
  * secret nor a 9 MB message reaches a reader. The set grows (a refreshed token joins it when it is
  * first sent); `secrets` is what it holds now, by label `<server>.<what>`, for the session's own
- * redaction. Which environment values count is decided here (`isCredentialName`, ADR 0038).
+ * redaction. Which environment values count: `Secret.isCredentialName` and `Secret.isOrdinaryVariable` (ADR 0038).
  */
 import { Redacted } from "effect"
 import { Redactor } from "@condukt/core"
@@ -17,12 +17,6 @@ export const MAX_REASON_CHARS = 1000
 
 /** How much of a text is redacted before the cut: far more than the cut keeps. */
 const REDACT_CHARS = 100_000
-
-/** A literal environment value is a credential when its variable's name says so. */
-const CREDENTIAL_NAME = /TOKEN|KEY|SECRET|PASS|AUTH|CRED/i
-
-/** Whether a literal value given to a stdio server's variable (or an HTTP header) `name` is a credential. */
-export const isCredentialName = (name: string): boolean => CREDENTIAL_NAME.test(name)
 
 /** One line of at most `max` code points, `…` at the end when cut; whitespace runs become one space. */
 export const oneLine = (text: string, max: number = MAX_REASON_CHARS): string => {

@@ -43,9 +43,6 @@ export interface Options {
 /** The value of a host environment variable (pass-through names of a declaration). */
 export const hostVariable = (name: string): string | undefined => process.env[name]
 
-/** Whether `name` is one of the host variables every server gets (not a credential). */
-export const isHostVariable = (name: string): boolean => (HOST_VARIABLES as ReadonlyArray<string>).includes(name)
-
 const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   try {
     process.kill(-pgid, signal)

@@ -12,12 +12,13 @@ import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Deferred, Effect, Redacted, Schema } from "effect"
+import { Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
 import type { Declaration } from "../McpServer.ts"
 import { boundedFetch } from "./boundedFetch.ts"
-import { type Credentials, isCredentialName } from "./credentials.ts"
+import type { Credentials } from "./credentials.ts"
 import { MAX_LINE_BYTES } from "./jsonLines.ts"
-import { hostVariable, isHostVariable, StdioProcess } from "./stdioProcess.ts"
+import { hostVariable, StdioProcess } from "./stdioProcess.ts"
 
 /** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
@@ -54,7 +55,7 @@ export const httpStatus = (error: unknown): { readonly status: number; readonly 
 /**
  * The environment of a stdio server: pass-through names, renames and literals. Credentials: every
  * value taken from the host (a pass-through name other than PATH, HOME and the like) or from a
- * `Secret`, and a literal whose variable's name says it is one (`isCredentialName`); a session
+ * `Secret`, and a literal whose variable's name says it is one (`Secret.isCredentialName`); a session
  * secret passed through is the session's to redact.
  */
 const stdioEnv = (
@@ -75,10 +76,10 @@ const stdioEnv = (
         const declared = secrets[name]
         const found = declared !== undefined ? Redacted.value(declared) : hostVariable(name)
         if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
-        if (declared === undefined && !isHostVariable(name)) credentials.add(name, found)
+        if (declared === undefined && !Secret.isOrdinaryVariable(name)) credentials.add(name, found)
         env[name] = found
       } else if (typeof value === "string") {
-        if (isCredentialName(name)) credentials.add(name, value)
+        if (Secret.isCredentialName(name)) credentials.add(name, value)
         env[name] = value
       } else {
         const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
@@ -117,7 +118,7 @@ export const makeTransport = (
       (e) => new ConnectFailed({ reason: e.message })
     )
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
-    for (const [name, value] of Object.entries(declaration.headers ?? {})) if (isCredentialName(name)) credentials.add(name, value)
+    for (const [name, value] of Object.entries(declaration.headers ?? {})) if (Secret.isCredentialName(name)) credentials.add(name, value)
     const requestInit = { headers: { ...declaration.headers } }
     const options = { fetch: fetchFn, requestInit, ...(provider === undefined ? {} : { authProvider: provider }) }
     // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
