@@ -80,7 +80,7 @@ const joined = (chunks: ReadonlyArray<Uint8Array>): Uint8Array<ArrayBuffer> => {
 }
 
 /** `response` with another body; its length and encoding headers no longer apply. */
-const replaced = (response: Response, body: BodyInit): Response => {
+const replaced = (response: Response, body: ConstructorParameters<typeof Response>[0]): Response => {
   const headers = new Headers(response.headers)
   headers.delete("content-length")
   headers.delete("content-encoding")
