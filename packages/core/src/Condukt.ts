@@ -10,6 +10,8 @@ import { NodeFileSystem, NodeHttpClient, NodePath } from "@effect/platform-node"
 import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "./Agent.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
+import type * as ProcessRunner from "./ProcessRunner.ts"
+import * as NodeProcessRunner from "./processRunner/Node.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
 import * as Google from "./providers/Google.ts"
 import * as OpenAi from "./providers/OpenAi.ts"
@@ -20,10 +22,10 @@ import type * as SessionEvent from "./SessionEvent.ts"
 import type * as Tool from "./Tool.ts"
 import type * as ToolSource from "./ToolSource.ts"
 
-/** What LocalSandbox and Tools.Command need from the host, the process budget built once for the program. */
-type Host = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
+/** What LocalSandbox, Tools.Command, 1Password and stdio MCP need from the host, the process budget built once for the program. */
+type Host = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget | ProcessRunner.ProcessRunner
 
-const host: Layer.Layer<Host> = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, ProcessBudget.layer())
+const host: Layer.Layer<Host> = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, ProcessBudget.layer(), NodeProcessRunner.layer)
 
 // The default sandbox is a layer each session builds on its own; it gets the program's host
 // services (one process budget for every session), so it needs nothing more.
@@ -45,7 +47,7 @@ const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
- * (`ProcessBudget.DEFAULT_PER_CORE` per core), a LocalSandbox at the cwd for sessions without
+ * (`ProcessBudget.DEFAULT_PER_CORE` per core) and process runner (`NodeProcessRunner`), a LocalSandbox at the cwd for sessions without
  * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…`, `google:…` and the OpenAI-compatible presets, keys
  * and base URLs from the environment).
  * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.

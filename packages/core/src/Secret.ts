@@ -9,7 +9,7 @@
  * values, and to accept a name a process environment could not carry.
  */
 import { Config, Duration, Effect, Redacted, Schema } from "effect"
-import * as ProcessGroup from "./internal/processGroup.ts"
+import * as ProcessRunner from "./ProcessRunner.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -119,41 +119,32 @@ export const make = <E extends { readonly message: string } | string, R = never>
   )
 })
 
-/** The variables `op` reads from its environment, besides the usual ones. */
-const opVariables = (): Record<string, string> => {
-  const vars: Record<string, string> = {}
-  for (const [name, value] of ProcessGroup.hostVariables()) if (name.startsWith("OP_") || name === "XDG_CONFIG_HOME") vars[name] = value
-  return vars
-}
+/** The host variables `op` reads from its environment, besides the usual ones. */
+const OP_VARIABLES = ["OP_*", "XDG_CONFIG_HOME"] as const
 
 /**
  * A value from 1Password: runs `op read <ref> [--account <account>]` (no shell) and takes its
  * standard output, one trailing newline trimmed. The process gets the usual host variables and the
- * `OP_*` ones, and dies with the timeout or the session start.
+ * `OP_*` ones, runs in the user's home directory, and dies with the timeout or the session start.
+ * The program's `ProcessRunner` runs it.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const onePassword = (ref: string, options: OnePasswordOptions = {}): Secret => {
+export const onePassword = (ref: string, options: OnePasswordOptions = {}): Secret<ProcessRunner.ProcessRunner> => {
   const command = options.command ?? "op"
   const timeoutMs = Duration.toMillis(Duration.fromInputUnsafe(options.timeout ?? "30 seconds"))
   const args = ["read", ref, ...(options.account === undefined ? [] : ["--account", options.account])]
+  const described = ProcessRunner.make(command, args, { passHost: OP_VARIABLES, timeout: timeoutMs, stderr: "apart" })
   return {
     _tag: "Secret",
     source: "1Password",
-    resolve: ProcessGroup.run({
-      file: command,
-      args,
-      cwd: ProcessGroup.homeDirectory(),
-      env: { ...ProcessGroup.baseEnv(), ...opVariables() },
-      timeoutMs,
-      stderr: "apart"
-    }).pipe(
+    resolve: ProcessRunner.ProcessRunner.use((runner) => runner.run(described)).pipe(
       Effect.mapError((error) =>
         unavailable(
-          error._tag === "TimedOut"
+          error.reason._tag === "TimedOut"
             ? `${command} read ${ref} did not answer within ${timeoutMs}ms`
-            : `${command} could not be run: ${error.description}`
+            : `${command} could not be run: ${error.message}`
         )
       ),
       Effect.flatMap((result) =>

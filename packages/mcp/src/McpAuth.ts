@@ -11,12 +11,12 @@
  */
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { Secret } from "@condukt/core"
+import type { ProcessRunner, Secret } from "@condukt/core"
 import { Effect, Redacted, Schema } from "effect"
 import { HeadlessProvider, type HeadlessOptions } from "./internal/headlessProvider.ts"
 
-/** A secret ref or, for tests and local servers, the value itself. */
-export type SecretInput = Secret.Secret | string
+/** A secret ref (1Password's runs on the program's `ProcessRunner`) or, for tests and local servers, the value itself. */
+export type SecretInput = Secret.Secret<ProcessRunner.ProcessRunner> | string
 
 /** @since 0.1.0 @category models */
 export type McpAuth =
@@ -107,7 +107,9 @@ export class AuthSecretUnavailable extends Schema.TaggedError<AuthSecretUnavaila
   }
 }
 
-export const resolveSecret = (input: SecretInput): Effect.Effect<Redacted.Redacted<string>, AuthSecretUnavailable> =>
+export const resolveSecret = (
+  input: SecretInput
+): Effect.Effect<Redacted.Redacted<string>, AuthSecretUnavailable, ProcessRunner.ProcessRunner> =>
   typeof input === "string"
     ? Effect.succeed(Redacted.make(input))
     : Effect.mapError(input.resolve, (error) => new AuthSecretUnavailable({ description: error.description }))
@@ -154,7 +156,7 @@ export const fetchFor = (
   auth: McpAuth | undefined,
   base: FetchLike,
   record: (what: string, value: string) => void = () => {}
-): Effect.Effect<FetchLike, AuthSecretUnavailable | TokenRequestFailed> =>
+): Effect.Effect<FetchLike, AuthSecretUnavailable | TokenRequestFailed, ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     if (auth === undefined || auth._tag === "OAuth") return base
     const withToken = (token: string): FetchLike => (url, init) => {

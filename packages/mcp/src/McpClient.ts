@@ -25,7 +25,7 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
-import { Executor } from "@condukt/core"
+import { Executor, type ProcessRunner } from "@condukt/core"
 import type { Declaration } from "./McpServer.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
@@ -187,9 +187,11 @@ export const connect = (
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>,
   credentials: Credentials = new Credentials(declaration.name, identity)
-): Effect.Effect<Connection, ConnectFailed, Scope.Scope> =>
+): Effect.Effect<Connection, ConnectFailed, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
+    // A replacement transport (below) is built with the runner and in the scope of the first.
+    const services = yield* Effect.context<Scope.Scope | ProcessRunner.ProcessRunner>()
     // `let`: a Streamable HTTP session the server lost (404) is replaced by a new transport.
     let transport = yield* makeTransport(declaration, secrets, credentials)
     let generation = 0
@@ -251,7 +253,7 @@ export const connect = (
         replacing = true
         yield* Effect.promise(() => client.close().catch(() => {}))
         replacing = false
-        transport = yield* makeTransport(declaration, secrets, credentials)
+        transport = yield* Effect.provideContext(makeTransport(declaration, secrets, credentials), services)
         yield* handshake(client, transport, declaration, initMs, credentials)
         generation += 1
       })).pipe(Effect.catch((error: unknown) => {

@@ -13,7 +13,7 @@
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
 import { Exit, type Duration, Effect, Schema, Scope } from "effect"
-import { Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
+import { type ProcessRunner, Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import type * as McpAuth from "./McpAuth.ts"
@@ -84,12 +84,13 @@ export type Declaration =
   | (HttpOptions & { readonly transport: "sse" | "http" })
 
 /**
- * A declared server: a `ToolSource` a session starts.
+ * A declared server: a `ToolSource` a session starts; a stdio server's process (and a 1Password
+ * secret's `op`) runs on the program's `ProcessRunner` (`Condukt.layer` provides it).
  *
  * @since 0.1.0
  * @category models
  */
-export interface McpServer extends ToolSource.ToolSource {
+export interface McpServer extends ToolSource.ToolSource<ProcessRunner.ProcessRunner> {
   readonly declaration: Declaration
   /** Why the declaration cannot start, when it cannot. */
   readonly invalid: string | undefined
@@ -294,7 +295,7 @@ export interface StartAllOptions {
 export const startAll = (
   servers: ReadonlyArray<McpServer>,
   options: StartAllOptions = {}
-): Effect.Effect<Effect.Effect<ReadonlyArray<Tool.Tool>>, Session.McpStartFailed, Scope.Scope> =>
+): Effect.Effect<Effect.Effect<ReadonlyArray<Tool.Tool>>, Session.McpStartFailed, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const supervisor = yield* Effect.orDie(Supervisor.make())
     const context: ToolSource.StartContext = {

@@ -61,7 +61,11 @@ export interface RunResult {
 }
 
 /** The executable could not be started; `description` names the file or the working directory. @since 0.1.0 @category errors */
-export class SpawnFailed extends Data.TaggedError("SpawnFailed")<{ readonly description: string }> {
+export class SpawnFailed extends Data.TaggedError("SpawnFailed")<{
+  readonly description: string
+  /** The description without the file: `command not found`, `permission denied`… */
+  readonly reason: string
+}> {
   override get message() {
     return this.description
   }
@@ -183,7 +187,8 @@ const lookup = (file: string, cwd: string, env: Readonly<Record<string, string>>
   return denied ? "EACCES" : "ENOENT"
 }
 
-const spawnFailed = (options: RunOptions, code: string | undefined, detail: string): SpawnFailed => {
+/** Why `options.file` could not start in `options.cwd`, from the spawn's error code. */
+export const spawnFailed = (options: Pick<RunOptions, "file" | "cwd">, code: string | undefined, detail: string): SpawnFailed => {
   const cwd = statOrUndefined(options.cwd)
   const reason = cwd === undefined
     ? `working directory ${options.cwd} does not exist`
@@ -194,7 +199,7 @@ const spawnFailed = (options: RunOptions, code: string | undefined, detail: stri
     : code === "EACCES"
     ? "permission denied"
     : detail
-  return new SpawnFailed({ description: `Cannot run ${options.file}: ${reason}` })
+  return new SpawnFailed({ description: `Cannot run ${options.file}: ${reason}`, reason })
 }
 
 interface CommandLine {
@@ -206,7 +211,8 @@ const commandLine = (options: RunOptions): Effect.Effect<CommandLine, SpawnFaile
   Effect.suspend(() => {
     // execve cannot carry a NUL byte; say so rather than let Node quote the argument back.
     if (options.file.includes("\0") || options.args.some((arg) => arg.includes("\0"))) {
-      return Effect.fail(new SpawnFailed({ description: `Cannot run ${options.file}: an argument contains a NUL byte` }))
+      const reason = "an argument contains a NUL byte"
+      return Effect.fail(new SpawnFailed({ description: `Cannot run ${options.file}: ${reason}`, reason }))
     }
     const [flag, script, ...rest] = options.args
     const found = () => lookup(options.file, options.cwd, options.env)
@@ -229,7 +235,7 @@ const commandLine = (options: RunOptions): Effect.Effect<CommandLine, SpawnFaile
 // ---------------------------------------------------------------------------------------------
 
 /** Sends `signal` to the whole group; false when nobody is left to receive it. */
-const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
+export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
   try {
     process.kill(-pgid, signal)
     return true

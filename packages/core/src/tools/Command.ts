@@ -11,13 +11,14 @@
  * answer has Bash's shape (combined output limited to `MAX_LINES` lines / `MAX_BYTES` bytes,
  * `(output truncated)`, `(exit code: N)`; on timeout, the output so far and then the timeout),
  * and a non-zero exit is a result, not a failure. Refuses: shell syntax in arguments (`;`, `|`,
- * `$(…)` are just characters) and inheriting the host environment beyond `processGroup.baseEnv`.
+ * `$(…)` are just characters) and inheriting the host environment beyond the `ProcessRunner`'s
+ * allow-list. The program's `ProcessRunner` runs it (`Condukt.layer` provides the Node one).
  */
 import { Duration, Effect, FileSystem, Path, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
-import * as ProcessGroup from "../internal/processGroup.ts"
 import * as RealPath from "../internal/realPath.ts"
 import * as ProcessBudget from "../ProcessBudget.ts"
+import * as ProcessRunner from "../ProcessRunner.ts"
 import * as Tool from "../Tool.ts"
 import { ToolError } from "./ToolError.ts"
 
@@ -93,7 +94,9 @@ const locate = (root: string, given: string | undefined) =>
  * @since 0.1.0
  * @category constructors
  */
-export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
+export const Command = (
+  options: Options
+): Tool.Tool<FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget | ProcessRunner.ProcessRunner> => {
   if (options.command === "") throw new TypeError("Command tool requires a command")
   return Tool.make(options.name ?? defaultName(options.command), {
     description: options.description ?? defaultDescription(options.command),
@@ -107,19 +110,21 @@ export const Command = (options: Options): Tool.Tool<FileSystem.FileSystem | Pat
       const directory = yield* locate(root, cwd)
       const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
       const budget = yield* ProcessBudget.ProcessBudget
+      const runner = yield* ProcessRunner.ProcessRunner
+      const command = ProcessRunner.make(options.command, args ?? [], {
+        cwd: directory,
+        env: { ...options.env, ...secrets },
+        timeout: Duration.seconds(seconds)
+      })
       const result = yield* Effect.mapError(
-        budget.withPermit(ProcessGroup.run({
-          file: options.command,
-          args: args ?? [],
-          cwd: directory,
-          env: { ...ProcessGroup.baseEnv(), ...options.env, ...secrets },
-          timeoutMs: seconds * 1000
-        })),
+        budget.withPermit(runner.run(command)),
         (error) =>
           new ToolError({
-            message: error._tag === "TimedOut"
-              ? formatExecResult(error.output, undefined, error.truncated, `Command timed out after ${seconds} seconds`, context.redact)
-              : `Command failed: ${error._tag === "PermitTimeout" ? error.message : error.description}`
+            message: error._tag === "PermitTimeout"
+              ? `Command failed: ${error.message}`
+              : error.reason._tag === "TimedOut"
+              ? formatExecResult(error.reason.output, undefined, error.reason.truncated, `Command timed out after ${seconds} seconds`, context.redact)
+              : `Command failed: ${error.message}`
           })
       )
       return formatExecResult(result.output, result.exitCode, result.truncated, undefined, context.redact)

@@ -199,7 +199,7 @@ describe("processGroup.run", () => {
       const dir = yield* tempDir
       const env = ProcessGroup.baseEnv()
       const missing = yield* Effect.flip(ProcessGroup.run({ file: "condukt-no-such-command", args: [], cwd: dir, env }))
-      assert.deepStrictEqual(missing, new ProcessGroup.SpawnFailed({ description: "Cannot run condukt-no-such-command: command not found" }))
+      assert.deepStrictEqual(missing, new ProcessGroup.SpawnFailed({ description: "Cannot run condukt-no-such-command: command not found", reason: "command not found" }))
       const missingPath = yield* Effect.flip(ProcessGroup.run({ file: "./nope", args: [], cwd: dir, env }))
       assert.strictEqual(missingPath.message, "Cannot run ./nope: no such file")
       const missingShell = yield* Effect.flip(ProcessGroup.run({ file: "/no/such/bash", args: ["-c", "true"], cwd: dir, env }))

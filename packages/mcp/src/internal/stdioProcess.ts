@@ -1,77 +1,58 @@
 /**
- * stdioProcess — the MCP SDK's `Transport` over a server process that leads its own process group.
+ * stdioProcess — the MCP SDK's `Transport` over a server process started by the program's
+ * `ProcessRunner` (core), so a stdio server shares the one host variable list and the one group
+ * kill every process of the program gets, and is tested against `@condukt/testing`'s scripted runner.
  *
  * The SDK's `StdioClientTransport` signals only its direct child, so a server started through
- * `npx`, `uvx` or `sh -c` leaves its real process (a grandchild) behind. This transport spawns the
- * server detached, as the leader of a new group, and its `close` ends the whole group: stdin EOF,
- * then SIGTERM to the group after `CLOSE_GRACE_MS`, SIGKILL after as long again, and the exit is
- * awaited; once the leader is gone the group gets SIGKILL anyway, so no grandchild survives it.
+ * `npx`, `uvx` or `sh -c` leaves its real process (a grandchild) behind. Here the runner spawns the
+ * server as the leader of a new group in a scope of the transport's own, a child of the
+ * connection's scope; `close` closes it, which ends the whole group (stdin EOF, then SIGTERM, then
+ * SIGKILL, `ProcessRunner.CLOSE_GRACE` apart) once the leader has exited.
  * Framing is jsonLines' (one JSON-RPC message per line; the messages sent in one turn go out in
  * one write). A line that is not JSON-RPC is reported through `onerror` with the line's start, so a
  * connection still initialising can fail with it. A line longer than `maxMessageBytes` is reported
  * the same way when it passes the limit, skipped to its end without being held, and, when its
  * edges show the id of the response it was, that request gets an error response in its place
  * (oversized): the call fails, the server stays up.
- * This is the one module of @condukt/mcp that calls node:child_process and process.kill.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Effect } from "effect"
+import { Deferred, Effect, Exit, Scope } from "effect"
+import type { ProcessRunner } from "@condukt/core"
 import { Batch, type Handlers, LineReader, parse } from "./jsonLines.ts"
 import { type Skipped, tooLarge } from "./oversized.ts"
-
-/** Between stdin EOF and SIGTERM, and between SIGTERM and SIGKILL. */
-export const CLOSE_GRACE_MS = 1000
 
 /** What a server wrote to stderr last, kept to explain why it died (bytes). */
 const STDERR_TAIL_BYTES = 2048
 
-/** The host variables a server sees besides those its declaration passes (as the SDK's default). */
-const HOST_VARIABLES = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "TMPDIR"] as const
+const decoder = new TextDecoder()
 
-export interface Options {
-  readonly command: string
-  readonly args: ReadonlyArray<string>
-  readonly cwd: string | undefined
-  /** Added to the host variables above. */
-  readonly env: Readonly<Record<string, string>>
-  /** The longest line read from the server's stdout (bytes). */
-  readonly maxMessageBytes: number
-}
-
-/** The value of a host environment variable (pass-through names of a declaration). */
-export const hostVariable = (name: string): string | undefined => process.env[name]
-
-const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
-  try {
-    process.kill(-pgid, signal)
-    return true
-  } catch {
-    // ESRCH: nobody is left in the group.
-    return false
-  }
-}
-
-/** A running server process as an SDK transport; `pid` is also its group id. */
+/** A running server process as an SDK transport. */
 export class StdioProcess implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
-  pid: number | undefined
-  /** Why the spawn failed (ENOENT, EACCES…), when it did. */
-  spawnError: NodeJS.ErrnoException | undefined
+  /** Why the spawn failed, when it did. */
+  spawnError: ProcessRunner.ProcessRunnerError | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
-  private child: ChildProcess | undefined
+  private process: ProcessRunner.Process | undefined
+  private scope: Scope.Closeable | undefined
   private readonly lines: LineReader
   private readonly batch = new Batch()
   private stderrTail = ""
-  private readonly options: Options
+  private readonly runner: ProcessRunner.Service
+  /** The connection's scope: the server's group dies with it even if `close` never comes. */
+  private readonly parent: Scope.Scope
+  private readonly command: ProcessRunner.Command
+  private readonly maxMessageBytes: number
 
-  constructor(options: Options) {
-    this.options = options
-    this.lines = new LineReader(options.maxMessageBytes)
+  constructor(runner: ProcessRunner.Service, parent: Scope.Scope, command: ProcessRunner.Command, maxMessageBytes: number) {
+    this.runner = runner
+    this.parent = parent
+    this.command = command
+    this.maxMessageBytes = maxMessageBytes
+    this.lines = new LineReader(maxMessageBytes)
   }
 
   /** The last line the server wrote to stderr, if any. */
@@ -80,44 +61,26 @@ export class StdioProcess implements Transport {
   }
 
   start(): Promise<void> {
-    return Effect.runPromise(Effect.callback<void, Error>((resume) => {
-      const env: Record<string, string> = {}
-      for (const name of HOST_VARIABLES) {
-        const value = process.env[name]
-        if (value !== undefined) env[name] = value
-      }
-      const child = spawn(this.options.command, [...this.options.args], {
-        cwd: this.options.cwd,
-        env: { ...env, ...this.options.env },
-        detached: true,
-        stdio: ["pipe", "pipe", "pipe"]
-      })
-      this.child = child
-      this.pid = child.pid
-      child.once("error", (error: NodeJS.ErrnoException) => {
-        this.spawnError = error
-        resume(Effect.fail(error))
-      })
-      child.once("spawn", () => resume(Effect.void))
-      child.once("exit", (code, signal) => {
-        // Nothing the server started may outlive it.
-        if (this.pid !== undefined) signalGroup(this.pid, "SIGKILL")
-        Deferred.doneUnsafe(this.exited, Effect.succeed(code ?? 128 + (signal === null ? 0 : 15)))
-      })
-      child.once("close", () => this.onclose?.())
-      child.stdout?.on("data", (chunk: Buffer) => this.receive(chunk))
-      child.stderr?.on("data", (chunk: Buffer) => {
-        this.stderrTail = (this.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_BYTES)
-      })
-      // A broken pipe shows as the process's exit; unhandled, it would crash the host.
-      child.stdin?.on("error", () => {})
-      child.stdout?.on("error", () => {})
-      child.stderr?.on("error", () => {})
+    const self = this
+    return Effect.runPromise(Effect.gen(function*() {
+      const scope = yield* Scope.fork(self.parent)
+      self.scope = scope
+      self.process = yield* self.runner.spawn(self.command, {
+        // Node's runner hands over Buffers already; any other chunk is viewed as one, not copied.
+        stdout: (chunk) =>
+          self.lines.read(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength), self.handlers),
+        stderr: (chunk) => {
+          self.stderrTail = (self.stderrTail + decoder.decode(chunk)).slice(-STDERR_TAIL_BYTES)
+        },
+        exit: (exitCode) => Deferred.doneUnsafe(self.exited, Effect.succeed(exitCode)),
+        close: () => self.onclose?.()
+      }).pipe(
+        Scope.provide(scope),
+        Effect.tapError((error) =>
+          Effect.andThen(Effect.sync(() => (self.spawnError = error)), Scope.close(scope, Exit.void))
+        )
+      )
     }))
-  }
-
-  private receive(chunk: Buffer): void {
-    this.lines.read(chunk, this.handlers)
   }
 
   private readonly handlers: Handlers = {
@@ -130,17 +93,16 @@ export class StdioProcess implements Transport {
       }
     },
     skipping: () => {
-      this.onerror?.(new Error(`the server wrote a line longer than ${this.options.maxMessageBytes} bytes on stdout (maxMessageBytes)`))
+      this.onerror?.(new Error(`the server wrote a line longer than ${this.maxMessageBytes} bytes on stdout (maxMessageBytes)`))
     },
     skipped: (line: Skipped) => {
       const id = line.id()
-      if (id !== undefined) this.onmessage?.(tooLarge(id, this.options.maxMessageBytes))
+      if (id !== undefined) this.onmessage?.(tooLarge(id, this.maxMessageBytes))
     }
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    const stdin = this.child?.stdin
-    if (stdin === undefined || stdin === null || stdin.destroyed) return Promise.reject(new Error("the server's stdin is closed"))
+    if (this.process === undefined || Deferred.isDoneUnsafe(this.exited)) return Promise.reject(new Error("the server's stdin is closed"))
     // Concurrent calls send in bursts: one write (one syscall) per burst, not one per message.
     if (this.batch.add(message)) queueMicrotask(this.flush)
     return Promise.resolve()
@@ -148,35 +110,16 @@ export class StdioProcess implements Transport {
 
   private readonly flush = (): void => {
     const text = this.batch.take()
-    const stdin = this.child?.stdin
     // A server gone meanwhile: its close fails the pending requests.
-    if (text !== undefined && stdin !== undefined && stdin !== null && !stdin.destroyed && !stdin.writableEnded) stdin.write(text)
+    if (text !== undefined) this.process?.write(text)
   }
 
   /** EOF, SIGTERM to the group, SIGKILL; resolves once the leader has exited and the group is killed. */
   close(): Promise<void> {
-    return Effect.runPromise(this.terminate)
-  }
-
-  readonly terminate: Effect.Effect<void> = Effect.suspend(() => {
-    const pid = this.pid
-    if (this.child === undefined || pid === undefined) return Effect.void
-    const exited = Deferred.await(this.exited)
-    if (Deferred.isDoneUnsafe(this.exited)) return Effect.sync(() => signalGroup(pid, "SIGKILL"))
+    const scope = this.scope
+    if (scope === undefined) return Promise.resolve()
     // What was sent in this turn (a cancellation) still reaches the server before its EOF.
     this.flush()
-    this.child.stdin?.end()
-    return exited.pipe(
-      Effect.timeoutOption(CLOSE_GRACE_MS),
-      Effect.flatMap((done) =>
-        done._tag === "Some" ? Effect.void : Effect.andThen(
-          Effect.sync(() => signalGroup(pid, "SIGTERM")),
-          Effect.timeoutOption(exited, CLOSE_GRACE_MS)
-        )
-      ),
-      Effect.andThen(Effect.sync(() => signalGroup(pid, "SIGKILL"))),
-      Effect.andThen(exited),
-      Effect.asVoid
-    )
-  })
+    return Effect.runPromise(Scope.close(scope, Exit.void))
+  }
 }

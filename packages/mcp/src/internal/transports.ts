@@ -11,14 +11,17 @@
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Deferred, Effect, Redacted, Schema } from "effect"
-import { Secret } from "@condukt/core"
+import { Deferred, Effect, Redacted, Schema, Scope } from "effect"
+import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
 import type { Declaration } from "../McpServer.ts"
 import { boundedFetch } from "./boundedFetch.ts"
 import type { Credentials } from "./credentials.ts"
 import { MAX_LINE_BYTES } from "./jsonLines.ts"
-import { hostVariable, StdioProcess } from "./stdioProcess.ts"
+import { StdioProcess } from "./stdioProcess.ts"
+
+/** The value of a host environment variable (pass-through names of a declaration). */
+const hostVariable = (name: string): string | undefined => process.env[name]
 
 /** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
@@ -62,7 +65,7 @@ const stdioEnv = (
   declaration: Extract<Declaration, { readonly transport: "stdio" }>,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   credentials: Credentials
-): Effect.Effect<Record<string, string>, ConnectFailed> =>
+): Effect.Effect<Record<string, string>, ConnectFailed, ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const env: Record<string, string> = {}
     const given = declaration.env
@@ -90,17 +93,22 @@ const stdioEnv = (
     return env
   })
 
-/** The transport a declaration asks for, built (not started). */
+/**
+ * The transport a declaration asks for, built (not started); a stdio server's process will be the
+ * program's `ProcessRunner`'s, owned by the current scope. Its command runs in the declaration's
+ * `cwd`, else the process's working directory, with the runner's host allow-list and `env` added.
+ */
 export const makeTransport = (
   declaration: Declaration,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   credentials: Credentials
-): Effect.Effect<Transport, ConnectFailed> =>
+): Effect.Effect<Transport, ConnectFailed, ProcessRunner.ProcessRunner | Scope.Scope> =>
   Effect.gen(function*() {
     const maxMessageBytes = declaration.maxMessageBytes ?? MAX_MESSAGE_BYTES
     if (declaration.transport === "stdio") {
       const env = yield* stdioEnv(declaration, secrets, credentials)
-      return new StdioProcess({ command: declaration.command, args: declaration.args ?? [], cwd: declaration.cwd, env, maxMessageBytes })
+      const command = ProcessRunner.make(declaration.command, declaration.args ?? [], { cwd: declaration.cwd ?? ".", env })
+      return new StdioProcess(yield* ProcessRunner.ProcessRunner, yield* Scope.Scope, command, maxMessageBytes)
     }
     const url = yield* Effect.try({
       try: () => new URL(declaration.url),
@@ -154,9 +162,8 @@ export const unreachableBecause = (error: unknown, url: string): string | undefi
 /** Why a transport failed to start or answer during the handshake, in one line. */
 export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
   if (transport instanceof StdioProcess) {
-    const code = transport.spawnError?.code
-    if (code === "ENOENT") return "command not found"
-    if (code === "EACCES") return "permission denied"
+    const spawnError = transport.spawnError
+    if (spawnError !== undefined) return spawnError.reason._tag === "SpawnFailed" ? spawnError.reason.description : spawnError.message
     const last = transport.lastError
     if (Deferred.isDoneUnsafe(transport.exited)) return `the server exited during initialize${last === "" ? "" : `: ${last}`}`
   }

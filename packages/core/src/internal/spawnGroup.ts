@@ -1,0 +1,119 @@
+/**
+ * spawnGroup — a long-lived process (an MCP stdio server) as the leader of its own process group,
+ * for as long as a scope lasts. Its stdin is written by the caller; stdout and stderr go to the
+ * caller's handlers as they arrive. Closing the scope ends the whole group: stdin EOF, then SIGTERM
+ * to the group after the grace period, SIGKILL after as long again, and the leader's exit is
+ * awaited. Once the leader is gone the group gets SIGKILL anyway, so no grandchild (the real server
+ * behind `npx`, `uvx` or `sh -c`) outlives it. `processGroup.ts` runs a process to completion; this
+ * is its long-lived sibling and shares its group signalling and its spawn diagnosis.
+ *
+ * Refuses: a shell (the file runs as given), inheriting the host environment (`env` is complete).
+ */
+import { spawn as nodeSpawn } from "node:child_process"
+import * as os from "node:os"
+import { Deferred, Effect, type Scope } from "effect"
+import { signalGroup, type SpawnFailed, spawnFailed } from "./processGroup.ts"
+
+/** @since 0.1.0 @category models */
+export interface SpawnOptions {
+  readonly file: string
+  readonly args: ReadonlyArray<string>
+  /** Absolute working directory. */
+  readonly cwd: string
+  /** The complete environment of the child. */
+  readonly env: Readonly<Record<string, string>>
+  /** Between EOF and SIGTERM, and between SIGTERM and SIGKILL, when the scope closes. */
+  readonly graceMs: number
+  readonly stdout: (chunk: Uint8Array) => void
+  readonly stderr: (chunk: Uint8Array) => void
+  readonly exit: (exitCode: number) => void
+  readonly close: () => void
+}
+
+/** @since 0.1.0 @category models */
+export interface Spawned {
+  readonly pid: number
+  readonly write: (chunk: string | Uint8Array) => boolean
+}
+
+const ignore = (): void => {}
+
+interface Running extends Spawned {
+  readonly exited: Deferred.Deferred<number>
+  readonly endInput: () => void
+}
+
+const start = (options: SpawnOptions): Effect.Effect<Running, SpawnFailed> =>
+  Effect.callback<Running, SpawnFailed>((resume) => {
+    const child = nodeSpawn(options.file, [...options.args], {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    const exited = Deferred.makeUnsafe<number>()
+    child.once("error", (error: NodeJS.ErrnoException) => {
+      // Only a failed spawn matters here; a later error (a failed kill) shows as the exit.
+      if (child.pid === undefined) resume(Effect.fail(spawnFailed(options, error.code, error.message)))
+    })
+    child.once("spawn", () => {
+      const pid = child.pid!
+      resume(Effect.succeed({
+        pid,
+        exited,
+        write: (chunk) => {
+          const stdin = child.stdin
+          if (stdin === null || stdin.destroyed || stdin.writableEnded) return false
+          stdin.write(chunk)
+          return true
+        },
+        endInput: () => child.stdin?.end()
+      }))
+    })
+    child.once("exit", (code, signal) => {
+      // Nothing the process started may outlive it.
+      if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL")
+      const exitCode = code ?? 128 + (signal === null ? 0 : os.constants.signals[signal])
+      Deferred.doneUnsafe(exited, Effect.succeed(exitCode))
+      options.exit(exitCode)
+    })
+    child.once("close", options.close)
+    child.stdout?.on("data", options.stdout)
+    child.stderr?.on("data", options.stderr)
+    // A broken pipe shows as the process's exit; unhandled, it would crash the host.
+    child.stdin?.on("error", ignore)
+    child.stdout?.on("error", ignore)
+    child.stderr?.on("error", ignore)
+  })
+
+/** EOF, SIGTERM to the group, SIGKILL; done once the leader has exited and the group is killed. */
+const terminate = (running: Running, graceMs: number): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const exited = Deferred.await(running.exited)
+    if (Deferred.isDoneUnsafe(running.exited)) return Effect.sync(() => signalGroup(running.pid, "SIGKILL"))
+    running.endInput()
+    return exited.pipe(
+      Effect.timeoutOption(graceMs),
+      Effect.flatMap((done) =>
+        done._tag === "Some" ? Effect.void : Effect.andThen(
+          Effect.sync(() => signalGroup(running.pid, "SIGTERM")),
+          Effect.timeoutOption(exited, graceMs)
+        )
+      ),
+      Effect.andThen(Effect.sync(() => signalGroup(running.pid, "SIGKILL"))),
+      Effect.andThen(exited),
+      Effect.asVoid
+    )
+  })
+
+/**
+ * Starts `options.file` as a new process group owned by the current scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const spawn = (options: SpawnOptions): Effect.Effect<Spawned, SpawnFailed, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(start(options), (running) => terminate(running, options.graceMs)),
+    (running): Spawned => ({ pid: running.pid, write: running.write })
+  )
