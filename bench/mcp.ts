@@ -28,6 +28,7 @@
  */
 import { Deferred, Effect, Exit, Scope } from "effect"
 import * as path from "node:path"
+import { NodeProcessRunner } from "../packages/core/src/index.ts"
 import { McpClient, McpServer } from "../packages/mcp/src/index.ts"
 import { VirtualSandbox } from "../packages/sandbox-virtual/src/index.ts"
 import { ToolCall } from "../packages/testing/src/index.ts"
@@ -70,7 +71,7 @@ const textOf = (result: Awaited<ReturnType<Client["callTool"]>>) => (result.cont
 // Ours: the tool a session would get, called as the session's executor calls it.
 const scope = Effect.runSync(Scope.make())
 const tools = await Effect.runPromise(
-  McpServer.startAll([McpServer.stdio({ name: "everything", ...server })]).pipe(Effect.flatten, Scope.provide(scope))
+  McpServer.startAll([McpServer.stdio({ name: "everything", ...server })]).pipe(Effect.flatten, Scope.provide(scope), Effect.provide(NodeProcessRunner.layer))
 )
 const echo = tools.find((tool) => tool.name === "everything.echo")!
 const context = ToolCall.context(await Effect.runPromise(VirtualSandbox.make()))

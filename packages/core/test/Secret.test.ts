@@ -4,6 +4,7 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as NodeProcessRunner from "../src/processRunner/Node.ts"
 import * as Secret from "../src/Secret.ts"
 
 /** A fake `op` in a fresh directory: it answers `op read <ref>` by the ref's last segment. */
@@ -73,7 +74,7 @@ describe("Secret", () => {
       })
       assert.deepStrictEqual(values(resolved), { A: "value-from-op", B: "quiet-value" })
       assert.strictEqual(readFileSync(join(dir, "args"), "utf8"), "read op://Engineering/GitHub/noisy\n")
-    }))
+    }).pipe(Effect.provide(NodeProcessRunner.layer)))
 
   it.live("onePassword finds op on PATH by default", () =>
     Effect.gen(function*() {
@@ -84,7 +85,7 @@ describe("Secret", () => {
         () => Effect.sync(() => (process.env.PATH = path))
       )
       assert.deepStrictEqual(values(yield* Secret.resolveAll({ A: Secret.onePassword("op://v/i/ok") })), { A: "value-from-op" })
-    }))
+    }).pipe(Effect.provide(NodeProcessRunner.layer)))
 
   it.live("onePassword: a non-zero exit gives op's own last line", () =>
     Effect.gen(function*() {
@@ -94,7 +95,7 @@ describe("Secret", () => {
         error.message,
         `Secret A could not be resolved: ${op} read op://v/i/missing exited with code 1: [ERROR] 2026/11/23 "missing" isn't an item`
       )
-    }))
+    }).pipe(Effect.provide(NodeProcessRunner.layer)))
 
   it.live("onePassword: a timeout kills op and names the secret", () =>
     Effect.gen(function*() {
@@ -102,7 +103,7 @@ describe("Secret", () => {
       const error = yield* Effect.flip(Secret.resolveAll({ A: Secret.onePassword("op://v/i/slow", { command: op, timeout: "300 millis" }) }))
       assert.strictEqual(error.message, `Secret A could not be resolved: ${op} read op://v/i/slow did not answer within 300ms`)
       assert.isFalse(alive(Number(readFileSync(join(dir, "pid"), "utf8"))))
-    }))
+    }).pipe(Effect.provide(NodeProcessRunner.layer)))
 
   it.live("one failing secret stops the others: nothing they started keeps running", () =>
     Effect.gen(function*() {
@@ -115,7 +116,7 @@ describe("Secret", () => {
       assert.strictEqual(error.message, "Secret BROKEN could not be resolved: not configured")
       const survivors = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" }).split("\n").filter((l) => l.includes(ref))
       assert.deepStrictEqual(survivors, [])
-    }))
+    }).pipe(Effect.provide(NodeProcessRunner.layer)))
 
   it("a value given without being declared is a credential when its name says so", () => {
     assert.deepStrictEqual(

@@ -7,7 +7,7 @@ import { Effect, Exit, Queue, Scope, Stream } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
-import { Agent, Condukt, Secret, Session, type SessionEvent } from "@condukt/core"
+import { Agent, Condukt, NodeProcessRunner, Secret, Session, type SessionEvent } from "@condukt/core"
 import { TestModel } from "@condukt/testing"
 import { McpAuth, McpClient, McpServer } from "../src/index.ts"
 import { loopbackServerWith } from "./fixtures/httpServer.ts"
@@ -81,7 +81,7 @@ describe("hostile servers", () => {
         assert.strictEqual(yield* Queue.take(listed), connection.descriptors.length)
         // The first listing, the one the flood's first notification started, and one more at most.
         assert.isAtMost(Number(yield* call("listings")), 3)
-      }).pipe(Effect.scoped))
+      }).pipe(Effect.scoped, Effect.provide(NodeProcessRunner.layer)))
   })
 
   describe("results", () => {

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream, Tracer } from "effect"
-import { Agent, Condukt, Session, type SessionEvent } from "@condukt/core"
+import { Agent, Condukt, NodeProcessRunner, Session, type SessionEvent } from "@condukt/core"
 import { Processes, Spans, TestModel } from "@condukt/testing"
 import { McpClient, McpServer } from "../src/index.ts"
 import { fixture, node, results, runWith } from "./support.ts"
@@ -116,7 +116,7 @@ describe("McpClient", () => {
       yield* Fiber.interrupt(hang)
       // The server reads in order: the cancellation arrived before this call.
       assert.strictEqual(yield* McpClient.caller(declaration, "cancelled")(connection, {}), "1")
-    }).pipe(Effect.scoped))
+    }).pipe(Effect.scoped, Effect.provide(NodeProcessRunner.layer)))
 
   it.live("every MCP request is a span McpClient.<method> with the server's name", () =>
     Effect.gen(function*() {

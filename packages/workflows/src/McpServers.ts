@@ -7,7 +7,7 @@
  * This module translates and delegates; it speaks no MCP itself and refuses an `auth` it cannot
  * read with a sentence naming the server.
  */
-import { Executor, Secret, type Tool } from "@condukt/core"
+import { Executor, NodeProcessRunner, Secret, type Tool } from "@condukt/core"
 import { McpAuth, McpServer } from "@condukt/mcp"
 import { Context, Effect, Layer, type Scope, Schema } from "effect"
 import type * as Document from "./Document.ts"
@@ -134,7 +134,8 @@ const live: Service = {
     Effect.gen(function*() {
       const declared = yield* declareAll(servers)
       const tools = yield* Effect.mapError(
-        McpServer.startAll(declared),
+        // The default answer is a Node program's: its stdio servers run on the Node process runner.
+        Effect.provide(McpServer.startAll(declared), NodeProcessRunner.layer),
         // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
         (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.reason, MAX_DETAIL_CHARS) })
       )

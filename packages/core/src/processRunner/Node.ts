@@ -3,8 +3,8 @@
  * own process group (`internal/processGroup.ts` to completion, `internal/spawnGroup.ts` long-lived)
  * and the whole group, grandchildren included, dies on exit, timeout, interruption or scope close.
  *
- * The host's allow-list (`processGroup.baseEnv`) is read once per layer; the variables a command
- * passes through by name are read from the host when it runs. A relative `cwd` is resolved against
+ * The host's allow-list (`processGroup.baseEnv`) and the variables a command passes through by name
+ * are read from the host when it runs (these commands are few; LocalSandbox's hot path is its own). A relative `cwd` is resolved against
  * the process's working directory; none means the user's home. This module belongs to the Node host
  * and moves with it when the packages split (docs/decisions/0044).
  */
@@ -25,8 +25,8 @@ const passed = (names: ReadonlyArray<string>): Record<string, string> => {
   return env
 }
 
-const environment = (base: Readonly<Record<string, string>>, command: ProcessRunner.Command): Record<string, string> => ({
-  ...base,
+const environment = (command: ProcessRunner.Command): Record<string, string> => ({
+  ...ProcessGroup.baseEnv(),
   ...passed(command.passHost),
   ...command.env
 })
@@ -43,12 +43,12 @@ const failed = (command: ProcessRunner.Command, error: ProcessGroup.RunError): P
   })
 
 /**
- * The runner over `base`, the environment every command starts from.
+ * The runner over the host's processes.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (base: Readonly<Record<string, string>> = ProcessGroup.baseEnv()): ProcessRunner.Service => {
+export const make = (): ProcessRunner.Service => {
   const graceMs = Duration.toMillis(ProcessRunner.CLOSE_GRACE)
   return ProcessRunner.ProcessRunner.of({
     run: (command) =>
@@ -57,7 +57,7 @@ export const make = (base: Readonly<Record<string, string>> = ProcessGroup.baseE
           file: command.file,
           args: command.args,
           cwd: directory(command),
-          env: environment(base, command),
+          env: environment(command),
           timeoutMs: command.timeout === undefined ? undefined : Duration.toMillis(command.timeout),
           maxOutputBytes: command.maxOutputBytes,
           stderr: command.stderr
@@ -77,7 +77,7 @@ export const make = (base: Readonly<Record<string, string>> = ProcessGroup.baseE
           file: command.file,
           args: command.args,
           cwd: directory(command),
-          env: environment(base, command),
+          env: environment(command),
           graceMs,
           ...handlers
         })

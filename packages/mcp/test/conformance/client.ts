@@ -6,6 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
+import { NodeProcessRunner } from "@condukt/core"
 import { McpAuth, McpServer } from "../../src/index.ts"
 
 const url = process.argv[2]!
@@ -39,6 +40,6 @@ const program = Effect.gen(function*() {
     const args = argumentsFor(tool.parameters as never)
     yield* Effect.ignore(tool.call(args, undefined as never))
   }
-}).pipe(Effect.scoped)
+}).pipe(Effect.scoped, Effect.provide(NodeProcessRunner.layer))
 
 NodeRuntime.runMain(program)
