@@ -1,4 +1,5 @@
 export * as Processes from "./Processes.ts"
+export * as ScriptedProcesses from "./ScriptedProcesses.ts"
 export * as TestModel from "./TestModel.ts"
 export * as ToolCall from "./ToolCall.ts"
 export * as Spans from "./Spans.ts"
