@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Redacted } from "effect"
+import { ScriptedProcesses } from "@condukt/testing"
+import { ConfigProvider, Duration, Effect, Redacted } from "effect"
 import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as NodeProcessRunner from "../src/processRunner/Node.ts"
+import * as ProcessRunner from "../src/ProcessRunner.ts"
 import * as Secret from "../src/Secret.ts"
 
 /** A fake `op` in a fresh directory: it answers `op read <ref>` by the ref's last segment. */
@@ -135,5 +137,47 @@ describe("Secret", () => {
       false,
       false
     ])
+  })
+
+  describe("onePassword on a scripted ProcessRunner (no process)", () => {
+    const answers = ScriptedProcesses.layer({
+      run: (command) =>
+        command.args[1] === "op://v/i/ok"
+          ? { output: "value-from-op\n", stderr: "a notice\n" }
+          : command.args[1] === "op://v/i/locked"
+          ? { exitCode: 1, stderr: "[ERROR] 2026/11/25 account is not signed in\n" }
+          : command.args[1] === "op://v/i/slow"
+          ? new ProcessRunner.TimedOut({ timeoutMs: 2000, output: "", truncated: false })
+          : new ProcessRunner.SpawnFailed({ description: "command not found" })
+    })
+
+    it.effect("runs op read with the account, in the home directory, with the OP_ variables, stderr apart", () =>
+      Effect.gen(function*() {
+        const resolved = yield* Secret.resolveAll({ A: Secret.onePassword("op://v/i/ok", { account: "acme", timeout: "2 seconds" }) })
+        assert.deepStrictEqual(values(resolved), { A: "value-from-op" })
+        assert.deepStrictEqual(yield* ScriptedProcesses.commands, [
+          ProcessRunner.make("op", ["read", "op://v/i/ok", "--account", "acme"], {
+            passHost: ["OP_*", "XDG_CONFIG_HOME"],
+            timeout: Duration.seconds(2),
+            stderr: "apart"
+          })
+        ])
+        assert.strictEqual((yield* ScriptedProcesses.commands)[0]!.cwd, undefined)
+      }).pipe(Effect.provide(answers)))
+
+    it.effect("a non-zero exit, a timeout and a missing op each name the secret and why, never a value", () =>
+      Effect.gen(function*() {
+        const reason = (ref: string, command?: string) =>
+          Effect.map(Effect.flip(Secret.resolveAll({ A: Secret.onePassword(ref, { command, timeout: "2 seconds" }) })), (e) => e.message)
+        assert.deepStrictEqual([
+          yield* reason("op://v/i/locked"),
+          yield* reason("op://v/i/slow"),
+          yield* reason("op://v/i/other", "/opt/op")
+        ], [
+          "Secret A could not be resolved: op read op://v/i/locked exited with code 1: [ERROR] 2026/11/25 account is not signed in",
+          "Secret A could not be resolved: op read op://v/i/slow did not answer within 2000ms",
+          "Secret A could not be resolved: /opt/op could not be run: Cannot run /opt/op: command not found"
+        ])
+      }).pipe(Effect.provide(answers)))
   })
 })

@@ -6,8 +6,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Duration, Effect, Redacted, Stream } from "effect"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { ScriptedProcesses } from "@condukt/testing"
+import { Duration, Effect, Layer, Redacted, Stream } from "effect"
 import * as Condukt from "../../src/Condukt.ts"
+import * as ProcessBudget from "../../src/ProcessBudget.ts"
+import * as ProcessRunner from "../../src/ProcessRunner.ts"
 import * as Redactor from "../../src/Redactor.ts"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
@@ -206,4 +210,43 @@ describe("Command", () => {
         "Invalid arguments for tool Git: args: Expected array"
       )
     }))
+})
+
+/** What a program gives Command, with a scripted runner in place of the host's processes. */
+const scripted = (script: ScriptedProcesses.Script) =>
+  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, ProcessBudget.layer(), ScriptedProcesses.layer(script))
+
+const callScripted = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>
+  Effect.flatMap(tool.decode(input), (args) => tool.call(args, ctx))
+
+describe("Command on a scripted ProcessRunner (no process)", () => {
+  it.effect("asks the runner for the command, its args verbatim, its cwd, the tool's env and the secrets; redacts the answer", () =>
+    Effect.gen(function*() {
+      const tool = Command({ cwd: "/repo", command: "git", env: { GIT_AUTHOR_NAME: "bot", SHARED: "from tool" } })
+      const ctx = context("/sandbox", { GH_TOKEN: Redacted.make("ghp_s3cret"), SHARED: Redacted.make("from secret") })
+      const text = yield* callScripted(tool, { args: ["log", "--format=%s; rm -rf /", "$(id)"], timeout: 7 }, ctx)
+      assert.strictEqual(text, "pushed with [REDACTED:GH_TOKEN]\n\n(exit code: 1)")
+      assert.deepStrictEqual(yield* ScriptedProcesses.commands, [
+        ProcessRunner.make("git", ["log", "--format=%s; rm -rf /", "$(id)"], {
+          cwd: "/repo",
+          env: { GIT_AUTHOR_NAME: "bot", SHARED: "from secret", GH_TOKEN: "ghp_s3cret" },
+          timeout: Duration.seconds(7)
+        })
+      ])
+    }).pipe(Effect.provide(scripted({ run: () => ({ output: "pushed with ghp_s3cret\n", exitCode: 1 }) }))))
+
+  it.effect("a timeout shows what the command printed until then, then the timeout in seconds", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(callScripted(Command({ cwd: "/repo", command: "git" }), { args: ["fetch"] }, context("/repo")))
+      assert.strictEqual(error.message, "Fetching origin\n\nCommand timed out after 120 seconds")
+      assert.deepStrictEqual((yield* ScriptedProcesses.commands).map((command) => command.timeout), [Duration.seconds(120)])
+    }).pipe(Effect.provide(scripted({
+      run: (command) => new ProcessRunner.TimedOut({ timeoutMs: Duration.toMillis(command.timeout!), output: "Fetching origin\n", truncated: false })
+    }))))
+
+  it.effect("a command that cannot start fails with the runner's reason", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(callScripted(Command({ cwd: "/repo", command: "gh" }), {}, context("/repo")))
+      assert.strictEqual(error.message, "Command failed: Cannot run gh: command not found")
+    }).pipe(Effect.provide(scripted({ run: () => new ProcessRunner.SpawnFailed({ description: "command not found" }) }))))
 })
