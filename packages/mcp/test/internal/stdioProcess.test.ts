@@ -1,0 +1,86 @@
+/**
+ * The stdio transport on a scripted ProcessRunner: no process is spawned. A scripted MCP server
+ * answers `initialize`, `tools/list` and `tools/call` line by line, so what the transport asks the
+ * runner for (file, args, cwd, env) and what the client makes of the answers are asserted exactly.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { ProcessRunner, Secret } from "@condukt/core"
+import { ScriptedProcesses } from "@condukt/testing"
+import { Effect, Exit, Redacted, Scope } from "effect"
+import * as McpClient from "../../src/McpClient.ts"
+import * as McpServer from "../../src/McpServer.ts"
+
+interface Request {
+  readonly id?: number
+  readonly method: string
+  readonly params?: { readonly protocolVersion?: string; readonly name?: string; readonly arguments?: { readonly text?: string } }
+}
+
+/** An MCP server with one tool, `echo`, speaking JSON-RPC lines; `stdin` keeps every request's method. */
+const server = (methods: Array<string>): ScriptedProcesses.Script["spawn"] => (_command, process) => {
+  const answer = (id: number, result: unknown) => process.stdout(`${JSON.stringify({ jsonrpc: "2.0", id, result })}\n`)
+  return (input) => {
+    for (const line of input.split("\n").filter((l) => l !== "")) {
+      const request = JSON.parse(line) as Request
+      methods.push(request.method)
+      if (request.id === undefined) continue
+      if (request.method === "initialize") {
+        answer(request.id, { protocolVersion: request.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "scripted", version: "1" } })
+      } else if (request.method === "tools/list") {
+        answer(request.id, { tools: [{ name: "echo", description: "Echoes", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] })
+      } else if (request.method === "tools/call") {
+        answer(request.id, { content: [{ type: "text", text: `echo: ${request.params?.arguments?.text}` }] })
+      }
+    }
+  }
+}
+
+describe("stdio transport on a scripted ProcessRunner (no process)", () => {
+  const methods: Array<string> = []
+
+  it.effect("spawns the declared command with its args, cwd and env (literals, secrets, Secret values) and talks MCP over it", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({
+        name: "fx",
+        command: "npx",
+        args: ["-y", "@scripted/server"],
+        cwd: "/srv",
+        env: { LOG_LEVEL: "debug", API_KEY: Secret.static("k-123") }
+      }).declaration
+      const scope = yield* Scope.make()
+      const connection = yield* Scope.provide(McpClient.connect(declaration, { UNUSED: Redacted.make("x") }, () => Effect.void), scope)
+      assert.deepStrictEqual(connection.descriptors.map((tool) => tool.name), ["echo"])
+      assert.strictEqual(yield* McpClient.caller(declaration, "echo")(connection, { text: "hi" }), "echo: hi")
+      assert.deepStrictEqual(yield* ScriptedProcesses.commands, [
+        ProcessRunner.make("npx", ["-y", "@scripted/server"], { cwd: "/srv", env: { LOG_LEVEL: "debug", API_KEY: "k-123" } })
+      ])
+      yield* Scope.close(scope, Exit.void)
+      assert.deepStrictEqual(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call"])
+    }).pipe(Effect.provide(ScriptedProcesses.layer({ spawn: server(methods) }))))
+
+  it.effect("without a cwd the server runs in the process's working directory", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server" }).declaration
+      yield* Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void))
+      assert.deepStrictEqual((yield* ScriptedProcesses.commands).map((command) => command.cwd), ["."])
+    }).pipe(Effect.provide(ScriptedProcesses.layer({ spawn: server([]) }))))
+
+  it.effect("a command that cannot start fails the connection with the runner's reason", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "condukt-no-such-server" }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.strictEqual(error.message, "command not found")
+    }).pipe(Effect.provide(ScriptedProcesses.layer({ spawn: () => new ProcessRunner.SpawnFailed({ description: "command not found" }) }))))
+
+  it.effect("a server that exits during initialize fails the connection with its last stderr line", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server" }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.strictEqual(error.message, "the server exited during initialize: Error: no config file")
+    }).pipe(Effect.provide(ScriptedProcesses.layer({
+      spawn: (_command, process) => () => {
+        process.stderr("starting\nError: no config file\n")
+        process.exit(1)
+      }
+    }))))
+})
