@@ -219,6 +219,9 @@ const scripted = (script: ScriptedProcesses.Script) =>
 const callScripted = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>
   Effect.flatMap(tool.decode(input), (args) => tool.call(args, ctx))
 
+const failureScripted = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>
+  Effect.map(Effect.flip(callScripted(tool, input, ctx)), (error) => (typeof error === "string" ? error : error.message))
+
 describe("Command on a scripted ProcessRunner (no process)", () => {
   it.effect("asks the runner for the command, its args verbatim, its cwd, the tool's env and the secrets; redacts the answer", () =>
     Effect.gen(function*() {
@@ -237,8 +240,8 @@ describe("Command on a scripted ProcessRunner (no process)", () => {
 
   it.effect("a timeout shows what the command printed until then, then the timeout in seconds", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(callScripted(Command({ cwd: "/repo", command: "git" }), { args: ["fetch"] }, context("/repo")))
-      assert.strictEqual(error.message, "Fetching origin\n\nCommand timed out after 120 seconds")
+      const error = yield* failureScripted(Command({ cwd: "/repo", command: "git" }), { args: ["fetch"] }, context("/repo"))
+      assert.strictEqual(error, "Fetching origin\n\nCommand timed out after 120 seconds")
       assert.deepStrictEqual((yield* ScriptedProcesses.commands).map((command) => command.timeout), [Duration.seconds(120)])
     }).pipe(Effect.provide(scripted({
       run: (command) => new ProcessRunner.TimedOut({ timeoutMs: Duration.toMillis(command.timeout!), output: "Fetching origin\n", truncated: false })
@@ -246,7 +249,7 @@ describe("Command on a scripted ProcessRunner (no process)", () => {
 
   it.effect("a command that cannot start fails with the runner's reason", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(callScripted(Command({ cwd: "/repo", command: "gh" }), {}, context("/repo")))
-      assert.strictEqual(error.message, "Command failed: Cannot run gh: command not found")
+      const error = yield* failureScripted(Command({ cwd: "/repo", command: "gh" }), {}, context("/repo"))
+      assert.strictEqual(error, "Command failed: Cannot run gh: command not found")
     }).pipe(Effect.provide(scripted({ run: () => new ProcessRunner.SpawnFailed({ description: "command not found" }) }))))
 })
