@@ -112,7 +112,11 @@ export const CLOSE_GRACE = Duration.seconds(1)
  */
 export class SpawnFailed extends Schema.TaggedError<SpawnFailed>()("SpawnFailed", {
   description: Schema.String
-}) {}
+}) {
+  override get message() {
+    return this.description
+  }
+}
 
 /**
  * The time ran out and the group was killed; `output` is what it wrote until then.
@@ -124,7 +128,11 @@ export class TimedOut extends Schema.TaggedError<TimedOut>()("TimedOut", {
   timeoutMs: Schema.Finite,
   output: Schema.String,
   truncated: Schema.Boolean
-}) {}
+}) {
+  override get message() {
+    return `Timed out after ${this.timeoutMs}ms`
+  }
+}
 
 /** @since 0.1.0 @category errors */
 export const Reason = Schema.Union([SpawnFailed, TimedOut])

@@ -8,7 +8,6 @@
  * the process's working directory; none means the user's home. This module belongs to the Node host
  * and moves with it when the packages split (docs/decisions/0044).
  */
-import * as os from "node:os"
 import * as path from "node:path"
 import { Duration, Effect, Layer } from "effect"
 import * as ProcessGroup from "../internal/processGroup.ts"
@@ -32,7 +31,7 @@ const environment = (command: ProcessRunner.Command): Record<string, string> => 
 })
 
 const directory = (command: ProcessRunner.Command): string =>
-  command.cwd === undefined ? os.homedir() : path.resolve(command.cwd)
+  command.cwd === undefined ? ProcessGroup.homeDirectory() : path.resolve(command.cwd)
 
 const failed = (command: ProcessRunner.Command, error: ProcessGroup.RunError): ProcessRunner.ProcessRunnerError =>
   new ProcessRunner.ProcessRunnerError({
@@ -69,7 +68,8 @@ export const make = (): ProcessRunner.Service => {
           exitCode: result.exitCode,
           truncated: result.truncated,
           stderr: result.stderr
-        }))
+        })),
+        Effect.withSpan("NodeProcessRunner.run", { attributes: { file: command.file } })
       ),
     spawn: (command, handlers) =>
       Effect.suspend(() =>
@@ -81,7 +81,10 @@ export const make = (): ProcessRunner.Service => {
           graceMs,
           ...handlers
         })
-      ).pipe(Effect.mapError((error) => failed(command, error)))
+      ).pipe(
+        Effect.mapError((error) => failed(command, error)),
+        Effect.withSpan("NodeProcessRunner.spawn", { attributes: { file: command.file } })
+      )
   })
 }
 
