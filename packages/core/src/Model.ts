@@ -196,7 +196,9 @@ const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
     register: (prefix, provider, rank) => {
       const entry = { provider, rank }
       return Effect.acquireRelease(
-        Effect.sync(() => byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), entry])),
+        Effect.sync(() => {
+          byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), entry])
+        }),
         () =>
           Effect.sync(() => {
             const rest = (byPrefix.get(prefix) ?? []).filter((e) => e !== entry)
