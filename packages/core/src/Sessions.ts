@@ -55,10 +55,7 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {
-  /** A registry whose sessions live as long as the layer. */
-  static readonly layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(Effect.suspend(() => make())))
-}
+export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {}
 
 /**
  * A registry in the current scope; closing the scope stops every session it holds, the latest
@@ -171,3 +168,12 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
         })
     })
   })
+
+/**
+ * A registry whose sessions live as long as the layer (default restart intensity: `make()` cannot
+ * fail on it).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(make()))
