@@ -13,12 +13,11 @@
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
 import { Exit, type Duration, Effect, Schema, Scope } from "effect"
-import { Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
+import { Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import type * as McpAuth from "./McpAuth.ts"
 import { Credentials } from "./internal/credentials.ts"
-import { exposed } from "./internal/toolName.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -199,9 +198,13 @@ interface State {
 const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<McpTool>): ReadonlyArray<Tool.Tool> => {
   const declaration = server.declaration
   const prefix = declaration.prefix ?? declaration.name
-  return descriptors.map((descriptor) => {
+  const exposed = descriptors.map((descriptor) => (prefix === "" ? descriptor.name : `${prefix}.${descriptor.name}`))
+  // Whatever the server's names hold, the model gets tool names (ToolName's rule, `.` kept); the
+  // call goes out under the server's own name.
+  const safe = ToolName.safeNames(exposed, "tool")
+  return descriptors.map((descriptor, i) => {
     const call = McpClient.caller(declaration, descriptor.name)
-    return Tool.make(exposed(prefix, descriptor.name), {
+    return Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       maxResultChars: declaration.maxResultChars ?? McpClient.MAX_RESULT_CHARS,
