@@ -211,7 +211,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined
-            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, reason: state.reason }))
+            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, description: state.reason }))
             : call(state.current, args)
         )
     })
@@ -219,14 +219,14 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
 }
 
 const failed = (server: McpServer, credentials: Credentials) => (error: { readonly message: string }) =>
-  new Session.McpStartFailed({ server: server.name, reason: credentials.reason(error.message) })
+  new Session.McpStartFailed({ server: server.name, description: credentials.reason(error.message) })
 
 const start = (server: McpServer, context: ToolSource.StartContext) => {
   // One set for the server's life: its connections (restarts) add to it; everything it says is
   // redacted with it, then with the session's redaction.
   const credentials = new Credentials(server.name, context.redact)
   return Effect.gen(function*() {
-    if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, reason: server.invalid })
+    if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, description: server.invalid })
     const declaration = server.declaration
     const state: State = { current: undefined, reason: "it has not started", tools: [] }
     const refreshed = (descriptors: ReadonlyArray<McpTool>) =>
@@ -266,8 +266,8 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
         McpClient.awaitDown(connection).pipe(Effect.tapError((down) =>
           Effect.suspend(() => {
             if (state.current === connection) state.current = undefined
-            state.reason = down.reason
-            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.reason })
+            state.reason = down.description
+            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.description })
           })
         ))
     }).pipe(Effect.mapError(failed(server, credentials)))
