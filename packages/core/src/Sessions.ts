@@ -137,7 +137,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
 
     const startAs = <R>(agent: Agent<R>, startOptions: StartOptions, id: string): Effect.Effect<Session.Session, StartError, R> =>
       Effect.suspend(() => {
-        if (closed) return Effect.fail(new Supervisor.SupervisorStopped({ childId: id, ending: "closed" }))
+        if (closed) return Effect.fail(new Supervisor.SupervisorStopped({ childId: id, ending: "Closed" }))
         if (registry.has(id) || starting.has(id) || supervised.has(id)) return Effect.fail(new Supervisor.DuplicateChild({ id }))
         const restart = startOptions.restart ?? "temporary"
         starting.add(id)
