@@ -138,5 +138,8 @@ describe("Model", () => {
       const plain = { system: undefined, messages: history, tools: [spec("Read")] }
       yield* Stream.runDrain(model.stream(plain))
       assert.strictEqual(sent[1], plain)
+      // A name whose `_` form is another tool's gets its hash (ToolName's rule), in any order.
+      yield* Stream.runDrain(model.stream({ system: undefined, messages: History.fromIterable([]), tools: [spec("a.b"), spec("a_b")] }))
+      assert.deepStrictEqual(sent[2]!.tools.map((t) => t.name), ["a_b_108bf50c", "a_b"])
     }))
 })
