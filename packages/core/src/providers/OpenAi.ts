@@ -301,7 +301,7 @@ const register = (
  * @category layers
  */
 export const layer = (options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
-  options?.api === "responses" ? OpenAiResponses.register("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
+  options?.api === "responses" ? OpenAiResponses.layerAs("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens"
   })
