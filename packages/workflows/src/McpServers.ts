@@ -137,7 +137,7 @@ const live: Service = {
         // The default answer is a Node program's: its stdio servers run on the Node process runner.
         Effect.provide(McpServer.startAll(declared), NodeProcessRunner.layer),
         // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
-        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.reason, MAX_DETAIL_CHARS) })
+        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.description, MAX_DETAIL_CHARS) })
       )
       return yield* tools
     })
