@@ -53,7 +53,18 @@ describe("test projects", () => {
         })
       )
       assert.deepStrictEqual(stale, [])
+      // Each project keeps the root's tags: a timing-sensitive test is retried wherever it runs.
+      assert.deepStrictEqual(
+        vitest.projects.map((project) => [project.name, project.config.tags.map((tag) => [tag.name, tag.retry])]),
+        ["unit", "integration", "release"].map((name) => [name, [["timing-sensitive", 2]]])
+      )
     }).pipe(Effect.scoped))
+
+  let attempts = 0
+  it("a test tagged timing-sensitive runs again after a failure", { tags: ["timing-sensitive"] }, () => {
+    attempts++
+    assert.strictEqual(attempts, 2, "the first attempt fails on purpose; the retry passes")
+  })
 
   it("a unit file that starts a process or listens on a socket fails, naming the call and where the file goes", () => {
     assert.throws(() => childProcess.execFileSync("true"), refusal("child_process.execFileSync"))
