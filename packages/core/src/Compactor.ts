@@ -4,10 +4,10 @@
  * A compactor takes the history and returns a shorter one; the session runs it after each
  * completed run and on `session.compact`, saves the result to its store, and records an event
  * with the sizes before and after. A failure is the compactor's own error; the session logs it
- * and keeps its history. Three layers: `sliding` keeps the last messages, `pruneToolResults`
- * elides old, large tool results, and `summarize` has a model fold the older turns into one
+ * and keeps its history. Three layers: `layerSliding` keeps the last messages, `layerPruneToolResults`
+ * elides old, large tool results, and `layerSummarize` has a model fold the older turns into one
  * message. None of them ever leaves a tool result without the call it answers, so every history
- * they return is one a provider accepts. The module refuses to guess at tokenisers: `summarize`
+ * they return is one a provider accepts. The module refuses to guess at tokenisers: `layerSummarize`
  * estimates tokens as characters / 4.
  */
 import { Context, Effect, Layer, Schema, Stream } from "effect"
@@ -49,12 +49,12 @@ export interface Service {
  */
 export class Compactor extends Context.Service<Compactor, Service>()("@condukt/core/Compactor") {}
 
-/** `sliding`'s default: how many messages it keeps (Condukt's). */
+/** `layerSliding`'s default: how many messages it keeps (Condukt's). */
 export const DEFAULT_KEEP = 20
-/** `pruneToolResults`' defaults (Condukt's): the last 5 tool results stay whole, older ones over 4 KiB are elided. */
+/** `layerPruneToolResults`' defaults (Condukt's): the last 5 tool results stay whole, older ones over 4 KiB are elided. */
 export const DEFAULT_KEEP_RECENT_RESULTS = 5
 export const DEFAULT_MAX_RESULT_BYTES = 4096
-/** `summarize`'s defaults: fold once the history passes ~100k tokens, keeping the last 10 messages. */
+/** `layerSummarize`'s defaults: fold once the history passes ~100k tokens, keeping the last 10 messages. */
 export const DEFAULT_SUMMARY_THRESHOLD = 100_000
 export const DEFAULT_SUMMARY_KEEP_RECENT = 10
 
@@ -145,7 +145,7 @@ const recentStart = (messages: ReadonlyArray<Message>, keepRecent: number): numb
  * @since 0.1.0
  * @category layers
  */
-export const sliding = (options: { readonly keep?: number | undefined } = {}): Layer.Layer<Compactor> =>
+export const layerSliding = (options: { readonly keep?: number | undefined } = {}): Layer.Layer<Compactor> =>
   Layer.succeed(Compactor, { compact: (messages) => Effect.succeed(slide(messages, options.keep ?? DEFAULT_KEEP)) })
 
 /**
@@ -155,7 +155,7 @@ export const sliding = (options: { readonly keep?: number | undefined } = {}): L
  * @since 0.1.0
  * @category layers
  */
-export const pruneToolResults = (
+export const layerPruneToolResults = (
   options: { readonly keepRecent?: number | undefined; readonly maxBytes?: number | undefined } = {}
 ): Layer.Layer<Compactor> =>
   Layer.succeed(Compactor, {
@@ -171,7 +171,7 @@ export const pruneToolResults = (
  * @since 0.1.0
  * @category layers
  */
-export const summarize = (options: {
+export const layerSummarize = (options: {
   readonly model: Model.Service
   readonly keepRecent?: number | undefined
   readonly threshold?: number | undefined

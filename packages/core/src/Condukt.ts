@@ -9,6 +9,7 @@
 import { NodeFileSystem, NodeHttpClient, NodePath } from "@effect/platform-node"
 import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "./Agent.ts"
+import * as Model from "./Model.ts"
 import * as ProcessBudget from "./ProcessBudget.ts"
 import * as Anthropic from "./providers/Anthropic.ts"
 import * as Google from "./providers/Google.ts"
@@ -33,15 +34,11 @@ const defaultSandbox = Layer.effect(
 )
 
 // Every provider, each reading its key and base URL from the environment when a model is first
-// resolved: a program without a key for a provider it never uses starts fine. Each registration
-// adds to the registry it finds, so they are stacked rather than merged side by side.
-const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
-  Layer.provideMerge(OpenAi.layer()),
-  Layer.provideMerge(OpenAiResponses.layer()),
-  Layer.provideMerge(Anthropic.layer()),
-  Layer.provideMerge(Google.layer()),
-  Layer.provide(NodeHttpClient.layerUndici)
-)
+// resolved: a program without a key for a provider it never uses starts fine. They rank as
+// defaults, so a provider layer the program provides itself wins, inside or around this one.
+const providers: Layer.Layer<Model.Providers> = Model.layerDefaults(
+  Layer.mergeAll(OpenAi.layerPresets, OpenAi.layer(), OpenAiResponses.layer(), Anthropic.layer(), Google.layer())
+).pipe(Layer.provide(NodeHttpClient.layerUndici))
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget
@@ -53,7 +50,7 @@ const providers: Layer.Layer<never> = OpenAi.layerPresets.pipe(
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Host> = Layer.merge(defaultSandbox.pipe(Layer.provideMerge(host)), providers)
+export const layer: Layer.Layer<Host | Model.Providers> = Layer.merge(defaultSandbox.pipe(Layer.provideMerge(host)), providers)
 
 /**
  * A one-shot run: the agent's fields, the session's start options and the run's own; `RIn` is what

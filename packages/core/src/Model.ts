@@ -3,10 +3,10 @@
  *
  * A request (system prompt, messages, tool schemas, options) streams typed parts: text and thinking
  * deltas, complete tool calls, usage and the finish reason. Providers alone know a vendor's wire
- * format; `"provider:model"` strings resolve through the `Providers` registry, which later layers
- * fill. This module refuses to retry or translate: that is each provider's job.
+ * format; `"provider:model"` strings resolve through the `Providers` registry, a service every
+ * provider layer adds to. This module refuses to retry or translate: that is each provider's job.
  */
-import { Context, Effect, type JsonSchema, Layer, type Redacted, Stream } from "effect"
+import { Context, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
 import type { LanguageModel } from "effect/ai"
 import type { History } from "./History.ts"
 import * as WireToolNames from "./internal/wireToolNames.ts"
@@ -161,23 +161,97 @@ export class Model extends Context.Service<Model, Service>()("@condukt/core/Mode
 export type Provider = (model: string) => Effect.Effect<Service, ModelError>
 
 /**
- * Resolves `"provider:model"` strings. Empty by default; provider layers register themselves.
+ * How a registration ranks: `explicit` (a provider layer the program provides) wins over `default`
+ * (what a composition root registers from the environment, see `layerDefaults`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Rank = "explicit" | "default"
+
+/** @since 0.1.0 @category models */
+export interface Registry {
+  /** Adds `provider` under `prefix` until the scope closes (the registering layer's scope). */
+  readonly register: (prefix: string, provider: Provider, rank: Rank) => Effect.Effect<void, never, Scope.Scope>
+  /** The provider serving `prefix`: the latest explicit registration, else the latest default. */
+  readonly provider: (prefix: string) => Effect.Effect<Provider | undefined>
+  /** The registered prefixes, sorted. */
+  readonly prefixes: Effect.Effect<ReadonlyArray<string>>
+}
+
+/**
+ * The provider registry: the one collection every provider layer of a program adds to, whatever
+ * order they are merged or provided in.
  *
  * @since 0.1.0
  * @category services
  */
-export const Providers = Context.Reference<ReadonlyMap<string, Provider>>("@condukt/core/Model/Providers", {
-  defaultValue: () => new Map()
+export class Providers extends Context.Service<Providers, Registry>()("@condukt/core/Model/Providers") {}
+
+// An empty registry. Registrations of one prefix stack: removing the latest (its layer's scope
+// closed) brings back the one before.
+const makeRegistry: Effect.Effect<Registry> = Effect.sync(() => {
+  const byPrefix = new Map<string, Array<{ readonly provider: Provider; readonly rank: Rank }>>()
+  return Providers.of({
+    register: (prefix, provider, rank) => {
+      const entry = { provider, rank }
+      return Effect.acquireRelease(
+        Effect.sync(() => {
+          byPrefix.set(prefix, [...(byPrefix.get(prefix) ?? []), entry])
+        }),
+        () =>
+          Effect.sync(() => {
+            const rest = (byPrefix.get(prefix) ?? []).filter((e) => e !== entry)
+            if (rest.length === 0) byPrefix.delete(prefix)
+            else byPrefix.set(prefix, rest)
+          })
+      )
+    },
+    provider: (prefix) =>
+      Effect.sync(() => {
+        const entries = byPrefix.get(prefix) ?? []
+        return (entries.findLast((e) => e.rank === "explicit") ?? entries.at(-1))?.provider
+      }),
+    prefixes: Effect.sync(() => [...byPrefix.keys()].sort())
+  })
 })
 
+// One value for the whole program: a layer build memoizes it, so every provider layer in one
+// build (merged side by side, stacked, or in a nested provide, whose memo map forks the outer
+// one) shares the same registry. A registry already in the context (built elsewhere) is reused.
+const layerRegistry: Layer.Layer<Providers> = Layer.effect(
+  Providers,
+  Effect.flatMap(Effect.serviceOption(Providers), Option.match({ onNone: () => makeRegistry, onSome: Effect.succeed }))
+)
+
+// Set only while `layerDefaults` builds its layer; registrations read it then.
+const CurrentRank = Context.Reference<Rank>("@condukt/core/Model/CurrentRank", { defaultValue: () => "explicit" })
+
 /**
- * Adds providers to the registry, keyed by prefix (`{ anthropic: … }` serves `"anthropic:…"`).
+ * Adds providers to the program's registry, keyed by prefix (`{ anthropic: … }` serves
+ * `"anthropic:…"`), for as long as the layer lives. The latest explicit registration of a prefix
+ * wins, and any explicit one wins over a default (`layerDefaults`).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerProviders = (providers: Readonly<Record<string, Provider>>): Layer.Layer<never> =>
-  Layer.effect(Providers, Effect.map(Providers, (existing) => new Map([...existing, ...Object.entries(providers)])))
+export const layerProviders = (providers: Readonly<Record<string, Provider>>): Layer.Layer<Providers> =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const registry = yield* Providers
+    const rank = yield* CurrentRank
+    for (const [prefix, provider] of Object.entries(providers)) yield* registry.register(prefix, provider, rank)
+  })).pipe(Layer.provideMerge(layerRegistry))
+
+/**
+ * `layer` with every provider it registers ranked as a default: a provider layer the program
+ * provides itself wins over them, wherever it is provided (how `Condukt.layer` registers the
+ * environment-configured providers).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerDefaults = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer<A, E, R> =>
+  Layer.provide(layer, Layer.succeed(CurrentRank, "default"))
 
 /**
  * The model for a `"provider:model"` string.
@@ -186,11 +260,12 @@ export const layerProviders = (providers: Readonly<Record<string, Provider>>): L
  * @category constructors
  */
 export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
-  const providers = yield* Providers
+  const registry = yield* Effect.serviceOption(Providers)
   const colon = model.indexOf(":")
-  const provider = colon > 0 ? providers.get(model.slice(0, colon)) : undefined
+  const provider = Option.isSome(registry) && colon > 0 ? yield* registry.value.provider(model.slice(0, colon)) : undefined
   if (provider === undefined) {
-    return yield* new ModelError({ model, reason: new UnknownProvider({ model, known: [...providers.keys()].sort() }) })
+    const known = Option.isSome(registry) ? yield* registry.value.prefixes : []
+    return yield* new ModelError({ model, reason: new UnknownProvider({ model, known }) })
   }
   // Providers get names they accept (an MCP tool's `server.tool` is refused by several vendors).
   return WireToolNames.apply(yield* provider(model.slice(colon + 1)))

@@ -6,14 +6,21 @@
 import { Duration, Schema } from "effect"
 
 
-/** @since 0.1.0 @category errors */
+/**
+ * No registered provider serves the model string's prefix; `known` are the registered prefixes.
+ * With none, the program provides no provider layer at all, and the message says so.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("UnknownProvider", {
   model: Schema.String,
   known: Schema.Array(Schema.String)
 }) {
   override get message() {
-    const known = this.known.length === 0 ? "none are registered" : `known providers: ${this.known.join(", ")}`
-    return `No provider for model "${this.model}" (expected "provider:model"; ${known})`
+    return this.known.length === 0
+      ? `No provider for model "${this.model}": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
+      : `No provider for model "${this.model}" (expected "provider:model"; registered providers: ${this.known.join(", ")})`
   }
 }
 

@@ -53,13 +53,7 @@ export interface Pattern {
  * @since 0.1.0
  * @category services
  */
-export class Redactor extends Context.Service<Redactor, Service>()("@condukt/core/Redactor") {
-  /** The regex redactor (default patterns, or yours) for every session of the program. */
-  static readonly layerRegex = (options: RegexOptions = {}): Layer.Layer<Redactor> => Layer.succeed(Redactor, regex(options))
-  /** These redactors, applied in order, for every session of the program. */
-  static readonly layer = (...redactors: ReadonlyArray<Service>): Layer.Layer<Redactor> =>
-    Layer.succeed(Redactor, compose(...redactors))
-}
+export class Redactor extends Context.Service<Redactor, Service>()("@condukt/core/Redactor") {}
 
 // ---------------------------------------------------------------------------------------------
 // Constructors
@@ -317,3 +311,23 @@ const deep = (redact: (text: string) => string, value: unknown, depth: number): 
   }
   return copy
 }
+
+// ---------------------------------------------------------------------------------------------
+// Layers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * These redactors, applied in order, for every session of the program.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (...redactors: ReadonlyArray<Service>): Layer.Layer<Redactor> => Layer.succeed(Redactor, compose(...redactors))
+
+/**
+ * The regex redactor (default patterns, or yours) for every session of the program.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerRegex = (options: RegexOptions = {}): Layer.Layer<Redactor> => Layer.succeed(Redactor, regex(options))

@@ -62,10 +62,10 @@ export class SecretUnavailable extends Schema.TaggedError<SecretUnavailable>()("
  */
 export class SecretsInitFailed extends Schema.TaggedError<SecretsInitFailed>()("SecretsInitFailed", {
   name: Schema.String,
-  reason: Schema.String
+  description: Schema.String
 }) {
   override get message() {
-    return `Secret ${this.name} could not be resolved: ${this.reason}`
+    return `Secret ${this.name} could not be resolved: ${this.description}`
   }
 }
 
@@ -222,12 +222,12 @@ export const resolveAll = <R>(
     if (invalid !== undefined) {
       return yield* new SecretsInitFailed({
         name: invalid[0],
-        reason: "the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
+        description: "the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
       })
     }
     const values = yield* Effect.forEach(
       entries,
-      ([name, secret]) => Effect.mapError(secret.resolve, (error) => new SecretsInitFailed({ name, reason: error.description })),
+      ([name, secret]) => Effect.mapError(secret.resolve, (error) => new SecretsInitFailed({ name, description: error.description })),
       { concurrency: "unbounded" }
     )
     return Object.fromEntries(entries.map(([name], i) => [name, values[i]!]))

@@ -53,11 +53,11 @@ export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("
  */
 export class McpStartFailed extends Schema.TaggedError<McpStartFailed>()("McpStartFailed", {
   server: Schema.String,
-  reason: Schema.String,
+  description: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return `MCP server ${this.server} could not be started: ${this.reason}`
+    return `MCP server ${this.server} could not be started: ${this.description}`
   }
 }
 

@@ -49,10 +49,7 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class SessionStore extends Context.Service<SessionStore, Service>()("@condukt/core/SessionStore") {
-  /** Snapshots in the layer's memory: they live as long as the layer, in this process only. */
-  static readonly layerMemory: Layer.Layer<SessionStore> = Layer.effect(SessionStore, Effect.sync(() => makeMemory()))
-}
+export class SessionStore extends Context.Service<SessionStore, Service>()("@condukt/core/SessionStore") {}
 
 /**
  * A store in memory, for tests and single-process programs that restart sessions (a supervisor's
@@ -71,3 +68,10 @@ export const makeMemory = (): Service => {
   })
 }
 
+/**
+ * Snapshots in the layer's memory: they live as long as the layer, in this process only.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<SessionStore> = Layer.sync(SessionStore, makeMemory)

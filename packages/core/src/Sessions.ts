@@ -55,10 +55,7 @@ export interface Service {
  * @since 0.1.0
  * @category services
  */
-export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {
-  /** A registry whose sessions live as long as the layer. */
-  static readonly layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(Effect.suspend(() => make())))
-}
+export class Sessions extends Context.Service<Sessions, Service>()("@condukt/core/Sessions") {}
 
 /**
  * A registry in the current scope; closing the scope stops every session it holds, the latest
@@ -140,7 +137,7 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
 
     const startAs = <R>(agent: Agent<R>, startOptions: StartOptions, id: string): Effect.Effect<Session.Session, StartError, R> =>
       Effect.suspend(() => {
-        if (closed) return Effect.fail(new Supervisor.SupervisorStopped({ childId: id, ending: "closed" }))
+        if (closed) return Effect.fail(new Supervisor.SupervisorStopped({ childId: id, ending: "Closed" }))
         if (registry.has(id) || starting.has(id) || supervised.has(id)) return Effect.fail(new Supervisor.DuplicateChild({ id }))
         const restart = startOptions.restart ?? "temporary"
         starting.add(id)
@@ -171,3 +168,12 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
         })
     })
   })
+
+/**
+ * A registry whose sessions live as long as the layer (default restart intensity: `make()` cannot
+ * fail on it).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(make()))

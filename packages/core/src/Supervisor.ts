@@ -94,17 +94,17 @@ export class RestartIntensityExceeded extends Schema.TaggedError<RestartIntensit
 }
 
 /** Why a supervisor no longer takes children. */
-export type Ending = "gave up" | "shut down" | "closed"
+export type Ending = "GaveUp" | "ShutDown" | "Closed"
 
 /** @since 0.1.0 @category errors */
 export class SupervisorStopped extends Schema.TaggedError<SupervisorStopped>()("SupervisorStopped", {
   childId: Schema.String,
-  ending: Schema.Literals(["gave up", "shut down", "closed"])
+  ending: Schema.Literals(["GaveUp", "ShutDown", "Closed"])
 }) {
   override get message() {
-    const why = this.ending === "gave up"
+    const why = this.ending === "GaveUp"
       ? "it gave up after too many restarts"
-      : this.ending === "shut down"
+      : this.ending === "ShutDown"
       ? "it shut down automatically"
       : "its scope is closed"
     return `Cannot start child ${this.childId}: the supervisor has stopped (${why})`
@@ -246,7 +246,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
           child.spec.significant === true &&
           (autoShutdown === "any_significant" || (autoShutdown === "all_significant" && !significantLeft))
         ) {
-          ending = "shut down"
+          ending = "ShutDown"
           yield* stopAll(children)
           children = []
           yield* Deferred.succeed(ended, undefined)
@@ -256,7 +256,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       const now = yield* Clock.currentTimeMillis
       restarts = [...restarts.filter((t) => now - t < periodMs), now]
       if (restarts.length > maxRestarts) {
-        ending = "gave up"
+        ending = "GaveUp"
         yield* stopAll(children)
         children = []
         return yield* Deferred.fail(
@@ -280,7 +280,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
 
   yield* Effect.addFinalizer(() =>
     lock.withPermits(1)(Effect.suspend(() => {
-      ending ??= "closed"
+      ending ??= "Closed"
       return stopAll(children)
     }))
   )

@@ -38,7 +38,7 @@ describe("Compactor", () => {
     ([turns, keep]) =>
       Effect.gen(function*() {
         const messages = historyOf(turns)
-        const kept = yield* compactWith(Compactor.sliding({ keep }), messages)
+        const kept = yield* compactWith(Compactor.layerSliding({ keep }), messages)
         assert.deepStrictEqual(orphans(kept), [])
         assert.isAtMost(kept.length, Math.max(keep, 0) === 0 ? 0 : Math.min(keep, messages.length))
         const tail = messages.slice(messages.length - Math.min(keep, messages.length))
@@ -51,8 +51,8 @@ describe("Compactor", () => {
     Effect.gen(function*() {
       const messages = historyOf([2])
       // prompt, call message, result 0, result 1, reply: keeping 3 keeps result 1 (orphan) and the reply.
-      assert.deepStrictEqual(yield* compactWith(Compactor.sliding({ keep: 3 }), messages), [messages[4]])
-      assert.strictEqual(yield* compactWith(Compactor.sliding({ keep: 5 }), messages), messages)
+      assert.deepStrictEqual(yield* compactWith(Compactor.layerSliding({ keep: 3 }), messages), [messages[4]])
+      assert.strictEqual(yield* compactWith(Compactor.layerSliding({ keep: 5 }), messages), messages)
     }))
 
   it.effect("pruneToolResults elides old results over maxBytes and keeps the recent ones whole", () =>
@@ -63,19 +63,19 @@ describe("Compactor", () => {
         Message.toolResult({ callId: "b", name: "read", content: "small", isError: false }),
         Message.toolResult({ callId: "c", name: "read", content: big, isError: false })
       ]
-      assert.deepStrictEqual(yield* compactWith(Compactor.pruneToolResults({ keepRecent: 1 }), messages), [
+      assert.deepStrictEqual(yield* compactWith(Compactor.layerPruneToolResults({ keepRecent: 1 }), messages), [
         Message.toolResult({ callId: "a", name: "read", content: "<elided: 6000 bytes>", isError: false }),
         messages[1],
         messages[2]
       ])
-      assert.strictEqual(yield* compactWith(Compactor.pruneToolResults({ keepRecent: 3 }), messages), messages)
+      assert.strictEqual(yield* compactWith(Compactor.layerPruneToolResults({ keepRecent: 3 }), messages), messages)
     }))
 
   it.effect("summarize folds the older turns into one summary message from the model and keeps the recent ones", () =>
     Effect.gen(function*() {
       const { model, recorder } = yield* TestModel.make([TestModel.text("The user asked for three things; two are done.")])
       const messages = historyOf([0, 1, 0, 2])
-      const layer = Compactor.summarize({ model, keepRecent: 3, threshold: 10 })
+      const layer = Compactor.layerSummarize({ model, keepRecent: 3, threshold: 10 })
       const compacted = yield* compactWith(layer, messages)
       // The last 3 messages start with tool results: the window moves back to their call.
       const recent = messages.slice(messages.length - 4)
@@ -93,10 +93,10 @@ describe("Compactor", () => {
     Effect.gen(function*() {
       const messages = historyOf([1, 1, 1])
       const quiet = yield* TestModel.make([])
-      assert.strictEqual(yield* compactWith(Compactor.summarize({ model: quiet.model, threshold: 1_000 }), messages), messages)
+      assert.strictEqual(yield* compactWith(Compactor.layerSummarize({ model: quiet.model, threshold: 1_000 }), messages), messages)
       assert.strictEqual((yield* quiet.recorder.requests).length, 0)
       const failing = yield* TestModel.make([TestModel.error("overloaded")])
-      const error = yield* Effect.flip(compactWith(Compactor.summarize({ model: failing.model, keepRecent: 2, threshold: 1 }), messages))
+      const error = yield* Effect.flip(compactWith(Compactor.layerSummarize({ model: failing.model, keepRecent: 2, threshold: 1 }), messages))
       assert.strictEqual(error.message, "Compaction failed: overloaded")
     }))
 })

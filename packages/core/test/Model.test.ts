@@ -26,23 +26,60 @@ describe("Model", () => {
     ]))
   })
 
-  it.effect("resolves provider:model strings through the registry", () =>
+  it.effect("resolves provider:model strings through the registry every provider layer adds to", () =>
     Effect.gen(function*() {
       const model = yield* Model.resolve("acme:large-1")
       assert.strictEqual(model.name, "acme/large-1")
+      assert.strictEqual((yield* Model.resolve("zeta:z")).name, "z")
       const unknown = yield* Effect.flip(Model.resolve("large-1"))
-      assert.strictEqual(unknown.message, `No provider for model "large-1" (expected "provider:model"; known providers: acme, zeta)`)
+      assert.strictEqual(unknown.message, `No provider for model "large-1" (expected "provider:model"; registered providers: acme, zeta)`)
     }).pipe(Effect.provide(Layer.mergeAll(
-      Model.layerProviders({ acme: (name) => Effect.succeed(echo(`acme/${name}`)) }).pipe(
-        Layer.provideMerge(Model.layerProviders({ zeta: (name) => Effect.succeed(echo(name)) }))
-      )
+      Model.layerProviders({ zeta: (name) => Effect.succeed(echo(name)) }),
+      Model.layerProviders({ acme: (name) => Effect.succeed(echo(`acme/${name}`)) })
     ))))
 
-  it.effect("says when no provider is registered at all", () =>
+  it.effect("says when no provider is registered at all, and what the program lacks", () =>
     Effect.gen(function*() {
+      const none = `No provider for model "openai:gpt-4.1": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
       const error = yield* Effect.flip(Model.resolve("openai:gpt-4.1"))
-      assert.strictEqual(error.message, `No provider for model "openai:gpt-4.1" (expected "provider:model"; none are registered)`)
+      assert.strictEqual(error.message, none)
+      assert.deepStrictEqual(error.reason, new Model.UnknownProvider({ model: "openai:gpt-4.1", known: [] }))
+      // A registry with nothing in it says the same.
+      const empty = yield* Effect.flip(Model.resolve("openai:gpt-4.1").pipe(Effect.provide(Model.layerProviders({}))))
+      assert.strictEqual(empty.message, none)
     }))
+
+  describe("registrations of one prefix", () => {
+    const named = (name: string): Model.Provider => (model) => Effect.succeed(echo(`${name}/${model}`))
+    const resolvedBy = Effect.map(Model.resolve("p:m"), (model) => model.name)
+
+    it.effect("an explicit registration wins over a default, in either merge order", () =>
+      Effect.gen(function*() {
+        const defaults = Model.layerDefaults(Model.layerProviders({ p: named("default") }))
+        const explicit = Model.layerProviders({ p: named("explicit") })
+        assert.deepStrictEqual([
+          yield* resolvedBy.pipe(Effect.provide(Layer.mergeAll(defaults, explicit))),
+          yield* resolvedBy.pipe(Effect.provide(Layer.mergeAll(explicit, defaults)))
+        ], ["explicit/m", "explicit/m"])
+      }))
+
+    it.effect("an explicit registration wins over a default, provided inside or around it", () =>
+      Effect.gen(function*() {
+        const defaults = Model.layerDefaults(Model.layerProviders({ p: named("default") }))
+        const explicit = Model.layerProviders({ p: named("explicit") })
+        assert.deepStrictEqual([
+          yield* resolvedBy.pipe(Effect.provide(explicit), Effect.provide(defaults)),
+          yield* resolvedBy.pipe(Effect.provide(defaults), Effect.provide(explicit))
+        ], ["explicit/m", "explicit/m"])
+      }))
+
+    it.effect("of one rank, the inner provide wins while it lasts; then the outer one serves again", () =>
+      Effect.gen(function*() {
+        const inner = yield* resolvedBy.pipe(Effect.provide(Model.layerProviders({ p: named("inner") })))
+        const after = yield* resolvedBy
+        assert.deepStrictEqual([inner, after], ["inner/m", "outer/m"])
+      }).pipe(Effect.provide(Model.layerProviders({ p: named("outer") }))))
+  })
 
   it.effect("usage adds up, cache counts included only when there are some", () =>
     Effect.sync(() => {
@@ -101,5 +138,8 @@ describe("Model", () => {
       const plain = { system: undefined, messages: history, tools: [spec("Read")] }
       yield* Stream.runDrain(model.stream(plain))
       assert.strictEqual(sent[1], plain)
+      // A name whose `_` form is another tool's gets its hash (ToolName's rule), in any order.
+      yield* Stream.runDrain(model.stream({ system: undefined, messages: History.fromIterable([]), tools: [spec("a.b"), spec("a_b")] }))
+      assert.deepStrictEqual(sent[2]!.tools.map((t) => t.name), ["a_b_108bf50c", "a_b"])
     }))
 })

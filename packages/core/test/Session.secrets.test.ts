@@ -103,7 +103,7 @@ describe("Session secrets", () => {
 
   it.live("the program's Redactor runs after the session's secrets", () =>
     Effect.gen(function*() {
-      const { result } = yield* runBash(`echo "$API_TOKEN ada@example.com"`).pipe(Effect.provide(Redactor.Redactor.layerRegex()))
+      const { result } = yield* runBash(`echo "$API_TOKEN ada@example.com"`).pipe(Effect.provide(Redactor.layerRegex()))
       assert.strictEqual(result, "[REDACTED:API_TOKEN] [REDACTED:EMAIL]\n")
     }))
 

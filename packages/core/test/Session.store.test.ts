@@ -258,7 +258,7 @@ describe("Session with a store", () => {
       yield* session.run("one")
       const store = yield* SessionStore.SessionStore
       assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.messages.length), Option.some(4))
-    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox, SessionStore.SessionStore.layerMemory))))
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox, SessionStore.layerMemory))))
 
   it.effect("under a permanent supervisor, a session that crashes mid-run comes back with every committed turn", () =>
     Effect.gen(function*() {
@@ -292,7 +292,7 @@ describe("Session with a store", () => {
   it.effect("compaction runs after each run: the history shrinks, a Compacted event says by how much, the store has it", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording
-      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.sliding({ keep: 2 }))
+      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.layerSliding({ keep: 2 }))
       const session = yield* Session.start(agent, { id: "s1", store, compactor })
       const events = yield* Stream.runCollect(session.stream("one"))
       assert.deepStrictEqual(events.slice(-2).map((e) => e._tag), ["Compacted", "AgentEnd"])
@@ -311,7 +311,7 @@ describe("Session with a store", () => {
       yield* session.compact
       assert.strictEqual((yield* session.history).length, 4)
       yield* session.stop
-      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.pruneToolResults({ keepRecent: 0, maxBytes: 1 }))
+      const compactor = yield* Effect.provide(Compactor.Compactor, Compactor.layerPruneToolResults({ keepRecent: 0, maxBytes: 1 }))
       const pruning = yield* Session.start(agent, { id: "s1", store, compactor })
       const observed = yield* Queue.unbounded<string>()
       yield* Stream.runForEach(pruning.events, (event) => Queue.offer(observed, `${event._tag} ${event.runId}`)).pipe(

@@ -196,12 +196,12 @@ describe("Session", () => {
       memorySandbox({})
     ))))
 
-  it.effect("an unknown model prefix is a typed error naming the known providers", () =>
+  it.effect("an unknown model prefix is a typed error naming the registered providers", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "a", model: "nope:model-1" })
       const error = yield* Effect.flip(Session.start(agent))
       assert.strictEqual(error._tag, "ModelError")
-      assert.strictEqual(error.message, `No provider for model "nope:model-1" (expected "provider:model"; known providers: anthropic, openai)`)
+      assert.strictEqual(error.message, `No provider for model "nope:model-1" (expected "provider:model"; registered providers: anthropic, openai)`)
     }).pipe(
       Effect.provide(Layer.mergeAll(
         memorySandbox({}),

@@ -4,5 +4,5 @@ import * as SessionStore from "../src/SessionStore.ts"
 import { conformance } from "./sessionStore/conformance.ts"
 
 describe("SessionStore.layerMemory", () => {
-  conformance((f) => Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(SessionStore.SessionStore.layerMemory)))
+  conformance((f) => Effect.flatMap(SessionStore.SessionStore, f).pipe(Effect.provide(SessionStore.layerMemory)))
 })

@@ -217,6 +217,7 @@ describe("Supervisor", () => {
       yield* probe.order("a", "crash")
       yield* Effect.flip(supervisor.join)
       const refused = yield* Effect.flip(supervisor.startChild(probe.child("late")))
+      assert.deepStrictEqual(refused, new Supervisor.SupervisorStopped({ childId: "late", ending: "GaveUp" }))
       assert.strictEqual(refused.message, "Cannot start child late: the supervisor has stopped (it gave up after too many restarts)")
       assert.deepStrictEqual(yield* supervisor.children, [])
       assert.strictEqual(yield* Queue.size(probe.log), 1) // "stop a" only: "late" never started
@@ -230,17 +231,15 @@ describe("Supervisor", () => {
       yield* probe.next(1)
       yield* probe.order("job", "exit")
       yield* auto.join
-      assert.strictEqual(
-        (yield* Effect.flip(auto.startChild(probe.child("x")))).message,
-        "Cannot start child x: the supervisor has stopped (it shut down automatically)"
-      )
+      const shutDown = yield* Effect.flip(auto.startChild(probe.child("x")))
+      assert.deepStrictEqual(shutDown, new Supervisor.SupervisorStopped({ childId: "x", ending: "ShutDown" }))
+      assert.strictEqual(shutDown.message, "Cannot start child x: the supervisor has stopped (it shut down automatically)")
       const scope = yield* Scope.make()
       const closed = yield* Supervisor.make().pipe(Scope.provide(scope))
       yield* Scope.close(scope, Exit.void)
-      assert.strictEqual(
-        (yield* Effect.flip(closed.startChild(probe.child("y")))).message,
-        "Cannot start child y: the supervisor has stopped (its scope is closed)"
-      )
+      const late = yield* Effect.flip(closed.startChild(probe.child("y")))
+      assert.deepStrictEqual(late, new Supervisor.SupervisorStopped({ childId: "y", ending: "Closed" }))
+      assert.strictEqual(late.message, "Cannot start child y: the supervisor has stopped (its scope is closed)")
     }))
 
   it.effect("a restart intensity that could never trip is refused", () =>

@@ -20,7 +20,7 @@ const source = (name: string, tools: Ref.Ref<ReadonlyArray<Tool.Tool>>, closed: 
 const failing = (name: string): ToolSource.ToolSource => ({
   _tag: "ToolSource",
   name,
-  start: () => Effect.fail(new Session.McpStartFailed({ server: name, reason: "no" }))
+  start: () => Effect.fail(new Session.McpStartFailed({ server: name, description: "no" }))
 })
 
 describe("ToolSource", () => {
@@ -53,7 +53,7 @@ describe("ToolSource", () => {
       const closed = yield* Deferred.make<void>()
       const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([])
       const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("ok", tools, closed), failing("bad")] })
-      assert.deepStrictEqual(yield* Effect.flip(Effect.scoped(Session.start(agent))), new Session.McpStartFailed({ server: "bad", reason: "no" }))
+      assert.deepStrictEqual(yield* Effect.flip(Effect.scoped(Session.start(agent))), new Session.McpStartFailed({ server: "bad", description: "no" }))
       yield* Deferred.await(closed)
     }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 
@@ -62,7 +62,7 @@ describe("ToolSource", () => {
       const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [failing("x"), failing("x")] })
       assert.deepStrictEqual(
         yield* Effect.flip(Effect.scoped(Session.start(agent))),
-        new Session.McpStartFailed({ server: "x", reason: "two servers have this name: names must be unique" })
+        new Session.McpStartFailed({ server: "x", description: "two servers have this name: names must be unique" })
       )
     }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 

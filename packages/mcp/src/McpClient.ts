@@ -46,10 +46,10 @@ export const CLIENT_INFO = { name: "condukt", version: "0.1.0" } as const
 /** @since 0.1.0 @category errors */
 export class TransportDown extends Schema.TaggedError<TransportDown>()("TransportDown", {
   server: Schema.String,
-  reason: Schema.String
+  description: Schema.String
 }) {
   override get message() {
-    return `MCP server ${this.server} is down (${this.reason}); its tools cannot be called until it is back`
+    return `MCP server ${this.server} is down (${this.description}); its tools cannot be called until it is back`
   }
 }
 
@@ -163,7 +163,7 @@ const traced = (method: string, server: string, attributes: Record<string, strin
 /** Why a request of the handshake or the listing failed, fit to read (its span records this, not the SDK's error). */
 const failure = (declaration: Declaration, transport: Transport, credentials: Credentials) => (error: unknown) =>
   new ConnectFailed({
-    reason: credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
+    description: credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
   })
 
 /** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
@@ -206,14 +206,14 @@ export const connect = (
     // optional GET stream answers 404), so theirs are left to the SDK.
     const broken = yield* Deferred.make<never, ConnectFailed>()
     if (transport instanceof StdioProcess) {
-      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ reason: credentials.reason(error.message) })))
+      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ description: credentials.reason(error.message) })))
     }
     client.onclose = () => {
       if (replacing) return
       const why = transport instanceof StdioProcess
         ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
-      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, reason: credentials.reason(why) })))
+      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, description: credentials.reason(why) })))
     }
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
     const page = (cursor: string | undefined) =>
@@ -233,7 +233,7 @@ export const connect = (
       Effect.flatMap((found) =>
         found._tag === "Some"
           ? Effect.succeed(found.value)
-          : Effect.fail(new ConnectFailed({ reason: `no answer to initialize within ${initMs}ms` }))
+          : Effect.fail(new ConnectFailed({ description: `no answer to initialize within ${initMs}ms` }))
       )
     )
     client.onerror = () => {}
@@ -257,7 +257,7 @@ export const connect = (
       })).pipe(Effect.catch((error: unknown) => {
         const failure = new TransportDown({
           server: declaration.name,
-          reason: credentials.reason(`the server lost the session and a new one could not be opened: ${describe(error)}`)
+          description: credentials.reason(`the server lost the session and a new one could not be opened: ${describe(error)}`)
         })
         Deferred.doneUnsafe(down, Effect.fail(failure))
         return Effect.fail(failure)
@@ -309,14 +309,14 @@ const callError = (target: Target, connection: Connection, error: unknown): Call
   const reason = (connection.credentials ?? NO_CREDENTIALS).reason
   if (error instanceof TransportDown) return error
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ server, tool: wire, timeoutMs })
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ server, reason: "the connection closed" })
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ server, description: "the connection closed" })
   const tooLarge = error instanceof McpError ? tooLargeLimit(error) : undefined
   if (tooLarge !== undefined) return new ResultTooLarge({ server, tool: wire, maxBytes: tooLarge })
   if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: reason(error.message) })
   const http = httpStatus(error)
   if (http !== undefined) return new HttpCallFailed({ server, tool: wire, status: http.status, body: reason(http.body) })
   const unreachable = target.url === undefined ? undefined : unreachableBecause(error, target.url)
-  return new TransportDown({ server, reason: reason(unreachable ?? describe(error)) })
+  return new TransportDown({ server, description: reason(unreachable ?? describe(error)) })
 }
 
 /**
@@ -352,7 +352,7 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
         ? connection.reinitialise(generation).pipe(
           Effect.andThen(Effect.catch(authorized(connection.reauthorize, again), (error) => {
             if (!sessionLost(error)) return Effect.fail(error)
-            const failure = new TransportDown({ server: target.server, reason: "the server lost the session again (HTTP 404) after a new one was opened" })
+            const failure = new TransportDown({ server: target.server, description: "the server lost the session again (HTTP 404) after a new one was opened" })
             Deferred.doneUnsafe(connection.down, Effect.fail(failure))
             return Effect.fail(failure)
           }))

@@ -13,12 +13,11 @@
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
 import { Exit, type Duration, Effect, Schema, Scope } from "effect"
-import { Redactor, Session, Supervisor, Tool, type ToolSource } from "@condukt/core"
+import { Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import type * as McpAuth from "./McpAuth.ts"
 import { Credentials } from "./internal/credentials.ts"
-import { exposed } from "./internal/toolName.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -199,16 +198,20 @@ interface State {
 const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<McpTool>): ReadonlyArray<Tool.Tool> => {
   const declaration = server.declaration
   const prefix = declaration.prefix ?? declaration.name
-  return descriptors.map((descriptor) => {
+  const exposed = descriptors.map((descriptor) => (prefix === "" ? descriptor.name : `${prefix}.${descriptor.name}`))
+  // Whatever the server's names hold, the model gets tool names (ToolName's rule, `.` kept); the
+  // call goes out under the server's own name.
+  const safe = ToolName.safeNames(exposed, "tool")
+  return descriptors.map((descriptor, i) => {
     const call = McpClient.caller(declaration, descriptor.name)
-    return Tool.make(exposed(prefix, descriptor.name), {
+    return Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       maxResultChars: declaration.maxResultChars ?? McpClient.MAX_RESULT_CHARS,
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined
-            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, reason: state.reason }))
+            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, description: state.reason }))
             : call(state.current, args)
         )
     })
@@ -216,14 +219,14 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
 }
 
 const failed = (server: McpServer, credentials: Credentials) => (error: { readonly message: string }) =>
-  new Session.McpStartFailed({ server: server.name, reason: credentials.reason(error.message) })
+  new Session.McpStartFailed({ server: server.name, description: credentials.reason(error.message) })
 
 const start = (server: McpServer, context: ToolSource.StartContext) => {
   // One set for the server's life: its connections (restarts) add to it; everything it says is
   // redacted with it, then with the session's redaction.
   const credentials = new Credentials(server.name, context.redact)
   return Effect.gen(function*() {
-    if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, reason: server.invalid })
+    if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, description: server.invalid })
     const declaration = server.declaration
     const state: State = { current: undefined, reason: "it has not started", tools: [] }
     const refreshed = (descriptors: ReadonlyArray<McpTool>) =>
@@ -263,8 +266,8 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
         McpClient.awaitDown(connection).pipe(Effect.tapError((down) =>
           Effect.suspend(() => {
             if (state.current === connection) state.current = undefined
-            state.reason = down.reason
-            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.reason })
+            state.reason = down.description
+            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.description })
           })
         ))
     }).pipe(Effect.mapError(failed(server, credentials)))

@@ -149,7 +149,7 @@ describe("hostile servers", () => {
       const error = yield* startFailure(McpServer.stdio({ name: "liar", command: node, args: [hostile, "wrong-id"] }))
       const head = `Received a response for an unknown message ID: {"jsonrpc":"2.0","id":4242,"result":{"protocolVersion":"${LATEST_PROTOCOL_VERSION}",` +
         `"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"hostile","version":"1.0.0"},"padding":"`
-      assert.deepStrictEqual(error, new Session.McpStartFailed({ server: "liar", reason: `${head}${"p".repeat(999 - head.length)}…` }))
+      assert.deepStrictEqual(error, new Session.McpStartFailed({ server: "liar", description: `${head}${"p".repeat(999 - head.length)}…` }))
     }))
 
   describe("secrets", () => {
@@ -200,7 +200,7 @@ describe("hostile servers", () => {
             error,
             new Session.McpStartFailed({
               server: "p",
-              reason: `${server.url} answered HTTP ${status}: invalid credentials: Bearer [REDACTED:p.bearer_token]`
+              description: `${server.url} answered HTTP ${status}: invalid credentials: Bearer [REDACTED:p.bearer_token]`
             })
           )
         }).pipe(Effect.scoped))
@@ -212,7 +212,7 @@ describe("hostile servers", () => {
         const error = yield* startFailure(McpServer.http({ name: "p", url: server.url, headers: { "X-Api-Key": "header-key-4321" } }))
         assert.deepStrictEqual(
           error,
-          new Session.McpStartFailed({ server: "p", reason: `${server.url} answered HTTP 403: invalid credentials: [REDACTED:p.X-Api-Key]` })
+          new Session.McpStartFailed({ server: "p", description: `${server.url} answered HTTP 403: invalid credentials: [REDACTED:p.X-Api-Key]` })
         )
       }).pipe(Effect.scoped))
 

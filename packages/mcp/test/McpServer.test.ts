@@ -80,7 +80,7 @@ describe("McpServer", () => {
       Effect.gen(function*() {
         const agent = Agent.make({ name: "bad", model: "test:x", mcpServers: [server] })
         const error = yield* Effect.flip(Effect.scoped(Session.start(agent)))
-        assert.deepStrictEqual(error, new Session.McpStartFailed({ server: server.name, reason }))
+        assert.deepStrictEqual(error, new Session.McpStartFailed({ server: server.name, description: reason }))
       }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer))
 
     it.live("an unknown transport", () =>

@@ -136,7 +136,7 @@ const live: Service = {
       const tools = yield* Effect.mapError(
         McpServer.startAll(declared),
         // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
-        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.reason, MAX_DETAIL_CHARS) })
+        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.description, MAX_DETAIL_CHARS) })
       )
       return yield* tools
     })

@@ -45,7 +45,7 @@ export const start = <R>(
     const names = new Set<string>()
     for (const source of sources) {
       if (names.has(source.name)) {
-        return yield* new McpStartFailed({ server: source.name, reason: "two servers have this name: names must be unique" })
+        return yield* new McpStartFailed({ server: source.name, description: "two servers have this name: names must be unique" })
       }
       names.add(source.name)
     }

@@ -3,9 +3,8 @@
  *
  * Our tool names may hold characters the vendors refuse (`github.create_issue` from an MCP server:
  * Anthropic and OpenAI accept `^[a-zA-Z0-9_-]{1,64}$`). A model resolved through the provider
- * registry sees each such name replaced by a safe one — the other characters become `_`, a name
- * over 64 characters keeps its start and a hash, a clash gets `_2`, `_3`… in the order of the
- * request's tools — in the tool list and in every tool call and result of the history, and its
+ * registry sees each such name replaced by a safe one (`ToolName.safeNames` over the request's
+ * tools, charset `provider`) in the tool list and in every tool call and result of the history, and its
  * tool calls come back under the original names. Deterministic for a given tool list, so a
  * conversation sends the same names every turn. A request whose names are all safe is passed
  * through untouched (no copy).
@@ -14,37 +13,13 @@ import { Stream } from "effect"
 import * as History from "../History.ts"
 import { assistant, type Message, toolResult } from "../Message.ts"
 import type { Part, Request, Service } from "../Model.ts"
+import * as ToolName from "../ToolName.ts"
 
-const SAFE = /^[a-zA-Z0-9_-]{1,64}$/
-const MAX = 64
-
-/** FNV-1a, 32 bits, as 8 hex digits: enough to tell long names apart. */
-const hash = (text: string): string => {
-  let h = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0
-  return h.toString(16).padStart(8, "0")
-}
-
-const safeOf = (name: string): string => {
-  const replaced = name.replace(/[^a-zA-Z0-9_-]/g, "_") || "tool"
-  return replaced.length <= MAX ? replaced : `${replaced.slice(0, MAX - 9)}_${hash(name)}`
-}
-
-/** The wire name of every tool of the request, or undefined when all are safe already. */
-const mapping = (request: Request): ReadonlyMap<string, string> | undefined => {
-  if (request.tools.every((tool) => SAFE.test(tool.name))) return undefined
-  const taken = new Set(request.tools.filter((tool) => SAFE.test(tool.name)).map((tool) => tool.name))
-  const out = new Map<string, string>()
-  for (const { name } of request.tools) {
-    if (SAFE.test(name)) continue
-    const base = safeOf(name)
-    let wire = base
-    for (let n = 2; taken.has(wire); n++) wire = `${base.slice(0, MAX - String(n).length - 1)}_${n}`
-    taken.add(wire)
-    out.set(name, wire)
-  }
-  return out
-}
+/** The wire name of every tool of the request that needs one, or undefined when all are safe already. */
+const mapping = (request: Request): ReadonlyMap<string, string> | undefined =>
+  request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
+    ? undefined
+    : ToolName.safeNames(request.tools.map((tool) => tool.name), "provider")
 
 const renameMessage = (message: Message, wire: (name: string) => string): Message => {
   if (message._tag === "ToolResultMessage") {

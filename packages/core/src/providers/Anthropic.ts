@@ -320,7 +320,7 @@ const source: providerConfig.Source = { provider: "anthropic", defaultBaseUrl: D
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
+export const layer = (options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
     const settings = providerStream.settings(http, options)
     const version = options?.version ?? DEFAULT_VERSION

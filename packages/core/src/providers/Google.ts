@@ -227,7 +227,7 @@ const source: providerConfig.Source = {
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Provider.Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
+export const layer = (options?: Provider.Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
     const settings = providerStream.settings(http, options)
     return Model.layerProviders({

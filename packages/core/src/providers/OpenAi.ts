@@ -262,7 +262,7 @@ const register = (
   preset: Preset,
   options: Options | undefined,
   flavour: { readonly strict: boolean; readonly maxTokensKey: "max_completion_tokens" | "max_tokens" }
-): Layer.Layer<never, never, HttpClient.HttpClient> =>
+): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
     const settings = providerStream.settings(http, options)
     const source = { provider, defaultBaseUrl: preset.baseUrl, keyOptional: preset.keyOptional }
@@ -300,7 +300,7 @@ const register = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
+export const layer = (options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   options?.api === "responses" ? OpenAiResponses.register("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens"
@@ -312,7 +312,7 @@ export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.H
  * @since 0.1.0
  * @category layers
  */
-export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> =>
+export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   register(name, PRESETS[name], options, { strict: options?.strict ?? false, maxTokensKey: "max_tokens" })
 
 /**
@@ -321,7 +321,6 @@ export const layerCompatible = (name: PresetName, options?: Options): Layer.Laye
  * @since 0.1.0
  * @category layers
  */
-export const layerPresets: Layer.Layer<never, never, HttpClient.HttpClient> = (Object.keys(PRESETS) as Array<PresetName>)
+export const layerPresets: Layer.Layer<Model.Providers, never, HttpClient.HttpClient> = (Object.keys(PRESETS) as Array<PresetName>)
   .map((name) => layerCompatible(name))
-  // Each registration adds to the registry it finds, so they are stacked, not merged side by side.
-  .reduce((registered, next) => next.pipe(Layer.provideMerge(registered)))
+  .reduce((all, next) => Layer.merge(all, next))

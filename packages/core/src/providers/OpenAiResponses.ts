@@ -297,7 +297,7 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
  * Registers `prefix:<model>` on the Responses API, reading `OPENAI_API_KEY` / `OPENAI_BASE_URL`
  * (the OpenAI provider's `api: "responses"` uses it for `openai:`).
  */
-export const register = (prefix: string, options: Options | undefined): Layer.Layer<never, never, HttpClient.HttpClient> =>
+export const register = (prefix: string, options: Options | undefined): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
     const settings = providerStream.settings(http, options)
     const source: providerConfig.Source = { provider: prefix, defaultBaseUrl: DEFAULT_BASE_URL, variables: "openai" }
@@ -333,4 +333,4 @@ export const register = (prefix: string, options: Options | undefined): Layer.La
  * @since 0.1.0
  * @category layers
  */
-export const layer = (options?: Options): Layer.Layer<never, never, HttpClient.HttpClient> => register("openai-responses", options)
+export const layer = (options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> => register("openai-responses", options)

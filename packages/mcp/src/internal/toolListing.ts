@@ -47,16 +47,16 @@ export const list = (
     let chars = 0
     do {
       if (pages === bounds.maxPages) {
-        return yield* new ConnectFailed({ reason: `tools/list did not end after ${bounds.maxPages} pages (maxToolPages)` })
+        return yield* new ConnectFailed({ description: `tools/list did not end after ${bounds.maxPages} pages (maxToolPages)` })
       }
       const result = yield* page(cursor)
       pages += 1
       if (tools.length + result.tools.length > bounds.maxTools) {
-        return yield* new ConnectFailed({ reason: `the server lists more than ${bounds.maxTools} tools (maxTools)` })
+        return yield* new ConnectFailed({ description: `the server lists more than ${bounds.maxTools} tools (maxTools)` })
       }
       chars += JSON.stringify(result.tools).length
       if (chars > MAX_LIST_CHARS) {
-        return yield* new ConnectFailed({ reason: `the server's tools take more than ${MAX_LIST_CHARS} characters as JSON` })
+        return yield* new ConnectFailed({ description: `the server's tools take more than ${MAX_LIST_CHARS} characters as JSON` })
       }
       tools.push(...result.tools)
       cursor = result.nextCursor
@@ -67,7 +67,7 @@ export const list = (
     Effect.flatMap((found) =>
       found._tag === "Some"
         ? Effect.succeed(found.value)
-        : Effect.fail(new ConnectFailed({ reason: `tools/list did not finish within ${bounds.timeoutMs}ms (listTimeout)` }))
+        : Effect.fail(new ConnectFailed({ description: `tools/list did not finish within ${bounds.timeoutMs}ms (listTimeout)` }))
     )
   )
 
@@ -86,7 +86,7 @@ export const refresher = (
     const once = Effect.matchEffect(Effect.andThen(Queue.take(stale), listing), {
       onSuccess: onToolsChanged,
       onFailure: (error) =>
-        Effect.logWarning(`MCP server ${server}: its tools could not be listed again (${error.reason}); the previous tools are kept`)
+        Effect.logWarning(`MCP server ${server}: its tools could not be listed again (${error.description}); the previous tools are kept`)
     })
     yield* Effect.forkScoped(Effect.forever(once))
     return () => {

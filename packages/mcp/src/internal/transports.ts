@@ -23,10 +23,10 @@ import { hostVariable, StdioProcess } from "./stdioProcess.ts"
 /** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
 
-/** A connection could not be opened; `reason` is one line, without secrets. */
-export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {
+/** A connection could not be opened; `description` is one line, without secrets. */
+export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { description: Schema.String }) {
   override get message() {
-    return this.reason
+    return this.description
   }
 }
 
@@ -75,14 +75,14 @@ const stdioEnv = (
         // A pass-through name: the session's secret of that name first, then the host's variable.
         const declared = secrets[name]
         const found = declared !== undefined ? Redacted.value(declared) : hostVariable(name)
-        if (found === undefined) return yield* new ConnectFailed({ reason: `environment variable ${name} is not set (listed in env)` })
+        if (found === undefined) return yield* new ConnectFailed({ description: `environment variable ${name} is not set (listed in env)` })
         if (declared === undefined && !Secret.isOrdinaryVariable(name)) credentials.add(name, found)
         env[name] = found
       } else if (typeof value === "string") {
         if (Secret.isCredentialName(name)) credentials.add(name, value)
         env[name] = value
       } else {
-        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ reason: `env ${name}: ${e.description}` }))
+        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ description: `env ${name}: ${e.description}` }))
         credentials.add(name, Redacted.value(resolved))
         env[name] = Redacted.value(resolved)
       }
@@ -104,7 +104,7 @@ export const makeTransport = (
     }
     const url = yield* Effect.try({
       try: () => new URL(declaration.url),
-      catch: () => new ConnectFailed({ reason: `${declaration.url} is not a URL` })
+      catch: () => new ConnectFailed({ description: `${declaration.url} is not a URL` })
     })
     const provider = declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
     if (provider !== undefined) {
@@ -115,7 +115,7 @@ export const makeTransport = (
     const base = boundedFetch(fetch, maxMessageBytes, credentials)
     const fetchFn = yield* Effect.mapError(
       McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value)),
-      (e) => new ConnectFailed({ reason: e.message })
+      (e) => new ConnectFailed({ description: e.message })
     )
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
     for (const [name, value] of Object.entries(declaration.headers ?? {})) if (Secret.isCredentialName(name)) credentials.add(name, value)

@@ -26,19 +26,19 @@ describe("toolListing.list", () => {
   it.effect("fails after maxPages pages that do not end", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(list(pages(1), { ...bounds, maxPages: 3 }))
-      assert.deepStrictEqual(error, new ConnectFailed({ reason: "tools/list did not end after 3 pages (maxToolPages)" }))
+      assert.deepStrictEqual(error, new ConnectFailed({ description: "tools/list did not end after 3 pages (maxToolPages)" }))
     }))
 
   it.effect("fails past maxTools", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(list(pages(4, 10), { ...bounds, maxTools: 10 }))
-      assert.deepStrictEqual(error, new ConnectFailed({ reason: "the server lists more than 10 tools (maxTools)" }))
+      assert.deepStrictEqual(error, new ConnectFailed({ description: "the server lists more than 10 tools (maxTools)" }))
     }))
 
   it.effect("fails past MAX_LIST_CHARS of definitions", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(list(pages(1, 99, "d".repeat(MAX_LIST_CHARS / 4)), bounds))
-      assert.deepStrictEqual(error, new ConnectFailed({ reason: `the server's tools take more than ${MAX_LIST_CHARS} characters as JSON` }))
+      assert.deepStrictEqual(error, new ConnectFailed({ description: `the server's tools take more than ${MAX_LIST_CHARS} characters as JSON` }))
     }))
 
   it.effect("fails when the whole listing outlasts its deadline", () =>
@@ -46,6 +46,6 @@ describe("toolListing.list", () => {
       const slow = (cursor: string | undefined) => Effect.andThen(Effect.sleep("10 seconds"), pages(1)(cursor))
       const fiber = yield* Effect.forkChild(Effect.flip(list(slow, { ...bounds, timeoutMs: 25_000 })))
       yield* TestClock.adjust("25 seconds")
-      assert.deepStrictEqual(yield* Fiber.join(fiber), new ConnectFailed({ reason: "tools/list did not finish within 25000ms (listTimeout)" }))
+      assert.deepStrictEqual(yield* Fiber.join(fiber), new ConnectFailed({ description: "tools/list did not finish within 25000ms (listTimeout)" }))
     }))
 })
