@@ -1,8 +1,61 @@
-import { defineConfig } from "vitest/config"
+/**
+ * Three projects (docs/decisions/0045-test-projects.md): `unit` starts no process and opens no
+ * socket (test/support/unitGuard.ts makes either fail), `integration` runs real processes and
+ * loopback servers, `release` packs and installs, runs whole conformance suites, and measures at
+ * scale. `vitest run` runs all three; a file is in exactly one (test/projects.test.ts checks it). A
+ * new file lands in `unit` unless it is listed below.
+ */
+import { configDefaults, defineConfig } from "vitest/config"
+
+/** Every test file of the repository. */
+export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
+
+/** Files that start processes or servers: real sandboxes, CLIs, MCP servers, loopback providers. */
+export const integration = [
+  "packages/cli/test/Cli.test.ts",
+  "packages/core/test/Condukt.test.ts",
+  "packages/core/test/Secret.test.ts",
+  "packages/core/test/Session.budget.test.ts",
+  "packages/core/test/Session.secrets.test.ts",
+  "packages/core/test/Session.test.ts",
+  "packages/core/test/Session.tracing.test.ts",
+  "packages/core/test/internal/processGroup.test.ts",
+  "packages/core/test/internal/providerStream.test.ts",
+  "packages/core/test/providers/*.test.ts",
+  "packages/core/test/sandbox/*.test.ts",
+  "packages/core/test/sessionStore/*.test.ts",
+  "packages/core/test/tools/Bash.test.ts",
+  "packages/core/test/tools/Command.test.ts",
+  "packages/core/test/tools/Edit.test.ts",
+  "packages/core/test/tools/Read.test.ts",
+  "packages/core/test/tools/Write.test.ts",
+  "packages/mcp/test/*.test.ts",
+  "packages/sandbox-virtual/test/Conformance.test.ts",
+  "packages/testing/test/Processes.test.ts",
+  "packages/workflows/test/Examples.test.ts",
+  "packages/workflows/test/Executor.test.ts",
+  "packages/workflows/test/McpServers.test.ts",
+  "packages/workflows/test/Workflow.test.ts",
+  "packages/workflows/test/steps/*.test.ts",
+  "test/examples.test.ts",
+  "test/hostile-files.test.ts",
+  "test/hostile-patterns.test.ts",
+  "test/provider-env.test.ts",
+  "test/secret-leak-hunt.test.ts",
+  "test/session-sandboxes.test.ts",
+  "test/session-store-crash.test.ts",
+  "test/typecheck.test.ts"
+]
+
+/** Files that check a release: the packed packages installed outside the workspace, whole suites, scale. */
+export const release = [
+  "packages/core/test/Sessions.scale.test.ts",
+  "packages/mcp/test/Conformance.test.ts",
+  "test/pack.test.ts"
+]
 
 export default defineConfig({
   test: {
-    include: ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     tags: [
@@ -12,6 +65,22 @@ export default defineConfig({
         retry: 2
       }
     ],
-    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]]
+    reporters: ["default", ["json", { outputFile: ".vitest-results.json" }]],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: all,
+          exclude: [...configDefaults.exclude, ...integration, ...release],
+          setupFiles: ["test/support/unitGuard.ts"],
+          // One module graph per worker, not one per file: the run takes a fifth of the time. A unit
+          // file therefore owns no process-wide state (a clock, a generator, a global) it needs fresh.
+          isolate: false
+        }
+      },
+      { extends: true, test: { name: "integration", include: integration, exclude: [...configDefaults.exclude, ...release] } },
+      { extends: true, test: { name: "release", include: release } }
+    ]
   }
 })

@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { SecureRandom } from "effect/crypto"
 import { TestClock } from "effect/testing"
 import * as uuid7 from "../../src/internal/uuid7.ts"
 
@@ -13,7 +14,11 @@ describe("uuid7", () => {
       for (const id of [first, second]) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
       assert.strictEqual(first.slice(0, 13).replace("-", ""), Date.UTC(2026, 10, 22).toString(16).padStart(12, "0"))
       assert.isTrue(first < second)
-    }))
+    }).pipe(
+      // A generator of its own: the fallback is one per process and never goes back in time, so
+      // after another file made an id at today's date its ids would carry that date, not the clock's.
+      Effect.provideService(SecureRandom.SecureRandom, SecureRandom.make((size) => crypto.getRandomValues(new Uint8Array(size))))
+    ))
 
   it.effect("ids made within one millisecond still sort by creation", () =>
     Effect.gen(function*() {
