@@ -21,6 +21,7 @@ export const integration = [
   "packages/core/test/Session.tracing.test.ts",
   "packages/core/test/internal/processGroup.test.ts",
   "packages/core/test/internal/providerStream.test.ts",
+  "packages/core/test/processRunner/Node.test.ts",
   "packages/core/test/providers/*.test.ts",
   "packages/core/test/sandbox/*.test.ts",
   "packages/core/test/sessionStore/*.test.ts",
