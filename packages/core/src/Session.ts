@@ -15,16 +15,14 @@
  * the crash, so what it owns is released at once. `abort` interrupts only the running turn; the
  * session stays usable.
  */
-import { Context, Deferred, Effect, Exit, Fiber, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Exit, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as Compactor from "./Compactor.ts"
-import * as History from "./History.ts"
-import { type Actor, emit } from "./internal/actor.ts"
-import * as Compaction from "./internal/compaction.ts"
 import * as EventHub from "./internal/eventHub.ts"
-import * as Mailbox from "./internal/mailbox.ts"
 import * as SandboxSlot from "./internal/sandboxSlot.ts"
 import * as Persistence from "./internal/persistence.ts"
+import { Actor } from "./internal/session/Actor.ts"
+import * as Conversation from "./internal/session/Conversation.ts"
 import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
@@ -34,13 +32,7 @@ import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
 import * as Secret from "./Secret.ts"
 import * as SessionStore from "./SessionStore.ts"
-import {
-  type RunError,
-  SandboxInitFailed,
-  SessionCrashed,
-  SessionStopped,
-  type StartError
-} from "./SessionError.ts"
+import { type RunError, SandboxInitFailed, type SessionCrashed, type SessionStopped, type StartError } from "./SessionError.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 
@@ -151,7 +143,7 @@ export const DefaultSandbox = Context.Reference<Layer.Layer<Sandbox.Sandbox, unk
 )
 
 /** What a model reads for calls that were running when their turn was aborted. */
-export const ABORTED_RESULT = Mailbox.ABORTED_RESULT
+export const ABORTED_RESULT = Conversation.ABORTED_RESULT
 
 // ---------------------------------------------------------------------------------------------
 // Constructors
@@ -212,7 +204,7 @@ export const startIn = <R, RIn = never>(
 
 // The closures a session keeps are made here, where they capture only what they use (made inside
 // `make`, each would keep all of `make`'s variables alive as long as the session).
-const endOf = <R>(actor: Actor<R>) => Effect.suspend(() => Mailbox.end(actor))
+const endOf = <R>(actor: Actor<R>) => Effect.suspend(() => actor.end())
 const forgetting = (onEnd: (session: Session) => void, handle: Session) => () => onEnd(handle)
 
 /** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
@@ -284,65 +276,41 @@ const make = <R, RIn>(
         const known = model.secrets === undefined ? secrets : { ...model.secrets, ...secrets }
         const exact = Redactor.secrets(known)
         const redactor = Redactor.compose(exact, program)
-        const actor: Actor<R> = {
+        const conversation = new Conversation.Conversation({
           id,
           agent,
           scope,
-          parent,
-          context: context as Context.Context<R>,
           model,
           tools: ToolSet.ofAgent(agent, executor),
-          sources: ToolSet.none,
-          pending: undefined,
           secrets,
-          redact: redactor.redact,
+          redactor,
           streamed: exact,
           sandbox,
-          toolContext: undefined,
           audited: audited(agent, secrets),
-          maxTurns,
-          mailbox: [],
-          serving: false,
-          hub: EventHub.make(),
-          loop: resumed.state,
-          assigns: resumed.assigns,
-          persistence: resumed.persistence,
+          resumed,
           compactor,
-          instructions: options.projectInstructions !== false,
-          ended: Deferred.makeUnsafe<void, SessionCrashed>(),
-          seq: 0,
-          running: undefined,
-          closing: false,
-          stopped: false,
-          forget: undefined
-        }
+          instructions: options.projectInstructions !== false
+        })
+        const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const
-        if (onEnd !== undefined) actor.forget = forgetting(onEnd, handle)
+        if (onEnd !== undefined) actor.forgetWith(forgetting(onEnd, handle))
         // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
-        // interrupted first, then `closing` is set, then the MCP servers close (their events
-        // still reach observers), then the shutdown ends the streams.
+        // interrupted first, then the actor learns the scope is closing, then the MCP servers
+        // close (their events still reach observers), then the shutdown ends the streams.
         const ending = Scope.addFinalizer(scope, endOf(actor))
         if (agent.mcpServers.length === 0) return Effect.as(ending, done)
         return Effect.gen(function*() {
           yield* ending
-          actor.sources = yield* ToolSet.start(agent.mcpServers, {
+          const sources = yield* ToolSet.start(agent.mcpServers, {
             sessionId: id,
             agent: agent.name,
             secrets,
             redact: redactor.redact,
-            emit: (event) => emit(actor, event)
+            emit: (event) => actor.emit(event)
           }).pipe(Scope.provide(scope), Effect.mapError((error) => Redactor.redactValue(redactor.redact, error)))
-          // The servers' own credentials (bearer tokens, values given to their env) join the secrets.
-          const credentials = actor.sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
-          if (credentials.length > 0) {
-            actor.streamed = Redactor.secrets(Object.assign({}, ...credentials, known))
-            actor.redact = Redactor.compose(actor.streamed, program).redact
-          }
-          actor.tools = yield* ToolSet.build(agent, actor.tools, actor.sources)
-          yield* Scope.addFinalizer(scope, Effect.sync(() => {
-            actor.closing = true
-          }))
+          yield* conversation.useSources(sources, known, program)
+          yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
           return done
         })
       }))))
@@ -363,15 +331,15 @@ class Handle<R> implements Session {
   readonly #actor: Actor<R>
   constructor(actor: Actor<R>) {
     this.id = actor.id
-    this.agent = actor.agent.name
+    this.agent = actor.agent
     this.#actor = actor
   }
   get run(): Session["run"] {
     const actor = this.#actor
     return (prompt, options) =>
       Effect.flatMap(
-        Mailbox.enqueue(actor, prompt, options, undefined),
-        (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => Mailbox.cancel(actor, run)))
+        actor.enqueue(prompt, options, undefined),
+        (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => actor.cancel(run)))
       )
   }
   get stream(): Session["stream"] {
@@ -379,38 +347,32 @@ class Handle<R> implements Session {
     return (prompt, options) =>
       Stream.unwrap(Effect.gen(function*() {
         const sink = yield* EventHub.makeSink
-        const run = yield* Mailbox.enqueue(actor, prompt, options, sink)
-        yield* Effect.addFinalizer(() => Mailbox.cancel(actor, run))
+        const run = yield* actor.enqueue(prompt, options, sink)
+        yield* Effect.addFinalizer(() => actor.cancel(run))
         return EventHub.read(sink)
       }))
   }
   get events() {
-    return EventHub.observe(this.#actor.hub)
+    return this.#actor.events
   }
   get history() {
     const actor = this.#actor
-    return Effect.sync(() => History.toArray(actor.loop.history))
+    return Effect.sync(() => actor.history)
   }
   get assigns() {
     const actor = this.#actor
     return Effect.sync(() => actor.assigns)
   }
   get compact() {
-    const actor = this.#actor
-    return Effect.suspend(() =>
-      actor.running === undefined
-        ? Effect.mapError(Compaction.compact(actor, Compaction.betweenRuns(actor)), (error) => Redactor.redactValue(actor.redact, error))
-        : Effect.void
-    )
+    return this.#actor.compact
   }
   get abort() {
-    const actor = this.#actor
-    return Effect.suspend(() => (actor.running === undefined ? Effect.void : Fiber.interrupt(actor.running.fiber)))
+    return this.#actor.abort
   }
   get stop() {
-    return Scope.close(this.#actor.scope, Exit.void)
+    return this.#actor.stop
   }
   get join() {
-    return Deferred.await(this.#actor.ended)
+    return this.#actor.join
   }
 }

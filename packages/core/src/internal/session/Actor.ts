@@ -1,0 +1,364 @@
+/**
+ * Actor — a session's runs from queue to settlement, its events, and its end.
+ *
+ * Runs wait in the mailbox and are served one at a time by a fiber forked on the first `enqueue`
+ * and ended when the mailbox is empty, so an idle session has none. Serving a run records it as
+ * running before its first step (so `cancel`, `abort` and the shutdown always reach it), lets the
+ * `Conversation` drive it, and settles it: its last events, then its caller's result. A defect
+ * escaping a run crashes the session; the session's scope closing ends it (`end`): what is queued
+ * or running fails with `SessionStopped` and every event stream ends. `Session` builds the actor
+ * and its handle; the handle speaks only to the actor.
+ *
+ * The actor alone writes its fields. Its invariants: at most one fiber serves the mailbox, and
+ * one does while runs wait; a run is running from before its first step until the actor settled
+ * it, and is settled once; nothing is queued once the session has stopped; events are numbered in
+ * the order they are published; at most `MAX_PENDING` between-run events are kept.
+ */
+import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
+import type * as Compactor from "../../Compactor.ts"
+import type { Message } from "../../Message.ts"
+import * as Redactor from "../../Redactor.ts"
+import type { RunOptions, RunResult } from "../../Session.ts"
+import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../../SessionError.ts"
+import type * as SessionEvent from "../../SessionEvent.ts"
+import type * as ToolSource from "../../ToolSource.ts"
+import * as EventHub from "../eventHub.ts"
+import * as Tracing from "../tracing.ts"
+import * as uuid7 from "../uuid7.ts"
+import type { Conversation } from "./Conversation.ts"
+import type { Publisher, Run } from "./Run.ts"
+
+/** How many between-run MCP events a session keeps for its next run's stream. */
+export const MAX_PENDING = 64
+
+/**
+ * A session's actor. An idle one is this object, its conversation and its scope: the fiber
+ * serving the mailbox, the mailbox itself, the observers and the between-run events are all made
+ * when first needed.
+ */
+export class Actor<R> implements Publisher {
+  readonly #conversation: Conversation<R>
+  readonly #scope: Scope.Closeable
+  /** The scope `start` was called in: it outlives the session's own. */
+  readonly #parent: Scope.Scope
+  /** The start's context: runs are served with it, whoever queued them. */
+  readonly #context: Context.Context<R>
+  readonly #hub: EventHub.Hub = EventHub.make()
+  readonly #ended: Deferred.Deferred<void, SessionCrashed> = Deferred.makeUnsafe<void, SessionCrashed>()
+  /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
+  #mailbox: Array<Run> | undefined = undefined
+  /** Whether a fiber is serving the mailbox; it ends when the mailbox is empty. */
+  #serving = false
+  /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
+  #running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult, RunError> } | undefined = undefined
+  #seq = 0
+  /**
+   * MCP events that happened between runs, published when the next run starts; only the latest
+   * `MAX_PENDING` are kept (a server flapping for hours between runs must not grow the session).
+   */
+  #pending: Array<ToolSource.Event> | undefined = undefined
+  /** Set once the session's scope is closing: its MCP servers' events then go to observers only. */
+  #closing = false
+  #stopped = false
+  /** Set by a registry: forgets this session, once it has ended. */
+  #forget: (() => void) | undefined = undefined
+
+  constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
+    this.#conversation = conversation
+    this.#scope = scope
+    this.#parent = parent
+    this.#context = context
+  }
+
+  get id(): string {
+    return this.#conversation.id
+  }
+
+  get agent(): string {
+    return this.#conversation.agent.name
+  }
+
+  get history(): ReadonlyArray<Message> {
+    return this.#conversation.messages
+  }
+
+  get assigns(): Readonly<Record<string, unknown>> {
+    return this.#conversation.assigns
+  }
+
+  get events(): Stream.Stream<SessionEvent.SessionEvent> {
+    return EventHub.observe(this.#hub)
+  }
+
+  /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
+  get join(): Effect.Effect<void, SessionCrashed> {
+    return Deferred.await(this.#ended)
+  }
+
+  get stop(): Effect.Effect<void> {
+    return Scope.close(this.#scope, Exit.void)
+  }
+
+  /** A registry's: `forget` is called once the session has ended. */
+  forgetWith(forget: () => void): void {
+    this.#forget = forget
+  }
+
+  /** The session's scope is closing: its MCP servers' events go to observers only from now on. */
+  markClosing(): void {
+    this.#closing = true
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Publishing
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Numbers and delivers one event: of `run` (events from inside the run wait for a slow stream
+   * reader; the actor's own, AgentStart, Error and AgentEnd, never wait), or between runs to the
+   * observers, with an empty run id.
+   */
+  publish(run: Run | undefined, payload: SessionEvent.Payload, wait = false): Effect.Effect<void> {
+    // The payload is one member of the union; adding the base fields gives back that member.
+    const event = { ...payload, sessionId: this.id, runId: run === undefined ? "" : run.id, seq: this.#seq++ } as SessionEvent.SessionEvent
+    if (run === undefined) return EventHub.deliver(this.#hub, undefined, event, false)
+    const delivered = EventHub.deliver(this.#hub, run.sink, event, wait)
+    if (payload._tag === "AgentEnd" && run.sink !== undefined) EventHub.endSink(run.sink)
+    return delivered
+  }
+
+  /**
+   * Publishes an MCP server's event where `ToolSource.StartContext.emit` promises: into the running
+   * run; between runs to the observers at once and kept for the next run's own stream, so a reader
+   * of `stream` also learns what changed before its run.
+   */
+  emit(raw: ToolSource.Event): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      // A server's words (why it went down) leave the runtime here: redacted like everything else.
+      const event = Redactor.redactValue(this.#conversation.redact, raw)
+      if (this.#running !== undefined) return this.publish(this.#running.run, event)
+      if (!this.#closing && (this.#pending ??= []).push(event) > MAX_PENDING) this.#pending.shift()
+      return this.publish(undefined, event)
+    })
+  }
+
+  /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
+  #flushPending(run: Run): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const pending = this.#pending
+      this.#pending = undefined
+      if (pending === undefined || run.sink === undefined) return Effect.void
+      const sink = run.sink
+      return Effect.forEach(pending, (event) => {
+        const delivered = { ...event, sessionId: this.id, runId: run.id, seq: this.#seq++ } as SessionEvent.SessionEvent
+        return EventHub.deliver(EventHub.unobserved, sink, delivered, false)
+      }, { discard: true })
+    })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Queueing, cancelling, aborting, compacting
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
+   * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
+   */
+  enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined): Effect.Effect<Run, SessionStopped> {
+    const self = this
+    return Effect.gen(function*() {
+      if (self.#stopped) return yield* new SessionStopped({ sessionId: self.id })
+      // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
+      const text = self.#conversation.redact(prompt)
+      const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
+      yield* Effect.suspend(() => {
+        if (self.#stopped) return Deferred.fail(run.done, new SessionStopped({ sessionId: self.id }))
+        ;(self.#mailbox ??= []).push(run)
+        if (self.#serving) return Effect.void
+        self.#serving = true
+        return Effect.forkIn(Effect.provideContext(self.#serveMailbox(), self.#context), self.#scope)
+      })
+      return run
+    })
+  }
+
+  /**
+   * The caller of a run gave up (interrupted, or its stream's reader left): abort the run if it is
+   * running, drop it if it is still queued. A run already settled is left as it is.
+   */
+  cancel(run: Run): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.#running?.run === run) return Fiber.interrupt(this.#running.fiber)
+      return Effect.asVoid(Deferred.fail(run.done, new RunAborted({ sessionId: this.id })))
+    })
+  }
+
+  /** Interrupts the running run, if any; queued runs still run. */
+  get abort(): Effect.Effect<void> {
+    return Effect.suspend(() => (this.#running === undefined ? Effect.void : Fiber.interrupt(this.#running.fiber)))
+  }
+
+  /** Compacts the history now, unless a run is running; a failure leaves the runtime redacted. */
+  get compact(): Effect.Effect<void, Compactor.CompactionFailed> {
+    return Effect.suspend(() =>
+      this.#running === undefined
+        ? Effect.mapError(this.#conversation.compact(this, undefined), (error) => Redactor.redactValue(this.#conversation.redact, error))
+        : Effect.void
+    )
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Serving the mailbox, settling runs
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Serves queued runs in order, with the start's context; the fiber ends when the mailbox is empty
+   * (an idle session has none) and the next `enqueue` forks another.
+   */
+  #serveMailbox(): Effect.Effect<void, never, R> {
+    return Effect.suspend(() => {
+      const run = this.#mailbox?.shift()
+      if (run === undefined) {
+        this.#serving = false
+        return Effect.void
+      }
+      return Effect.flatMap(this.#serve(run), () => this.#serveMailbox())
+    })
+  }
+
+  /**
+   * Serves one run. The run's fiber is forked suspended and recorded before it takes a step, so
+   * whoever aborts it from then on reaches it. The actor alone settles the run (result, loop state,
+   * last events); if the actor is interrupted meanwhile (the session is closing), the run goes first
+   * and the shutdown settles it.
+   */
+  #serve(run: Run): Effect.Effect<void, never, R> {
+    // Combinators, not a generator: this frame is held for as long as the run runs.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.suspend(() => {
+        // Its caller gave up while it was queued: it never starts.
+        if (Deferred.isDoneUnsafe(run.done)) return Effect.void
+        return this.publish(run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
+          Effect.andThen(this.#flushPending(run)),
+          Effect.andThen(Effect.forkChild(
+            Tracing.span(this.#redacted(this.#conversation.drive(this, run)), "Session.run", { attributes: { sessionId: this.id, runId: run.id } })
+          )),
+          Effect.flatMap((fiber) => {
+            this.#running = { run, fiber }
+            return Effect.flatMap(
+              Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
+              (exit) => {
+                this.#running = undefined
+                return this.#settle(run, exit)
+              }
+            )
+          })
+        )
+      })
+    )
+  }
+
+  /**
+   * A run's failure leaves the runtime (its span, its Error event, its caller, the crash log) only
+   * redacted: a provider's error can quote the key a gateway echoed, a tool's defect what it saw.
+   */
+  #redacted<A>(self: Effect.Effect<A, RunError, R>): Effect.Effect<A, RunError, R> {
+    const redact = this.#conversation.redact
+    return redact === Redactor.none.redact
+      ? self
+      : Effect.catchCause(self, (cause) => Effect.failCause(Redactor.redactCause(redact, cause)))
+  }
+
+  /**
+   * Ends a run with its outcome: its last events first, then the caller's result, so a caller that
+   * resumes at once and subscribes never receives the end of a run it saw finish.
+   */
+  #settle(run: Run, exit: Exit.Exit<RunResult, RunError>): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function*() {
+      if (Exit.isSuccess(exit)) {
+        yield* self.publish(run, { _tag: "AgentEnd", outcome: "completed" })
+        return yield* Deferred.succeed(run.done, exit.value)
+      }
+      if (Cause.hasDies(exit.cause)) return yield* self.#crash(run, exit.cause)
+      self.#conversation.aborted()
+      const error = Cause.findErrorOption(exit.cause)
+      if (Option.isSome(error)) {
+        yield* self.publish(run, { _tag: "Error", message: error.value.message })
+        yield* self.publish(run, { _tag: "AgentEnd", outcome: "failed" })
+        return yield* Deferred.fail(run.done, error.value)
+      }
+      yield* self.publish(run, { _tag: "AgentEnd", outcome: "aborted" })
+      yield* Deferred.fail(run.done, new RunAborted({ sessionId: self.id }))
+    })
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Ending
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Let it crash: a defect escaped the run, so the session's state may be inconsistent. The run and
+   * everything queued fail with `SessionCrashed`, `join` reports it, and the session's scope is
+   * closed with the crash (from the parent scope: the actor cannot close the scope it runs in), so
+   * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
+   * comes next.
+   */
+  #crash(run: Run, cause: Cause.Cause<RunError>): Effect.Effect<void> {
+    const self = this
+    return Effect.gen(function*() {
+      const crashed = new SessionCrashed({ sessionId: self.id, cause: Cause.squash(cause) })
+      yield* self.publish(run, { _tag: "Error", message: crashed.message })
+      yield* self.publish(run, { _tag: "AgentEnd", outcome: "failed" })
+      yield* Deferred.fail(run.done, crashed)
+      yield* self.#shutdown(() => crashed)
+      yield* Deferred.fail(self.#ended, crashed)
+      self.#forget?.()
+      yield* Effect.forkIn(Scope.close(self.#scope, Exit.fail(crashed)), self.#parent)
+    })
+  }
+
+  /**
+   * Nobody waits forever: the running and queued runs of a session that ends fail with `reason`,
+   * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
+   * every event stream then ends.
+   */
+  #shutdown(reason: () => SessionStopped | SessionCrashed): Effect.Effect<void> {
+    this.#stopped = true
+    const interrupted = this.#running
+    this.#running = undefined
+    const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
+    const runs = interrupted === undefined ? queued : [interrupted.run, ...queued]
+    // The common end — an idle session stopped — has nothing to settle: no error, no span.
+    if (runs.length === 0) {
+      EventHub.end(this.#hub)
+      return Effect.void
+    }
+    const error = reason()
+    const self = this
+    return Effect.withSpan(
+      Effect.gen(function*() {
+        for (const run of runs) {
+          if (!(yield* Deferred.isDone(run.done))) {
+            yield* self.publish(run, { _tag: "AgentEnd", outcome: "aborted" })
+            yield* Deferred.fail(run.done, error)
+          }
+        }
+        EventHub.end(self.#hub)
+      }),
+      "Session.shutdown",
+      { attributes: { sessionId: this.id, reason: error._tag }, captureStackTrace: false }
+    )
+  }
+
+  /** The session's scope closes: settle what is left, then `join` returns and its registry forgets it. */
+  end(): Effect.Effect<void> {
+    return Effect.andThen(
+      this.#shutdown(() => new SessionStopped({ sessionId: this.id })),
+      Effect.sync(() => {
+        Deferred.doneUnsafe(this.#ended, Exit.void)
+        this.#forget?.()
+      })
+    )
+  }
+}

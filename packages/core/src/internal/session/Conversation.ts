@@ -1,0 +1,365 @@
+/**
+ * Conversation — what a session's runs work on, and the steps of one run.
+ *
+ * The conversation owns the session's loop state, assigns, tools (the agent's and its MCP
+ * servers'), redaction, sandbox and store. Its invariants: the loop state changes only by a run's
+ * steps, by an abort's answer to pending calls, or by a compaction of an idle history that no run
+ * moved meanwhile; every completed turn is saved before the next step; the tool calls share one
+ * context, made once with the sandbox; the redaction is fixed once the MCP servers started. A run
+ * is the pure `Loop` stepped with the `Model` and the `Executor`, every step's events published
+ * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
+ * the `Actor` settles it.
+ */
+import { Effect, type Redacted, type Scope, Stream } from "effect"
+import type { Agent } from "../../Agent.ts"
+import type * as Compactor from "../../Compactor.ts"
+import type * as Executor from "../../Executor.ts"
+import * as History from "../../History.ts"
+import * as Loop from "../../Loop.ts"
+import type { Message } from "../../Message.ts"
+import * as Model from "../../Model.ts"
+import * as ProjectInstructions from "../../ProjectInstructions.ts"
+import * as Redactor from "../../Redactor.ts"
+import type { RunResult } from "../../Session.ts"
+import { MaxTurnsExceeded, type RunError, type SandboxInitFailed } from "../../SessionError.ts"
+import type * as Tool from "../../Tool.ts"
+import type * as ToolSource from "../../ToolSource.ts"
+import * as Persistence from "../persistence.ts"
+import * as SandboxSlot from "../sandboxSlot.ts"
+import * as ToolSet from "../toolSet.ts"
+import type { Publisher, Run } from "./Run.ts"
+
+/** What a model reads for calls that were running when their turn was aborted. */
+export const ABORTED_RESULT = "Interrupted: the user aborted the run before this call finished"
+
+/** What every tool call of a session shares. */
+export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
+
+/** The names of the session's secrets, and the tools that hand them to processes (for the audit). */
+export interface Audited {
+  readonly tools: ReadonlySet<string>
+  readonly secrets: ReadonlyArray<string>
+}
+
+/** What a run has gathered so far: where its messages start in the history, its tokens, its last finish. */
+interface Progress {
+  readonly from: number
+  readonly usage: Model.Usage
+  readonly finishReason: Model.FinishReason
+}
+
+/**
+ * A session's conversation. Every field is set at start; what can wait (the sandbox, the tool
+ * context) is made by the first run or tool call that needs it, so an idle session holds none.
+ */
+export class Conversation<R> {
+  readonly id: string
+  readonly agent: Agent<R>
+  /** The session's scope: the sandbox is built in a child of it. */
+  readonly #scope: Scope.Scope
+  readonly #model: Model.Service
+  /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
+  #tools: ToolSet.ToolSet<R>
+  #sources: ReadonlyArray<ToolSource.Running> = ToolSet.none
+  readonly #secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+  /**
+   * The session's redaction: its secrets, its model's and its MCP servers' credentials, then the
+   * program's `Redactor`. Set once more after the MCP servers start (their credentials join).
+   */
+  #redact: (text: string) => string
+  /**
+   * The exact values among those (no patterns), for what streams in: the model's reply text is
+   * redacted chunk by chunk with it, a value split across deltas replaced whole.
+   */
+  #streamed: Redactor.Service
+  readonly #sandbox: SandboxSlot.Slot
+  /** Made by the first tool call, with the sandbox. */
+  #toolContext: ToolContext | undefined = undefined
+  readonly #audited: Audited | undefined
+  #loop: Loop.State
+  #assigns: Readonly<Record<string, unknown>>
+  /** Where the session saves its completed turns, when it has a store. */
+  readonly #persistence: Persistence.Persistence | undefined
+  readonly #compactor: Compactor.Service | undefined
+  /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
+  #instructions: boolean
+
+  constructor(init: {
+    readonly id: string
+    readonly agent: Agent<R>
+    readonly scope: Scope.Scope
+    readonly model: Model.Service
+    readonly tools: ToolSet.ToolSet<R>
+    readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
+    readonly redactor: Redactor.Service
+    readonly streamed: Redactor.Service
+    readonly sandbox: SandboxSlot.Slot
+    readonly audited: Audited | undefined
+    readonly resumed: Persistence.Resumed
+    readonly compactor: Compactor.Service | undefined
+    readonly instructions: boolean
+  }) {
+    this.id = init.id
+    this.agent = init.agent
+    this.#scope = init.scope
+    this.#model = init.model
+    this.#tools = init.tools
+    this.#secrets = init.secrets
+    this.#redact = init.redactor.redact
+    this.#streamed = init.streamed
+    this.#sandbox = init.sandbox
+    this.#audited = init.audited
+    this.#loop = init.resumed.state
+    this.#assigns = init.resumed.assigns
+    this.#persistence = init.resumed.persistence
+    this.#compactor = init.compactor
+    this.#instructions = init.instructions
+  }
+
+  /** The session's redaction, for what leaves the runtime outside a run's steps. */
+  get redact(): (text: string) => string {
+    return this.#redact
+  }
+
+  get messages(): ReadonlyArray<Message> {
+    return History.toArray(this.#loop.history)
+  }
+
+  get assigns(): Readonly<Record<string, unknown>> {
+    return this.#assigns
+  }
+
+  /**
+   * The MCP servers started: their tools join the agent's and their own credentials (bearer
+   * tokens, values given to their env) join the secrets `known`, before `program`'s redaction.
+   */
+  useSources(sources: ReadonlyArray<ToolSource.Running>, known: Readonly<Record<string, Redacted.Redacted<string>>>, program: Redactor.Service) {
+    this.#sources = sources
+    const credentials = sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
+    if (credentials.length > 0) {
+      this.#streamed = Redactor.secrets(Object.assign({}, ...credentials, known))
+      this.#redact = Redactor.compose(this.#streamed, program).redact
+    }
+    return Effect.map(ToolSet.build(this.agent, this.#tools, sources), (tools) => {
+      this.#tools = tools
+    })
+  }
+
+  /** A run ended early: pending calls get an answer, so the history stays one a provider accepts. */
+  aborted(): void {
+    this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Compacting
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * Compacts the history of an idle session (one in the middle of a run is left alone). The
+   * compactor works on the history as it was when it started (a summary may take a while); the
+   * result replaces it only if no run has moved it meanwhile, so a compaction never loses a
+   * message. The new history is saved whole, and a Compacted event gives the sizes: into `run`
+   * (the one that ended), or to observers between runs.
+   */
+  compact(events: Publisher, run: Run | undefined): Effect.Effect<void, Compactor.CompactionFailed> {
+    return Effect.suspend(() => {
+      const compactor = this.#compactor
+      const before = this.#loop
+      if (compactor === undefined || before.status !== "Idle") return Effect.void
+      const messages = History.toArray(before.history)
+      return Effect.flatMap(compactor.compact(messages), (compacted) => {
+        if (compacted === messages || this.#loop !== before) return Effect.void
+        const state = { ...before, history: History.fromIterable(compacted) }
+        this.#loop = state
+        return Effect.andThen(
+          events.publish(run, { _tag: "Compacted", before: messages.length, after: compacted.length }, run !== undefined),
+          Effect.suspend(() => Persistence.commit(this.#persistence, state.history, this.#assigns, this.#redact))
+        )
+      })
+    })
+  }
+
+  /** After a completed run: a failure is logged and the history kept, as Condukt does. */
+  #afterRun(events: Publisher, run: Run): Effect.Effect<void> {
+    return Effect.catch(this.compact(events, run), (error) => Effect.logWarning(this.#redact(`Session ${this.id}: ${error.message}`)))
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Driving one run
+  // -------------------------------------------------------------------------------------------
+
+  /**
+   * A run: the loop driven to completion. The state is saved after every step, so an abort or a
+   * failure at any point leaves a history the next run can continue from. Combinators, not a
+   * generator: a run waiting on its model or its tools holds this frame all along.
+   */
+  drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+    return Effect.suspend(() =>
+      this.#instructions
+        ? Effect.andThen(this.#readInstructions(), Effect.suspend(() => this.#submit(events, run)))
+        : this.#submit(events, run)
+    )
+  }
+
+  #submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+    const step = Loop.submit(this.#loop, run.prompt)
+    return this.#advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+  }
+
+  /** One step of the loop: its state becomes the session's, then its action is taken. */
+  #advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+    this.#loop = step.state
+    if (step._tag === "Rejected") {
+      if (step.reason === "MaxTurnsExceeded") return Effect.fail(new MaxTurnsExceeded({ sessionId: this.id, maxTurns: step.state.maxTurns }))
+      return Effect.die(new Error(`Session ${this.id}: the loop rejected its own input (${step.reason})`))
+    }
+    const action = step.action
+    if (action._tag === "Complete") {
+      const history = step.state.history
+      const messages: Array<Message> = []
+      for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
+      const result: RunResult = { text: action.text, finishReason: progress.finishReason, usage: progress.usage, turns: step.state.turn, messages }
+      return Effect.as(this.#afterRun(events, run), result)
+    }
+    if (action._tag === "Request") {
+      return ToolSet.refresh(this.agent, this.#tools, this.#sources, this.#redact).pipe(
+        Effect.flatMap((tools) => {
+          this.#tools = tools
+          return this.#requestTurn(events, run, action.request, action.turn)
+        }),
+        Effect.flatMap((reply) =>
+          this.#saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
+            from: progress.from,
+            usage: Model.addUsage(progress.usage, reply.usage),
+            finishReason: reply.finishReason
+          })
+        )
+      )
+    }
+    return Effect.flatMap(
+      this.#runTools(events, run, action.calls),
+      (results) => this.#saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
+    )
+  }
+
+  /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
+  #saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+    return step.state.status === "AwaitingTools"
+      ? this.#advance(events, run, step, progress)
+      : Effect.andThen(
+        Persistence.commit(this.#persistence, step.state.history, this.#assigns, this.#redact),
+        Effect.suspend(() => this.#advance(events, run, step, progress))
+      )
+  }
+
+  /** One model request: its deltas published as they stream, the reply folded into a message. */
+  #requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
+    const self = this
+    return Effect.gen(function*() {
+      yield* events.publish(run, { _tag: "TurnStart", turn }, true)
+      const parts: Array<Model.Part> = []
+      const agentOptions = self.agent.modelOptions
+      const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
+      const streamed = self.#model.stream({ system: request.system, messages: request.messages, tools: self.#tools.specs, options })
+      yield* Stream.runForEach(self.#streamed === Redactor.none ? streamed : redactText(streamed, self.#streamed), (part) => {
+        parts.push(part)
+        if (part._tag === "TextDelta") return events.publish(run, { _tag: "TextDelta", text: part.text }, true)
+        if (part._tag === "ThinkingDelta") return events.publish(run, { _tag: "ThinkingDelta", text: part.text }, true)
+        return Effect.void
+      })
+      const usage = Model.usageOf(parts)
+      yield* events.publish(run, { _tag: "TurnEnd", turn, ...usage }, true)
+      let finishReason: Model.FinishReason = "other"
+      for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
+      return { message: Model.toMessage(parts), usage, finishReason }
+    })
+  }
+
+  /**
+   * One message's tool calls: all announced, run by the executor, their results published in order.
+   * Combinators, not a generator: this frame is held for as long as the calls run.
+   */
+  #runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> {
+    return Effect.forEach(calls, (call) =>
+      events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
+        Effect.andThen(Effect.suspend(() => this.#audit(events, run, calls))),
+        Effect.andThen(Effect.suspend(() => this.#toolContext === undefined ? this.#makeToolContext() : Effect.succeed(this.#toolContext))),
+        Effect.flatMap((context) => this.#tools.executor.run(calls, context, this.#assigns)),
+        Effect.flatMap((outcome) => {
+          this.#assigns = outcome.assigns
+          return Effect.as(
+            Effect.forEach(outcome.results, (r) =>
+              events.publish(run, {
+                _tag: "ToolResult",
+                callId: r.callId,
+                name: r.name,
+                content: r.content,
+                isError: r.isError,
+                ...(r.data === undefined ? {} : { data: r.data })
+              }, true), { discard: true }),
+            outcome.results
+          )
+        })
+      )
+  }
+
+  /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
+  #audit(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> {
+    const audited = this.#audited
+    if (audited === undefined) return Effect.void
+    return Effect.forEach(calls, (call) =>
+      audited.tools.has(call.name)
+        ? events.publish(run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: audited.secrets }, true)
+        : Effect.void, { discard: true })
+  }
+
+  /** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
+  #makeToolContext(): Effect.Effect<ToolContext, SandboxInitFailed> {
+    return Effect.map(SandboxSlot.get(this.#sandbox, this.agent.name, this.#scope), (sandbox) =>
+      this.#toolContext = {
+        sessionId: this.id,
+        agent: this.agent.name,
+        sandbox,
+        cwd: sandbox.cwd,
+        secrets: this.#secrets,
+        redact: this.#redact
+      })
+  }
+
+  /**
+   * The project's instructions (AGENTS.md, CLAUDE.md, skills) join the system prompt before the
+   * session's first model request. They are read through the sandbox, so the first run builds it:
+   * an idle session still holds none.
+   */
+  #readInstructions() {
+    const self = this
+    return Effect.gen(function*() {
+      const { sandbox } = self.#toolContext ?? (yield* self.#makeToolContext())
+      const project = yield* ProjectInstructions.load(sandbox)
+      self.#instructions = false
+      if (project !== undefined) self.#loop = { ...self.#loop, system: ProjectInstructions.withProject(self.agent.system, project) }
+    })
+  }
+}
+
+/**
+ * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text
+ * itself): an end that could begin a secret waits for the next delta, and is let out before any
+ * other part and at the end. Thinking is left as it came: a signed block must go back unchanged.
+ */
+const redactText = (parts: Stream.Stream<Model.Part, Model.ModelError>, redactor: Redactor.Service) =>
+  Stream.suspend(() => {
+    const text = Redactor.chunks(redactor)
+    const held = (): Array<Model.Part> => {
+      const rest = text.end()
+      return rest === "" ? [] : [{ _tag: "TextDelta", text: rest }]
+    }
+    return Stream.concat(
+      Stream.flatMap(parts, (part) => {
+        if (part._tag !== "TextDelta") return Stream.fromIterable([...held(), part])
+        const shown = text.next(part.text)
+        return shown === "" ? Stream.empty : Stream.succeed<Model.Part>({ _tag: "TextDelta", text: shown })
+      }),
+      Stream.suspend(() => Stream.fromIterable(held()))
+    )
+  })
