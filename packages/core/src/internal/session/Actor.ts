@@ -57,9 +57,11 @@ export class Actor<R> implements Publisher {
    * `MAX_PENDING` are kept (a server flapping for hours between runs must not grow the session).
    */
   #pending: Array<ToolSource.Event> | undefined = undefined
-  /** Set once the session's scope is closing: its MCP servers' events then go to observers only. */
-  #closing = false
-  #stopped = false
+  /**
+   * Open; closing once the session's scope closes (its MCP servers' events then go to observers
+   * only); stopped once the shutdown ran (nothing is queued any more). It only moves forward.
+   */
+  #phase: "open" | "closing" | "stopped" = "open"
   /** Set by a registry: forgets this session, once it has ended. */
   #forget: (() => void) | undefined = undefined
 
@@ -106,7 +108,7 @@ export class Actor<R> implements Publisher {
 
   /** The session's scope is closing: its MCP servers' events go to observers only from now on. */
   markClosing(): void {
-    this.#closing = true
+    if (this.#phase === "open") this.#phase = "closing"
   }
 
   // -------------------------------------------------------------------------------------------
@@ -137,13 +139,13 @@ export class Actor<R> implements Publisher {
       // A server's words (why it went down) leave the runtime here: redacted like everything else.
       const event = Redactor.redactValue(this.#conversation.redact, raw)
       if (this.#running !== undefined) return this.publish(this.#running.run, event)
-      if (!this.#closing && (this.#pending ??= []).push(event) > MAX_PENDING) this.#pending.shift()
+      if (this.#phase === "open" && (this.#pending ??= []).push(event) > MAX_PENDING) this.#pending.shift()
       return this.publish(undefined, event)
     })
   }
 
   /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
-  #flushPending(run: Run): Effect.Effect<void> {
+  private flushPending(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {
       const pending = this.#pending
       this.#pending = undefined
@@ -167,16 +169,16 @@ export class Actor<R> implements Publisher {
   enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined): Effect.Effect<Run, SessionStopped> {
     const self = this
     return Effect.gen(function*() {
-      if (self.#stopped) return yield* new SessionStopped({ sessionId: self.id })
+      if (self.#phase === "stopped") return yield* new SessionStopped({ sessionId: self.id })
       // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
       const text = self.#conversation.redact(prompt)
       const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
       yield* Effect.suspend(() => {
-        if (self.#stopped) return Deferred.fail(run.done, new SessionStopped({ sessionId: self.id }))
+        if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionStopped({ sessionId: self.id }))
         ;(self.#mailbox ??= []).push(run)
         if (self.#serving) return Effect.void
         self.#serving = true
-        return Effect.forkIn(Effect.provideContext(self.#serveMailbox(), self.#context), self.#scope)
+        return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
       })
       return run
     })
@@ -215,14 +217,14 @@ export class Actor<R> implements Publisher {
    * Serves queued runs in order, with the start's context; the fiber ends when the mailbox is empty
    * (an idle session has none) and the next `enqueue` forks another.
    */
-  #serveMailbox(): Effect.Effect<void, never, R> {
+  private serveMailbox(): Effect.Effect<void, never, R> {
     return Effect.suspend(() => {
       const run = this.#mailbox?.shift()
       if (run === undefined) {
         this.#serving = false
         return Effect.void
       }
-      return Effect.flatMap(this.#serve(run), () => this.#serveMailbox())
+      return Effect.flatMap(this.serve(run), () => this.serveMailbox())
     })
   }
 
@@ -232,16 +234,16 @@ export class Actor<R> implements Publisher {
    * last events); if the actor is interrupted meanwhile (the session is closing), the run goes first
    * and the shutdown settles it.
    */
-  #serve(run: Run): Effect.Effect<void, never, R> {
+  private serve(run: Run): Effect.Effect<void, never, R> {
     // Combinators, not a generator: this frame is held for as long as the run runs.
     return Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
         // Its caller gave up while it was queued: it never starts.
         if (Deferred.isDoneUnsafe(run.done)) return Effect.void
         return this.publish(run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
-          Effect.andThen(this.#flushPending(run)),
+          Effect.andThen(this.flushPending(run)),
           Effect.andThen(Effect.forkChild(
-            Tracing.span(this.#redacted(this.#conversation.drive(this, run)), "Session.run", { attributes: { sessionId: this.id, runId: run.id } })
+            Tracing.span(this.redacted(this.#conversation.drive(this, run)), "Session.run", { attributes: { sessionId: this.id, runId: run.id } })
           )),
           Effect.flatMap((fiber) => {
             this.#running = { run, fiber }
@@ -249,7 +251,7 @@ export class Actor<R> implements Publisher {
               Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
               (exit) => {
                 this.#running = undefined
-                return this.#settle(run, exit)
+                return this.settle(run, exit)
               }
             )
           })
@@ -262,7 +264,7 @@ export class Actor<R> implements Publisher {
    * A run's failure leaves the runtime (its span, its Error event, its caller, the crash log) only
    * redacted: a provider's error can quote the key a gateway echoed, a tool's defect what it saw.
    */
-  #redacted<A>(self: Effect.Effect<A, RunError, R>): Effect.Effect<A, RunError, R> {
+  private redacted<A>(self: Effect.Effect<A, RunError, R>): Effect.Effect<A, RunError, R> {
     const redact = this.#conversation.redact
     return redact === Redactor.none.redact
       ? self
@@ -273,14 +275,14 @@ export class Actor<R> implements Publisher {
    * Ends a run with its outcome: its last events first, then the caller's result, so a caller that
    * resumes at once and subscribes never receives the end of a run it saw finish.
    */
-  #settle(run: Run, exit: Exit.Exit<RunResult, RunError>): Effect.Effect<void> {
+  private settle(run: Run, exit: Exit.Exit<RunResult, RunError>): Effect.Effect<void> {
     const self = this
     return Effect.gen(function*() {
       if (Exit.isSuccess(exit)) {
         yield* self.publish(run, { _tag: "AgentEnd", outcome: "completed" })
         return yield* Deferred.succeed(run.done, exit.value)
       }
-      if (Cause.hasDies(exit.cause)) return yield* self.#crash(run, exit.cause)
+      if (Cause.hasDies(exit.cause)) return yield* self.crash(run, exit.cause)
       self.#conversation.aborted()
       const error = Cause.findErrorOption(exit.cause)
       if (Option.isSome(error)) {
@@ -304,14 +306,14 @@ export class Actor<R> implements Publisher {
    * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
    * comes next.
    */
-  #crash(run: Run, cause: Cause.Cause<RunError>): Effect.Effect<void> {
+  private crash(run: Run, cause: Cause.Cause<RunError>): Effect.Effect<void> {
     const self = this
     return Effect.gen(function*() {
       const crashed = new SessionCrashed({ sessionId: self.id, cause: Cause.squash(cause) })
       yield* self.publish(run, { _tag: "Error", message: crashed.message })
       yield* self.publish(run, { _tag: "AgentEnd", outcome: "failed" })
       yield* Deferred.fail(run.done, crashed)
-      yield* self.#shutdown(() => crashed)
+      yield* self.shutdown(() => crashed)
       yield* Deferred.fail(self.#ended, crashed)
       self.#forget?.()
       yield* Effect.forkIn(Scope.close(self.#scope, Exit.fail(crashed)), self.#parent)
@@ -323,8 +325,8 @@ export class Actor<R> implements Publisher {
    * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
    * every event stream then ends.
    */
-  #shutdown(reason: () => SessionStopped | SessionCrashed): Effect.Effect<void> {
-    this.#stopped = true
+  private shutdown(reason: () => SessionStopped | SessionCrashed): Effect.Effect<void> {
+    this.#phase = "stopped"
     const interrupted = this.#running
     this.#running = undefined
     const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
@@ -354,7 +356,7 @@ export class Actor<R> implements Publisher {
   /** The session's scope closes: settle what is left, then `join` returns and its registry forgets it. */
   end(): Effect.Effect<void> {
     return Effect.andThen(
-      this.#shutdown(() => new SessionStopped({ sessionId: this.id })),
+      this.shutdown(() => new SessionStopped({ sessionId: this.id })),
       Effect.sync(() => {
         Deferred.doneUnsafe(this.#ended, Exit.void)
         this.#forget?.()

@@ -180,7 +180,7 @@ export class Conversation<R> {
   }
 
   /** After a completed run: a failure is logged and the history kept, as Condukt does. */
-  #afterRun(events: Publisher, run: Run): Effect.Effect<void> {
+  private afterRun(events: Publisher, run: Run): Effect.Effect<void> {
     return Effect.catch(this.compact(events, run), (error) => Effect.logWarning(this.#redact(`Session ${this.id}: ${error.message}`)))
   }
 
@@ -196,18 +196,18 @@ export class Conversation<R> {
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
     return Effect.suspend(() =>
       this.#instructions
-        ? Effect.andThen(this.#readInstructions(), Effect.suspend(() => this.#submit(events, run)))
-        : this.#submit(events, run)
+        ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.submit(events, run)))
+        : this.submit(events, run)
     )
   }
 
-  #submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
     const step = Loop.submit(this.#loop, run.prompt)
-    return this.#advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+    return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
   }
 
   /** One step of the loop: its state becomes the session's, then its action is taken. */
-  #advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
     this.#loop = step.state
     if (step._tag === "Rejected") {
       if (step.reason === "MaxTurnsExceeded") return Effect.fail(new MaxTurnsExceeded({ sessionId: this.id, maxTurns: step.state.maxTurns }))
@@ -219,16 +219,16 @@ export class Conversation<R> {
       const messages: Array<Message> = []
       for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
       const result: RunResult = { text: action.text, finishReason: progress.finishReason, usage: progress.usage, turns: step.state.turn, messages }
-      return Effect.as(this.#afterRun(events, run), result)
+      return Effect.as(this.afterRun(events, run), result)
     }
     if (action._tag === "Request") {
       return ToolSet.refresh(this.agent, this.#tools, this.#sources, this.#redact).pipe(
         Effect.flatMap((tools) => {
           this.#tools = tools
-          return this.#requestTurn(events, run, action.request, action.turn)
+          return this.requestTurn(events, run, action.request, action.turn)
         }),
         Effect.flatMap((reply) =>
-          this.#saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
+          this.saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
             from: progress.from,
             usage: Model.addUsage(progress.usage, reply.usage),
             finishReason: reply.finishReason
@@ -237,23 +237,23 @@ export class Conversation<R> {
       )
     }
     return Effect.flatMap(
-      this.#runTools(events, run, action.calls),
-      (results) => this.#saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
+      this.runTools(events, run, action.calls),
+      (results) => this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
     )
   }
 
   /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
-  #saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
     return step.state.status === "AwaitingTools"
-      ? this.#advance(events, run, step, progress)
+      ? this.advance(events, run, step, progress)
       : Effect.andThen(
         Persistence.commit(this.#persistence, step.state.history, this.#assigns, this.#redact),
-        Effect.suspend(() => this.#advance(events, run, step, progress))
+        Effect.suspend(() => this.advance(events, run, step, progress))
       )
   }
 
   /** One model request: its deltas published as they stream, the reply folded into a message. */
-  #requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
+  private requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
     const self = this
     return Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
@@ -279,11 +279,11 @@ export class Conversation<R> {
    * One message's tool calls: all announced, run by the executor, their results published in order.
    * Combinators, not a generator: this frame is held for as long as the calls run.
    */
-  #runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> {
+  private runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> {
     return Effect.forEach(calls, (call) =>
       events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
-        Effect.andThen(Effect.suspend(() => this.#audit(events, run, calls))),
-        Effect.andThen(Effect.suspend(() => this.#toolContext === undefined ? this.#makeToolContext() : Effect.succeed(this.#toolContext))),
+        Effect.andThen(Effect.suspend(() => this.audit(events, run, calls))),
+        Effect.andThen(Effect.suspend(() => this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext))),
         Effect.flatMap((context) => this.#tools.executor.run(calls, context, this.#assigns)),
         Effect.flatMap((outcome) => {
           this.#assigns = outcome.assigns
@@ -304,7 +304,7 @@ export class Conversation<R> {
   }
 
   /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
-  #audit(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> {
+  private audit(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> {
     const audited = this.#audited
     if (audited === undefined) return Effect.void
     return Effect.forEach(calls, (call) =>
@@ -314,7 +314,7 @@ export class Conversation<R> {
   }
 
   /** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
-  #makeToolContext(): Effect.Effect<ToolContext, SandboxInitFailed> {
+  private makeToolContext(): Effect.Effect<ToolContext, SandboxInitFailed> {
     return Effect.map(SandboxSlot.get(this.#sandbox, this.agent.name, this.#scope), (sandbox) =>
       this.#toolContext = {
         sessionId: this.id,
@@ -331,10 +331,10 @@ export class Conversation<R> {
    * session's first model request. They are read through the sandbox, so the first run builds it:
    * an idle session still holds none.
    */
-  #readInstructions() {
+  private readInstructions() {
     const self = this
     return Effect.gen(function*() {
-      const { sandbox } = self.#toolContext ?? (yield* self.#makeToolContext())
+      const { sandbox } = self.#toolContext ?? (yield* self.makeToolContext())
       const project = yield* ProjectInstructions.load(sandbox)
       self.#instructions = false
       if (project !== undefined) self.#loop = { ...self.#loop, system: ProjectInstructions.withProject(self.agent.system, project) }
