@@ -22,10 +22,10 @@ import type { RunOptions, RunResult } from "../../Session.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"
-import * as EventHub from "../eventHub.ts"
 import * as Tracing from "../tracing.ts"
 import * as uuid7 from "../uuid7.ts"
 import type { Conversation } from "./Conversation.ts"
+import * as EventHub from "./eventHub.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 /** How many between-run MCP events a session keeps for its next run's stream. */

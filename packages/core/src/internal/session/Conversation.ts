@@ -24,9 +24,9 @@ import type { RunResult } from "../../Session.ts"
 import { MaxTurnsExceeded, type RunError, type SandboxInitFailed } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
 import type * as ToolSource from "../../ToolSource.ts"
-import * as Persistence from "../persistence.ts"
-import * as SandboxSlot from "../sandboxSlot.ts"
-import * as ToolSet from "../toolSet.ts"
+import * as Persistence from "./persistence.ts"
+import * as SandboxSlot from "./sandboxSlot.ts"
+import * as ToolSet from "./toolSet.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 /** What a model reads for calls that were running when their turn was aborted. */

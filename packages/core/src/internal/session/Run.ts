@@ -8,7 +8,7 @@ import type { Deferred, Effect } from "effect"
 import type { RunOptions, RunResult } from "../../Session.ts"
 import type { RunError } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
-import type * as EventHub from "../eventHub.ts"
+import type * as EventHub from "./eventHub.ts"
 
 /** One queued or running run. */
 export interface Run {
