@@ -175,7 +175,8 @@ export class Actor<R> implements Publisher {
       const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
       yield* Effect.suspend(() => {
         if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionStopped({ sessionId: self.id }))
-        ;(self.#mailbox ??= []).push(run)
+        if (self.#mailbox === undefined) self.#mailbox = [run]
+        else self.#mailbox.push(run)
         if (self.#serving) return Effect.void
         self.#serving = true
         return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
