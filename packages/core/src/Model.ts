@@ -7,7 +7,6 @@
  * provider layer adds to. This module refuses to retry or translate: that is each provider's job.
  */
 import { Context, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
-import type { LanguageModel } from "effect/ai"
 import type { History } from "./History.ts"
 import * as WireToolNames from "./internal/wireToolNames.ts"
 import {
@@ -20,7 +19,6 @@ import {
   toolCallPart
 } from "./Message.ts"
 import { ModelError, UnknownProvider } from "./ModelError.ts"
-import * as languageModel from "./providers/internal/languageModel.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -271,16 +269,6 @@ export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
   return WireToolNames.apply(yield* provider(model.slice(colon + 1)))
 })
 
-/**
- * Any `effect/ai` `LanguageModel` (a user's own, or one of Effect's provider packages) as a
- * session's model, named `name` (`provider:model`) in events and errors. Tool calls come back
- * unresolved and run in the session's executor; options are the language model's own
- * configuration (see docs/providers.md).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const fromLanguageModel = (name: string, model: LanguageModel.LanguageModel): Service => languageModel.make(name, model)
 
 // ---------------------------------------------------------------------------------------------
 // Combinators

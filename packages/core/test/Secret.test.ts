@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as NodeProcessRunner from "../src/processRunner/Node.ts"
+import * as NodeProcessRunner from "@condukt/node/processRunner/Node"
 import * as ProcessRunner from "../src/ProcessRunner.ts"
 import * as Secret from "../src/Secret.ts"
 
