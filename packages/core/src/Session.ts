@@ -25,6 +25,7 @@ import * as EventHub from "./internal/eventHub.ts"
 import * as Mailbox from "./internal/mailbox.ts"
 import * as SandboxSlot from "./internal/sandboxSlot.ts"
 import * as Persistence from "./internal/persistence.ts"
+import type { RunOptions, RunResult } from "./internal/run.ts"
 import * as ToolSet from "./internal/toolSet.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
@@ -82,29 +83,7 @@ export interface StartOptions<RIn = never> {
 }
 
 /** @since 0.1.0 @category models */
-export interface RunOptions {
-  /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
-  readonly modelOptions?: Model.Options | undefined
-}
-
-/**
- * What a completed run produced.
- *
- * @since 0.1.0
- * @category models
- */
-export interface RunResult {
-  /** The final reply's text. */
-  readonly text: string
-  /** Why the model ended its final reply. */
-  readonly finishReason: Model.FinishReason
-  /** Tokens of all the run's model requests, summed. */
-  readonly usage: Model.Usage
-  /** Model requests the run made. */
-  readonly turns: number
-  /** What the run added to the history after the prompt: replies and tool results, in order. */
-  readonly messages: ReadonlyArray<Message>
-}
+export type { RunOptions, RunResult }
 
 /** A running session. */
 export interface Session {

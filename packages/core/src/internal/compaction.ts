@@ -8,13 +8,29 @@
  */
 import { Effect } from "effect"
 import * as History from "../History.ts"
+import type * as Compactor from "../Compactor.ts"
+import type * as Loop from "../Loop.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
-import type { Actor } from "./actor.ts"
 import * as EventHub from "./eventHub.ts"
 import * as Persistence from "./persistence.ts"
 
+/**
+ * What compaction reads and writes of a session's actor (the actor is one; this module names only
+ * the fields it touches, so it does not import the actor that calls it).
+ */
+export interface Compactable {
+  readonly id: string
+  readonly redact: (text: string) => string
+  readonly hub: EventHub.Hub
+  loop: Loop.State
+  readonly assigns: Readonly<Record<string, unknown>>
+  readonly persistence: Persistence.Persistence | undefined
+  readonly compactor: Compactor.Service | undefined
+  seq: number
+}
+
 /** Compacts the history of an idle session; a session in the middle of a run is left alone. */
-export const compact = Effect.fnUntraced(function*<R>(actor: Actor<R>, announce: (payload: SessionEvent.Payload) => Effect.Effect<void>) {
+export const compact = Effect.fnUntraced(function*(actor: Compactable, announce: (payload: SessionEvent.Payload) => Effect.Effect<void>) {
   const compactor = actor.compactor
   if (compactor === undefined) return
   const before = actor.loop
@@ -30,11 +46,11 @@ export const compact = Effect.fnUntraced(function*<R>(actor: Actor<R>, announce:
 })
 
 /** After a completed run: a failure is logged and the history kept, as Condukt does. */
-export const afterRun = <R>(actor: Actor<R>, announce: (payload: SessionEvent.Payload) => Effect.Effect<void>): Effect.Effect<void> =>
+export const afterRun = (actor: Compactable, announce: (payload: SessionEvent.Payload) => Effect.Effect<void>): Effect.Effect<void> =>
   compact(actor, announce).pipe(Effect.catch((error) => Effect.logWarning(actor.redact(`Session ${actor.id}: ${error.message}`))))
 
 /** Announces to observers between runs, with an empty run id. */
-export const betweenRuns = <R>(actor: Actor<R>) => (payload: SessionEvent.Payload): Effect.Effect<void> =>
+export const betweenRuns = (actor: Compactable) => (payload: SessionEvent.Payload): Effect.Effect<void> =>
   Effect.suspend(() => {
     // The payload is one member of the union; adding the base fields gives back that member.
     const event = { ...payload, sessionId: actor.id, runId: "", seq: actor.seq++ } as SessionEvent.SessionEvent

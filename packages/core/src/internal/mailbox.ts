@@ -12,7 +12,7 @@
 import { Cause, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import * as Loop from "../Loop.ts"
 import * as Redactor from "../Redactor.ts"
-import type { RunOptions, RunResult } from "../Session.ts"
+import type { RunOptions, RunResult } from "./run.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../SessionError.ts"
 import { type Actor, drive, flushPending, publish, type Run } from "./actor.ts"
 import * as EventHub from "./eventHub.ts"
