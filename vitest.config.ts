@@ -41,6 +41,7 @@ export const integration = [
   "test/examples.test.ts",
   "test/hostile-files.test.ts",
   "test/hostile-patterns.test.ts",
+  "test/off-node.test.ts",
   "test/provider-env.test.ts",
   "test/secret-leak-hunt.test.ts",
   "test/session-sandboxes.test.ts",
