@@ -22,7 +22,7 @@
  */
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Duration, Effect, FileSystem, Path, Result } from "effect"
-import * as GrepFiles from "../packages/core/src/internal/grepFiles.ts"
+import * as GrepFiles from "../packages/node/src/internal/grepFiles.ts"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { report } from "./report.ts"
 

@@ -28,7 +28,7 @@
  */
 import { Deferred, Effect, Exit, Scope } from "effect"
 import * as path from "node:path"
-import { NodeProcessRunner } from "../packages/core/src/index.ts"
+import { NodeProcessRunner } from "../packages/node/src/index.ts"
 import { McpClient, McpServer } from "../packages/mcp/src/index.ts"
 import { VirtualSandbox } from "../packages/sandbox-virtual/src/index.ts"
 import { ToolCall } from "../packages/testing/src/index.ts"

@@ -17,7 +17,9 @@
  * Run: node_modules/.bin/node bench/providers-sdk.ts
  */
 import AnthropicSdk from "@anthropic-ai/sdk"
-import { Agent, Anthropic, Condukt, LocalSandbox, type Sandbox, Session } from "@condukt/core"
+import { Agent, type Sandbox, Session } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
+import { Anthropic } from "@condukt/providers"
 import { NodeHttpClient } from "@effect/platform-node"
 import { type Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"

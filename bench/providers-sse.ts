@@ -11,7 +11,8 @@
  *
  * Run: node_modules/.bin/node bench/providers-sse.ts
  */
-import { Anthropic, History, Message, Model } from "@condukt/core"
+import { History, Message, Model } from "@condukt/core"
+import { Anthropic } from "@condukt/providers"
 import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Redacted, Stream } from "effect"
 import * as http from "node:http"

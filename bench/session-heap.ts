@@ -18,7 +18,8 @@
  *
  * Run: node_modules/.bin/node bench/session-heap.ts [--count=N] [--in-flight=N]
  */
-import { Agent, Condukt, LocalSandbox, Model, ProcessBudget, Session, Tools } from "@condukt/core"
+import { Agent, Model, ProcessBudget, Session, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
 import { getHeapSnapshot, setFlagsFromString } from "node:v8"

@@ -18,7 +18,8 @@
  * Run: node_modules/.bin/node bench/sessions-exec.ts [--count=N]
  * One variant alone: node bench/sessions-exec.ts --variant=sessions|raw [--count=N]
  */
-import { Agent, Condukt, LocalSandbox, ProcessBudget, type Sandbox, Session, Tools } from "@condukt/core"
+import { Agent, ProcessBudget, type Sandbox, Session, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -21,7 +21,8 @@
  * Run: node_modules/.bin/node bench/sessions.ts [--count=N]   (it re-spawns itself with --expose-gc)
  * One variant alone: node --expose-gc bench/sessions.ts --variant=sessions [--count=N]
  */
-import { Agent, Condukt, LocalSandbox, Session, Sessions, Tools } from "@condukt/core"
+import { Agent, Session, Sessions, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"

@@ -11,7 +11,8 @@
  *
  * Run: node_modules/.bin/node bench/store.ts [--saves=N]
  */
-import { DiskSessionStore, Message, type SessionStore, Snapshot, SqliteSessionStore } from "@condukt/core"
+import { Message, type SessionStore, Snapshot } from "@condukt/core"
+import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
 import { SessionStore as Store } from "@condukt/core"
 import { NodeServices } from "@effect/platform-node"
 import { Effect } from "effect"

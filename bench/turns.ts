@@ -13,7 +13,8 @@
  *
  * Run: node_modules/.bin/node bench/turns.ts
  */
-import { Agent, Condukt, LocalSandbox, Model, type Sandbox, Session, Tool } from "@condukt/core"
+import { Agent, Model, type Sandbox, Session, Tool } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { generateText, stepCountIs, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"

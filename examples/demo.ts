@@ -6,7 +6,8 @@
  *
  * Run it with `npx -y pnpm@10.34.9 demo`.
  */
-import { Agent, Condukt, LocalSandbox, Session, type SessionEvent, Tools } from "@condukt/core"
+import { Agent, Session, type SessionEvent, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, FileSystem, Layer, Stream } from "effect"

@@ -3,7 +3,8 @@
  * the model (scripted here) calls two of its tools by their `<prefix>.<tool>` names, and stopping
  * the session ends the server's whole process group. Executed by the test suite.
  */
-import { Agent, Condukt, Session } from "@condukt/core"
+import { Agent, Session } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { McpServer } from "@condukt/mcp"
 import { TestModel } from "@condukt/testing"
 import { NodeRuntime } from "@effect/platform-node"

@@ -2,7 +2,8 @@
  * Tools without a model: the executor runs one assistant message's calls against a LocalSandbox.
  * This is the README's tour, executed by the test suite.
  */
-import { Condukt, Executor, LocalSandbox, Sandbox, Tool, Tools } from "@condukt/core"
+import { Executor, Sandbox, Tool, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, FileSystem, Schema } from "effect"
 

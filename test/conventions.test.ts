@@ -3,6 +3,8 @@ import { Layer } from "effect"
 import * as Cli from "@condukt/cli"
 import * as Core from "@condukt/core"
 import * as Mcp from "@condukt/mcp"
+import * as Node from "@condukt/node"
+import * as Providers from "@condukt/providers"
 import * as SandboxVirtual from "@condukt/sandbox-virtual"
 import * as Testing from "@condukt/testing"
 // The workspace root does not depend on workflows (only the CLI does): its sources, then.
@@ -11,7 +13,7 @@ import * as Workflows from "../packages/workflows/src/index.ts"
 // One spelling for each thing (ADR 0046), read off what every package exports: a Layer value is
 // a module-level `layer` / `layerX`, and no class carries statics (a service's layers and
 // constructors are the module's, never `Service.Service.layer`).
-const packages = { Cli, Core, Mcp, SandboxVirtual, Testing, Workflows }
+const packages = { Cli, Core, Mcp, Node, Providers, SandboxVirtual, Testing, Workflows }
 
 const exported = Object.entries(packages).flatMap(([pkg, modules]) =>
   Object.entries(modules as Record<string, Record<string, unknown>>).flatMap(([module, members]) =>

@@ -6,7 +6,8 @@
  * 1 GiB of peak RSS (the fixed code reads a few 256 KiB chunks at a time; before the fix a 400 MB
  * read peaked at 2.7 GB and /dev/zero grew without bound).
  */
-import { Condukt, LocalSandbox, Sandbox, Tools } from "@condukt/core"
+import { Sandbox, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"

@@ -8,7 +8,8 @@
  * and peak RSS under 1.5 GiB (the test process idles around 200–300 MiB; the files here are up to
  * 2 GiB, so reading one whole would cross it).
  */
-import { Condukt, LocalSandbox, type Sandbox, Tools } from "@condukt/core"
+import { type Sandbox, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as path from "node:path"
-import * as Loopback from "../packages/core/test/providers/loopback.ts"
+import * as Loopback from "../packages/providers/test/loopback.ts"
 import { exec, root } from "./support/exec.ts"
 
 const node = path.join(root, "node_modules/.bin/node")

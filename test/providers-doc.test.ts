@@ -5,7 +5,8 @@
  * key wins over the environment's (once lost: the merge kept only `ollama`, and `anthropic:` then
  * failed with "no API key").
  */
-import { Condukt, Model } from "@condukt/core"
+import { Model } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"

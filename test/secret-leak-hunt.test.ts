@@ -7,7 +7,9 @@
  * stderr and `--json`. Every scenario must show the value's name at least once (the value really
  * reached a channel) and the value nowhere.
  */
-import { Agent, Anthropic, Condukt, DiskSessionStore, LocalSandbox, Sandbox, Secret, Session, SqliteSessionStore, Tool, Tools } from "@condukt/core"
+import { Agent, Sandbox, Secret, Session, Tool, Tools } from "@condukt/core"
+import { Condukt, DiskSessionStore, LocalSandbox, SqliteSessionStore } from "@condukt/node"
+import { Anthropic } from "@condukt/providers"
 import { McpAuth, McpServer } from "@condukt/mcp"
 import { Spans, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
@@ -17,7 +19,7 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Loopback from "../packages/core/test/providers/loopback.ts"
+import * as Loopback from "../packages/providers/test/loopback.ts"
 import { execIn, root } from "./support/exec.ts"
 
 const SECRET = "hunt-7e3a91c4d2b8f0"

@@ -2,7 +2,8 @@
  * One agent, two sandboxes: swapping Local and Virtual is one option at start or one Layer around
  * the program; sessions never share a virtual filesystem; a session's sandbox goes with it.
  */
-import { Agent, Condukt, LocalSandbox, type Message, Secret, Session, Tools } from "@condukt/core"
+import { Agent, type Message, Secret, Session, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"

@@ -4,7 +4,8 @@
  * resumes the same id from the same store: the first two runs are there whole, nothing of the
  * third, and the next run works.
  */
-import { Agent, DiskSessionStore, Message, Sandbox, Session, SqliteSessionStore, Tools } from "@condukt/core"
+import { Agent, Message, Sandbox, Session, Tools } from "@condukt/core"
+import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"

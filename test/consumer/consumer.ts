@@ -2,7 +2,8 @@
  * A user's TypeScript module, typechecked (strict, NodeNext) against the installed tarballs'
  * declarations by test/pack.test.ts; the workspace's own typecheck reads it against the sources.
  */
-import { Agent, Condukt, LocalSandbox, type Message, type Sandbox, Session, Tool, Tools } from "@condukt/core"
+import { Agent, type Message, type Sandbox, Session, Tool, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
 import { Effect, type Layer, Schema } from "effect"

@@ -1,6 +1,7 @@
 // A user's program, run with plain Node from a project that installed the packed tarballs
 // (test/pack.test.ts): one agent, one session on a LocalSandbox and one on a VirtualSandbox.
-import { Agent, Condukt, LocalSandbox, Session, Tools } from "@condukt/core"
+import { Agent, Session, Tools } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
 import { Effect } from "effect"

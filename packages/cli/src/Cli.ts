@@ -10,7 +10,8 @@
  * workflow names (`Secrets.of`: host variables its MCP servers read, literal tokens and client
  * secrets, credential headers), whatever a server echoed into an error.
  */
-import { Condukt, Redactor } from "@condukt/core"
+import { Redactor } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { type Document, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { Console, Effect, Option, Result, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"

@@ -7,20 +7,20 @@
  * provider layer adds to. This module refuses to retry or translate: that is each provider's job.
  */
 import { Context, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
-import type { LanguageModel } from "effect/ai"
-import type { History } from "./History.ts"
-import * as WireToolNames from "./internal/wireToolNames.ts"
+import { fromIterable as historyOf, type History } from "./History.ts"
 import {
   assistant,
   type AssistantMessage,
   type AssistantPart,
+  type Message,
   textPart,
   thinkingPart,
   type ToolCallPart,
-  toolCallPart
+  toolCallPart,
+  toolResult
 } from "./Message.ts"
 import { ModelError, UnknownProvider } from "./ModelError.ts"
-import * as languageModel from "./providers/internal/languageModel.ts"
+import * as ToolName from "./ToolName.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -268,19 +268,60 @@ export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
     return yield* new ModelError({ model, reason: new UnknownProvider({ model, known }) })
   }
   // Providers get names they accept (an MCP tool's `server.tool` is refused by several vendors).
-  return WireToolNames.apply(yield* provider(model.slice(colon + 1)))
+  return wireNames(yield* provider(model.slice(colon + 1)))
 })
 
+/*
+ * Tool names every provider accepts, mapped back on the way in.
+ *
+ * Our tool names may hold characters the vendors refuse (`github.create_issue` from an MCP server:
+ * Anthropic and OpenAI accept `^[a-zA-Z0-9_-]{1,64}$`). A model resolved through the provider
+ * registry sees each such name replaced by a safe one (`ToolName.safeNames` over the request's
+ * tools, charset `provider`) in the tool list and in every tool call and result of the history, and its
+ * tool calls come back under the original names. Deterministic for a given tool list, so a
+ * conversation sends the same names every turn. A request whose names are all safe is passed
+ * through untouched (no copy).
+ */
+
+const mapping = (request: Request): ReadonlyMap<string, string> | undefined =>
+  request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
+    ? undefined
+    : ToolName.safeNames(request.tools.map((tool) => tool.name), "provider")
+
+const renameMessage = (message: Message, wire: (name: string) => string): Message => {
+  if (message._tag === "ToolResultMessage") {
+    const name = wire(message.name)
+    return name === message.name ? message : toolResult({ ...message, name })
+  }
+  if (message._tag !== "AssistantMessage" || !message.parts.some((p) => p._tag === "ToolCall" && wire(p.name) !== p.name)) {
+    return message
+  }
+  return assistant(message.parts.map((part) => (part._tag === "ToolCall" ? { ...part, name: wire(part.name) } : part)))
+}
+
 /**
- * Any `effect/ai` `LanguageModel` (a user's own, or one of Effect's provider packages) as a
- * session's model, named `name` (`provider:model`) in events and errors. Tool calls come back
- * unresolved and run in the session's executor; options are the language model's own
- * configuration (see docs/providers.md).
+ * The model, sending provider-safe tool names and answering with the session's own.
  *
  * @since 0.1.0
- * @category constructors
+ * @category combinators
  */
-export const fromLanguageModel = (name: string, model: LanguageModel.LanguageModel): Service => languageModel.make(name, model)
+const wireNames = (model: Service): Service => ({
+  ...model,
+  stream: (request) => {
+    const names = mapping(request)
+    if (names === undefined) return model.stream(request)
+    const wire = (name: string) => names.get(name) ?? name
+    const back = new Map([...names].map(([name, safe]) => [safe, name]))
+    const renamed: Request = {
+      ...request,
+      tools: request.tools.map((tool) => (names.has(tool.name) ? { ...tool, name: wire(tool.name) } : tool)),
+      messages: historyOf(Array.from(request.messages, (message) => renameMessage(message, wire)))
+    }
+    return Stream.map(model.stream(renamed), (part): Part =>
+      part._tag === "ToolCall" && back.has(part.name) ? { ...part, name: back.get(part.name)! } : part)
+  }
+})
+
 
 // ---------------------------------------------------------------------------------------------
 // Combinators

@@ -1,7 +1,7 @@
 /**
  * ProcessRunner — the seam through which core starts host processes: `Tools.Command`,
  * `Secret.onePassword` and MCP's stdio transport describe a `Command` (an inert value) and the
- * service runs it. The Node backend (`processRunner/Node.ts`, `NodeProcessRunner.layer`) runs each
+ * service runs it. The Node backend (`@condukt/node`'s `NodeProcessRunner.layer`) runs each
  * as the leader of its own process group and kills the whole group, grandchildren included, on
  * every way out; `@condukt/testing`'s `ScriptedProcesses` answers from a script and records every
  * command, so callers are tested without a process.

@@ -24,6 +24,7 @@ import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
+import type { RunOptions, RunResult } from "./internal/session/Run.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
@@ -74,29 +75,7 @@ export interface StartOptions<RIn = never> {
 }
 
 /** @since 0.1.0 @category models */
-export interface RunOptions {
-  /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
-  readonly modelOptions?: Model.Options | undefined
-}
-
-/**
- * What a completed run produced.
- *
- * @since 0.1.0
- * @category models
- */
-export interface RunResult {
-  /** The final reply's text. */
-  readonly text: string
-  /** Why the model ended its final reply. */
-  readonly finishReason: Model.FinishReason
-  /** Tokens of all the run's model requests, summed. */
-  readonly usage: Model.Usage
-  /** Model requests the run made. */
-  readonly turns: number
-  /** What the run added to the history after the prompt: replies and tool results, in order. */
-  readonly messages: ReadonlyArray<Message>
-}
+export type { RunOptions, RunResult }
 
 /** A running session. */
 export interface Session {

@@ -5,9 +5,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
-import * as Condukt from "../src/Condukt.ts"
+import * as Condukt from "@condukt/node/Condukt"
 import * as ProjectInstructions from "../src/ProjectInstructions.ts"
-import * as LocalSandbox from "../src/sandbox/Local.ts"
+import * as LocalSandbox from "@condukt/node/sandbox/Local"
 import * as Session from "../src/Session.ts"
 
 const project = Effect.acquireRelease(

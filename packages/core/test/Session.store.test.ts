@@ -12,13 +12,13 @@ import * as Sandbox from "../src/Sandbox.ts"
 import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
-import * as DiskSessionStore from "../src/sessionStore/Disk.ts"
-import * as SqliteSessionStore from "../src/sessionStore/Sqlite.ts"
+import * as DiskSessionStore from "@condukt/node/sessionStore/Disk"
+import * as SqliteSessionStore from "@condukt/node/sessionStore/Sqlite"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
-import { tempDir } from "./sessionStore/conformance.ts"
+import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 
 const Echo = Tool.make("echo", {
   description: "Echoes",

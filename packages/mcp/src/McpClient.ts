@@ -26,7 +26,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
 import { Executor, type ProcessRunner } from "@condukt/core"
-import type { Declaration } from "./McpServer.ts"
+import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"

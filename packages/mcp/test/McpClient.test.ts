@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream, Tracer } from "effect"
-import { Agent, Condukt, NodeProcessRunner, Session, type SessionEvent } from "@condukt/core"
+import { Agent, Session, type SessionEvent } from "@condukt/core"
+import { Condukt, NodeProcessRunner } from "@condukt/node"
 import { Processes, Spans, TestModel } from "@condukt/testing"
 import { McpClient, McpServer } from "../src/index.ts"
 import { fixture, node, results, runWith } from "./support.ts"

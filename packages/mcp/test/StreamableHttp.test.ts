@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
-import { Agent, Condukt, Session } from "@condukt/core"
+import { Agent, Session } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
 import { loopbackServer } from "./fixtures/httpServer.ts"

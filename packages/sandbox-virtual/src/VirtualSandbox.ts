@@ -75,6 +75,13 @@ export interface Options {
   readonly files?: Readonly<Record<string, string | Uint8Array>> | undefined
   readonly mounts?: ReadonlyArray<Mount> | undefined
   readonly limits?: Limits | undefined
+  /**
+   * just-bash's defense in depth (default `true`): while a command runs, JavaScript globals that
+   * could escape the interpreter (`Function`, `eval`, Node's module loader…) are patched to refuse.
+   * A second wall behind the interpreter, not the sandbox itself. It needs Node's module loader:
+   * under Bun, which has none to patch, every command fails until this is `false`.
+   */
+  readonly defenseInDepth?: boolean | undefined
 }
 
 /**
@@ -159,7 +166,8 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     home: Layout.home,
     limits: executionLimits(options.limits),
     budgetBytes: budget,
-    commands: [Rm.command]
+    commands: [Rm.command],
+    defenseInDepth: options.defenseInDepth ?? true
   })
 
   const locate = (path: string) => fs.resolvePath(cwd, path)

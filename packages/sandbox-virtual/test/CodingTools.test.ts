@@ -3,7 +3,8 @@
  * sandbox: first called as the Executor calls them, then in a whole session driven by TestModel
  * with the sandbox given as one option. Every text the model reads is asserted whole.
  */
-import { Condukt, Tools } from "@condukt/core"
+import { Tools } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { TestModel, ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -2,7 +2,8 @@
  * The Mount tool, called as the Executor calls it, on a virtual sandbox and on a LocalSandbox
  * (which cannot mount): roots, the mode ceiling, and every text the model reads, asserted whole.
  */
-import { Condukt, LocalSandbox, Sandbox } from "@condukt/core"
+import { Sandbox } from "@condukt/core"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"

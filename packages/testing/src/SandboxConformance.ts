@@ -23,24 +23,10 @@ import * as Exec from "./internal/conformanceExec.ts"
 import * as Files from "./internal/conformanceFiles.ts"
 import * as Mount from "./internal/conformanceMount.ts"
 import * as Search from "./internal/conformanceSearch.ts"
+import type { Capabilities } from "./internal/capabilities.ts"
 
-/**
- * Which optional operations the backend implements.
- *
- * @since 0.1.0
- * @category models
- */
-export interface Capabilities {
-  readonly glob: boolean
-  readonly grep: boolean
-  readonly mount: boolean
-  /**
-   * Whether the backend's files are the host's: `"cwd"` when its cwd is a host directory (a named
-   * pipe made there is tested), `"everywhere"` when absolute paths reach the host too (`/dev/zero`
-   * is tested). Left out, the hostile files are tested through a mount when `mount` is true.
-   */
-  readonly hostFiles?: "cwd" | "everywhere" | undefined
-}
+/** @since 0.1.0 @category models */
+export type { Capabilities }
 
 /**
  * Registers the conformance tests for one backend under `describe(name)`.

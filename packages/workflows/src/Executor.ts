@@ -8,7 +8,8 @@
  * the first real error fails the run and interrupts the steps still running (their process
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
-import { LocalSandbox, Executor as ToolExecutor, Sandbox, Tool, Tools } from "@condukt/core"
+import { Executor as ToolExecutor, Sandbox, Tool, Tools } from "@condukt/core"
+import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"

@@ -7,7 +7,8 @@
  * This module translates and delegates; it speaks no MCP itself and refuses an `auth` it cannot
  * read with a sentence naming the server.
  */
-import { Executor, NodeProcessRunner, Secret, type Tool } from "@condukt/core"
+import { Executor, Secret, type Tool } from "@condukt/core"
+import { NodeProcessRunner } from "@condukt/node"
 import { McpAuth, McpServer } from "@condukt/mcp"
 import { Context, Effect, Layer, type Scope, Schema } from "effect"
 import type * as Document from "./Document.ts"

@@ -1,4 +1,4 @@
-import { Condukt } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"

@@ -6,7 +6,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
-import { NodeProcessRunner } from "@condukt/core"
+import { NodeProcessRunner } from "@condukt/node"
 import { McpAuth, McpServer } from "../../src/index.ts"
 
 const url = process.argv[2]!

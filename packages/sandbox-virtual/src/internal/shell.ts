@@ -117,6 +117,8 @@ export interface Options {
   readonly budgetBytes: number
   /** Commands that replace just-bash's own of the same name. */
   readonly commands?: ReadonlyArray<CustomCommand> | undefined
+  /** just-bash's defense-in-depth box around each command (VirtualSandbox's option). */
+  readonly defenseInDepth: boolean
 }
 
 /**
@@ -125,7 +127,7 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const make = ({ budgetBytes, commands, cwd, fs, home, limits }: Options): Shell => {
+export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, limits }: Options): Shell => {
   const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
   const interpreter = (deadlineMs: number) =>
     new Bash({
@@ -133,6 +135,7 @@ export const make = ({ budgetBytes, commands, cwd, fs, home, limits }: Options):
       cwd,
       env: { HOME: home },
       executionLimitProfile: "hardened",
+      defenseInDepth,
       executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs },
       customCommands: [...(commands ?? [])]
     })

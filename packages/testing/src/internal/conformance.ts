@@ -8,7 +8,7 @@ import { Effect, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { Capabilities } from "../SandboxConformance.ts"
+import type { Capabilities } from "./capabilities.ts"
 
 /** What each group of conformance tests gets from `SandboxConformance.run`. */
 export interface Suite {

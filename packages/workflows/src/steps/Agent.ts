@@ -5,7 +5,8 @@
  * with JSON only and its reply is parsed and checked against the schema (Effect's JSON Schema
  * importer). The result is `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  */
-import { Condukt, Executor, Sandbox } from "@condukt/core"
+import { Executor, Sandbox } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
 import type * as Expression from "../Expression.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"

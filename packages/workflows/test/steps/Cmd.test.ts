@@ -1,5 +1,5 @@
 /** The `cmd` step's output limit: a cut output never passes for a whole one. */
-import { Condukt } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Workflow } from "../../src/index.ts"

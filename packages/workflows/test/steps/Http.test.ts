@@ -1,5 +1,5 @@
 /** The `http` step against hostile loopback servers: floods, silence, drips, nobody listening. */
-import { Condukt } from "@condukt/core"
+import { Condukt } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect } from "effect"
 import { Workflow } from "../../src/index.ts"

@@ -18,7 +18,7 @@ import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type
 import type * as Compactor from "../../Compactor.ts"
 import type { Message } from "../../Message.ts"
 import * as Redactor from "../../Redactor.ts"
-import type { RunOptions, RunResult } from "../../Session.ts"
+import type { RunOptions, RunResult } from "./Run.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"

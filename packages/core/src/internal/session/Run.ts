@@ -1,14 +1,17 @@
 /**
- * Run — one queued or running run of a session, and what a run's steps publish through.
+ * Run — one queued or running run of a session, what a run's steps publish through, and what a
+ * `Session.run` takes and gives back (Session re-exports `RunOptions` and `RunResult`; they live
+ * here so the actor names them without importing Session back).
  *
  * A run is a plain record (its caller waits on `done`, its stream reads `sink`); the `Actor`
  * queues, serves and settles it, the `Conversation` drives it.
  */
 import type { Deferred, Effect } from "effect"
-import type { RunOptions, RunResult } from "../../Session.ts"
 import type { RunError } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
+import type { Message } from "../../Message.ts"
+import type * as Model from "../../Model.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -27,4 +30,29 @@ export interface Publisher {
    * between runs (no run) to the observers, with an empty run id.
    */
   readonly publish: (run: Run | undefined, payload: SessionEvent.Payload, wait?: boolean) => Effect.Effect<void>
+}
+
+/** @since 0.1.0 @category models */
+export interface RunOptions {
+  /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
+  readonly modelOptions?: Model.Options | undefined
+}
+
+/**
+ * What a completed run produced.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunResult {
+  /** The final reply's text. */
+  readonly text: string
+  /** Why the model ended its final reply. */
+  readonly finishReason: Model.FinishReason
+  /** Tokens of all the run's model requests, summed. */
+  readonly usage: Model.Usage
+  /** Model requests the run made. */
+  readonly turns: number
+  /** What the run added to the history after the prompt: replies and tool results, in order. */
+  readonly messages: ReadonlyArray<Message>
 }

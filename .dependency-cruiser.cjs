@@ -1,0 +1,66 @@
+/**
+ * The shape of the packages (issue 21, ADR 0047), checked by test/dependencies.test.ts over every
+ * package's src/: no import cycles; core imports no Node module and no other Condukt package; only
+ * the providers package knows wire formats, and only the Node host's composition root, cli and
+ * workflows import it; nothing but cli imports workflows or cli.
+ */
+/** @type {import("dependency-cruiser").IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "An import cycle: modules that cannot be understood, tested or loaded one at a time.",
+      severity: "error",
+      from: { path: "^packages/[^/]+/src/" },
+      to: { circular: true }
+    },
+    {
+      name: "core-no-node",
+      comment: "@condukt/core runs on any runtime Effect runs on: no Node built-in module.",
+      severity: "error",
+      from: { path: "^packages/core/src/" },
+      to: { dependencyTypes: ["core"] }
+    },
+    {
+      name: "core-no-platform-node",
+      comment: "@condukt/core runs on any runtime Effect runs on: no @effect/platform-node.",
+      severity: "error",
+      from: { path: "^packages/core/src/" },
+      to: { path: "(^|/)node_modules/@effect/platform-node/" }
+    },
+    {
+      name: "core-no-other-package",
+      comment: "@condukt/core is the bottom floor: it imports no host, provider, MCP, workflow, CLI, sandbox or testing package.",
+      severity: "error",
+      from: { path: "^packages/core/src/" },
+      to: { path: "^packages/(?!core/)[^/]+/" }
+    },
+    {
+      name: "providers-only-from-the-root",
+      comment: "Only @condukt/providers knows wire formats; only the Node composition root, cli and workflows name it.",
+      severity: "error",
+      from: { path: "^packages/", pathNot: ["^packages/(providers|cli|workflows)/", "^packages/node/src/Condukt[.]ts$"] },
+      to: { path: "^packages/providers/" }
+    },
+    {
+      name: "workflows-only-from-cli",
+      comment: "Nothing but the CLI imports @condukt/workflows.",
+      severity: "error",
+      from: { path: "^packages/", pathNot: "^packages/(workflows|cli)/" },
+      to: { path: "^packages/workflows/" }
+    },
+    {
+      name: "cli-from-nothing",
+      comment: "Nothing imports @condukt/cli.",
+      severity: "error",
+      from: { path: "^packages/", pathNot: "^packages/cli/" },
+      to: { path: "^packages/cli/" }
+    }
+  ],
+  options: {
+    parser: "swc",
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "(^|/)(dist|test)/" },
+    enhancedResolveOptions: { exportsFields: ["exports"], conditionNames: ["import", "default"], extensions: [".ts", ".js"] }
+  }
+}

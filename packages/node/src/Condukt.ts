@@ -1,0 +1,112 @@
+/**
+ * Condukt — the composition root: the default layer and one-shot runs.
+ *
+ * `layer` chooses the Node defaults once (the host services, one process budget for the whole
+ * program, a LocalSandbox at the process's working directory for sessions that name no sandbox,
+ * every model provider over one undici HTTP client). `run` and `stream` start an
+ * anonymous, transient session for one prompt and stop it afterwards, releasing everything it owned.
+ */
+import { NodeFileSystem, NodeHttpClient, NodePath } from "@effect/platform-node"
+import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
+import * as Agent from "@condukt/core/Agent"
+import * as Model from "@condukt/core/Model"
+import * as ProcessBudget from "@condukt/core/ProcessBudget"
+import type * as ProcessRunner from "@condukt/core/ProcessRunner"
+import * as NodeProcessRunner from "./processRunner/Node.ts"
+import * as Anthropic from "@condukt/providers/Anthropic"
+import * as Google from "@condukt/providers/Google"
+import * as OpenAi from "@condukt/providers/OpenAi"
+import * as OpenAiResponses from "@condukt/providers/OpenAiResponses"
+import * as LocalSandbox from "./sandbox/Local.ts"
+import * as Session from "@condukt/core/Session"
+import type * as SessionEvent from "@condukt/core/SessionEvent"
+import type * as Tool from "@condukt/core/Tool"
+import type * as ToolSource from "@condukt/core/ToolSource"
+
+/** What LocalSandbox, Tools.Command, 1Password and stdio MCP need from the host, the process budget built once for the program. */
+type Host = FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget | ProcessRunner.ProcessRunner
+
+const host: Layer.Layer<Host> = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, ProcessBudget.layer(), NodeProcessRunner.layer)
+
+// The default sandbox is a layer each session builds on its own; it gets the program's host
+// services (one process budget for every session), so it needs nothing more.
+const defaultSandbox = Layer.effect(
+  Session.DefaultSandbox,
+  Effect.map(Effect.context<Host>(), (services) => LocalSandbox.layer().pipe(Layer.provide(Layer.succeedContext(services))))
+)
+
+// Every provider, each reading its key and base URL from the environment when a model is first
+// resolved: a program without a key for a provider it never uses starts fine. They rank as
+// defaults, so a provider layer the program provides itself wins, inside or around this one.
+const providers: Layer.Layer<Model.Providers> = Model.layerDefaults(
+  Layer.mergeAll(OpenAi.layerPresets, OpenAi.layer(), OpenAiResponses.layer(), Anthropic.layer(), Google.layer())
+).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/**
+ * The defaults for Node programs: the Node filesystem and paths, the program's process budget
+ * (`ProcessBudget.DEFAULT_PER_CORE` per core) and process runner (`NodeProcessRunner`), a LocalSandbox at the cwd for sessions without
+ * a sandbox, and every model provider (`anthropic:…`, `openai:…`, `openai-responses:…`, `google:…` and the OpenAI-compatible presets, keys
+ * and base URLs from the environment).
+ * `LocalSandbox.layer(...)` and `Tools.Command(...)` need nothing else.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Host | Model.Providers> = Layer.merge(defaultSandbox.pipe(Layer.provideMerge(host)), providers)
+
+/**
+ * A one-shot run: the agent's fields, the session's start options and the run's own; `RIn` is what
+ * the `sandbox` layer needs.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, Session.RunOptions {
+  readonly model: string
+  readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
+  readonly system?: string | undefined
+  /** MCP servers (from `@condukt/mcp`) this run's session starts and stops. */
+  readonly mcpServers?: ReadonlyArray<ToolSource.ToolSource<R>> | undefined
+  /** Names the anonymous agent in events and traces (default `anonymous`). */
+  readonly name?: string | undefined
+}
+
+const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
+  Agent.make<R>({
+    name: options.name ?? "anonymous",
+    model: options.model,
+    system: options.system,
+    tools: options.tools,
+    mcpServers: options.mcpServers
+  })
+
+const transient = <R, RIn>(
+  options: RunOptions<R, RIn>
+): Effect.Effect<Session.Session, Session.StartError, R | RIn | Scope.Scope> =>
+  Session.start(anonymous(options), options)
+
+/**
+ * Runs one prompt on a fresh session and returns its result.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = <R = never, RIn = never>(
+  prompt: string,
+  options: RunOptions<R, RIn>
+): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn> =>
+  Effect.scoped(Effect.flatMap(transient(options), (session) => session.run(prompt, options))).pipe(
+    Effect.withSpan("Condukt.run")
+  )
+
+/**
+ * Streams the events of one prompt on a fresh session; the session ends with the stream.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const stream = <R = never, RIn = never>(
+  prompt: string,
+  options: RunOptions<R, RIn>
+): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.StartError, R | RIn> =>
+  Stream.unwrap(Effect.map(transient(options), (session) => session.stream(prompt, options)))

@@ -1,0 +1,5 @@
+export * as Condukt from "./Condukt.ts"
+export * as DiskSessionStore from "./sessionStore/Disk.ts"
+export * as LocalSandbox from "./sandbox/Local.ts"
+export * as NodeProcessRunner from "./processRunner/Node.ts"
+export * as SqliteSessionStore from "./sessionStore/Sqlite.ts"

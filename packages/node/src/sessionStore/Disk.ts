@@ -1,0 +1,395 @@
+/**
+ * DiskSessionStore — session snapshots as files in one directory, exported as `DiskSessionStore`.
+ *
+ * A session `s` has a snapshot file `s.json` and an append log `s.log`. A save that only adds
+ * messages (a turn) appends one JSON line to the log and fsyncs it, so its cost follows the turn,
+ * not the history; when the log has grown past the snapshot (and past `MIN_REWRITE_BYTES`), or
+ * the history was rewritten (a compaction), the save writes a new snapshot file instead: a temp
+ * file, fsync, rename, fsync of the directory, then the log is removed. The snapshot file names
+ * a generation and each log line carries the generation it extends, so a crash between the rename
+ * and the log's removal leaves lines a load skips. A log line without its newline is an append a
+ * crash cut short: it never completed, so a load ignores it (and the next save rewrites).
+ *
+ * Session ids become file names, so the store refuses any id that could leave its directory or
+ * is not a plain name (`InvalidSessionId`). A file that is not a snapshot fails the load with
+ * `Corrupt` naming it (and its line, for the log); nothing is ever overwritten by a load, and a
+ * session refused at start writes nothing.
+ *
+ * Several processes may hold the same session: a save first takes the session's lock file `s.lock`
+ * (created exclusively; a lock another save holds is waited for, 20 ms apart, `BUSY_RETRIES`
+ * times; one older than `STALE_LOCK_MS`, left by a process that died mid-save, is removed), then
+ * checks that the files are still what this store last loaded or saved (the snapshot file's
+ * generation and the log's length in bytes). If another writer saved since, the save fails with
+ * `Conflict` and writes nothing. A load takes no lock: a save never makes a half-written state
+ * visible to it.
+ */
+import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
+import * as uuid7 from "@condukt/core/internal/uuid7"
+import { Message } from "@condukt/core/Message"
+import {
+  Conflict,
+  Corrupt,
+  InvalidSessionId,
+  type SaveOptions,
+  SessionStore,
+  SessionStoreError,
+  type Service,
+  Unavailable
+} from "@condukt/core/SessionStore"
+import * as Snapshot from "@condukt/core/Snapshot"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The directory holding the sessions' files; created on the first save. */
+  readonly dir: string
+}
+
+/** The longest session id the store takes (a UUID has 36 characters). */
+export const MAX_SESSION_ID_LENGTH = 128
+
+/** Below this size a log is never folded into the snapshot file: small rewrites are not worth it. */
+export const MIN_REWRITE_BYTES = 64 * 1024
+
+/** How often a save retries a session's lock file another save holds, 20 ms apart. */
+export const BUSY_RETRIES = 100
+
+/**
+ * A lock file older than this was left by a process that died mid-save (a save holds it for the
+ * time of one write and fsync), and is removed.
+ */
+export const STALE_LOCK_MS = 30_000
+
+const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
+
+/** The snapshot file's first bytes hold its generation: `{"generation":"<uuid7>",…`. */
+const HEAD_BYTES = 64
+const HEAD = /^\{"generation":"([^"]*)"/
+
+const Wrapper = Schema.Struct({ generation: Schema.String, snapshot: Schema.Unknown })
+
+const LogEntry = Schema.Struct({
+  generation: Schema.String,
+  /** The index of the first message this line adds. */
+  from: Schema.Int,
+  messages: Schema.Array(Message),
+  assigns: Schema.Record(Schema.String, Schema.Unknown),
+  updatedAt: Schema.Int
+})
+
+/** What this store last wrote for a session, so the next save can append. */
+interface Written {
+  readonly generation: string
+  readonly snapshotBytes: number
+  logBytes: number
+  length: number
+}
+
+/**
+ * What a session's files are, as far as a concurrent writer matters: the snapshot file's
+ * generation and the log's length in bytes, or `absent` when there is no snapshot file.
+ */
+type Revision = { readonly generation: string; readonly logBytes: number } | "absent"
+
+const sameRevision = (a: Revision, b: Revision) =>
+  a === "absent" || b === "absent" ? a === b : a.generation === b.generation && a.logBytes === b.logBytes
+
+/** What changed between the revision a store expected and the one it found, for `Conflict`. */
+const changed = (expected: Revision, found: Revision, files: { readonly snapshot: string; readonly log: string }): string => {
+  if (found === "absent") return `${files.snapshot} was removed`
+  if (expected === "absent") return `${files.snapshot} was created`
+  if (found.generation !== expected.generation) return `${files.snapshot} was rewritten`
+  return `${files.log} has ${found.logBytes} bytes, ${expected.logBytes} when last loaded or saved here`
+}
+
+const encoder = new TextEncoder()
+const decoder = new TextDecoder()
+
+/**
+ * The id, or why it cannot name a file.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const checkSessionId = (id: string): InvalidSessionId | undefined => {
+  if (id.length === 0) return new InvalidSessionId({ description: "it is empty" })
+  if (id.length > MAX_SESSION_ID_LENGTH) {
+    return new InvalidSessionId({ description: `it has ${id.length} characters, more than ${MAX_SESSION_ID_LENGTH}` })
+  }
+  if (!SAFE_ID.test(id)) {
+    return new InvalidSessionId({
+      description: "only letters, digits, '.', '_' and '-' are allowed, and it must not start with '.'"
+    })
+  }
+  return undefined
+}
+
+const describe = (error: PlatformError.PlatformError): string => {
+  const cause = error.reason.cause
+  return cause instanceof Error ? cause.message : error.message
+}
+
+/**
+ * A store in `options.dir`, using the provided FileSystem and Path.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("DiskSessionStore.make")(function*(options: Options) {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const dir = path.resolve(options.dir)
+  const written = new Map<string, Written>()
+  /** The revision this store last loaded or saved per session; a session it never saw is not checked. */
+  const expected = new Map<string, Revision>()
+
+  const files = (id: string) => ({
+    snapshot: path.join(dir, `${id}.json`),
+    log: path.join(dir, `${id}.log`),
+    lock: path.join(dir, `${id}.lock`)
+  })
+
+  const fail = (method: SessionStoreError["method"], sessionId: string, location: string) =>
+  (reason: SessionStoreError["reason"], cause?: unknown) =>
+    new SessionStoreError({ method, sessionId, location, reason, ...(cause === undefined ? {} : { cause }) })
+
+  const unavailable = (method: SessionStoreError["method"], sessionId: string, location: string) =>
+    Effect.mapError((error: PlatformError.PlatformError) =>
+      fail(method, sessionId, location)(new Unavailable({ description: describe(error) }), error)
+    )
+
+  const validId = (method: SessionStoreError["method"], id: string) => {
+    const invalid = checkSessionId(id)
+    return invalid === undefined ? Effect.void : Effect.fail(fail(method, id, dir)(invalid))
+  }
+
+  /** The file's bytes, `undefined` when there is none. */
+  const readIfExists = (file: string, id: string) =>
+    fs.readFile(file).pipe(
+      Effect.map((bytes): Uint8Array | undefined => bytes),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(undefined)),
+      unavailable("load", id, file)
+    )
+
+  /** The session's revision on disk: the snapshot file's head and the log's size. */
+  const revisionOf = (method: SessionStoreError["method"], id: string) => {
+    const { log, snapshot: file } = files(id)
+    const head = Effect.scoped(Effect.flatMap(fs.open(file, { flag: "r" }), (handle) => handle.readAlloc(HEAD_BYTES))).pipe(
+      Effect.map(Option.map((bytes) => HEAD.exec(decoder.decode(bytes))?.[1] ?? "")),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(Option.none<string>())),
+      unavailable(method, id, file)
+    )
+    const logBytes = fs.stat(log).pipe(
+      Effect.map((info) => Number(info.size)),
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed(0)),
+      unavailable(method, id, log)
+    )
+    return Effect.flatMap(head, (generation): Effect.Effect<Revision, SessionStoreError> =>
+      Option.isNone(generation)
+        ? Effect.succeed("absent")
+        : Effect.map(logBytes, (size) => ({ generation: generation.value, logBytes: size })))
+  }
+
+  /** Creates the lock file, or tells that it exists (after removing it when it is stale). */
+  const tryLock = (method: SessionStoreError["method"], id: string): Effect.Effect<boolean, SessionStoreError> => {
+    const { lock } = files(id)
+    const create = fs.writeFile(lock, new Uint8Array(0), { flag: "wx" })
+    const breakIfStale = Effect.gen(function*() {
+      const info = yield* fs.stat(lock)
+      const now = yield* Clock.currentTimeMillis
+      if (Option.isSome(info.mtime) && now - info.mtime.value.getTime() > STALE_LOCK_MS) yield* fs.remove(lock, { force: true })
+    }).pipe(Effect.ignore)
+    return create.pipe(
+      // The store's directory is made on the first save.
+      Effect.catchReason("PlatformError", "NotFound", () => Effect.andThen(fs.makeDirectory(dir, { recursive: true }), create)),
+      Effect.as(true),
+      Effect.catchReason("PlatformError", "AlreadyExists", () => Effect.as(breakIfStale, false)),
+      unavailable(method, id, lock)
+    )
+  }
+
+  const lockFor = (method: SessionStoreError["method"], id: string, attempt = 0): Effect.Effect<void, SessionStoreError> =>
+    Effect.flatMap(tryLock(method, id), (locked) => {
+      if (locked) return Effect.void
+      if (attempt >= BUSY_RETRIES) {
+        const description = `another save of this session holds ${files(id).lock}; if no process is saving it, remove the file`
+        return Effect.fail(fail(method, id, files(id).lock)(new Unavailable({ description })))
+      }
+      return Effect.andThen(Effect.sleep("20 millis"), lockFor(method, id, attempt + 1))
+    })
+
+  /** Runs `f` holding the session's lock file. */
+  const locked = <A>(method: SessionStoreError["method"], id: string, f: Effect.Effect<A, SessionStoreError>) =>
+    Effect.acquireUseRelease(lockFor(method, id), () => f, () => Effect.ignore(fs.remove(files(id).lock)))
+
+  /**
+   * After a write that failed under the lock, what is on disk is this store's own doing: the
+   * expected revision becomes what is there (unknown, when even that cannot be read).
+   */
+  const afterFailedWrite = (method: SessionStoreError["method"], id: string) =>
+    revisionOf(method, id).pipe(
+      Effect.tap((found) => Effect.sync(() => expected.set(id, found))),
+      Effect.catch(() => Effect.sync(() => expected.delete(id)))
+    )
+
+  /** Writes `bytes` to `file` and waits until they are on the disk. */
+  const writeSynced = (file: string, bytes: Uint8Array, flag: "w" | "a") =>
+    Effect.scoped(Effect.gen(function*() {
+      const handle = yield* fs.open(file, { flag })
+      yield* handle.writeAll(bytes)
+      yield* handle.sync
+    }))
+
+  const syncDirectory = Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (handle) => handle.sync))
+
+  /** The value as JSON bytes; a value JSON cannot hold (a BigInt, a cycle in the assigns) is refused. */
+  const encode = (value: unknown, id: string, location: string, suffix = "") =>
+    Effect.try({
+      try: () => encoder.encode(`${JSON.stringify(value)}${suffix}`),
+      catch: (cause) =>
+        fail("save", id, location)(new Corrupt({ description: `it cannot be written as JSON: ${cause instanceof Error ? cause.message.replace(/\s*\n\s*/g, " ") : "unknown value"}` }), cause)
+    })
+
+  const parse = (text: string, location: string, id: string) =>
+    Effect.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (cause) => fail("load", id, location)(new Corrupt({ description: cause instanceof Error ? cause.message : "invalid JSON" }))
+    })
+
+  const load = Effect.fn("DiskSessionStore.load")(function*(id: string) {
+    yield* validId("load", id)
+    // Until a load succeeds, this store knows nothing of what is on disk.
+    expected.delete(id)
+    const { log, snapshot: file } = files(id)
+    const bytes = yield* readIfExists(file, id)
+    if (bytes === undefined) {
+      expected.set(id, "absent")
+      return Option.none()
+    }
+    const text = decoder.decode(bytes)
+    const corrupt = fail("load", id, file)
+    const wrapper = Schema.decodeUnknownResult(Wrapper)(yield* parse(text, file, id))
+    if (Result.isFailure(wrapper)) return yield* corrupt(new Corrupt({ description: "expected { generation, snapshot }" }))
+    const base = Snapshot.decode(wrapper.success.snapshot, id)
+    if (Result.isFailure(base)) return yield* corrupt(base.failure)
+    const generation = wrapper.success.generation
+    const messages = [...base.success.messages]
+    let { assigns, updatedAt } = base.success
+    const logBytes = (yield* readIfExists(log, id)) ?? new Uint8Array(0)
+    const logText = decoder.decode(logBytes)
+    const lines = logText.split("\n")
+    // The text after the last newline is an append that never completed.
+    const torn = lines.pop() !== ""
+    for (let i = 0; i < lines.length; i++) {
+      const at = `${log}:${i + 1}`
+      const entry = Schema.decodeUnknownResult(LogEntry)(yield* parse(lines[i]!, at, id))
+      if (Result.isFailure(entry)) return yield* fail("load", id, at)(new Corrupt({ description: entry.failure.message.replace(/\s*\n\s*/g, " ") }))
+      if (entry.success.generation !== generation) continue
+      if (entry.success.from !== messages.length) {
+        return yield* fail("load", id, at)(
+          new Corrupt({ description: `the line adds messages from ${entry.success.from}, but the history has ${messages.length}` })
+        )
+      }
+      messages.push(...entry.success.messages)
+      assigns = entry.success.assigns
+      updatedAt = entry.success.updatedAt
+    }
+    // After a torn append the log must not grow: the next save rewrites.
+    if (torn) written.delete(id)
+    else written.set(id, { generation, snapshotBytes: bytes.length, logBytes: logBytes.length, length: messages.length })
+    expected.set(id, { generation, logBytes: logBytes.length })
+    return Option.some({ ...base.success, messages, assigns, updatedAt })
+  })
+
+  const append = (id: string, snapshot: Snapshot.Snapshot, appended: number, last: Written, logBytes: number) => {
+    const { log } = files(id)
+    const line = {
+      generation: last.generation,
+      from: last.length,
+      messages: snapshot.messages.slice(snapshot.messages.length - appended),
+      assigns: snapshot.assigns,
+      updatedAt: snapshot.updatedAt
+    }
+    // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
+    return Effect.flatMap(encode(line, id, log, "\n"), (bytes) =>
+      writeSynced(log, bytes, "a").pipe(
+        unavailable("save", id, log),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            last.logBytes += bytes.length
+            last.length = snapshot.messages.length
+            expected.set(id, { generation: last.generation, logBytes: logBytes + bytes.length })
+          })
+        )
+      ))
+  }
+
+  const rewrite = (id: string, snapshot: Snapshot.Snapshot) =>
+    Effect.gen(function*() {
+      const { log, snapshot: file } = files(id)
+      const generation = yield* uuid7.make
+      const bytes = yield* encode({ generation, snapshot }, id, file)
+      const temp = `${file}.tmp`
+      yield* writeSynced(temp, bytes, "w").pipe(
+        unavailable("save", id, temp),
+        Effect.tapError(() => Effect.ignore(fs.remove(temp, { force: true })))
+      )
+      yield* fs.rename(temp, file).pipe(unavailable("save", id, file))
+      yield* syncDirectory.pipe(unavailable("save", id, dir))
+      // Lines of the previous generation would be skipped anyway; removing them keeps loads short.
+      yield* fs.remove(log, { force: true }).pipe(unavailable("save", id, log))
+      written.set(id, { generation, snapshotBytes: bytes.length, logBytes: 0, length: snapshot.messages.length })
+      expected.set(id, { generation, logBytes: 0 })
+    })
+
+  /** Fails with `Conflict` when another writer saved the session since this store last saw it. */
+  const checkRevision = (id: string) =>
+    Effect.flatMap(revisionOf("save", id), (found) => {
+      const want = expected.get(id)
+      if (want === undefined || sameRevision(want, found)) return Effect.succeed(found)
+      return Effect.fail(fail("save", id, files(id).snapshot)(new Conflict({ description: changed(want, found, files(id)) })))
+    })
+
+  const save = Effect.fn("DiskSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
+    const id = snapshot.id
+    yield* validId("save", id)
+    yield* locked("save", id, Effect.gen(function*() {
+      const found = yield* checkRevision(id)
+      const last = written.get(id)
+      const appended = saveOptions?.appended
+      const canAppend = appended !== undefined && last !== undefined && found !== "absent" &&
+        found.generation === last.generation &&
+        last.length === snapshot.messages.length - appended &&
+        last.logBytes <= Math.max(last.snapshotBytes, MIN_REWRITE_BYTES)
+      // Until a save succeeds, what is on disk is unknown: the next save starts from a rewrite.
+      written.delete(id)
+      if (canAppend) {
+        yield* Effect.tapError(append(id, snapshot, appended, last, found.logBytes), () => afterFailedWrite("save", id))
+        written.set(id, last)
+      } else {
+        yield* Effect.tapError(rewrite(id, snapshot), () => afterFailedWrite("save", id))
+      }
+    }))
+  })
+
+  const clear = Effect.fn("DiskSessionStore.clear")(function*(id: string) {
+    yield* validId("clear", id)
+    written.delete(id)
+    const { log, snapshot: file } = files(id)
+    yield* locked("clear", id, Effect.gen(function*() {
+      yield* fs.remove(file, { force: true }).pipe(unavailable("clear", id, file))
+      yield* fs.remove(log, { force: true }).pipe(unavailable("clear", id, log))
+      expected.set(id, "absent")
+    }).pipe(Effect.tapError(() => afterFailedWrite("clear", id))))
+  })
+
+  return SessionStore.of({ load, save, clear } satisfies Service)
+})
+
+/**
+ * A `SessionStore` keeping each session in files under `options.dir`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<SessionStore, never, FileSystem.FileSystem | Path.Path> =>
+  Layer.effect(SessionStore, make(options))

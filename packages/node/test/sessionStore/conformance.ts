@@ -1,0 +1,114 @@
+/**
+ * What every SessionStore backend must do, as one suite each backend's test file runs: saves that
+ * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None.
+ */
+import { assert, it } from "@effect/vitest"
+import { Effect, Exit, Option } from "effect"
+import { execFileSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as Message from "@condukt/core/Message"
+import type * as SessionStore from "@condukt/core/SessionStore"
+import * as Snapshot from "@condukt/core/Snapshot"
+
+/** A fresh directory, removed with the scope. */
+export const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-store-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/**
+ * Makes `dir` read-only for this process until the scope closes. Root ignores permission bits, so
+ * as root the directory is also made immutable.
+ */
+export const readOnly = (dir: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      fs.chmodSync(dir, 0o555)
+      if (process.getuid?.() === 0) execFileSync("chattr", ["+i", dir])
+    }),
+    () =>
+      Effect.sync(() => {
+        if (process.getuid?.() === 0) execFileSync("chattr", ["-i", dir])
+        fs.chmodSync(dir, 0o755)
+      })
+  )
+
+/** The store error an effect fails with (it must fail). */
+export const storeError = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
+  Effect.map(Effect.exit(effect), (exit) => {
+    assert.isTrue(Exit.isFailure(exit))
+    return Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
+  })
+
+/** A turn: a prompt, a call, its result, a reply. */
+export const turn = (n: number): ReadonlyArray<Message.Message> => [
+  Message.user(`prompt ${n}`),
+  Message.assistant([Message.toolCallPart({ id: `call_${n}`, name: "echo", input: { text: `t${n}` } })]),
+  Message.toolResult({ callId: `call_${n}`, name: "echo", content: `t${n}`, isError: false }),
+  Message.assistant([Message.textPart(`reply ${n}`)])
+]
+
+export const snapshot = (id: string, turns: number, fields: Partial<Snapshot.Snapshot> = {}): Snapshot.Snapshot =>
+  Snapshot.make({
+    id,
+    agent: "coder",
+    model: "test:scripted",
+    system: "You fix tests.",
+    messages: Array.from({ length: turns }, (_, i) => turn(i + 1)).flat(),
+    assigns: { turns },
+    createdAt: 1_000,
+    updatedAt: 1_000 + turns,
+    ...fields
+  })
+
+/** Runs the suite against the store `use` gives (a fresh one per test). */
+export const conformance = (
+  use: <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) => Effect.Effect<A, E | SessionStore.SessionStoreError>
+) => {
+  it.live("an id never saved loads as none", () =>
+    use((store) => Effect.map(store.load("nobody"), (loaded) => assert.isTrue(Option.isNone(loaded)))))
+
+  it.live("a first save, then turns appended one by one, load back as the last snapshot", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        for (let turns = 2; turns <= 5; turns++) yield* store.save(snapshot("s1", turns), { appended: 4 })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 5)))
+      })
+    ))
+
+  it.live("a save that rewrites (a compaction) replaces the appended history", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        yield* store.save(snapshot("s1", 3), { appended: 8 })
+        const compacted = Snapshot.make({ ...snapshot("s1", 3), messages: turn(3) })
+        yield* store.save(compacted)
+        yield* store.save({ ...compacted, messages: [...turn(3), ...turn(4)] }, { appended: 4 })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some({ ...compacted, messages: [...turn(3), ...turn(4)] }))
+      })
+    ))
+
+  it.live("a save of assigns alone (no new message) is kept", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        yield* store.save({ ...snapshot("s1", 1), assigns: { ticket: "ENG-1" }, updatedAt: 5_000 }, { appended: 0 })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some({ ...snapshot("s1", 1), assigns: { ticket: "ENG-1" }, updatedAt: 5_000 }))
+      })
+    ))
+
+  it.live("sessions are kept apart, and clear forgets one (twice is fine)", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("a", 1))
+        yield* store.save(snapshot("b", 2))
+        yield* store.clear("a")
+        yield* store.clear("a")
+        assert.isTrue(Option.isNone(yield* store.load("a")))
+        assert.deepStrictEqual(yield* store.load("b"), Option.some(snapshot("b", 2)))
+      })
+    ))
+}

@@ -1,0 +1,6 @@
+export * as Anthropic from "./Anthropic.ts"
+export * as EffectAi from "./EffectAi.ts"
+export * as Google from "./Google.ts"
+export * as OpenAi from "./OpenAi.ts"
+export * as OpenAiResponses from "./OpenAiResponses.ts"
+export * as Provider from "./Provider.ts"
