@@ -25,7 +25,7 @@ export interface Secret<out R = never> {
   readonly _tag: "Secret"
   /** Names the source in errors: `env GITHUB_TOKEN`, `1Password`, `static`, `custom`. */
   readonly source: string
-  readonly resolve: Effect.Effect<Redacted.Redacted<string>, SecretUnavailable, R>
+  readonly resolve: Effect.Effect<Redacted.Redacted<string>, SecretError, R>
 }
 
 /** Secrets by the environment variable name their value gets. */
@@ -45,7 +45,12 @@ export interface OnePasswordOptions {
 // Errors
 // ---------------------------------------------------------------------------------------------
 
-/** A source could not give its value; `description` says why and never holds the value. */
+/**
+ * A source could not give its value; `description` says why and never holds the value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class SecretUnavailable extends Schema.TaggedError<SecretUnavailable>()("SecretUnavailable", {
   description: Schema.String
 }) {
@@ -69,11 +74,29 @@ export class SecretsInitFailed extends Schema.TaggedError<SecretsInitFailed>()("
   }
 }
 
+/** @since 0.1.0 @category errors */
+export const Reason = Schema.Union([SecretUnavailable, SecretsInitFailed])
+export type Reason = typeof Reason.Type
+
+/**
+ * The one error of the Secret seam: a source could not give its value (`SecretUnavailable`), or a
+ * session's secret could not be resolved (`SecretsInitFailed`). Its `message` is the reason's
+ * sentence, which never holds a value.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SecretError extends Schema.TaggedError<SecretError>()("SecretError", { reason: Reason }) {
+  override get message() {
+    return this.reason.message
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const unavailable = (description: string) => new SecretUnavailable({ description })
+const unavailable = (description: string) => new SecretError({ reason: new SecretUnavailable({ description }) })
 
 /**
  * The value of an environment variable (read through Effect's `ConfigProvider`, so tests can
@@ -194,31 +217,34 @@ export const isOrdinaryVariable = (name: string): boolean => ORDINARY_VARIABLES.
 // Resolution
 // ---------------------------------------------------------------------------------------------
 
+const initFailed = (name: string, description: string) =>
+  new SecretError({ reason: new SecretsInitFailed({ name, description }) })
+
 /** Names a process environment can carry, as POSIX shells accept them. */
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 /**
  * Resolves every secret concurrently; the first failure interrupts the others (their processes
- * die) and fails with `SecretsInitFailed` naming the secret.
+ * die) and fails with a `SecretError` whose reason, `SecretsInitFailed`, names the secret.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const resolveAll = <R>(
   secrets: Secrets<R>
-): Effect.Effect<Readonly<Record<string, Redacted.Redacted<string>>>, SecretsInitFailed, R> =>
+): Effect.Effect<Readonly<Record<string, Redacted.Redacted<string>>>, SecretError, R> =>
   Effect.gen(function*() {
     const entries = Object.entries(secrets)
     const invalid = entries.find(([name]) => !envName.test(name))
     if (invalid !== undefined) {
-      return yield* new SecretsInitFailed({
-        name: invalid[0],
-        description: "the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
-      })
+      return yield* initFailed(
+        invalid[0],
+        "the name must be a valid environment variable name (letters, digits and _, not starting with a digit)"
+      )
     }
     const values = yield* Effect.forEach(
       entries,
-      ([name, secret]) => Effect.mapError(secret.resolve, (error) => new SecretsInitFailed({ name, description: error.description })),
+      ([name, secret]) => Effect.mapError(secret.resolve, (error) => initFailed(name, error.reason.description)),
       { concurrency: "unbounded" }
     )
     return Object.fromEntries(entries.map(([name], i) => [name, values[i]!]))

@@ -80,6 +80,6 @@ export type StartError =
   | SandboxInitFailed
   | Model.ModelError
   | Executor.DuplicateToolName
-  | Secret.SecretsInitFailed
+  | Secret.SecretError
   | McpStartFailed
   | SessionStoreError

@@ -36,8 +36,7 @@ export type Options = Pick<Supervisor.Options, "maxRestarts" | "period">
 /** Why a session could not be started in the registry. */
 export type StartError =
   | Session.StartError
-  | Supervisor.DuplicateChild
-  | Supervisor.SupervisorStopped
+  | Supervisor.SupervisorError
 
 /** @since 0.1.0 @category models */
 export interface Service {
@@ -64,7 +63,7 @@ export class Sessions extends Context.Service<Sessions, Service>()("@condukt/cor
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.InvalidOptions, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.SupervisorError, Scope.Scope> =>
   Effect.gen(function*() {
     const intensity = { maxRestarts: options.maxRestarts, period: options.period, strategy: "one_for_one" as const }
     // Checked once, here: every restartable session's supervisor is made with these options.
@@ -137,8 +136,10 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.I
 
     const startAs = <R>(agent: Agent<R>, startOptions: StartOptions, id: string): Effect.Effect<Session.Session, StartError, R> =>
       Effect.suspend(() => {
-        if (closed) return Effect.fail(new Supervisor.SupervisorStopped({ childId: id, ending: "Closed" }))
-        if (registry.has(id) || starting.has(id) || supervised.has(id)) return Effect.fail(new Supervisor.DuplicateChild({ id }))
+        if (closed) return Effect.fail(new Supervisor.SupervisorError({ reason: new Supervisor.SupervisorStopped({ childId: id, ending: "Closed" }) }))
+        if (registry.has(id) || starting.has(id) || supervised.has(id)) {
+          return Effect.fail(new Supervisor.SupervisorError({ reason: new Supervisor.DuplicateChild({ id }) }))
+        }
         const restart = startOptions.restart ?? "temporary"
         starting.add(id)
         const starts = restart === "temporary"

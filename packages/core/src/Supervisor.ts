@@ -8,6 +8,7 @@
  * just the child, `one_for_all` every child, `rest_for_one` the child and those started after it
  * (stopped in reverse order, started in order). More than `maxRestarts` restarts within `period`
  * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides.
+ * Every failure of the supervisor is a `SupervisorError`, its `reason` one of these facts.
  * With `autoShutdown`, significant children ending on their own end the supervisor, as in OTP.
  * Closing the supervisor's scope stops its children in reverse start order, a restarted child
  * keeping its place, as OTP does. A supervisor that has ended refuses new children.
@@ -67,14 +68,15 @@ export interface ChildInfo {
 export interface Supervisor {
   /**
    * Starts and adds a child; its start error is returned and the child is not added. A supervisor
-   * that has ended (gave up, shut down, or its scope closed) refuses with `SupervisorStopped`.
+   * that has ended (gave up, shut down, or its scope closed) refuses with `SupervisorStopped`
+   * (the reason of a `SupervisorError`), a taken id with `DuplicateChild`.
    */
-  readonly startChild: <A, E, R>(spec: ChildSpec<A, E, R>) => Effect.Effect<A, E | DuplicateChild | SupervisorStopped, R>
+  readonly startChild: <A, E, R>(spec: ChildSpec<A, E, R>) => Effect.Effect<A, E | SupervisorError, R>
   /** Stops a child and removes it; unknown ids are ignored. */
   readonly terminateChild: (id: string) => Effect.Effect<void>
   readonly children: Effect.Effect<ReadonlyArray<ChildInfo>>
   /** Waits for the supervisor to end: succeeds on an auto shutdown, fails when it gives up. */
-  readonly join: Effect.Effect<void, RestartIntensityExceeded>
+  readonly join: Effect.Effect<void, SupervisorError>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,6 +130,24 @@ export class DuplicateChild extends Schema.TaggedError<DuplicateChild>()("Duplic
   }
 }
 
+/** @since 0.1.0 @category errors */
+export const Reason = Schema.Union([RestartIntensityExceeded, SupervisorStopped, InvalidOptions, DuplicateChild])
+export type Reason = typeof Reason.Type
+
+/**
+ * The one error of the supervisor: it gave up (`RestartIntensityExceeded`), it refused a child
+ * (`SupervisorStopped`, `DuplicateChild`), or `make` was given options it cannot honour
+ * (`InvalidOptions`). Its `message` is the reason's sentence; `Effect.catchReason` matches one.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SupervisorError extends Schema.TaggedError<SupervisorError>()("SupervisorError", { reason: Reason }) {
+  override get message() {
+    return this.reason.message
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -151,10 +171,14 @@ interface Exited {
 const restartOf = (child: Child): Restart => child.spec.restart ?? "permanent"
 
 /** The restart intensity, checked: OTP wants a non-negative intensity and a positive period. */
-const intensity = (options: Options): Effect.Effect<{ readonly maxRestarts: number; readonly periodMs: number }, InvalidOptions> => {
+const intensity = (options: Options): Effect.Effect<{ readonly maxRestarts: number; readonly periodMs: number }, SupervisorError> => {
   const maxRestarts = options.maxRestarts ?? 3
   if (!Number.isSafeInteger(maxRestarts) || maxRestarts < 0) {
-    return Effect.fail(new InvalidOptions({ option: "maxRestarts", description: `must be a whole number >= 0 (got ${maxRestarts})` }))
+    return Effect.fail(
+      new SupervisorError({
+        reason: new InvalidOptions({ option: "maxRestarts", description: `must be a whole number >= 0 (got ${maxRestarts})` })
+      })
+    )
   }
   const periodMs = Option.match(Duration.fromInput(options.period ?? "5 seconds"), {
     onNone: () => Number.NaN,
@@ -162,7 +186,9 @@ const intensity = (options: Options): Effect.Effect<{ readonly maxRestarts: numb
   })
   if (!(periodMs > 0) || !Number.isFinite(periodMs)) {
     return Effect.fail(
-      new InvalidOptions({ option: "period", description: `must be a finite duration above zero (got ${String(options.period)})` })
+      new SupervisorError({
+        reason: new InvalidOptions({ option: "period", description: `must be a finite duration above zero (got ${String(options.period)})` })
+      })
     )
   }
   return Effect.succeed({ maxRestarts, periodMs })
@@ -185,7 +211,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const lock = yield* Semaphore.make(1)
   const exits = yield* Queue.unbounded<Exited>()
   const autoShutdown = options.autoShutdown ?? "never"
-  const ended = yield* Deferred.make<void, RestartIntensityExceeded>()
+  const ended = yield* Deferred.make<void, SupervisorError>()
   let ending: Ending | undefined
   let children: Array<Child> = []
   let restarts: Array<number> = []
@@ -261,11 +287,13 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
         children = []
         return yield* Deferred.fail(
           ended,
-          new RestartIntensityExceeded({
-            childId: child.spec.id,
-            maxRestarts,
-            periodMs,
-            cause: Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+          new SupervisorError({
+            reason: new RestartIntensityExceeded({
+              childId: child.spec.id,
+              maxRestarts,
+              periodMs,
+              cause: Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
+            })
           })
         )
       }
@@ -297,8 +325,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       Effect.gen(function*() {
         const context = yield* Effect.context<R>()
         return yield* lock.withPermits(1)(Effect.gen(function*() {
-          if (ending !== undefined) return yield* new SupervisorStopped({ childId: spec.id, ending })
-          if (children.some((c) => c.spec.id === spec.id)) return yield* new DuplicateChild({ id: spec.id })
+          if (ending !== undefined) return yield* new SupervisorError({ reason: new SupervisorStopped({ childId: spec.id, ending }) })
+          if (children.some((c) => c.spec.id === spec.id)) return yield* new SupervisorError({ reason: new DuplicateChild({ id: spec.id }) })
           if (spec.significant === true && (spec.restart ?? "permanent") === "permanent") {
             return yield* Effect.die(new TypeError(`Child ${spec.id}: a permanent child cannot be significant`))
           }

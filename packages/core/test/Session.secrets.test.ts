@@ -120,13 +120,14 @@ describe("Session secrets", () => {
       assert.deepStrictEqual(yield* Deferred.await(seen), { A: "agent-a", B: "start-b", C: "start-c" })
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: "env" }), TestModel.text("ok")]))))
 
-  it.effect("a missing secret stops the start with SecretsInitFailed naming it; nothing was built", () =>
+  it.effect("a missing secret stops the start with SecretError (SecretsInitFailed) naming it; nothing was built", () =>
     Effect.gen(function*() {
       let built = 0
       const sandbox = Layer.effect(Sandbox.Sandbox, Effect.sync(() => (built++, Sandbox.makeNoop())))
       const agent = Agent.make({ name: "a", model: "test:x", secrets: { GH: Secret.env("GITHUB_TOKEN_THAT_IS_NOT_SET") } })
       const error = yield* Effect.flip(Session.start(agent, { sandbox }))
-      assert.strictEqual(error._tag, "SecretsInitFailed")
+      assert.strictEqual(error._tag, "SecretError")
+      assert.strictEqual(error._tag === "SecretError" && error.reason._tag, "SecretsInitFailed")
       assert.strictEqual(error.message, "Secret GH could not be resolved: environment variable GITHUB_TOKEN_THAT_IS_NOT_SET is not set")
       assert.strictEqual(built, 0)
     }).pipe(Effect.provide(Layer.merge(TestModel.layer([]), ConfigProvider.layer(ConfigProvider.fromUnknown({}))))))

@@ -155,7 +155,7 @@ describe("Supervisor", () => {
       const probe = yield* makeProbe
       yield* supervisor.startChild(probe.child("good"))
       const duplicate = yield* Effect.flip(supervisor.startChild(probe.child("good")))
-      assert.strictEqual(duplicate._tag === "DuplicateChild" && duplicate.message, "A child with id good is already supervised")
+      assert.strictEqual(duplicate._tag === "SupervisorError" && duplicate.reason._tag === "DuplicateChild" && duplicate.message, "A child with id good is already supervised")
     }))
 
   it.effect("terminateChild stops and removes a child; closing the scope stops the rest in reverse order", () =>
@@ -217,7 +217,7 @@ describe("Supervisor", () => {
       yield* probe.order("a", "crash")
       yield* Effect.flip(supervisor.join)
       const refused = yield* Effect.flip(supervisor.startChild(probe.child("late")))
-      assert.deepStrictEqual(refused, new Supervisor.SupervisorStopped({ childId: "late", ending: "GaveUp" }))
+      assert.deepStrictEqual(refused, new Supervisor.SupervisorError({ reason: new Supervisor.SupervisorStopped({ childId: "late", ending: "GaveUp" }) }))
       assert.strictEqual(refused.message, "Cannot start child late: the supervisor has stopped (it gave up after too many restarts)")
       assert.deepStrictEqual(yield* supervisor.children, [])
       assert.strictEqual(yield* Queue.size(probe.log), 1) // "stop a" only: "late" never started
@@ -232,13 +232,13 @@ describe("Supervisor", () => {
       yield* probe.order("job", "exit")
       yield* auto.join
       const shutDown = yield* Effect.flip(auto.startChild(probe.child("x")))
-      assert.deepStrictEqual(shutDown, new Supervisor.SupervisorStopped({ childId: "x", ending: "ShutDown" }))
+      assert.deepStrictEqual(shutDown, new Supervisor.SupervisorError({ reason: new Supervisor.SupervisorStopped({ childId: "x", ending: "ShutDown" }) }))
       assert.strictEqual(shutDown.message, "Cannot start child x: the supervisor has stopped (it shut down automatically)")
       const scope = yield* Scope.make()
       const closed = yield* Supervisor.make().pipe(Scope.provide(scope))
       yield* Scope.close(scope, Exit.void)
       const late = yield* Effect.flip(closed.startChild(probe.child("y")))
-      assert.deepStrictEqual(late, new Supervisor.SupervisorStopped({ childId: "y", ending: "Closed" }))
+      assert.deepStrictEqual(late, new Supervisor.SupervisorError({ reason: new Supervisor.SupervisorStopped({ childId: "y", ending: "Closed" }) }))
       assert.strictEqual(late.message, "Cannot start child y: the supervisor has stopped (its scope is closed)")
     }))
 

@@ -112,7 +112,7 @@ export const resolveSecret = (
 ): Effect.Effect<Redacted.Redacted<string>, AuthSecretUnavailable, ProcessRunner.ProcessRunner> =>
   typeof input === "string"
     ? Effect.succeed(Redacted.make(input))
-    : Effect.mapError(input.resolve, (error) => new AuthSecretUnavailable({ description: error.description }))
+    : Effect.mapError(input.resolve, (error) => new AuthSecretUnavailable({ description: error.reason.description }))
 
 const TokenResponse = Schema.Struct({ access_token: Schema.String })
 
