@@ -84,7 +84,7 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
     : LocalSandbox.layer({ cwd, maxOutputBytes })
   return Effect.map(
     Effect.mapError(Layer.build(layer), (error) =>
-      new WorkflowFailed({ reason: "CmdFailed", step: "", detail: `the sandbox could not start: ${error.message}`, cause: error })),
+      new WorkflowFailed({ reason: "CmdFailed", step: "", description: `the sandbox could not start: ${error.message}`, cause: error })),
     (context) => Context.get(context, Sandbox.Sandbox)
   )
 }
@@ -104,7 +104,7 @@ export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, Wo
     yield* Inputs.checkDeclarations(document.inputs ?? {})
     yield* Effect.mapError(
       validateServers(document.mcp_servers ?? {}),
-      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", detail: error.message, cause: error })
+      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", description: error.message, cause: error })
     )
     return graph
   })
@@ -134,7 +134,7 @@ export const run: (
     ? []
     : yield* Effect.mapError(
       Effect.flatMap(Effect.service(McpServers), (service) => service.open(servers)),
-      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", detail: error.message, cause: error })
+      (error) => new WorkflowFailed({ reason: "McpFailed", step: "", description: error.message, cause: error })
     )
   const tools = new Map<string, Tool.Tool>()
   for (const tool of [...BUILT_INS, ...mcpTools, ...(options.tools ?? [])]) tools.set(tool.name, tool)
@@ -168,7 +168,7 @@ export const run: (
   const interpolate = (id: string, value: unknown, scope: Scope) =>
     Result.match(Template.interpolate(value, scope, parseCached), {
       onSuccess: Effect.succeed,
-      onFailure: (error) => Effect.fail(new WorkflowFailed({ reason: "InterpolateFailed", step: id, detail: error.message }))
+      onFailure: (error) => Effect.fail(new WorkflowFailed({ reason: "InterpolateFailed", step: id, description: error.message }))
     })
 
   /** `when`: absent is true; anything but a boolean fails the run. */
@@ -180,7 +180,7 @@ export const run: (
         (value) =>
           typeof value === "boolean"
             ? Effect.succeed(value)
-            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, detail: `when must be true or false, got ${Expression.show(value)}` }))
+            : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, description: `when must be true or false, got ${Expression.show(value)}` }))
       )
 
   /** One leaf step under a permit, reported as it starts and ends. */
@@ -221,7 +221,7 @@ export const run: (
       if (step.kind !== "map") return { skipped: false, value: yield* leaf(id, step, scope) }
       const over = yield* interpolate(id, step.over, scope)
       if (!Array.isArray(over)) {
-        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, detail: `over must be a list, got ${Expression.show(over)}` })
+        return yield* new WorkflowFailed({ reason: "OverMustBeList", step: id, description: `over must be a list, got ${Expression.show(over)}` })
       }
       const start = yield* now
       yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))

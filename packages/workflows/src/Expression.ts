@@ -32,7 +32,7 @@ export type Node =
   | { readonly _tag: "And" | "Or"; readonly left: Node; readonly right: Node }
 
 /**
- * What went wrong in an expression, as a fact; `detail` names the offending part.
+ * What went wrong in an expression, as a fact; `description` names the offending part.
  *
  * @since 0.1.0
  * @category errors
@@ -89,7 +89,7 @@ const explain: Record<Reason, string> = {
 export class ExpressionError extends Schema.TaggedError<ExpressionError>()("ExpressionError", {
   reason: Schema.Literals(Reasons),
   /** The part at fault: a name, a key, an index, a character, values compared. */
-  detail: Schema.String,
+  description: Schema.String,
   /** The template or expression text. */
   source: Schema.String
 }) {
@@ -98,7 +98,7 @@ export class ExpressionError extends Schema.TaggedError<ExpressionError>()("Expr
     const quoted = this.source.length <= 200
       ? JSON.stringify(this.source)
       : `${JSON.stringify(this.source.slice(0, 80))}… (${this.source.length} characters)`
-    return `${explain[this.reason]}${this.detail === "" ? "" : `: ${this.detail}`} in ${quoted}`
+    return `${explain[this.reason]}${this.description === "" ? "" : `: ${this.description}`} in ${quoted}`
   }
 }
 
@@ -132,7 +132,7 @@ export const scan = (
   untilBrace: boolean
 ): Result.Result<{ readonly tokens: ReadonlyArray<Token>; readonly end: number }, ExpressionError> => {
   const tokens: Array<Token> = []
-  const fail = (reason: Reason, detail: string) => Result.fail(new ExpressionError({ reason, detail, source: text }))
+  const fail = (reason: Reason, description: string) => Result.fail(new ExpressionError({ reason, description, source: text }))
   let i = from
   while (i < text.length) {
     const c = text[i]!
@@ -209,8 +209,8 @@ export const parseTokens = (
       this.error = error
     }
   }
-  const fail = (reason: Reason, detail: string): never => {
-    throw new Stop(new ExpressionError({ reason, detail, source }))
+  const fail = (reason: Reason, description: string): never => {
+    throw new Stop(new ExpressionError({ reason, description, source }))
   }
   /** Parses one nested level (inside `(`, `[` or after `!`/`-`), refusing to go past `MAX_DEPTH`. */
   const nested = (parse: () => Node): Node => {
@@ -318,7 +318,7 @@ export const parseTokens = (
     }
     if (at < tokens.length) {
       return Result.fail(
-        new ExpressionError({ reason: "TrailingTokens", detail: describe(tokens[at]), source })
+        new ExpressionError({ reason: "TrailingTokens", description: describe(tokens[at]), source })
       )
     }
     return Result.succeed({ node, formatter })
@@ -339,7 +339,7 @@ export const parse = (text: string): Result.Result<Node, ExpressionError> =>
     Result.flatMap(parseTokens(tokens, text), ({ formatter, node }) =>
       formatter === undefined
         ? Result.succeed(node)
-        : Result.fail(new ExpressionError({ reason: "TrailingTokens", detail: JSON.stringify(`:${formatter}`), source: text }))))
+        : Result.fail(new ExpressionError({ reason: "TrailingTokens", description: JSON.stringify(`:${formatter}`), source: text }))))
 
 // ---------------------------------------------------------------------------------------------
 // Evaluation
@@ -382,7 +382,7 @@ export const evaluate = (
   scope: Readonly<Record<string, Value>>,
   source: string
 ): Result.Result<Value, ExpressionError> => {
-  const fail = (reason: Reason, detail: string) => Result.fail(new ExpressionError({ reason, detail, source }))
+  const fail = (reason: Reason, description: string) => Result.fail(new ExpressionError({ reason, description, source }))
   const go = (n: Node): Result.Result<Value, ExpressionError> => {
     switch (n._tag) {
       case "Literal":

@@ -33,7 +33,7 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
         new WorkflowFailed({
           reason: "UnknownDependency",
           step: id,
-          detail: `depends on ${unknown}, which is not a step of this workflow; fix the name or add the step`
+          description: `depends on ${unknown}, which is not a step of this workflow; fix the name or add the step`
         })
       )
     }
@@ -59,7 +59,7 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
       new WorkflowFailed({
         reason: "Cycle",
         step: "",
-        detail: `steps ${cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
+        description: `steps ${cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
       })
     )
   }

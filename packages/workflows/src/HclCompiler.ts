@@ -52,15 +52,15 @@ const quoteList = (names: ReadonlyArray<string>) => names.join(", ")
  * @category constructors
  */
 export const compile = Effect.fn("HclCompiler.compile")(function*(source: string, file: string) {
-  const invalid = (reason: InvalidReason, path: string, detail: string) =>
-    Effect.fail(new WorkflowInvalid({ reason, location: path === "" ? file : `${file}: ${path}`, detail }))
+  const invalid = (reason: InvalidReason, path: string, description: string) =>
+    Effect.fail(new WorkflowInvalid({ reason, location: path === "" ? file : `${file}: ${path}`, description }))
 
   const json = yield* Effect.mapError(Hcl.toJson(file, source), (error) =>
     error._tag === "HclTooDeep"
       ? new WorkflowInvalid({
         reason: "NestingTooDeep",
         location: `${file}:${error.line}:${error.column}`,
-        detail: `brackets, braces and \${...} nest more than ${Hcl.MAX_NESTING} levels deep here; flatten the expression`
+        description: `brackets, braces and \${...} nest more than ${Hcl.MAX_NESTING} levels deep here; flatten the expression`
       })
       : parseFailure(file, error.text))
 
@@ -222,14 +222,14 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
 /** `parse config: [f.hcl:3,3-4: Summary; Detail]` → `f.hcl:3:3` and `Summary: Detail`. */
 const parseFailure = (file: string, text: string): WorkflowInvalid => {
   const match = /([^\s[\]]+):(\d+),(\d+)(?:-[\d,]+)?: ([^;\]]+)(?:; ([^\]]*))?/.exec(text)
-  if (match === null) return new WorkflowInvalid({ reason: "ParseFailed", location: file, detail: text.replace(/^[^:]*: /, "") })
+  if (match === null) return new WorkflowInvalid({ reason: "ParseFailed", location: file, description: text.replace(/^[^:]*: /, "") })
   const [, , line, column, summary, rest] = match
   // Only the first diagnostic: the others usually follow from it.
-  const detail = rest?.split(/ [^\s[\]]+:\d+,\d+(?:-[\d,]+)?: /)[0]
+  const description = rest?.split(/ [^\s[\]]+:\d+,\d+(?:-[\d,]+)?: /)[0]
   return new WorkflowInvalid({
     reason: summary === "Attribute redefined" ? "DuplicateAttribute" : "ParseFailed",
     location: `${file}:${line}:${column}`,
-    detail: detail === undefined || detail.trim() === "" ? summary!.trim() : `${summary!.trim()}: ${detail.trim()}`
+    description: description === undefined || description.trim() === "" ? summary!.trim() : `${summary!.trim()}: ${description.trim()}`
   })
 }
 

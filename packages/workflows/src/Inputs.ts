@@ -9,7 +9,7 @@ import type * as Document from "./Document.ts"
 import type * as Expression from "./Expression.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
-const invalid = (detail: string) => new WorkflowFailed({ reason: "InvalidInputs", step: "", detail })
+const invalid = (description: string) => new WorkflowFailed({ reason: "InvalidInputs", step: "", description })
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 

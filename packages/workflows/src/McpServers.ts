@@ -22,10 +22,10 @@ import type * as Document from "./Document.ts"
 export class McpServersError extends Schema.TaggedError<McpServersError>()("McpServersError", {
   server: Schema.String,
   reason: Schema.Literal("StartFailed"),
-  detail: Schema.String
+  description: Schema.String
 }) {
   override get message() {
-    return `MCP server ${this.server}: ${this.detail}`
+    return `MCP server ${this.server}: ${this.description}`
   }
 }
 
@@ -100,9 +100,9 @@ const declare = (id: string, spec: Document.McpServerSpec): McpServer.McpServer 
   if (auth === undefined || server.invalid !== undefined) return server
   const declaration = server.declaration
   const resolved = authOf(auth)
-  if (typeof resolved === "string") return new McpServersError({ server: id, reason: "StartFailed", detail: resolved })
+  if (typeof resolved === "string") return new McpServersError({ server: id, reason: "StartFailed", description: resolved })
   if (declaration.transport === "stdio") {
-    return new McpServersError({ server: id, reason: "StartFailed", detail: "auth applies to http servers only; pass a stdio server its token with env" })
+    return new McpServersError({ server: id, reason: "StartFailed", description: "auth applies to http servers only; pass a stdio server its token with env" })
   }
   return declaration.transport === "sse" ? McpServer.sse({ ...declaration, auth: resolved }) : McpServer.http({ ...declaration, auth: resolved })
 }
@@ -114,7 +114,7 @@ const declareAll = (servers: Readonly<Record<string, Document.McpServerSpec>>) =
     for (const id of Object.keys(servers).sort()) {
       const server = declare(id, servers[id]!)
       if (server instanceof McpServersError) return yield* server
-      if (server.invalid !== undefined) return yield* new McpServersError({ server: id, reason: "StartFailed", detail: server.invalid })
+      if (server.invalid !== undefined) return yield* new McpServersError({ server: id, reason: "StartFailed", description: server.invalid })
       declared.push(server)
     }
     return declared
@@ -138,7 +138,7 @@ const live: Service = {
         // The default answer is a Node program's: its stdio servers run on the Node process runner.
         Effect.provide(McpServer.startAll(declared), NodeProcessRunner.layer),
         // The reason may quote what a server sent: cut visibly (redaction is the MCP client's, at the source).
-        (error) => new McpServersError({ server: error.server, reason: "StartFailed", detail: Executor.truncate(error.description, MAX_DETAIL_CHARS) })
+        (error) => new McpServersError({ server: error.server, reason: "StartFailed", description: Executor.truncate(error.description, MAX_DETAIL_CHARS) })
       )
       return yield* tools
     })

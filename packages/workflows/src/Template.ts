@@ -52,7 +52,7 @@ export const parse = (source: string): Result.Result<Template, Expression.Expres
       if (Result.isFailure(parsed)) return Result.fail(parsed.failure)
       const formatter = parsed.success.formatter
       if (formatter !== undefined && formatter !== "json" && formatter !== "csv") {
-        return Result.fail(new Expression.ExpressionError({ reason: "UnknownFormatter", detail: formatter, source }))
+        return Result.fail(new Expression.ExpressionError({ reason: "UnknownFormatter", description: formatter, source }))
       }
       if (text !== "") parts.push(text)
       text = ""
@@ -93,9 +93,9 @@ const format = (
   if (formatter === "csv") {
     return Array.isArray(value)
       ? Result.succeed(value.map(csvField).join(","))
-      : Result.fail(new Expression.ExpressionError({ reason: "CsvRequiresList", detail: Expression.show(value), source }))
+      : Result.fail(new Expression.ExpressionError({ reason: "CsvRequiresList", description: Expression.show(value), source }))
   }
-  return Result.fail(new Expression.ExpressionError({ reason: "UnknownFormatter", detail: formatter, source }))
+  return Result.fail(new Expression.ExpressionError({ reason: "UnknownFormatter", description: formatter, source }))
 }
 
 /**

@@ -52,8 +52,8 @@ const isInt = (value: unknown) => typeof value === "number" && Number.isInteger(
  * @category constructors
  */
 export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, file: string) {
-  const invalid = (reason: InvalidReason, path: string, detail: string) =>
-    Effect.fail(new WorkflowInvalid({ reason, location: file === "" ? path : `${file}: ${path}`, detail }))
+  const invalid = (reason: InvalidReason, path: string, description: string) =>
+    Effect.fail(new WorkflowInvalid({ reason, location: file === "" ? path : `${file}: ${path}`, description }))
 
   const keys = (value: Raw, path: string, allowed: ReadonlyArray<string>, what: string) => {
     const unknown = Object.keys(value).filter((key) => !allowed.includes(key)).sort()
@@ -205,6 +205,6 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
   if ("output" in doc) yield* expressions(doc["output"], "workflow.output")
   return yield* Effect.mapError(
     Schema.decodeUnknownEffect(Document)(doc),
-    (error) => new WorkflowInvalid({ reason: "ExpectedType", location: file === "" ? "workflow" : `${file}: workflow`, detail: error.message })
+    (error) => new WorkflowInvalid({ reason: "ExpectedType", location: file === "" ? "workflow" : `${file}: workflow`, description: error.message })
   )
 })

@@ -35,13 +35,13 @@ const KINDS: Readonly<Record<FileSystem.File.Type, string>> = {
 /** The file's text, read only when it is a regular file of at most `MAX_FILE_BYTES`. */
 const readBounded = Effect.fnUntraced(function*(path: string) {
   const fs = yield* FileSystem.FileSystem
-  const unreadable = (detail: string) => new WorkflowInvalid({ reason: "ReadFailed", location: path, detail })
+  const unreadable = (description: string) => new WorkflowInvalid({ reason: "ReadFailed", location: path, description })
   const notRegular = (type: FileSystem.File.Type) =>
-    new WorkflowInvalid({ reason: "NotRegularFile", location: path, detail: `it is ${KINDS[type]}, not a regular file; a workflow must be a regular .hcl file` })
+    new WorkflowInvalid({ reason: "NotRegularFile", location: path, description: `it is ${KINDS[type]}, not a regular file; a workflow must be a regular .hcl file` })
   const tooLarge = new WorkflowInvalid({
     reason: "FileTooLarge",
     location: path,
-    detail: `the file is larger than ${MAX_FILE_BYTES} bytes (1 MiB), the most a workflow file may have`
+    description: `the file is larger than ${MAX_FILE_BYTES} bytes (1 MiB), the most a workflow file may have`
   })
   // stat follows links: a link to /dev/zero is a character device, refused before it is opened.
   const info = yield* Effect.mapError(fs.stat(path), (error) => unreadable(`cannot read the file: ${error.message}`))
@@ -91,7 +91,7 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
   "Workflow.load"
 )(function*(path: string) {
   if (!path.endsWith(".hcl")) {
-    return yield* new WorkflowInvalid({ reason: "UnsupportedExtension", location: path, detail: "a workflow file must end in .hcl" })
+    return yield* new WorkflowInvalid({ reason: "UnsupportedExtension", location: path, description: "a workflow file must end in .hcl" })
   }
   return yield* parse(yield* readBounded(path), path)
 })
@@ -105,8 +105,8 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
     : error.reason === "InvalidInputs"
     ? ["InvalidDefault", "workflow.inputs"]
     : ["InvalidMcpServer", `workflow.mcp_servers${error.cause instanceof McpServersError ? `.${error.cause.server}` : ""}`]
-  const detail = error.cause instanceof McpServersError ? error.cause.detail : error.detail
-  return new WorkflowInvalid({ reason, location: `${path}: ${block}`, detail })
+  const description = error.cause instanceof McpServersError ? error.cause.description : error.description
+  return new WorkflowInvalid({ reason, location: `${path}: ${block}`, description })
 }
 
 /**

@@ -77,10 +77,10 @@ export class WorkflowInvalid extends Schema.TaggedError<WorkflowInvalid>()("Work
   /** `file:line:col` for parse errors; otherwise the file, when known, and the block path. */
   location: Schema.String,
   /** What is wrong and what would be right, one sentence. */
-  detail: Schema.String
+  description: Schema.String
 }) {
   override get message() {
-    return `${this.location}: ${this.detail}`
+    return `${this.location}: ${this.description}`
   }
 }
 
@@ -121,10 +121,10 @@ export class WorkflowFailed extends Schema.TaggedError<WorkflowFailed>()("Workfl
   reason: Schema.Literals(FailedReasons),
   /** The step at fault (`summaries[0]` inside a map), or "" for the run as a whole. */
   step: Schema.String,
-  detail: Schema.String,
+  description: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return this.step === "" ? this.detail : `step ${this.step}: ${this.detail}`
+    return this.step === "" ? this.description : `step ${this.step}: ${this.description}`
   }
 }

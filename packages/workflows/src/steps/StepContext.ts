@@ -23,5 +23,5 @@ export interface StepContext {
 export type Fields = Readonly<Record<string, Expression.Value>>
 
 /** The step's failure with the step's id. */
-export const failed = (reason: FailedReason, step: string, detail: string, cause?: unknown) =>
-  new WorkflowFailed({ reason, step, detail, cause })
+export const failed = (reason: FailedReason, step: string, description: string, cause?: unknown) =>
+  new WorkflowFailed({ reason, step, description, cause })
