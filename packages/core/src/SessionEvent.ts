@@ -93,8 +93,11 @@ export const McpServerStarted = Schema.TaggedStruct("McpServerStarted", {
 })
 export type McpServerStarted = typeof McpServerStarted.Type
 
-/** An MCP server's connection died; its tools answer `TransportDown` until a restart brings it back. */
-export const McpServerDown = Schema.TaggedStruct("McpServerDown", { ...base, server: Schema.String, reason: Schema.String })
+/**
+ * An MCP server's connection died (`description` says how); its tools answer `TransportDown` until
+ * a restart brings it back.
+ */
+export const McpServerDown = Schema.TaggedStruct("McpServerDown", { ...base, server: Schema.String, description: Schema.String })
 export type McpServerDown = typeof McpServerDown.Type
 
 /** The session closed an MCP server's connection (it is stopping). */

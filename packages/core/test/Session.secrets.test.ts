@@ -213,7 +213,7 @@ describe("Session secrets", () => {
             Effect.succeed({
               secrets: { SRV_TOKEN: Redacted.make(KEY) },
               tools: Effect.as(
-                context.emit({ _tag: "McpServerDown", server: "srv", reason: `401 for Bearer ${KEY}` }),
+                context.emit({ _tag: "McpServerDown", server: "srv", description: `401 for Bearer ${KEY}` }),
                 [Tool.make("srv.echo", { description: "echo", parameters: Schema.Struct({}), call: () => Effect.succeed(`token=${KEY}`) })]
               )
             })
@@ -221,7 +221,7 @@ describe("Session secrets", () => {
         const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", mcpServers: [source] }), { sandbox: Sandbox.layerNoop() })
         const events = Array.from(yield* Stream.runCollect(session.stream("go")))
         const down = events.find((e) => e._tag === "McpServerDown")
-        assert.strictEqual(down?._tag === "McpServerDown" ? down.reason : undefined, "401 for Bearer [REDACTED:SRV_TOKEN]")
+        assert.strictEqual(down?._tag === "McpServerDown" ? down.description : undefined, "401 for Bearer [REDACTED:SRV_TOKEN]")
         const result = events.find((e) => e._tag === "ToolResult")
         assert.strictEqual(result?._tag === "ToolResult" ? result.content : undefined, "token=[REDACTED:SRV_TOKEN]")
         assert.notInclude(JSON.stringify(events), KEY)

@@ -88,7 +88,7 @@ describe("ToolSource", () => {
           Effect.as(
             Effect.forEach(Array.from({ length: 200 }, (_, i) => i), (i) =>
               context.emit(i % 2 === 0
-                ? { _tag: "McpServerDown", server: "srv", reason: `flap ${i}` }
+                ? { _tag: "McpServerDown", server: "srv", description: `flap ${i}` }
                 : { _tag: "McpServerStarted", server: "srv", transport: "stdio", tools: 0 }), { discard: true }),
             { tools: Effect.succeed([]) }
           )
@@ -98,7 +98,7 @@ describe("ToolSource", () => {
       const mcp = events.filter((e) => e._tag === "McpServerDown" || e._tag === "McpServerStarted")
       assert.strictEqual(mcp.length, 64)
       const lastDown = mcp.at(-2)
-      assert.strictEqual(lastDown?._tag === "McpServerDown" ? lastDown.reason : undefined, "flap 198")
+      assert.strictEqual(lastDown?._tag === "McpServerDown" ? lastDown.description : undefined, "flap 198")
     }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("ok")])), Effect.provide(Condukt.layer)))
 
   it.live("two servers offering one tool name fail the start naming both servers", () =>

@@ -212,7 +212,7 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
           Effect.suspend(() => {
             if (state.current === connection) state.current = undefined
             state.reason = down.description
-            return context.emit({ _tag: "McpServerDown", server: server.name, reason: down.description })
+            return context.emit({ _tag: "McpServerDown", server: server.name, description: down.description })
           })
         ))
     }).pipe(Effect.mapError(failed(server, credentials)))

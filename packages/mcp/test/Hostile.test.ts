@@ -17,7 +17,7 @@ import { hostile, node, results, runNode, runWith } from "./support.ts"
 const victim = path.resolve(import.meta.dirname, "fixtures/endlessPages.ts")
 
 const downReasons = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.flatMap((e) => (e._tag === "McpServerDown" ? [e.reason] : []))
+  events.flatMap((e) => (e._tag === "McpServerDown" ? [e.description] : []))
 
 /** Starting a session with `server` (and `secrets`) fails: its McpStartFailed. */
 const startFailure = (server: McpServer.McpServer, secrets: Secret.Secrets<never> = {}) =>

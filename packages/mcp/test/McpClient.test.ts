@@ -61,7 +61,7 @@ describe("McpClient", () => {
       const events = yield* runUntil(s, "fx.hang", Effect.sync(() => process.kill(pid, "SIGKILL")))
       assert.deepStrictEqual(results(events), [{ name: "fx.hang", content: DOWN, isError: true }])
       assert.deepStrictEqual(
-        events.flatMap((e) => (e._tag === "McpServerDown" ? [e.reason] : [])),
+        events.flatMap((e) => (e._tag === "McpServerDown" ? [e.description] : [])),
         ["the server exited"]
       )
       // Temporary (the default): the server stays down, the session goes on.

@@ -57,7 +57,7 @@ describe("Streamable HTTP", () => {
       }])
       assert.deepStrictEqual(server.requests.filter((r) => r.rpc === "initialize").length, 2)
       assert.deepStrictEqual(
-        events.flatMap((e) => (e._tag === "McpServerDown" ? [e.reason] : [])),
+        events.flatMap((e) => (e._tag === "McpServerDown" ? [e.description] : [])),
         ["the server lost the session again (HTTP 404) after a new one was opened"]
       )
     }).pipe(Effect.scoped))
