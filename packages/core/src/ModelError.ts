@@ -22,6 +22,10 @@ export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("Unkn
       ? `No provider for model "${this.model}": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
       : `No provider for model "${this.model}" (expected "provider:model"; registered providers: ${this.known.join(", ")})`
   }
+  /** Never: asking again names the same provider, which no layer registers. */
+  get isRetryable(): boolean {
+    return false
+  }
 }
 
 /**
@@ -176,7 +180,7 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   }
   /** Whether trying the same request again may succeed (what retry policies read, never the text). */
   get isRetryable(): boolean {
-    return this.reason._tag !== "UnknownProvider" && this.reason.isRetryable
+    return this.reason.isRetryable
   }
   /** How long the provider asked us to wait, when it said. */
   get retryAfter(): Duration.Duration | undefined {

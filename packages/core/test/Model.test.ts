@@ -44,6 +44,8 @@ describe("Model", () => {
       const error = yield* Effect.flip(Model.resolve("openai:gpt-4.1"))
       assert.strictEqual(error.message, none)
       assert.deepStrictEqual(error.reason, new Model.UnknownProvider({ model: "openai:gpt-4.1", known: [] }))
+      // Asking again names the same provider: the reason says so itself, and no retry policy retries it.
+      assert.deepStrictEqual([error.reason.isRetryable, error.isRetryable], [false, false])
       // A registry with nothing in it says the same.
       const empty = yield* Effect.flip(Model.resolve("openai:gpt-4.1").pipe(Effect.provide(Model.layerProviders({}))))
       assert.strictEqual(empty.message, none)
