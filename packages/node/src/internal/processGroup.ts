@@ -26,7 +26,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Data, Deferred, Effect, Exit, Option } from "effect"
+import { Deferred, Effect, Exit, Option } from "effect"
+import * as ProcessRunner from "@condukt/core/ProcessRunner"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -60,36 +61,15 @@ export interface RunResult {
   readonly stderr: string
 }
 
-/** The executable could not be started; `description` names the file or the working directory. @since 0.1.0 @category errors */
-export class SpawnFailed extends Data.TaggedError("SpawnFailed")<{
-  readonly description: string
-  /** The description without the file: `command not found`, `permission denied`… */
-  readonly reason: string
-}> {
-  override get message() {
-    return this.description
-  }
-}
-
 /**
- * The time ran out; the group has been killed and `output` is what it wrote until then (`truncated`
- * when that passed the byte cap).
+ * Why a run failed: the process runner's own error (ADR 0044), naming the executable, with reason
+ * `SpawnFailed` (its `description` says why in a few words: `command not found`…) or `TimedOut`
+ * (the group has been killed; `output` is what it wrote until then).
  *
  * @since 0.1.0
  * @category errors
  */
-export class TimedOut extends Data.TaggedError("TimedOut")<{
-  readonly timeoutMs: number
-  readonly output: string
-  readonly truncated: boolean
-}> {
-  override get message() {
-    return `Process timed out after ${this.timeoutMs}ms`
-  }
-}
-
-/** @since 0.1.0 @category errors */
-export type RunError = SpawnFailed | TimedOut
+export type RunError = ProcessRunner.ProcessRunnerError
 
 // ---------------------------------------------------------------------------------------------
 // Limits
@@ -187,8 +167,12 @@ const lookup = (file: string, cwd: string, env: Readonly<Record<string, string>>
   return denied ? "EACCES" : "ENOENT"
 }
 
+/** `file` could not be started: its message is `Cannot run <file>: <description>`. */
+const cannotRun = (file: string, description: string): RunError =>
+  new ProcessRunner.ProcessRunnerError({ file, reason: new ProcessRunner.SpawnFailed({ description }) })
+
 /** Why `options.file` could not start in `options.cwd`, from the spawn's error code. */
-export const spawnFailed = (options: Pick<RunOptions, "file" | "cwd">, code: string | undefined, detail: string): SpawnFailed => {
+export const spawnFailed = (options: Pick<RunOptions, "file" | "cwd">, code: string | undefined, detail: string): RunError => {
   const cwd = statOrUndefined(options.cwd)
   const reason = cwd === undefined
     ? `working directory ${options.cwd} does not exist`
@@ -199,7 +183,7 @@ export const spawnFailed = (options: Pick<RunOptions, "file" | "cwd">, code: str
     : code === "EACCES"
     ? "permission denied"
     : detail
-  return new SpawnFailed({ description: `Cannot run ${options.file}: ${reason}`, reason })
+  return cannotRun(options.file, reason)
 }
 
 interface CommandLine {
@@ -207,12 +191,12 @@ interface CommandLine {
   readonly args: ReadonlyArray<string>
 }
 
-const commandLine = (options: RunOptions): Effect.Effect<CommandLine, SpawnFailed> =>
+const commandLine = (options: RunOptions): Effect.Effect<CommandLine, RunError> =>
   Effect.suspend(() => {
     // execve cannot carry a NUL byte; say so rather than let Node quote the argument back.
     if (options.file.includes("\0") || options.args.some((arg) => arg.includes("\0"))) {
       const reason = "an argument contains a NUL byte"
-      return Effect.fail(new SpawnFailed({ description: `Cannot run ${options.file}: ${reason}`, reason }))
+      return Effect.fail(cannotRun(options.file, reason))
     }
     const [flag, script, ...rest] = options.args
     const found = () => lookup(options.file, options.cwd, options.env)
@@ -283,7 +267,7 @@ interface Group {
   readonly output: Collector
   readonly errors: Collector | undefined
   /** The leader's exit code (or 128 + signal), or why it never started. */
-  readonly exited: Deferred.Deferred<number, SpawnFailed>
+  readonly exited: Deferred.Deferred<number, RunError>
   readonly closed: Deferred.Deferred<void>
   /** Set once SIGKILL went to the group (or found it empty): nothing more to signal. */
   killed: boolean
@@ -297,7 +281,7 @@ const killGroup = (group: Group): void => {
 
 const ignore = (): void => {}
 
-const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, SpawnFailed> =>
+const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, RunError> =>
   Effect.try({
     try: () => {
       const child = spawn(line.file, line.args, {
@@ -377,7 +361,7 @@ const drained = (group: Group): Effect.Effect<void> =>
       (closed) => Option.isSome(closed) ? Effect.void : Effect.yieldNow
     )
 
-const awaitExit = (group: Group, timeoutMs: number | undefined): Effect.Effect<number, SpawnFailed | TimedOut> => {
+const awaitExit = (group: Group, file: string, timeoutMs: number | undefined): Effect.Effect<number, RunError> => {
   const exited = Deferred.await(group.exited)
   if (timeoutMs === undefined || !Number.isFinite(timeoutMs) || timeoutMs <= 0) return exited
   return Effect.flatMap(Effect.timeoutOption(exited, timeoutMs), (exitCode) =>
@@ -386,7 +370,12 @@ const awaitExit = (group: Group, timeoutMs: number | undefined): Effect.Effect<n
       : terminate(group).pipe(
         Effect.andThen(drained(group)),
         Effect.andThen(Effect.suspend(() =>
-          Effect.fail(new TimedOut({ timeoutMs, output: group.output.text(), truncated: group.output.truncated() }))
+          Effect.fail(
+            new ProcessRunner.ProcessRunnerError({
+              file,
+              reason: new ProcessRunner.TimedOut({ timeoutMs, output: group.output.text(), truncated: group.output.truncated() })
+            })
+          )
         ))
       ))
 }
@@ -414,7 +403,7 @@ export const run = Effect.fnUntraced(function*(options: RunOptions) {
   const line = yield* commandLine(options)
   return yield* Effect.acquireUseRelease(
     start(options, line),
-    (group) => Effect.flatMap(awaitExit(group, options.timeoutMs), (exitCode) => collect(group, exitCode)),
+    (group) => Effect.flatMap(awaitExit(group, options.file, options.timeoutMs), (exitCode) => collect(group, exitCode)),
     release
   )
 })

@@ -12,7 +12,7 @@
 import { spawn as nodeSpawn } from "node:child_process"
 import * as os from "node:os"
 import { Deferred, Effect, type Scope } from "effect"
-import { signalGroup, type SpawnFailed, spawnFailed } from "./processGroup.ts"
+import { type RunError, signalGroup, spawnFailed } from "./processGroup.ts"
 
 /** @since 0.1.0 @category models */
 export interface SpawnOptions {
@@ -43,8 +43,8 @@ interface Running extends Spawned {
   readonly endInput: () => void
 }
 
-const start = (options: SpawnOptions): Effect.Effect<Running, SpawnFailed> =>
-  Effect.callback<Running, SpawnFailed>((resume) => {
+const start = (options: SpawnOptions): Effect.Effect<Running, RunError> =>
+  Effect.callback<Running, RunError>((resume) => {
     const child = nodeSpawn(options.file, [...options.args], {
       cwd: options.cwd,
       env: options.env,
@@ -112,7 +112,7 @@ const terminate = (running: Running, graceMs: number): Effect.Effect<void> =>
  * @since 0.1.0
  * @category constructors
  */
-export const spawn = (options: SpawnOptions): Effect.Effect<Spawned, SpawnFailed, Scope.Scope> =>
+export const spawn = (options: SpawnOptions): Effect.Effect<Spawned, RunError, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(start(options), (running) => terminate(running, options.graceMs)),
     (running): Spawned => ({ pid: running.pid, write: running.write })

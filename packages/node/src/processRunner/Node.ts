@@ -33,14 +33,6 @@ const environment = (command: ProcessRunner.Command): Record<string, string> => 
 const directory = (command: ProcessRunner.Command): string =>
   command.cwd === undefined ? ProcessGroup.homeDirectory() : path.resolve(command.cwd)
 
-const failed = (command: ProcessRunner.Command, error: ProcessGroup.RunError): ProcessRunner.ProcessRunnerError =>
-  new ProcessRunner.ProcessRunnerError({
-    file: command.file,
-    reason: error._tag === "SpawnFailed"
-      ? new ProcessRunner.SpawnFailed({ description: error.reason })
-      : new ProcessRunner.TimedOut({ timeoutMs: error.timeoutMs, output: error.output, truncated: error.truncated })
-  })
-
 /**
  * The runner over the host's processes.
  *
@@ -62,7 +54,6 @@ export const make = (): ProcessRunner.Service => {
           stderr: command.stderr
         })
       ).pipe(
-        Effect.mapError((error) => failed(command, error)),
         Effect.map((result): ProcessRunner.RunResult => ({
           output: result.output,
           exitCode: result.exitCode,
@@ -82,7 +73,6 @@ export const make = (): ProcessRunner.Service => {
           ...handlers
         })
       ).pipe(
-        Effect.mapError((error) => failed(command, error)),
         Effect.withSpan("NodeProcessRunner.spawn", { attributes: { file: command.file } })
       )
   })

@@ -142,21 +142,21 @@ const execFailure = (
   error: ProcessGroup.RunError | ProcessBudget.PermitTimeout,
   timeoutMs: number
 ): Effect.Effect<never, Sandbox.SandboxError> => {
-  switch (error._tag) {
-    case "TimedOut":
-      return Effect.fail(fail("exec", new Sandbox.Timeout({ timeoutMs, output: error.output, truncated: error.truncated })))
-    case "PermitTimeout":
-      return Effect.fail(fail("exec", new Sandbox.Failed({ description: error.message, cause: error })))
-    case "SpawnFailed":
-      // Most often the directory: name it as the caller wrote it, as every other method does.
-      return Effect.flatMap(locateDirectory(host, "exec", given, "run a command in"), (directory) =>
-        Effect.fail(fail(
-          "exec",
-          directory.type === "Directory"
-            ? new Sandbox.Failed({ description: `Cannot run the command: ${error.description}`, cause: error })
-            : new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` })
-        )))
+  if (error._tag === "PermitTimeout") {
+    return Effect.fail(fail("exec", new Sandbox.Failed({ description: error.message, cause: error })))
   }
+  const reason = error.reason
+  if (reason._tag === "TimedOut") {
+    return Effect.fail(fail("exec", new Sandbox.Timeout({ timeoutMs, output: reason.output, truncated: reason.truncated })))
+  }
+  // Most often the directory: name it as the caller wrote it, as every other method does.
+  return Effect.flatMap(locateDirectory(host, "exec", given, "run a command in"), (directory) =>
+    Effect.fail(fail(
+      "exec",
+      directory.type === "Directory"
+        ? new Sandbox.Failed({ description: `Cannot run the command: ${error.message}`, cause: error })
+        : new Sandbox.Failed({ description: `Cannot run a command in ${given}: not a directory` })
+    )))
 }
 
 const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: string, globOptions?: Sandbox.GlobOptions) {

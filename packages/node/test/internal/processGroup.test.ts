@@ -8,6 +8,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync,
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Fiber } from "effect"
+import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
 
 const tempDir = Effect.acquireRelease(
@@ -154,20 +155,22 @@ describe("processGroup.run", () => {
     Effect.gen(function*() {
       const dir = yield* tempDir
       const error = yield* Effect.flip(bash("sleep 1000 & echo $!; sleep 1000", dir, { timeoutMs: 1000 }))
-      assert.strictEqual(error._tag, "TimedOut")
-      if (error._tag !== "TimedOut") return
-      assert.strictEqual(error.timeoutMs, 1000)
-      assert.match(error.output, /^\d+\n$/)
-      yield* assertDies(Number(error.output))
+      const reason = error.reason
+      assert.strictEqual(reason._tag, "TimedOut")
+      if (reason._tag !== "TimedOut") return
+      assert.strictEqual(reason.timeoutMs, 1000)
+      assert.match(reason.output, /^\d+\n$/)
+      yield* assertDies(Number(reason.output))
     }))
 
   it.live("on timeout, a group that ignores SIGTERM is killed after the grace period", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const error = yield* Effect.flip(bash("trap '' TERM; sleep 1000 & echo $!; sleep 1000", dir, { timeoutMs: 500 }))
-      assert.strictEqual(error._tag, "TimedOut")
-      if (error._tag !== "TimedOut") return
-      yield* assertDies(Number(error.output))
+      const reason = error.reason
+      assert.strictEqual(reason._tag, "TimedOut")
+      if (reason._tag !== "TimedOut") return
+      yield* assertDies(Number(reason.output))
     }))
 
   it.live("on interruption, kills the whole group before the interruption completes", () =>
@@ -199,7 +202,13 @@ describe("processGroup.run", () => {
       const dir = yield* tempDir
       const env = ProcessGroup.baseEnv()
       const missing = yield* Effect.flip(ProcessGroup.run({ file: "condukt-no-such-command", args: [], cwd: dir, env }))
-      assert.deepStrictEqual(missing, new ProcessGroup.SpawnFailed({ description: "Cannot run condukt-no-such-command: command not found", reason: "command not found" }))
+      assert.deepStrictEqual(
+        missing,
+        new ProcessRunner.ProcessRunnerError({
+          file: "condukt-no-such-command",
+          reason: new ProcessRunner.SpawnFailed({ description: "command not found" })
+        })
+      )
       const missingPath = yield* Effect.flip(ProcessGroup.run({ file: "./nope", args: [], cwd: dir, env }))
       assert.strictEqual(missingPath.message, "Cannot run ./nope: no such file")
       const missingShell = yield* Effect.flip(ProcessGroup.run({ file: "/no/such/bash", args: ["-c", "true"], cwd: dir, env }))
