@@ -6,8 +6,8 @@
  * running before its first step (so `cancel`, `abort` and the shutdown always reach it), lets the
  * `Conversation` drive it, and settles it: its last events, then its caller's result. A defect
  * escaping a run crashes the session; the session's scope closing ends it (`end`): what is queued
- * or running fails with `SessionStopped` and every event stream ends. `Session` builds the actor
- * and its handle; the handle speaks only to the actor.
+ * or running fails with `SessionError` (`SessionStopped`) and every event stream ends. `Session`
+ * builds the actor and its handle; the handle speaks only to the actor.
  *
  * The actor alone writes its fields. Its invariants: at most one fiber serves the mailbox, and
  * one does while runs wait; a run is running from before its first step until the actor settled
@@ -302,7 +302,7 @@ export class Actor<R> implements Publisher {
 
   /**
    * Let it crash: a defect escaped the run, so the session's state may be inconsistent. The run and
-   * everything queued fail with `SessionCrashed`, `join` reports it, and the session's scope is
+   * everything queued fail with `SessionError` (`SessionCrashed`), `join` reports it, and the session's scope is
    * closed with the crash (from the parent scope: the actor cannot close the scope it runs in), so
    * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
    * comes next.
