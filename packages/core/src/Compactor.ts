@@ -20,25 +20,60 @@ import type * as Model from "./Model.ts"
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A compaction did not complete (the summarising model failed, for instance); the history is
- * kept as it was.
+ * The summarising model failed; `description` is its error's sentence, `cause` the error.
  *
  * @since 0.1.0
  * @category errors
  */
-export class CompactionFailed extends Schema.TaggedError<CompactionFailed>()("CompactionFailed", {
+export class ModelFailed extends Schema.TaggedError<ModelFailed>()("ModelFailed", {
   description: Schema.String,
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return `Compaction failed: ${this.description}`
+    return this.description
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export class EmptySummary extends Schema.TaggedError<EmptySummary>()("EmptySummary", {}) {
+  override get message() {
+    return "the model returned an empty summary"
+  }
+}
+
+/** Anything else a compactor could not do; `description` is safe to show, `cause` is for logs. */
+export class Failed extends Schema.TaggedError<Failed>()("Failed", {
+  description: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export const Reason = Schema.Union([ModelFailed, EmptySummary, Failed])
+export type Reason = typeof Reason.Type
+
+/**
+ * The one error of the seam: a compaction did not complete (the summarising model failed, for
+ * instance), and why (`reason`); the history is kept as it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CompactorError extends Schema.TaggedError<CompactorError>()("CompactorError", {
+  reason: Reason
+}) {
+  override get message() {
+    return `Compaction failed: ${this.reason.message}`
   }
 }
 
 /** @since 0.1.0 @category models */
 export interface Service {
   /** A shorter history, or the same array when there is nothing to do. */
-  readonly compact: (messages: ReadonlyArray<Message>) => Effect.Effect<ReadonlyArray<Message>, CompactionFailed>
+  readonly compact: (messages: ReadonlyArray<Message>) => Effect.Effect<ReadonlyArray<Message>, CompactorError>
 }
 
 /**
@@ -188,9 +223,9 @@ export const layerSummarize = (options: {
       }
       const summary = yield* options.model.stream(request).pipe(
         Stream.runFold(() => "", (text, part) => (part._tag === "TextDelta" ? text + part.text : text)),
-        Effect.mapError((cause) => new CompactionFailed({ description: cause.message, cause }))
+        Effect.mapError((cause) => new CompactorError({ reason: new ModelFailed({ description: cause.message, cause }) }))
       )
-      if (summary.trim() === "") return yield* new CompactionFailed({ description: "the model returned an empty summary" })
+      if (summary.trim() === "") return yield* new CompactorError({ reason: new EmptySummary() })
       return [user(`${SUMMARY_PREFIX}${summary.trim()}`), ...messages.slice(start)]
     })
   })

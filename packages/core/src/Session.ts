@@ -33,7 +33,7 @@ import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
 import * as Secret from "./Secret.ts"
 import * as SessionStore from "./SessionStore.ts"
-import { type RunError, SandboxInitFailed, type SessionCrashed, type SessionStopped, type StartError } from "./SessionError.ts"
+import { type RunError, SandboxInitFailed, SessionError, type StartError } from "./SessionError.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 
@@ -88,7 +88,7 @@ export interface Session {
    * waits when the reader falls behind, and a reader that stops early aborts it (or drops it
    * while it is still queued).
    */
-  readonly stream: (prompt: string, options?: RunOptions) => Stream.Stream<SessionEvent.SessionEvent, SessionStopped>
+  readonly stream: (prompt: string, options?: RunOptions) => Stream.Stream<SessionEvent.SessionEvent, SessionError>
   /**
    * Every event of every run from now on; it ends when the session ends. A reader that falls more
    * than 1,024 events behind loses the oldest: observing never slows the session.
@@ -100,13 +100,13 @@ export interface Session {
    * Runs the session's compactor now, if it has one and no run is running; the new history is
    * saved to the store.
    */
-  readonly compact: Effect.Effect<void, Compactor.CompactionFailed>
+  readonly compact: Effect.Effect<void, Compactor.CompactorError>
   /** Interrupts the running turn, its tools and their processes; queued runs still run. */
   readonly abort: Effect.Effect<void>
-  /** Closes the session's scope; queued and later runs fail with `SessionStopped`. */
+  /** Closes the session's scope; queued and later runs fail with `SessionError` (`SessionStopped`). */
   readonly stop: Effect.Effect<void>
-  /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
-  readonly join: Effect.Effect<void, SessionCrashed>
+  /** Waits for the session to end: succeeds when it is stopped, fails (`SessionCrashed`) when it crashes. */
+  readonly join: Effect.Effect<void, SessionError>
 }
 
 /**
@@ -248,7 +248,7 @@ const make = <R, RIn>(
       Effect.flatMap(modelOf, (model) =>
         Effect.flatMap(resuming(id), (resumed): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
         const sandbox = chooseSandbox(agent, options, context)
-        if (sandbox instanceof SandboxInitFailed) return Effect.fail(sandbox)
+        if (sandbox instanceof SandboxInitFailed) return Effect.fail(new SessionError({ sessionId: id, reason: sandbox }))
         const provided = Context.getOption(context, Redactor.Redactor)
         const program = Option.isSome(provided) ? provided.value : Redactor.none
         // The model's credentials (its API key) are secrets too: a gateway can echo one back.
@@ -287,7 +287,7 @@ const make = <R, RIn>(
             secrets,
             redact: redactor.redact,
             emit: (event) => actor.emit(event)
-          }).pipe(Scope.provide(scope), Effect.mapError((error) => Redactor.redactValue(redactor.redact, error)))
+          }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
           return done

@@ -1,7 +1,7 @@
 /**
- * SessionError — the ways a session fails to start or a run fails to complete.
- *
- * Each is a fact with the fields a caller acts on; `Session` re-exports them all.
+ * SessionError — the one error of the Session seam: which session, and why (`reason`) it did not
+ * start or a run did not complete. Each reason is a fact with the fields a caller acts on
+ * (`Effect.catchReason("SessionError", "MaxTurnsExceeded", …)`); `Session` re-exports them all.
  */
 import { Schema } from "effect"
 import type * as Executor from "./Executor.ts"
@@ -11,25 +11,24 @@ import type { SessionStoreError } from "./SessionStoreError.ts"
 
 /** @since 0.1.0 @category errors */
 export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>()("MaxTurnsExceeded", {
-  sessionId: Schema.String,
   maxTurns: Schema.Int
 }) {
   override get message() {
-    return `Session ${this.sessionId}: the run needed more than ${this.maxTurns} model requests (raise maxTurns or simplify the task)`
+    return `the run needed more than ${this.maxTurns} model requests (raise maxTurns or simplify the task)`
   }
 }
 
 /** @since 0.1.0 @category errors */
-export class RunAborted extends Schema.TaggedError<RunAborted>()("RunAborted", { sessionId: Schema.String }) {
+export class RunAborted extends Schema.TaggedError<RunAborted>()("RunAborted", {}) {
   override get message() {
-    return `Session ${this.sessionId}: the run was aborted`
+    return "the run was aborted"
   }
 }
 
 /** @since 0.1.0 @category errors */
-export class SessionStopped extends Schema.TaggedError<SessionStopped>()("SessionStopped", { sessionId: Schema.String }) {
+export class SessionStopped extends Schema.TaggedError<SessionStopped>()("SessionStopped", {}) {
   override get message() {
-    return `Session ${this.sessionId} is stopped`
+    return "the session is stopped"
   }
 }
 
@@ -46,7 +45,7 @@ export class SandboxInitFailed extends Schema.TaggedError<SandboxInitFailed>()("
 
 /**
  * One of the session's MCP servers could not be started (or its declaration is invalid); the
- * others were closed and nothing is left running.
+ * others were closed and nothing is left running. A `ToolSource` fails its `start` with it.
  *
  * @since 0.1.0
  * @category errors
@@ -63,23 +62,48 @@ export class McpStartFailed extends Schema.TaggedError<McpStartFailed>()("McpSta
 
 /** A defect escaped a run (a bug, not a tool failure): the session is dead, as an OTP process would be. */
 export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("SessionCrashed", {
-  sessionId: Schema.String,
   cause: Schema.Defect()
 }) {
   override get message() {
     const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `Session ${this.sessionId} crashed: ${cause}`
+    return `the session crashed: ${cause}`
+  }
+}
+
+/** @since 0.1.0 @category errors */
+export const Reason = Schema.Union([MaxTurnsExceeded, RunAborted, SessionStopped, SandboxInitFailed, McpStartFailed, SessionCrashed])
+export type Reason = typeof Reason.Type
+
+/**
+ * The one error of the seam: which session failed, and why (`reason`). Its `message` names the
+ * session and says what happened, as a person (or a model) reads it.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionError extends Schema.TaggedError<SessionError>()("SessionError", {
+  sessionId: Schema.String,
+  reason: Reason
+}) {
+  override get message() {
+    const reason = this.reason
+    switch (reason._tag) {
+      case "MaxTurnsExceeded":
+      case "RunAborted":
+        return `Session ${this.sessionId}: ${reason.message}`
+      case "SessionStopped":
+        return `Session ${this.sessionId} is stopped`
+      case "SessionCrashed":
+        return `Session ${this.sessionId} crashed: ${reason.cause instanceof Error ? reason.cause.message : String(reason.cause)}`
+      case "SandboxInitFailed":
+      case "McpStartFailed":
+        return reason.message
+    }
   }
 }
 
 /** Why a run did not produce a final text. */
-export type RunError = MaxTurnsExceeded | RunAborted | SessionStopped | SessionCrashed | SandboxInitFailed | Model.ModelError
+export type RunError = SessionError | Model.ModelError
 
 /** Why a session did not start. */
-export type StartError =
-  | SandboxInitFailed
-  | Model.ModelError
-  | Executor.DuplicateToolName
-  | Secret.SecretError
-  | McpStartFailed
-  | SessionStoreError
+export type StartError = SessionError | Model.ModelError | Executor.DuplicateToolName | Secret.SecretError | SessionStoreError

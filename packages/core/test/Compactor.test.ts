@@ -98,5 +98,17 @@ describe("Compactor", () => {
       const failing = yield* TestModel.make([TestModel.error("overloaded")])
       const error = yield* Effect.flip(compactWith(Compactor.layerSummarize({ model: failing.model, keepRecent: 2, threshold: 1 }), messages))
       assert.strictEqual(error.message, "Compaction failed: overloaded")
+      assert.strictEqual(error.reason._tag, "ModelFailed")
+    }))
+
+  it.effect("summarize fails with the reason EmptySummary when the model's summary is blank", () =>
+    Effect.gen(function*() {
+      const blank = yield* TestModel.make([TestModel.text("  ")])
+      const reason = yield* compactWith(Compactor.layerSummarize({ model: blank.model, keepRecent: 2, threshold: 1 }), historyOf([1, 1, 1])).pipe(
+        Effect.flatMap(() => Effect.die("compacted")),
+        Effect.catchReason("CompactorError", "EmptySummary", Effect.succeed)
+      )
+      assert.deepStrictEqual(reason, new Compactor.EmptySummary())
+      assert.strictEqual(new Compactor.CompactorError({ reason }).message, "Compaction failed: the model returned an empty summary")
     }))
 })

@@ -12,6 +12,9 @@ import * as Session from "../src/Session.ts"
 import type * as SessionEvent from "../src/SessionEvent.ts"
 import * as Tool from "../src/Tool.ts"
 
+/** What a run's failure says: its reason's tag, for a SessionError. */
+const reasonOf = (error: Session.RunError) => (error._tag === "SessionError" ? error.reason._tag : error._tag)
+
 const label = (e: SessionEvent.SessionEvent) =>
   e._tag === "AgentEnd" ? `AgentEnd ${e.outcome}` : e._tag === "ToolCall" ? `ToolCall ${e.callId}` : e._tag
 
@@ -48,7 +51,7 @@ describe("Session lifecycle", () => {
       yield* Deferred.await(block.started)
       yield* session.abort
       yield* Deferred.await(block.interrupted)
-      assert.strictEqual((yield* Fiber.join(run))._tag, "RunAborted")
+      assert.strictEqual(reasonOf(yield* Fiber.join(run)), "RunAborted")
       assert.strictEqual((yield* session.run("again")).text, "after")
     }).pipe(Effect.provide(Layer.mergeAll(blockThenAnswer, Sandbox.layerNoop()))))
 
@@ -112,11 +115,11 @@ describe("Session lifecycle", () => {
       const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", tools: [Echo] }), { sandbox }).pipe(
         Effect.provideService(Model.Model, crashing)
       )
-      assert.strictEqual((yield* Effect.flip(session.run("go")))._tag, "SessionCrashed")
+      assert.strictEqual(reasonOf(yield* Effect.flip(session.run("go"))), "SessionCrashed")
       const exit = yield* Deferred.await(released)
       assert.isTrue(Exit.isFailure(exit))
       assert.strictEqual((yield* Effect.flip(session.join)).message, `Session ${session.id} crashed: adapter bug`)
-      assert.strictEqual((yield* Effect.flip(session.run("again")))._tag, "SessionStopped")
+      assert.strictEqual(reasonOf(yield* Effect.flip(session.run("again"))), "SessionStopped")
     }).pipe(Effect.provide(TestModel.layer([]))))
 
   it.effect("abort while the sandbox is being built releases what the build had acquired; the next run builds it again", () =>
@@ -141,7 +144,7 @@ describe("Session lifecycle", () => {
       const first = yield* Effect.forkChild(Effect.flip(session.run("echo")), { startImmediately: true })
       assert.strictEqual(yield* Queue.take(building), 1)
       yield* session.abort
-      assert.strictEqual((yield* Fiber.join(first))._tag, "RunAborted")
+      assert.strictEqual(reasonOf(yield* Fiber.join(first)), "RunAborted")
       assert.strictEqual(yield* Queue.take(released), 1)
       assert.strictEqual((yield* session.run("echo again")).text, "after")
       assert.strictEqual(yield* Queue.take(building), 2)

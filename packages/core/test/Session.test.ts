@@ -15,6 +15,9 @@ import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as Tool from "../src/Tool.ts"
 
+/** What a run's failure says: its reason's tag, for a SessionError. */
+const reasonOf = (error: Session.RunError) => (error._tag === "SessionError" ? error.reason._tag : error._tag)
+
 const memorySandbox = (files: Record<string, string>) =>
   Sandbox.layer({
     cwd: "/work",
@@ -176,7 +179,7 @@ describe("Session", () => {
       const events = yield* Effect.forkChild(Stream.runCollect(session.events), { startImmediately: true })
       yield* session.stop
       assert.deepStrictEqual(log, ["built", "released"])
-      assert.strictEqual((yield* Effect.flip(session.run("again")))._tag, "SessionStopped")
+      assert.strictEqual(reasonOf(yield* Effect.flip(session.run("again"))), "SessionStopped")
       assert.deepStrictEqual(yield* Fiber.join(events), [])
     }).pipe(Effect.provide(Layer.mergeAll(
       TestModel.layer([TestModel.toolCall("read_file", { path: "a.txt" }), TestModel.text("read")]),
@@ -188,7 +191,7 @@ describe("Session", () => {
       const agent = Agent.make({ name: "looper", model: "test:x", tools: [Echo], maxTurns: 2 })
       const session = yield* Session.start(agent)
       const error = yield* Effect.flip(session.run("loop"))
-      assert.strictEqual(error._tag, "MaxTurnsExceeded")
+      assert.strictEqual(reasonOf(error), "MaxTurnsExceeded")
       assert.strictEqual(error.message, `Session ${session.id}: the run needed more than 2 model requests (raise maxTurns or simplify the task)`)
       assert.strictEqual((yield* session.run("again")).text, "fine")
     }).pipe(Effect.provide(Layer.mergeAll(
@@ -234,7 +237,7 @@ describe("Session", () => {
       // Without project instructions to read, a run that needs no tool never builds the sandbox.
       assert.strictEqual((yield* session.run("just talk")).text, "fine")
       const error = yield* Effect.flip(session.run("echo"))
-      assert.strictEqual(error._tag, "SandboxInitFailed")
+      assert.strictEqual(reasonOf(error), "SandboxInitFailed")
       assert.strictEqual(
         error.message,
         `Agent looped: the sandbox could not be built: Path ${cwd} cannot be resolved: too many levels of symbolic links`
@@ -282,7 +285,7 @@ describe("Session", () => {
       const shell = yield* Processes.awaitPidFile(path.join(dir, "shell.pid"))
       yield* session.abort
       const exit = yield* Fiber.await(run)
-      assert.isTrue(Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Fail" && r.error._tag === "RunAborted"))
+      assert.isTrue(Exit.isFailure(exit) && exit.cause.reasons.some((r) => r._tag === "Fail" && reasonOf(r.error) === "RunAborted"))
       // The group was killed before abort returned; the kernel may still be finishing the job.
       yield* Processes.awaitDeath(shell)
       yield* Processes.awaitDeath(child)
@@ -324,7 +327,7 @@ describe("Session", () => {
       assert.deepStrictEqual([built, released], [10, 0])
       yield* Scope.close(scope, Exit.void)
       assert.deepStrictEqual([built, released], [10, 10])
-      assert.strictEqual((yield* Effect.flip(sessions[42]!.run("hello")))._tag, "SessionStopped")
+      assert.strictEqual(reasonOf(yield* Effect.flip(sessions[42]!.run("hello"))), "SessionStopped")
     }).pipe(Effect.provide(TestModel.layer(Array.from({ length: 10 }, () => [TestModel.toolCall("echo", { text: "x" }), TestModel.text("ok")]).flat()))))
 
   it.effect("a tool that needs a service makes the session need it: a type error without, works with a Layer", () =>

@@ -4,10 +4,14 @@ import { Deferred, Effect, Exit, Fiber, Layer, Option, Queue, Schema, Scope, Str
 import * as Agent from "../src/Agent.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
+import type * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
 import * as Tool from "../src/Tool.ts"
 import type * as ToolSource from "../src/ToolSource.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
+
+/** What a run's failure says: its reason's tag, for a SessionError. */
+const reasonOf = (error: Session.RunError) => (error._tag === "SessionError" ? error.reason._tag : error._tag)
 
 const noSandbox = Sandbox.layerNoop()
 
@@ -56,7 +60,7 @@ describe("Sessions", () => {
       yield* sessions.stop("a")
       assert.deepStrictEqual(yield* sessions.list, ["b"])
       assert.isTrue(Option.isNone(yield* sessions.whereis("a")))
-      assert.strictEqual((yield* Effect.flip(a.run("again")))._tag, "SessionStopped")
+      assert.strictEqual(reasonOf(yield* Effect.flip(a.run("again"))), "SessionStopped")
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))
 
   it.effect("a crashed permanent session comes back under its id with a fresh history; the others never notice", () =>
@@ -85,7 +89,7 @@ describe("Sessions", () => {
       const sessions = yield* Sessions.make()
       const queue = yield* Queue.unbounded<string>()
       const doomed = yield* sessions.start(probed(queue), { id: "doomed" })
-      assert.strictEqual((yield* Effect.flip(doomed.run("crash")))._tag, "SessionCrashed")
+      assert.strictEqual(reasonOf(yield* Effect.flip(doomed.run("crash"))), "SessionCrashed")
       assert.strictEqual((yield* Effect.flip(doomed.join)).message, "Session doomed crashed: the model adapter has a bug")
       // The registry forgets a crashed session before what it owns is released.
       assert.deepStrictEqual(yield* Queue.takeN(queue, 2), ["started", "released"])
@@ -115,12 +119,12 @@ describe("Sessions", () => {
       let current = yield* sessions.start(probed(queue), { id: "flapping", restart: "permanent" })
       assert.strictEqual(yield* Queue.take(queue), "started")
       for (let crash = 1; crash <= 2; crash++) {
-        assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
+        assert.strictEqual(reasonOf(yield* Effect.flip(current.run("crash"))), "SessionCrashed")
         assert.deepStrictEqual(yield* Queue.takeN(queue, 2), ["released", "started"])
         current = Option.getOrThrow(yield* sessions.whereis("flapping"))
       }
       // The third crash within the period exceeds the intensity: the session is dropped for good.
-      assert.strictEqual((yield* Effect.flip(current.run("crash")))._tag, "SessionCrashed")
+      assert.strictEqual(reasonOf(yield* Effect.flip(current.run("crash"))), "SessionCrashed")
       assert.deepStrictEqual(yield* Queue.take(queue), "released")
       yield* Effect.flip(current.join)
       assert.deepStrictEqual(yield* sessions.list, ["bystander"])
@@ -148,7 +152,7 @@ describe("Sessions", () => {
       const run = yield* Effect.forkChild(Effect.flip(reborn.run("block")), { startImmediately: true })
       yield* Queue.take(started)
       yield* reborn.abort
-      assert.strictEqual((yield* Fiber.join(run))._tag, "RunAborted")
+      assert.strictEqual(reasonOf(yield* Fiber.join(run)), "RunAborted")
       assert.deepStrictEqual((yield* reborn.history).map((m) => m._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage"])
     }).pipe(Effect.provideService(Model.Model, crashOrBlock), Effect.provide(noSandbox)))
 
@@ -184,7 +188,7 @@ describe("Sessions", () => {
       yield* sessions.stop("p")
       assert.strictEqual(yield* Queue.take(queue), "released")
       assert.strictEqual(yield* sessions.count, 0)
-      assert.strictEqual((yield* Effect.flip(first.run("hello")))._tag, "SessionStopped")
+      assert.strictEqual(reasonOf(yield* Effect.flip(first.run("hello"))), "SessionStopped")
       const again = yield* sessions.start(probed(queue), { id: "p", restart: "transient" })
       assert.strictEqual((yield* again.run("hello")).text, "ok")
     }).pipe(Effect.provide(Layer.mergeAll(crashingModel, noSandbox))))

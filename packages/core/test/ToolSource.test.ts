@@ -53,7 +53,12 @@ describe("ToolSource", () => {
       const closed = yield* Deferred.make<void>()
       const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([])
       const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("ok", tools, closed), failing("bad")] })
-      assert.deepStrictEqual(yield* Effect.flip(Effect.scoped(Session.start(agent))), new Session.McpStartFailed({ server: "bad", description: "no" }))
+      // The start fails with the source's reason, caught by it.
+      const reason = yield* Effect.scoped(Session.start(agent, { id: "s" })).pipe(
+        Effect.flatMap(() => Effect.die("started")),
+        Effect.catchReason("SessionError", "McpStartFailed", Effect.succeed)
+      )
+      assert.deepStrictEqual(reason, new Session.McpStartFailed({ server: "bad", description: "no" }))
       yield* Deferred.await(closed)
     }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 
@@ -61,8 +66,11 @@ describe("ToolSource", () => {
     Effect.gen(function*() {
       const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [failing("x"), failing("x")] })
       assert.deepStrictEqual(
-        yield* Effect.flip(Effect.scoped(Session.start(agent))),
-        new Session.McpStartFailed({ server: "x", description: "two servers have this name: names must be unique" })
+        yield* Effect.flip(Effect.scoped(Session.start(agent, { id: "s" }))),
+        new Session.SessionError({
+          sessionId: "s",
+          reason: new Session.McpStartFailed({ server: "x", description: "two servers have this name: names must be unique" })
+        })
       )
     }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 

@@ -19,12 +19,15 @@ const victim = path.resolve(import.meta.dirname, "fixtures/endlessPages.ts")
 const downReasons = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
   events.flatMap((e) => (e._tag === "McpServerDown" ? [e.description] : []))
 
-/** Starting a session with `server` (and `secrets`) fails: its McpStartFailed. */
+/** Starting a session (id "s") with `server` (and `secrets`) fails: its SessionError. */
 const startFailure = (server: McpServer.McpServer, secrets: Secret.Secrets<never> = {}) =>
   Effect.gen(function*() {
     const agent = Agent.make({ name: "bad", model: "test:x", mcpServers: [server], secrets })
-    return yield* Effect.flip(Effect.scoped(Session.start(agent)))
+    return yield* Effect.flip(Effect.scoped(Session.start(agent, { id: "s" })))
   }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer))
+
+const startFailed = (server: string, description: string) =>
+  new Session.SessionError({ sessionId: "s", reason: new Session.McpStartFailed({ server, description }) })
 
 /** A loopback HTTP server answering every request with `status` and a body echoing its credentials. */
 const echoingAuthorization = (status: number) =>
@@ -150,7 +153,7 @@ describe("hostile servers", () => {
       const error = yield* startFailure(McpServer.stdio({ name: "liar", command: node, args: [hostile, "wrong-id"] }))
       const head = `Received a response for an unknown message ID: {"jsonrpc":"2.0","id":4242,"result":{"protocolVersion":"${LATEST_PROTOCOL_VERSION}",` +
         `"capabilities":{"tools":{"listChanged":true}},"serverInfo":{"name":"hostile","version":"1.0.0"},"padding":"`
-      assert.deepStrictEqual(error, new Session.McpStartFailed({ server: "liar", description: `${head}${"p".repeat(999 - head.length)}…` }))
+      assert.deepStrictEqual(error, startFailed("liar", `${head}${"p".repeat(999 - head.length)}…`))
     }))
 
   describe("secrets", () => {
@@ -163,7 +166,7 @@ describe("hostile servers", () => {
           declared
         )
         // The session passes its start errors through its redaction, which copies them: compared by fields.
-        assert.deepStrictEqual({ tag: error._tag, message: error.message }, {
+        assert.deepStrictEqual({ tag: error._tag === "SessionError" ? error.reason._tag : error._tag, message: error.message }, {
           tag: "McpStartFailed",
           message: "MCP server fx could not be started: the server exited during initialize: fatal: could not log in with [REDACTED:API_TOKEN]"
         })
@@ -199,10 +202,7 @@ describe("hostile servers", () => {
           const error = yield* startFailure(McpServer.http({ name: "p", url: server.url, auth: McpAuth.bearer("undeclared-bearer-9876") }))
           assert.deepStrictEqual(
             error,
-            new Session.McpStartFailed({
-              server: "p",
-              description: `${server.url} answered HTTP ${status}: invalid credentials: Bearer [REDACTED:p.bearer_token]`
-            })
+            startFailed("p", `${server.url} answered HTTP ${status}: invalid credentials: Bearer [REDACTED:p.bearer_token]`)
           )
         }).pipe(Effect.scoped))
     }
@@ -213,7 +213,7 @@ describe("hostile servers", () => {
         const error = yield* startFailure(McpServer.http({ name: "p", url: server.url, headers: { "X-Api-Key": "header-key-4321" } }))
         assert.deepStrictEqual(
           error,
-          new Session.McpStartFailed({ server: "p", description: `${server.url} answered HTTP 403: invalid credentials: [REDACTED:p.X-Api-Key]` })
+          startFailed("p", `${server.url} answered HTTP 403: invalid credentials: [REDACTED:p.X-Api-Key]`)
         )
       }).pipe(Effect.scoped))
 

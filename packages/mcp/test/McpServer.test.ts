@@ -80,8 +80,8 @@ describe("McpServer", () => {
     const startFails = (server: McpServer.McpServer, reason: string) =>
       Effect.gen(function*() {
         const agent = Agent.make({ name: "bad", model: "test:x", mcpServers: [server] })
-        const error = yield* Effect.flip(Effect.scoped(Session.start(agent)))
-        assert.deepStrictEqual(error, new Session.McpStartFailed({ server: server.name, description: reason }))
+        const error = yield* Effect.flip(Effect.scoped(Session.start(agent, { id: "s" })))
+        assert.deepStrictEqual(error, new Session.SessionError({ sessionId: "s", reason: new Session.McpStartFailed({ server: server.name, description: reason }) }))
       }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer))
 
     it.live("an unknown transport", () =>

@@ -108,5 +108,5 @@ export const run = <R = never, RIn = never>(
 export const stream = <R = never, RIn = never>(
   prompt: string,
   options: RunOptions<R, RIn>
-): Stream.Stream<SessionEvent.SessionEvent, Session.SessionStopped | Session.StartError, R | RIn> =>
+): Stream.Stream<SessionEvent.SessionEvent, Session.StartError, R | RIn> =>
   Stream.unwrap(Effect.map(transient(options), (session) => session.stream(prompt, options)))

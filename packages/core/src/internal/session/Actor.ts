@@ -6,8 +6,8 @@
  * running before its first step (so `cancel`, `abort` and the shutdown always reach it), lets the
  * `Conversation` drive it, and settles it: its last events, then its caller's result. A defect
  * escaping a run crashes the session; the session's scope closing ends it (`end`): what is queued
- * or running fails with `SessionStopped` and every event stream ends. `Session` builds the actor
- * and its handle; the handle speaks only to the actor.
+ * or running fails with `SessionError` (`SessionStopped`) and every event stream ends. `Session`
+ * builds the actor and its handle; the handle speaks only to the actor.
  *
  * The actor alone writes its fields. Its invariants: at most one fiber serves the mailbox, and
  * one does while runs wait; a run is running from before its first step until the actor settled
@@ -19,7 +19,7 @@ import type * as Compactor from "../../Compactor.ts"
 import type { Message } from "../../Message.ts"
 import * as Redactor from "../../Redactor.ts"
 import type { RunOptions, RunResult } from "./Run.ts"
-import { type RunError, RunAborted, SessionCrashed, SessionStopped } from "../../SessionError.ts"
+import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import * as Tracing from "../tracing.ts"
@@ -44,7 +44,7 @@ export class Actor<R> implements Publisher {
   /** The start's context: runs are served with it, whoever queued them. */
   readonly #context: Context.Context<R>
   readonly #hub: EventHub.Hub = EventHub.make()
-  readonly #ended: Deferred.Deferred<void, SessionCrashed> = Deferred.makeUnsafe<void, SessionCrashed>()
+  readonly #ended: Deferred.Deferred<void, SessionError> = Deferred.makeUnsafe<void, SessionError>()
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
   /** Whether a fiber is serving the mailbox; it ends when the mailbox is empty. */
@@ -93,7 +93,7 @@ export class Actor<R> implements Publisher {
   }
 
   /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
-  get join(): Effect.Effect<void, SessionCrashed> {
+  get join(): Effect.Effect<void, SessionError> {
     return Deferred.await(this.#ended)
   }
 
@@ -166,15 +166,15 @@ export class Actor<R> implements Publisher {
    * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
    * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
    */
-  enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined): Effect.Effect<Run, SessionStopped> {
+  enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined): Effect.Effect<Run, SessionError> {
     const self = this
     return Effect.gen(function*() {
-      if (self.#phase === "stopped") return yield* new SessionStopped({ sessionId: self.id })
+      if (self.#phase === "stopped") return yield* new SessionError({ sessionId: self.id, reason: new SessionStopped() })
       // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
       const text = self.#conversation.redact(prompt)
       const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
       yield* Effect.suspend(() => {
-        if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionStopped({ sessionId: self.id }))
+        if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
         else self.#mailbox.push(run)
         if (self.#serving) return Effect.void
@@ -192,7 +192,7 @@ export class Actor<R> implements Publisher {
   cancel(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.#running?.run === run) return Fiber.interrupt(this.#running.fiber)
-      return Effect.asVoid(Deferred.fail(run.done, new RunAborted({ sessionId: this.id })))
+      return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
     })
   }
 
@@ -202,7 +202,7 @@ export class Actor<R> implements Publisher {
   }
 
   /** Compacts the history now, unless a run is running; a failure leaves the runtime redacted. */
-  get compact(): Effect.Effect<void, Compactor.CompactionFailed> {
+  get compact(): Effect.Effect<void, Compactor.CompactorError> {
     return Effect.suspend(() =>
       this.#running === undefined
         ? Effect.mapError(this.#conversation.compact(this, undefined), (error) => Redactor.redactValue(this.#conversation.redact, error))
@@ -292,7 +292,7 @@ export class Actor<R> implements Publisher {
         return yield* Deferred.fail(run.done, error.value)
       }
       yield* self.publish(run, { _tag: "AgentEnd", outcome: "aborted" })
-      yield* Deferred.fail(run.done, new RunAborted({ sessionId: self.id }))
+      yield* Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new RunAborted() }))
     })
   }
 
@@ -302,7 +302,7 @@ export class Actor<R> implements Publisher {
 
   /**
    * Let it crash: a defect escaped the run, so the session's state may be inconsistent. The run and
-   * everything queued fail with `SessionCrashed`, `join` reports it, and the session's scope is
+   * everything queued fail with `SessionError` (`SessionCrashed`), `join` reports it, and the session's scope is
    * closed with the crash (from the parent scope: the actor cannot close the scope it runs in), so
    * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
    * comes next.
@@ -310,7 +310,7 @@ export class Actor<R> implements Publisher {
   private crash(run: Run, cause: Cause.Cause<RunError>): Effect.Effect<void> {
     const self = this
     return Effect.gen(function*() {
-      const crashed = new SessionCrashed({ sessionId: self.id, cause: Cause.squash(cause) })
+      const crashed = new SessionError({ sessionId: self.id, reason: new SessionCrashed({ cause: Cause.squash(cause) }) })
       yield* self.publish(run, { _tag: "Error", message: crashed.message })
       yield* self.publish(run, { _tag: "AgentEnd", outcome: "failed" })
       yield* Deferred.fail(run.done, crashed)
@@ -326,7 +326,7 @@ export class Actor<R> implements Publisher {
    * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
    * every event stream then ends.
    */
-  private shutdown(reason: () => SessionStopped | SessionCrashed): Effect.Effect<void> {
+  private shutdown(reason: () => SessionError): Effect.Effect<void> {
     this.#phase = "stopped"
     const interrupted = this.#running
     this.#running = undefined
@@ -350,14 +350,14 @@ export class Actor<R> implements Publisher {
         EventHub.end(self.#hub)
       }),
       "Session.shutdown",
-      { attributes: { sessionId: this.id, reason: error._tag }, captureStackTrace: false }
+      { attributes: { sessionId: this.id, reason: error.reason._tag }, captureStackTrace: false }
     )
   }
 
   /** The session's scope closes: settle what is left, then `join` returns and its registry forgets it. */
   end(): Effect.Effect<void> {
     return Effect.andThen(
-      this.shutdown(() => new SessionStopped({ sessionId: this.id })),
+      this.shutdown(() => new SessionError({ sessionId: this.id, reason: new SessionStopped() })),
       Effect.sync(() => {
         Deferred.doneUnsafe(this.#ended, Exit.void)
         this.#forget?.()

@@ -21,7 +21,7 @@ import * as Model from "../../Model.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
 import * as Redactor from "../../Redactor.ts"
 import type { RunResult } from "./Run.ts"
-import { MaxTurnsExceeded, type RunError, type SandboxInitFailed } from "../../SessionError.ts"
+import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import * as Persistence from "./persistence.ts"
@@ -161,7 +161,7 @@ export class Conversation<R> {
    * message. The new history is saved whole, and a Compacted event gives the sizes: into `run`
    * (the one that ended), or to observers between runs.
    */
-  compact(events: Publisher, run: Run | undefined): Effect.Effect<void, Compactor.CompactionFailed> {
+  compact(events: Publisher, run: Run | undefined): Effect.Effect<void, Compactor.CompactorError> {
     return Effect.suspend(() => {
       const compactor = this.#compactor
       const before = this.#loop
@@ -210,7 +210,7 @@ export class Conversation<R> {
   private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
     this.#loop = step.state
     if (step._tag === "Rejected") {
-      if (step.reason === "MaxTurnsExceeded") return Effect.fail(new MaxTurnsExceeded({ sessionId: this.id, maxTurns: step.state.maxTurns }))
+      if (step.reason === "MaxTurnsExceeded") return Effect.fail(new SessionError({ sessionId: this.id, reason: new MaxTurnsExceeded({ maxTurns: step.state.maxTurns }) }))
       return Effect.die(new Error(`Session ${this.id}: the loop rejected its own input (${step.reason})`))
     }
     const action = step.action
@@ -279,7 +279,7 @@ export class Conversation<R> {
    * One message's tool calls: all announced, run by the executor, their results published in order.
    * Combinators, not a generator: this frame is held for as long as the calls run.
    */
-  private runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SandboxInitFailed, R> {
+  private runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
     return Effect.forEach(calls, (call) =>
       events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
         Effect.andThen(Effect.suspend(() => this.audit(events, run, calls))),
@@ -314,8 +314,9 @@ export class Conversation<R> {
   }
 
   /** What the session's tool calls share, made once with its sandbox (built now if it is not yet). */
-  private makeToolContext(): Effect.Effect<ToolContext, SandboxInitFailed> {
-    return Effect.map(SandboxSlot.get(this.#sandbox, this.agent.name, this.#scope), (sandbox) =>
+  private makeToolContext(): Effect.Effect<ToolContext, SessionError> {
+    const got = Effect.mapError(SandboxSlot.get(this.#sandbox, this.agent.name, this.#scope), (reason) => new SessionError({ sessionId: this.id, reason }))
+    return Effect.map(got, (sandbox) =>
       this.#toolContext = {
         sessionId: this.id,
         agent: this.agent.name,
