@@ -5,15 +5,16 @@
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
  * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`. Every
  * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
- * server's `Credentials`. A failure is `ConnectFailed`; the SDK's own errors are described in one
+ * server's `Credentials`. A failure is the reason `ConnectFailed` (McpError.ts); the SDK's own errors are described in one
  * line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Deferred, Effect, Redacted, Schema, Scope } from "effect"
+import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
+import { ConnectFailed } from "../McpError.ts"
 import type { Declaration } from "./declaration.ts"
 import { boundedFetch } from "./boundedFetch.ts"
 import type { Credentials } from "./credentials.ts"
@@ -25,13 +26,6 @@ const hostVariable = (name: string): string | undefined => process.env[name]
 
 /** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
-
-/** A connection could not be opened; `description` is one line, without secrets. */
-export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { description: Schema.String }) {
-  override get message() {
-    return this.description
-  }
-}
 
 /** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
 const connectionCode = (error: Error): string | undefined => {
