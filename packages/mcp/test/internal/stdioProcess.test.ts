@@ -8,7 +8,7 @@ import { ProcessRunner, Secret } from "@condukt/core"
 import { ScriptedProcesses } from "@condukt/testing"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as McpClient from "../../src/McpClient.ts"
-import { ConnectFailed, McpCallFailed, McpError, TransportDown } from "../../src/McpError.ts"
+import { AuthSecretUnavailable, ConnectFailed, McpCallFailed, McpError, TransportDown } from "../../src/McpError.ts"
 import * as McpServer from "../../src/McpServer.ts"
 
 interface Request {
@@ -127,4 +127,13 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
         })
       }))
     ))
+
+  it.effect("a Secret of the env that cannot be resolved fails the connection with AuthSecretUnavailable, before any spawn", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server", env: { API_KEY: Secret.make(Effect.fail("vault is sealed")) } }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.deepStrictEqual(error, new McpError({ server: "fx", reason: new AuthSecretUnavailable({ description: "env API_KEY: vault is sealed" }) }))
+      assert.strictEqual(error.message, "env API_KEY: vault is sealed")
+      assert.deepStrictEqual(yield* ScriptedProcesses.commands, [])
+    }).pipe(Effect.provide(ScriptedProcesses.layer({}))))
 })
