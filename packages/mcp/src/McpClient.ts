@@ -205,7 +205,7 @@ export const connect = (
         return Effect.fail(failure)
       }))
     return { client, credentials, descriptors, down, reauthorize, generation: () => generation, reinitialise }
-  }).pipe(Effect.mapError((error) => (error instanceof McpError ? error : new McpError({ server: declaration.name, reason: error }))))
+  }).pipe(Effect.mapError((reason) => new McpError({ server: declaration.name, reason })))
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
 const closeClient = (client: Client, transport: Transport): Promise<void> => {
