@@ -14,6 +14,7 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import type { ProcessRunner, Secret } from "@condukt/core"
 import { Effect, Redacted, Schema } from "effect"
 import { HeadlessProvider, type HeadlessOptions } from "./internal/headlessProvider.ts"
+import { AuthSecretUnavailable, TokenRequestFailed } from "./McpError.ts"
 
 /** A secret ref (1Password's runs on the program's `ProcessRunner`) or, for tests and local servers, the value itself. */
 export type SecretInput = Secret.Secret<ProcessRunner.ProcessRunner> | string
@@ -87,25 +88,6 @@ export type { HeadlessOptions }
 // ---------------------------------------------------------------------------------------------
 // Resolving (internal to the package's client)
 // ---------------------------------------------------------------------------------------------
-
-/** A token endpoint refused, or could not be reached. */
-export class TokenRequestFailed extends Schema.TaggedError<TokenRequestFailed>()("TokenRequestFailed", {
-  tokenUrl: Schema.String,
-  description: Schema.String
-}) {
-  override get message() {
-    return `token request to ${this.tokenUrl} failed: ${this.description}`
-  }
-}
-
-/** A secret could not be resolved; names the source, never a value. */
-export class AuthSecretUnavailable extends Schema.TaggedError<AuthSecretUnavailable>()("AuthSecretUnavailable", {
-  description: Schema.String
-}) {
-  override get message() {
-    return this.description
-  }
-}
 
 export const resolveSecret = (
   input: SecretInput

@@ -6,10 +6,11 @@
  * every page of `tools/list`), all within `initTimeout`; closing that scope closes the client, which
  * ends a stdio server's process group or aborts HTTP requests and DELETEs the Streamable HTTP
  * session. `caller` gives a tool's `tools/call`, run within `requestTimeout`; interrupting it
- * cancels the request. A transport that dies fails its pending and later calls with `TransportDown`, a
- * result the model reads; the supervisor's restart policy may bring a new connection. Wire and
- * local stay apart: a result flagged `isError` is a failed tool result, a JSON-RPC error is
- * `McpCallFailed`, a dead connection is `TransportDown`.
+ * cancels the request. Failures are an `McpError` (McpError.ts) of the server: a transport that dies
+ * fails its pending and later calls with the reason `TransportDown`, a result the model reads; the
+ * supervisor's restart policy may bring a new connection. Wire and local stay apart: a result
+ * flagged `isError` is a failed tool result, a JSON-RPC error is `McpCallFailed`, a dead connection
+ * is `TransportDown`; a connection that cannot be opened is `ConnectFailed`.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
@@ -20,85 +21,22 @@ import {
   type CallToolResult,
   ElicitRequestSchema,
   ErrorCode,
-  McpError,
+  McpError as JsonRpcError,
   type Tool as McpTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Deferred, Duration, Effect, Redacted, Schema, Scope, Semaphore, Tracer } from "effect"
+import { Deferred, Duration, Effect, Redacted, Scope, Semaphore, Tracer } from "effect"
 import { Executor, type ProcessRunner } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
+import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultTooLarge, TransportDown } from "./McpError.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
-import { ConnectFailed, describe, httpStatus, makeTransport, startFailure, unreachableBecause } from "./internal/transports.ts"
-
-/** A connection could not be opened; `reason` is one line, without secrets. */
-export { ConnectFailed }
+import { describe, httpStatus, makeTransport, startFailure, unreachableBecause } from "./internal/transports.ts"
 
 /** What our client says it is in `initialize`. */
 export const CLIENT_INFO = { name: "condukt", version: "0.1.0" } as const
-
-// ---------------------------------------------------------------------------------------------
-// Errors: what the model reads when a call cannot be answered
-// ---------------------------------------------------------------------------------------------
-
-/** @since 0.1.0 @category errors */
-export class TransportDown extends Schema.TaggedError<TransportDown>()("TransportDown", {
-  server: Schema.String,
-  description: Schema.String
-}) {
-  override get message() {
-    return `MCP server ${this.server} is down (${this.description}); its tools cannot be called until it is back`
-  }
-}
-
-/** @since 0.1.0 @category errors */
-export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
-  server: Schema.String,
-  tool: Schema.String,
-  timeoutMs: Schema.Finite
-}) {
-  override get message() {
-    return `MCP server ${this.server} did not answer ${this.tool} within ${this.timeoutMs}ms`
-  }
-}
-
-/** The server answered the call with a JSON-RPC error (an unknown tool, invalid arguments…). */
-export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallFailed", {
-  server: Schema.String,
-  tool: Schema.String,
-  description: Schema.String
-}) {
-  override get message() {
-    return `MCP server ${this.server} refused ${this.tool}: ${this.description}`
-  }
-}
-
-/** The server's answer to a call was larger than its `maxMessageBytes`: it was skipped unread. */
-export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("ResultTooLarge", {
-  server: Schema.String,
-  tool: Schema.String,
-  maxBytes: Schema.Finite
-}) {
-  override get message() {
-    return `MCP server ${this.server} answered ${this.tool} with more than ${this.maxBytes} bytes (its maxMessageBytes); the answer was dropped`
-  }
-}
-
-/** An HTTP server answered one call with an error status; the server is not down for it. */
-export class HttpCallFailed extends Schema.TaggedError<HttpCallFailed>()("HttpCallFailed", {
-  server: Schema.String,
-  tool: Schema.String,
-  status: Schema.Finite,
-  body: Schema.String
-}) {
-  override get message() {
-    return `MCP server ${this.server} failed ${this.tool}: HTTP ${this.status}${this.body === "" ? "" : ` ${this.body}`}`
-  }
-}
-
-export type CallError = TransportDown | RequestTimeout | McpCallFailed | ResultTooLarge | HttpCallFailed
 
 /** The most a tool's result text holds by default (code points); past it, the head and tail around `[truncated N -> M chars]`. */
 export const MAX_RESULT_CHARS = 100_000
@@ -114,7 +52,7 @@ export interface Connection {
   readonly credentials?: Credentials | undefined
   readonly descriptors: ReadonlyArray<McpTool>
   /** Fails with the reason once the transport has died; never completes otherwise. */
-  readonly down: Deferred.Deferred<never, TransportDown>
+  readonly down: Deferred.Deferred<never, McpError>
   /** Completes an authorization a request's `UnauthorizedError` started, or fails with that error. */
   readonly reauthorize: (error: unknown) => Effect.Effect<void, unknown>
   /** How many times the Streamable HTTP session was re-initialised. */
@@ -123,7 +61,7 @@ export interface Connection {
    * After a 404 on the session of `generation`: a new transport and `initialize` (unless a
    * concurrent call already did it). A failure marks the connection down and fails with why.
    */
-  readonly reinitialise: (generation: number) => Effect.Effect<void, TransportDown>
+  readonly reinitialise: (generation: number) => Effect.Effect<void, McpError>
 }
 
 const identity = <A>(a: A): A => a
@@ -187,7 +125,7 @@ export const connect = (
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>,
   credentials: Credentials = new Credentials(declaration.name, identity)
-): Effect.Effect<Connection, ConnectFailed, Scope.Scope | ProcessRunner.ProcessRunner> =>
+): Effect.Effect<Connection, McpError, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
     // A replacement transport (below) is built with the runner and in the scope of the first.
@@ -196,7 +134,7 @@ export const connect = (
     let transport = yield* makeTransport(declaration, secrets, credentials)
     let generation = 0
     let replacing = false
-    const down = yield* Deferred.make<never, TransportDown>()
+    const down = yield* Deferred.make<never, McpError>()
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
     const client = new Client(CLIENT_INFO, { capabilities })
@@ -215,7 +153,7 @@ export const connect = (
       const why = transport instanceof StdioProcess
         ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
-      Deferred.doneUnsafe(down, Effect.fail(new TransportDown({ server: declaration.name, description: credentials.reason(why) })))
+      Deferred.doneUnsafe(down, Effect.fail(new McpError({ server: declaration.name, reason: new TransportDown({ description: credentials.reason(why) }) })))
     }
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => closeClient(client, transport)))
     const page = (cursor: string | undefined) =>
@@ -257,15 +195,17 @@ export const connect = (
         yield* handshake(client, transport, declaration, initMs, credentials)
         generation += 1
       })).pipe(Effect.catch((error: unknown) => {
-        const failure = new TransportDown({
+        const failure = new McpError({
           server: declaration.name,
-          description: credentials.reason(`the server lost the session and a new one could not be opened: ${describe(error)}`)
+          reason: new TransportDown({
+            description: credentials.reason(`the server lost the session and a new one could not be opened: ${describe(error)}`)
+          })
         })
         Deferred.doneUnsafe(down, Effect.fail(failure))
         return Effect.fail(failure)
       }))
     return { client, credentials, descriptors, down, reauthorize, generation: () => generation, reinitialise }
-  })
+  }).pipe(Effect.mapError((reason) => new McpError({ server: declaration.name, reason })))
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
 const closeClient = (client: Client, transport: Transport): Promise<void> => {
@@ -306,19 +246,23 @@ const settle = (target: Target, connection: Connection, answer: Answer): Effect.
 }
 
 /** A failed `tools/call` as what the model reads about it; every server text in it fit to read. */
-const callError = (target: Target, connection: Connection, error: unknown): CallError => {
-  const { server, timeoutMs, wire } = target
+const callError = (target: Target, connection: Connection, error: unknown): McpError => {
+  if (error instanceof McpError) return error
+  return new McpError({ server: target.server, reason: callReason(target, connection, error) })
+}
+
+const callReason = (target: Target, connection: Connection, error: unknown): CallReason => {
+  const { timeoutMs, wire } = target
   const reason = (connection.credentials ?? NO_CREDENTIALS).reason
-  if (error instanceof TransportDown) return error
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ server, tool: wire, timeoutMs })
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ server, description: "the connection closed" })
-  const tooLarge = error instanceof McpError ? tooLargeLimit(error) : undefined
-  if (tooLarge !== undefined) return new ResultTooLarge({ server, tool: wire, maxBytes: tooLarge })
-  if (error instanceof McpError) return new McpCallFailed({ server, tool: wire, description: reason(error.message) })
+  if (error instanceof JsonRpcError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ tool: wire, timeoutMs })
+  if (error instanceof JsonRpcError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ description: "the connection closed" })
+  const tooLarge = error instanceof JsonRpcError ? tooLargeLimit(error) : undefined
+  if (tooLarge !== undefined) return new ResultTooLarge({ tool: wire, maxBytes: tooLarge })
+  if (error instanceof JsonRpcError) return new McpCallFailed({ tool: wire, description: reason(error.message) })
   const http = httpStatus(error)
-  if (http !== undefined) return new HttpCallFailed({ server, tool: wire, status: http.status, body: reason(http.body) })
+  if (http !== undefined) return new HttpCallFailed({ tool: wire, status: http.status, body: reason(http.body) })
   const unreachable = target.url === undefined ? undefined : unreachableBecause(error, target.url)
-  return new TransportDown({ server, description: reason(unreachable ?? describe(error)) })
+  return new TransportDown({ description: reason(unreachable ?? describe(error)) })
 }
 
 /**
@@ -354,7 +298,10 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
         ? connection.reinitialise(generation).pipe(
           Effect.andThen(Effect.catch(authorized(connection.reauthorize, again), (error) => {
             if (!sessionLost(error)) return Effect.fail(error)
-            const failure = new TransportDown({ server: target.server, description: "the server lost the session again (HTTP 404) after a new one was opened" })
+            const failure = new McpError({
+              server: target.server,
+              reason: new TransportDown({ description: "the server lost the session again (HTTP 404) after a new one was opened" })
+            })
             Deferred.doneUnsafe(connection.down, Effect.fail(failure))
             return Effect.fail(failure)
           }))
@@ -365,7 +312,7 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
       const failure = callError(target, connection, error)
       // A dead transport fails pending calls at once (the SDK rejects them once it has marked
       // the connection down): they answer with the reason it died.
-      return failure instanceof TransportDown && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(failure)
+      return failure.reason._tag === "TransportDown" && Deferred.isDoneUnsafe(connection.down) ? Deferred.await(connection.down) : Effect.fail(failure)
     }),
     Effect.flatMap((answer) => settle(target, connection, answer))
   )
@@ -392,7 +339,7 @@ export const caller = (declaration: Declaration, wire: string) => {
     url: declaration.transport === "stdio" ? undefined : declaration.url,
     span: { attributes: { server: declaration.name, tool: wire }, captureStackTrace: false }
   }
-  return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, CallError | string> =>
+  return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, McpError | string> =>
     Effect.withFiber((fiber) => {
       // The session the request goes to: a 404 re-initialises only the session it was sent on.
       const generation = connection.generation()
@@ -413,4 +360,4 @@ export const caller = (declaration: Declaration, wire: string) => {
 export const isDown = (connection: Connection): boolean => Deferred.isDoneUnsafe(connection.down)
 
 /** Exits of a connection's life: it ends only when its transport dies. */
-export const awaitDown = (connection: Connection): Effect.Effect<never, TransportDown> => Deferred.await(connection.down)
+export const awaitDown = (connection: Connection): Effect.Effect<never, McpError> => Deferred.await(connection.down)

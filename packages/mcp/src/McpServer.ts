@@ -7,15 +7,16 @@
  * connection at once (the servers of a session connect concurrently), then hands it to the
  * session's supervisor as the child's first incarnation; later incarnations (the `restart` policy:
  * `temporary` by default, `transient`, `permanent`) connect again under that supervisor. The
- * server's tools are ordinary `Tool`s named `<prefix>.<tool>`; while it is down they answer
- * `TransportDown`. An invalid declaration (its name, its transport) is not refused here: its start
- * fails with `McpStartFailed` naming it, before anything runs. `startAll` gives the same to callers
+ * server's tools are ordinary `Tool`s named `<prefix>.<tool>`; while it is down they answer an
+ * `McpError` of reason `TransportDown`. An invalid declaration (its name, its transport) is not
+ * refused here: its start fails with `McpStartFailed` naming it, before anything runs. `startAll` gives the same to callers
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
 import { Exit, Effect, Schema, Scope } from "effect"
 import { type ProcessRunner, Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
+import { McpError, TransportDown } from "./McpError.ts"
 import { Credentials } from "./internal/credentials.ts"
 import type { CommonOptions, Declaration, HttpOptions, StdioOptions } from "./internal/declaration.ts"
 
@@ -156,7 +157,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined
-            ? Effect.fail(new McpClient.TransportDown({ server: declaration.name, description: state.reason }))
+            ? Effect.fail(new McpError({ server: declaration.name, reason: new TransportDown({ description: state.reason }) }))
             : call(state.current, args)
         )
     })
@@ -211,8 +212,10 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
         McpClient.awaitDown(connection).pipe(Effect.tapError((down) =>
           Effect.suspend(() => {
             if (state.current === connection) state.current = undefined
-            state.reason = down.description
-            return context.emit({ _tag: "McpServerDown", server: server.name, description: down.description })
+            // The connection's `down` holds only `TransportDown`s.
+            const description = down.reason._tag === "TransportDown" ? down.reason.description : down.message
+            state.reason = description
+            return context.emit({ _tag: "McpServerDown", server: server.name, description })
           })
         ))
     }).pipe(Effect.mapError(failed(server, credentials)))

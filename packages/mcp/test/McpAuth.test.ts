@@ -4,8 +4,8 @@ import * as http from "node:http"
 import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Secret } from "@condukt/core"
-import { TestModel } from "@condukt/testing"
-import { McpAuth, McpServer } from "../src/index.ts"
+import { ScriptedProcesses, TestModel } from "@condukt/testing"
+import { McpAuth, McpClient, McpError, McpServer } from "../src/index.ts"
 import { results, runWith } from "./support.ts"
 
 /** A loopback Streamable HTTP server (stateless) that accepts only the tokens in `accept`, and a token endpoint. */
@@ -89,4 +89,16 @@ describe("McpAuth", () => {
       )
       assert.strictEqual(srv.issued.length, 2)
     }).pipe(Effect.scoped))
+
+  it.live("client credentials: a token endpoint that refuses fails the connection with TokenRequestFailed", () =>
+    Effect.gen(function*() {
+      const srv = yield* protectedServer
+      // The MCP endpoint answers 401 to the token request (its Basic credentials are no token).
+      const tokenUrl = `${srv.url}/mcp`
+      const auth = McpAuth.clientCredentials({ tokenUrl, clientId: "app", clientSecret: "shh" })
+      const declaration = McpServer.http({ name: "p", url: `${srv.url}/mcp`, auth }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.deepStrictEqual(error, new McpError.McpError({ server: "p", reason: new McpError.TokenRequestFailed({ tokenUrl, description: "HTTP 401" }) }))
+      assert.strictEqual(error.message, `token request to ${tokenUrl} failed: HTTP 401`)
+    }).pipe(Effect.scoped, Effect.provide(ScriptedProcesses.layer({}))))
 })

@@ -12,7 +12,7 @@
  */
 import type { ListToolsResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Queue, type Scope } from "effect"
-import { ConnectFailed } from "./transports.ts"
+import { ConnectFailed } from "../McpError.ts"
 
 /** Pages one listing may take by default. */
 export const MAX_TOOL_PAGES = 100

@@ -5,15 +5,17 @@
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
  * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`. Every
  * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
- * server's `Credentials`. A failure is `ConnectFailed`; the SDK's own errors are described in one
- * line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
+ * server's `Credentials`. A failure is a reason of `McpError` (`ConnectFailed`, or a secret's
+ * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
+ * described in one line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import { Deferred, Effect, Redacted, Schema, Scope } from "effect"
+import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
+import { AuthSecretUnavailable, ConnectFailed, type TokenRequestFailed } from "../McpError.ts"
 import type { Declaration } from "./declaration.ts"
 import { boundedFetch } from "./boundedFetch.ts"
 import type { Credentials } from "./credentials.ts"
@@ -25,13 +27,6 @@ const hostVariable = (name: string): string | undefined => process.env[name]
 
 /** The largest message a server may send by default (bytes): a stdio line, a JSON answer, an SSE event. */
 export const MAX_MESSAGE_BYTES = MAX_LINE_BYTES
-
-/** A connection could not be opened; `description` is one line, without secrets. */
-export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { description: Schema.String }) {
-  override get message() {
-    return this.description
-  }
-}
 
 /** The system error code (ECONNREFUSED…) under a `fetch failed`, if any. */
 const connectionCode = (error: Error): string | undefined => {
@@ -65,7 +60,7 @@ const stdioEnv = (
   declaration: Extract<Declaration, { readonly transport: "stdio" }>,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   credentials: Credentials
-): Effect.Effect<Record<string, string>, ConnectFailed, ProcessRunner.ProcessRunner> =>
+): Effect.Effect<Record<string, string>, ConnectFailed | AuthSecretUnavailable, ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const env: Record<string, string> = {}
     const given = declaration.env
@@ -85,7 +80,10 @@ const stdioEnv = (
         if (Secret.isCredentialName(name)) credentials.add(name, value)
         env[name] = value
       } else {
-        const resolved = yield* Effect.mapError(McpAuth.resolveSecret(value), (e) => new ConnectFailed({ description: `env ${name}: ${e.description}` }))
+        const resolved = yield* Effect.mapError(
+          McpAuth.resolveSecret(value),
+          (e) => new AuthSecretUnavailable({ description: `env ${name}: ${e.description}` })
+        )
         credentials.add(name, Redacted.value(resolved))
         env[name] = Redacted.value(resolved)
       }
@@ -102,7 +100,7 @@ export const makeTransport = (
   declaration: Declaration,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   credentials: Credentials
-): Effect.Effect<Transport, ConnectFailed, ProcessRunner.ProcessRunner | Scope.Scope> =>
+): Effect.Effect<Transport, ConnectFailed | AuthSecretUnavailable | TokenRequestFailed, ProcessRunner.ProcessRunner | Scope.Scope> =>
   Effect.gen(function*() {
     const maxMessageBytes = declaration.maxMessageBytes ?? MAX_MESSAGE_BYTES
     if (declaration.transport === "stdio") {
@@ -121,10 +119,7 @@ export const makeTransport = (
       if (client?.client_secret !== undefined) credentials.add("client_secret", client.client_secret)
     }
     const base = boundedFetch(fetch, maxMessageBytes, credentials)
-    const fetchFn = yield* Effect.mapError(
-      McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value)),
-      (e) => new ConnectFailed({ description: e.message })
-    )
+    const fetchFn = yield* McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value))
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
     for (const [name, value] of Object.entries(declaration.headers ?? {})) if (Secret.isCredentialName(name)) credentials.add(name, value)
     const requestInit = { headers: { ...declaration.headers } }

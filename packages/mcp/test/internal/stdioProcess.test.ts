@@ -8,6 +8,7 @@ import { ProcessRunner, Secret } from "@condukt/core"
 import { ScriptedProcesses } from "@condukt/testing"
 import { Effect, Exit, Redacted, Scope } from "effect"
 import * as McpClient from "../../src/McpClient.ts"
+import { AuthSecretUnavailable, ConnectFailed, McpCallFailed, McpError, TransportDown } from "../../src/McpError.ts"
 import * as McpServer from "../../src/McpServer.ts"
 
 interface Request {
@@ -16,8 +17,14 @@ interface Request {
   readonly params?: { readonly protocolVersion?: string; readonly name?: string; readonly arguments?: { readonly text?: string } }
 }
 
-/** An MCP server with one tool, `echo`, speaking JSON-RPC lines; `stdin` keeps every request's method. */
-const server = (methods: Array<string>): ScriptedProcesses.Script["spawn"] => (_command, process) => {
+/**
+ * An MCP server with one tool, `echo`, speaking JSON-RPC lines; `stdin` keeps every request's method.
+ * `call` may answer a `tools/call` itself (true when it did).
+ */
+const server = (
+  methods: Array<string>,
+  call: (name: string | undefined, id: number, process: ScriptedProcesses.ScriptedProcess) => boolean = () => false
+): ScriptedProcesses.Script["spawn"] => (_command, process) => {
   const answer = (id: number, result: unknown) => process.stdout(`${JSON.stringify({ jsonrpc: "2.0", id, result })}\n`)
   return (input) => {
     for (const line of input.split("\n").filter((l) => l !== "")) {
@@ -28,7 +35,7 @@ const server = (methods: Array<string>): ScriptedProcesses.Script["spawn"] => (_
         answer(request.id, { protocolVersion: request.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "scripted", version: "1" } })
       } else if (request.method === "tools/list") {
         answer(request.id, { tools: [{ name: "echo", description: "Echoes", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] })
-      } else if (request.method === "tools/call") {
+      } else if (request.method === "tools/call" && !call(request.params?.name, request.id, process)) {
         answer(request.id, { content: [{ type: "text", text: `echo: ${request.params?.arguments?.text}` }] })
       }
     }
@@ -69,6 +76,7 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
     Effect.gen(function*() {
       const declaration = McpServer.stdio({ name: "fx", command: "condukt-no-such-server" }).declaration
       const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.deepStrictEqual(error, new McpError({ server: "fx", reason: new ConnectFailed({ description: "command not found" }) }))
       assert.strictEqual(error.message, "command not found")
     }).pipe(Effect.provide(ScriptedProcesses.layer({ spawn: () => new ProcessRunner.SpawnFailed({ description: "command not found" }) }))))
 
@@ -83,4 +91,49 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
         process.exit(1)
       }
     }))))
+
+  it.effect("a failed call is an McpError of the server: a JSON-RPC error is McpCallFailed, a dead server TransportDown", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server" }).declaration
+      const connection = yield* McpClient.connect(declaration, {}, () => Effect.void)
+      // A failed call's error is an McpError (an `isError` result fails with its text instead).
+      const failed = (tool: string) =>
+        Effect.flatMap(Effect.flip(McpClient.caller(declaration, tool)(connection, {})), (e) => (typeof e === "string" ? Effect.die(e) : Effect.succeed(e)))
+      const refused = yield* failed("missing")
+      assert.deepStrictEqual(
+        refused,
+        new McpError({ server: "fx", reason: new McpCallFailed({ tool: "missing", description: "MCP error -32602: Unknown tool: missing" }) })
+      )
+      assert.strictEqual(refused.message, "MCP server fx refused missing: MCP error -32602: Unknown tool: missing")
+      // One reason handled by its tag; the call's other failures pass through.
+      const crash = McpClient.caller(declaration, "crash")(connection, {}).pipe(
+        Effect.catchReason("McpError", "TransportDown", (reason, error) => Effect.succeed(`${error.server}: ${reason.description}`))
+      )
+      assert.strictEqual(yield* crash, "fx: the server exited: fatal: out of memory")
+      const down = yield* failed("echo")
+      assert.deepStrictEqual(down, new McpError({ server: "fx", reason: new TransportDown({ description: "the server exited: fatal: out of memory" }) }))
+      assert.strictEqual(down.message, "MCP server fx is down (the server exited: fatal: out of memory); its tools cannot be called until it is back")
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ScriptedProcesses.layer({
+        spawn: server([], (name, id, process) => {
+          if (name === "missing") {
+            process.stdout(`${JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32602, message: "Unknown tool: missing" } })}\n`)
+          } else if (name === "crash") {
+            process.stderr("fatal: out of memory\n")
+            process.exit(1)
+          }
+          return name === "missing" || name === "crash"
+        })
+      }))
+    ))
+
+  it.effect("a Secret of the env that cannot be resolved fails the connection with AuthSecretUnavailable, before any spawn", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server", env: { API_KEY: Secret.make(Effect.fail("vault is sealed")) } }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.deepStrictEqual(error, new McpError({ server: "fx", reason: new AuthSecretUnavailable({ description: "env API_KEY: vault is sealed" }) }))
+      assert.strictEqual(error.message, "env API_KEY: vault is sealed")
+      assert.deepStrictEqual(yield* ScriptedProcesses.commands, [])
+    }).pipe(Effect.provide(ScriptedProcesses.layer({}))))
 })

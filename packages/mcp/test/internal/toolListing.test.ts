@@ -3,7 +3,7 @@ import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import type { ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
 import { list, MAX_LIST_CHARS } from "../../src/internal/toolListing.ts"
-import { ConnectFailed } from "../../src/internal/transports.ts"
+import { ConnectFailed } from "../../src/McpError.ts"
 
 const tool = (name: string, description = "") => ({ name, description, inputSchema: { type: "object" as const } })
 

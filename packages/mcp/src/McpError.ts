@@ -1,0 +1,118 @@
+/**
+ * McpError — the one error of the MCP seam: which server failed (`server`) and why (`reason`, a
+ * fact with the fields a caller can act on). Its `message` is the sentence the model reads when a
+ * tool's call cannot be answered, or the one line of why a connection could not be opened.
+ * `Effect.catchReason(effect, "McpError", "TransportDown", …)` handles one reason.
+ */
+import { Schema } from "effect"
+
+/** The server's transport died (or was never up); its tools answer this until it is back. */
+export class TransportDown extends Schema.TaggedError<TransportDown>()("TransportDown", {
+  description: Schema.String
+}) {}
+
+/** The server did not answer `tool` within its `requestTimeout`. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  tool: Schema.String,
+  timeoutMs: Schema.Finite
+}) {}
+
+/** The server answered the call with a JSON-RPC error (an unknown tool, invalid arguments…). */
+export class McpCallFailed extends Schema.TaggedError<McpCallFailed>()("McpCallFailed", {
+  tool: Schema.String,
+  description: Schema.String
+}) {}
+
+/** The server's answer to a call was larger than its `maxMessageBytes`: it was skipped unread. */
+export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("ResultTooLarge", {
+  tool: Schema.String,
+  maxBytes: Schema.Finite
+}) {}
+
+/** An HTTP server answered one call with an error status; the server is not down for it. */
+export class HttpCallFailed extends Schema.TaggedError<HttpCallFailed>()("HttpCallFailed", {
+  tool: Schema.String,
+  status: Schema.Finite,
+  body: Schema.String
+}) {}
+
+/** A connection could not be opened; `description` is one line, without secrets. */
+export class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", {
+  description: Schema.String
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+/** A token endpoint (client credentials) refused, or could not be reached. */
+export class TokenRequestFailed extends Schema.TaggedError<TokenRequestFailed>()("TokenRequestFailed", {
+  tokenUrl: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `token request to ${this.tokenUrl} failed: ${this.description}`
+  }
+}
+
+/** A secret of the server's auth or env could not be resolved; names the source, never a value. */
+export class AuthSecretUnavailable extends Schema.TaggedError<AuthSecretUnavailable>()("AuthSecretUnavailable", {
+  description: Schema.String
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+/** Why a call failed: what the model reads about it. */
+export const CallReason = Schema.Union([TransportDown, RequestTimeout, McpCallFailed, ResultTooLarge, HttpCallFailed])
+export type CallReason = typeof CallReason.Type
+
+/** @since 0.1.0 @category errors */
+export const Reason = Schema.Union([
+  TransportDown,
+  RequestTimeout,
+  McpCallFailed,
+  ResultTooLarge,
+  HttpCallFailed,
+  ConnectFailed,
+  TokenRequestFailed,
+  AuthSecretUnavailable
+])
+export type Reason = typeof Reason.Type
+
+const sentence = (server: string, reason: Reason): string => {
+  switch (reason._tag) {
+    case "TransportDown":
+      return `MCP server ${server} is down (${reason.description}); its tools cannot be called until it is back`
+    case "RequestTimeout":
+      return `MCP server ${server} did not answer ${reason.tool} within ${reason.timeoutMs}ms`
+    case "McpCallFailed":
+      return `MCP server ${server} refused ${reason.tool}: ${reason.description}`
+    case "ResultTooLarge":
+      return `MCP server ${server} answered ${reason.tool} with more than ${reason.maxBytes} bytes (its maxMessageBytes); the answer was dropped`
+    case "HttpCallFailed":
+      return `MCP server ${server} failed ${reason.tool}: HTTP ${reason.status}${reason.body === "" ? "" : ` ${reason.body}`}`
+    case "ConnectFailed":
+    case "TokenRequestFailed":
+    case "AuthSecretUnavailable":
+      return reason.message
+  }
+}
+
+/**
+ * The one error of the seam. A call's reasons (`TransportDown`, `RequestTimeout`,
+ * `McpCallFailed`, `ResultTooLarge`, `HttpCallFailed`) read "MCP server <server> …"; a connection's
+ * (`ConnectFailed`, `TokenRequestFailed`, `AuthSecretUnavailable`) are the one line of why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class McpError extends Schema.TaggedError<McpError>()("McpError", {
+  server: Schema.String,
+  reason: Reason
+}) {
+  override get message() {
+    return sentence(this.server, this.reason)
+  }
+}
