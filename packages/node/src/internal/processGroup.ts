@@ -49,16 +49,9 @@ export interface RunOptions {
   readonly stderr?: "merged" | "apart" | undefined
 }
 
-/** @since 0.1.0 @category models */
-export interface RunResult {
-  /** stdout and stderr interleaved as written (UTF-8, invalid bytes replaced). */
-  readonly output: string
-  /** The leader's exit code, or 128 + the signal's number when a signal ended it. */
-  readonly exitCode: number
-  readonly truncated: boolean
+/** What the runner's `run` gives, and the group leader's process id. @since 0.1.0 @category models */
+export interface RunResult extends ProcessRunner.RunResult {
   readonly pid: number
-  /** What the process wrote to stderr when it was kept apart; "" otherwise. */
-  readonly stderr: string
 }
 
 /**
