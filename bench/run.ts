@@ -2,7 +2,8 @@
  * bench/run — runs every benchmark of bench/ in sequence, each in its own process on this Node
  * (none warms the JIT or fills the heap for the next), lets their own output through, and ends
  * with one table — benchmark, ours, baseline, ratio, goal — from the `BENCH` lines they print
- * (bench/report.ts). A missed goal is a result; a benchmark that fails to run makes the exit code 1.
+ * (bench/report.ts), the missed goals last. A missed goal is a result, and a failed run: it makes the
+ * exit code 1, as a benchmark that fails to run does.
  *
  * Run: `pnpm bench` (all), `pnpm bench turns exec` (these only).
  */
@@ -11,7 +12,7 @@ import { Console, Effect, Schema, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { prefix, Report } from "./report.ts"
+import { type Outcome, prefix, Report, summary } from "./report.ts"
 
 const here = import.meta.dirname
 const benchmarks = fs.readdirSync(here)
@@ -20,12 +21,6 @@ const benchmarks = fs.readdirSync(here)
   .sort()
 
 const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(Report))
-
-interface Outcome {
-  readonly name: string
-  readonly exitCode: number
-  readonly reports: ReadonlyArray<Report>
-}
 
 const runOne = (name: string) =>
   Effect.scoped(Effect.gen(function*() {
@@ -49,23 +44,6 @@ const runOne = (name: string) =>
     return { name, exitCode: Number(yield* handle.exitCode), reports } satisfies Outcome
   }))
 
-const table = (outcomes: ReadonlyArray<Outcome>): string => {
-  const rows = outcomes.flatMap(({ exitCode, name, reports }) => [
-    ...reports.map((r) => [
-      r.benchmark,
-      r.ours,
-      r.baseline,
-      r.ratio === null ? "—" : `${r.ratio.toFixed(2)}×`,
-      r.met === null ? r.goal : `${r.goal} ${r.met ? "met" : "MISSED"}`
-    ]),
-    ...(exitCode === 0 ? [] : [[`bench/${name}.ts failed (exit code ${exitCode})`, "", "", "", ""]])
-  ])
-  const header = ["benchmark", "ours", "baseline", "ratio", "goal"]
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)))
-  const format = (row: ReadonlyArray<string>) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(" | ")} |`
-  return [format(header), `|${widths.map((w) => "-".repeat(w + 2)).join("|")}|`, ...rows.map(format)].join("\n")
-}
-
 const program = Effect.gen(function*() {
   const asked = process.argv.slice(2)
   const unknown = asked.filter((name) => !benchmarks.includes(name))
@@ -74,8 +52,9 @@ const program = Effect.gen(function*() {
     return yield* Effect.sync(() => void (process.exitCode = 2))
   }
   const outcomes = yield* Effect.forEach(asked.length > 0 ? asked : benchmarks, runOne)
-  yield* Console.log(`\n${table(outcomes)}`)
-  if (outcomes.some(({ exitCode }) => exitCode !== 0)) yield* Effect.sync(() => void (process.exitCode = 1))
+  const { failed, table } = summary(outcomes)
+  yield* Console.log(`\n${table}`)
+  if (failed) yield* Effect.sync(() => void (process.exitCode = 1))
 })
 
 NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))
