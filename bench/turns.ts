@@ -11,6 +11,10 @@
  * variant alike; the numbers are medians over all runs, divided by 20. Goal: ours (run only) ≤ 0.5×
  * the AI SDK per turn.
  *
+ * Per session, apart from per turn: a session started, run once (one reply, no tool) and stopped,
+ * on a directory without project instructions and on one with an AGENTS.md and a skill (read by
+ * the first run). Reported in µs per session; goal: with instructions ≤ 2× without.
+ *
  * Run: node_modules/.bin/node bench/turns.ts
  */
 import { Agent, Model, type Sandbox, Session, Tool } from "@condukt/core"
@@ -18,7 +22,7 @@ import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { generateText, stepCountIs, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
@@ -56,6 +60,16 @@ const oursWithStart = (sandbox: Context.Context<Sandbox.Sandbox>): Promise<numbe
       yield* Effect.scoped(Effect.flatMap(Session.start(agent), (session) => session.run("go")).pipe(Effect.map(check)))
       return performance.now() - start
     }).pipe(Effect.provide(TestModel.layer(script)), Effect.provide(sandbox))
+  )
+
+/** A session's whole life on `sandbox`: start, a run of one reply, stop. */
+const oneSession = (sandbox: Context.Context<Sandbox.Sandbox>): Promise<number> =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const start = performance.now()
+      yield* Effect.scoped(Effect.flatMap(Session.start(agent), (session) => session.run("go")).pipe(Effect.map(check)))
+      return performance.now() - start
+    }).pipe(Effect.provide(TestModel.layer([TestModel.text("done")])), Effect.provide(sandbox))
   )
 
 /**
@@ -158,8 +172,23 @@ const main = async () => {
   ]
   for (let i = 0; i < WARMUP; i++) for (const variant of variants) await variant.once()
   for (let i = 0; i < RUNS; i++) for (const variant of variants) variant.times.push(await variant.once())
+  // Per session: a directory without instructions, and one with AGENTS.md and a skill.
+  const bare = mkdtempSync(join(tmpdir(), "condukt-bench-session-"))
+  const project = mkdtempSync(join(tmpdir(), "condukt-bench-project-"))
+  writeFileSync(join(project, "AGENTS.md"), "# Project\n\nRun the tests before you commit.\n".repeat(20))
+  mkdirSync(join(project, ".agents/skills/release"), { recursive: true })
+  writeFileSync(join(project, ".agents/skills/release/SKILL.md"), "---\nname: release\ndescription: Cuts a release\n---\nSteps.\n")
+  const sandboxOf = (dir: string) => Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(Condukt.layer)), scope))
+  const sessions: Array<Variant> = [
+    { name: "session, no instructions", once: async () => oneSession(await bareSandbox), times: [] },
+    { name: "session, AGENTS.md + a skill", once: async () => oneSession(await projectSandbox), times: [] }
+  ]
+  const bareSandbox = sandboxOf(bare)
+  const projectSandbox = sandboxOf(project)
+  for (let i = 0; i < WARMUP; i++) for (const variant of sessions) await variant.once()
+  for (let i = 0; i < RUNS; i++) for (const variant of sessions) variant.times.push(await variant.once())
   await Effect.runPromise(Scope.close(scope, Exit.void))
-  rmSync(cwd, { recursive: true, force: true })
+  for (const dir of [cwd, bare, project]) rmSync(dir, { recursive: true, force: true })
 
   const peer = median(variants[0]!.times) / TURNS
   console.log(`${RUNS} runs of ${TURNS} turns each (19 noop tool calls + final text), ${WARMUP} warm-up runs`)
@@ -173,6 +202,18 @@ const main = async () => {
   }
   const ratio = median(variants[1]!.times) / TURNS / peer
   console.log(`ratio ${ratio.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL ? "met" : "missed"}`)
+  const [without, withInstructions] = sessions.map((variant) => median(variant.times) * 1000)
+  for (const [variant, perSession] of [[sessions[0]!, without!], [sessions[1]!, withInstructions!]] as const) {
+    console.log(`${variant.name.padEnd(32)} ${perSession.toFixed(1).padStart(7)} µs/session (median: start, one reply, stop)`)
+  }
+  report({
+    benchmark: "turns: a session with AGENTS.md + a skill / without (start, first run, stop; median)",
+    ours: `${withInstructions!.toFixed(1)} µs`,
+    baseline: `${without!.toFixed(1)} µs`,
+    ratio: withInstructions! / without!,
+    goal: "≤ 2×",
+    met: withInstructions! / without! <= 2
+  })
   report({
     benchmark: "turns: session.run / AI SDK generateText (per turn, median)",
     ours: `${(median(variants[1]!.times) / TURNS * 1000).toFixed(1)} µs`,
