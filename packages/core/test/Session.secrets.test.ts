@@ -227,6 +227,47 @@ describe("Session secrets", () => {
         assert.notInclude(JSON.stringify(events), KEY)
       }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.toolCall("srv.echo", {}), TestModel.text("ok")]))))
 
+    it.live("an end held back as a possible secret is let out before the reply's tool call, and the call runs", () =>
+      Effect.gen(function*() {
+        const Noop = Tool.make("noop", { description: "noop", parameters: Schema.Struct({}), call: () => Effect.succeed("ok") })
+        const agent = Agent.make({ name: "a", model: "test:x", tools: [Noop], secrets: { API_TOKEN: Secret.static(TOKEN) } })
+        const session = yield* Session.start(agent, { sandbox: Sandbox.layerNoop() })
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const tags = events.map((e) => e._tag)
+        const deltas = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+        // "tok-4f" could begin the token: held until the tool call shows it does not.
+        assert.deepStrictEqual(deltas.join(""), "checking tok-4fdone")
+        assert.isBelow(tags.indexOf("TextDelta"), tags.indexOf("ToolCall"))
+        const history = yield* session.history
+        assert.deepStrictEqual(history[1], {
+          _tag: "AssistantMessage",
+          parts: [{ _tag: "Text", text: "checking tok-4f" }, { _tag: "ToolCall", id: "call_1", name: "noop", input: {} }]
+        })
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(TestModel.layer([
+          TestModel.reply(TestModel.text("checking tok-4f", { chunkSize: 4 }), TestModel.toolCall("noop", {})),
+          TestModel.text("done")
+        ]))
+      ))
+
+    it.live("a reply failing mid-stream shows no piece of a secret it was spelling out, nor the failure's copy of it", () =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ name: "a", model: "test:x", secrets: { API_TOKEN: Secret.static(TOKEN) } })
+        const session = yield* Session.start(agent, { sandbox: Sandbox.layerNoop() })
+        const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+        const deltas = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+        assert.strictEqual(deltas.join(""), "the token is ")
+        const error = events.find((e) => e._tag === "Error")
+        assert.strictEqual(error?._tag === "Error" ? error.message : undefined, "gateway lost [REDACTED:API_TOKEN]")
+        assert.notInclude(JSON.stringify(events), "tok-4f")
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(TestModel.layer([
+          TestModel.error(`gateway lost ${TOKEN}`, { before: TestModel.text(`the token is ${TOKEN.slice(0, 8)}`, { chunkSize: 3 }) })
+        ]))
+      ))
+
     it.live("a secret in the model's streamed reply is redacted in every delta, the reply and the history, split or not", () =>
       Effect.gen(function*() {
         const agent = Agent.make({ name: "a", model: "test:x", secrets: { API_TOKEN: Secret.static(TOKEN) } })
