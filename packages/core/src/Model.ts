@@ -283,10 +283,17 @@ export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
  * through untouched (no copy).
  */
 
-const mapping = (request: Request): ReadonlyMap<string, string> | undefined =>
-  request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
+/** The renaming of each tool list, worked out once: a session sends the same list every turn. */
+const mappings = new WeakMap<ReadonlyArray<ToolSpec>, ReadonlyMap<string, string> | undefined>()
+
+const mapping = (request: Request): ReadonlyMap<string, string> | undefined => {
+  if (mappings.has(request.tools)) return mappings.get(request.tools)
+  const names = request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
     ? undefined
     : ToolName.safeNames(request.tools.map((tool) => tool.name), "provider")
+  mappings.set(request.tools, names)
+  return names
+}
 
 const renameMessage = (message: Message, wire: (name: string) => string): Message => {
   if (message._tag === "ToolResultMessage") {
