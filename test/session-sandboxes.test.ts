@@ -62,7 +62,7 @@ describe("sessions on Local and Virtual sandboxes", () => {
       const second = yield* Session.start(isolated)
       yield* first.run("write")
       yield* second.run("look")
-      assert.deepStrictEqual(toolResults(yield* first.history), ["Wrote secret.txt (2 lines, 6 bytes)"])
+      assert.deepStrictEqual(toolResults(yield* first.history), ["Wrote secret.txt (1 lines, 6 bytes)"])
       assert.deepStrictEqual(toolResults(yield* second.history), ["Error: File not found: secret.txt"])
     }).pipe(Effect.provide(TestModel.layer([
       TestModel.toolCall("Write", { path: "secret.txt", content: "mine!\n" }),
