@@ -147,17 +147,14 @@ class Guarded implements IFileSystem {
 /**
  * The real path of `hostPath` (resolved against the process's cwd, every symlink followed), or the
  * resolved path itself when it does not exist: mounting it will say so.
- *
- * @since 0.1.0
- * @category constructors
  */
-export const realPath = (hostPath: string): Effect.Effect<string> => {
+const realPath = (hostPath: string): Effect.Effect<string> => {
   const resolved = NodePath.resolve(hostPath)
   return Effect.orElseSucceed(Effect.tryPromise(() => NodeFs.promises.realpath(resolved)), () => resolved)
 }
 
 /** True when `real` is `root` or lies below it (a directory boundary, not a string prefix). */
-export const isWithin = (real: string, root: string): boolean =>
+const isWithin = (real: string, root: string): boolean =>
   real === root || real.startsWith(root.endsWith("/") ? root : root + "/")
 
 /**
