@@ -317,9 +317,10 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
   })
 
   // The real path is what gets mounted, so a symlink swapped after the check cannot redirect it.
-  const mountRoots = options.mountRoots ?? HostMount.defaultRoots()
+  // The default root is read when a mount asks: most sandboxes never mount at run time.
   const mount = Effect.fn("VirtualSandbox.mount")(function*(hostPath: string, path: string, mode: Sandbox.MountMode) {
-    const real = yield* Effect.mapError(HostMount.admit(hostPath, mountRoots), (reason) => fail("mount", reason))
+    const roots = options.mountRoots ?? HostMount.defaultRoots()
+    const real = yield* Effect.mapError(HostMount.admit(hostPath, roots), (reason) => fail("mount", reason))
     yield* attach(real, path, mode, hostPath)
   })
 
