@@ -14,6 +14,9 @@
  * a file over `maxReadBytes` is not read (`FsError.Refused`). The stat and the open are two steps;
  * only a host process can swap the file between them, and a virtual sandbox starts none.
  *
+ * A mount at run time is first admitted here (`admit`): its real path must be one of the sandbox's
+ * `mountRoots` or lie below one (docs/decisions/0052).
+ *
  * This is the one module of the package that touches the host filesystem directly.
  */
 import * as NodeFs from "node:fs"
