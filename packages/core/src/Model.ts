@@ -261,14 +261,17 @@ export const layerDefaults = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer
  */
 export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
   const registry = yield* Effect.serviceOption(Providers)
-  const colon = model.indexOf(":")
-  const provider = Option.isSome(registry) && colon > 0 ? yield* registry.value.provider(model.slice(0, colon)) : undefined
+  // The type says string; a JavaScript caller or an unset environment variable says otherwise, and
+  // a missing model is `UnknownProvider` for "" (its message asks for one), not a TypeError.
+  const name = typeof model === "string" ? model : ""
+  const colon = name.indexOf(":")
+  const provider = Option.isSome(registry) && colon > 0 ? yield* registry.value.provider(name.slice(0, colon)) : undefined
   if (provider === undefined) {
     const known = Option.isSome(registry) ? yield* registry.value.prefixes : []
-    return yield* new ModelError({ model, reason: new UnknownProvider({ model, known }) })
+    return yield* new ModelError({ model: name, reason: new UnknownProvider({ model: name, known }) })
   }
   // Providers get names they accept (an MCP tool's `server.tool` is refused by several vendors).
-  return wireNames(yield* provider(model.slice(colon + 1)))
+  return wireNames(yield* provider(name.slice(colon + 1)))
 })
 
 /*

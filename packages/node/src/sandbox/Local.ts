@@ -131,7 +131,8 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
         })
       ),
       {
-        onFailure: (error) => execFailure(host, given, error, timeoutMs),
+        // The default "." is named as the directory it is, should the cwd be removed later.
+        onFailure: (error) => execFailure(host, execOptions?.cwd ?? host.cwd, error, timeoutMs),
         onSuccess: (result) => Effect.succeed({ output: result.output, exitCode: result.exitCode, truncated: result.truncated })
       }
     ))
@@ -257,7 +258,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options, ProcessGroup.baseEnv())
 })
 
-/** The real path of the configured cwd (the process's by default). */
+/**
+ * The real path of the configured cwd (the process's by default), which must be an existing
+ * directory: a missing one fails the build with `NotFound` naming it, not every later call with
+ * `NotFound "."` (docs/decisions/0052; it is not created: a mistyped path must not become an
+ * empty workspace).
+ */
 const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options) =>
   Effect.try({
     // Both read the process's cwd, which throws once that directory has been removed.
@@ -265,10 +271,18 @@ const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options
     catch: () =>
       fail("make", new Sandbox.Failed({ description: `Cannot resolve ${options.cwd ?? "the working directory"}: the process's working directory no longer exists` }))
   }).pipe(Effect.flatMap((given) =>
-    // An existing directory's real path is one realpath(3) away; the component walk (which also
-    // accepts a cwd that does not exist yet) is the fallback.
+    // An existing directory's real path is one realpath(3) away; the component walk is the
+    // fallback, and then the stat tells what is wrong with the path.
     fs.realPath(given).pipe(
-      Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
+      Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason))),
+      Effect.tap((real) =>
+        fs.stat(real).pipe(
+          Effect.mapError((error) => fail("make", reasonOf(error, given, "open the working directory"))),
+          Effect.filterOrFail(
+            (info) => info.type === "Directory",
+            () => fail("make", new Sandbox.Failed({ description: `Cannot use ${given} as the working directory: not a directory` }))
+          )
+        ))
     )
   ))
 
@@ -303,8 +317,8 @@ const build = (
 
 /**
  * The Local sandbox as a layer over the host's services: the filesystem, paths, and the program's
- * process budget (`Condukt.layer` provides all three). A cwd that cannot be resolved fails the
- * build with a `SandboxError` naming it.
+ * process budget (`Condukt.layer` provides all three). A cwd that cannot be resolved, does not
+ * exist or is not a directory fails the build with a `SandboxError` naming it.
  *
  * @since 0.1.0
  * @category layers
