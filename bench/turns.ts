@@ -7,8 +7,8 @@
  * every session runs on one LocalSandbox built beforehand (the noop tool never touches it). A
  * diagnostic line runs the same script from a bare `Model` over prebuilt parts, which shows how
  * much of our turn is the TestModel's own plumbing rather than the runtime's. Peer: the Vercel AI SDK's `generateText` on its mock language model, scripted the same way, one
- * trivial tool, 20 steps. Runs are interleaved run by run so drift in the machine's load hits every
- * variant alike; the numbers are medians over all runs, divided by 20. Goal: ours ≤ 0.3× the AI SDK
+ * trivial tool, 20 steps. Runs are interleaved run by run, in a shuffled order each round, so drift
+ * in the machine's load and the garbage one variant leaves for the next hit every variant alike; the numbers are medians over all runs, divided by 20. Goal: ours ≤ 0.3× the AI SDK
  * per turn, the run alone and with the session's start and stop (issue 22).
  *
  * Per session, apart from per turn: a session started, run once (one reply, no tool) and stopped,
@@ -161,6 +161,25 @@ const median = (values: ReadonlyArray<number>): number => {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
+/**
+ * The variants in a fresh order each round (a fixed-seed shuffle, so every run of the bench uses
+ * the same orders): the garbage one variant leaves is collected during whichever runs next, and
+ * in a fixed order the one after the AI SDK (which allocates several times what a session does)
+ * would always pay for it.
+ */
+let seed = 0x2545f491
+const shuffled = <A>(variants: ReadonlyArray<A>): ReadonlyArray<A> => {
+  const order = [...variants]
+  for (let i = order.length - 1; i > 0; i--) {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0
+    const j = seed % (i + 1)
+    const swap = order[i]!
+    order[i] = order[j]!
+    order[j] = swap
+  }
+  return order
+}
+
 const main = async () => {
   // One LocalSandbox for every session, provided around them (the noop tool never touches it).
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-turns-"))
@@ -173,7 +192,7 @@ const main = async () => {
     { name: "Condukt session.run, bare Model", once: () => oursRunOnly(sandbox, bareModel()), times: [] }
   ]
   for (let i = 0; i < WARMUP; i++) for (const variant of variants) await variant.once()
-  for (let i = 0; i < RUNS; i++) for (const variant of variants) variant.times.push(await variant.once())
+  for (let i = 0; i < RUNS; i++) for (const variant of shuffled(variants)) variant.times.push(await variant.once())
   // Per session: a directory without instructions, and one with AGENTS.md and a skill.
   const bare = mkdtempSync(join(tmpdir(), "condukt-bench-session-"))
   const project = mkdtempSync(join(tmpdir(), "condukt-bench-project-"))
@@ -190,7 +209,7 @@ const main = async () => {
   const bareSandbox = sandboxOf(bare)
   const projectSandbox = sandboxOf(project)
   for (let i = 0; i < WARMUP; i++) for (const variant of sessions) await variant.once()
-  for (let i = 0; i < RUNS; i++) for (const variant of sessions) variant.times.push(await variant.once())
+  for (let i = 0; i < RUNS; i++) for (const variant of shuffled(sessions)) variant.times.push(await variant.once())
   await Effect.runPromise(Scope.close(scope, Exit.void))
   for (const dir of [cwd, bare, project]) rmSync(dir, { recursive: true, force: true })
 

@@ -152,8 +152,10 @@ export const make = (
     return parts
   }
 
+  // `Stream.unwrap` of a sync, not `Stream.suspend`: the latter notes every stream it makes in a
+  // WeakMap, which a request per turn pays for in the collector (bench/turns.ts).
   const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
-    Stream.suspend(() => {
+    Stream.unwrap(Effect.sync(() => {
       const index = requests.push(request) - 1
       const scripted = replies[index]
       if (scripted === undefined) return exhausted(index)
@@ -162,7 +164,7 @@ export const make = (
         ? body
         : Stream.concat(body, Stream.fail(new Model.ModelError({ model: name, reason: new Model.ProviderFailed(scripted.error) })))
       return scripted.delay === undefined ? streamed : Stream.concat(Stream.fromEffect(Effect.sleep(scripted.delay)).pipe(Stream.drain), streamed)
-    })
+    }))
 
   return {
     model: Model.Model.of({ name, stream: respond }),
