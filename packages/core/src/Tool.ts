@@ -81,6 +81,27 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("In
 }
 
 /**
+ * `make` refused a definition: a name no provider takes, or parameters no provider's wire can
+ * carry (every one wants an object of named arguments). A bug in the program, thrown where the
+ * tool is defined.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolDefinitionError extends Schema.TaggedError<ToolDefinitionError>()("ToolDefinitionError", {
+  tool: Schema.String,
+  reason: Schema.Literals(["InvalidName", "ParametersNotObject"]),
+  /** The name, or the JSON Schema the parameters gave (cut at 200 characters). */
+  got: Schema.String
+}) {
+  override get message() {
+    return this.reason === "InvalidName"
+      ? `Tool name ${JSON.stringify(this.tool)} must be 1-128 characters of letters, digits, _ . -`
+      : `Tool ${this.tool}: parameters must describe a JSON object of named arguments (a Struct, a union of Structs, a Record), the only root every provider takes; got ${this.got}. Put the value under a key: Schema.Struct({ value: ... })`
+  }
+}
+
+/**
  * A tool, its arguments' types erased: what agents hold and the Executor runs.
  *
  * @since 0.1.0
@@ -169,14 +190,69 @@ const clean = (schema: JsonSchema.JsonSchema, optional: boolean): JsonSchema.Jso
   return out as JsonSchema.JsonSchema
 }
 
+type JsonObject = Record<string, unknown>
+
+const isJsonObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** `Schema.Struct({})` encodes as "any value but null"; as parameters it means "no arguments". */
+const isEmptyStruct = (schema: JsonObject): boolean =>
+  Object.keys(schema).length === 1 && isJsonObject(schema.not) && schema.not.type === "null" && Object.keys(schema.not).length === 1
+
 /**
- * The JSON Schema a provider receives for a Schema's JSON encoding.
+ * One object the members of a union of objects merge into: each key with its schema (the
+ * members' schemas as `anyOf` where they differ), required when every member requires it, closed
+ * when every member is. Decoding still checks the union itself, and names what a combination lacks.
+ */
+const mergeObjects = (members: ReadonlyArray<JsonObject>, description: unknown): JsonObject => {
+  const properties = new Map<string, Array<unknown>>()
+  for (const member of members) {
+    for (const [key, value] of Object.entries(isJsonObject(member.properties) ? member.properties : {})) {
+      const seen = properties.get(key) ?? []
+      if (!seen.some((s) => JSON.stringify(s) === JSON.stringify(value))) seen.push(value)
+      properties.set(key, seen)
+    }
+  }
+  const requiredBy = (member: JsonObject) => new Set(Array.isArray(member.required) ? member.required : [])
+  const required = [...properties.keys()].filter((key) => members.every((member) => requiredBy(member).has(key)))
+  return {
+    type: "object",
+    ...(description === undefined ? {} : { description }),
+    properties: Object.fromEntries([...properties].map(([key, schemas]) => [key, schemas.length === 1 ? schemas[0] : { anyOf: schemas }])),
+    ...(required.length === 0 ? {} : { required }),
+    ...(members.every((member) => member.additionalProperties === false) ? { additionalProperties: false } : {})
+  }
+}
+
+/**
+ * A tool's parameters as every provider wants them: an object schema with `type: "object"` and
+ * `properties` at the root (Anthropic's `input_schema`, OpenAI's function `parameters`, Gemini's
+ * `parametersJsonSchema`). No arguments become an empty closed object, a union of objects one
+ * merged object; `undefined` for a root no wire can carry (a string, an array, a union with one).
+ */
+const objectRoot = (schema: JsonObject): JsonObject | undefined => {
+  if (isEmptyStruct(schema) || Object.keys(schema).length === 0) {
+    return { type: "object", properties: {}, ...(isEmptyStruct(schema) ? { additionalProperties: false } : {}) }
+  }
+  const union = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined
+  if (union !== undefined && schema.type === undefined && schema.properties === undefined) {
+    const members = union.map((member) => (isJsonObject(member) ? objectRoot(member) : undefined))
+    return members.every((member) => member !== undefined) ? mergeObjects(members as Array<JsonObject>, schema.description) : undefined
+  }
+  if (schema.type !== "object" && !(schema.type === undefined && isJsonObject(schema.properties))) return undefined
+  return isJsonObject(schema.properties) && schema.type === "object" ? schema : { ...schema, type: "object", properties: schema.properties ?? {} }
+}
+
+/**
+ * The JSON Schema a provider receives for a Schema's JSON encoding (an object at the root, or
+ * whatever the Schema encodes to when no object can stand for it: `make` refuses those).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema =>
-  clean(Schema.toJsonSchemaDocument(schema, { referencePolicy: () => undefined, onExcessProperty: "error" }).schema, false)
+export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema => {
+  const cleaned = clean(Schema.toJsonSchemaDocument(schema, { referencePolicy: () => undefined, onExcessProperty: "error" }).schema, false)
+  return (objectRoot(cleaned) ?? cleaned) as JsonSchema.JsonSchema
+}
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
@@ -243,15 +319,18 @@ export const make: {
   name: string,
   options: Options<never, Failure, unknown> & { readonly parameters: Schema.Top | JsonSchema.JsonSchema }
 ): Tool<never> => {
-  if (!validName.test(name)) {
-    throw new TypeError(`Tool name ${JSON.stringify(name)} must be 1-128 characters of letters, digits, _ . -`)
-  }
+  if (!validName.test(name)) throw new ToolDefinitionError({ tool: name, reason: "InvalidName", got: name })
   const isSchema = Schema.isSchema(options.parameters)
+  const given = isSchema ? jsonSchema(options.parameters) : options.parameters
+  const parameters = objectRoot(given as JsonObject)
+  if (parameters === undefined) {
+    throw new ToolDefinitionError({ tool: name, reason: "ParametersNotObject", got: JSON.stringify(given).slice(0, 200) })
+  }
   return {
     _tag: "Tool",
     name,
     description: options.description,
-    parameters: isSchema ? jsonSchema(options.parameters) : options.parameters,
+    parameters: parameters as JsonSchema.JsonSchema,
     decode: isSchema ? schemaDecoder(name, options.parameters) : jsonSchemaDecoder(name, options.parameters),
     call: options.call as Tool<never>["call"],
     concurrent: options.concurrent ?? true,
