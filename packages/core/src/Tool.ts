@@ -8,6 +8,7 @@
  * into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
+import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -52,6 +53,20 @@ export class Structured {
   }
 }
 
+/**
+ * Text plus images the model sees as images (a picture Read returned): each provider sends them
+ * as its image blocks; one that cannot carry images sends the text and says they were left out.
+ */
+export class Images {
+  readonly _tag = "Images"
+  readonly text: string
+  readonly images: ReadonlyArray<ImagePart>
+  constructor(text: string, images: ReadonlyArray<ImagePart>) {
+    this.text = text
+    this.images = images
+  }
+}
+
 /** A result (`value`) plus a patch merged into the session's assigns after the message. */
 export class Assign {
   readonly _tag = "Assign"
@@ -63,8 +78,8 @@ export class Assign {
   }
 }
 
-/** Everything `call` may succeed with: a string, any JSON value, `structured` or `assign`. */
-export type Output = string | Schema.Json | Structured | Assign | void
+/** Everything `call` may succeed with: a string, any JSON value, `structured`, `images` or `assign`. */
+export type Output = string | Schema.Json | Structured | Images | Assign | void
 
 /** A typed failure: a string or any error with a message. The model reads `Error: <message>`. */
 export type Failure = string | { readonly message: string }
@@ -352,6 +367,14 @@ export const make: {
  * @category constructors
  */
 export const structured = (text: string, data: unknown): Structured => new Structured(text, data)
+
+/**
+ * A result the model reads as `text` and sees as `images` (base64 image parts).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const images = (text: string, images: ReadonlyArray<ImagePart>): Images => new Images(text, images)
 
 /**
  * A result that also merges `patch` into the session's assigns once the message's calls finish.
