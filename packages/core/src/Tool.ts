@@ -2,10 +2,11 @@
  * Tool — a typed operation an agent may call, as a plain value.
  *
  * A tool's parameters are an Effect Schema (the JSON Schema the model sees is derived from it) or
- * a raw JSON Schema (what MCP servers hand us). Arguments are decoded before `call` runs; `call`
- * returns an Effect whose requirements `R` the session must provide. The Executor runs tools;
- * this module only describes them and refuses nothing a model could send: bad input is decoded
- * into a readable failure, never thrown.
+ * a raw JSON Schema (what MCP servers hand us), sent to every provider as an object at the root.
+ * Arguments are decoded before `call` runs; `call` returns an Effect whose requirements `R` the
+ * session must provide. The Executor runs tools; this module only describes them. It refuses, where
+ * a tool is defined, a name or parameters no provider takes, and nothing a model could send: bad
+ * input is decoded into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
 import type { ImagePart } from "./Message.ts"
