@@ -8,12 +8,14 @@
  * diagnostic line runs the same script from a bare `Model` over prebuilt parts, which shows how
  * much of our turn is the TestModel's own plumbing rather than the runtime's. Peer: the Vercel AI SDK's `generateText` on its mock language model, scripted the same way, one
  * trivial tool, 20 steps. Runs are interleaved run by run so drift in the machine's load hits every
- * variant alike; the numbers are medians over all runs, divided by 20. Goal: ours (run only) ≤ 0.5×
- * the AI SDK per turn.
+ * variant alike; the numbers are medians over all runs, divided by 20. Goal: ours ≤ 0.3× the AI SDK
+ * per turn, the run alone and with the session's start and stop (issue 22).
  *
  * Per session, apart from per turn: a session started, run once (one reply, no tool) and stopped,
  * on a directory without project instructions and on one with an AGENTS.md and a skill (read by
- * the first run). Reported in µs per session; goal: with instructions ≤ 2× without.
+ * the first run), as a checked-out project has them: written an hour ago, not this second (a file
+ * modified in the last two seconds is read by every session, `ProjectInstructions.RECENT_MS`).
+ * Reported in µs per session; goal: with instructions ≤ 2× without.
  *
  * Run: node_modules/.bin/node bench/turns.ts
  */
@@ -22,7 +24,7 @@ import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { generateText, stepCountIs, tool } from "ai"
 import { MockLanguageModelV4 } from "ai/test"
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type Context, Effect, Exit, Layer, Schema, Scope, Stream } from "effect"
@@ -32,7 +34,7 @@ import { report } from "./report.ts"
 const TURNS = 20
 const WARMUP = 200
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 600)
-const GOAL = 0.5
+const GOAL = 0.3
 
 // ---------------------------------------------------------------------------------------------
 // Ours
@@ -178,6 +180,8 @@ const main = async () => {
   writeFileSync(join(project, "AGENTS.md"), "# Project\n\nRun the tests before you commit.\n".repeat(20))
   mkdirSync(join(project, ".agents/skills/release"), { recursive: true })
   writeFileSync(join(project, ".agents/skills/release/SKILL.md"), "---\nname: release\ndescription: Cuts a release\n---\nSteps.\n")
+  const hourAgo = new Date(Date.now() - 3_600_000)
+  for (const file of ["AGENTS.md", ".agents/skills/release/SKILL.md"]) utimesSync(join(project, file), hourAgo, hourAgo)
   const sandboxOf = (dir: string) => Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(Condukt.layer)), scope))
   const sessions: Array<Variant> = [
     { name: "session, no instructions", once: async () => oneSession(await bareSandbox), times: [] },
@@ -201,7 +205,8 @@ const main = async () => {
     )
   }
   const ratio = median(variants[1]!.times) / TURNS / peer
-  console.log(`ratio ${ratio.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL ? "met" : "missed"}`)
+  const withStart = median(variants[2]!.times) / TURNS / peer
+  console.log(`ratio ${ratio.toFixed(2)}x, with start and stop ${withStart.toFixed(2)}x (goal <= ${GOAL}x): ${ratio <= GOAL && withStart <= GOAL ? "met" : "missed"}`)
   const [without, withInstructions] = sessions.map((variant) => median(variant.times) * 1000)
   for (const [variant, perSession] of [[sessions[0]!, without!], [sessions[1]!, withInstructions!]] as const) {
     console.log(`${variant.name.padEnd(32)} ${perSession.toFixed(1).padStart(7)} µs/session (median: start, one reply, stop)`)
@@ -221,6 +226,14 @@ const main = async () => {
     ratio,
     goal: `≤ ${GOAL}×`,
     met: ratio <= GOAL
+  })
+  report({
+    benchmark: "turns: start + run + stop / AI SDK generateText (per turn, median)",
+    ours: `${(median(variants[2]!.times) / TURNS * 1000).toFixed(1)} µs`,
+    baseline: `${(peer * 1000).toFixed(1)} µs`,
+    ratio: withStart,
+    goal: `≤ ${GOAL}×`,
+    met: withStart <= GOAL
   })
 }
 

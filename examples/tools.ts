@@ -21,7 +21,7 @@ const message = Effect.gen(function*() {
   const executor = yield* Effect.fromResult(Executor.make([...Tools.coding, LineCount]))
   return yield* executor.run(
     [
-      { id: "1", name: "Write", input: { path: "notes.md", content: "# Notes\nhello\n" } },
+      { id: "1", name: "Write", input: { path: "notes.md", content: "# Notes\nhello" } },
       { id: "2", name: "line_count", input: { path: "notes.md" } },
       { id: "3", name: "Bash", input: { command: "wc -c notes.md; exit 3" } },
       { id: "4", name: "Read", input: { path: "../../etc/passwd" } },
@@ -37,9 +37,9 @@ const tour = Effect.gen(function*() {
   const { results } = yield* message.pipe(Effect.provide(LocalSandbox.layer({ cwd: dir, allowedPaths: [dir] })))
   for (const result of results) yield* Console.log(`${result.callId} ${result.name}: ${result.content}`)
   const expected = [
-    "Wrote notes.md (3 lines, 14 bytes)",
-    "3",
-    "14 notes.md\n\n(exit code: 3)",
+    "Wrote notes.md (2 lines, 13 bytes)",
+    "2",
+    "13 notes.md\n\n(exit code: 3)",
     `Error: Path ${dir.replace(/\/[^/]+\/[^/]+$/, "")}/etc/passwd is outside allowed directories`,
     "Unknown tool: Fly"
   ]

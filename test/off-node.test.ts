@@ -13,7 +13,7 @@ import { exec, root } from "./support/exec.ts"
 const program = "test/fixtures/off-node.ts"
 
 const transcript = [
-  `Write: "Wrote notes/todo.txt (3 lines, 30 bytes)"`,
+  `Write: "Wrote notes/todo.txt (2 lines, 30 bytes)"`,
   `Read: "water the plants\\nfeed the cat\\n"`,
   `Bash: "2\\nWATER THE PLANTS\\nFEED THE CAT\\n"`,
   "reply: Two things to do.",

@@ -62,7 +62,7 @@ describe("sessions on Local and Virtual sandboxes", () => {
       const second = yield* Session.start(isolated)
       yield* first.run("write")
       yield* second.run("look")
-      assert.deepStrictEqual(toolResults(yield* first.history), ["Wrote secret.txt (2 lines, 6 bytes)"])
+      assert.deepStrictEqual(toolResults(yield* first.history), ["Wrote secret.txt (1 lines, 6 bytes)"])
       assert.deepStrictEqual(toolResults(yield* second.history), ["Error: File not found: secret.txt"])
     }).pipe(Effect.provide(TestModel.layer([
       TestModel.toolCall("Write", { path: "secret.txt", content: "mine!\n" }),
@@ -101,4 +101,13 @@ describe("sessions on Local and Virtual sandboxes", () => {
       TestModel.toolCall("Bash", { command: 'test "$API_TOKEN" = virtual-s3cret && echo "ok $API_TOKEN"' }),
       TestModel.text("checked")
     ]))))
+
+  it.live("a LocalSandbox whose cwd does not exist: the session's first tool call fails naming the directory", () =>
+    Effect.gen(function*() {
+      const dir = path.join(yield* tempDir, "missing")
+      const error = yield* Effect.flip(look({ sandbox: LocalSandbox.layer({ cwd: dir }) }))
+      assert.strictEqual(error._tag, "SessionError")
+      assert.strictEqual(error.message, `Agent pwd: the sandbox could not be built: File not found: ${dir}`)
+      assert.isFalse(fs.existsSync(dir))
+    }).pipe(Effect.provide(Condukt.layer)))
 })

@@ -264,15 +264,17 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
     // The deadline races the call in a fiber of its own: an interruption or defect inside the
     // tool ends up in this exit, not in the executor. A wait for a process permit stops its clock.
-    const timer = CallDeadline.make(timeoutMs)
-    const called = Effect.raceFirst(
-      Effect.asSome(Effect.provideService(
-        Effect.suspend(() => tool.call(decoded.success, context)),
-        CallDeadline.CallDeadline,
-        timer.deadline
-      )),
-      Effect.as(timer.passed, Option.none())
-    )
+    // A call without a deadline (`timeout: Duration.infinity`) has no timer and no race.
+    const running = Effect.suspend(() => tool.call(decoded.success, context))
+    const called = timeoutMs === Infinity
+      ? Effect.asSome(running)
+      : Effect.suspend(() => {
+        const timer = CallDeadline.make(timeoutMs)
+        return Effect.raceFirst(
+          Effect.asSome(Effect.provideService(running, CallDeadline.CallDeadline, timer.deadline)),
+          Effect.as(timer.passed, Option.none())
+        )
+      })
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
     // The audit names the secrets a call's process received, never their values.
     const exit = yield* Effect.exit(

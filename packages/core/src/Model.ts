@@ -264,14 +264,17 @@ export const layerDefaults = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer
  */
 export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
   const registry = yield* Effect.serviceOption(Providers)
-  const colon = model.indexOf(":")
-  const provider = Option.isSome(registry) && colon > 0 ? yield* registry.value.provider(model.slice(0, colon)) : undefined
+  // The type says string; a JavaScript caller or an unset environment variable says otherwise, and
+  // a missing model is `UnknownProvider` for "" (its message asks for one), not a TypeError.
+  const name = typeof model === "string" ? model : ""
+  const colon = name.indexOf(":")
+  const provider = Option.isSome(registry) && colon > 0 ? yield* registry.value.provider(name.slice(0, colon)) : undefined
   if (provider === undefined) {
     const known = Option.isSome(registry) ? yield* registry.value.prefixes : []
-    return yield* new ModelError({ model, reason: new UnknownProvider({ model, known }) })
+    return yield* new ModelError({ model: name, reason: new UnknownProvider({ model: name, known }) })
   }
   // Providers get names they accept (an MCP tool's `server.tool` is refused by several vendors).
-  return wireNames(yield* provider(model.slice(colon + 1)))
+  return wireNames(yield* provider(name.slice(colon + 1)))
 })
 
 /*
@@ -286,10 +289,17 @@ export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
  * through untouched (no copy).
  */
 
-const mapping = (request: Request): ReadonlyMap<string, string> | undefined =>
-  request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
+/** The renaming of each tool list, worked out once: a session sends the same list every turn. */
+const mappings = new WeakMap<ReadonlyArray<ToolSpec>, ReadonlyMap<string, string> | undefined>()
+
+const mapping = (request: Request): ReadonlyMap<string, string> | undefined => {
+  if (mappings.has(request.tools)) return mappings.get(request.tools)
+  const names = request.tools.every((tool) => ToolName.isSafe(tool.name, "provider"))
     ? undefined
     : ToolName.safeNames(request.tools.map((tool) => tool.name), "provider")
+  mappings.set(request.tools, names)
+  return names
+}
 
 const renameMessage = (message: Message, wire: (name: string) => string): Message => {
   if (message._tag === "ToolResultMessage") {

@@ -8,7 +8,8 @@ import { Duration, Schema } from "effect"
 
 /**
  * No registered provider serves the model string's prefix; `known` are the registered prefixes.
- * With none, the program provides no provider layer at all, and the message says so.
+ * With none, the program provides no provider layer at all, and the message says so. A `model` of
+ * `""` is no model at all (none was given), and the message asks for one.
  *
  * @since 0.1.0
  * @category errors
@@ -18,6 +19,11 @@ export class UnknownProvider extends Schema.TaggedError<UnknownProvider>()("Unkn
   known: Schema.Array(Schema.String)
 }) {
   override get message() {
+    if (this.model === "") {
+      return this.known.length === 0
+        ? `No model given: name one as "provider:model" (no provider is registered either: provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
+        : `No model given: name one as "provider:model" (registered providers: ${this.known.join(", ")})`
+    }
     return this.known.length === 0
       ? `No provider for model "${this.model}": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
       : `No provider for model "${this.model}" (expected "provider:model"; registered providers: ${this.known.join(", ")})`

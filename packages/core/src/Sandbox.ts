@@ -120,11 +120,29 @@ export interface ReadOptions {
 /** @since 0.1.0 @category models */
 export type MountMode = "read-only" | "read-write"
 
+/** One entry of a directory, as `list` gives it: its type is the entry's own (a link is not followed). */
+export interface DirectoryEntry {
+  readonly name: string
+  readonly type: "file" | "directory" | "symlink" | "other"
+}
+
+/** What `stat` tells of a path (links followed): enough to see that a file changed since it was read. */
+export interface FileInfo {
+  readonly type: "file" | "directory" | "other"
+  readonly size: number
+  /** When its content last changed, in milliseconds since the epoch (fractional where the backend keeps more). */
+  readonly modified: number
+}
+
 /** The optional capabilities: a backend may lack them; the service always answers (NotSupported). */
 export interface Capabilities {
   readonly glob: (pattern: string, options?: GlobOptions) => Effect.Effect<ReadonlyArray<string>, SandboxError>
   readonly grep: (pattern: string, options?: GrepOptions) => Effect.Effect<GrepResult, SandboxError>
   readonly mount: (hostPath: string, path: string, mode: MountMode) => Effect.Effect<void, SandboxError>
+  /** The entries of a directory, in no particular order (a missing one: `NotFound`). */
+  readonly list: (path: string) => Effect.Effect<ReadonlyArray<DirectoryEntry>, SandboxError>
+  /** The type, size and modification time of a path (a missing one: `NotFound`). */
+  readonly stat: (path: string) => Effect.Effect<FileInfo, SandboxError>
 }
 
 /** What a backend must (and may) implement; `make` turns it into the full service. */
@@ -255,6 +273,8 @@ export const make = (primitives: Primitives): Service => {
     glob: primitives.glob ?? notSupported("glob"),
     grep: primitives.grep ?? notSupported("grep"),
     mount: primitives.mount ?? notSupported("mount"),
+    list: primitives.list ?? notSupported("list"),
+    stat: primitives.stat ?? notSupported("stat"),
     read,
     edit: (path, oldText, newText) =>
       Effect.flatMap(read(path), (content) => {

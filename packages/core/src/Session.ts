@@ -184,8 +184,6 @@ export const startIn = <R, RIn = never>(
 // The closures a session keeps are made here, where they capture only what they use (made inside
 // `make`, each would keep all of `make`'s variables alive as long as the session).
 const endOf = <R>(actor: Actor<R>) => Effect.suspend(() => actor.end())
-const forgetting = (onEnd: (session: Session) => void, handle: Session) => () => onEnd(handle)
-
 /** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
 const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>) => {
   const names = Object.keys(secrets)
@@ -273,7 +271,7 @@ const make = <R, RIn>(
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const
-        if (onEnd !== undefined) actor.forgetWith(forgetting(onEnd, handle))
+        if (onEnd !== undefined) actor.forgetWith(onEnd, handle)
         // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.

@@ -308,6 +308,22 @@ describe("Executor", () => {
       assert.deepStrictEqual(results.map((r) => r.content), ["Tool waits timed out after 3605000ms"])
     }))
 
+  it.effect("a tool without a deadline (timeout: Duration.infinity) runs as long as it takes, holds included", () =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<void>()
+      const patient = Tool.make("patient", {
+        description: "waits for the test",
+        parameters: NoArgs,
+        timeout: Duration.infinity,
+        call: () => Effect.as(Effect.flatMap(CallDeadline.CallDeadline, (d) => d.hold(Deferred.await(done))), "finished")
+      })
+      const fiber = yield* Effect.forkChild(compile([patient], { timeout: "1 second" }).run(calls(["patient", {}]), context, {}))
+      yield* TestClock.adjust("3650 days")
+      yield* Deferred.succeed(done, undefined)
+      const { results } = yield* Fiber.join(fiber)
+      assert.deepStrictEqual(results.map((r) => r.content), ["finished"])
+    }))
+
   it.effect("time a call spends waiting its turn (CallDeadline.hold) is not counted against its timeout", () =>
     Effect.gen(function*() {
       const turn = yield* Deferred.make<void>()

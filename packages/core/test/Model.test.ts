@@ -38,6 +38,24 @@ describe("Model", () => {
       Model.layerProviders({ acme: (name) => Effect.succeed(echo(`acme/${name}`)) })
     ))))
 
+  it.effect("a missing or empty model string is UnknownProvider for \"\", asking for a model, not a TypeError", () =>
+    Effect.gen(function*() {
+      // What a JavaScript caller, or an unset environment variable, hands over.
+      const missing: string = JSON.parse("null")
+      const asked = `No model given: name one as "provider:model" (registered providers: acme)`
+      const acme = Model.layerProviders({ acme: (name) => Effect.succeed(echo(name)) })
+      for (const model of [missing, ""]) {
+        const error = yield* Effect.flip(Model.resolve(model).pipe(Effect.provide(acme)))
+        assert.strictEqual(error.message, asked)
+        assert.deepStrictEqual(error.reason, new Model.UnknownProvider({ model: "", known: ["acme"] }))
+      }
+      const none = yield* Effect.flip(Model.resolve(missing))
+      assert.strictEqual(
+        none.message,
+        `No model given: name one as "provider:model" (no provider is registered either: provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
+      )
+    }))
+
   it.effect("says when no provider is registered at all, and what the program lacks", () =>
     Effect.gen(function*() {
       const none = `No provider for model "openai:gpt-4.1": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`

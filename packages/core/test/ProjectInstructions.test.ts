@@ -8,6 +8,7 @@ import * as Agent from "../src/Agent.ts"
 import * as Condukt from "@condukt/node/Condukt"
 import * as ProjectInstructions from "../src/ProjectInstructions.ts"
 import * as LocalSandbox from "@condukt/node/sandbox/Local"
+import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 
 const project = Effect.acquireRelease(
@@ -68,4 +69,103 @@ describe("ProjectInstructions", () => {
       yield* plain.run("hi")
       assert.strictEqual((yield* TestModel.TestModel.use((recorder) => recorder.requests))[1]!.system, "You fix tests.")
     }).pipe(Effect.provide(Layer.merge(TestModel.layer([TestModel.text("ok"), TestModel.text("ok")]), Condukt.layer))))
+
+  it.live("a changed AGENTS.md is read by the next session started on the same sandbox layer", () =>
+    Effect.gen(function*() {
+      const cwd = yield* project
+      const agent = Agent.make({ name: "coder", model: "test:x" })
+      const sandbox = LocalSandbox.layer({ cwd })
+      const systemOf = Effect.fnUntraced(function*(index: number) {
+        const session = yield* Session.start(agent, { sandbox })
+        yield* session.run("hi")
+        return (yield* TestModel.TestModel.use((recorder) => recorder.requests))[index]!.system
+      })
+      assert.include(yield* systemOf(0), "Run `pnpm test` before you commit.")
+      // Written just now, and again by the next session: both read it, whatever the clock's tick.
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "Run `pnpm lint` too.")
+      assert.include(yield* systemOf(1), "Run `pnpm lint` too.")
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "Run `pnpm lint` first")
+      assert.include(yield* systemOf(2), "Run `pnpm lint` first")
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(TestModel.layer([TestModel.text("ok"), TestModel.text("ok"), TestModel.text("ok")]), Condukt.layer))))
+
+  it.live("one sandbox reads each file once: later sessions only list and stat, until a file changes", () =>
+    Effect.gen(function*() {
+      const cwd = yield* project
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      for (const file of ["AGENTS.md", ".agents/skills/release/SKILL.md", ".agents/skills/triage/SKILL.md"]) {
+        fs.utimesSync(path.join(cwd, file), hourAgo, hourAgo)
+      }
+      const local = yield* LocalSandbox.make({ cwd })
+      const calls: Array<string> = []
+      const sandbox = recording(local, calls)
+      const first = yield* ProjectInstructions.load(sandbox)
+      assert.strictEqual(first, expected)
+      assert.deepStrictEqual(calls.filter((call) => call.startsWith("read")).sort(), [
+        "read .agents/skills/release/SKILL.md",
+        "read .agents/skills/triage/SKILL.md",
+        "read AGENTS.md",
+        "read CLAUDE.md"
+      ])
+      calls.length = 0
+      assert.strictEqual(yield* ProjectInstructions.load(sandbox), expected)
+      assert.deepStrictEqual(calls.sort(), [
+        "list .",
+        "list .agents/skills",
+        "stat .agents/skills/release/SKILL.md",
+        "stat .agents/skills/triage/SKILL.md",
+        "stat AGENTS.md",
+        "stat CLAUDE.md"
+      ])
+      // An edit moves the modification time: that file (and its link) is read again, no other.
+      calls.length = 0
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "Run `pnpm lint` too.")
+      assert.include(yield* ProjectInstructions.load(sandbox), "Run `pnpm lint` too.")
+      assert.deepStrictEqual(calls.filter((call) => call.startsWith("read")).sort(), ["read AGENTS.md", "read CLAUDE.md"])
+      // A skill removed is gone from the prompt.
+      fs.rmSync(path.join(cwd, ".agents/skills/triage"), { recursive: true })
+      assert.notInclude(yield* ProjectInstructions.load(sandbox), "triage")
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a directory without instructions costs one listing: no file is opened or stat'ed", () =>
+    Effect.gen(function*() {
+      const cwd = yield* Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-instructions-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      )
+      fs.writeFileSync(path.join(cwd, "README.md"), "# Not instructions\n")
+      const calls: Array<string> = []
+      assert.strictEqual(yield* ProjectInstructions.load(recording(yield* LocalSandbox.make({ cwd }), calls)), undefined)
+      assert.deepStrictEqual(calls, ["list ."])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.effect("a sandbox that cannot list (a custom backend) is read name by name, as before", () =>
+    Effect.gen(function*() {
+      const calls: Array<string> = []
+      const sandbox = recording(Sandbox.makeNoop(), calls)
+      assert.strictEqual(yield* ProjectInstructions.load(sandbox), undefined)
+      assert.deepStrictEqual(calls.sort(), ["glob .agents/skills/*/SKILL.md", "list .", "read AGENTS.md", "read CLAUDE.md"])
+    }))
 })
+
+/** `sandbox`, noting each `list`, `stat`, read and glob it is asked for in `calls`. */
+function recording(sandbox: Sandbox.Service, calls: Array<string>): Sandbox.Service {
+  return Sandbox.make({
+    ...sandbox,
+    readStream: (file) => {
+      calls.push(`read ${file}`)
+      return sandbox.readStream(file)
+    },
+    list: (directory) => {
+      calls.push(`list ${directory}`)
+      return sandbox.list(directory)
+    },
+    stat: (file) => {
+      calls.push(`stat ${file}`)
+      return sandbox.stat(file)
+    },
+    glob: (pattern, options) => {
+      calls.push(`glob ${pattern}`)
+      return sandbox.glob(pattern, options)
+    }
+  })
+}

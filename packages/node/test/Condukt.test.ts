@@ -42,6 +42,21 @@ describe("Condukt", () => {
       assert.strictEqual(request!.system, "Shout.")
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("HI!")]))))
 
+  it.effect("run without a model fails with a typed ModelError asking for one, before anything is built", () =>
+    Effect.gen(function*() {
+      const built = yield* Ref.make(0)
+      const released = yield* Ref.make(0)
+      // Options read from JSON (or written in JavaScript) can lack what the type requires.
+      const fromJson: Condukt.RunOptions<never> = JSON.parse('{"system": "Be brief."}')
+      const error = yield* Effect.flip(Condukt.run("hi", { ...fromJson, sandbox: counting(built, released) }))
+      assert.strictEqual(error._tag, "ModelError")
+      assert.strictEqual(
+        error.message,
+        `No model given: name one as "provider:model" (registered providers: anthropic, deepseek, google, groq, lmstudio, mistral, ollama, openai, openai-responses, openrouter, together, vllm, xai)`
+      )
+      assert.deepStrictEqual([yield* Ref.get(built), yield* Ref.get(released)], [0, 0])
+    }).pipe(Effect.provide(Condukt.layer)))
+
   it.effect("stream yields the run's events and ends the session with the stream", () =>
     Effect.gen(function*() {
       const built = yield* Ref.make(0)

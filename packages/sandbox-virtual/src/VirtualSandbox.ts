@@ -6,7 +6,9 @@
  *
  * Each `make` (each layer build, so each session) owns a fresh filesystem: two sandboxes never
  * see each other's files. Host directories can be mounted read-only or read-write, at start
- * (`mounts`) or at run time (`mount`, the Mount tool); they are the only way out of memory.
+ * (`mounts`) or at run time (`mount`, the Mount tool); they are the only way out of memory. What a
+ * runtime mount may expose is the sandbox's to say (`mountRoots`, default the process's working
+ * directory, docs/decisions/0052), so a model's Mount call never reaches past it.
  *
  * `exec` is stateless, like LocalSandbox: every call is a fresh shell (cd, export and functions do
  * not carry over) with the call's own cwd and env. just-bash keeps stdout and stderr apart and
@@ -74,6 +76,12 @@ export interface Options {
   /** Files to write at start (after `snapshot`), path → content; relative paths start at `cwd`. */
   readonly files?: Readonly<Record<string, string | Uint8Array>> | undefined
   readonly mounts?: ReadonlyArray<Mount> | undefined
+  /**
+   * The host directories a mount at run time (`mount`, the Mount tool) may expose: one of them or
+   * a directory below, judged on real paths (relative ones start at the process's cwd). Default:
+   * the process's working directory; `[]` refuses every runtime mount. `mounts` are not checked.
+   */
+  readonly mountRoots?: ReadonlyArray<string> | undefined
   readonly limits?: Limits | undefined
   /**
    * just-bash's defense in depth (default `true`): while a command runs, JavaScript globals that
@@ -293,8 +301,9 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     })
   })
 
-  const mount = Effect.fn("VirtualSandbox.mount")(function*(hostPath: string, path: string, mode: Sandbox.MountMode) {
-    const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode, budget), (reason) => fail("mount", reason))
+  /** Mounts `hostPath` (checked or not, by the caller) at `path`; failures name `given`. */
+  const attach = Effect.fnUntraced(function*(hostPath: string, path: string, mode: Sandbox.MountMode, given: string) {
+    const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode, budget, given), (reason) => fail("mount", reason))
     yield* Effect.try({
       try: () => fs.mount(locate(path), mounted),
       catch: (cause) => {
@@ -302,13 +311,21 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
         const why = FsError.messageOf(cause)
           .replace(/^Cannot mount at root '\/'$/, "the root cannot be a mount point")
           .replace(/^Cannot mount at '[^']*': /, "")
-        return fail("mount", new Sandbox.Failed({ description: `Cannot mount ${hostPath} at ${path}: ${why}`, cause }))
+        return fail("mount", new Sandbox.Failed({ description: `Cannot mount ${given} at ${path}: ${why}`, cause }))
       }
     })
   })
 
+  // The real path is what gets mounted, so a symlink swapped after the check cannot redirect it.
+  // The default root is read when a mount asks: most sandboxes never mount at run time.
+  const mount = Effect.fn("VirtualSandbox.mount")(function*(hostPath: string, path: string, mode: Sandbox.MountMode) {
+    const roots = options.mountRoots ?? HostMount.defaultRoots()
+    const real = yield* Effect.mapError(HostMount.admit(hostPath, roots), (reason) => fail("mount", reason))
+    yield* attach(real, path, mode, hostPath)
+  })
+
   for (const { hostPath, path, mode } of options.mounts ?? []) {
-    yield* Effect.mapError(mount(hostPath, path, mode), (error) => fail("make", error.reason))
+    yield* Effect.mapError(attach(hostPath, path, mode, hostPath), (error) => fail("make", error.reason))
   }
 
   const service: Service = {

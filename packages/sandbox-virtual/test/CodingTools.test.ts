@@ -17,7 +17,7 @@ describe("coding tools on VirtualSandbox", () => {
       const { context } = yield* virtualContext()
       assert.strictEqual(
         yield* ToolCall.run(Tools.Write, { path: "notes/todo.md", content: "- one\n- two\n" }, context),
-        "Wrote notes/todo.md (3 lines, 12 bytes)"
+        "Wrote notes/todo.md (2 lines, 12 bytes)"
       )
       assert.strictEqual(yield* ToolCall.run(Tools.Read, { path: "notes/todo.md" }, context), "- one\n- two\n")
       assert.strictEqual(yield* ToolCall.run(Tools.Read, { path: "notes/todo.md", offset: 2 }, context), "(lines 2-2 of 2)\n\n- two")
@@ -134,7 +134,7 @@ describe("a session on VirtualSandbox", () => {
         return last?._tag === "ToolResultMessage" ? [last.content] : []
       })
       assert.deepStrictEqual(results, [
-        "Wrote out/hello.txt (2 lines, 6 bytes)",
+        "Wrote out/hello.txt (1 lines, 6 bytes)",
         "hello\nseeded\n/home/user\n",
         "1 match(es) for **/hello.txt:\nout/hello.txt"
       ])

@@ -1,6 +1,7 @@
 /**
  * The Mount tool, called as the Executor calls it, on a virtual sandbox and on a LocalSandbox
- * (which cannot mount): roots, the mode ceiling, and every text the model reads, asserted whole.
+ * (which cannot mount): the sandbox's roots, the mode ceiling, and every text the model reads,
+ * asserted whole.
  */
 import { Sandbox } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
@@ -9,32 +10,25 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { readFileSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
-import { Mount, Mount as MountTool } from "../src/Mount.ts"
+import { Mount } from "../src/Mount.ts"
 import { hostDir, ran, virtualContext } from "./support.ts"
 
 describe("Mount", () => {
-  it("tells the model what it does, where, and that mounts are read-only by default", () => {
-    const mount = Mount({ roots: ["/srv/data"] })
+  it("tells the model what it does, that the sandbox decides where, and that mounts are read-only by default", () => {
+    const mount = Mount()
     assert.strictEqual(mount.name, "Mount")
     assert.strictEqual(
       mount.description,
       "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
-        "Only these host directories, or directories below them, may be mounted: /srv/data. " +
+        "Only the host directories the sandbox allows, or directories below them, may be mounted; a refusal names them. " +
         "Mounts are read-only. " +
         "Symlinks inside the directory are not followed and `..` cannot leave it."
     )
     assert.strictEqual(
-      Mount({ roots: ["/a", "/b"], maxMode: "read-write" }).description,
+      Mount({ maxMode: "read-write" }).description,
       "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
-        "Only these host directories, or directories below them, may be mounted: /a, /b. " +
+        "Only the host directories the sandbox allows, or directories below them, may be mounted; a refusal names them. " +
         'The mount is read-only unless mode is "read-write", in which case writes change the host directory. ' +
-        "Symlinks inside the directory are not followed and `..` cannot leave it."
-    )
-    assert.strictEqual(
-      Mount().description,
-      "Mount a directory of the host machine into the sandbox so commands and file tools can reach it. " +
-        "No host directory may be mounted in this session. " +
-        "Mounts are read-only. " +
         "Symlinks inside the directory are not followed and `..` cannot leave it."
     )
     assert.deepStrictEqual(mount.parameters, {
@@ -56,24 +50,42 @@ describe("Mount", () => {
     })
   })
 
-  it.effect("mounts nothing without roots", () =>
+  it.effect("with no options, on a sandbox with default settings, mounts the process's working directory and refuses what lies outside it", () =>
     Effect.gen(function*() {
-      const host = yield* hostDir({ "a.txt": "a" })
+      const outside = yield* hostDir({ "a.txt": "a" })
       const { context, sandbox } = yield* virtualContext()
+      const project = process.cwd()
       assert.strictEqual(
-        yield* ToolCall.failure(Mount(), { host_path: host, vfs_path: "/mnt/data" }, context),
-        "Mount failed: no host directory may be mounted in this session"
+        yield* ToolCall.run(Mount(), { host_path: project, vfs_path: "/mnt/project" }, context),
+        `Mounted ${project} at /mnt/project`
+      )
+      assert.deepStrictEqual(
+        yield* sandbox.exec("test -f /mnt/project/package.json && echo found"),
+        ran("found\n")
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Mount(), { host_path: outside, vfs_path: "/mnt/data" }, context),
+        `Mount failed: ${outside} is outside the directories that may be mounted (${project})`
       )
       assert.deepStrictEqual(yield* sandbox.exec("ls /mnt/data"), ran("ls: /mnt/data: No such file or directory\n", 2))
     }))
 
-  it.effect("refuses a path outside the roots, symlinks resolved, and mounts one below a root", () =>
+  it.effect("mounts nothing when the sandbox allows no root", () =>
+    Effect.gen(function*() {
+      const { context } = yield* virtualContext({ mountRoots: [] })
+      assert.strictEqual(
+        yield* ToolCall.failure(Mount(), { host_path: process.cwd(), vfs_path: "/mnt/data" }, context),
+        "Mount failed: no host directory may be mounted in this session"
+      )
+    }))
+
+  it.effect("refuses a path outside the sandbox's roots, symlinks resolved, and mounts one below a root", () =>
     Effect.gen(function*() {
       const root = yield* hostDir({ "inside/a.txt": "in\n" })
       const other = yield* hostDir({ "secret.txt": "no" })
       symlinkSync(other, join(root, "escape"))
-      const { context, sandbox } = yield* virtualContext()
-      const mount = Mount({ roots: [root] })
+      const { context, sandbox } = yield* virtualContext({ mountRoots: [root] })
+      const mount = Mount()
       assert.strictEqual(
         yield* ToolCall.failure(mount, { host_path: other, vfs_path: "/mnt/x" }, context),
         `Mount failed: ${other} is outside the directories that may be mounted (${root})`
@@ -82,9 +94,10 @@ describe("Mount", () => {
         yield* ToolCall.failure(mount, { host_path: join(root, "escape"), vfs_path: "/mnt/x" }, context),
         `Mount failed: ${join(root, "escape")} is outside the directories that may be mounted (${root})`
       )
+      const climbing = `${root}/../${other.slice(other.lastIndexOf("/") + 1)}`
       assert.strictEqual(
-        yield* ToolCall.failure(mount, { host_path: `${root}/../${other.slice(other.lastIndexOf("/") + 1)}`, vfs_path: "/mnt/x" }, context),
-        `Mount failed: ${root}/../${other.slice(other.lastIndexOf("/") + 1)} is outside the directories that may be mounted (${root})`
+        yield* ToolCall.failure(mount, { host_path: climbing, vfs_path: "/mnt/x" }, context),
+        `Mount failed: ${climbing} is outside the directories that may be mounted (${root})`
       )
       assert.strictEqual(
         yield* ToolCall.run(mount, { host_path: join(root, "inside"), vfs_path: "/mnt/in" }, context),
@@ -96,9 +109,9 @@ describe("Mount", () => {
   it.effect("refuses read-write unless maxMode allows it", () =>
     Effect.gen(function*() {
       const host = yield* hostDir()
-      const { context } = yield* virtualContext()
+      const { context } = yield* virtualContext({ mountRoots: [host] })
       assert.strictEqual(
-        yield* ToolCall.failure(Mount({ roots: [host] }), { host_path: host, vfs_path: "/mnt/x", mode: "read-write" }, context),
+        yield* ToolCall.failure(Mount(), { host_path: host, vfs_path: "/mnt/x", mode: "read-write" }, context),
         `Mount failed: read-write mounts are not allowed here; mount ${host} read-only`
       )
     }))
@@ -106,8 +119,11 @@ describe("Mount", () => {
   it.effect("mounts read-only unless asked otherwise", () =>
     Effect.gen(function*() {
       const host = yield* hostDir({ "a.txt": "from host\n" })
-      const { context, sandbox } = yield* virtualContext()
-      assert.strictEqual(yield* ToolCall.run(Mount({ roots: [host], maxMode: "read-write" }), { host_path: host, vfs_path: "/mnt/data" }, context), `Mounted ${host} at /mnt/data`)
+      const { context, sandbox } = yield* virtualContext({ mountRoots: [host] })
+      assert.strictEqual(
+        yield* ToolCall.run(Mount({ maxMode: "read-write" }), { host_path: host, vfs_path: "/mnt/data" }, context),
+        `Mounted ${host} at /mnt/data`
+      )
       assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/data/a.txt"), ran("from host\n"))
       assert.deepStrictEqual(
         yield* sandbox.exec("echo x > /mnt/data/a.txt"),
@@ -119,9 +135,9 @@ describe("Mount", () => {
   it.effect("mounts read-write when asked", () =>
     Effect.gen(function*() {
       const host = yield* hostDir()
-      const { context, sandbox } = yield* virtualContext()
+      const { context, sandbox } = yield* virtualContext({ mountRoots: [host] })
       assert.strictEqual(
-        yield* ToolCall.run(Mount({ roots: [host], maxMode: "read-write" }), { host_path: host, vfs_path: "out", mode: "read-write" }, context),
+        yield* ToolCall.run(Mount({ maxMode: "read-write" }), { host_path: host, vfs_path: "out", mode: "read-write" }, context),
         `Mounted ${host} at out`
       )
       yield* sandbox.exec("echo result > out/r.txt")
@@ -131,30 +147,34 @@ describe("Mount", () => {
   it.effect("says why a mount failed", () =>
     Effect.gen(function*() {
       const host = yield* hostDir({ "file.txt": "f" })
-      const { context } = yield* virtualContext()
-      const Mount = MountTool({ roots: [host] })
+      const { context } = yield* virtualContext({ mountRoots: [host] })
+      const mount = Mount()
       assert.strictEqual(
-        yield* ToolCall.failure(Mount, { host_path: join(host, "missing"), vfs_path: "/mnt/x" }, context),
+        yield* ToolCall.failure(mount, { host_path: join(host, "missing"), vfs_path: "/mnt/x" }, context),
         `Mount failed: ${join(host, "missing")} does not exist`
       )
       assert.strictEqual(
-        yield* ToolCall.failure(Mount, { host_path: join(host, "file.txt"), vfs_path: "/mnt/x" }, context),
+        yield* ToolCall.failure(mount, { host_path: join(host, "file.txt"), vfs_path: "/mnt/x" }, context),
         `Mount failed: Cannot mount ${join(host, "file.txt")}: not a directory`
       )
-      yield* ToolCall.run(Mount, { host_path: host, vfs_path: "/mnt/a" }, context)
+      yield* ToolCall.run(mount, { host_path: host, vfs_path: "/mnt/a" }, context)
       assert.strictEqual(
-        yield* ToolCall.failure(Mount, { host_path: host, vfs_path: "/mnt/a/b" }, context),
+        yield* ToolCall.failure(mount, { host_path: host, vfs_path: "/mnt/a/b" }, context),
         `Mount failed: Cannot mount ${host} at /mnt/a/b: inside existing mount '/mnt/a'`
       )
     }))
 
-  it.effect("answers that a sandbox without runtime mounts cannot mount", () =>
+  it.effect("with no options, answers that a sandbox without runtime mounts cannot mount, wherever the host path is", () =>
     Effect.gen(function*() {
       const dir = yield* hostDir()
       const host = yield* hostDir()
       const local = Context.get(yield* Layer.build(LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(Condukt.layer))), Sandbox.Sandbox)
       assert.strictEqual(
-        yield* ToolCall.failure(Mount({ roots: [host] }), { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
+        yield* ToolCall.failure(Mount(), { host_path: host, vfs_path: "mnt" }, ToolCall.context(local)),
+        "The active sandbox does not support runtime mounting"
+      )
+      assert.strictEqual(
+        yield* ToolCall.failure(Mount(), { host_path: process.cwd(), vfs_path: "mnt" }, ToolCall.context(local)),
         "The active sandbox does not support runtime mounting"
       )
     }))

@@ -155,7 +155,7 @@ describe("VirtualSandbox.mount at run time", () => {
   it.effect("mounts read-only or read-write, relative paths starting at cwd", () =>
     Effect.gen(function*() {
       const host = yield* hostDir({ "a.txt": "a\n" })
-      const sandbox = yield* VirtualSandbox.make()
+      const sandbox = yield* VirtualSandbox.make({ mountRoots: [host] })
       yield* sandbox.mount(host, "ro", "read-only")
       yield* sandbox.mount(host, "/mnt/rw", "read-write")
       assert.deepStrictEqual(yield* sandbox.exec("cat ro/a.txt; echo b > /mnt/rw/b.txt; cat ro/b.txt"), ran("a\nb\n"))
@@ -165,7 +165,7 @@ describe("VirtualSandbox.mount at run time", () => {
   it.effect("names what is wrong with the host path or the mount point", () =>
     Effect.gen(function*() {
       const host = yield* hostDir({ "file.txt": "f" })
-      const sandbox = yield* VirtualSandbox.make()
+      const sandbox = yield* VirtualSandbox.make({ mountRoots: [host] })
       assert.deepStrictEqual(yield* failure(sandbox.mount(join(host, "missing"), "/mnt/x", "read-only")), {
         tag: "NotFound",
         message: `File not found: ${join(host, "missing")}`
@@ -182,6 +182,46 @@ describe("VirtualSandbox.mount at run time", () => {
       assert.deepStrictEqual(yield* failure(sandbox.mount(host, "/", "read-only")), {
         tag: "Failed",
         message: `Cannot mount ${host} at /: the root cannot be a mount point`
+      })
+    }))
+
+  it.effect("exposes only the process's working directory by default, judged on real paths; the real path is what gets mounted", () =>
+    Effect.gen(function*() {
+      const outside = yield* hostDir({ "secret.txt": "SECRET\n" })
+      const sandbox = yield* VirtualSandbox.make()
+      const project = process.cwd()
+      yield* sandbox.mount(project, "/mnt/project", "read-only")
+      assert.deepStrictEqual(yield* sandbox.exec("test -f /mnt/project/package.json && echo found"), ran("found\n"))
+      assert.deepStrictEqual(yield* failure(sandbox.mount(outside, "/mnt/x", "read-only")), {
+        tag: "OutsideAllowedPaths",
+        message: `Path ${outside} is outside allowed directories`
+      })
+      assert.deepStrictEqual(yield* failure(sandbox.mount("/", "/mnt/x", "read-only")), {
+        tag: "OutsideAllowedPaths",
+        message: "Path / is outside allowed directories"
+      })
+    }))
+
+  it.effect("mountRoots bound runtime mounts, not the mounts made at start; [] allows none", () =>
+    Effect.gen(function*() {
+      const root = yield* hostDir({ "inside/a.txt": "in\n" })
+      const other = yield* hostDir({ "b.txt": "b\n" })
+      symlinkSync(other, join(root, "escape"))
+      const sandbox = yield* VirtualSandbox.make({
+        mountRoots: [root],
+        mounts: [{ hostPath: other, path: "/mnt/start", mode: "read-only" }]
+      })
+      assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/start/b.txt"), ran("b\n"))
+      assert.deepStrictEqual(yield* failure(sandbox.mount(join(root, "escape"), "/mnt/x", "read-only")), {
+        tag: "OutsideAllowedPaths",
+        message: `Path ${join(root, "escape")} is outside allowed directories`
+      })
+      yield* sandbox.mount(join(root, "inside"), "/mnt/in", "read-only")
+      assert.deepStrictEqual(yield* sandbox.exec("cat /mnt/in/a.txt"), ran("in\n"))
+      const closed = yield* VirtualSandbox.make({ mountRoots: [] })
+      assert.deepStrictEqual(yield* failure(closed.mount(root, "/mnt/x", "read-only")), {
+        tag: "OutsideAllowedPaths",
+        message: `Path ${root} is outside allowed directories`
       })
     }))
 })

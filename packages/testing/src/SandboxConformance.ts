@@ -8,8 +8,10 @@
  * tree, a temporary directory acquired in the layer) is enough, and a function returning a layer
  * is called once per test. Everything goes through the contract: files are seeded with
  * `writeFile`, checked with `read`, `glob` and `exec`; nothing assumes a host filesystem except
- * the mount tests, which mount a real host directory, and the hostile-file tests (a named pipe, a
- * device), which reach the host as `hostFiles` says or through a mount.
+ * the mount tests, which mount a real host directory made under the OS temporary directory, and
+ * the hostile-file tests (a named pipe, a device), which reach the host as `hostFiles` says or
+ * through a mount of it and of `/dev` (a sandbox that bounds runtime mounts must allow both, as
+ * VirtualSandbox's `mountRoots` can).
  *
  * Capabilities say which optional operations the backend implements: each one flagged `true` is
  * tested, each one flagged `false` must fail with `NotSupported`. Tests run on the live clock

@@ -125,10 +125,10 @@ export const make = (
   options: { readonly name?: string } = {}
 ): Effect.Effect<{ readonly model: Model.Service; readonly recorder: Service }> => Effect.sync(() => {
   const name = options.name ?? "test:scripted"
-  // Plain arrays, not Refs of copies: the recorder sits on every turn of a benchmark.
-  // Each request's history is copied when it is recorded: a scripted model is not for sessions of
-  // thousands of runs.
-  const requests: Array<RecordedRequest> = []
+  // Plain arrays, not Refs of copies: the recorder sits on every turn of a benchmark. A request's
+  // history is an immutable view, so it is kept as it came and turned into an array only when a
+  // test reads it.
+  const requests: Array<Model.Request> = []
   let calls = 0
 
   const exhausted = (index: number) =>
@@ -154,7 +154,7 @@ export const make = (
 
   const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
     Stream.suspend(() => {
-      const index = requests.push({ ...request, messages: History.toArray(request.messages) }) - 1
+      const index = requests.push(request) - 1
       const scripted = replies[index]
       if (scripted === undefined) return exhausted(index)
       const body = Stream.fromIterable(partsOf(scripted))
@@ -167,7 +167,7 @@ export const make = (
   return {
     model: Model.Model.of({ name, stream: respond }),
     recorder: TestModel.of({
-      requests: Effect.sync(() => [...requests]),
+      requests: Effect.sync(() => requests.map((request): RecordedRequest => ({ ...request, messages: History.toArray(request.messages) }))),
       remaining: Effect.sync(() => Math.max(0, replies.length - requests.length))
     })
   }

@@ -7,7 +7,8 @@
  * host program with host credentials. So it runs in a host directory of its own (`cwd`, the
  * process's by default), never the sandbox's (a virtual path on a VirtualSandbox), and refuses a
  * model `cwd` whose real path leaves it. Each run holds a permit of the program's ProcessBudget,
- * and its `timeout` argument is the whole call's deadline, the wait for a permit included. Its
+ * and its `timeout` argument is the process's running time, from its start: the wait for a permit
+ * is not counted (it has the budget's `maxWait` as its own bound; docs/decisions/0037). Its
  * answer has Bash's shape (combined output limited to `MAX_LINES` lines / `MAX_BYTES` bytes,
  * `(output truncated)`, `(exit code: N)`; on timeout, the output so far and then the timeout),
  * and a non-zero exit is a result, not a failure. Refuses: shell syntax in arguments (`;`, `|`,

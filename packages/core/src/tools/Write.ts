@@ -1,12 +1,13 @@
 /**
  * Write — create or overwrite a whole file through the sandbox, parent directories included.
  *
- * The answer counts what was written so the model can check it: lines as "\n"-separated segments
- * (Condukt's count, so "a\n" is 2) and UTF-8 bytes. A named pipe or a device is refused by the
+ * The answer counts what was written so the model can check it: lines as Read counts them (a final
+ * "\n" ends the last line rather than starting another, so "x\ny\n" is 2 and "" is 0; Condukt
+ * counted segments, 3 and 1, which disagreed with what a Read then reported) and UTF-8 bytes. A named pipe or a device is refused by the
  * sandbox before anything is written (a write to a pipe would wait for a reader).
  */
 import { Effect, Schema } from "effect"
-import { utf8Length } from "../internal/outputLimit.ts"
+import { splitLines, utf8Length } from "../internal/outputLimit.ts"
 import * as Tool from "../Tool.ts"
 import { fromSandbox } from "./ToolError.ts"
 
@@ -40,6 +41,6 @@ export const Write = Tool.make("Write", {
           : `Cannot write to ${path}: ${reason.message}`
       )
     )
-    return `Wrote ${path} (${content.split("\n").length} lines, ${utf8Length(content)} bytes)`
+    return `Wrote ${path} (${splitLines(content).length} lines, ${utf8Length(content)} bytes)`
   })
 })

@@ -5,6 +5,7 @@ import { join } from "node:path"
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Read } from "../../src/tools/Read.ts"
 import { Write } from "../../src/tools/Write.ts"
 import { localContext } from "./context.ts"
 
@@ -27,16 +28,19 @@ describe("Write", () => {
     })
   })
 
-  it.effect("creates parent directories and counts segments and UTF-8 bytes", () =>
+  it.effect("creates parent directories and counts lines as Read does, and UTF-8 bytes", () =>
     Effect.gen(function*() {
       const { context, dir } = yield* localContext()
       assert.strictEqual(
         yield* ToolCall.run(Write, { path: "deep/er/notes.txt", content: "héllo\nwörld\n" }, context),
-        "Wrote deep/er/notes.txt (3 lines, 14 bytes)"
+        "Wrote deep/er/notes.txt (2 lines, 14 bytes)"
       )
       assert.strictEqual(readFileSync(join(dir, "deep/er/notes.txt"), "utf8"), "héllo\nwörld\n")
       assert.strictEqual(yield* ToolCall.run(Write, { path: "emoji.txt", content: "😀" }, context), "Wrote emoji.txt (1 lines, 4 bytes)")
-      assert.strictEqual(yield* ToolCall.run(Write, { path: "empty.txt", content: "" }, context), "Wrote empty.txt (1 lines, 0 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "empty.txt", content: "" }, context), "Wrote empty.txt (0 lines, 0 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "xy.txt", content: "x\ny\n" }, context), "Wrote xy.txt (2 lines, 4 bytes)")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "xy.txt", offset: 2 }, context), "(lines 2-2 of 2)\n\ny")
+      assert.strictEqual(yield* ToolCall.run(Write, { path: "open.txt", content: "x\ny" }, context), "Wrote open.txt (2 lines, 3 bytes)")
     }))
 
   it.effect("overwrites an existing file", () =>

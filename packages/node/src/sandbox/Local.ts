@@ -15,6 +15,7 @@
  * symlinks not followed, paths relative to the sandbox cwd (absolute outside it), unreadable files
  * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
+import * as NodeFs from "node:fs"
 import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } from "effect"
 import * as GlobPattern from "@condukt/core/GlobPattern"
 import * as GrepFiles from "../internal/grepFiles.ts"
@@ -48,9 +49,10 @@ const errnoOf = (error: PlatformError.PlatformError): string | undefined => {
 /** "ENOTDIR: not a directory, open '/x'" → "not a directory". */
 const describe = (error: PlatformError.PlatformError): string => {
   const cause = error.reason.cause
-  const text = cause instanceof Error ? cause.message : error.reason.description ?? error.message
-  return /^[A-Z]+: ([^,]+)/.exec(text)?.[1] ?? text
+  return shortMessage(cause instanceof Error ? cause.message : error.reason.description ?? error.message)
 }
+
+const shortMessage = (text: string): string => /^[A-Z]+: ([^,]+)/.exec(text)?.[1] ?? text
 
 /** Maps a filesystem failure on `given` (the path as the caller wrote it) to a reason. */
 const reasonOf = (error: PlatformError.PlatformError, given: string, action: string): Sandbox.Reason => {
@@ -129,7 +131,8 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
         })
       ),
       {
-        onFailure: (error) => execFailure(host, given, error, timeoutMs),
+        // The default "." is named as the directory it is, should the cwd be removed later.
+        onFailure: (error) => execFailure(host, execOptions?.cwd ?? host.cwd, error, timeoutMs),
         onSuccess: (result) => Effect.succeed({ output: result.output, exitCode: result.exitCode, truncated: result.truncated })
       }
     ))
@@ -214,6 +217,35 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
   )
 })
 
+/** A failed `node:fs` call on `given` as a reason, its errno read as `reasonOf` reads it. */
+const reasonOfThrown = (cause: unknown, given: string, action: string): Sandbox.Reason => {
+  const code = typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" ? cause.code : undefined
+  return Sandbox.reasonOfErrno(code, given, `Cannot ${action} ${given}: ${shortMessage(cause instanceof Error ? cause.message : String(cause))}`, cause)
+}
+
+const entryType = (entry: NodeFs.Dirent): Sandbox.DirectoryEntry["type"] =>
+  entry.isFile() ? "file" : entry.isDirectory() ? "directory" : entry.isSymbolicLink() ? "symlink" : "other"
+
+// `list` and `stat` are one system call each, made synchronously as the walk's are
+// (`internal/walkFiles.ts`): a session's first run asks a few of them for its project
+// instructions, and a thread-pool round trip each would cost more than the call itself.
+const list = (host: Host, given: string): Effect.Effect<ReadonlyArray<Sandbox.DirectoryEntry>, Sandbox.SandboxError> =>
+  Effect.flatMap(locate(host, "list", given), (located) =>
+    Effect.try({
+      try: () => NodeFs.readdirSync(located, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: entryType(entry) })),
+      catch: (cause) => fail("list", reasonOfThrown(cause, given, "list"))
+    }))
+
+const stat = (host: Host, given: string): Effect.Effect<Sandbox.FileInfo, Sandbox.SandboxError> =>
+  Effect.flatMap(locate(host, "stat", given), (located) =>
+    Effect.try({
+      try: (): Sandbox.FileInfo => {
+        const info = NodeFs.statSync(located)
+        return { type: info.isFile() ? "file" : info.isDirectory() ? "directory" : "other", size: info.size, modified: info.mtimeMs }
+      },
+      catch: (cause) => fail("stat", reasonOfThrown(cause, given, "stat"))
+    }))
+
 /**
  * Builds the service over the host filesystem and processes.
  *
@@ -226,7 +258,12 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options, ProcessGroup.baseEnv())
 })
 
-/** The real path of the configured cwd (the process's by default). */
+/**
+ * The real path of the configured cwd (the process's by default), which must be an existing
+ * directory: a missing one fails the build with `NotFound` naming it, not every later call with
+ * `NotFound "."` (docs/decisions/0052; it is not created: a mistyped path must not become an
+ * empty workspace).
+ */
 const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options) =>
   Effect.try({
     // Both read the process's cwd, which throws once that directory has been removed.
@@ -234,10 +271,18 @@ const resolveCwd = (fs: FileSystem.FileSystem, path: Path.Path, options: Options
     catch: () =>
       fail("make", new Sandbox.Failed({ description: `Cannot resolve ${options.cwd ?? "the working directory"}: the process's working directory no longer exists` }))
   }).pipe(Effect.flatMap((given) =>
-    // An existing directory's real path is one realpath(3) away; the component walk (which also
-    // accepts a cwd that does not exist yet) is the fallback.
+    // An existing directory's real path is one realpath(3) away; the component walk is the
+    // fallback, and then the stat tells what is wrong with the path.
     fs.realPath(given).pipe(
-      Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason)))
+      Effect.catch(() => Effect.mapError(RealPath.resolve(fs, given), (reason) => fail("make", reason))),
+      Effect.tap((real) =>
+        fs.stat(real).pipe(
+          Effect.mapError((error) => fail("make", reasonOf(error, given, "open the working directory"))),
+          Effect.filterOrFail(
+            (info) => info.type === "Directory",
+            () => fail("make", new Sandbox.Failed({ description: `Cannot use ${given} as the working directory: not a directory` }))
+          )
+        ))
     )
   ))
 
@@ -264,14 +309,16 @@ const build = (
     writeFile: (file, content) => writeFile(host, file, content),
     exec: (command, execOptions) => exec(host, command, execOptions),
     glob: (pattern, globOptions) => glob(host, pattern, globOptions),
-    grep: (pattern, grepOptions) => grep(host, pattern, grepOptions)
+    grep: (pattern, grepOptions) => grep(host, pattern, grepOptions),
+    list: (directory) => list(host, directory),
+    stat: (file) => stat(host, file)
   })
 }
 
 /**
  * The Local sandbox as a layer over the host's services: the filesystem, paths, and the program's
- * process budget (`Condukt.layer` provides all three). A cwd that cannot be resolved fails the
- * build with a `SandboxError` naming it.
+ * process budget (`Condukt.layer` provides all three). A cwd that cannot be resolved, does not
+ * exist or is not a directory fails the build with a `SandboxError` naming it.
  *
  * @since 0.1.0
  * @category layers
@@ -279,21 +326,30 @@ const build = (
 export const layer = (
   options: Options = {}
 ): Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
-  // Every session built from this layer value gets its own service over the same directory, so
-  // the cwd's real path is resolved, and the host environment commands start from read, once per
-  // layer value, not once per session (sessions start by the thousand: bench/sessions.ts; and
-  // reading `process.env` makes new strings each time, ~0.5 KB a session). A failure is not kept:
-  // the next build tries again.
+  // Every session built from this layer value shares one service over the same directory (it
+  // holds no state of its own), so the cwd's real path is resolved, and the host environment
+  // commands start from read, once per layer value, not once per session (sessions start by the
+  // thousand: bench/sessions.ts; and reading `process.env` makes new strings each time, ~0.5 KB a
+  // session), and what is remembered per sandbox (the project instructions) is remembered across
+  // them. A build under other host services gets its own. A failure is not kept: the next build
+  // tries again.
   let cwd: string | undefined
   let env: Readonly<Record<string, string>> | undefined
+  let shared: { readonly services: ReadonlyArray<unknown>; readonly service: Sandbox.Service } | undefined
   return Layer.effect(
     Sandbox.Sandbox,
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
+      const budget = yield* ProcessBudget.ProcessBudget
+      if (shared !== undefined && shared.services[0] === fs && shared.services[1] === path && shared.services[2] === budget) {
+        return shared.service
+      }
       cwd ??= yield* resolveCwd(fs, path, options)
       env ??= ProcessGroup.baseEnv()
-      return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env)
+      const service = build(fs, path, budget, cwd, options, env)
+      shared = { services: [fs, path, budget], service }
+      return service
     })
   )
 }

@@ -1,7 +1,7 @@
 /** LocalSandbox on real temporary directories and real processes: files, exec, glob, grep, allowedPaths. */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, FileSystem, Layer, Queue } from "effect"
+import { Context, Effect, Fiber, FileSystem, Layer, Queue } from "effect"
 import { execFileSync } from "node:child_process"
 import {
   closeSync,
@@ -88,7 +88,7 @@ const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
 const sandboxAt = (options: LocalSandbox.Options) => Effect.provide(LocalSandbox.make(options), host)
 
 /** The message of the SandboxError an effect fails with, and its reason's tag. */
-const failure = <A>(effect: Effect.Effect<A, Sandbox.SandboxError>) =>
+const failure = <A, R>(effect: Effect.Effect<A, Sandbox.SandboxError, R>) =>
   Effect.map(Effect.flip(effect), (error) => ({ tag: error.reason._tag, message: error.message }))
 
 describe("LocalSandbox files", () => {
@@ -575,6 +575,34 @@ describe("LocalSandbox.layer", () => {
         LocalSandbox.layer({ cwd: dir }).pipe(Layer.provide(host))
       )
       assert.strictEqual(text, "x")
+    }))
+
+  it.effect("a cwd that does not exist or is a file fails the build naming it; nothing is created and a later build retries", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir({ "file.txt": "f" })
+      const missing = join(dir, "missing")
+      const layer = LocalSandbox.layer({ cwd: missing }).pipe(Layer.provide(host))
+      assert.deepStrictEqual(yield* failure(Layer.build(layer)), {
+        tag: "NotFound",
+        message: `File not found: ${missing}`
+      })
+      assert.deepStrictEqual(readdirSync(dir), ["file.txt"])
+      assert.deepStrictEqual(yield* failure(sandboxAt({ cwd: join(dir, "file.txt") })), {
+        tag: "Failed",
+        message: `Cannot use ${join(dir, "file.txt")} as the working directory: not a directory`
+      })
+      mkdirSync(missing)
+      assert.strictEqual(Context.get(yield* Layer.build(layer), Sandbox.Sandbox).cwd, missing)
+    }))
+
+  it.live("exec in a cwd removed after the build names the directory, not \".\"", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir()
+      const cwd = join(dir, "work")
+      mkdirSync(cwd)
+      const sandbox = yield* sandboxAt({ cwd })
+      rmSync(cwd, { recursive: true })
+      assert.deepStrictEqual(yield* failure(sandbox.exec("true")), { tag: "NotFound", message: `File not found: ${cwd}` })
     }))
 
   it.effect("defaults cwd to the process's working directory, as a real path", () =>

@@ -14,6 +14,9 @@
  * a file over `maxReadBytes` is not read (`FsError.Refused`). The stat and the open are two steps;
  * only a host process can swap the file between them, and a virtual sandbox starts none.
  *
+ * A mount at run time is first admitted here (`admit`): its real path must be one of the sandbox's
+ * `mountRoots` or lie below one (docs/decisions/0052).
+ *
  * This is the one module of the package that touches the host filesystem directly.
  */
 import * as NodeFs from "node:fs"
@@ -147,22 +150,43 @@ class Guarded implements IFileSystem {
 /**
  * The real path of `hostPath` (resolved against the process's cwd, every symlink followed), or the
  * resolved path itself when it does not exist: mounting it will say so.
- *
- * @since 0.1.0
- * @category constructors
  */
-export const realPath = (hostPath: string): Effect.Effect<string> => {
+const realPath = (hostPath: string): Effect.Effect<string> => {
   const resolved = NodePath.resolve(hostPath)
   return Effect.orElseSucceed(Effect.tryPromise(() => NodeFs.promises.realpath(resolved)), () => resolved)
 }
 
 /** True when `real` is `root` or lies below it (a directory boundary, not a string prefix). */
-export const isWithin = (real: string, root: string): boolean =>
+const isWithin = (real: string, root: string): boolean =>
   real === root || real.startsWith(root.endsWith("/") ? root : root + "/")
 
 /**
+ * The process's working directory, the one root runtime mounts have when the sandbox names none.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const defaultRoots = (): ReadonlyArray<string> => [NodePath.resolve(".")]
+
+/**
+ * The real path of `hostPath` when it is one of `roots` or lies below one, both judged on real
+ * paths (relative ones start at the process's cwd); `OutsideAllowedPaths` naming `hostPath` and
+ * the roots as given otherwise.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const admit = (hostPath: string, roots: ReadonlyArray<string>): Effect.Effect<string, Sandbox.OutsideAllowedPaths> =>
+  Effect.gen(function*() {
+    const real = yield* realPath(hostPath)
+    const realRoots = yield* Effect.forEach(roots, realPath)
+    if (realRoots.some((root) => isWithin(real, root))) return real
+    return yield* new Sandbox.OutsideAllowedPaths({ path: hostPath, allowed: [...roots] })
+  })
+
+/**
  * The filesystem for `hostPath` (resolved against the process's cwd) in `mode`; no file bigger
- * than `maxReadBytes` is read through it.
+ * than `maxReadBytes` is read through it. Failures name `given`, the path as the caller wrote it.
  *
  * @since 0.1.0
  * @category constructors
@@ -170,16 +194,17 @@ export const isWithin = (real: string, root: string): boolean =>
 export const open = (
   hostPath: string,
   mode: Sandbox.MountMode,
-  maxReadBytes: number
+  maxReadBytes: number,
+  given: string = hostPath
 ): Effect.Effect<IFileSystem, Sandbox.Reason> => {
   const root = NodePath.resolve(hostPath)
   return Effect.tryPromise({
     try: () => NodeFs.promises.stat(root),
-    catch: (cause) => Sandbox.reasonOfErrno(codeOf(cause), hostPath, `Cannot mount ${hostPath}: ${messageOf(cause)}`, cause)
+    catch: (cause) => Sandbox.reasonOfErrno(codeOf(cause), given, `Cannot mount ${given}: ${messageOf(cause)}`, cause)
   }).pipe(
     Effect.filterOrFail(
       (stat) => stat.isDirectory(),
-      () => new Sandbox.Failed({ description: `Cannot mount ${hostPath}: not a directory` })
+      () => new Sandbox.Failed({ description: `Cannot mount ${given}: not a directory` })
     ),
     Effect.flatMap(() =>
       Effect.try({
@@ -188,7 +213,7 @@ export const open = (
             mode === "read-only" ? new OverlayFs({ root, readOnly: true, mountPoint: "/" }) : new ReadWriteFs({ root }),
             maxReadBytes
           ),
-        catch: (cause) => new Sandbox.Failed({ description: `Cannot mount ${hostPath}: ${messageOf(cause)}`, cause })
+        catch: (cause) => new Sandbox.Failed({ description: `Cannot mount ${given}: ${messageOf(cause)}`, cause })
       })
     )
   )

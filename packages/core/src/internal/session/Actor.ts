@@ -28,6 +28,9 @@ import type { Conversation } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import type { Publisher, Run } from "./Run.ts"
 
+/** What a registry calls with a session's handle once it has ended (`forgetWith` checks the pairing). */
+type OnEnd = (owner: object) => void
+
 /** How many between-run MCP events a session keeps for its next run's stream. */
 export const MAX_PENDING = 64
 
@@ -62,8 +65,12 @@ export class Actor<R> implements Publisher {
    * only); stopped once the shutdown ran (nothing is queued any more). It only moves forward.
    */
   #phase: "open" | "closing" | "stopped" = "open"
-  /** Set by a registry: forgets this session, once it has ended. */
-  #forget: (() => void) | undefined = undefined
+  /**
+   * Set by a registry: forgets this session (its handle, `#owner`), once it has ended. Two fields,
+   * not a closure over both: a registry of 100,000 idle sessions notices ~80 bytes each.
+   */
+  #forget: OnEnd | undefined = undefined
+  #owner: object | undefined = undefined
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
     this.#conversation = conversation
@@ -101,9 +108,10 @@ export class Actor<R> implements Publisher {
     return Scope.close(this.#scope, Exit.void)
   }
 
-  /** A registry's: `forget` is called once the session has ended. */
-  forgetWith(forget: () => void): void {
-    this.#forget = forget
+  /** A registry's: `onEnd(owner)` is called once the session has ended (`owner` is its handle). */
+  forgetWith<S extends object>(onEnd: (owner: S) => void, owner: S): void {
+    this.#forget = onEnd as OnEnd
+    this.#owner = owner
   }
 
   /** The session's scope is closing: its MCP servers' events go to observers only from now on. */
@@ -316,7 +324,7 @@ export class Actor<R> implements Publisher {
       yield* Deferred.fail(run.done, crashed)
       yield* self.shutdown(() => crashed)
       yield* Deferred.fail(self.#ended, crashed)
-      self.#forget?.()
+      self.#forget?.(self.#owner!)
       yield* Effect.forkIn(Scope.close(self.#scope, Exit.fail(crashed)), self.#parent)
     })
   }
@@ -360,7 +368,7 @@ export class Actor<R> implements Publisher {
       this.shutdown(() => new SessionError({ sessionId: this.id, reason: new SessionStopped() })),
       Effect.sync(() => {
         Deferred.doneUnsafe(this.#ended, Exit.void)
-        this.#forget?.()
+        this.#forget?.(this.#owner!)
       })
     )
   }

@@ -222,11 +222,13 @@ export class Conversation<R> {
       return Effect.as(this.afterRun(events, run), result)
     }
     if (action._tag === "Request") {
-      return ToolSet.refresh(this.agent, this.#tools, this.#sources, this.#redact).pipe(
-        Effect.flatMap((tools) => {
+      const request = this.#sources.length === 0
+        ? this.requestTurn(events, run, action.request, action.turn)
+        : Effect.flatMap(ToolSet.refresh(this.agent, this.#tools, this.#sources, this.#redact), (tools) => {
           this.#tools = tools
           return this.requestTurn(events, run, action.request, action.turn)
-        }),
+        })
+      return request.pipe(
         Effect.flatMap((reply) =>
           this.saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
             from: progress.from,
@@ -244,7 +246,7 @@ export class Conversation<R> {
 
   /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
   private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
-    return step.state.status === "AwaitingTools"
+    return step.state.status === "AwaitingTools" || this.#persistence === undefined
       ? this.advance(events, run, step, progress)
       : Effect.andThen(
         Persistence.commit(this.#persistence, step.state.history, this.#assigns, this.#redact),

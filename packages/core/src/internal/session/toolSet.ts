@@ -90,5 +90,7 @@ export const refresh = <R>(
   current: ToolSet<R>,
   sources: ReadonlyArray<ToolSource.Running>,
   redact: (text: string) => string
-) =>
-  Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(redact(`MCP tools not refreshed: ${clash.message}`)), current))
+): Effect.Effect<ToolSet<R>> =>
+  sources.length === 0
+    ? Effect.succeed(current)
+    : Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(redact(`MCP tools not refreshed: ${clash.message}`)), current))
