@@ -14,6 +14,7 @@
  */
 import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
+import type { ImagePart } from "./Message.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Tool from "./Tool.ts"
 
@@ -38,6 +39,8 @@ export interface Result {
   readonly isError: boolean
   /** The `data` of a `Tool.structured` result; absent otherwise. */
   readonly data?: unknown
+  /** The images of a `Tool.images` result, for the model; absent otherwise. */
+  readonly images?: ReadonlyArray<ImagePart>
 }
 
 /** The results of a message's calls, in call order, and the assigns after merging their patches. */
@@ -143,6 +146,7 @@ const errorResult = (call: Call, content: string): Done => ({
 interface Encoded {
   readonly text: string
   readonly data?: unknown
+  readonly images?: ReadonlyArray<ImagePart>
 }
 
 /** Encodes a successful output; a value JSON cannot encode is the tool's bug: a defect. */
@@ -150,6 +154,7 @@ const encode = (output: Tool.Output): Effect.Effect<Encoded> => {
   if (output === undefined) return Effect.succeed({ text: "" })
   if (typeof output === "string") return Effect.succeed({ text: output })
   if (output instanceof Tool.Structured) return Effect.succeed({ text: output.text, data: output.data })
+  if (output instanceof Tool.Images) return Effect.succeed({ text: output.text, images: output.images })
   if (output instanceof Tool.Assign) return encode(output.value)
   return Effect.map(json(output), (text) => ({ text }))
 }
@@ -191,14 +196,15 @@ const render = (
     if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
     const output = exit.value.value
     return encodeFor(tool, call, output).pipe(
-      Effect.map(({ data, text }): Done => ({
+      Effect.map(({ data, images, text }): Done => ({
         result: {
           callId: call.id,
           name: call.name,
           // Redacted before the cut: a cut must not leave half a secret behind.
           content: truncate(redact(text), tool.maxResultChars).toWellFormed(),
           isError: false,
-          ...(data === undefined ? {} : { data: Redactor.redactValue(redact, data) })
+          ...(data === undefined ? {} : { data: Redactor.redactValue(redact, data) }),
+          ...(images === undefined || images.length === 0 ? {} : { images })
         },
         patch: output instanceof Tool.Assign ? output.patch : undefined
       })),

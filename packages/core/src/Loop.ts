@@ -10,6 +10,7 @@ import * as History from "./History.ts"
 import {
   assistant,
   type AssistantMessage,
+  type ImagePart,
   type Message,
   text,
   type ToolCallPart,
@@ -70,6 +71,7 @@ export interface ToolOutput {
   readonly callId: string
   readonly content: string
   readonly isError: boolean
+  readonly images?: ReadonlyArray<ImagePart> | undefined
 }
 
 export const DEFAULT_MAX_TURNS = 50
@@ -187,7 +189,7 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
   for (const call of state.pending) {
     const output = byId.get(call.id)
     if (output === undefined) return rejected(state, "InvalidToolResults")
-    results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError }))
+    results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError, ...(output.images === undefined ? {} : { images: output.images }) }))
   }
   const history = History.append(state.history, ...results)
   if (state.turn >= state.maxTurns) {

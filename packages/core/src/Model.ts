@@ -6,7 +6,7 @@
  * format; `"provider:model"` strings resolve through the `Providers` registry, a service every
  * provider layer adds to. This module refuses to retry or translate: that is each provider's job.
  */
-import { Context, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
+import { Context, type Duration, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
 import { fromIterable as historyOf, type History } from "./History.ts"
 import {
   assistant,
@@ -105,7 +105,9 @@ export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" |
  * for the model). `Usage` parts are increments: a reply's usage is the sum of its `Usage` parts (a
  * provider reporting input tokens first and output tokens at the end sends two).
  * `ThinkingSignature` closes the thinking before it; `RedactedThinking` and `ProviderData` are
- * blocks the provider wants back verbatim on the next request.
+ * blocks the provider wants back verbatim on the next request. `Retry` says the request failed
+ * before any other part and is tried again after `delay` (`attempt` is the one about to start);
+ * it is no part of the reply.
  */
 export type Part =
   | { readonly _tag: "TextDelta"; readonly text: string }
@@ -129,6 +131,7 @@ export type Part =
     readonly cacheWriteTokens?: number
   }
   | { readonly _tag: "Finish"; readonly reason: FinishReason }
+  | { readonly _tag: "Retry"; readonly attempt: number; readonly reason: string; readonly delay: Duration.Duration }
 
 export * from "./ModelError.ts"
 

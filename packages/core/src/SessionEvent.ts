@@ -3,7 +3,7 @@
  *
  * Every event carries the session id, the run id and a sequence number that increases across the
  * session's whole life. A run's events come in this order: AgentStart, then per model request
- * TurnStart, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
+ * TurnStart, a ModelRetry for each retry of the request, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
  * to a process) and the ToolResults in call order; an Error when the run fails;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
@@ -38,6 +38,21 @@ export type TextDelta = typeof TextDelta.Type
 /** @since 0.1.0 @category models */
 export const ThinkingDelta = Schema.TaggedStruct("ThinkingDelta", { ...base, text: Schema.String })
 export type ThinkingDelta = typeof ThinkingDelta.Type
+
+/**
+ * The model request failed in a way worth retrying and is tried again after `delay`: `attempt` is
+ * the attempt about to start (2 for the first retry), `reason` the failure's one line.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ModelRetry = Schema.TaggedStruct("ModelRetry", {
+  ...base,
+  attempt: Schema.Int,
+  reason: Schema.String,
+  delay: Schema.Duration
+})
+export type ModelRetry = typeof ModelRetry.Type
 
 /** @since 0.1.0 @category models */
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
@@ -126,6 +141,7 @@ export type AgentEnd = typeof AgentEnd.Type
 export const SessionEvent = Schema.Union([
   AgentStart,
   TurnStart,
+  ModelRetry,
   TextDelta,
   ThinkingDelta,
   TurnEnd,

@@ -2,12 +2,14 @@
  * Tool — a typed operation an agent may call, as a plain value.
  *
  * A tool's parameters are an Effect Schema (the JSON Schema the model sees is derived from it) or
- * a raw JSON Schema (what MCP servers hand us). Arguments are decoded before `call` runs; `call`
- * returns an Effect whose requirements `R` the session must provide. The Executor runs tools;
- * this module only describes them and refuses nothing a model could send: bad input is decoded
- * into a readable failure, never thrown.
+ * a raw JSON Schema (what MCP servers hand us), sent to every provider as an object at the root.
+ * Arguments are decoded before `call` runs; `call` returns an Effect whose requirements `R` the
+ * session must provide. The Executor runs tools; this module only describes them. It refuses, where
+ * a tool is defined, a name or parameters no provider takes, and nothing a model could send: bad
+ * input is decoded into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
+import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -52,6 +54,20 @@ export class Structured {
   }
 }
 
+/**
+ * Text plus images the model sees as images (a picture Read returned): each provider sends them
+ * as its image blocks; one that cannot carry images sends the text and says they were left out.
+ */
+export class Images {
+  readonly _tag = "Images"
+  readonly text: string
+  readonly images: ReadonlyArray<ImagePart>
+  constructor(text: string, images: ReadonlyArray<ImagePart>) {
+    this.text = text
+    this.images = images
+  }
+}
+
 /** A result (`value`) plus a patch merged into the session's assigns after the message. */
 export class Assign {
   readonly _tag = "Assign"
@@ -63,8 +79,8 @@ export class Assign {
   }
 }
 
-/** Everything `call` may succeed with: a string, any JSON value, `structured` or `assign`. */
-export type Output = string | Schema.Json | Structured | Assign | void
+/** Everything `call` may succeed with: a string, any JSON value, `structured`, `images` or `assign`. */
+export type Output = string | Schema.Json | Structured | Images | Assign | void
 
 /** A typed failure: a string or any error with a message. The model reads `Error: <message>`. */
 export type Failure = string | { readonly message: string }
@@ -77,6 +93,27 @@ export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("In
   override get message() {
     const issues = this.issues.map((issue) => (issue.path === "" ? issue.message : `${issue.path}: ${issue.message}`))
     return `Invalid arguments for tool ${this.tool}: ${issues.join("; ")}`
+  }
+}
+
+/**
+ * `make` refused a definition: a name no provider takes, or parameters no provider's wire can
+ * carry (every one wants an object of named arguments). A bug in the program, thrown where the
+ * tool is defined.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ToolDefinitionError extends Schema.TaggedError<ToolDefinitionError>()("ToolDefinitionError", {
+  tool: Schema.String,
+  reason: Schema.Literals(["InvalidName", "ParametersNotObject"]),
+  /** The name, or the JSON Schema the parameters gave (cut at 200 characters). */
+  got: Schema.String
+}) {
+  override get message() {
+    return this.reason === "InvalidName"
+      ? `Tool name ${JSON.stringify(this.tool)} must be 1-128 characters of letters, digits, _ . -`
+      : `Tool ${this.tool}: parameters must describe a JSON object of named arguments (a Struct, a union of Structs, a Record), the only root every provider takes; got ${this.got}. Put the value under a key: Schema.Struct({ value: ... })`
   }
 }
 
@@ -169,14 +206,69 @@ const clean = (schema: JsonSchema.JsonSchema, optional: boolean): JsonSchema.Jso
   return out as JsonSchema.JsonSchema
 }
 
+type JsonObject = Record<string, unknown>
+
+const isJsonObject = (u: unknown): u is JsonObject => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** `Schema.Struct({})` encodes as "any value but null"; as parameters it means "no arguments". */
+const isEmptyStruct = (schema: JsonObject): boolean =>
+  Object.keys(schema).length === 1 && isJsonObject(schema.not) && schema.not.type === "null" && Object.keys(schema.not).length === 1
+
 /**
- * The JSON Schema a provider receives for a Schema's JSON encoding.
+ * One object the members of a union of objects merge into: each key with its schema (the
+ * members' schemas as `anyOf` where they differ), required when every member requires it, closed
+ * when every member is. Decoding still checks the union itself, and names what a combination lacks.
+ */
+const mergeObjects = (members: ReadonlyArray<JsonObject>, description: unknown): JsonObject => {
+  const properties = new Map<string, Array<unknown>>()
+  for (const member of members) {
+    for (const [key, value] of Object.entries(isJsonObject(member.properties) ? member.properties : {})) {
+      const seen = properties.get(key) ?? []
+      if (!seen.some((s) => JSON.stringify(s) === JSON.stringify(value))) seen.push(value)
+      properties.set(key, seen)
+    }
+  }
+  const requiredBy = (member: JsonObject) => new Set(Array.isArray(member.required) ? member.required : [])
+  const required = [...properties.keys()].filter((key) => members.every((member) => requiredBy(member).has(key)))
+  return {
+    type: "object",
+    ...(description === undefined ? {} : { description }),
+    properties: Object.fromEntries([...properties].map(([key, schemas]) => [key, schemas.length === 1 ? schemas[0] : { anyOf: schemas }])),
+    ...(required.length === 0 ? {} : { required }),
+    ...(members.every((member) => member.additionalProperties === false) ? { additionalProperties: false } : {})
+  }
+}
+
+/**
+ * A tool's parameters as every provider wants them: an object schema with `type: "object"` and
+ * `properties` at the root (Anthropic's `input_schema`, OpenAI's function `parameters`, Gemini's
+ * `parametersJsonSchema`). No arguments become an empty closed object, a union of objects one
+ * merged object; `undefined` for a root no wire can carry (a string, an array, a union with one).
+ */
+const objectRoot = (schema: JsonObject): JsonObject | undefined => {
+  if (isEmptyStruct(schema) || Object.keys(schema).length === 0) {
+    return { type: "object", properties: {}, ...(isEmptyStruct(schema) ? { additionalProperties: false } : {}) }
+  }
+  const union = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined
+  if (union !== undefined && schema.type === undefined && schema.properties === undefined) {
+    const members = union.map((member) => (isJsonObject(member) ? objectRoot(member) : undefined))
+    return members.every((member) => member !== undefined) ? mergeObjects(members as Array<JsonObject>, schema.description) : undefined
+  }
+  if (schema.type !== "object" && !(schema.type === undefined && isJsonObject(schema.properties))) return undefined
+  return isJsonObject(schema.properties) && schema.type === "object" ? schema : { ...schema, type: "object", properties: schema.properties ?? {} }
+}
+
+/**
+ * The JSON Schema a provider receives for a Schema's JSON encoding (an object at the root, or
+ * whatever the Schema encodes to when no object can stand for it: `make` refuses those).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema =>
-  clean(Schema.toJsonSchemaDocument(schema, { referencePolicy: () => undefined, onExcessProperty: "error" }).schema, false)
+export const jsonSchema = (schema: Schema.Top): JsonSchema.JsonSchema => {
+  const cleaned = clean(Schema.toJsonSchemaDocument(schema, { referencePolicy: () => undefined, onExcessProperty: "error" }).schema, false)
+  return (objectRoot(cleaned) ?? cleaned) as JsonSchema.JsonSchema
+}
 
 const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.map((key, i) => (typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`)).join("")
@@ -243,15 +335,18 @@ export const make: {
   name: string,
   options: Options<never, Failure, unknown> & { readonly parameters: Schema.Top | JsonSchema.JsonSchema }
 ): Tool<never> => {
-  if (!validName.test(name)) {
-    throw new TypeError(`Tool name ${JSON.stringify(name)} must be 1-128 characters of letters, digits, _ . -`)
-  }
+  if (!validName.test(name)) throw new ToolDefinitionError({ tool: name, reason: "InvalidName", got: name })
   const isSchema = Schema.isSchema(options.parameters)
+  const given = isSchema ? jsonSchema(options.parameters) : options.parameters
+  const parameters = objectRoot(given as JsonObject)
+  if (parameters === undefined) {
+    throw new ToolDefinitionError({ tool: name, reason: "ParametersNotObject", got: JSON.stringify(given).slice(0, 200) })
+  }
   return {
     _tag: "Tool",
     name,
     description: options.description,
-    parameters: isSchema ? jsonSchema(options.parameters) : options.parameters,
+    parameters: parameters as JsonSchema.JsonSchema,
     decode: isSchema ? schemaDecoder(name, options.parameters) : jsonSchemaDecoder(name, options.parameters),
     call: options.call as Tool<never>["call"],
     concurrent: options.concurrent ?? true,
@@ -273,6 +368,14 @@ export const make: {
  * @category constructors
  */
 export const structured = (text: string, data: unknown): Structured => new Structured(text, data)
+
+/**
+ * A result the model reads as `text` and sees as `images` (base64 image parts).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const images = (text: string, images: ReadonlyArray<ImagePart>): Images => new Images(text, images)
 
 /**
  * A result that also merges `patch` into the session's assigns once the message's calls finish.

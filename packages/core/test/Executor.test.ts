@@ -3,6 +3,7 @@ import { Deferred, Duration, Effect, Fiber, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as CallDeadline from "../src/CallDeadline.ts"
 import * as Executor from "../src/Executor.ts"
+import * as Message from "../src/Message.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Tool from "../src/Tool.ts"
 
@@ -220,6 +221,18 @@ describe("Executor", () => {
       ])
       assert.deepStrictEqual(results[2]!.data, { rows: [1, 2, 3] })
       assert.isFalse("data" in results[0]!)
+    }))
+
+  it.effect("passes a result's images on beside its text, which is redacted as any text", () =>
+    Effect.gen(function*() {
+      const image = Message.imagePart("image/png", "iVBORw0KGgo=")
+      const picture = Tool.make("picture", {
+        description: "picture",
+        parameters: NoArgs,
+        call: () => Effect.succeed(Tool.images("Image of s3cret", [image]))
+      })
+      const { results } = yield* compile([picture]).run(calls(["picture", {}]), { ...context, redact: (text) => text.replace("s3cret", "[REDACTED]") }, {})
+      assert.deepStrictEqual(results, [{ callId: "call_1", name: "picture", content: "Image of [REDACTED]", isError: false, images: [image] }])
     }))
 
   it.effect("all calls of a message see one snapshot; patches merge after it in call order", () =>

@@ -53,6 +53,16 @@ describe("Loop", () => {
     assert.deepStrictEqual(after.action._tag === "Request" && after.action.turn, 2)
   })
 
+  it("a result's images are kept with its text in the history", () => {
+    const tools = next(Loop.receiveCompletion(next(Loop.submit(Loop.make(), "look")).state, calling("a")))
+    const image = Message.imagePart("image/png", "iVBORw0KGgo=")
+    const after = next(Loop.receiveToolOutputs(tools.state, [{ callId: "a", content: "Image a.png", isError: false, images: [image] }]))
+    assert.deepStrictEqual(
+      History.toArray(after.state.history).at(-1),
+      Message.toolResult({ callId: "a", name: "tool_a", content: "Image a.png", isError: false, images: [image] })
+    )
+  })
+
   it("refuses out-of-order input and leaves the state as it was", () => {
     const idle = Loop.make()
     assert.deepStrictEqual(Loop.receiveCompletion(idle, reply("x")), { _tag: "Rejected", state: idle, reason: "NotWaitingForCompletion" })

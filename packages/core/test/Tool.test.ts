@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Schema } from "effect"
+import { Duration, Effect, type JsonSchema, Schema } from "effect"
 import * as Tool from "../src/Tool.ts"
 
 const Params = Schema.Struct({
@@ -98,6 +98,91 @@ describe("Tool", () => {
       () => Tool.make("has space", { description: "", parameters: Schema.Struct({}), call: () => Effect.void }),
       "Tool name \"has space\" must be 1-128 characters of letters, digits, _ . -"
     )
+  })
+
+  describe("parameters' root: an object for every provider", () => {
+    const parametersOf = (parameters: Schema.Top & { readonly DecodingServices: never }) =>
+      Tool.make("t", { description: "t", parameters, call: () => Effect.void }).parameters
+
+    it("no parameters (an empty Struct) is an empty closed object", () => {
+      assert.deepStrictEqual(parametersOf(Schema.Struct({})), { type: "object", properties: {}, additionalProperties: false })
+    })
+
+    it("a Struct of optional keys is an object requiring nothing", () => {
+      assert.deepStrictEqual(parametersOf(Schema.Struct({ a: Schema.optionalKey(Schema.String) })), {
+        type: "object",
+        properties: { a: { type: "string" } },
+        additionalProperties: false
+      })
+    })
+
+    it.effect("a union of Structs is one object: each key once, required when every member requires it; decoding checks the union", () =>
+      Effect.gen(function*() {
+        const tool = Tool.make("shape", {
+          description: "t",
+          parameters: Schema.Union([
+            Schema.Struct({ kind: Schema.Literal("circle"), radius: Schema.Int }),
+            Schema.Struct({ kind: Schema.Literal("square"), side: Schema.Int })
+          ]).annotate({ description: "A shape" }),
+          call: () => Effect.void
+        })
+        assert.deepStrictEqual(tool.parameters, {
+          type: "object",
+          description: "A shape",
+          properties: {
+            kind: { anyOf: [{ type: "string", enum: ["circle"] }, { type: "string", enum: ["square"] }] },
+            radius: { type: "integer" },
+            side: { type: "integer" }
+          },
+          required: ["kind"],
+          additionalProperties: false
+        })
+        assert.deepStrictEqual(yield* tool.decode({ kind: "square", side: 2 }), { kind: "square", side: 2 })
+        assert.strictEqual(
+          (yield* Effect.flip(tool.decode({ kind: "square" }))).message,
+          "Invalid arguments for tool shape: side: Missing key"
+        )
+      }))
+
+    it("a Record is an object with properties and the values' schema", () => {
+      assert.deepStrictEqual(parametersOf(Schema.Record(Schema.String, Schema.String)), {
+        type: "object",
+        properties: {},
+        additionalProperties: { type: "string" }
+      })
+    })
+
+    it("a raw JSON Schema gets the type and properties it lacks", () => {
+      const raw = (parameters: Record<string, unknown>) =>
+        Tool.make("t", { description: "t", parameters: parameters as JsonSchema.JsonSchema, call: () => Effect.void }).parameters
+      assert.deepStrictEqual(
+        [raw({}), raw({ type: "object" }), raw({ properties: { a: { type: "string" } } })],
+        [
+          { type: "object", properties: {} },
+          { type: "object", properties: {} },
+          { type: "object", properties: { a: { type: "string" } } }
+        ]
+      )
+    })
+
+    it("refuses a root no provider can carry, with the schema it got and what to do", () => {
+      const refusal = (parameters: Schema.Top & { readonly DecodingServices: never }) => {
+        try {
+          parametersOf(parameters)
+        } catch (error) {
+          return error instanceof Tool.ToolDefinitionError ? [error.reason, error.message] : ["not a ToolDefinitionError", String(error)]
+        }
+        return ["accepted"]
+      }
+      assert.deepStrictEqual(refusal(Schema.String), [
+        "ParametersNotObject",
+        "Tool t: parameters must describe a JSON object of named arguments (a Struct, a union of Structs, a Record), the only root every provider takes; got {\"type\":\"string\"}. Put the value under a key: Schema.Struct({ value: ... })"
+      ])
+      assert.deepStrictEqual(
+        refusal(Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Array(Schema.String)]))[0],
+        "ParametersNotObject"
+      )
+    })
   })
 
   it("keeps the optional fields given", () => {

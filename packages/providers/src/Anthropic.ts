@@ -6,9 +6,11 @@
  * errors flagged `is_error`; signed and redacted thinking sent back as it came), the tools and the
  * shared options. The stream's events become parts: text and thinking deltas, signatures, tool
  * calls once their JSON is complete, usage (cache tokens apart) and the stop reason. Programmatic
- * tool calling: a tool callable from code execution is sent with `allowed_callers`, the
- * code-execution server tool and its beta header join the request, a `tool_use` made by code
- * carries that caller, and server tool blocks and the container come back on the next request.
+ * tool calling, as the generally available Messages API has it (no beta header): a tool callable
+ * from code execution is sent with `allowed_callers`, the code-execution server tool (the newest
+ * version unless `codeExecution` picks an older one) joins the request, a `tool_use` made by code
+ * carries that caller and goes back with it as it came, and server tool blocks and the container
+ * come back on the next request.
  */
 import { Effect, Layer } from "effect"
 import type { Sse } from "effect/encoding"
@@ -28,16 +30,25 @@ import type * as Provider from "./Provider.ts"
 export interface Options extends Provider.Options {
   /** `anthropic-version` (default `2023-06-01`). */
   readonly version?: string | undefined
+  /** The code-execution tool version programmatic tool calling uses (default `CODE_EXECUTION_TOOL`, the newest). */
+  readonly codeExecution?: CodeExecutionVersion | undefined
 }
+
+/** The code-execution tool versions whose code may call tools (the API's `allowed_callers` values). */
+export const CODE_EXECUTION_VERSIONS = ["code_execution_20250825", "code_execution_20260120", "code_execution_20260521"] as const
+
+/** @since 0.1.0 @category models */
+export type CodeExecutionVersion = typeof CODE_EXECUTION_VERSIONS[number]
 
 /** The default base URL; `ANTHROPIC_BASE_URL` or `baseUrl` replace it. */
 export const DEFAULT_BASE_URL = "https://api.anthropic.com"
 export const DEFAULT_VERSION = "2023-06-01"
 /** `max_tokens` is required by the API; this is sent when the request sets none. */
 export const DEFAULT_MAX_TOKENS = 8192
-/** The code-execution server tool a tool's `allowed_callers` names, and the beta that enables calls from it. */
-export const CODE_EXECUTION_TOOL = "code_execution_20250825"
-export const PROGRAMMATIC_TOOL_CALLING_BETA = "advanced-tool-use-2025-11-20"
+/** The code-execution server tool a tool's `allowed_callers` names by default: the newest. */
+export const CODE_EXECUTION_TOOL: CodeExecutionVersion = "code_execution_20260521"
+/** The caller a `tool_use` made by code goes back with when the reply's own was not kept (a history from before it was). */
+const FALLBACK_CALLER = "code_execution_20250825"
 /** Thinking budgets for a reasoning effort (the API takes tokens only). */
 export const THINKING_BUDGETS = { minimal: 1024, low: 2048, medium: 8192, high: 24576 } as const
 
@@ -71,12 +82,17 @@ const assistantBlocks = (parts: Extract<Message, { _tag: "AssistantMessage" }>["
         // Arguments that were not JSON arrive as their text; the API wants an object back.
         input: isObject(part.input) ? part.input : {},
         ...(part.caller === "code_execution"
-          ? { caller: { type: CODE_EXECUTION_TOOL, ...(part.callerId === undefined ? {} : { tool_id: part.callerId }) } }
+          ? { caller: { type: FALLBACK_CALLER, ...(part.callerId === undefined ? {} : { tool_id: part.callerId }) } }
           : {})
       })
     } else if (part.provider === "anthropic" && isObject(part.value)) {
-      if (part.value.type === "container" && typeof part.value.id === "string") container.id = part.value.id
-      else blocks.push(part.value)
+      const value = part.value
+      if (value.type === "container" && typeof value.id === "string") container.id = value.id
+      else if (value.type === "caller") {
+        // The caller exactly as the reply gave it: its type names the code-execution version.
+        const call = blocks.find((block) => block.type === "tool_use" && block.id === value.id)
+        if (call !== undefined && isObject(value.caller)) call.caller = value.caller
+      } else blocks.push(value)
     }
   }
   return blocks
@@ -129,8 +145,12 @@ const toolChoice = (choice: Model.ToolChoice) =>
 const thinkingBudget = (reasoning: Model.Reasoning | undefined): number | undefined =>
   reasoning?.budgetTokens ?? (reasoning?.effort === undefined ? undefined : THINKING_BUDGETS[reasoning.effort])
 
-/** The request body and the beta header it needs, if any. */
-export const toWireBody = (model: string, request: Model.Request): { body: Record<string, unknown>; beta: string | undefined } => {
+/** The request body; programmatic tool calling uses the code-execution tool `codeExecution`. */
+export const toWireBody = (
+  model: string,
+  request: Model.Request,
+  codeExecution: CodeExecutionVersion = CODE_EXECUTION_TOOL
+): Record<string, unknown> => {
   const options = request.options ?? {}
   const { container, messages } = toWireMessages(request.messages)
   const programmatic = request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)
@@ -140,12 +160,12 @@ export const toWireBody = (model: string, request: Model.Request): { body: Recor
     input_schema: tool.parameters,
     ...(tool.allowedCallers === undefined
       ? {}
-      : { allowed_callers: tool.allowedCallers.map((caller) => (caller === "human" ? "direct" : CODE_EXECUTION_TOOL)) })
+      : { allowed_callers: tool.allowedCallers.map((caller) => (caller === "human" ? "direct" : codeExecution)) })
   }))
-  if (programmatic) tools.push({ type: CODE_EXECUTION_TOOL, name: "code_execution" })
+  if (programmatic) tools.push({ type: codeExecution, name: "code_execution" })
   const budget = thinkingBudget(options.reasoning)
   const maxTokens = options.maxTokens ?? (budget === undefined ? DEFAULT_MAX_TOKENS : budget + DEFAULT_MAX_TOKENS)
-  const body: Record<string, unknown> = {
+  return {
     model,
     max_tokens: maxTokens,
     stream: true,
@@ -159,7 +179,6 @@ export const toWireBody = (model: string, request: Model.Request): { body: Recor
     ...(options.stopSequences === undefined ? {} : { stop_sequences: options.stopSequences }),
     ...(container === undefined ? {} : { container })
   }
-  return { body, beta: programmatic ? PROGRAMMATIC_TOOL_CALLING_BETA : undefined }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -267,6 +286,7 @@ export const decoder = (): providerStream.Decoder => {
                 ? { caller: "code_execution" as const, ...(typeof caller.tool_id === "string" ? { callerId: caller.tool_id } : {}) }
                 : {})
             })
+            if (fromCode) out.push({ _tag: "ProviderData", provider: "anthropic", value: { type: "caller", id: block.id, caller } })
           } else if (block?.type === "server") {
             out.push({ _tag: "ProviderData", provider: "anthropic", value: { ...block.block, input: parseInput(block.json) } })
           }
@@ -331,14 +351,14 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
           name: model,
           secrets: resolved.secrets,
           stream: (request) => {
-            const { beta, body } = toWireBody(name, request)
+            const body = toWireBody(name, request, options?.codeExecution)
             return providerStream.stream(settings, {
               provider: "anthropic",
               model,
               baseUrl: resolved.baseUrl,
               redact: resolved.redact,
               url: `${resolved.baseUrl}/v1/messages`,
-              headers: { "anthropic-version": version, ...(beta === undefined ? {} : { "anthropic-beta": beta }) },
+              headers: { "anthropic-version": version },
               auth: { header: "x-api-key", prefix: "", key: resolved.key },
               body,
               decoder

@@ -43,6 +43,8 @@ export interface Preset {
   readonly baseUrl: string
   /** Sent when no key is set: local servers take any key, or none. */
   readonly keyOptional?: string | undefined
+  /** The server takes no image parts (DeepSeek's API): a message's images become a notice in its text. */
+  readonly images?: false | undefined
 }
 
 export const DEFAULT_BASE_URL = OpenAiResponses.DEFAULT_BASE_URL
@@ -52,7 +54,7 @@ export const PRESETS = {
   ollama: { baseUrl: "http://localhost:11434/v1", keyOptional: "ollama" },
   openrouter: { baseUrl: "https://openrouter.ai/api/v1" },
   groq: { baseUrl: "https://api.groq.com/openai/v1" },
-  deepseek: { baseUrl: "https://api.deepseek.com/v1" },
+  deepseek: { baseUrl: "https://api.deepseek.com/v1", images: false },
   mistral: { baseUrl: "https://api.mistral.ai/v1" },
   xai: { baseUrl: "https://api.x.ai/v1" },
   together: { baseUrl: "https://api.together.xyz/v1" },
@@ -70,12 +72,16 @@ type Json = Record<string, unknown>
 
 const imageUrl = (image: ImagePart): Json => ({ type: "image_url", image_url: { url: images.dataUrl(image) } })
 
+/** A message's text with the notice that stands for the images a server takes none of. */
+const withNotice = (text: string, count: number): string => (text === "" ? "" : `${text}\n\n`) + images.notCarried(count)
+
 /**
  * The history as chat messages: the system prompt first, one `tool` message per result. A `tool`
  * message takes text only, so the images of a turn's tool results follow its last `tool` message
- * in one `user` message, each result's images after a line naming its call.
+ * in one `user` message, each result's images after a line naming its call. A server that takes
+ * no images (`carriesImages` false) gets a notice in their place.
  */
-export const toWireMessages = (system: string | undefined, history: Iterable<Message>): Array<Json> => {
+export const toWireMessages = (system: string | undefined, history: Iterable<Message>, carriesImages = true): Array<Json> => {
   const messages: Array<Json> = system === undefined || system === "" ? [] : [{ role: "system", content: system }]
   let toolImages: Array<Json> = []
   for (const message of history) {
@@ -88,11 +94,14 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
         role: "user",
         content: message.images === undefined
           ? message.content
+          : !carriesImages
+          ? withNotice(message.content, message.images.length)
           : [...(message.content === "" ? [] : [{ type: "text", text: message.content }]), ...message.images.map(imageUrl)]
       })
     } else if (message._tag === "ToolResultMessage") {
-      messages.push({ role: "tool", tool_call_id: message.callId, content: message.content })
-      if (message.images !== undefined) {
+      const content = message.images === undefined || carriesImages ? message.content : withNotice(message.content, message.images.length)
+      messages.push({ role: "tool", tool_call_id: message.callId, content })
+      if (message.images !== undefined && carriesImages) {
         toolImages.push({ type: "text", text: images.caption(message.name, message.callId) }, ...message.images.map(imageUrl))
       }
     } else {
@@ -116,12 +125,19 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
 const toolChoice = (choice: Model.ToolChoice) =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
+/** How one server speaks the wire: strict schemas, the name of the token bound, whether it takes images. */
+interface Flavour {
+  readonly strict: boolean
+  readonly maxTokensKey: "max_completion_tokens" | "max_tokens"
+  readonly images: boolean
+}
+
 
 /** What one request sends, and each strict tool's schema to take nulls back out with. */
 export const toWireBody = (
   model: string,
   request: Model.Request,
-  flavour: { readonly strict: boolean; readonly maxTokensKey: "max_completion_tokens" | "max_tokens" }
+  flavour: Flavour
 ): { body: Json; strict: ReadonlyMap<string, Model.ToolSpec["parameters"]> } => {
   const options = request.options ?? {}
   const strict = new Map<string, Model.ToolSpec["parameters"]>()
@@ -141,7 +157,7 @@ export const toWireBody = (
   const effort = reasoningEffort.of(options.reasoning)
   const body: Json = {
     model,
-    messages: toWireMessages(request.system, request.messages),
+    messages: toWireMessages(request.system, request.messages, flavour.images),
     stream: true,
     stream_options: { include_usage: true },
     ...(tools.length === 0 ? {} : { tools }),
@@ -261,7 +277,7 @@ const register = (
   provider: string,
   preset: Preset,
   options: Options | undefined,
-  flavour: { readonly strict: boolean; readonly maxTokensKey: "max_completion_tokens" | "max_tokens" }
+  flavour: Flavour
 ): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
     const settings = providerStream.settings(http, options)
@@ -303,7 +319,8 @@ const register = (
 export const layer = (options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
   options?.api === "responses" ? OpenAiResponses.layerAs("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
-    maxTokensKey: "max_completion_tokens"
+    maxTokensKey: "max_completion_tokens",
+    images: true
   })
 
 /**
@@ -312,8 +329,10 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
  * @since 0.1.0
  * @category layers
  */
-export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
-  register(name, PRESETS[name], options, { strict: options?.strict ?? false, maxTokensKey: "max_tokens" })
+export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> => {
+  const preset: Preset = PRESETS[name]
+  return register(name, preset, options, { strict: options?.strict ?? false, maxTokensKey: "max_tokens", images: preset.images !== false })
+}
 
 /**
  * Registers every preset with its defaults and the environment's keys and base URLs.

@@ -54,7 +54,8 @@ const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null 
 
 const programCaller = (callerId: string | undefined) => ({ type: "program", ...(callerId === undefined ? {} : { caller_id: callerId }) })
 
-const inputImage = (image: ImagePart): Json => ({ type: "input_image", image_url: images.dataUrl(image) })
+// `detail` is required by the SDK's `ResponseInputImage` (the API's default is `auto`).
+const inputImage = (image: ImagePart): Json => ({ type: "input_image", detail: "auto", image_url: images.dataUrl(image) })
 
 /**
  * The history as input items. A result made for a program goes back with that program as its

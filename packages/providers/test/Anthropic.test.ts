@@ -140,22 +140,22 @@ describe("Anthropic", () => {
     const runWith = (replies: ReadonlyArray<Loopback.Reply>) =>
       Runs.run(Runs.analyst(MODEL), layer, replies, "How many users?").pipe(Effect.provide(Condukt.layer))
 
-    it.live("sends allowed_callers with the code-execution tool and its beta; a call from code gets the data as JSON", () =>
+    it.live("sends allowed_callers with the newest code-execution tool and no beta header; a call from code gets the data as JSON and goes back with its caller as it came", () =>
       Effect.gen(function*() {
         const { result, server } = yield* runWith([
           Loopback.sse(Loopback.fixture("anthropic-programmatic.sse")),
           Loopback.sse(Loopback.fixture("anthropic-final.sse"))
         ])
         const [first, second] = server.requests
-        assert.strictEqual(first!.headers["anthropic-beta"], "advanced-tool-use-2025-11-20")
+        assert.strictEqual(first!.headers["anthropic-beta"], undefined)
         assert.deepStrictEqual(first!.body.tools, [
           {
             name: "count_rows",
             description: "Counts the rows of a table",
             input_schema: Runs.CountRows.parameters,
-            allowed_callers: ["code_execution_20250825"]
+            allowed_callers: ["code_execution_20260521"]
           },
-          { type: "code_execution_20250825", name: "code_execution" }
+          { type: "code_execution_20260521", name: "code_execution" }
         ])
         assert.deepStrictEqual(result.messages[1], Message.toolResult({
           callId: "toolu_03Cc9dEe",
@@ -185,6 +185,30 @@ describe("Anthropic", () => {
           },
           { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_03Cc9dEe", content: `{"table":"users","rows":3}` }] }
         ])
+      }))
+
+    it.live("uses an older code-execution version when the layer picks it", () =>
+      Effect.gen(function*() {
+        const { server } = yield* Runs.run(
+          Runs.analyst(MODEL),
+          (server) => layer(server, { codeExecution: "code_execution_20250825" }),
+          [Loopback.sse(Loopback.fixture("anthropic-final.sse"))],
+          "How many users?"
+        ).pipe(Effect.provide(Condukt.layer))
+        const first = server.requests[0]!
+        assert.strictEqual(first.headers["anthropic-beta"], undefined)
+        assert.deepStrictEqual(first.body.tools.map((tool: { allowed_callers?: unknown; type?: unknown }) => tool.allowed_callers ?? tool.type), [
+          ["code_execution_20250825"],
+          "code_execution_20250825"
+        ])
+      }))
+
+    it.live("sends a call from code back with the caller the reply gave (its version), not one of our own", () =>
+      Effect.gen(function*() {
+        const reply = Loopback.fixture("anthropic-programmatic.sse").replace("code_execution_20250825", "code_execution_20260120")
+        const { server } = yield* runWith([Loopback.sse(reply), Loopback.sse(Loopback.fixture("anthropic-final.sse"))])
+        const call = server.requests[1]!.body.messages[1].content[1]
+        assert.deepStrictEqual(call.caller, { type: "code_execution_20260120", tool_id: "srvtoolu_01A2b3C4d5E6" })
       }))
 
     it.live("refuses a direct call to a tool that allows only code execution", () =>

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Redacted } from "effect"
+import { ConfigProvider, Duration, Effect, Layer, Redacted } from "effect"
 import * as Condukt from "@condukt/node/Condukt"
 import * as History from "@condukt/core/History"
 import * as Message from "@condukt/core/Message"
@@ -167,7 +167,12 @@ describe("Google", () => {
         Loopback.sse(safety),
         Loopback.sse(cut)
       ])
-      assert.deepStrictEqual(yield* parts(google(server)), TEXT)
+      assert.deepStrictEqual(yield* parts(google(server)), [{
+        _tag: "Retry",
+        attempt: 2,
+        reason: "google: rate limited (HTTP 429): Resource has been exhausted (e.g. check quota).; retry after 0",
+        delay: Duration.millis(0)
+      }, ...TEXT])
       const unauthorized = yield* Effect.flip(parts(google(server)))
       assert.strictEqual(unauthorized.message, "google: the API key was refused (HTTP 401): API key not valid. Please pass a valid API key.")
       const once = google(server, { retry: false })

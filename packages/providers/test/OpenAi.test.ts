@@ -141,6 +141,32 @@ describe("OpenAi", () => {
       assert.deepStrictEqual([body.max_tokens, body.tools[0].function], [50, { name: "Read", description: "Reads", parameters: Tools.Read.parameters }])
     }))
 
+  it.live("DeepSeek, which takes no image parts, gets a notice where a prompt's and a tool result's images were", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("deepseek-reasoning.sse"))])
+      const layer = OpenAi.layerCompatible("deepseek", { apiKey: Redacted.make(KEY), baseUrl: server.url }).pipe(
+        Layer.provide(NodeHttpClient.layerUndici)
+      )
+      const image = Message.imagePart("image/png", PNG)
+      yield* parts("deepseek:deepseek-chat", layer, {
+        ...request(),
+        messages: History.fromIterable([
+          Message.user("What is in this picture?", [image]),
+          Message.assistant([Message.toolCallPart({ id: "call_1", name: "Read", input: { path: "b.png" } })]),
+          Message.toolResult({ callId: "call_1", name: "Read", content: "Image b.png (image/png, 68 bytes)", isError: false, images: [image] })
+        ])
+      })
+      assert.deepStrictEqual(server.requests[0]!.body.messages.filter((m: { role: string }) => m.role !== "assistant"), [
+        { role: "system", content: "Be brief." },
+        { role: "user", content: "What is in this picture?\n\n(1 image not shown: this model's provider cannot be sent images)" },
+        {
+          role: "tool",
+          tool_call_id: "call_1",
+          content: "Image b.png (image/png, 68 bytes)\n\n(1 image not shown: this model's provider cannot be sent images)"
+        }
+      ])
+    }))
+
   it.live("an Ollama preset needs no key and sends a placeholder, which is no secret", () =>
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(Loopback.fixture("openai-text.sse"))])

@@ -41,12 +41,12 @@ describe("OpenAiResponses", () => {
       })
       const url = `data:image/png;base64,${PNG}`
       assert.deepStrictEqual(server.requests[0]!.body.input, [
-        { role: "user", content: [{ type: "input_text", text: "What is in this picture?" }, { type: "input_image", image_url: url }] },
+        { role: "user", content: [{ type: "input_text", text: "What is in this picture?" }, { type: "input_image", detail: "auto", image_url: url }] },
         { type: "function_call", call_id: "call_1", name: "Read", arguments: "{\"path\":\"a.png\"}" },
         { type: "function_call_output", call_id: "call_1", output: "a.png, 1×1 pixels" },
         {
           role: "user",
-          content: [{ type: "input_text", text: "The images Read returned (call call_1):" }, { type: "input_image", image_url: url }]
+          content: [{ type: "input_text", text: "The images Read returned (call call_1):" }, { type: "input_image", detail: "auto", image_url: url }]
         }
       ])
     }))

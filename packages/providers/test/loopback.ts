@@ -140,8 +140,8 @@ const writeForever = (res: http.ServerResponse, reply: Extract<Reply, { _tag: "E
   pump()
 }
 
-/** A temporary directory holding `files`, removed with the scope. */
-export const tempFiles = (files: Record<string, string>): Effect.Effect<string, never, Scope.Scope> =>
+/** A temporary directory holding `files` (text, or bytes), removed with the scope. */
+export const tempFiles = (files: Record<string, string | Uint8Array>): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-provider-")))

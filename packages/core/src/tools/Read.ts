@@ -1,8 +1,9 @@
 /**
  * Read — a file's text as the model sees it: raw, without line numbers, at most `MAX_LINES` lines
  * and `MAX_BYTES` bytes, with a one-line header whenever the model sees less than the whole file
- * (so it knows which lines it has and how many there are). Images come back as base64 JSON, up to
- * `MAX_IMAGE_BYTES` (docs/decisions/0011).
+ * (so it knows which lines it has and how many there are). A picture comes back as an image the
+ * model sees (`Tool.images`: a line naming it, and its base64 bytes as an image part), up to
+ * `MAX_IMAGE_BYTES` (docs/decisions/0050).
  *
  * The file is streamed once through the sandbox (`internal/lineWindow.ts`): every line is counted
  * (the header's "of N" is exact) and only the window shown is kept and decoded, so a 400 MB file
@@ -17,19 +18,20 @@
 import { Effect, Schema, Stream } from "effect"
 import { Base64 } from "effect/encoding"
 import * as LineWindow from "../internal/lineWindow.ts"
+import * as Message from "../Message.ts"
 import { limitOutput, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
 import * as Sandbox from "../Sandbox.ts"
 import * as Tool from "../Tool.ts"
 import { fromFileOperation, ToolError } from "./ToolError.ts"
 
 /**
- * The largest image Read returns: images reach the model as base64 text for now, and 36 KiB
- * encodes to 48 KiB, within the 50 KiB every tool result keeps to (docs/decisions/0011).
+ * The largest image Read returns: 3.5 MiB, whose base64 (4,893,356 characters) stays within the
+ * 5 MB per image of Anthropic, the smallest vendor limit (docs/decisions/0050).
  *
  * @since 0.1.0
  * @category models
  */
-export const MAX_IMAGE_BYTES = 36 * 1024
+export const MAX_IMAGE_BYTES = 3.5 * 1024 * 1024
 
 const MEDIA_TYPES: Readonly<Record<string, string>> = {
   ".jpg": "image/jpeg",
@@ -99,11 +101,8 @@ const readWindow = Effect.fnUntraced(
 
 const readImage = (sandbox: Sandbox.Service, path: string, media: string) =>
   Effect.mapError(
-    Effect.map(sandbox.readFile(path, { maxBytes: MAX_IMAGE_BYTES }), (bytes) => ({
-      type: "image",
-      media_type: media,
-      data: Base64.encode(bytes)
-    })),
+    Effect.map(sandbox.readFile(path, { maxBytes: MAX_IMAGE_BYTES }), (bytes) =>
+      Tool.images(`Image ${path} (${media}, ${bytes.length} bytes)`, [Message.imagePart(media, Base64.encode(bytes))])),
     (error) =>
       error.reason._tag === "TooLarge"
         ? new ToolError({
@@ -123,7 +122,7 @@ export const Read = Tool.make("Read", {
     "Shows a file's text exactly as stored (no line numbers added).",
     `One call returns at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB; when you get less than the whole file,`,
     "a first line says which lines you have and how many there are, and offset and limit fetch the rest.",
-    `Pictures (jpg, jpeg, png, gif, webp) up to ${MAX_IMAGE_BYTES / 1024}KB come back as JSON holding their base64 bytes.`,
+    `Pictures (jpg, jpeg, png, gif, webp) up to ${MAX_IMAGE_BYTES / 1024}KB come back as images you see.`,
     "Only regular files can be read (not pipes or devices)."
   ].join(" "),
   parameters: Parameters,

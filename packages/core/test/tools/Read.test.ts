@@ -7,6 +7,8 @@ import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MAX_IMAGE_BYTES, Read } from "../../src/tools/Read.ts"
+import * as Message from "../../src/Message.ts"
+import * as Tool from "../../src/Tool.ts"
 import { localContext } from "./context.ts"
 
 const numbered = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `line ${from + i}`)
@@ -25,7 +27,7 @@ describe("Read", () => {
     assert.strictEqual(Read.concurrent, true)
     assert.strictEqual(
       Read.description,
-      "Shows a file's text exactly as stored (no line numbers added). One call returns at most 2000 lines and 50KB; when you get less than the whole file, a first line says which lines you have and how many there are, and offset and limit fetch the rest. Pictures (jpg, jpeg, png, gif, webp) up to 36KB come back as JSON holding their base64 bytes. Only regular files can be read (not pipes or devices)."
+      "Shows a file's text exactly as stored (no line numbers added). One call returns at most 2000 lines and 50KB; when you get less than the whole file, a first line says which lines you have and how many there are, and offset and limit fetch the rest. Pictures (jpg, jpeg, png, gif, webp) up to 3584KB come back as images you see. Only regular files can be read (not pipes or devices)."
     )
     assert.deepStrictEqual(Read.parameters, {
       type: "object",
@@ -121,13 +123,15 @@ describe("Read", () => {
       assert.strictEqual(yield* ToolCall.failure(Read, {}, context), "Invalid arguments for tool Read: path: Missing key")
     }))
 
-  it.effect("returns images as base64 JSON, whatever the extension's case", () =>
+  it.effect("returns a picture as an image the model sees, with a line naming it, whatever the extension's case", () =>
     Effect.gen(function*() {
       const { context } = yield* localContext({ "dot.png": png, "photo.JPG": png, "a.webp": png })
       const data = btoa(String.fromCharCode(...png))
-      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "dot.png" }, context), { type: "image", media_type: "image/png", data })
-      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "photo.JPG" }, context), { type: "image", media_type: "image/jpeg", data })
-      assert.deepStrictEqual(yield* ToolCall.run(Read, { path: "a.webp" }, context), { type: "image", media_type: "image/webp", data })
+      const seen = (path: string) =>
+        Effect.map(ToolCall.run(Read, { path }, context), (output) => output instanceof Tool.Images ? [output.text, output.images] : output)
+      assert.deepStrictEqual(yield* seen("dot.png"), [`Image dot.png (image/png, ${png.length} bytes)`, [Message.imagePart("image/png", data)]])
+      assert.deepStrictEqual(yield* seen("photo.JPG"), [`Image photo.JPG (image/jpeg, ${png.length} bytes)`, [Message.imagePart("image/jpeg", data)]])
+      assert.deepStrictEqual(yield* seen("a.webp"), [`Image a.webp (image/webp, ${png.length} bytes)`, [Message.imagePart("image/webp", data)]])
     }))
 
   it.effect("refuses an image over MAX_IMAGE_BYTES, saying the limit", () =>
@@ -135,10 +139,10 @@ describe("Read", () => {
       const { context } = yield* localContext({ "big.png": new Uint8Array(MAX_IMAGE_BYTES + 1), "fits.png": new Uint8Array(MAX_IMAGE_BYTES) })
       assert.strictEqual(
         yield* ToolCall.failure(Read, { path: "big.png" }, context),
-        "Cannot read big.png: the image is larger than 36 KiB (36864 bytes), the most Read returns."
+        "Cannot read big.png: the image is larger than 3584 KiB (3670016 bytes), the most Read returns."
       )
       const fits = yield* ToolCall.run(Read, { path: "fits.png" }, context)
-      assert.deepStrictEqual(fits, { type: "image", media_type: "image/png", data: btoa("\0".repeat(MAX_IMAGE_BYTES)) })
+      assert.deepStrictEqual(fits instanceof Tool.Images ? fits.images.map((image) => image.data.length) : fits, [4893356])
     }))
 
   it.effect("refuses a named pipe or a device without waiting on it", () =>

@@ -2,7 +2,7 @@
  * languageModel — an `effect/ai` `LanguageModel` behind our `Model` seam, in both directions.
  *
  * Our request becomes its prompt (system, user, assistant text / reasoning / tool calls, one tool
- * message per result) and its tools: each of ours is a `Tool.dynamic` with our JSON Schema as it
+ * message per result; a result's images, which it has no part for, as a notice) and its tools: each of ours is a `Tool.dynamic` with our JSON Schema as it
  * is, in a toolkit whose calls are never resolved there (`disableToolCallResolution`, validation
  * deferred): the session's executor runs and checks them, as it does for every provider. Its
  * stream parts become ours: text and reasoning deltas, tool calls with their parameters, the
@@ -15,6 +15,7 @@ import { AiError, type LanguageModel, Prompt, type Response, Tool, type Toolkit 
 import type { History } from "@condukt/core/History"
 import type * as Model from "@condukt/core/Model"
 import * as ModelError from "@condukt/core/ModelError"
+import * as images from "./images.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -31,7 +32,10 @@ export const toPromptMessages = (system: string | undefined, history: History): 
         id: message.callId,
         name: message.name,
         isFailure: message.isError,
-        result: message.content
+        // The prompt has no image part for a tool result: the model reads that there were some.
+        result: message.images === undefined
+          ? message.content
+          : [message.content, images.notCarried(message.images.length)].filter((text) => text !== "").join("\n\n")
       }
       const last = messages.at(-1)
       // A turn's results travel in one tool message.

@@ -5,7 +5,8 @@
  * Vendors agree on statuses and differ only in where the message sits in the body, so one
  * classifier reads them all: `error.message` (Anthropic, OpenAI and its compatibles), `message`,
  * a bare `error` string, or the first line of the text. The reason keeps the status and the
- * provider's own message; nothing from the request (URL, headers, key) goes into it, and what the
+ * provider's own message; nothing from the request (headers, key) goes into it (the stream names
+ * the URL of a 404 and of a network failure, without user, password or query), and what the
  * server said passes through the model's redaction (`redact`) before it reaches an error: a
  * gateway may echo the key it was sent.
  */

@@ -8,7 +8,8 @@
  * a stream of events at all (an HTML login page is not retried as if the network had failed), the
  * bounds on one reply (silence, total time, bytes, tool calls), the retry policy (only before the
  * first part left the stream: what a session has seen cannot be taken back), and the mapping of
- * every failure to a `ModelError` that carries no request detail and whose server-written text is
+ * every failure to a `ModelError` that carries no request detail but the URL (without user,
+ * password or query) where a network failure or a 404 needs it, and whose server-written text is
  * redacted with the model's secrets. Interrupting the stream aborts the HTTP request (undici
  * closes the connection).
  */
@@ -152,6 +153,12 @@ const contentTypeOf = (response: HttpClientResponse.HttpClientResponse): string 
   return value === undefined || value === "" ? undefined : providerFailure.sanitize(value, (text) => text, 100)
 }
 
+/** A 404 names the URL it came from: most often the base URL or the model is not what the server serves. */
+const notFound = (call: Call, status: number, said: providerFailure.Said): providerFailure.Said =>
+  status === 404
+    ? { ...said, description: `${said.description} (POST ${shownUrl(call.url)}: is baseUrl right, and the model one this server has?)` }
+    : said
+
 /** A bound of one reply was passed: which, and how to raise it. */
 const tooMuch = (call: Call, what: string, option: string): Model.ModelErrorReason =>
   new Model.ProviderFailed({
@@ -163,8 +170,9 @@ const tooMuch = (call: Call, what: string, option: string): Model.ModelErrorReas
 const attempt = (settings: Settings, call: Call, request: HttpClientRequest.HttpClientRequest, emitted: { value: boolean }) => {
   const fail = (reason: Model.ModelErrorReason) =>
     new Model.ModelError({ model: call.model, reason: providerFailure.redact(reason, call.redact) })
+  // A transport failure names where the request went (base URL and path): a wrong baseUrl shows.
   const network = (error: { readonly message: string; readonly cause?: unknown }) =>
-    fail(new Model.Network({ provider: call.provider, description: describeTransport(error) }))
+    fail(new Model.Network({ provider: call.provider, description: `POST ${shownUrl(call.url)}: ${describeTransport(error)}` }))
   const idle = () =>
     fail(new Model.Timeout({
       provider: call.provider,
@@ -181,7 +189,7 @@ const attempt = (settings: Settings, call: Call, request: HttpClientRequest.Http
           Effect.fail(fail(providerFailure.classify(
             call.provider,
             response.status,
-            providerFailure.fromBody(response.status, text),
+            notFound(call, response.status, providerFailure.fromBody(response.status, text)),
             providerFailure.retryAfter(headersOf(response), now)
           )))
       )
@@ -280,7 +288,7 @@ const decode = (
   return next
 }
 
-/** A transport failure's one line: the cause's code and message, never the request's URL or headers. */
+/** A transport failure's one line: the cause's code and message, never the request's headers. */
 const describeTransport = (error: { readonly message: string; readonly cause?: unknown }): string => {
   let cause: unknown = error.cause
   while (typeof cause === "object" && cause !== null) {
@@ -291,10 +299,19 @@ const describeTransport = (error: { readonly message: string; readonly cause?: u
   return cause instanceof Error ? cause.message : "the connection failed"
 }
 
+/** A retry as an event of the span the request runs in, if there is one. */
+const spanEvent = (retry: Extract<Model.Part, { _tag: "Retry" }>): Effect.Effect<void> =>
+  Effect.flatMap(Effect.zip(Effect.option(Effect.currentSpan), Clock.currentTimeNanos), ([span, now]) =>
+    Effect.sync(() => {
+      if (span._tag === "Some") {
+        span.value.event("ModelRetry", now, { attempt: retry.attempt, reason: retry.reason, delay: Duration.format(retry.delay) })
+      }
+    }))
+
 /**
  * Streams one request's parts, retrying a retryable failure that came before the first part,
- * with the policy's backoff or the provider's `retry-after`; the whole, retries included, within
- * the stream timeout.
+ * with the policy's backoff or the provider's `retry-after` (each retry is first a `Retry` part
+ * and an event on the current span); the whole, retries included, within the stream timeout.
  */
 export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part, Model.ModelError> => {
   const request = HttpClientRequest.post(call.url).pipe(
@@ -314,10 +331,14 @@ export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part
           if (emitted.value || !error.isRetryable || n >= settings.retry.maxAttempts) return Stream.fail(error)
           const wait = error.retryAfter
           if (wait !== undefined && Duration.isGreaterThan(wait, settings.retry.maxRetryAfter)) return Stream.fail(error)
-          return Stream.unwrap(Effect.map(Random.next, (jitter) =>
-            Stream.fromEffect(Effect.sleep(Provider.retryDelay(settings.retry, n, wait, jitter))).pipe(
-              Stream.flatMap(() => run(n + 1))
-            )))
+          return Stream.unwrap(Effect.map(Random.next, (jitter) => {
+            const retry = { _tag: "Retry", attempt: n + 1, reason: error.message, delay: Provider.retryDelay(settings.retry, n, wait, jitter) } as const
+            // Said before the wait, to the session (an event) and to the trace (an event on the current span).
+            return Stream.concat(
+              Stream.make(retry),
+              Stream.fromEffect(Effect.andThen(spanEvent(retry), Effect.sleep(retry.delay))).pipe(Stream.flatMap(() => run(n + 1)))
+            )
+          }))
         })
       )
     }))

@@ -15,7 +15,11 @@ const isObject = (u: unknown): u is Schema => typeof u === "object" && u !== nul
 
 const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] })
 
+/** Keywords strict mode does not take: a schema holding one is sent as it is, not strict. */
+const UNSUPPORTED = ["allOf", "oneOf", "not", "if", "patternProperties", "dependentRequired", "dependentSchemas"]
+
 const convert = (schema: Schema): Schema | undefined => {
+  if (UNSUPPORTED.some((keyword) => keyword in schema)) return undefined
   const out: Schema = { ...schema }
   if (isObject(schema.properties) || schema.type === "object") {
     // An open object cannot be strict: the model could not send the keys it may add.

@@ -7,6 +7,7 @@ import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
 import * as Tools from "@condukt/core/Tools"
 import * as EffectAi from "../../src/EffectAi.ts"
+import * as languageModel from "../../src/internal/languageModel.ts"
 import * as Runs from "../agentRuns.ts"
 
 const usage = (input: number, output: number) => ({
@@ -131,4 +132,27 @@ describe("EffectAi.fromLanguageModel", () => {
       }).pipe(Effect.provide(modelFrom(failing))))
       assert.deepStrictEqual([error.reason._tag, error.isRetryable, error.model], ["RateLimited", true, "custom:scripted-1"])
     }))
+})
+
+describe("languageModel.toPromptMessages", () => {
+  it("a tool result's images, which an effect/ai prompt has no part for, become a notice after its text", () => {
+    const image = Message.imagePart("image/png", "iVBORw0KGgo=")
+    const messages = languageModel.toPromptMessages(undefined, History.fromIterable([
+      Message.toolResult({ callId: "c1", name: "Read", content: "Image a.png (image/png, 8 bytes)", isError: false, images: [image] }),
+      Message.toolResult({ callId: "c2", name: "Shots", content: "", isError: false, images: [image, image] })
+    ]))
+    assert.deepStrictEqual(messages, [{
+      role: "tool",
+      content: [
+        {
+          type: "tool-result",
+          id: "c1",
+          name: "Read",
+          isFailure: false,
+          result: "Image a.png (image/png, 8 bytes)\n\n(1 image not shown: this model's provider cannot be sent images)"
+        },
+        { type: "tool-result", id: "c2", name: "Shots", isFailure: false, result: "(2 images not shown: this model's provider cannot be sent images)" }
+      ]
+    }])
+  })
 })

@@ -51,6 +51,12 @@ const OPEN_TOOL = [
   `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_01","name":"Read","input":{}}}\n\n`
 ].join("")
 
+/** The retries a stream announced, without their delays (those of the backoff have jitter), and the reply's parts. */
+const split = (seen: ReadonlyArray<Model.Part>) => ({
+  retries: seen.flatMap((part) => (part._tag === "Retry" ? [[part.attempt, part.reason]] : [])),
+  reply: seen.filter((part) => part._tag !== "Retry")
+})
+
 const noKey = (error: unknown) => {
   assert.notInclude(JSON.stringify(error), KEY)
   assert.notInclude(String(error), KEY)
@@ -65,7 +71,12 @@ describe("providerStream", () => {
         Loopback.sse(TEXT)
       ])
       const { error, seen } = yield* run(server)
-      assert.deepStrictEqual([seen, error, server.requests.length], [ANSWER, undefined, 2])
+      assert.deepStrictEqual([seen, error, server.requests.length], [[{
+        _tag: "Retry",
+        attempt: 2,
+        reason: "anthropic: rate limited (HTTP 429): Number of request tokens has exceeded your per-minute rate limit; retry after 0",
+        delay: Duration.millis(0)
+      }, ...ANSWER], undefined, 2])
     }))
 
   it.live("a 429 that cannot be retried keeps the provider's message and its retry-after", () =>
@@ -88,7 +99,10 @@ describe("providerStream", () => {
         Loopback.sse(TEXT)
       ])
       const { error, seen } = yield* run(server)
-      assert.deepStrictEqual([seen, error, server.requests.length], [ANSWER, undefined, 3])
+      assert.deepStrictEqual([split(seen), error, server.requests.length], [{
+        retries: [[2, "anthropic: overloaded (HTTP 529): Overloaded"], [3, "anthropic: overloaded (HTTP 503): upstream connect error"]],
+        reply: ANSWER
+      }, undefined, 3])
     }))
 
   it.live("gives up after the last attempt with the last overload", () =>
@@ -128,7 +142,10 @@ describe("providerStream", () => {
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.reset, Loopback.sse(TEXT)])
       const { error, seen } = yield* run(server)
-      assert.deepStrictEqual([seen, error, server.requests.length], [ANSWER, undefined, 2])
+      assert.deepStrictEqual([split(seen), error, server.requests.length], [{
+        retries: [[2, `anthropic: network error: POST ${server.url}/v1/messages: UND_ERR_SOCKET: other side closed`]],
+        reply: ANSWER
+      }, undefined, 2])
     }))
 
   it.live("a reset after the first part fails with Network and is not retried", () =>
@@ -150,7 +167,7 @@ describe("providerStream", () => {
         Loopback.sse(TEXT)
       ])
       const { error, seen } = yield* run(server)
-      assert.deepStrictEqual([seen, error, server.requests.length], [ANSWER, undefined, 2])
+      assert.deepStrictEqual([split(seen), error, server.requests.length], [{ retries: [[2, "anthropic: overloaded: Overloaded"]], reply: ANSWER }, undefined, 2])
     }))
 
   it.live("fails on malformed SSE data with ProviderFailed", () =>
@@ -262,7 +279,7 @@ describe("providerStream", () => {
         Loopback.endless(OPEN_TOOL, () => `event: ping\ndata: {"type":"ping"}\n\n`, 5)
       ])
       const { error, seen } = yield* run(server, { streamTimeout: "300 millis" })
-      assert.deepStrictEqual(seen, [])
+      assert.deepStrictEqual(split(seen), { retries: [[2, "anthropic: overloaded (HTTP 529): Overloaded"]], reply: [] })
       assert.strictEqual(
         error?.message,
         "anthropic: timed out: the reply took longer than 300ms (the streamTimeout bound; raise it in the provider layer's options)"
@@ -347,5 +364,48 @@ describe("providerStream", () => {
       })), (_, value) => (typeof value === "bigint" ? String(value) : value instanceof Error ? String(value) : value))
       assert.include(recorded, "[REDACTED:ANTHROPIC_API_KEY]")
       assert.notInclude(recorded, KEY)
+    }).pipe(Effect.provide(Condukt.layer)))
+})
+
+describe("providerStream: where a failure happened, and each retry told", () => {
+  it.live("a network error names the base URL and path it went to", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([Loopback.reset])
+      const { error } = yield* run(server, { baseUrl: `${server.url}/gateway`, retry: false })
+      assert.strictEqual(error?.message, `anthropic: network error: POST ${server.url}/gateway/v1/messages: UND_ERR_SOCKET: other side closed`)
+    }))
+
+  it.live("a 404 names the base URL and path, and asks whether baseUrl and the model are right", () =>
+    Effect.gen(function*() {
+      const server = yield* Loopback.start([
+        Loopback.body(404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-sonnet-4-6"}}`)
+      ])
+      const { error } = yield* run(server, { baseUrl: `${server.url}/gateway` })
+      assert.strictEqual(
+        error?.message,
+        `anthropic: the request was refused (HTTP 404): model: claude-sonnet-4-6 (POST ${server.url}/gateway/v1/messages: is baseUrl right, and the model one this server has?)`
+      )
+      assert.deepStrictEqual([error?.isRetryable, server.requests.length], [false, 1])
+    }))
+
+  it.live("each retry is a ModelRetry event of the session, before the reply's text, and an event on the run's span", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* Spans.make
+      const limited = Loopback.body(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, { "retry-after": "0" })
+      const { events } = yield* Runs.events(Runs.reader(MODEL), provider, [limited, Loopback.sse(TEXT)], "Hi").pipe(
+        Effect.provideService(Tracer.Tracer, tracer)
+      )
+      const reason = "anthropic: rate limited (HTTP 429): slow down; retry after 0"
+      assert.deepStrictEqual(events.filter((e) => e._tag !== "AgentStart" && e._tag !== "AgentEnd").map((e) => e._tag), [
+        "TurnStart",
+        "ModelRetry",
+        "TextDelta",
+        "TextDelta",
+        "TurnEnd"
+      ])
+      const retry = events.find((e) => e._tag === "ModelRetry")
+      assert.deepStrictEqual(retry?._tag === "ModelRetry" ? [retry.attempt, retry.reason, retry.delay] : [], [2, reason, Duration.millis(0)])
+      const retried = spans.flatMap((span) => (span._events ?? []).filter(([name]) => name === "ModelRetry").map(([, , attributes]) => [span.name, attributes]))
+      assert.deepStrictEqual(retried, [["Session.run", { attempt: 2, reason, delay: "0" }]])
     }).pipe(Effect.provide(Condukt.layer)))
 })

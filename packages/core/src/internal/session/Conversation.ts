@@ -267,6 +267,7 @@ export class Conversation<R> {
         parts.push(part)
         if (part._tag === "TextDelta") return events.publish(run, { _tag: "TextDelta", text: part.text }, true)
         if (part._tag === "ThinkingDelta") return events.publish(run, { _tag: "ThinkingDelta", text: part.text }, true)
+        if (part._tag === "Retry") return events.publish(run, { _tag: "ModelRetry", attempt: part.attempt, reason: part.reason, delay: part.delay }, true)
         return Effect.void
       })
       const usage = Model.usageOf(parts)
