@@ -1,7 +1,7 @@
 /**
  * Secrets — the secret values a workflow document names, as `Secret`s by name, so that whoever
  * prints what a run says (the CLI) can redact them: the host variables an `mcp_server` reads
- * (`auth.env`, `auth.client_secret_env`, each name of `env` but PATH, HOME and the like), the literal tokens and client
+ * (`auth.env`, `auth.client_id_env`, `auth.client_secret_env`, each name of `env` but PATH, HOME and the like), the literal tokens and client
  * secrets of its `auth`, and the literal values of credential headers (`Secret.isCredentialName`)
  * of `mcp_server` blocks and `http` steps, with
  * the credential after `Bearer `/`Basic ` too. It resolves nothing and refuses nothing; a
@@ -28,7 +28,7 @@ const headerSecrets = (owner: string, headers: Readonly<Record<string, string>> 
 const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
   const auth = spec.auth ?? {}
   const entries: Array<readonly [string, Secret.Secret]> = []
-  for (const key of ["env", "client_secret_env"]) {
+  for (const key of ["env", "client_id_env", "client_secret_env"]) {
     const variable = text(auth, key)
     if (variable !== undefined) entries.push([variable, Secret.env(variable)])
   }

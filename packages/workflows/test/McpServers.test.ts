@@ -143,15 +143,11 @@ workflow "broken" {
       assert.strictEqual(yield* refused("http", `{ type = "bearer" }`), "MCP server tracker: a bearer auth needs env, static or op")
       assert.strictEqual(
         yield* refused("http_sse", `{ type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id = "ci" }`),
-        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (or client_secret_env)"
+        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (each also as _env or _static)"
       )
       assert.strictEqual(
         yield* refused("http", `{ type = "client_credentials", audience = "x" }`),
-        "MCP server tracker: unknown client_credentials keys audience"
-      )
-      assert.strictEqual(
-        yield* refused("stdio", `{ type = "bearer", env = "TOKEN" }`),
-        "MCP server tracker: auth applies to http servers only; pass a stdio server its token with env"
+        "MCP server tracker: unknown client_credentials auth keys audience; it takes type, token_url, token_url_env, token_url_static, client_id, client_id_env, client_id_static, client_secret, client_secret_env, client_secret_static, scope"
       )
     }).pipe(Effect.provide(Condukt.layer)))
 })
