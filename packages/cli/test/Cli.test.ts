@@ -97,6 +97,32 @@ describe("condukt", () => {
       assert.deepStrictEqual(result, { stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`, stderr: "", exitCode: 0 })
     }))
 
+  it.live("auth on a stdio server: check and run both accept it, with the same warning", () =>
+    Effect.gen(function*() {
+      const bin = path.join(root, "packages/workflows/node_modules/.bin")
+      const dir = inDir({
+        "stdio-auth.hcl": `workflow "stdio_auth" {
+  mcp_server "everything" {
+    transport = "stdio"
+    command = "mcp-server-everything"
+    args = ["stdio"]
+    auth = { type = "bearer", env = "EVERYTHING_TOKEN" }
+  }
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hi" }
+  }
+  output = task.echo.output
+}
+`
+      })
+      const warning = "warning: stdio-auth.hcl: workflow.mcp_servers.everything: auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env\n"
+      const withServer = { ...env, PATH: `${bin}:${env.PATH}` }
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "stdio-auth.hcl"], withServer), { stdout: "ok: stdio-auth.hcl\n", stderr: warning, exitCode: 0 })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl"], withServer), { stdout: "Echo: hi\n", stderr: warning, exitCode: 0 })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
   it.live("run --json prints one JSON event per line, the output last", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET })

@@ -39,7 +39,7 @@ export interface McpServer extends ToolSource.ToolSource<ProcessRunner.ProcessRu
   readonly declaration: Declaration
   /** Why the declaration cannot start, when it cannot. */
   readonly invalid: string | undefined
-  /** What the declaration holds unused (`auth` on a stdio server); logged when it starts. */
+  /** What the declaration holds unused (`auth` on a stdio server), for its caller to say (`condukt check` and `run` print them). */
   readonly warnings: ReadonlyArray<string>
 }
 
@@ -95,7 +95,7 @@ export const http = (options: HttpOptions): McpServer => declare({ ...options, t
  * three also as `_env` or `_static`). What cannot be a server — an unknown key, a wrong type, an
  * unknown transport, a missing command or URL, an `auth` it cannot read — becomes a declaration
  * whose start fails with `McpStartFailed` naming it. `auth` on a stdio server is unused: it is
- * accepted with a warning (`warnings`, logged when the server starts).
+ * accepted, with a warning in `warnings`.
  *
  * @since 0.1.0
  * @category constructors
@@ -151,7 +151,6 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
   const credentials = new Credentials(server.name, context.redact)
   return Effect.gen(function*() {
     if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, description: server.invalid })
-    for (const warning of server.warnings) yield* Effect.logWarning(`MCP server ${server.name}: ${warning}`)
     const declaration = server.declaration
     const state: State = { current: undefined, reason: "it has not started", tools: [] }
     const refreshed = (descriptors: ReadonlyArray<McpTool>) =>

@@ -13,6 +13,7 @@ import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
+import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
@@ -110,6 +111,32 @@ export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, Wo
   })
 
 /**
+ * The servers with the `${…}` of their command, args, env, url and headers evaluated with the
+ * inputs (the Validator allows no other root there); each value read as a string, as argv is.
+ */
+const serversWithInputs = (
+  servers: Readonly<Record<string, Document.McpServerSpec>>,
+  inputs: Readonly<Record<string, Expression.Value>>
+): Effect.Effect<Readonly<Record<string, Document.McpServerSpec>>, WorkflowFailed> =>
+  Effect.forEach(Object.entries(servers), ([id, spec]) => {
+    const templated = Object.fromEntries(MCP_TEMPLATED.filter((key) => spec[key] !== undefined).map((key) => [key, spec[key]]))
+    return Result.match(Template.interpolate(templated, { inputs }), {
+      onFailure: (error) =>
+        Effect.fail(new WorkflowFailed({ reason: "InterpolateFailed", step: "", description: `mcp_server ${id}: ${error.message}` })),
+      onSuccess: (values) => {
+        const asText = (value: Expression.Value): Expression.Value =>
+          Array.isArray(value)
+            ? value.map(Template.stringify)
+            : typeof value === "object" && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, Template.stringify(item)]))
+            : Template.stringify(value)
+        const evaluated = Object.fromEntries(Object.entries(values as Readonly<Record<string, Expression.Value>>).map(([key, value]) => [key, asText(value)]))
+        return Effect.succeed([id, { ...spec, ...evaluated } as Document.McpServerSpec] as const)
+      }
+    })
+  }).pipe(Effect.map((entries) => Object.fromEntries(entries)))
+
+/**
  * Runs a document.
  *
  * @since 0.1.0
@@ -129,7 +156,7 @@ export const run: (
   // A sandbox the run builds collects what its largest cmd step accepts; a caller's has its own cap.
   const collects = typeof options.sandbox === "object" ? undefined : sandboxOutputBytes(document)
   const sandbox = yield* buildSandbox(document, options, collects)
-  const servers = document.mcp_servers ?? {}
+  const servers = yield* serversWithInputs(document.mcp_servers ?? {}, inputs)
   const mcpTools = Object.keys(servers).length === 0
     ? []
     : yield* Effect.mapError(

@@ -10,7 +10,7 @@ import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
 import * as HclCompiler from "./HclCompiler.ts"
 import * as Validator from "./Validator.ts"
-import { McpServersError } from "./McpServers.ts"
+import { McpServersError, warnings as serverWarnings } from "./McpServers.ts"
 import { type InvalidReason, type WorkflowFailed, WorkflowInvalid } from "./WorkflowError.ts"
 
 /**
@@ -118,6 +118,31 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
  */
 export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
   Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(file)))
+
+/**
+ * Something a document holds that a run accepts but does not use (`auth` on a stdio server).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Warning {
+  /** The file, when known, and the block path. */
+  readonly location: string
+  readonly description: string
+}
+
+/**
+ * What `document` holds unused, for `condukt check` and `condukt run` to say alike; `file` names
+ * it in locations.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const warnings = (document: Document.Document, file: string): ReadonlyArray<Warning> =>
+  serverWarnings(document.mcp_servers ?? {}).map((warning) => ({
+    location: `${file === "" ? "" : `${file}: `}workflow.mcp_servers.${warning.server}`,
+    description: warning.description
+  }))
 
 /**
  * Loads a file and verifies it: succeeds when only inputs, the sandbox or the servers' answers

@@ -105,9 +105,7 @@ export const authOf = (auth: Readonly<Record<string, unknown>>): McpAuth.McpAuth
 /** The warning for `auth` on a stdio server. */
 export const STDIO_AUTH_UNUSED = "auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env"
 
-/**
- * Reads the map form.
- */
+/** Reads the map form. */
 export const parse = (input: unknown): Parsed => {
   const record = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Readonly<Record<string, unknown>>) : undefined
   const name = record !== undefined && typeof record["name"] === "string" ? record["name"] : "(unnamed)"
