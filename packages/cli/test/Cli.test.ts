@@ -155,6 +155,44 @@ describe("condukt", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
+  it.live("check finds a member no step output has and an agent model with no key; run refuses both before any step", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "member.hcl": `workflow "m" {\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
+        "agent.hcl": `workflow "g" {\n  runtime {\n    model = "anthropic:claude-sonnet-4-6"\n  }\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  agent "b" {\n    needs = ["a"]\n    input = "hi"\n  }\n}\n`
+      })
+      const member = "reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "member.hcl"], env), {
+        stdout: "",
+        stderr: `check failed: member.hcl: workflow.steps.b: ${member}\n`,
+        exitCode: 2
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "member.hcl"], env), { stdout: "", stderr: `Workflow run failed: step b: ${member}\n`, exitCode: 1 })
+      const noKey = "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "agent.hcl"], env), {
+        stdout: "",
+        stderr: `check failed: agent.hcl: workflow.steps.b: ${noKey}\n`,
+        exitCode: 2
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "agent.hcl"], env), { stdout: "", stderr: `Workflow run failed: step b: ${noKey}\n`, exitCode: 1 })
+      // Refused before any step: cmd a never ran.
+      assert.isFalse(fs.existsSync(path.join(dir, "ran.txt")))
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("an input that breaks its declaration is named with the value it got", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "env.hcl": `workflow "e" {\n  input "env" {\n    type = "string"\n    enum = ["dev", "prod"]\n  }\n  input "n" {\n    type = "integer"\n    default = 1\n  }\n  cmd "a" {\n    argv = ["echo", input.env]\n  }\n}\n`
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "env.hcl", "--input", "env=qa", "--input", "n=1.5"], env), {
+        stdout: "",
+        stderr: `Workflow run failed: inputs do not match their declarations: env: got "qa", expected "dev" | "prod"; n: got 1.5, expected an integer\n`,
+        exitCode: 2
+      })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
   it.live("a failed run exits 1, bad inputs and usage errors exit 2", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET, "fail.hcl": "workflow \"f\" {\n  tool \"t\" {\n    id = \"Nope\"\n  }\n}\n" })

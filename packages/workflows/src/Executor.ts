@@ -8,16 +8,17 @@
  * the first real error fails the run and interrupts the steps still running (their process
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
-import { Executor as ToolExecutor, Sandbox, Tool, Tools } from "@condukt/core"
+import { Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
 import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
-import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
+import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
+import * as Outputs from "./Outputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
 import * as Cmd from "./steps/Cmd.ts"
@@ -90,23 +91,57 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
   )
 }
 
+/** @since 0.1.0 @category models */
+export interface PlanOptions {
+  /** The model for agent steps that name none (the run's `model` option). */
+  readonly model?: string | undefined
+}
+
+/**
+ * Every agent step's model as a run would choose it (the step's, else `options.model`, else the
+ * runtime block's) resolved once per model, without a request: an unknown provider or a missing
+ * key fails here, before the first step, naming the first step (in id order) that uses it. A model
+ * written with `${…}` is known only as the step runs, and a step with no model at all fails then.
+ * A `Model` service in the context serves every agent step whatever it names (as in a session).
+ */
+const models = (document: Document.Document, options: PlanOptions): Effect.Effect<void, WorkflowFailed> =>
+  Effect.gen(function*() {
+    if (Option.isSome(yield* Effect.serviceOption(Model.Model))) return
+    const fallback = options.model ?? (typeof document.runtime?.model === "string" ? document.runtime.model : undefined)
+    const agents = Object.keys(document.steps).sort().flatMap((id) =>
+      allSteps([document.steps[id]!]).flatMap((step) => (step.kind === "agent" ? [[id, step.model ?? fallback] as const] : []))
+    )
+    const checked = new Set<string>()
+    for (const [id, model] of agents) {
+      if (model === undefined || Template.hasPlaceholder(model) || checked.has(model)) continue
+      checked.add(model)
+      yield* Effect.mapError(
+        Model.resolve(model),
+        (error) => new WorkflowFailed({ reason: "AgentFailed", step: id, description: error.message, cause: error })
+      )
+    }
+  })
+
 /**
  * Every check a run makes before its first step that needs neither inputs nor processes: the
- * graph (unknown dependencies, cycles), the input declarations and their defaults, the MCP server
- * declarations. `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
- * fails a run only for its inputs, its sandbox or its servers' answers.
+ * graph (unknown dependencies, cycles), the members read of step outputs, the input declarations
+ * and their defaults, the MCP server declarations, and the agent steps' models (their provider
+ * and key). `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
+ * fails a run only for its inputs, its sandbox, its servers' or models' answers.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, WorkflowFailed> =>
+export const plan = (document: Document.Document, options: PlanOptions = {}): Effect.Effect<Graph.Graph, WorkflowFailed> =>
   Effect.gen(function*() {
     const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+    yield* Result.match(Outputs.check(document), { onSuccess: Effect.succeed, onFailure: Effect.fail })
     yield* Inputs.checkDeclarations(document.inputs ?? {})
     yield* Effect.mapError(
       validateServers(document.mcp_servers ?? {}),
       (error) => new WorkflowFailed({ reason: "McpFailed", step: "", description: error.message, cause: error })
     )
+    yield* models(document, options)
     return graph
   })
 
@@ -151,7 +186,7 @@ export const run: (
 ) {
   const emit = options.onEvent ?? (() => Effect.void)
   const started = yield* Clock.currentTimeMillis
-  const graph = yield* plan(document)
+  const graph = yield* plan(document, { model: options.model })
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
   // A sandbox the run builds collects what its largest cmd step accepts; a caller's has its own cap.
   const collects = typeof options.sandbox === "object" ? undefined : sandboxOutputBytes(document)

@@ -98,10 +98,15 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
 
 /** A run's check (`Executor.plan`) refusing the document, as a validation error at its block path. */
 const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid => {
+  const steps = error.step === "" ? "workflow.steps" : `workflow.steps.${error.step}`
   const [reason, block]: readonly [InvalidReason, string] = error.reason === "Cycle"
     ? ["Cycle", "workflow.steps"]
     : error.reason === "UnknownDependency"
-    ? ["UnknownDependency", `workflow.steps.${error.step}`]
+    ? ["UnknownDependency", steps]
+    : error.reason === "UnknownMember"
+    ? ["UnknownMember", error.step === "" ? "workflow.output" : steps]
+    : error.reason === "AgentFailed"
+    ? ["ModelUnavailable", steps]
     : error.reason === "InvalidInputs"
     ? ["InvalidDefault", "workflow.inputs"]
     : ["InvalidMcpServer", `workflow.mcp_servers${error.cause instanceof McpServersError ? `.${error.cause.server}` : ""}`]
@@ -110,8 +115,9 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
 }
 
 /**
- * Makes every check a run makes before its first step (`Executor.plan`: the graph, input
- * defaults, MCP server declarations) on a loaded document; `file` names it in errors.
+ * Makes every check a run makes before its first step (`Executor.plan`: the graph, the members
+ * read of step outputs, input defaults, MCP server declarations, the agent steps' models) on a
+ * loaded document; `file` names it in errors.
  *
  * @since 0.1.0
  * @category constructors
