@@ -100,26 +100,19 @@ describe("condukt", () => {
   it.live("auth on a stdio server: check and run both accept it, with the same warning", () =>
     Effect.gen(function*() {
       const bin = path.join(root, "packages/workflows/node_modules/.bin")
-      const dir = inDir({
-        "stdio-auth.hcl": `workflow "stdio_auth" {
-  mcp_server "everything" {
-    transport = "stdio"
-    command = "mcp-server-everything"
-    args = ["stdio"]
-    auth = { type = "bearer", env = "EVERYTHING_TOKEN" }
-  }
-  tool "echo" {
-    id = "everything.echo"
-    args = { message = "hi" }
-  }
-  output = task.echo.output
-}
-`
-      })
+      // examples/workflows/mcp-echo.hcl with an auth its stdio server cannot use.
+      const example = fs.readFileSync(path.join(root, "examples/workflows/mcp-echo.hcl"), "utf8")
+      const withAuth = example.replace("request_timeout = 10000", `request_timeout = 10000\n    auth = { type = "bearer", env = "EVERYTHING_TOKEN" }`)
+      assert.notStrictEqual(withAuth, example)
+      const dir = inDir({ "stdio-auth.hcl": withAuth })
       const warning = "warning: stdio-auth.hcl: workflow.mcp_servers.everything: auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env\n"
       const withServer = { ...env, PATH: `${bin}:${env.PATH}` }
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "stdio-auth.hcl"], withServer), { stdout: "ok: stdio-auth.hcl\n", stderr: warning, exitCode: 0 })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl"], withServer), { stdout: "Echo: hi\n", stderr: warning, exitCode: 0 })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl", "--input", "message=hi"], withServer), {
+        stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`,
+        stderr: warning,
+        exitCode: 0
+      })
       fs.rmSync(dir, { recursive: true })
     }))
 
@@ -161,20 +154,18 @@ describe("condukt", () => {
         "member.hcl": `workflow "m" {\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
         "agent.hcl": `workflow "g" {\n  runtime {\n    model = "anthropic:claude-sonnet-4-6"\n  }\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  agent "b" {\n    needs = ["a"]\n    input = "hi"\n  }\n}\n`
       })
-      const member = "reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "member.hcl"], env), {
-        stdout: "",
-        stderr: `check failed: member.hcl: workflow.steps.b: ${member}\n`,
-        exitCode: 2
-      })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "member.hcl"], env), { stdout: "", stderr: `Workflow run failed: step b: ${member}\n`, exitCode: 1 })
-      const noKey = "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "agent.hcl"], env), {
-        stdout: "",
-        stderr: `check failed: agent.hcl: workflow.steps.b: ${noKey}\n`,
-        exitCode: 2
-      })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "agent.hcl"], env), { stdout: "", stderr: `Workflow run failed: step b: ${noKey}\n`, exitCode: 1 })
+      const refusals = [
+        ["member.hcl", "reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
+        ["agent.hcl", "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"]
+      ] as const
+      for (const [file, description] of refusals) {
+        assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", file], env), {
+          stdout: "",
+          stderr: `check failed: ${file}: workflow.steps.b: ${description}\n`,
+          exitCode: 2
+        })
+        assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", file], env), { stdout: "", stderr: `Workflow run failed: step b: ${description}\n`, exitCode: 1 })
+      }
       // Refused before any step: cmd a never ran.
       assert.isFalse(fs.existsSync(path.join(dir, "ran.txt")))
       fs.rmSync(dir, { recursive: true })

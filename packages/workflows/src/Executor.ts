@@ -166,6 +166,7 @@ const serversWithInputs = (
             ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, Template.stringify(item)]))
             : Template.stringify(value)
         const evaluated = Object.fromEntries(Object.entries(values as Readonly<Record<string, Expression.Value>>).map(([key, value]) => [key, asText(value)]))
+        // The Validator made these a string, a list of strings and a map of strings; `asText` keeps those shapes.
         return Effect.succeed([id, { ...spec, ...evaluated } as Document.McpServerSpec] as const)
       }
     })

@@ -125,6 +125,7 @@ export const parse = (input: unknown): Parsed => {
     const missing = ["name", "transport"].filter((key) => !Object.hasOwn(fields, key))
     if (missing.length > 0) return invalid(`the configuration is not a server: it needs ${missing.join(" and ")}`)
     const wrong = Object.keys(fields).filter((key) => {
+      // Every key of `fields` passed the KEYS check above.
       const field = Fields.fields[key as keyof typeof Fields.fields]
       return Exit.isFailure(Schema.decodeUnknownExit(Schema.Struct({ [key]: field }))({ [key]: fields[key] }))
     })
