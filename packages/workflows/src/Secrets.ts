@@ -36,8 +36,11 @@ const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
   if (token !== undefined) entries.push([nameOf("MCP", id, "TOKEN"), Secret.static(token)])
   const clientSecret = text(auth, "client_secret") ?? text(auth, "client_secret_static")
   if (clientSecret !== undefined) entries.push([nameOf("MCP", id, "CLIENT_SECRET"), Secret.static(clientSecret)])
-  // As the MCP client counts them: a host variable every process has (PATH, HOME) is no secret.
-  for (const name of spec.env ?? []) if (!Secret.isOrdinaryVariable(name)) entries.push([name, Secret.env(name)])
+  // As the MCP client counts them: a host variable every process has (PATH, HOME) is no secret; a
+  // name given by an input (`${inputs.var}`) is not known before the run.
+  for (const name of spec.env ?? []) {
+    if (!Secret.isOrdinaryVariable(name) && !name.includes("${")) entries.push([name, Secret.env(name)])
+  }
   entries.push(...headerSecrets(nameOf("MCP", id), spec.headers))
   return entries
 }
