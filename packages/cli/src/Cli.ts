@@ -60,6 +60,10 @@ const printerFor = (document: Document.Document) =>
     (resolved) => printer(Redactor.secrets(Object.fromEntries(resolved.flatMap(Option.toArray))))
   )
 
+/** What the workflow holds unused, one `warning:` line each on stderr: `check` and `run` say the same. */
+const warn = (print: Printer, document: Document.Document, file: string) =>
+  Effect.forEach(Workflow.warnings(document, file), (warning) => print.err(`warning: ${warning.location}: ${warning.description}`), { discard: true })
+
 const fail = (print: Printer, code: number, message: string) => Effect.andThen(print.err(message), Effect.fail(new Exit({ code })))
 
 const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed) =>
@@ -89,6 +93,7 @@ const make = (terminal: Terminal) => {
     Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model }) {
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
+      yield* warn(print, document, file)
       const inputs = InputArgs.parse(input, document.inputs ?? {})
       if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
       const onEvent = json
@@ -117,6 +122,7 @@ const make = (terminal: Terminal) => {
     Effect.fn("Cli.check")(function*({ file }) {
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
+      yield* warn(print, document, file)
       yield* Effect.catch(Workflow.verify(document, file), reportError(print))
       yield* print.out(`ok: ${file}`)
     })

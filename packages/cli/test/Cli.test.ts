@@ -97,6 +97,25 @@ describe("condukt", () => {
       assert.deepStrictEqual(result, { stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`, stderr: "", exitCode: 0 })
     }))
 
+  it.live("auth on a stdio server: check and run both accept it, with the same warning", () =>
+    Effect.gen(function*() {
+      const bin = path.join(root, "packages/workflows/node_modules/.bin")
+      // examples/workflows/mcp-echo.hcl with an auth its stdio server cannot use.
+      const example = fs.readFileSync(path.join(root, "examples/workflows/mcp-echo.hcl"), "utf8")
+      const withAuth = example.replace("request_timeout = 10000", `request_timeout = 10000\n    auth = { type = "bearer", env = "EVERYTHING_TOKEN" }`)
+      assert.notStrictEqual(withAuth, example)
+      const dir = inDir({ "stdio-auth.hcl": withAuth })
+      const warning = "warning: stdio-auth.hcl: workflow.mcp_servers.everything: auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env\n"
+      const withServer = { ...env, PATH: `${bin}:${env.PATH}` }
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "stdio-auth.hcl"], withServer), { stdout: "ok: stdio-auth.hcl\n", stderr: warning, exitCode: 0 })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl", "--input", "message=hi"], withServer), {
+        stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`,
+        stderr: warning,
+        exitCode: 0
+      })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
   it.live("run --json prints one JSON event per line, the output last", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET })
@@ -124,6 +143,42 @@ describe("condukt", () => {
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "needs.hcl"], env), {
         stdout: "",
         stderr: "check failed: needs.hcl: workflow.steps.b.needs: step b refers to task.a without listing it in needs; add needs = [\"a\"]\n",
+        exitCode: 2
+      })
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("check finds a member no step output has and an agent model with no key; run refuses both before any step", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "member.hcl": `workflow "m" {\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
+        "agent.hcl": `workflow "g" {\n  runtime {\n    model = "anthropic:claude-sonnet-4-6"\n  }\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  agent "b" {\n    needs = ["a"]\n    input = "hi"\n  }\n}\n`
+      })
+      const refusals = [
+        ["member.hcl", "reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
+        ["agent.hcl", "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"]
+      ] as const
+      for (const [file, description] of refusals) {
+        assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", file], env), {
+          stdout: "",
+          stderr: `check failed: ${file}: workflow.steps.b: ${description}\n`,
+          exitCode: 2
+        })
+        assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", file], env), { stdout: "", stderr: `Workflow run failed: step b: ${description}\n`, exitCode: 1 })
+      }
+      // Refused before any step: cmd a never ran.
+      assert.isFalse(fs.existsSync(path.join(dir, "ran.txt")))
+      fs.rmSync(dir, { recursive: true })
+    }))
+
+  it.live("an input that breaks its declaration is named with the value it got", () =>
+    Effect.gen(function*() {
+      const dir = inDir({
+        "env.hcl": `workflow "e" {\n  input "env" {\n    type = "string"\n    enum = ["dev", "prod"]\n  }\n  input "n" {\n    type = "integer"\n    default = 1\n  }\n  cmd "a" {\n    argv = ["echo", input.env]\n  }\n}\n`
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "env.hcl", "--input", "env=qa", "--input", "n=1.5"], env), {
+        stdout: "",
+        stderr: `Workflow run failed: inputs do not match their declarations: env: got "qa", expected "dev" | "prod"; n: got 1.5, expected an integer\n`,
         exitCode: 2
       })
       fs.rmSync(dir, { recursive: true })

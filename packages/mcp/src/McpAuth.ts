@@ -24,8 +24,8 @@ export type McpAuth =
   | { readonly _tag: "Bearer"; readonly token: SecretInput }
   | {
     readonly _tag: "ClientCredentials"
-    readonly tokenUrl: string
-    readonly clientId: string
+    readonly tokenUrl: SecretInput
+    readonly clientId: SecretInput
     readonly clientSecret: SecretInput
     readonly scope: string | undefined
   }
@@ -41,14 +41,15 @@ export const bearer = (token: SecretInput): McpAuth => ({ _tag: "Bearer", token 
 
 /**
  * OAuth client credentials: a token from `tokenUrl` (client id and secret as HTTP Basic), cached,
- * fetched again once on a 401.
+ * fetched again once on a 401. Each of the three is a value or a secret ref
+ * (`clientId: Secret.env("CLIENT_ID")`), resolved when a connection starts.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const clientCredentials = (options: {
-  readonly tokenUrl: string
-  readonly clientId: string
+  readonly tokenUrl: SecretInput
+  readonly clientId: SecretInput
   readonly clientSecret: SecretInput
   readonly scope?: string | undefined
 }): McpAuth => ({
@@ -98,18 +99,22 @@ export const resolveSecret = (
 
 const TokenResponse = Schema.Struct({ access_token: Schema.String })
 
-const fetchToken = (
-  fetchFn: FetchLike,
-  auth: Extract<McpAuth, { readonly _tag: "ClientCredentials" }>,
-  secret: Redacted.Redacted<string>
-): Effect.Effect<string, TokenRequestFailed> => {
-  const failed = (description: string) => new TokenRequestFailed({ tokenUrl: auth.tokenUrl, description })
+/** What a token request sends, its secret inputs resolved. */
+interface TokenRequest {
+  readonly tokenUrl: string
+  readonly clientId: string
+  readonly secret: Redacted.Redacted<string>
+  readonly scope: string | undefined
+}
+
+const fetchToken = (fetchFn: FetchLike, request: TokenRequest): Effect.Effect<string, TokenRequestFailed> => {
+  const failed = (description: string) => new TokenRequestFailed({ tokenUrl: request.tokenUrl, description })
   const body = new URLSearchParams({ grant_type: "client_credentials" })
-  if (auth.scope !== undefined) body.set("scope", auth.scope)
-  const basic = Buffer.from(`${encodeURIComponent(auth.clientId)}:${encodeURIComponent(Redacted.value(secret))}`).toString("base64")
+  if (request.scope !== undefined) body.set("scope", request.scope)
+  const basic = Buffer.from(`${encodeURIComponent(request.clientId)}:${encodeURIComponent(Redacted.value(request.secret))}`).toString("base64")
   return Effect.tryPromise({
     try: (signal) =>
-      fetchFn(auth.tokenUrl, {
+      fetchFn(request.tokenUrl, {
         method: "POST",
         headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json", authorization: `Basic ${basic}` },
         body,
@@ -151,15 +156,18 @@ export const fetchFor = (
       record("bearer_token", token)
       return withToken(token)
     }
+    const tokenUrl = Redacted.value(yield* resolveSecret(auth.tokenUrl))
+    const clientId = Redacted.value(yield* resolveSecret(auth.clientId))
     const secret = yield* resolveSecret(auth.clientSecret)
     record("client_secret", Redacted.value(secret))
-    let token = yield* fetchToken(base, auth, secret)
+    const request: TokenRequest = { tokenUrl, clientId, secret, scope: auth.scope }
+    let token = yield* fetchToken(base, request)
     // One refresh per 401: the request is sent again once with the new token, then its answer stands.
     return (url, init) =>
       withToken(token)(url, init).then((response) =>
         response.status !== 401
           ? response
-          : Effect.runPromise(fetchToken(base, auth, secret)).then((fresh) => {
+          : Effect.runPromise(fetchToken(base, request)).then((fresh) => {
             token = fresh
             return withToken(fresh)(url, init)
           })

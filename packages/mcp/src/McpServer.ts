@@ -12,13 +12,14 @@
  * refused here: its start fails with `McpStartFailed` naming it, before anything runs. `startAll` gives the same to callers
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
-import { Exit, Effect, Schema, Scope } from "effect"
+import { Exit, Effect, Scope } from "effect"
 import { type ProcessRunner, Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import { McpError, TransportDown } from "./McpError.ts"
 import { Credentials } from "./internal/credentials.ts"
 import type { CommonOptions, Declaration, HttpOptions, StdioOptions } from "./internal/declaration.ts"
+import * as MapForm from "./internal/mapForm.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -38,6 +39,8 @@ export interface McpServer extends ToolSource.ToolSource<ProcessRunner.ProcessRu
   readonly declaration: Declaration
   /** Why the declaration cannot start, when it cannot. */
   readonly invalid: string | undefined
+  /** What the declaration holds unused (`auth` on a stdio server), for its caller to say (`condukt check` and `run` print them). */
+  readonly warnings: ReadonlyArray<string>
 }
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
@@ -46,7 +49,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_-]*$/
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const declare = (declaration: Declaration, invalid?: string): McpServer => {
+const declare = (declaration: Declaration, invalid?: string, warnings: ReadonlyArray<string> = []): McpServer => {
   const problem = invalid ??
     (NAME.test(declaration.name) ? undefined : "the name must start with a letter and hold only letters, digits, _ and -")
   const server: McpServer = {
@@ -54,6 +57,7 @@ const declare = (declaration: Declaration, invalid?: string): McpServer => {
     name: declaration.name,
     declaration,
     invalid: problem,
+    warnings,
     start: (context) => start(server, context)
   }
   return server
@@ -83,50 +87,24 @@ export const sse = (options: HttpOptions): McpServer => declare({ ...options, tr
  */
 export const http = (options: HttpOptions): McpServer => declare({ ...options, transport: "http" })
 
-/** The map form configuration files use; `transport` also takes `streamable_http` and `http_sse`. */
-const Config = Schema.Struct({
-  name: Schema.String,
-  transport: Schema.String,
-  command: Schema.optionalKey(Schema.String),
-  args: Schema.optionalKey(Schema.Array(Schema.String)),
-  cwd: Schema.optionalKey(Schema.String),
-  env: Schema.optionalKey(Schema.Union([Schema.Array(Schema.String), Schema.Record(Schema.String, Schema.String)])),
-  url: Schema.optionalKey(Schema.String),
-  headers: Schema.optionalKey(Schema.Record(Schema.String, Schema.String)),
-  prefix: Schema.optionalKey(Schema.String),
-  initTimeoutMs: Schema.optionalKey(Schema.Finite),
-  requestTimeoutMs: Schema.optionalKey(Schema.Finite),
-  restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"])),
-  maxMessageBytes: Schema.optionalKey(Schema.Finite),
-  maxResultChars: Schema.optionalKey(Schema.Finite)
-})
-
 /**
- * A server from its map form (a configuration file's entry). What cannot be a server — an
- * unknown transport, a missing command or URL — becomes a declaration whose start fails with
- * `McpStartFailed` naming it.
+ * A server from its map form (a configuration file's entry, Condukt's `mcp_server` keys): every
+ * option in camel or snake case (`initTimeout` / `init_timeout`, in milliseconds), `transport`
+ * also as `streamable_http` and `http_sse`, and `auth` as `{ type: "bearer", env | static | op }`
+ * or `{ type: "client_credentials", token_url, client_id, client_secret, scope }` (each of the
+ * three also as `_env` or `_static`). What cannot be a server — an unknown key, a wrong type, an
+ * unknown transport, a missing command or URL, an `auth` it cannot read — becomes a declaration
+ * whose start fails with `McpStartFailed` naming it. `auth` on a stdio server is unused: it is
+ * accepted, with a warning in `warnings`.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const fromConfig = (input: unknown): McpServer => {
-  const named = typeof input === "object" && input !== null && "name" in input ? String(input.name) : "(unnamed)"
-  const decoded = Schema.decodeUnknownExit(Config)(input)
-  const invalid = (reason: string) => declare({ name: named, transport: "stdio", command: "" }, reason)
-  if (Exit.isFailure(decoded)) return invalid("the configuration is not a server: it needs name and transport, and fields of the right types")
-  const { initTimeoutMs, requestTimeoutMs, transport, ...config } = decoded.value
-  const common = {
-    ...config,
-    ...(initTimeoutMs === undefined ? {} : { initTimeout: initTimeoutMs }),
-    ...(requestTimeoutMs === undefined ? {} : { requestTimeout: requestTimeoutMs })
-  }
-  if (transport === "stdio") {
-    return config.command === undefined ? invalid("a stdio server needs a command") : stdio({ ...common, command: config.command })
-  }
-  const kind = transport === "sse" || transport === "http_sse" ? "sse" : transport === "http" || transport === "streamable_http" ? "http" : undefined
-  if (kind === undefined) return invalid(`unknown transport ${JSON.stringify(transport)}: use stdio, sse or http`)
-  if (config.url === undefined) return invalid(`an ${kind} server needs a url`)
-  return kind === "sse" ? sse({ ...common, url: config.url }) : http({ ...common, url: config.url })
+  const parsed = MapForm.parse(input)
+  return parsed._tag === "Invalid"
+    ? declare({ name: parsed.name, transport: "stdio", command: "" }, parsed.reason)
+    : declare(parsed.declaration, undefined, parsed.warnings)
 }
 
 // ---------------------------------------------------------------------------------------------

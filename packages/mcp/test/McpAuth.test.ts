@@ -1,48 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import * as http from "node:http"
-import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { ConfigProvider, Effect } from "effect"
 import { Secret } from "@condukt/core"
 import { ScriptedProcesses, TestModel } from "@condukt/testing"
 import { McpAuth, McpClient, McpError, McpServer } from "../src/index.ts"
-import { results, runWith } from "./support.ts"
-
-/** A loopback Streamable HTTP server (stateless) that accepts only the tokens in `accept`, and a token endpoint. */
-const protectedServer = Effect.acquireRelease(
-  Effect.callback<{ url: string; seen: Array<string>; issued: Array<string>; accept: Set<string>; server: http.Server }>((resume) => {
-    const seen: Array<string> = []
-    const issued: Array<string> = []
-    const accept = new Set<string>()
-    const server = http.createServer((req, res) => {
-      if (req.url === "/token") {
-        const token = `token-${issued.length + 1}`
-        issued.push(req.headers.authorization ?? "")
-        accept.add(token)
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ access_token: token, token_type: "Bearer" }))
-        return
-      }
-      const token = (req.headers.authorization ?? "").replace(/^Bearer /, "")
-      seen.push(token)
-      if (!accept.has(token)) {
-        res.writeHead(401).end()
-        return
-      }
-      const mcp = new SdkServer({ name: "protected", version: "1.0.0" })
-      mcp.registerTool("whoami", { description: "Who the caller is" }, () => ({ content: [{ type: "text", text: `caller with ${token}` }] }))
-      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
-      void mcp.connect(transport).then(() => transport.handleRequest(req, res))
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address() as { port: number }
-      resume(Effect.succeed({ url: `http://127.0.0.1:${address.port}`, seen, issued, accept, server }))
-    })
-  }),
-  ({ server }) => Effect.callback<void>((resume) => {
-    server.closeAllConnections()
-    server.close(() => resume(Effect.void))
-  })
-)
+import { protectedServer, results, runWith } from "./support.ts"
 
 describe("McpAuth", () => {
   it.live("bearer: the server sees the token from a secret ref", () =>
@@ -71,6 +32,44 @@ describe("McpAuth", () => {
       // One token for the handshake, the listing and the call; HTTP Basic client authentication.
       assert.deepStrictEqual(srv.issued, [`Basic ${Buffer.from("app:shh").toString("base64")}`])
     }).pipe(Effect.scoped))
+
+  it.live("client credentials from secret refs: the token URL, the client id and the secret each from a variable, in code and in the map form", () =>
+    Effect.gen(function*() {
+      const srv = yield* protectedServer
+      const env = { TOKEN_URL: `${srv.url}/token`, CLIENT_ID: "app-from-env", CLIENT_SECRET: "shh-from-env" }
+      const inCode = McpServer.http({
+        name: "p",
+        url: `${srv.url}/mcp`,
+        auth: McpAuth.clientCredentials({ tokenUrl: Secret.env("TOKEN_URL"), clientId: Secret.env("CLIENT_ID"), clientSecret: Secret.env("CLIENT_SECRET") })
+      })
+      const inMapForm = McpServer.fromConfig({
+        name: "q",
+        transport: "streamable_http",
+        url: `${srv.url}/mcp`,
+        auth: { type: "client_credentials", token_url_env: "TOKEN_URL", client_id_env: "CLIENT_ID", client_secret_env: "CLIENT_SECRET" }
+      })
+      const { events } = yield* runWith([inCode, inMapForm], [
+        TestModel.reply(TestModel.toolCall("p.whoami", {}), TestModel.toolCall("q.whoami", {})),
+        TestModel.text("done")
+      ]).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))
+      assert.deepStrictEqual(results(events), [
+        { name: "p.whoami", content: "caller with [REDACTED:p.access_token]", isError: false },
+        { name: "q.whoami", content: "caller with [REDACTED:q.access_token]", isError: false }
+      ])
+      const basic = `Basic ${Buffer.from("app-from-env:shh-from-env").toString("base64")}`
+      assert.deepStrictEqual(srv.issued, [basic, basic])
+    }).pipe(Effect.scoped))
+
+  it.live("client credentials: a client id variable that is not set fails the start, naming it", () =>
+    Effect.gen(function*() {
+      const auth = McpAuth.clientCredentials({ tokenUrl: "http://127.0.0.1:1/token", clientId: Secret.env("NO_SUCH_CLIENT_ID"), clientSecret: "shh" })
+      const declaration = McpServer.http({ name: "p", url: "http://127.0.0.1:1/mcp", auth }).declaration
+      const error = yield* Effect.flip(Effect.scoped(McpClient.connect(declaration, {}, () => Effect.void)))
+      assert.deepStrictEqual(
+        error,
+        new McpError.McpError({ server: "p", reason: new McpError.AuthSecretUnavailable({ description: "environment variable NO_SUCH_CLIENT_ID is not set" }) })
+      )
+    }).pipe(Effect.provide(ScriptedProcesses.layer({})), Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))))
 
   it.live("client credentials: a revoked token is replaced once and the request sent again", () =>
     Effect.gen(function*() {

@@ -76,6 +76,41 @@ describe("McpServer", () => {
       }).pipe(Effect.scoped))
   })
 
+  describe("the map form (McpServer.fromConfig)", () => {
+    it("keeps auth, request_timeout and every option, in snake case or camel case", () => {
+      const declared = (timeout: Record<string, number>) =>
+        McpServer.fromConfig({
+          name: "t",
+          transport: "streamable_http",
+          url: "http://127.0.0.1:1/mcp",
+          headers: { "x-team": "core" },
+          auth: { type: "bearer", static: "tok" },
+          max_result_chars: 500,
+          ...timeout
+        })
+      const expected: McpServer.Declaration = {
+        name: "t",
+        url: "http://127.0.0.1:1/mcp",
+        headers: { "x-team": "core" },
+        maxResultChars: 500,
+        requestTimeout: 5000,
+        transport: "http",
+        auth: { _tag: "Bearer", token: "tok" }
+      }
+      assert.deepStrictEqual(declared({ request_timeout: 5000 }).declaration, expected)
+      assert.deepStrictEqual(declared({ requestTimeout: 5000 }).declaration, expected)
+      assert.isUndefined(declared({ requestTimeout: 5000 }).invalid)
+    })
+
+    it.live("auth on a stdio server is accepted unused, with a warning, and the server starts", () =>
+      Effect.gen(function*() {
+        const server = McpServer.fromConfig({ name: "fx", transport: "stdio", command: node, args: [fixture], auth: { type: "bearer", env: "FX_TOKEN" } })
+        assert.deepStrictEqual(server.warnings, ["auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env"])
+        const { events } = yield* runWith([server], [TestModel.toolCall("fx.echo", { text: "hi" }), TestModel.text("done")])
+        assert.deepStrictEqual(results(events), [{ name: "fx.echo", content: "hi", isError: false }])
+      }).pipe(Effect.scoped))
+  })
+
   describe("bad input: a typed error naming the server, nothing left running", () => {
     const startFails = (server: McpServer.McpServer, reason: string) =>
       Effect.gen(function*() {
@@ -89,6 +124,36 @@ describe("McpServer", () => {
         McpServer.fromConfig({ name: "ws", transport: "websocket", url: "ws://localhost" }),
         "unknown transport \"websocket\": use stdio, sse or http"
       ))
+
+    it.live("the map form keeps init_timeout, in snake case or camel case: a server that never answers fails at it", () =>
+      Effect.gen(function*() {
+        for (const key of ["init_timeout", "initTimeout"]) {
+          yield* startFails(
+            McpServer.fromConfig({ name: "mute", transport: "stdio", command: node, args: [fixture, "silent"], [key]: 1000 }),
+            "no answer to initialize within 1000ms"
+          )
+        }
+      }))
+
+    it.live("the map form refuses an unknown key, a key given in both cases and a value of the wrong type", () =>
+      Effect.gen(function*() {
+        yield* startFails(
+          McpServer.fromConfig({ name: "u", transport: "stdio", command: node, initTimeoutMs: 5000, bogus: true }),
+          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, maxMessageBytes, maxResultChars, maxToolPages, maxTools (or their snake_case forms)"
+        )
+        yield* startFails(
+          McpServer.fromConfig({ name: "u", transport: "stdio", command: node, init_timeout: 1000, initTimeout: 2000 }),
+          "initTimeout is given twice (in camel case and in snake case); keep one"
+        )
+        yield* startFails(
+          McpServer.fromConfig({ name: "u", transport: "stdio", command: node, request_timeout: "soon" }),
+          "requestTimeout has the wrong type (timeouts are milliseconds, sizes positive integers)"
+        )
+        yield* startFails(
+          McpServer.fromConfig({ name: "u", transport: "http", url: "http://127.0.0.1:1/mcp", auth: { type: "bearer", env: "T", audience: "x" } }),
+          "unknown bearer auth keys audience; it takes type, env, static, op"
+        )
+      }))
 
     it.live("an invalid name", () =>
       startFails(

@@ -1,6 +1,9 @@
 /** Shared by the MCP tests: the servers' paths, a free port, an HTTP server process ready to serve. */
 import { Deferred, Effect, Scope, Stream } from "effect"
 import { spawn } from "node:child_process"
+import * as http from "node:http"
+import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import * as net from "node:net"
 import * as path from "node:path"
 import { Agent, Session, type SessionEvent } from "@condukt/core"
@@ -72,3 +75,39 @@ export const runNode = (args: ReadonlyArray<string>): Effect.Effect<{ code: numb
     })
     return { code, stdout, stderr }
   })
+
+/** A loopback Streamable HTTP server (stateless) that accepts only the tokens in `accept`, and a token endpoint. */
+export const protectedServer = Effect.acquireRelease(
+  Effect.callback<{ url: string; seen: Array<string>; issued: Array<string>; accept: Set<string>; server: http.Server }>((resume) => {
+    const seen: Array<string> = []
+    const issued: Array<string> = []
+    const accept = new Set<string>()
+    const server = http.createServer((req, res) => {
+      if (req.url === "/token") {
+        const token = `token-${issued.length + 1}`
+        issued.push(req.headers.authorization ?? "")
+        accept.add(token)
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ access_token: token, token_type: "Bearer" }))
+        return
+      }
+      const token = (req.headers.authorization ?? "").replace(/^Bearer /, "")
+      seen.push(token)
+      if (!accept.has(token)) {
+        res.writeHead(401).end()
+        return
+      }
+      const mcp = new SdkServer({ name: "protected", version: "1.0.0" })
+      mcp.registerTool("whoami", { description: "Who the caller is" }, () => ({ content: [{ type: "text", text: `caller with ${token}` }] }))
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
+      void mcp.connect(transport).then(() => transport.handleRequest(req, res))
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address() as { port: number }
+      resume(Effect.succeed({ url: `http://127.0.0.1:${address.port}`, seen, issued, accept, server }))
+    })
+  }),
+  ({ server }) => Effect.callback<void>((resume) => {
+    server.closeAllConnections()
+    server.close(() => resume(Effect.void))
+  })
+)

@@ -8,15 +8,17 @@
  * the first real error fails the run and interrupts the steps still running (their process
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
-import { Executor as ToolExecutor, Sandbox, Tool, Tools } from "@condukt/core"
+import { Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
 import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
-import { Clock, Context, Deferred, Effect, type FileSystem, Layer, type Path, Result, Semaphore } from "effect"
+import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
+import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
+import * as Outputs from "./Outputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
 import * as Cmd from "./steps/Cmd.ts"
@@ -89,25 +91,86 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
   )
 }
 
+/** @since 0.1.0 @category models */
+export interface PlanOptions {
+  /** The model for agent steps that name none (the run's `model` option). */
+  readonly model?: string | undefined
+}
+
+/**
+ * Every agent step's model as a run would choose it (the step's, else `options.model`, else the
+ * runtime block's) resolved once per model, without a request: an unknown provider or a missing
+ * key fails here, before the first step, naming the first step (in id order) that uses it. A model
+ * written with `${…}` is known only as the step runs, and a step with no model at all fails then.
+ * A `Model` service in the context serves every agent step whatever it names (as in a session).
+ */
+const models = (document: Document.Document, options: PlanOptions): Effect.Effect<void, WorkflowFailed> =>
+  Effect.gen(function*() {
+    if (Option.isSome(yield* Effect.serviceOption(Model.Model))) return
+    const fallback = options.model ?? (typeof document.runtime?.model === "string" ? document.runtime.model : undefined)
+    const agents = Object.keys(document.steps).sort().flatMap((id) =>
+      allSteps([document.steps[id]!]).flatMap((step) => (step.kind === "agent" ? [[id, step.model ?? fallback] as const] : []))
+    )
+    const checked = new Set<string>()
+    for (const [id, model] of agents) {
+      if (model === undefined || Template.hasPlaceholder(model) || checked.has(model)) continue
+      checked.add(model)
+      yield* Effect.mapError(
+        Model.resolve(model),
+        (error) => new WorkflowFailed({ reason: "AgentFailed", step: id, description: error.message, cause: error })
+      )
+    }
+  })
+
 /**
  * Every check a run makes before its first step that needs neither inputs nor processes: the
- * graph (unknown dependencies, cycles), the input declarations and their defaults, the MCP server
- * declarations. `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
- * fails a run only for its inputs, its sandbox or its servers' answers.
+ * graph (unknown dependencies, cycles), the members read of step outputs, the input declarations
+ * and their defaults, the MCP server declarations, and the agent steps' models (their provider
+ * and key). `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
+ * fails a run only for its inputs, its sandbox, its servers' or models' answers.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const plan = (document: Document.Document): Effect.Effect<Graph.Graph, WorkflowFailed> =>
+export const plan = (document: Document.Document, options: PlanOptions = {}): Effect.Effect<Graph.Graph, WorkflowFailed> =>
   Effect.gen(function*() {
     const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+    yield* Result.match(Outputs.check(document), { onSuccess: Effect.succeed, onFailure: Effect.fail })
     yield* Inputs.checkDeclarations(document.inputs ?? {})
     yield* Effect.mapError(
       validateServers(document.mcp_servers ?? {}),
       (error) => new WorkflowFailed({ reason: "McpFailed", step: "", description: error.message, cause: error })
     )
+    yield* models(document, options)
     return graph
   })
+
+/**
+ * The servers with the `${…}` of their command, args, env, url and headers evaluated with the
+ * inputs (the Validator allows no other root there); each value read as a string, as argv is.
+ */
+const serversWithInputs = (
+  servers: Readonly<Record<string, Document.McpServerSpec>>,
+  inputs: Readonly<Record<string, Expression.Value>>
+): Effect.Effect<Readonly<Record<string, Document.McpServerSpec>>, WorkflowFailed> =>
+  Effect.forEach(Object.entries(servers), ([id, spec]) => {
+    const templated = Object.fromEntries(MCP_TEMPLATED.filter((key) => spec[key] !== undefined).map((key) => [key, spec[key]]))
+    return Result.match(Template.interpolate(templated, { inputs }), {
+      onFailure: (error) =>
+        Effect.fail(new WorkflowFailed({ reason: "InterpolateFailed", step: "", description: `mcp_server ${id}: ${error.message}` })),
+      onSuccess: (values) => {
+        const asText = (value: Expression.Value): Expression.Value =>
+          Array.isArray(value)
+            ? value.map(Template.stringify)
+            : typeof value === "object" && value !== null
+            ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, Template.stringify(item)]))
+            : Template.stringify(value)
+        const evaluated = Object.fromEntries(Object.entries(values as Readonly<Record<string, Expression.Value>>).map(([key, value]) => [key, asText(value)]))
+        // The Validator made these a string, a list of strings and a map of strings; `asText` keeps those shapes.
+        return Effect.succeed([id, { ...spec, ...evaluated } as Document.McpServerSpec] as const)
+      }
+    })
+  }).pipe(Effect.map((entries) => Object.fromEntries(entries)))
 
 /**
  * Runs a document.
@@ -124,12 +187,12 @@ export const run: (
 ) {
   const emit = options.onEvent ?? (() => Effect.void)
   const started = yield* Clock.currentTimeMillis
-  const graph = yield* plan(document)
+  const graph = yield* plan(document, { model: options.model })
   const inputs = yield* Inputs.resolve(document.inputs ?? {}, options.inputs ?? {})
   // A sandbox the run builds collects what its largest cmd step accepts; a caller's has its own cap.
   const collects = typeof options.sandbox === "object" ? undefined : sandboxOutputBytes(document)
   const sandbox = yield* buildSandbox(document, options, collects)
-  const servers = document.mcp_servers ?? {}
+  const servers = yield* serversWithInputs(document.mcp_servers ?? {}, inputs)
   const mcpTools = Object.keys(servers).length === 0
     ? []
     : yield* Effect.mapError(

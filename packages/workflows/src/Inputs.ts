@@ -2,16 +2,27 @@
  * Inputs — the values a run is given, checked against the workflow's `input` blocks as Condukt
  * does: a JSON Schema object (declared properties with their `type`, `enum` and `items`; the ones
  * without a `default` required; no others allowed), defaults filled first. The schema is imported
- * with Effect's JSON Schema importer, so the checking is Schema's, not ours.
+ * with Effect's JSON Schema importer, so the checking is Schema's, not ours; an input that breaks
+ * its declaration is named with the value it got (`env: got "qa", expected "dev" | "prod"`).
  */
 import { Effect, JsonSchema, Result, Schema, SchemaIssue, SchemaRepresentation } from "effect"
 import type * as Document from "./Document.ts"
-import type * as Expression from "./Expression.ts"
+import * as Expression from "./Expression.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
 const invalid = (description: string) => new WorkflowFailed({ reason: "InvalidInputs", step: "", description })
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** The value at `keys` inside `root`, when there is one. */
+const valueAt = (root: unknown, keys: ReadonlyArray<PropertyKey>): { readonly value: Expression.Value } | undefined => {
+  let at: unknown = root
+  for (const key of keys) {
+    if (typeof at !== "object" || at === null || !Object.hasOwn(at, key)) return undefined
+    at = (at as Readonly<Record<PropertyKey, unknown>>)[key]
+  }
+  return { value: at as Expression.Value }
+}
 
 /** `values` checked against the declarations (`required` of them must be there), or why not. */
 const decode = (
@@ -38,8 +49,14 @@ const decode = (
     const decoded = Schema.decodeUnknownResult(schema as Schema.Decoder<unknown>)(values, { errors: "all", onExcessProperty: "error" })
     if (Result.isFailure(decoded)) {
       const issues = formatIssues(decoded.failure.issue).issues.map((issue) => {
-        const path = (issue.path ?? []).map((p) => String(typeof p === "object" ? p.key : p)).join(".")
-        return path === "" ? issue.message : `${path}: ${issue.message}`
+        const keys = (issue.path ?? []).map((p) => (typeof p === "object" ? p.key : p))
+        const path = keys.map(String).join(".")
+        // Name the value given beside what was expected: `env: got "qa", expected "dev" | "prod"`.
+        const got = valueAt(values, keys)
+        const message = got !== undefined && issue.message.startsWith("Expected ")
+          ? `got ${Expression.show(got.value)}, expected ${issue.message.slice("Expected ".length)}`
+          : issue.message
+        return path === "" ? message : `${path}: ${message}`
       })
       return yield* invalid(`${what} do not match their declarations: ${issues.join("; ")}`)
     }

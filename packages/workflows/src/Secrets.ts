@@ -1,7 +1,7 @@
 /**
  * Secrets — the secret values a workflow document names, as `Secret`s by name, so that whoever
  * prints what a run says (the CLI) can redact them: the host variables an `mcp_server` reads
- * (`auth.env`, `auth.client_secret_env`, each name of `env` but PATH, HOME and the like), the literal tokens and client
+ * (`auth.env`, `auth.client_id_env`, `auth.client_secret_env`, each name of `env` but PATH, HOME and the like), the literal tokens and client
  * secrets of its `auth`, and the literal values of credential headers (`Secret.isCredentialName`)
  * of `mcp_server` blocks and `http` steps, with
  * the credential after `Bearer `/`Basic ` too. It resolves nothing and refuses nothing; a
@@ -28,7 +28,7 @@ const headerSecrets = (owner: string, headers: Readonly<Record<string, string>> 
 const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
   const auth = spec.auth ?? {}
   const entries: Array<readonly [string, Secret.Secret]> = []
-  for (const key of ["env", "client_secret_env"]) {
+  for (const key of ["env", "client_id_env", "client_secret_env"]) {
     const variable = text(auth, key)
     if (variable !== undefined) entries.push([variable, Secret.env(variable)])
   }
@@ -36,8 +36,11 @@ const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
   if (token !== undefined) entries.push([nameOf("MCP", id, "TOKEN"), Secret.static(token)])
   const clientSecret = text(auth, "client_secret") ?? text(auth, "client_secret_static")
   if (clientSecret !== undefined) entries.push([nameOf("MCP", id, "CLIENT_SECRET"), Secret.static(clientSecret)])
-  // As the MCP client counts them: a host variable every process has (PATH, HOME) is no secret.
-  for (const name of spec.env ?? []) if (!Secret.isOrdinaryVariable(name)) entries.push([name, Secret.env(name)])
+  // As the MCP client counts them: a host variable every process has (PATH, HOME) is no secret; a
+  // name given by an input (`${inputs.var}`) is not known before the run.
+  for (const name of spec.env ?? []) {
+    if (!Secret.isOrdinaryVariable(name) && !name.includes("${")) entries.push([name, Secret.env(name)])
+  }
   entries.push(...headerSecrets(nameOf("MCP", id), spec.headers))
   return entries
 }

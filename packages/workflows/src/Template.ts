@@ -165,30 +165,46 @@ export const interpolate = (
 // Analysis
 // ---------------------------------------------------------------------------------------------
 
-const collectSteps = (node: Expression.Node, into: Set<string>): void => {
+/** Calls `visit` on `node` and every node inside it. */
+const eachNode = (node: Expression.Node, visit: (node: Expression.Node) => void): void => {
+  visit(node)
   switch (node._tag) {
     case "Member":
-      if (node.object._tag === "Identifier" && node.object.name === "steps") into.add(node.name)
-      else collectSteps(node.object, into)
-      return
+      return eachNode(node.object, visit)
     case "Index":
-      collectSteps(node.object, into)
-      collectSteps(node.index, into)
-      return
+      eachNode(node.object, visit)
+      return eachNode(node.index, visit)
     case "Not":
     case "Negate":
-      collectSteps(node.operand, into)
-      return
+      return eachNode(node.operand, visit)
     case "Compare":
     case "And":
     case "Or":
-      collectSteps(node.left, into)
-      collectSteps(node.right, into)
-      return
+      eachNode(node.left, visit)
+      return eachNode(node.right, visit)
     default:
       return
   }
 }
+
+/** Calls `visit` on every node of every placeholder in every string `value` holds; strings that do not parse are skipped (validation reports them). */
+const eachPlaceholderNode = (value: unknown, visit: (node: Expression.Node) => void): void => {
+  if (typeof value === "string") {
+    if (!hasPlaceholder(value)) return
+    const parsed = parse(value)
+    if (Result.isSuccess(parsed)) {
+      for (const part of parsed.success.parts) if (typeof part !== "string") eachNode(part.node, visit)
+    }
+  } else if (Array.isArray(value)) {
+    for (const item of value) eachPlaceholderNode(item, visit)
+  } else if (typeof value === "object" && value !== null) {
+    for (const item of Object.values(value)) eachPlaceholderNode(item, visit)
+  }
+}
+
+/** `steps.<id>`: the id, else undefined. */
+const stepOf = (node: Expression.Node): string | undefined =>
+  node._tag === "Member" && node.object._tag === "Identifier" && node.object.name === "steps" ? node.name : undefined
 
 /**
  * The step ids a value refers to as `steps.<id>`, in every string it holds, sorted and unique.
@@ -199,21 +215,46 @@ const collectSteps = (node: Expression.Node, into: Set<string>): void => {
  */
 export const references = (value: unknown): ReadonlyArray<string> => {
   const found = new Set<string>()
-  const walk = (v: unknown): void => {
-    if (typeof v === "string") {
-      if (!hasPlaceholder(v)) return
-      const parsed = parse(v)
-      if (Result.isSuccess(parsed)) {
-        for (const part of parsed.success.parts) if (typeof part !== "string") collectSteps(part.node, found)
-      }
-    } else if (Array.isArray(v)) {
-      v.forEach(walk)
-    } else if (typeof v === "object" && v !== null) {
-      Object.values(v).forEach(walk)
-    }
-  }
-  walk(value)
+  eachPlaceholderNode(value, (node) => {
+    const step = stepOf(node)
+    if (step !== undefined) found.add(step)
+  })
   return [...found].sort()
+}
+
+/**
+ * The root identifiers a value's placeholders use (`inputs`, `steps`, a map binding), sorted and unique.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const roots = (value: unknown): ReadonlyArray<string> => {
+  const found = new Set<string>()
+  eachPlaceholderNode(value, (node) => {
+    if (node._tag === "Identifier") found.add(node.name)
+  })
+  return [...found].sort()
+}
+
+/**
+ * The members a value reads of step outputs (`steps.a.stdout`, `steps.a["stdout"]`), in order of
+ * appearance, repeats included.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const stepMembers = (value: unknown): ReadonlyArray<{ readonly step: string; readonly member: string }> => {
+  const found: Array<{ readonly step: string; readonly member: string }> = []
+  eachPlaceholderNode(value, (node) => {
+    if (node._tag === "Member") {
+      const step = stepOf(node.object)
+      if (step !== undefined) found.push({ step, member: node.name })
+    } else if (node._tag === "Index" && node.index._tag === "Literal" && typeof node.index.value === "string") {
+      const step = stepOf(node.object)
+      if (step !== undefined) found.push({ step, member: node.index.value })
+    }
+  })
+  return found
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * Validator — Condukt's rules for a canonical document, whatever produced it (the HCL compiler or
  * a caller's JSON): allowed keys, required keys, ids and names, value types, unique `needs` and
- * tool lists, allowed values (`sandbox`, `transport`, `method`), and every `${…}` string parsed.
+ * tool lists, allowed values (`sandbox`, `transport`, `method`), and every `${…}` string parsed
+ * (an `mcp_server`'s may use only `inputs`: servers open before the first step).
  * Each error names the block path (`workflow.steps.deploy.argv`). It does not look at the graph:
  * an unknown dependency or a cycle is the executor's error, found before the first step runs.
  */
@@ -10,6 +11,7 @@ import {
   Document,
   HTTP_METHODS,
   INPUT_TYPES,
+  MCP_TEMPLATED,
   NAME,
   SANDBOXES,
   STEP_ID,
@@ -193,6 +195,17 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
       if ("args" in s) yield* stringList(s["args"], `${path}.args`, false)
       if ("env" in s) yield* stringList(s["env"], `${path}.env`, true)
       if ("headers" in s) yield* ofType(isStringMap(s["headers"]), `${path}.headers`, "a map of strings to strings")
+      for (const key of MCP_TEMPLATED.filter((key) => key in s)) {
+        yield* expressions(s[key], `${path}.${key}`)
+        const foreign = Template.roots(s[key]).filter((root) => root !== "inputs")
+        if (foreign.length > 0) {
+          return yield* invalid(
+            "InvalidExpression",
+            `${path}.${key}`,
+            `an mcp_server opens before the first step, so its ${key} may use inputs only, not ${foreign.join(", ")}`
+          )
+        }
+      }
     }
   }
   if (!("steps" in doc)) return yield* invalid("MissingKey", "workflow.steps", "a workflow needs steps")

@@ -10,7 +10,7 @@ import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
 import * as HclCompiler from "./HclCompiler.ts"
 import * as Validator from "./Validator.ts"
-import { McpServersError } from "./McpServers.ts"
+import { McpServersError, warnings as serverWarnings } from "./McpServers.ts"
 import { type InvalidReason, type WorkflowFailed, WorkflowInvalid } from "./WorkflowError.ts"
 
 /**
@@ -98,10 +98,15 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
 
 /** A run's check (`Executor.plan`) refusing the document, as a validation error at its block path. */
 const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid => {
+  const steps = error.step === "" ? "workflow.steps" : `workflow.steps.${error.step}`
   const [reason, block]: readonly [InvalidReason, string] = error.reason === "Cycle"
     ? ["Cycle", "workflow.steps"]
     : error.reason === "UnknownDependency"
-    ? ["UnknownDependency", `workflow.steps.${error.step}`]
+    ? ["UnknownDependency", steps]
+    : error.reason === "UnknownMember"
+    ? ["UnknownMember", error.step === "" ? "workflow.output" : steps]
+    : error.reason === "AgentFailed"
+    ? ["ModelUnavailable", steps]
     : error.reason === "InvalidInputs"
     ? ["InvalidDefault", "workflow.inputs"]
     : ["InvalidMcpServer", `workflow.mcp_servers${error.cause instanceof McpServersError ? `.${error.cause.server}` : ""}`]
@@ -110,14 +115,40 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
 }
 
 /**
- * Makes every check a run makes before its first step (`Executor.plan`: the graph, input
- * defaults, MCP server declarations) on a loaded document; `file` names it in errors.
+ * Makes every check a run makes before its first step (`Executor.plan`: the graph, the members
+ * read of step outputs, input defaults, MCP server declarations, the agent steps' models) on a
+ * loaded document; `file` names it in errors.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
   Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(file)))
+
+/**
+ * Something a document holds that a run accepts but does not use (`auth` on a stdio server).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Warning {
+  /** The file, when known, and the block path. */
+  readonly location: string
+  readonly description: string
+}
+
+/**
+ * What `document` holds unused, for `condukt check` and `condukt run` to say alike; `file` names
+ * it in locations.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const warnings = (document: Document.Document, file: string): ReadonlyArray<Warning> =>
+  serverWarnings(document.mcp_servers ?? {}).map((warning) => ({
+    location: `${file === "" ? "" : `${file}: `}workflow.mcp_servers.${warning.server}`,
+    description: warning.description
+  }))
 
 /**
  * Loads a file and verifies it: succeeds when only inputs, the sandbox or the servers' answers

@@ -60,7 +60,9 @@ export const InvalidReasons = [
   "UnknownDependency",
   "Cycle",
   "InvalidDefault",
-  "InvalidMcpServer"
+  "InvalidMcpServer",
+  "UnknownMember",
+  "ModelUnavailable"
 ] as const
 
 /** @since 0.1.0 @category errors */
@@ -94,6 +96,7 @@ export const FailedReasons = [
   "InvalidInputs",
   "UnknownDependency",
   "Cycle",
+  "UnknownMember",
   "WhenFailed",
   "InterpolateFailed",
   "OverMustBeList",

@@ -1,7 +1,7 @@
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect } from "effect"
+import { ConfigProvider, Deferred, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -22,7 +22,16 @@ describe("examples/workflows", () => {
     Effect.gen(function*() {
       const files = fs.readdirSync(examples).filter((file) => file.endsWith(".hcl")).sort()
       assert.deepStrictEqual(files, ["deploy.hcl", "mcp-echo.hcl", "release-notes.hcl", "report-settings.hcl", "word-counts.hcl"])
-      for (const file of files) yield* Workflow.check(path.join(examples, file))
+      // release-notes' agent step needs Anthropic's key: check resolves every agent step's model.
+      const withKey = ConfigProvider.layer(ConfigProvider.fromUnknown({ ANTHROPIC_API_KEY: "sk-ant-test" }))
+      for (const file of files) yield* Effect.provide(Workflow.check(path.join(examples, file)), withKey)
+      const withoutKey = yield* Effect.flip(
+        Effect.provide(Workflow.check(path.join(examples, "release-notes.hcl")), ConfigProvider.layer(ConfigProvider.fromUnknown({})))
+      )
+      assert.deepStrictEqual([withoutKey.reason, withoutKey.message], [
+        "ModelUnavailable",
+        `${path.join(examples, "release-notes.hcl")}: workflow.steps.notes: anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer`
+      ])
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("word-counts fans out over files and keeps their order", () =>
@@ -112,7 +121,7 @@ describe("examples/workflows", () => {
         big_enough: false
       })
       const wrong = yield* Effect.flip(run("report-settings.hcl", { inputs: { max_items: "many" } }))
-      assert.strictEqual(wrong.message, "inputs do not match their declarations: max_items: Expected number")
+      assert.strictEqual(wrong.message, "inputs do not match their declarations: max_items: got \"many\", expected number")
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("docs/workflows.md: every expression form it lists is accepted and gives the output it shows", () =>

@@ -60,7 +60,7 @@ describe("Executor", () => {
     Effect.gen(function*() {
       assert.strictEqual(yield* failure(GREET, { inputs: {} }), "missing required input name")
       assert.strictEqual(yield* failure(GREET, { inputs: { name: "Ada", extra: 1 } }), "unknown input extra; this workflow takes name, times")
-      assert.strictEqual(yield* failure(GREET, { inputs: { name: 3 } }), "inputs do not match their declarations: name: Expected string")
+      assert.strictEqual(yield* failure(GREET, { inputs: { name: 3 } }), "inputs do not match their declarations: name: got 3, expected string")
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("a non-zero exit is data and the run goes on", () =>

@@ -1,10 +1,11 @@
 import { Condukt } from "@condukt/node"
 import { Processes, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { protectedServer } from "../../mcp/test/support.ts"
 import { Workflow } from "../src/index.ts"
 
 const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
@@ -143,15 +144,103 @@ workflow "broken" {
       assert.strictEqual(yield* refused("http", `{ type = "bearer" }`), "MCP server tracker: a bearer auth needs env, static or op")
       assert.strictEqual(
         yield* refused("http_sse", `{ type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id = "ci" }`),
-        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (or client_secret_env)"
+        "MCP server tracker: a client_credentials auth needs token_url, client_id and client_secret (each also as _env or _static)"
       )
       assert.strictEqual(
         yield* refused("http", `{ type = "client_credentials", audience = "x" }`),
-        "MCP server tracker: unknown client_credentials keys audience"
-      )
-      assert.strictEqual(
-        yield* refused("stdio", `{ type = "bearer", env = "TOKEN" }`),
-        "MCP server tracker: auth applies to http servers only; pass a stdio server its token with env"
+        "MCP server tracker: unknown client_credentials auth keys audience; it takes type, token_url, token_url_env, token_url_static, client_id, client_id_env, client_id_static, client_secret, client_secret_env, client_secret_static, scope"
       )
     }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("inputs in a stdio server's command, args and env are evaluated before it starts", () =>
+    Effect.gen(function*() {
+      const pidFile = tempPidFile()
+      const outFile = path.join(path.dirname(pidFile), "env.txt")
+      const saved = process.env["WF_MCP_GREETING"]
+      process.env["WF_MCP_GREETING"] = "hello from the host"
+      const result = yield* Effect.ensuring(
+        run(`
+workflow "inputs" {
+  input "shell" {
+    type = "string"
+  }
+  input "pid_file" {
+    type = "string"
+  }
+  input "variable" {
+    type = "string"
+  }
+  mcp_server "everything" {
+    transport = "stdio"
+    command = input.shell
+    args = ["-c", "echo $$ > \${input.pid_file}; printenv \${input.variable} > ${outFile}; exec '${process.execPath}' '${everything}' stdio"]
+    env = [input.variable]
+  }
+  tool "echo" {
+    id = "everything.echo"
+    args = { message = "hi" }
+  }
+  output = task.echo.output
+}`, { shell: "sh", pid_file: pidFile, variable: "WF_MCP_GREETING" }),
+        Effect.sync(() => (saved === undefined ? delete process.env["WF_MCP_GREETING"] : (process.env["WF_MCP_GREETING"] = saved)))
+      )
+      assert.strictEqual(result.output, "Echo: hi")
+      assert.strictEqual(fs.readFileSync(outFile, "utf8"), "hello from the host\n")
+      assert.isTrue(yield* Processes.isDead(pidIn(pidFile)))
+    }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("inputs in an http server's url and headers are evaluated before it connects", () =>
+    Effect.gen(function*() {
+      const srv = yield* protectedServer
+      srv.accept.add("tok-from-input")
+      const result = yield* run(`
+workflow "inputs" {
+  input "base" {
+    type = "string"
+  }
+  input "token" {
+    type = "string"
+  }
+  mcp_server "tracker" {
+    transport = "streamable_http"
+    url = "\${input.base}/mcp"
+    headers = { Authorization = "Bearer \${input.token}" }
+  }
+  tool "me" {
+    id = "tracker.whoami"
+  }
+  output = task.me.output
+}`, { base: srv.url, token: "tok-from-input" })
+      // The Authorization value sent is the server's credential: echoed back, it is redacted.
+      assert.strictEqual(result.output, "caller with [REDACTED:tracker.access_token]")
+      assert.isTrue(srv.seen.length > 0 && srv.seen.every((token) => token === "tok-from-input"))
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("client_credentials takes the client id and secret from variables (client_id_env, client_secret_env)", () =>
+    Effect.gen(function*() {
+      const srv = yield* protectedServer
+      const result = yield* run(`
+workflow "cc" {
+  mcp_server "tracker" {
+    transport = "http"
+    url = "${srv.url}/mcp"
+    auth = {
+      type = "client_credentials"
+      token_url = "${srv.url}/token"
+      client_id_env = "TRACKER_CLIENT_ID"
+      client_secret_env = "TRACKER_CLIENT_SECRET"
+    }
+  }
+  tool "me" {
+    id = "tracker.whoami"
+  }
+  output = task.me.output
+}`)
+      assert.strictEqual(result.output, "caller with [REDACTED:tracker.access_token]")
+      assert.deepStrictEqual(srv.issued, [`Basic ${Buffer.from("ci-from-env:cs-from-env").toString("base64")}`])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TRACKER_CLIENT_ID: "ci-from-env", TRACKER_CLIENT_SECRET: "cs-from-env" }))),
+      Effect.provide(Condukt.layer)
+    ))
 })

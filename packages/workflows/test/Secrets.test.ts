@@ -8,6 +8,9 @@ workflow "w" {
   input "ids" {
     type = "array"
   }
+  input "extra" {
+    type = "string"
+  }
   mcp_server "tracker" {
     transport = "http"
     url = "http://127.0.0.1:1/mcp"
@@ -17,12 +20,12 @@ workflow "w" {
   mcp_server "vault-api" {
     transport = "http"
     url = "http://127.0.0.1:1/mcp"
-    auth = { type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id = "c", client_secret = "client-secret-1" }
+    auth = { type = "client_credentials", token_url = "http://127.0.0.1:1/token", client_id_env = "VAULT_CLIENT_ID", client_secret = "client-secret-1" }
   }
   mcp_server "fs" {
     transport = "stdio"
     command = "fs-mcp"
-    env = ["FS_ROOT_TOKEN"]
+    env = ["FS_ROOT_TOKEN", input.extra]
   }
   http "call" {
     method = "GET"
@@ -41,7 +44,7 @@ workflow "w" {
 }`
 
 describe("Secrets", () => {
-  it.effect("names host variables, literal auth secrets and literal credential headers, nothing else", () =>
+  it.effect("names host variables (not one an input names), literal auth secrets and literal credential headers, nothing else", () =>
     Effect.gen(function*() {
       const document = yield* Workflow.parse(SOURCE, "w.hcl")
       const secrets = Secrets.of(document)
@@ -50,11 +53,12 @@ describe("Secrets", () => {
       assert.deepStrictEqual(values, {
         TRACKER_TOKEN: "from-env-1",
         MCP_TRACKER_X_API_KEY: "key-literal-1",
+        VAULT_CLIENT_ID: "client-id-1",
         MCP_VAULT_API_CLIENT_SECRET: "client-secret-1",
         FS_ROOT_TOKEN: "from-env-2",
         HTTP_CALL_AUTHORIZATION: "Bearer bearer-literal-1",
         HTTP_CALL_AUTHORIZATION_CREDENTIAL: "bearer-literal-1",
         HTTP_EACH_COOKIE: "session=cookie-literal-1"
       })
-    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TRACKER_TOKEN: "from-env-1", FS_ROOT_TOKEN: "from-env-2" })))))
+    }).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ TRACKER_TOKEN: "from-env-1", FS_ROOT_TOKEN: "from-env-2", VAULT_CLIENT_ID: "client-id-1" })))))
 })

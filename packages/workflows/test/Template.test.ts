@@ -79,4 +79,15 @@ describe("Template", () => {
   it("root aliases are renamed, member names and strings are not", () => {
     assert.strictEqual(Result.getOrThrow(Template.renameRoots("x ${input.task} ${task.a[\"input\"]}", { input: "inputs", task: "steps" })), "x ${inputs.task} ${steps.a[\"input\"]}")
   })
+
+  it("roots are the root identifiers of every placeholder, sorted and unique", () => {
+    assert.deepStrictEqual(Template.roots({ a: "${inputs.x} ${path}", b: ["${steps.a[inputs.i]}", "no placeholder"] }), ["inputs", "path", "steps"])
+  })
+
+  it("stepMembers are the members read of steps.<id>, by name or by a string index, in order", () => {
+    assert.deepStrictEqual(Template.stepMembers(["${steps.a.stdout.trim}", "${steps.b[\"ok\"] && steps.c[0]}", "${inputs.steps.x}"]), [
+      { step: "a", member: "stdout" },
+      { step: "b", member: "ok" }
+    ])
+  })
 })

@@ -109,7 +109,7 @@ describe("Workflow", () => {
       ])
       assert.deepStrictEqual(yield* checked(at("default.hcl")), [
         "InvalidDefault",
-        `${at("default.hcl")}: workflow.inputs: input defaults do not match their declarations: n: Expected number`
+        `${at("default.hcl")}: workflow.inputs: input defaults do not match their declarations: n: got \"three\", expected number`
       ])
       assert.deepStrictEqual(yield* checked(at("auth.hcl")), [
         "InvalidMcpServer",
