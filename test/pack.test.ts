@@ -1,8 +1,10 @@
 /**
  * The packages as a user gets them: every package under packages/ built, packed and installed
- * with plain npm into a project outside the workspace (test/support/consumer.ts); then the
- * tarballs linted (publint, attw), a program run on plain Node 22, a module typechecked, and the
- * copies of effect counted.
+ * with plain npm into a project outside the workspace by the steps of docs/your-project.md
+ * (test/support/consumer.ts); then the install's output and tree checked (no ERESOLVE, no
+ * `redis`), the guide's program run under type stripping and after `tsc`, the import refused on
+ * the system's Node 20, the tarballs linted (publint, attw), a program run on plain Node 22, a
+ * strict module typechecked, and the copies of effect counted.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -11,15 +13,56 @@ import * as path from "node:path"
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
 import { root } from "./support/exec.ts"
-import { bins, Consumer, layer as consumer, step, StepFailed, workspacePackages } from "./support/consumer.ts"
+import { bins, Consumer, guide, layer as consumer, shell, step, StepFailed, workspacePackages } from "./support/consumer.ts"
 
 const node = path.join(root, "node_modules/.bin/node")
 const tsc = path.join(root, "node_modules/.bin/tsc")
 const attw = path.join(root, "node_modules/.bin/attw")
+/** The system's Node, 20 here and in CI: older than the host packages need. */
+const systemNode = "/usr/bin/node"
+
+/** What the guide's src/main.ts prints. */
+const answer = `ES modules: package.json says "type": "module".\n`
 
 const tarballOf = (name: string) => Consumer.useSync(({ tarballs }) => tarballs.get(name)!)
 
 layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and installed with plain npm", (it) => {
+  it.effect("the guide's one install line prints no ERESOLVE warning and installs no redis", () =>
+    Effect.gen(function*() {
+      const { dir, installOutput } = yield* Consumer
+      assert.deepStrictEqual(installOutput.split("\n").filter((line) => line.includes("ERESOLVE")), [])
+      assert.deepStrictEqual(fs.readdirSync(path.join(dir, "node_modules")).filter((name) => /redis/.test(name)), [])
+    }))
+
+  it.effect("the guide's src/main.ts prints its answer, run by Node's type stripping", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      const { exitCode, stderr, stdout } = yield* shell(dir, guide.runs.get("type stripping")!)
+      assert.deepStrictEqual({ exitCode, stderr, stdout }, { exitCode: 0, stderr: "", stdout: answer })
+    }))
+
+  it.effect("the guide's src/main.ts compiled by tsc with the guide's tsconfig.json prints the same", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      // The workspace's tsc stands for the `typescript` the guide installs; @types/node is in the
+      // tree already (through @types/ws).
+      const { exitCode, stderr, stdout } = yield* shell(dir, guide.runs.get("tsc")!.replace(/^npx tsc\b/, tsc))
+      assert.deepStrictEqual({ exitCode, stderr, stdout }, { exitCode: 0, stderr: "", stdout: answer })
+    }))
+
+  it.effect("on the system's Node 20, importing @condukt/node prints one sentence and exits 1", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      const version = (yield* step("node --version", dir, systemNode, ["-p", "process.versions.node"])).trim()
+      assert.isBelow(Number(version.split(".")[0]), 22, `${systemNode} is Node ${version}`)
+      const { exitCode, stderr, stdout } = yield* shell(dir, `${systemNode} --input-type=module -e 'import "@condukt/node"'`)
+      assert.deepStrictEqual({ exitCode, stderr, stdout }, {
+        exitCode: 1,
+        stderr: `Condukt needs Node.js 22.19 or newer; this is Node.js ${version}.\n`,
+        stdout: ""
+      })
+    }))
+
   for (const { manifest } of workspacePackages) {
     it.effect(`${manifest.name}: the tarball holds dist, src, the licence, the changelog and package.json`, () =>
       Effect.gen(function*() {
@@ -84,7 +127,7 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
   it.effect("a strict NodeNext TypeScript module typechecks against the installed declarations", () =>
     Effect.gen(function*() {
       const { dir } = yield* Consumer
-      assert.strictEqual(yield* step("tsc", dir, tsc, ["-p", "tsconfig.json"]), "")
+      assert.strictEqual(yield* step("tsc", dir, tsc, ["-p", "tsconfig.strict.json"]), "")
     }))
 
   it.effect("effect at another 4.1 patch than ours is installed once, and so is each package (npm ls)", () =>

@@ -1,8 +1,10 @@
 /**
- * Consumer — a project outside the workspace that installed every package the way a user does:
- * the packages built (`tsc -b`) and packed (`pnpm -r pack`, every package under packages/), the
- * tarballs installed with plain npm (no workspace links), beside `effect` at another 4.1 patch
- * than the workspace's. Built once per test file as a Layer, removed with it.
+ * Consumer — a project outside the workspace that installed every package the way a user does,
+ * by the steps of docs/your-project.md: the packages built (`tsc -b`) and packed (`pnpm -r pack`,
+ * every package under packages/) into `tarballs/`, a fresh `project/` beside it holding the
+ * guide's `package.json`, `tsconfig.json` and `src/main.ts` as the page spells them, and the
+ * guide's one `npm install` line run there (plain npm, no workspace links), with `effect` at
+ * another 4.1 patch than the workspace's. Built once per test file as a Layer, removed with it.
  *
  * The registry has no later 4.1 patch of effect yet, so the consumer's effect is the workspace's
  * own copy repacked one patch up: what matters is that npm sees a version other than the one our
@@ -72,6 +74,27 @@ export const plainEnv = (): Record<string, string | undefined> => ({
   PATH: [path.join(root, "node_modules/.bin"), process.env["PATH"] ?? ""].join(path.delimiter)
 })
 
+/**
+ * docs/your-project.md, as test/pack.test.ts follows it: each block after `<!-- file: PATH -->`
+ * (the files to write), the command after `<!-- install -->`, and each after `<!-- run: NAME -->`.
+ */
+export const guide = (() => {
+  const page = fs.readFileSync(path.join(root, "docs/your-project.md"), "utf8")
+  const files = new Map<string, string>()
+  const runs = new Map<string, string>()
+  const installs: Array<string> = []
+  for (const [, marker, body] of page.matchAll(/<!-- ([^>]+?) -->\n```\w+\n([\s\S]*?)```/g)) {
+    if (marker!.startsWith("file: ")) files.set(marker!.slice("file: ".length), body!)
+    else if (marker!.startsWith("run: ")) runs.set(marker!.slice("run: ".length), body!.trim())
+    else if (marker === "install") installs.push(body!.trim())
+  }
+  if (installs.length !== 1) throw new Error(`docs/your-project.md: ${installs.length} install lines, not one`)
+  return { files, install: installs[0]!, runs }
+})()
+
+/** Runs a shell command line with `plainEnv`, as a user's shell would; stdout and stderr apart. */
+export const shell = (cwd: string, line: string) => execIn(cwd, "sh", ["-c", line], plainEnv())
+
 /** Runs a command with `plainEnv`: its stdout, or a failure with all its output unless it exits 0. */
 export const step = (name: string, cwd: string, file: string, args: ReadonlyArray<string>) =>
   Effect.flatMap(
@@ -87,6 +110,8 @@ export class Consumer extends Context.Service<Consumer, {
   readonly dir: string
   readonly tarballs: ReadonlyMap<string, string>
   readonly effectVersion: string
+  /** What the guide's `npm install` line printed, stdout then stderr. */
+  readonly installOutput: string
 }>()("test/Consumer") {}
 
 const tempDir = Effect.acquireRelease(
@@ -129,20 +154,19 @@ export const layer = Layer.effect(
     const project = path.join(dir, "project")
     fs.mkdirSync(path.join(project, "work"), { recursive: true })
     fs.writeFileSync(path.join(project, "work/hello.txt"), "hello from the host\n")
-    for (const file of ["program.js", "consumer.ts", "tsconfig.json"]) {
+    for (const [file, text] of guide.files) {
+      fs.mkdirSync(path.dirname(path.join(project, file)), { recursive: true })
+      fs.writeFileSync(path.join(project, file), text)
+    }
+    for (const file of ["program.js", "consumer.ts"]) {
       fs.copyFileSync(path.join(root, "test/consumer", file), path.join(project, file))
     }
-    fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({
-      name: "condukt-consumer",
-      private: true,
-      type: "module",
-      dependencies: {
-        ...Object.fromEntries([...tarballs].map(([name, file]) => [name, `file:${file}`])),
-        "@effect/platform-node": rootManifest.devDependencies["@effect/platform-node"],
-        effect: `file:${effect.tarball}`
-      }
-    }, null, 2))
-    yield* step("npm install", project, "npm", ["install", "--no-audit", "--no-fund", "--prefer-offline"])
-    return { dir: project, tarballs, effectVersion: effect.version }
+    fs.copyFileSync(path.join(root, "test/consumer/tsconfig.json"), path.join(project, "tsconfig.strict.json"))
+    // The guide's line as written, but for `effect`, one patch up; the last three flags change
+    // nothing installed (no audit, no funding notice, the cache first).
+    const line = guide.install.split(" ").map((word) => word === "effect" ? effect.tarball : word).join(" ")
+    const { exitCode, stderr, stdout } = yield* shell(project, `${line} --no-audit --no-fund --prefer-offline`)
+    if (exitCode !== 0) return yield* new StepFailed({ step: `npm install (exit code ${exitCode})`, output: `${stdout}${stderr}` })
+    return { dir: project, tarballs, effectVersion: effect.version, installOutput: `${stdout}${stderr}` }
   })
 )

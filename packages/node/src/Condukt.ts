@@ -6,7 +6,13 @@
  * every model provider over one undici HTTP client). `run` and `stream` start an
  * anonymous, transient session for one prompt and stop it afterwards, releasing everything it owned.
  */
-import { NodeFileSystem, NodeHttpClient, NodePath } from "@effect/platform-node"
+// First, before undici is evaluated: refuses an unsupported Node with one sentence.
+import "./internal/supportedNode.ts"
+// The modules, not the package's index: the index also loads NodeRedis, which needs `redis`, a
+// peer a program that never talks to Redis can leave out (docs/your-project.md, ADR 0053).
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
