@@ -2,7 +2,8 @@
  * The shape of the packages (issue 21, ADR 0047): dependency-cruiser checks every package's src/
  * against .dependency-cruiser.cjs (no import cycles; core imports no Node module and no other
  * Condukt package; only the Node composition root, cli and workflows import the providers; nothing
- * but cli imports workflows or cli), and core's sources and manifest are read for Node itself.
+ * but cli imports workflows or cli), and core's sources and manifest are read for Node itself; every
+ * package's sources, for `@effect/platform-node`'s index.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -70,5 +71,16 @@ describe("@condukt/core", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, "packages/core/package.json"), "utf8"))
     const kinds = ["dependencies", "peerDependencies", "optionalDependencies", "devDependencies"]
     assert.deepStrictEqual(kinds.filter((kind) => "@effect/platform-node" in (manifest[kind] ?? {})), [])
+  })
+})
+
+describe("every package", () => {
+  it("imports @effect/platform-node's modules by path, never its index (which loads redis, ADR 0053)", () => {
+    const imports = packages.flatMap((name) => filesUnder(`packages/${name}/src`)).filter((file) => file.endsWith(".ts")).flatMap(
+      (file) =>
+        [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/(?:from|import)\s*\(?\s*["']@effect\/platform-node["']/g)]
+          .map(() => file)
+    )
+    assert.deepStrictEqual(imports, [])
   })
 })
