@@ -50,6 +50,21 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       assert.deepStrictEqual({ exitCode, stderr, stdout }, { exitCode: 0, stderr: "", stdout: answer })
     }))
 
+  it.effect("the guide's src/main.ts without Condukt.layer fails naming it, as the guide says", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      const main = fs.readFileSync(path.join(dir, "src/main.ts"), "utf8")
+      const forgot = main.replace("Effect.provide(Condukt.layer), ", "")
+      assert.notStrictEqual(forgot, main)
+      fs.writeFileSync(path.join(dir, "src/forgot.ts"), forgot)
+      // NodeRuntime.runMain logs the failure (with Effect's logger, on stdout), then exits 1.
+      const { exitCode, stdout } = yield* shell(dir, "node src/forgot.ts")
+      const first = stdout.split("\n")[0]!
+      const said = "SessionError: Agent reader: the sandbox could not be built: no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
+      assert.deepStrictEqual({ exitCode, said: first.slice(first.indexOf("SessionError: ")) }, { exitCode: 1, said })
+      assert.include(fs.readFileSync(path.join(root, "docs/your-project.md"), "utf8").replace(/\s+/g, " "), said.split("built: ")[1]!)
+    }))
+
   it.effect("on the system's Node 20, importing @condukt/node prints one sentence and exits 1", () =>
     Effect.gen(function*() {
       const { dir } = yield* Consumer
