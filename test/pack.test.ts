@@ -56,9 +56,9 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       const main = fs.readFileSync(path.join(dir, "src/main.ts"), "utf8")
       const forgot = main.replace("Effect.provide(Condukt.layer), ", "")
       assert.notStrictEqual(forgot, main)
-      fs.writeFileSync(path.join(dir, "src/forgot.ts"), forgot)
+      fs.writeFileSync(path.join(dir, "forgot.ts"), forgot)
       // NodeRuntime.runMain logs the failure (with Effect's logger, on stdout), then exits 1.
-      const { exitCode, stdout } = yield* shell(dir, "node src/forgot.ts")
+      const { exitCode, stdout } = yield* shell(dir, "node forgot.ts")
       const first = stdout.split("\n")[0]!
       const said = "SessionError: Agent reader: the sandbox could not be built: no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
       assert.deepStrictEqual({ exitCode, said: first.slice(first.indexOf("SessionError: ")) }, { exitCode: 1, said })
