@@ -14,6 +14,7 @@ export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
 export const integration = [
   "packages/cli/test/Cli.agent.test.ts",
   "packages/cli/test/Cli.test.ts",
+  "packages/cli/test/bin.test.ts",
   "packages/core/test/Secret.test.ts",
   "packages/core/test/Session.budget.test.ts",
   "packages/core/test/Session.secrets.test.ts",
