@@ -10,6 +10,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { exec, execIn, root } from "../../../test/support/exec.ts"
+import { tempFiles } from "../../providers/test/loopback.ts"
 
 const node22 = path.join(root, "node_modules/node/bin/node")
 const bin = path.join(root, "packages/cli/src/bin.ts")
@@ -21,12 +22,6 @@ const SYSTEM_NODE = "/usr/bin/node"
 /** A module run before the CLI (`--import`): every `console.log` throws `message`. */
 const breakingStdout = (message: string) =>
   `--import=data:text/javascript,${encodeURIComponent(`console.log = () => { throw new Error(${message}) }`)}`
-
-const inDir = (files: Record<string, string>) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bin-"))
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text)
-  return dir
-}
 
 describe("the condukt executable", () => {
   it.live("on the system Node 20, the built bin refuses in one sentence and exits 1, whatever the command", () =>
@@ -63,7 +58,7 @@ describe("the condukt executable", () => {
 
   it.live("an unexpected error once a workflow is loaded is redacted with the workflow's secrets", () =>
     Effect.gen(function*() {
-      const dir = inDir({
+      const dir = yield* tempFiles({
         "tracker.hcl": `workflow "tracker" {
   mcp_server "tracker" {
     transport = "http"
@@ -83,6 +78,5 @@ describe("the condukt executable", () => {
         stderr: "Unexpected error: stdout is broken, holding [REDACTED:TRACKER_TOKEN] (run again with --verbose for its cause and stack)\n",
         exitCode: 1
       })
-      fs.rmSync(dir, { recursive: true })
-    }))
+    }).pipe(Effect.scoped))
 })
