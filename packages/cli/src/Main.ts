@@ -4,7 +4,9 @@
  * error, 130 on Ctrl-C after the run's scope closed, so no process it started survives it). `Cli.main`
  * prints every message itself, so the runtime reports nothing more.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// The modules, not the package's index, which also loads NodeRedis and so needs `redis` (ADR 0053).
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit } from "effect"
 import * as Cli from "./Cli.ts"
 
