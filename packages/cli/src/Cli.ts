@@ -98,7 +98,8 @@ const describe = (cause: Cause.Cause<unknown>, verbose: boolean): string => {
  */
 const reportUnexpected = (print: Printer, verbose: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exit, R> =>
   Effect.catchCause(effect, (cause) => {
-    if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+    // Interrupted (Ctrl-C): interrupted still, so the teardown exits 130.
+    if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
     const error = Cause.findErrorOption(cause)
     if (Option.isSome(error) && error.value instanceof Exit) return Effect.fail(error.value)
     if (Option.isSome(error) && CliError.isCliError(error.value)) return Effect.fail(new Exit({ code: 2 }))
