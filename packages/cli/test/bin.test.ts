@@ -58,24 +58,13 @@ describe("the condukt executable", () => {
 
   it.live("an unexpected error once a workflow is loaded is redacted with the workflow's secrets", () =>
     Effect.gen(function*() {
-      const dir = yield* tempFiles({
-        "tracker.hcl": `workflow "tracker" {
-  mcp_server "tracker" {
-    transport = "http"
-    url = "http://127.0.0.1:9/mcp"
-    auth = { type = "bearer", env = "TRACKER_TOKEN" }
-  }
-  tool "me" {
-    id = "tracker.whoami"
-  }
-}
-`
-      })
-      // `check` prints `ok: …` on stdout last: that print throws, quoting the token.
-      const broken = breakingStdout("`stdout is broken, holding ${process.env.TRACKER_TOKEN}`")
-      assert.deepStrictEqual(yield* execIn(dir, node22, [broken, bin, "check", "tracker.hcl"], { ...env, TRACKER_TOKEN: "tok-unexpected-5d1e7a" }), {
+      const hook = `workflow "hook" {\n  http "call" {\n    method = "GET"\n    url = "http://127.0.0.1:9/hook"\n    headers = { authorization = "Bearer lit-unexpected-5d1e7a" }\n  }\n}\n`
+      const dir = yield* tempFiles({ "hook.hcl": hook })
+      // `check` prints `ok: …` on stdout last: that print throws, quoting the workflow's credential.
+      const broken = breakingStdout(`"stdout is broken, holding Bearer lit-unexpected-5d1e7a"`)
+      assert.deepStrictEqual(yield* execIn(dir, node22, [broken, bin, "check", "hook.hcl"], env), {
         stdout: "",
-        stderr: "Unexpected error: stdout is broken, holding [REDACTED:TRACKER_TOKEN] (run again with --verbose for its cause and stack)\n",
+        stderr: "Unexpected error: stdout is broken, holding [REDACTED:HTTP_CALL_AUTHORIZATION] (run again with --verbose for its cause and stack)\n",
         exitCode: 1
       })
     }).pipe(Effect.scoped))
