@@ -86,7 +86,9 @@ export class ToolStarted extends Schema.TaggedClass<ToolStarted>()("ToolStarted"
 
 /**
  * A tool call of an agent step has its result: `ok` is false when the result is an error the
- * model reads (the step goes on either way).
+ * model reads (the step goes on either way). `durationMs` runs from the call's `ToolStarted` to its
+ * result; the session hands over one reply's results together, in call order, once the last has
+ * finished, so calls that ran side by side all end with the slowest.
  *
  * @since 0.1.0
  * @category models
