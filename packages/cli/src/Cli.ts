@@ -83,7 +83,7 @@ const Verbose = GlobalFlag.Setting("verbose")({
 })
 
 /** What an unexpected failure prints: its message (the first error's), and with `verbose` the whole cause, stacks included. */
-const describe = (cause: Cause.Cause<unknown>, verbose: boolean): string => {
+const unexpected = (cause: Cause.Cause<unknown>, verbose: boolean): string => {
   const errors = Cause.prettyErrors(cause)
   const message = errors.map((error) => error.message === "" ? error.name : error.message).join("; ")
   return verbose
@@ -103,7 +103,7 @@ const reportUnexpected = (print: Printer, verbose: boolean) => <A, E, R>(effect:
     const error = Cause.findErrorOption(cause)
     if (Option.isSome(error) && error.value instanceof Exit) return Effect.fail(error.value)
     if (Option.isSome(error) && CliError.isCliError(error.value)) return Effect.fail(new Exit({ code: 2 }))
-    return fail(print, 1, describe(cause, verbose))
+    return fail(print, 1, unexpected(cause, verbose))
   })
 
 const file = Argument.String("file").pipe(Argument.withDescription("The workflow file (.hcl)"))
