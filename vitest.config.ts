@@ -12,7 +12,9 @@ export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
 
 /** Files that start processes or servers: real sandboxes, CLIs, MCP servers, loopback providers. */
 export const integration = [
+  "packages/cli/test/Cli.agent.test.ts",
   "packages/cli/test/Cli.test.ts",
+  "packages/cli/test/bin.test.ts",
   "packages/core/test/Secret.test.ts",
   "packages/core/test/Session.budget.test.ts",
   "packages/core/test/Session.secrets.test.ts",

@@ -1,9 +1,12 @@
 /**
  * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json]`,
  * `check FILE`, `version`. `run` prints the output on stdout (a string as it is, null as nothing,
- * anything else as JSON); progress goes to stderr on a TTY, or every event to stdout as JSON lines
- * with `--json`. Failures are one line on stderr and an exit code: 1 when the run failed, 2 for a
- * usage or validation error (`Exit`). Ctrl-C interrupts the run, whose scope kills its processes.
+ * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
+ * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
+ * on stderr and an exit code: 1 when the run failed, 2 for a usage or validation error (`Exit`).
+ * Anything else is unexpected (a bug, an unforeseen failure): its message on stderr, with its cause
+ * and stack under `--verbose`, and exit 1, never a silent exit. Ctrl-C interrupts the run, whose
+ * scope kills its processes.
  *
  * The CLI is a redaction boundary: once a workflow is loaded, every line it prints (errors,
  * progress, `--json` events, the output) goes through one redactor holding every secret value the
@@ -12,9 +15,9 @@
  */
 import { Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { type Document, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
-import { Console, Effect, Option, Result, Schema } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { type Document, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
+import { Cause, Console, Effect, Option, Result, Schema } from "effect"
+import { Argument, CliError, Command, Flag, GlobalFlag } from "effect/cli"
 import * as InputArgs from "./InputArgs.ts"
 import * as Progress from "./Progress.ts"
 import { VERSION } from "./Version.ts"
@@ -71,10 +74,66 @@ const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | 
     ? fail(print, 2, `check failed: ${error.message}`)
     : fail(print, error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
 
+/**
+ * `--verbose`, accepted by every command: an unexpected error is printed with its cause and stack.
+ * The reporter reads it from argv too, for an error before a handler runs (building the layers).
+ */
+const Verbose = GlobalFlag.Setting("verbose")({
+  flag: Flag.Boolean("verbose").pipe(Flag.withDescription("Print an unexpected error's cause and stack"), Flag.withDefault(false))
+})
+
+/** What an unexpected failure prints: its message (the first error's), and with `verbose` the whole cause, stacks included. */
+const unexpected = (cause: Cause.Cause<unknown>, verbose: boolean): string => {
+  const errors = Cause.prettyErrors(cause)
+  const message = errors.map((error) => error.message === "" ? error.name : error.message).join("; ")
+  return verbose
+    ? `Unexpected error: ${message}\n${Cause.pretty(cause)}`
+    : `Unexpected error: ${message} (run again with --verbose for its cause and stack)`
+}
+
+/**
+ * `effect` with every unexpected failure printed (redacted by `print`) and turned into exit 1.
+ * An `Exit` (its message already printed), a usage error (printed by the parser) and an
+ * interruption (Ctrl-C) pass through.
+ */
+const reportUnexpected = (print: Printer, verbose: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exit, R> =>
+  Effect.catchCause(effect, (cause) => {
+    // Interrupted (Ctrl-C): interrupted still, so the teardown exits 130.
+    if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+    const error = Cause.findErrorOption(cause)
+    if (Option.isSome(error) && error.value instanceof Exit) return Effect.fail(error.value)
+    if (Option.isSome(error) && CliError.isCliError(error.value)) return Effect.fail(new Exit({ code: 2 }))
+    return fail(print, 1, unexpected(cause, verbose))
+  })
+
 const file = Argument.String("file").pipe(Argument.withDescription("The workflow file (.hcl)"))
 
 const render = (output: unknown): string | undefined =>
   output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
+
+/** `run` once the workflow is loaded: its warnings, its inputs, the run, the output. */
+const runLoaded = Effect.fnUntraced(function*(
+  print: Printer,
+  document: Document.Document,
+  file: string,
+  input: ReadonlyArray<string>,
+  json: boolean,
+  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent">
+) {
+  yield* warn(print, document, file)
+  const inputs = InputArgs.parse(input, document.inputs ?? {})
+  if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
+  const result = yield* Effect.catch(Workflow.run(document, { ...options, inputs: inputs.success }), reportError(print))
+  if (json) return yield* print.out(JSON.stringify({ _tag: "Output", output: result.output }))
+  const text = render(result.output)
+  if (text !== undefined) yield* print.out(text.endsWith("\n") ? text.slice(0, -1) : text)
+})
+
+/** Whether `--verbose` comes before any `--` (after which every word is an operand). */
+const verboseIn = (argv: ReadonlyArray<string>) => {
+  const end = argv.indexOf("--")
+  return (end === -1 ? argv : argv.slice(0, end)).includes("--verbose")
+}
 
 /** The root command, its subcommands and their handlers. */
 const make = (terminal: Terminal) => {
@@ -87,32 +146,21 @@ const make = (terminal: Terminal) => {
         Flag.atLeast(0)
       ),
       json: Flag.Boolean("json").pipe(Flag.withDescription("Print every event as one JSON line on stdout"), Flag.withDefault(false)),
+      quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("Print no progress on stderr (warnings and errors still)"), Flag.withDefault(false)),
       model: Flag.String("model").pipe(Flag.withDescription("The model for agent steps that name none"), Flag.optional),
       concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Most steps running at once (default 8)"), Flag.optional)
     },
-    Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model }) {
+    Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model, quiet }) {
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
-      yield* warn(print, document, file)
-      const inputs = InputArgs.parse(input, document.inputs ?? {})
-      if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
+      const style: Progress.Style = terminal.stderrIsTTY ? "tty" : "plain"
       const onEvent = json
         ? (event: WorkflowEvent.WorkflowEvent) => print.out(Progress.json(event))
-        : terminal.stderrIsTTY
-        ? (event: WorkflowEvent.WorkflowEvent) => print.err(Progress.line(event))
-        : undefined
-      const result = yield* Effect.catch(
-        Workflow.run(document, {
-          inputs: inputs.success,
-          model: Option.getOrUndefined(model),
-          concurrency: Option.getOrUndefined(concurrency),
-          onEvent
-        }),
-        reportError(print)
-      )
-      if (json) return yield* print.out(JSON.stringify({ _tag: "Output", output: result.output }))
-      const text = render(result.output)
-      if (text !== undefined) yield* print.out(text.endsWith("\n") ? text.slice(0, -1) : text)
+        : quiet
+        ? undefined
+        : (event: WorkflowEvent.WorkflowEvent) => print.err(Progress.line(event, style))
+      const options = { model: Option.getOrUndefined(model), concurrency: Option.getOrUndefined(concurrency), onEvent }
+      yield* reportUnexpected(print, yield* Verbose)(runLoaded(print, document, file, input, json, options))
     })
   ).pipe(Command.withDescription("Run a workflow and print its output"))
 
@@ -122,9 +170,11 @@ const make = (terminal: Terminal) => {
     Effect.fn("Cli.check")(function*({ file }) {
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
-      yield* warn(print, document, file)
-      yield* Effect.catch(Workflow.verify(document, file), reportError(print))
-      yield* print.out(`ok: ${file}`)
+      yield* reportUnexpected(print, yield* Verbose)(Effect.gen(function*() {
+        yield* warn(print, document, file)
+        yield* Effect.catch(Workflow.verify(document, file), reportError(print))
+        yield* print.out(`ok: ${file}`)
+      }))
     })
   ).pipe(Command.withDescription("Check a workflow without running it"))
 
@@ -132,19 +182,21 @@ const make = (terminal: Terminal) => {
 
   return Command.make("condukt").pipe(
     Command.withDescription("Run Condukt HCL workflows"),
-    Command.withSubcommands([run, check, version])
+    Command.withSubcommands([run, check, version]),
+    Command.withGlobalFlags([Verbose])
   )
 }
 
 /**
- * Runs the CLI on `argv` (without `node` and the script); fails with `Exit` for a non-zero exit.
+ * Runs the CLI on `argv` (without `node` and the script); fails with `Exit` for a non-zero exit,
+ * every message printed first.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const main = (argv: ReadonlyArray<string>, terminal: Terminal) =>
   Command.runWith(make(terminal), { version: VERSION })(argv).pipe(
-    Effect.catchTag("Exit", Effect.fail),
-    Effect.catch((error) => (error._tag === "Exit" ? Effect.fail(error) : Effect.fail(new Exit({ code: 2 })))),
-    Effect.provide(Condukt.layer)
+    Effect.provide(Condukt.layer),
+    // What failed outside a loaded workflow's handler (building the layers, say): no secret is known yet.
+    reportUnexpected(plain, verboseIn(argv))
   )

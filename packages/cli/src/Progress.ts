@@ -1,30 +1,56 @@
 /**
- * Progress — how a run shows on a terminal: a line on stderr as each step becomes pending,
- * starts, finishes, is skipped or fails, with durations; or, with `--json`, every event as one
- * JSON object per line on stdout. Only rendering: the executor decides what happened.
+ * Progress — how a run shows while it goes: a line on stderr as each step becomes pending,
+ * starts, finishes, is skipped or fails, with durations, and inside an agent step a line per model
+ * turn (with the tokens so far) and per tool call as it starts and ends; or, with `--json`, every
+ * event as one JSON object per line on stdout. On a terminal the lines carry marks (▸ ✓ ✗);
+ * elsewhere (a pipe, a CI log) they are plain text. Only rendering: the executor decides what happened.
  */
 import type { WorkflowEvent } from "@condukt/workflows"
+
+/**
+ * How lines look: `tty` with marks, `plain` without (a log file or a CI console).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Style = "tty" | "plain"
+
+const MARKS = {
+  tty: { running: "▸ ", done: "✓ ", skipped: "- ", failed: "✗ " },
+  plain: { running: "", done: "", skipped: "", failed: "" }
+} as const
 
 const seconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`)
 
 /**
- * The stderr line for an event (a TTY's live progress).
+ * The stderr line for an event.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const line = (event: WorkflowEvent.WorkflowEvent): string => {
+export const line = (event: WorkflowEvent.WorkflowEvent, style: Style): string => {
+  const mark = MARKS[style]
   switch (event._tag) {
     case "RunStarted":
       return `${event.workflow}: ${event.steps.length} steps pending (${event.steps.join(", ")})`
     case "StepStarted":
-      return `  ▸ ${event.step} running`
+      return `  ${mark.running}${event.step} running`
+    case "TurnStarted":
+      return `    ${event.step}: turn ${event.turn}`
+    case "TurnFinished":
+      return `    ${event.step}: turn ${event.turn} done, ${event.tokensSoFar} tokens so far`
+    case "ToolStarted":
+      return `    ${event.step}: ${mark.running}${event.tool} ${event.callId} running`
+    case "ToolFinished":
+      return event.ok
+        ? `    ${event.step}: ${mark.done}${event.tool} ${event.callId} done in ${seconds(event.durationMs)}`
+        : `    ${event.step}: ${mark.failed}${event.tool} ${event.callId} answered an error after ${seconds(event.durationMs)}`
     case "StepFinished":
-      return `  ✓ ${event.step} done in ${seconds(event.durationMs)}`
+      return `  ${mark.done}${event.step} done in ${seconds(event.durationMs)}`
     case "StepSkipped":
-      return `  - ${event.step} skipped (${event.why})`
+      return `  ${mark.skipped}${event.step} skipped (${event.why})`
     case "StepFailed":
-      return `  ✗ ${event.step} failed after ${seconds(event.durationMs)}: ${event.error}`
+      return `  ${mark.failed}${event.step} failed after ${seconds(event.durationMs)}: ${event.error}`
     case "RunFinished":
       return `${event.ok ? "finished" : "failed"} in ${seconds(event.durationMs)}`
   }

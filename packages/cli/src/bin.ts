@@ -1,24 +1,13 @@
 #!/usr/bin/env node
 /**
- * bin — the `condukt` executable: Node's services, the process's arguments, and exit codes
- * (0 success, 1 run failed, 2 usage or validation error, 130 on Ctrl-C after the run's scope
- * closed, so no process it started survives it).
+ * bin — the `condukt` executable: on a Node.js older than the packages need, one sentence on
+ * stderr and exit 1; otherwise `Main`, loaded only then (its imports are what an old Node fails on).
  */
-// The modules, not the package's index, which also loads NodeRedis and so needs `redis` (ADR 0053).
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Effect, Exit } from "effect"
-import * as Cli from "./Cli.ts"
+import { refusal } from "./internal/nodeVersion.ts"
 
-Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true }).pipe(
-  Effect.provide(NodeServices.layer),
-  NodeRuntime.runMain({
-    disableErrorReporting: true,
-    teardown: (exit, onExit) => {
-      if (Exit.isSuccess(exit)) return onExit(0)
-      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
-      const error = Cause.findErrorOption(exit.cause)
-      onExit(error._tag === "Some" && error.value instanceof Cli.Exit ? error.value.code : 1)
-    }
-  })
-)
+const refused = refusal(process.versions.node)
+if (refused === undefined) await import("./Main.ts")
+else {
+  process.stderr.write(`${refused}\n`)
+  process.exitCode = 1
+}

@@ -81,9 +81,9 @@ describe("condukt", () => {
   it.live("run prints the output, with --input as one JSON object or as key=value pairs", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET })
-      const json = yield* execIn(dir, condukt, ["run", "greet.hcl", "--input", `{"name":"Ada","times":2}`], env)
+      const json = yield* execIn(dir, condukt, ["run", "greet.hcl", "--quiet", "--input", `{"name":"Ada","times":2}`], env)
       assert.deepStrictEqual(json, { stdout: `{"text":"Hello, Ada x2\\n","times":2}\n`, stderr: "", exitCode: 0 })
-      const pairs = yield* execIn(dir, condukt, ["run", "greet.hcl", "--input", "name=Ada", "--input", "times=3"], env)
+      const pairs = yield* execIn(dir, condukt, ["run", "greet.hcl", "--quiet", "--input", "name=Ada", "--input", "times=3"], env)
       assert.deepStrictEqual(pairs, { stdout: `{"text":"Hello, Ada x3\\n","times":3}\n`, stderr: "", exitCode: 0 })
       fs.rmSync(dir, { recursive: true })
     }))
@@ -93,7 +93,7 @@ describe("condukt", () => {
       // mcp-server-everything is a devDependency of @condukt/workflows; its bin dir goes on PATH.
       const bin = path.join(root, "packages/workflows/node_modules/.bin")
       const file = path.join(root, "examples/workflows/mcp-echo.hcl")
-      const result = yield* execIn(os.tmpdir(), condukt, ["run", file, "--input", "message=hi"], { ...env, PATH: `${bin}:${env.PATH}` })
+      const result = yield* execIn(os.tmpdir(), condukt, ["run", file, "--quiet", "--input", "message=hi"], { ...env, PATH: `${bin}:${env.PATH}` })
       assert.deepStrictEqual(result, { stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`, stderr: "", exitCode: 0 })
     }))
 
@@ -108,7 +108,7 @@ describe("condukt", () => {
       const warning = "warning: stdio-auth.hcl: workflow.mcp_servers.everything: auth is unused on a stdio server (only http servers send it); pass a stdio server its token with env\n"
       const withServer = { ...env, PATH: `${bin}:${env.PATH}` }
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "stdio-auth.hcl"], withServer), { stdout: "ok: stdio-auth.hcl\n", stderr: warning, exitCode: 0 })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl", "--input", "message=hi"], withServer), {
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "stdio-auth.hcl", "--quiet", "--input", "message=hi"], withServer), {
         stdout: `{"echoed":"Echo: hi","sum":"The sum of 20 and 22 is 42."}\n`,
         stderr: warning,
         exitCode: 0
@@ -187,7 +187,7 @@ describe("condukt", () => {
   it.live("a failed run exits 1, bad inputs and usage errors exit 2", () =>
     Effect.gen(function*() {
       const dir = inDir({ "greet.hcl": GREET, "fail.hcl": "workflow \"f\" {\n  tool \"t\" {\n    id = \"Nope\"\n  }\n}\n" })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "fail.hcl"], env), {
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "fail.hcl", "--quiet"], env), {
         stdout: "",
         stderr: "Workflow run failed: step t: unknown tool \"Nope\"; the tools here are Bash, Edit, Glob, Grep, Read, Write\n",
         exitCode: 1
@@ -278,13 +278,13 @@ describe("condukt", () => {
       const base = `http://127.0.0.1:${server.port}`
       const dir = inDir({ "reject.hcl": tracker(`${base}/reject`), "ok.hcl": tracker(`${base}/ok`) })
       const withToken = { ...env, TRACKER_TOKEN: TOKEN }
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "reject.hcl"], withToken), {
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "reject.hcl", "--quiet"], withToken), {
         stdout: "",
         // Redacted at the source: the MCP client labels the token it sent by its server.
         stderr: `Workflow run failed: MCP server tracker: ${base}/reject answered HTTP 500: upstream refused the credentials Bearer [REDACTED:tracker.bearer_token]\n`,
         exitCode: 1
       })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "ok.hcl"], withToken), {
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "ok.hcl", "--quiet"], withToken), {
         stdout: `{"ok":false,"error":"Error: you sent Bearer [REDACTED:tracker.bearer_token]"}\n`,
         stderr: "",
         exitCode: 0
@@ -299,7 +299,7 @@ describe("condukt", () => {
       // What no step redacts (an http step's answer echoing a literal header) the CLI does.
       const hook = `workflow "hook" {\n  http "call" {\n    method = "GET"\n    url = "${base}/echo"\n    headers = { authorization = "Bearer lit-hook-7c2e91" }\n  }\n  output = task.call.body\n}\n`
       fs.writeFileSync(path.join(dir, "hook.hcl"), hook)
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "hook.hcl"], env), {
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "hook.hcl", "--quiet"], env), {
         stdout: "you sent [REDACTED:HTTP_CALL_AUTHORIZATION]\n",
         stderr: "",
         exitCode: 0
@@ -318,7 +318,7 @@ describe("condukt", () => {
         stderr: "Workflow run failed: unknown input __proto__; this workflow takes name, times\n",
         exitCode: 2
       })
-      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "proto.hcl", "--input", "__proto__=x"], env), { stdout: "x\n", stderr: "", exitCode: 0 })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "proto.hcl", "--quiet", "--input", "__proto__=x"], env), { stdout: "x\n", stderr: "", exitCode: 0 })
       fs.rmSync(dir, { recursive: true })
     }))
 
@@ -366,7 +366,7 @@ describe("condukt", () => {
       })
       const node = path.join(root, "node_modules/node/bin/node")
       const bin = path.join(root, "packages/cli/src/bin.ts")
-      assert.deepStrictEqual(yield* execIn(dir, node, ["--max-old-space-size=512", bin, "run", "big.hcl"], env), {
+      assert.deepStrictEqual(yield* execIn(dir, node, ["--max-old-space-size=512", bin, "run", "big.hcl", "--quiet"], env), {
         stdout: "",
         stderr: `Workflow run failed: step get: GET ${server.url} answered with a body larger than 10485760 bytes (max_body_bytes); raise max_body_bytes on the step to accept it\n`,
         exitCode: 1

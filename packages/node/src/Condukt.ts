@@ -13,7 +13,7 @@ import "./internal/supportedNode.ts"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodePath from "@effect/platform-node/NodePath"
-import { Effect, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
+import { Effect, Fiber, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
@@ -75,6 +75,11 @@ export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, S
   readonly mcpServers?: ReadonlyArray<ToolSource.ToolSource<R>> | undefined
   /** Names the anonymous agent in events and traces (default `anonymous`). */
   readonly name?: string | undefined
+  /**
+   * Sees every event of the run as it happens (a progress display); the run waits for none of
+   * them, and `run` returns once the last one was handed over.
+   */
+  readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void>) | undefined
 }
 
 const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
@@ -101,9 +106,29 @@ export const run = <R = never, RIn = never>(
   prompt: string,
   options: RunOptions<R, RIn>
 ): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn> =>
-  Effect.scoped(Effect.flatMap(transient(options), (session) => session.run(prompt, options))).pipe(
+  Effect.scoped(Effect.flatMap(transient(options), (session) =>
+    options.onEvent === undefined ? session.run(prompt, options) : observed(session, prompt, options, options.onEvent))).pipe(
     Effect.withSpan("Condukt.run")
   )
+
+/**
+ * `session.run` with its events handed to `onEvent`: the observer subscribes before the run is
+ * queued (`startImmediately`), and stopping the session ends its stream after the last event, so
+ * the run's result comes after every event it made.
+ */
+const observed = (
+  session: Session.Session,
+  prompt: string,
+  options: Session.RunOptions,
+  onEvent: (event: SessionEvent.SessionEvent) => Effect.Effect<void>
+) =>
+  Effect.gen(function*() {
+    const observer = yield* Effect.forkScoped(Stream.runForEach(session.events, onEvent), { startImmediately: true })
+    const result = yield* Effect.exit(session.run(prompt, options))
+    yield* session.stop
+    yield* Fiber.join(observer)
+    return yield* result
+  })
 
 /**
  * Streams the events of one prompt on a fresh session; the session ends with the stream.

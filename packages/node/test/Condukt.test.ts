@@ -42,6 +42,19 @@ describe("Condukt", () => {
       assert.strictEqual(request!.system, "Shout.")
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("HI!")]))))
 
+  it.effect("run with onEvent hands over every event of the run before its result, a failed run's too", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const onEvent = (event: { readonly _tag: string }) => Effect.sync(() => void seen.push(event._tag))
+      const answer = yield* Condukt.run("shout hi", { model: "test:x", tools: [Shout], sandbox: Sandbox.layerNoop(), onEvent })
+      assert.strictEqual(answer.text, "HI!")
+      assert.deepStrictEqual(seen, ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ToolResult", "TurnStart", "TextDelta", "TurnEnd", "AgentEnd"])
+      seen.length = 0
+      const error = yield* Effect.flip(Condukt.run("again", { model: "test:x", sandbox: Sandbox.layerNoop(), onEvent }))
+      assert.strictEqual(error._tag, "ModelError")
+      assert.deepStrictEqual(seen, ["AgentStart", "TurnStart", "Error", "AgentEnd"])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("HI!"), TestModel.error("the model is down")]))))
+
   it.effect("run without a model fails with a typed ModelError asking for one, before anything is built", () =>
     Effect.gen(function*() {
       const built = yield* Ref.make(0)

@@ -209,7 +209,8 @@ export const run: (
     tools,
     toolExecutor,
     model: options.model ?? runtimeModel,
-    maxOutputBytes: collects
+    maxOutputBytes: collects,
+    onEvent: options.onEvent
   }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))

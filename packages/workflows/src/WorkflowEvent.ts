@@ -1,7 +1,9 @@
 /**
  * WorkflowEvent — what a run reports as it goes: a step started, finished, was skipped or
- * failed, each with the time (epoch milliseconds, from the Clock) and durations. Map items report
- * as `<map>[<i>]`. The CLI draws progress from these, or prints them one JSON object per line.
+ * failed, each with the time (epoch milliseconds, from the Clock) and durations; inside an agent
+ * step, each model turn as it starts and ends (with the tokens so far) and each tool call as it
+ * starts and ends, named by the step. Map items report as `<map>[<i>]`. The CLI draws progress
+ * from these, or prints them one JSON object per line.
  */
 import { Schema } from "effect"
 
@@ -41,6 +43,65 @@ export class StepFailed extends Schema.TaggedClass<StepFailed>()("StepFailed", {
   error: Schema.String
 }) {}
 
+/**
+ * An agent step sent its `turn`th model request (from 1).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class TurnStarted extends Schema.TaggedClass<TurnStarted>()("TurnStarted", {
+  step: Schema.String,
+  at: Schema.Number,
+  turn: Schema.Int
+}) {}
+
+/**
+ * An agent step's model answered its `turn`th request: that turn's tokens (input without the
+ * prompt cache's, output) and the step's tokens so far (every turn's input, cached input and output).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class TurnFinished extends Schema.TaggedClass<TurnFinished>()("TurnFinished", {
+  step: Schema.String,
+  at: Schema.Number,
+  turn: Schema.Int,
+  inputTokens: Schema.Int,
+  outputTokens: Schema.Int,
+  tokensSoFar: Schema.Int
+}) {}
+
+/**
+ * An agent step's model called `tool`; `callId` pairs it with its `ToolFinished`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ToolStarted extends Schema.TaggedClass<ToolStarted>()("ToolStarted", {
+  step: Schema.String,
+  at: Schema.Number,
+  callId: Schema.String,
+  tool: Schema.String
+}) {}
+
+/**
+ * A tool call of an agent step has its result: `ok` is false when the result is an error the
+ * model reads (the step goes on either way). `durationMs` runs from the call's `ToolStarted` to its
+ * result; the session hands over one reply's results together, in call order, once the last has
+ * finished, so calls that ran side by side all end with the slowest.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ToolFinished extends Schema.TaggedClass<ToolFinished>()("ToolFinished", {
+  step: Schema.String,
+  at: Schema.Number,
+  callId: Schema.String,
+  tool: Schema.String,
+  durationMs: Schema.Number,
+  ok: Schema.Boolean
+}) {}
+
 /** @since 0.1.0 @category models */
 export class RunFinished extends Schema.TaggedClass<RunFinished>()("RunFinished", {
   at: Schema.Number,
@@ -49,5 +110,16 @@ export class RunFinished extends Schema.TaggedClass<RunFinished>()("RunFinished"
 }) {}
 
 /** @since 0.1.0 @category models */
-export const WorkflowEvent = Schema.Union([RunStarted, StepStarted, StepFinished, StepSkipped, StepFailed, RunFinished])
+export const WorkflowEvent = Schema.Union([
+  RunStarted,
+  StepStarted,
+  TurnStarted,
+  TurnFinished,
+  ToolStarted,
+  ToolFinished,
+  StepFinished,
+  StepSkipped,
+  StepFailed,
+  RunFinished
+])
 export type WorkflowEvent = typeof WorkflowEvent.Type

@@ -174,6 +174,40 @@ workflow "summarize" {
       assert.strictEqual(wrong.reason, "AgentFailed")
     }).pipe(Effect.provide(Condukt.layer)))
 
+  it.live("an agent step reports its turns, tokens so far and tool calls, named by the step", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-agent-events-"))
+      fs.writeFileSync(path.join(dir, "a.txt"), "alpha\n")
+      const source = `
+workflow "reads" {
+  agent "reader" {
+    model = "test"
+    tools = ["Read"]
+    input = "What does a.txt say?"
+  }
+  output = task.reader.output
+}`
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const result = yield* run(source, { cwd: dir, onEvent: (event) => Effect.sync(() => events.push(event)) }).pipe(
+        Effect.provide(TestModel.layer([TestModel.toolCall("Read", { path: "a.txt" }, "call-1"), TestModel.text("It says alpha.")]))
+      )
+      assert.strictEqual(result.output, "It says alpha.")
+      // TestModel counts 10 input and 5 output tokens a turn.
+      assert.deepStrictEqual(events.map(({ at: _at, ...event }) => ("durationMs" in event ? { ...event, durationMs: 0 } : event)), [
+        { _tag: "RunStarted", workflow: "reads", steps: ["reader"] },
+        { _tag: "StepStarted", step: "reader" },
+        { _tag: "TurnStarted", step: "reader", turn: 1 },
+        { _tag: "TurnFinished", step: "reader", turn: 1, inputTokens: 10, outputTokens: 5, tokensSoFar: 15 },
+        { _tag: "ToolStarted", step: "reader", callId: "call-1", tool: "Read" },
+        { _tag: "ToolFinished", step: "reader", callId: "call-1", tool: "Read", durationMs: 0, ok: true },
+        { _tag: "TurnStarted", step: "reader", turn: 2 },
+        { _tag: "TurnFinished", step: "reader", turn: 2, inputTokens: 10, outputTokens: 5, tokensSoFar: 30 },
+        { _tag: "StepFinished", step: "reader", durationMs: 0 },
+        { _tag: "RunFinished", durationMs: 0, ok: true }
+      ])
+      fs.rmSync(dir, { recursive: true })
+    }).pipe(Effect.provide(Condukt.layer)))
+
   it.live("two independent steps run at once: each waits for the other's marker file", () =>
     Effect.gen(function*() {
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), "wf-par-"))

@@ -4,11 +4,14 @@
  * as the prompt (JSON-encoded unless a string). With `output_schema` the model is told to answer
  * with JSON only and its reply is parsed and checked against the schema (Effect's JSON Schema
  * importer). The result is `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
+ * When the run has a listener, the step reports each model turn (with the tokens so far) and each
+ * tool call as it starts and ends.
  */
-import { Executor, Sandbox } from "@condukt/core"
+import { Executor, Sandbox, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
+import { Clock, Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
 import type * as Expression from "../Expression.ts"
+import * as WorkflowEvent from "../WorkflowEvent.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"
 
 /** The most of a schema mismatch an error quotes. */
@@ -21,6 +24,53 @@ const structuredInstruction = (schema: Expression.Value) =>
 const jsonOf = (text: string): string => {
   const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(text)
   return fenced === null ? text.trim() : fenced[1]!
+}
+
+/**
+ * The session's events as the step's: turns and tool calls, named by `step`. Its state (the tokens
+ * so far, when each call started) lives as long as the step's one run.
+ */
+const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => {
+  let tokensSoFar = 0
+  const started = new Map<string, number>()
+  return (event: SessionEvent.SessionEvent): Effect.Effect<void> => {
+    switch (event._tag) {
+      case "TurnStart":
+        return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.TurnStarted({ step, at, turn: event.turn })))
+      case "TurnEnd":
+        tokensSoFar += event.inputTokens + (event.cacheReadTokens ?? 0) + (event.cacheWriteTokens ?? 0) + event.outputTokens
+        return Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          emit(
+            new WorkflowEvent.TurnFinished({
+              step,
+              at,
+              turn: event.turn,
+              inputTokens: event.inputTokens,
+              outputTokens: event.outputTokens,
+              tokensSoFar
+            })
+          ))
+      case "ToolCall":
+        return Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          started.set(event.callId, at)
+          return emit(new WorkflowEvent.ToolStarted({ step, at, callId: event.callId, tool: event.name }))
+        })
+      case "ToolResult":
+        return Effect.flatMap(Clock.currentTimeMillis, (at) =>
+          emit(
+            new WorkflowEvent.ToolFinished({
+              step,
+              at,
+              callId: event.callId,
+              tool: event.name,
+              durationMs: at - (started.get(event.callId) ?? at),
+              ok: !event.isError
+            })
+          ))
+      default:
+        return Effect.void
+    }
+  }
 }
 
 /** @since 0.1.0 @category constructors */
@@ -45,7 +95,8 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
       model,
       system: system === "" ? undefined : system,
       tools: ids.map((name) => context.tools.get(name)!),
-      sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox)
+      sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox),
+      onEvent: context.onEvent === undefined ? undefined : progress(id, context.onEvent)
     }),
     (error) => failed("AgentFailed", id, error.message, error)
   )

@@ -1,10 +1,12 @@
 /**
  * StepContext — what a running step may use: the run's sandbox, its tool registry (built-ins, MCP
- * tools, the caller's) and the executor core runs them with, the default model, and the workflow's
- * name for traces. Built once per run by the executor; steps only read it.
+ * tools, the caller's) and the executor core runs them with, the default model, the workflow's
+ * name for traces, and the run's event listener (an agent step reports its turns and tool calls). Built once per run by the executor; steps only read it.
  */
 import type { Executor, Sandbox, Tool } from "@condukt/core"
+import type { Effect } from "effect"
 import type * as Expression from "../Expression.ts"
+import type * as WorkflowEvent from "../WorkflowEvent.ts"
 import { WorkflowFailed, type FailedReason } from "../WorkflowError.ts"
 
 /** @since 0.1.0 @category models */
@@ -17,6 +19,8 @@ export interface StepContext {
   readonly model: string | undefined
   /** The output the run's sandbox collects per command; undefined for a caller's sandbox (its own cap). */
   readonly maxOutputBytes: number | undefined
+  /** The caller's listener; undefined when nobody listens (an agent step then observes nothing). */
+  readonly onEvent: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
 }
 
 /** A step's fields after interpolation. */

@@ -1,0 +1,24 @@
+/**
+ * Main — the `condukt` program once `bin` has accepted the Node.js: Node's services, the process's
+ * arguments, and exit codes (0 success, 1 run failed or an unexpected error, 2 usage or validation
+ * error, 130 on Ctrl-C after the run's scope closed, so no process it started survives it). `Cli.main`
+ * prints every message itself, so the runtime reports nothing more.
+ */
+// The modules, not the package's index, which also loads NodeRedis and so needs `redis` (ADR 0053).
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Effect, Exit } from "effect"
+import * as Cli from "./Cli.ts"
+
+Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true }).pipe(
+  Effect.provide(NodeServices.layer),
+  NodeRuntime.runMain({
+    disableErrorReporting: true,
+    teardown: (exit, onExit) => {
+      if (Exit.isSuccess(exit)) return onExit(0)
+      if (Cause.hasInterruptsOnly(exit.cause)) return onExit(130)
+      const error = Cause.findErrorOption(exit.cause)
+      onExit(error._tag === "Some" && error.value instanceof Cli.Exit ? error.value.code : 1)
+    }
+  })
+)

@@ -1,0 +1,137 @@
+/**
+ * `condukt run` on a workflow with an agent step, as a user runs it: node_modules/.bin/condukt, its
+ * model an OpenAI model served by a loopback server replaying a recorded run (two Read calls,
+ * then the answer). On a terminal (a pty from util-linux `script`), off one (pipes), and with
+ * `--json`: each shows the step's turns, its tokens so far and its tool calls as they start and end.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { execIn, root } from "../../../test/support/exec.ts"
+import * as Loopback from "../../providers/test/loopback.ts"
+
+const condukt = path.join(root, "node_modules/.bin/condukt")
+
+const NOTES = `workflow "notes" {
+  runtime {
+    model = "openai:gpt-4.1-mini"
+  }
+  agent "notes" {
+    tools = ["Read"]
+    input = "What do a.txt and b.txt say?"
+  }
+  output = task.notes.output
+}
+`
+
+const FIRST = "call_DdmO9pD3xa9XTPNJ32zg2hcA"
+const SECOND = "call_8YkQm2VtWc4zRbLn0sJp1TfE"
+
+/** A directory with the workflow and the files its agent reads, and a server answering its two model requests. */
+const setUp = Effect.gen(function*() {
+  const dir = yield* Loopback.tempFiles({ "notes.hcl": NOTES, "a.txt": "alpha\n", "b.txt": "beta\n" })
+  const server = yield* Loopback.start([
+    Loopback.sse(Loopback.fixture("openai-tools.sse")),
+    Loopback.sse(Loopback.fixture("openai-final.sse"))
+  ])
+  const env = {
+    PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`,
+    HOME: os.tmpdir(),
+    OPENAI_API_KEY: "sk-loopback-test",
+    OPENAI_BASE_URL: server.url
+  }
+  return { dir, env }
+})
+
+/** Durations vary from run to run: each becomes `<t>`. */
+const untimed = (text: string) => text.replace(/ \d+(\.\d+)?(ms|s)\b/g, " <t>")
+
+/** util-linux `script`, which runs a command on a pty: on Debian and its CI images, not everywhere. */
+const script = ["/usr/bin/script", "/bin/script"].find((file) => fs.existsSync(file))
+
+describe("condukt run, an agent step", () => {
+  it.live("on a terminal: a marked line per turn (with the tokens so far) and per tool call as it starts and ends", () =>
+    Effect.gen(function*() {
+      assert.isDefined(script, "the pty test needs util-linux `script` (/usr/bin/script); install util-linux")
+      const { dir, env } = yield* setUp
+      // -q no banner, -f flush at once, -e the command's exit code, -c the command; the log goes nowhere.
+      const result = yield* execIn(dir, script!, ["-qfec", `'${condukt}' run notes.hcl`, "/dev/null"], env)
+      assert.strictEqual(result.exitCode, 0)
+      // The pty ends lines with \r\n and carries stdout and stderr both, in the order written.
+      assert.strictEqual(
+        untimed(result.stdout.replaceAll("\r\n", "\n")),
+        [
+          "notes: 1 steps pending (notes)",
+          "  ▸ notes running",
+          "    notes: turn 1",
+          "    notes: turn 1 done, 168 tokens so far",
+          `    notes: ▸ Read ${FIRST} running`,
+          `    notes: ▸ Read ${SECOND} running`,
+          `    notes: ✓ Read ${FIRST} done in <t>`,
+          `    notes: ✓ Read ${SECOND} done in <t>`,
+          "    notes: turn 2",
+          "    notes: turn 2 done, 439 tokens so far",
+          "  ✓ notes done in <t>",
+          "finished in <t>",
+          "a.txt says alpha; b.txt says beta.",
+          ""
+        ].join("\n")
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("off a terminal: the same lines, plain, on stderr", () =>
+    Effect.gen(function*() {
+      const { dir, env } = yield* setUp
+      const result = yield* execIn(dir, condukt, ["run", "notes.hcl"], env)
+      assert.deepStrictEqual({ ...result, stderr: untimed(result.stderr) }, {
+        stdout: "a.txt says alpha; b.txt says beta.\n",
+        stderr: [
+          "notes: 1 steps pending (notes)",
+          "  notes running",
+          "    notes: turn 1",
+          "    notes: turn 1 done, 168 tokens so far",
+          `    notes: Read ${FIRST} running`,
+          `    notes: Read ${SECOND} running`,
+          `    notes: Read ${FIRST} done in <t>`,
+          `    notes: Read ${SECOND} done in <t>`,
+          "    notes: turn 2",
+          "    notes: turn 2 done, 439 tokens so far",
+          "  notes done in <t>",
+          "finished in <t>",
+          ""
+        ].join("\n"),
+        exitCode: 0
+      })
+    }).pipe(Effect.scoped))
+
+  it.live("--json: the turn and tool events, each with the step's id, between the step's start and end", () =>
+    Effect.gen(function*() {
+      const { dir, env } = yield* setUp
+      const result = yield* execIn(dir, condukt, ["run", "notes.hcl", "--json"], env)
+      assert.deepStrictEqual({ stderr: result.stderr, exitCode: result.exitCode }, { stderr: "", exitCode: 0 })
+      const events = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
+      // `at` and `durationMs` are times: checked to be numbers, then left out.
+      for (const event of events) {
+        if ("at" in event) assert.isNumber(event.at)
+        if ("durationMs" in event) assert.isNumber(event.durationMs)
+      }
+      const untimedEvents = events.map(({ at: _at, durationMs: _durationMs, ...event }) => event)
+      assert.deepStrictEqual(untimedEvents, [
+        { _tag: "RunStarted", workflow: "notes", steps: ["notes"] },
+        { _tag: "StepStarted", step: "notes" },
+        { _tag: "TurnStarted", step: "notes", turn: 1 },
+        { _tag: "TurnFinished", step: "notes", turn: 1, inputTokens: 56, outputTokens: 48, tokensSoFar: 168 },
+        { _tag: "ToolStarted", step: "notes", callId: FIRST, tool: "Read" },
+        { _tag: "ToolStarted", step: "notes", callId: SECOND, tool: "Read" },
+        { _tag: "ToolFinished", step: "notes", callId: FIRST, tool: "Read", ok: true },
+        { _tag: "ToolFinished", step: "notes", callId: SECOND, tool: "Read", ok: true },
+        { _tag: "TurnStarted", step: "notes", turn: 2 },
+        { _tag: "TurnFinished", step: "notes", turn: 2, inputTokens: 260, outputTokens: 11, tokensSoFar: 439 },
+        { _tag: "StepFinished", step: "notes" },
+        { _tag: "RunFinished", ok: true },
+        { _tag: "Output", output: "a.txt says alpha; b.txt says beta." }
+      ])
+    }).pipe(Effect.scoped))
+})

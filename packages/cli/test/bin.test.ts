@@ -1,0 +1,71 @@
+/**
+ * The `condukt` executable failing as a user would see it: on a Node.js too old for the packages
+ * (the system Node 20, against the built bin a package installs), and on an internal error it did
+ * not expect (forced by a preload that breaks `console.log`, so printing the output throws).
+ * Either way one clear line on stderr and a non-zero exit, never a silent one.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { exec, execIn, root } from "../../../test/support/exec.ts"
+import { tempFiles } from "../../providers/test/loopback.ts"
+
+const node22 = path.join(root, "node_modules/node/bin/node")
+const bin = path.join(root, "packages/cli/src/bin.ts")
+const env = { PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`, HOME: os.tmpdir() }
+
+/** The system Node: 20 on this machine and on the Debian CI images, older than the packages need. */
+const SYSTEM_NODE = "/usr/bin/node"
+
+/** A module run before the CLI (`--import`): every `console.log` throws `message`. */
+const breakingStdout = (message: string) =>
+  `--import=data:text/javascript,${encodeURIComponent(`console.log = () => { throw new Error(${message}) }`)}`
+
+describe("the condukt executable", () => {
+  it.live("on the system Node 20, the built bin refuses in one sentence and exits 1, whatever the command", () =>
+    Effect.gen(function*() {
+      assert.isTrue(fs.existsSync(SYSTEM_NODE), `this test needs an old Node at ${SYSTEM_NODE} (the system Node 20 of Debian and its CI images)`)
+      const version = (yield* execIn(os.tmpdir(), SYSTEM_NODE, ["-p", "process.versions.node"], env)).stdout.trim()
+      assert.isTrue(Number(version.split(".")[0]) < 22, `${SYSTEM_NODE} is Node ${version}, not an unsupported one`)
+      // The bin a package installs (publishConfig.bin): dist/bin.js, built as `prepack` builds it.
+      const built = yield* exec(path.join(root, "node_modules/.bin/tsc"), ["-b", "packages/cli/tsconfig.build.json"])
+      assert.deepStrictEqual(built, { output: "", exitCode: 0 })
+      const dist = path.join(root, "packages/cli/dist/bin.js")
+      const refusal = { stdout: "", stderr: `Condukt needs Node.js 22.19 or newer; this is Node.js ${version}.\n`, exitCode: 1 }
+      assert.deepStrictEqual(yield* execIn(os.tmpdir(), SYSTEM_NODE, [dist, "version"], env), refusal)
+      assert.deepStrictEqual(yield* execIn(os.tmpdir(), SYSTEM_NODE, [dist, "run", "any.hcl"], env), refusal)
+    }), { timeout: 120_000 })
+
+  it.live("an unexpected error prints its message and exits 1; --verbose adds the stack", () =>
+    Effect.gen(function*() {
+      const broken = breakingStdout(`"stdout is broken (forced by the test)"`)
+      assert.deepStrictEqual(yield* execIn(os.tmpdir(), node22, [broken, bin, "version"], env), {
+        stdout: "",
+        stderr: "Unexpected error: stdout is broken (forced by the test) (run again with --verbose for its cause and stack)\n",
+        exitCode: 1
+      })
+      const verbose = yield* execIn(os.tmpdir(), node22, [broken, bin, "version", "--verbose"], env)
+      assert.deepStrictEqual({ stdout: verbose.stdout, exitCode: verbose.exitCode }, { stdout: "", exitCode: 1 })
+      const [first, second, ...stack] = verbose.stderr.trimEnd().split("\n")
+      assert.deepStrictEqual([first, second], ["Unexpected error: stdout is broken (forced by the test)", "Error: stdout is broken (forced by the test)"])
+      // The frames are this machine's paths and line numbers: each is an `at` line, the preload's first.
+      assert.isAbove(stack.length, 0)
+      for (const frame of stack) assert.match(frame!, /^ {4}at /)
+      assert.match(stack[0]!, /^ {4}at console\.log \(data:text\/javascript,/)
+    }))
+
+  it.live("an unexpected error once a workflow is loaded is redacted with the workflow's secrets", () =>
+    Effect.gen(function*() {
+      const hook = `workflow "hook" {\n  http "call" {\n    method = "GET"\n    url = "http://127.0.0.1:9/hook"\n    headers = { authorization = "Bearer lit-unexpected-5d1e7a" }\n  }\n}\n`
+      const dir = yield* tempFiles({ "hook.hcl": hook })
+      // `check` prints `ok: …` on stdout last: that print throws, quoting the workflow's credential.
+      const broken = breakingStdout(`"stdout is broken, holding Bearer lit-unexpected-5d1e7a"`)
+      assert.deepStrictEqual(yield* execIn(dir, node22, [broken, bin, "check", "hook.hcl"], env), {
+        stdout: "",
+        stderr: "Unexpected error: stdout is broken, holding [REDACTED:HTTP_CALL_AUTHORIZATION] (run again with --verbose for its cause and stack)\n",
+        exitCode: 1
+      })
+    }).pipe(Effect.scoped))
+})
