@@ -7,8 +7,8 @@
  */
 import { configDefaults, defineConfig } from "vitest/config"
 
-/** Every test file of the repository. */
-export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
+/** Every test file of the repository; examples/ holds one, as a user's project would. */
+export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts"]
 
 /** Files that start processes or servers: real sandboxes, CLIs, MCP servers, loopback providers. */
 export const integration = [
