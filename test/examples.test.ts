@@ -117,6 +117,13 @@ describe("examples/", () => {
     assert.deepStrictEqual(workspacePaths, [])
   })
 
+  it("are each linked from the docs page of their concept (the demo from the README)", () => {
+    const pages = ["README.md", ...fs.readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+      .map((page) => fs.readFileSync(path.join(root, page), "utf8"))
+    const files = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).sort()
+    assert.deepStrictEqual(files.filter((f) => !pages.some((page) => page.includes(`examples/${f})`))), [])
+  })
+
   for (const example of programs) {
     it.live(`${example} prints what it shows`, () =>
       Effect.gen(function*() {
