@@ -46,7 +46,8 @@ export const integration = [
   "test/secret-leak-hunt.test.ts",
   "test/session-sandboxes.test.ts",
   "test/session-store-crash.test.ts",
-  "test/typecheck.test.ts"
+  "test/typecheck.test.ts",
+  "test/warnings.test.ts"
 ]
 
 /** Files that check a release: the packed packages installed outside the workspace, whole suites, scale. */
