@@ -299,6 +299,13 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
       const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
+      // One call (a turn's usual): no groups to walk.
+      if (calls.length === 1) {
+        return Effect.map(runOne(calls[0]!, callContext), ({ patch, result }) => ({
+          results: [result],
+          assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
+        }))
+      }
       // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
       // Unknown tools count as concurrent: they run nothing.
       const groups: Array<Array<Call>> = []

@@ -20,6 +20,7 @@ import {
   toolResult
 } from "./Message.ts"
 import { ModelError, UnknownProvider } from "./ModelError.ts"
+import * as Tracing from "./internal/tracing.ts"
 import * as ToolName from "./ToolName.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -262,7 +263,11 @@ export const layerDefaults = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer
  * @since 0.1.0
  * @category constructors
  */
-export const resolve = Effect.fn("Model.resolve")(function*(model: string) {
+export const resolve = (model: string): Effect.Effect<Service, ModelError> => Tracing.span(resolving(model), "Model.resolve")
+
+// A span only under a real tracer (`internal/tracing.ts`): every session start resolves its model,
+// and under the default tracer a span per start cost ~8 µs for nothing to read it.
+const resolving = Effect.fnUntraced(function*(model: string) {
   const registry = yield* Effect.serviceOption(Providers)
   // The type says string; a JavaScript caller or an unset environment variable says otherwise, and
   // a missing model is `UnknownProvider` for "" (its message asks for one), not a TypeError.

@@ -370,6 +370,24 @@ export const make: {
 export const structured = (text: string, data: unknown): Structured => new Structured(text, data)
 
 /**
+ * The largest image a tool result carries as an image: 3.5 MiB, whose base64 (4,893,356
+ * characters) stays within the 5 MB per image of Anthropic, the smallest vendor limit
+ * (docs/decisions/0050). Read returns no larger picture; an MCP server's larger one is left out.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const MAX_IMAGE_BYTES = 3.5 * 1024 * 1024
+
+/**
+ * The image types every provider accepts as an image.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
+
+/**
  * A result the model reads as `text` and sees as `images` (base64 image parts).
  *
  * @since 0.1.0

@@ -7,7 +7,8 @@
  * a whole set of names, with their own `Charset`:
  *
  * - a name already safe is kept;
- * - any other character becomes `_` (an empty name becomes `tool`);
+ * - any other character becomes `_` (an empty name becomes `tool`), and for a provider a name
+ *   starting with neither a letter nor `_` gets a `_` in front (Gemini refuses `1x`);
  * - the name ends in `_` and the 8-hex-digit `hash` of the original, its start cut to fit 64
  *   characters, when it is longer than 64 or when its `_` form is taken in the set (a safe name,
  *   or the `_` form of another name);
@@ -27,8 +28,9 @@
 export const MAX_LENGTH = 64
 
 /**
- * The characters a name may keep: `provider` — letters, digits, `_`, `-` (what every provider
- * accepts); `tool` — those and `.`, so `<prefix>.<tool>` reads as it is written.
+ * The characters a name may keep: `provider` — letters, digits, `_`, `-`, starting with a letter
+ * or `_` (what every provider accepts); `tool` — those and `.`, so `<prefix>.<tool>` reads as it is
+ * written.
  *
  * @since 0.1.0
  * @category models
@@ -36,7 +38,14 @@ export const MAX_LENGTH = 64
 export type Charset = "provider" | "tool"
 
 const others: Record<Charset, RegExp> = { provider: /[^a-zA-Z0-9_-]/g, tool: /[^a-zA-Z0-9_.-]/g }
-const whole: Record<Charset, RegExp> = { provider: /^[a-zA-Z0-9_-]{1,64}$/, tool: /^[a-zA-Z0-9_.-]{1,64}$/ }
+// Gemini also wants a provider name to start with a letter or `_` (`1x`, `-x` are refused).
+const whole: Record<Charset, RegExp> = { provider: /^[a-zA-Z_][a-zA-Z0-9_-]{0,63}$/, tool: /^[a-zA-Z0-9_.-]{1,64}$/ }
+
+/** The name with every character `charset` lacks made `_`; a provider name not starting with a letter or `_` gets one first. */
+const formOf = (name: string, charset: Charset): string => {
+  const form = name.replace(others[charset], "_") || "tool"
+  return charset === "provider" && !/^[a-zA-Z_]/.test(form) ? `_${form}` : form
+}
 
 const encoder = new TextEncoder()
 
@@ -78,7 +87,7 @@ export const safeNames = (names: Iterable<string>, charset: Charset): ReadonlyMa
       taken.add(name)
       continue
     }
-    const form = name.replace(others[charset], "_") || "tool"
+    const form = formOf(name, charset)
     replaced.set(name, form)
     forms.set(form, (forms.get(form) ?? 0) + 1)
   }

@@ -25,6 +25,18 @@ describe("ToolName", () => {
     assert.deepStrictEqual(safe(["fx.a b", "fx.echo", "fx.é"], "tool"), { "fx.a b": "fx.a_b", "fx.é": "fx._" })
   })
 
+  it("gives a provider name a leading _ when it starts with neither a letter nor _ (Gemini refuses 1x)", () => {
+    assert.isFalse(ToolName.isSafe("1x", "provider"))
+    assert.isFalse(ToolName.isSafe("-x", "provider"))
+    assert.isTrue(ToolName.isSafe("_x", "provider"))
+    assert.isTrue(ToolName.isSafe("1x", "tool"))
+    assert.deepStrictEqual(safe(["1x", "-y", "z"], "provider"), { "1x": "_1x", "-y": "_-y" })
+    assert.deepStrictEqual(safe(["1x", "_1x"], "provider"), { "1x": `_1x_${ToolName.hash("1x")}` })
+    const long = safe(["9" + "x".repeat(63)], "provider")["9" + "x".repeat(63)]!
+    assert.strictEqual(long.length, 64)
+    assert.isTrue(ToolName.isSafe(long, "provider"))
+  })
+
   it("adds the hash of the original when the _ form is taken, whatever the order", () => {
     assert.deepStrictEqual(safe(["fx.a b", "fx.a_b"], "tool"), { "fx.a b": "fx.a_b_b2eb8f5c" })
     const both = { "a.b": "a_b_108bf50c", "a b": "a_b_10a3f9f2" }

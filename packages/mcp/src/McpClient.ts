@@ -26,7 +26,7 @@ import {
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Duration, Effect, Redacted, Scope, Semaphore, Tracer } from "effect"
-import { Executor, type ProcessRunner } from "@condukt/core"
+import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
@@ -221,11 +221,38 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
 
 const sessionLost = (error: unknown): boolean => error instanceof StreamableHTTPError && error.code === 404
 
-/** Text parts joined by newlines; any other part (image, audio, resource) kept as its JSON. */
-export const render = (result: CallToolResult): string => {
-  const parts = result.content.map((part) => (part.type === "text" ? part.text : JSON.stringify(part)))
-  if (parts.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent)
-  return parts.join("\n")
+/** At most this many images of one result reach the model as images; the rest are named, not sent. */
+export const MAX_IMAGES = 8
+
+/** The size of the bytes `base64` holds. */
+const decodedSize = (base64: string): number => Math.floor((base64.length * 3) / 4) - (base64.endsWith("==") ? 2 : base64.endsWith("=") ? 1 : 0)
+
+/**
+ * What the model reads of a result: text parts joined by newlines, and images (of the types every
+ * provider takes, at most `Tool.MAX_IMAGE_BYTES` each, `MAX_IMAGES` of them) as images, each named
+ * by a line of the text as Read names its pictures; any other part (audio, a resource, an image
+ * too large or of another type) is kept as its JSON, an image's data left out of it.
+ */
+export const render = (result: CallToolResult): string | Tool.Images => {
+  const images: Array<Message.ImagePart> = []
+  const lines = result.content.map((part) => {
+    if (part.type === "text") return part.text
+    if (part.type !== "image") return JSON.stringify(part)
+    const bytes = decodedSize(part.data)
+    const shown = Tool.IMAGE_TYPES.has(part.mimeType) && bytes <= Tool.MAX_IMAGE_BYTES && images.length < MAX_IMAGES
+    if (shown) images.push({ _tag: "Image", mediaType: part.mimeType, data: part.data })
+    const why = shown
+      ? ""
+      : !Tool.IMAGE_TYPES.has(part.mimeType)
+      ? ": not a type models are sent"
+      : bytes > Tool.MAX_IMAGE_BYTES
+      ? `: larger than ${Tool.MAX_IMAGE_BYTES} bytes`
+      : `: more than ${MAX_IMAGES} images`
+    return `Image (${part.mimeType}, ${bytes} bytes)${shown ? "" : ` left out${why}`}`
+  })
+  if (lines.length === 0 && result.structuredContent !== undefined) return JSON.stringify(result.structuredContent)
+  const text = lines.join("\n")
+  return images.length === 0 ? text : Tool.images(text, images)
 }
 
 /** What `callTool` answers: its type also admits the pre-2024 `toolResult` form, of another schema. */
@@ -236,13 +263,15 @@ type Answer = Awaited<ReturnType<Client["callTool"]>>
  * are redacted with the server's own credentials (the session redacts its secrets after); an
  * error's text is also cut here, as the executor cuts only successful text.
  */
-const settle = (target: Target, connection: Connection, answer: Answer): Effect.Effect<string, string> => {
+const settle = (target: Target, connection: Connection, answer: Answer): Effect.Effect<string | Tool.Images, string> => {
   // `callTool` parses with `CallToolResultSchema` (its default schema, which we do not override).
   const result = answer as CallToolResult
-  const text = render(result)
+  const rendered = render(result)
+  const text = typeof rendered === "string" ? rendered : rendered.text
   const credentials = connection.credentials ?? NO_CREDENTIALS
   if (result.isError === true) return Effect.fail(Executor.truncate(credentials.redact(text), target.maxResultChars))
-  return Effect.succeed(credentials.isEmpty ? text : credentials.redactOwn(text))
+  if (credentials.isEmpty) return Effect.succeed(rendered)
+  return Effect.succeed(typeof rendered === "string" ? credentials.redactOwn(text) : Tool.images(credentials.redactOwn(text), rendered.images))
 }
 
 /** A failed `tools/call` as what the model reads about it; every server text in it fit to read. */
@@ -339,7 +368,7 @@ export const caller = (declaration: Declaration, wire: string) => {
     url: declaration.transport === "stdio" ? undefined : declaration.url,
     span: { attributes: { server: declaration.name, tool: wire }, captureStackTrace: false }
   }
-  return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string, McpError | string> =>
+  return (connection: Connection, args: Readonly<Record<string, unknown>>): Effect.Effect<string | Tool.Images, McpError | string> =>
     Effect.withFiber((fiber) => {
       // The session the request goes to: a 404 re-initialises only the session it was sent on.
       const generation = connection.generation()

@@ -12,7 +12,7 @@ describe("McpServer", () => {
   describe("server-everything, driven by an agent on TestModel", () => {
     const drive = (server: McpServer.McpServer) =>
       Effect.gen(function*() {
-        const { events } = yield* runWith([server], [
+        const { events, session } = yield* runWith([server], [
           TestModel.reply(
             TestModel.toolCall("everything.echo", { message: "hello" }),
             TestModel.toolCall("everything.get-sum", { a: 2, b: 3 }),
@@ -26,11 +26,15 @@ describe("McpServer", () => {
         const [echo, sum, image, invalid] = results(events)
         assert.deepStrictEqual(echo, { name: "everything.echo", content: "Echo: hello", isError: false })
         assert.deepStrictEqual(sum, { name: "everything.get-sum", content: "The sum of 2 and 3 is 5.", isError: false })
-        // Text parts joined, the image kept as its JSON.
+        // Text parts joined, the image named on its line and sent to the model as an image.
         const parts = image!.content.split("\n")
         assert.strictEqual(parts.length, TINY_IMAGE_TEXT_PARTS)
-        assert.strictEqual(JSON.parse(parts[1]!).type, "image")
-        assert.strictEqual(JSON.parse(parts[1]!).mimeType, "image/png")
+        assert.match(parts[1]!, /^Image \(image\/png, \d+ bytes\)$/)
+        const answered = (yield* session.history).find((m) => m._tag === "ToolResultMessage" && m.name === "everything.get-tiny-image")
+        assert.strictEqual(answered?._tag === "ToolResultMessage" ? answered.images?.length : undefined, 1)
+        const sent = answered?._tag === "ToolResultMessage" ? answered.images![0]! : undefined
+        assert.strictEqual(sent?.mediaType, "image/png")
+        assert.match(sent?.data ?? "", /^iVBORw0KGgo/)
         assert.deepStrictEqual(invalid, {
           name: "everything.get-sum",
           content: "Error: MCP error -32602: Input validation error: Invalid arguments for tool get-sum: Invalid input: expected number, received string at a",

@@ -25,13 +25,12 @@ import * as Tool from "../Tool.ts"
 import { fromFileOperation, ToolError } from "./ToolError.ts"
 
 /**
- * The largest image Read returns: 3.5 MiB, whose base64 (4,893,356 characters) stays within the
- * 5 MB per image of Anthropic, the smallest vendor limit (docs/decisions/0050).
+ * The largest image Read returns: `Tool.MAX_IMAGE_BYTES` (3.5 MiB, docs/decisions/0050).
  *
  * @since 0.1.0
  * @category models
  */
-export const MAX_IMAGE_BYTES = 3.5 * 1024 * 1024
+export const MAX_IMAGE_BYTES = Tool.MAX_IMAGE_BYTES
 
 const MEDIA_TYPES: Readonly<Record<string, string>> = {
   ".jpg": "image/jpeg",

@@ -20,12 +20,25 @@ describe("uuid7", () => {
       Effect.provideService(SecureRandom.SecureRandom, SecureRandom.make((size) => crypto.getRandomValues(new Uint8Array(size))))
     ))
 
-  it.effect("ids made within one millisecond still sort by creation", () =>
+  it.effect("ids made within one millisecond still sort by creation, past the 4,096 the counter holds", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(Date.UTC(2026, 10, 22))
       const ids: Array<string> = []
-      for (let i = 0; i < 1000; i++) ids.push(yield* uuid7.make)
+      for (let i = 0; i < 10_000; i++) ids.push(yield* uuid7.make)
       assert.deepStrictEqual([...ids].sort(), ids)
-      assert.strictEqual(new Set(ids).size, 1000)
+      assert.strictEqual(new Set(ids).size, 10_000)
+      for (const id of ids) assert.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    }))
+
+  it.effect("the process's own generator stamps the Clock's time, and never goes back when the clock does", () =>
+    Effect.gen(function*() {
+      const later = Date.UTC(2030, 0, 1)
+      yield* TestClock.setTime(later)
+      const first = yield* uuid7.make
+      assert.strictEqual(first.slice(0, 13).replace("-", ""), later.toString(16).padStart(12, "0"))
+      yield* TestClock.setTime(later - 60_000)
+      const second = yield* uuid7.make
+      assert.isTrue(first < second)
+      assert.strictEqual(second.slice(0, 13).replace("-", ""), later.toString(16).padStart(12, "0"))
     }))
 })

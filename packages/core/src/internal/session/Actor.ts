@@ -129,6 +129,11 @@ export class Actor<R> implements Publisher {
    * observers, with an empty run id.
    */
   publish(run: Run | undefined, payload: SessionEvent.Payload, wait = false): Effect.Effect<void> {
+    // Nobody reads it (a `run` with no stream, no observer): it is numbered, not made.
+    if (run?.sink === undefined && this.#hub.observers === undefined) {
+      this.#seq++
+      return Effect.void
+    }
     // The payload is one member of the union; adding the base fields gives back that member.
     const event = { ...payload, sessionId: this.id, runId: run === undefined ? "" : run.id, seq: this.#seq++ } as SessionEvent.SessionEvent
     if (run === undefined) return EventHub.deliver(this.#hub, undefined, event, false)

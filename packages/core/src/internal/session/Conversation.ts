@@ -283,27 +283,26 @@ export class Conversation<R> {
    * Combinators, not a generator: this frame is held for as long as the calls run.
    */
   private runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
-    return Effect.forEach(calls, (call) =>
-      events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true), { discard: true }).pipe(
-        Effect.andThen(Effect.suspend(() => this.audit(events, run, calls))),
-        Effect.andThen(Effect.suspend(() => this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext))),
-        Effect.flatMap((context) => this.#tools.executor.run(calls, context, this.#assigns)),
-        Effect.flatMap((outcome) => {
-          this.#assigns = outcome.assigns
-          return Effect.as(
-            Effect.forEach(outcome.results, (r) =>
-              events.publish(run, {
-                _tag: "ToolResult",
-                callId: r.callId,
-                name: r.name,
-                content: r.content,
-                isError: r.isError,
-                ...(r.data === undefined ? {} : { data: r.data })
-              }, true), { discard: true }),
-            outcome.results
-          )
-        })
-      )
+    const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
+    return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
+      Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
+      Effect.flatMap((context) => this.#tools.executor.run(calls, context, this.#assigns)),
+      Effect.flatMap((outcome) => {
+        this.#assigns = outcome.assigns
+        return Effect.as(
+          inOrder(outcome.results, (r) =>
+            events.publish(run, {
+              _tag: "ToolResult",
+              callId: r.callId,
+              name: r.name,
+              content: r.content,
+              isError: r.isError,
+              ...(r.data === undefined ? {} : { data: r.data })
+            }, true)),
+          outcome.results
+        )
+      })
+    )
   }
 
   /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
@@ -345,6 +344,10 @@ export class Conversation<R> {
     })
   }
 }
+
+/** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
+const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<void>): Effect.Effect<void> =>
+  items.length === 1 ? f(items[0]!) : Effect.forEach(items, f, { discard: true })
 
 /**
  * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text
