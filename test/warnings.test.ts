@@ -1,17 +1,22 @@
 /**
  * No Node warnings from our code under load (issue 24, item 4): a thousand concurrent MCP tool
- * calls over each transport make Node warn about nothing (a `MaxListenersExceededWarning` is what
- * a stream waited on by one 'drain' listener per write gives), and the MCP benchmark, whose
- * baselines run the SDK's own stdio transport, prints nothing on stderr.
+ * calls over each transport and a few hundred sessions streaming from one provider at once make
+ * Node warn about nothing (a `MaxListenersExceededWarning` is what a stream waited on by one
+ * 'drain' listener per write gives, or a signal shared by every request), and the MCP benchmark,
+ * whose baselines run the SDK's own stdio transport, prints nothing on stderr.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import * as path from "node:path"
+import { Agent, Session, Tools } from "@condukt/core"
 import { McpServer } from "@condukt/mcp"
-import { NodeProcessRunner } from "@condukt/node"
+import { Condukt, NodeProcessRunner } from "@condukt/node"
+import { Anthropic } from "@condukt/providers"
+import { NodeHttpClient } from "@effect/platform-node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { ToolCall } from "@condukt/testing"
 import { everything, everythingHttp, node } from "../packages/mcp/test/support.ts"
+import * as Loopback from "../packages/providers/test/loopback.ts"
 import { execIn, root } from "./support/exec.ts"
 
 const CALLS = 1_000
@@ -64,6 +69,22 @@ describe("no Node warnings under load", () => {
       ))
       assert.deepStrictEqual(warnings, [])
     }).pipe(Effect.scoped), 120_000)
+
+  it.live("200 sessions streaming from one provider at once", () =>
+    Effect.gen(function*() {
+      const sessions = 200
+      const server = yield* Loopback.start(Array.from({ length: sessions }, () => Loopback.sse(Loopback.fixture("anthropic-text.sse"))))
+      const anthropic = Anthropic.layer({ apiKey: Redacted.make("sk-ant-test"), baseUrl: server.url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const agent = Agent.make({ name: "greeter", model: "anthropic:claude-sonnet-4-6", tools: Tools.readOnly })
+      const oneRun = Effect.scoped(Effect.flatMap(Session.start(agent), (session) => session.run("Say hello")))
+      const warnings = yield* warningsDuring(
+        Effect.forEach(Array.from({ length: sessions }), () => oneRun, { concurrency: "unbounded" }).pipe(
+          Effect.map((results) => assert.deepStrictEqual(new Set(results.map((result) => result.text)), new Set(["Hello, world."]))),
+          Effect.provide(anthropic)
+        )
+      )
+      assert.deepStrictEqual(warnings, [])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)), 120_000)
 
   it.live("the MCP benchmark's concurrent calls print nothing on stderr", () =>
     Effect.gen(function*() {
