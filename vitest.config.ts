@@ -7,8 +7,8 @@
  */
 import { configDefaults, defineConfig } from "vitest/config"
 
-/** Every test file of the repository. */
-export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts"]
+/** Every test file of the repository; examples/ holds one, as a user's project would. */
+export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "examples/**/*.test.ts"]
 
 /** Files that start processes or servers: real sandboxes, CLIs, MCP servers, loopback providers. */
 export const integration = [
@@ -48,7 +48,8 @@ export const integration = [
   "test/secret-leak-hunt.test.ts",
   "test/session-sandboxes.test.ts",
   "test/session-store-crash.test.ts",
-  "test/typecheck.test.ts"
+  "test/typecheck.test.ts",
+  "test/warnings.test.ts"
 ]
 
 /** Files that check a release: the packed packages installed outside the workspace, whole suites, scale. */

@@ -119,9 +119,7 @@ const raw = async (): Promise<Measurement> => {
 const variants: Record<string, () => Promise<Measurement>> = { raw, sessions }
 
 const child = (variant: string): Measurement => {
-  // Every session's LocalSandbox adds a listener Node warns about past 10 (see bench/sessions.ts).
-  const flags = ["--disable-warning=MaxListenersExceededWarning"]
-  const out = spawnSync(process.execPath, [...flags, import.meta.filename, `--variant=${variant}`, `--count=${COUNT}`], {
+  const out = spawnSync(process.execPath, [import.meta.filename, `--variant=${variant}`, `--count=${COUNT}`], {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"]
   })

@@ -9,9 +9,8 @@
 import { Agent, Session, type SessionEvent, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, FileSystem, Layer, Stream } from "effect"
-import { NodeServices } from "@effect/platform-node"
 
 const script = [
   TestModel.reply(
@@ -87,10 +86,7 @@ const demo = Effect.gen(function*() {
     })
   )
   if (real !== undefined) return
-  // The scripted run must have done exactly what it was told.
-  const final = yield* fs.readFileString(`${dir}/notes.md`)
-  if (!final.includes("DONE: buy milk")) return yield* Effect.die(`the edit did not land: ${final}`)
-  yield* Console.log(`\nnotes.md now reads:\n${final}`)
+  yield* Console.log(`\nnotes.md now reads:\n${yield* fs.readFileString(`${dir}/notes.md`)}`)
 }).pipe(
   Effect.scoped,
   Effect.provide(real === undefined ? Layer.mergeAll(TestModel.layer(script), Condukt.layer, NodeServices.layer) : Layer.mergeAll(Condukt.layer, NodeServices.layer))

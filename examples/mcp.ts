@@ -1,7 +1,7 @@
 /**
  * An agent with an MCP server: the session starts server-everything over stdio in its own scope,
  * the model (scripted here) calls two of its tools by their `<prefix>.<tool>` names, and stopping
- * the session ends the server's whole process group. Executed by the test suite.
+ * the session ends the server's whole process group. docs/mcp.md
  */
 import { Agent, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
@@ -9,9 +9,11 @@ import { McpServer } from "@condukt/mcp"
 import { TestModel } from "@condukt/testing"
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
-import * as path from "node:path"
+import { createRequire } from "node:module"
 
-const everything = path.resolve(import.meta.dirname, "../packages/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+// The server is an npm package of this project (`npm install @modelcontextprotocol/server-everything`),
+// found the way Node finds it and run on this Node.
+const everything = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/dist/index.js")
 
 const Assistant = Agent.make({
   name: "assistant",
@@ -30,10 +32,6 @@ const program = Effect.gen(function*() {
       })
     )
   )
-  const expected = ["started everything (stdio)", "everything.get-sum -> The sum of 2 and 3 is 5.", "everything.echo -> Echo: hi"]
-  if (lines[0] !== expected[0] || lines[1] !== expected[1] || lines[2] !== expected[2]) {
-    return yield* Effect.die(new Error(`unexpected events: ${JSON.stringify(lines)}`))
-  }
   yield* Console.log(lines.join("\n"))
 }).pipe(
   Effect.scoped,

@@ -36,16 +36,6 @@ const tour = Effect.gen(function*() {
   const dir = yield* (yield* FileSystem.FileSystem).makeTempDirectoryScoped({ prefix: "condukt-tour-" })
   const { results } = yield* message.pipe(Effect.provide(LocalSandbox.layer({ cwd: dir, allowedPaths: [dir] })))
   for (const result of results) yield* Console.log(`${result.callId} ${result.name}: ${result.content}`)
-  const expected = [
-    "Wrote notes.md (2 lines, 13 bytes)",
-    "2",
-    "13 notes.md\n\n(exit code: 3)",
-    `Error: Path ${dir.replace(/\/[^/]+\/[^/]+$/, "")}/etc/passwd is outside allowed directories`,
-    "Unknown tool: Fly"
-  ]
-  if (JSON.stringify(results.map((r) => r.content)) !== JSON.stringify(expected)) {
-    return yield* Effect.die(`unexpected results, wanted ${JSON.stringify(expected)}`)
-  }
 }).pipe(Effect.scoped, Effect.provide(Condukt.layer))
 
 NodeRuntime.runMain(tour)

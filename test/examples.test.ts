@@ -1,3 +1,9 @@
+/**
+ * Every program of examples/ runs as a user would run it (`node examples/x.ts`, importing the
+ * packages by name) and prints exactly what it shows: the output is asserted whole, stderr included,
+ * so an example that breaks, drifts from what its docs page says, or makes Node print a warning
+ * fails here. The example test file (examples/*.test.ts) runs in the `unit` project as a user's would.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
@@ -5,20 +11,131 @@ import * as path from "node:path"
 import { exec, root } from "./support/exec.ts"
 
 const node = path.join(root, "node_modules/.bin/node")
-const examples = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).sort()
+const programs = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts") && !f.endsWith(".test.ts")).sort()
+
+/** What each prints with no provider key set; `<tmp>` and `<id>` stand for a temporary directory and a run id. */
+const expected: Record<string, string> = {
+  "compaction.ts": `"What is 2 + 2?": compacted 4 messages to 3
+"And 3 + 3?": compacted 5 messages to 3
+Messages sent with each request: 1, 3, 4
+The history now: AssistantMessage, UserMessage, AssistantMessage
+`,
+  "demo.ts": `No ANTHROPIC_API_KEY or OPENAI_API_KEY is set: a scripted TestModel plays the model.
+The tools are real; they work in <tmp>.
+
+▶ run <id>: Write my notes, then mark the milk as bought.
+
+── turn 1
+I'll write the notes, then look at them.
+→ Write {"path":"notes.md","content":"# Notes\\n\\n- TODO: buy milk\\n- call Ada\\n"}
+← Wrote notes.md (4 lines, 37 bytes)
+
+── turn 2
+→ Bash {"command":"wc -l notes.md && grep -n TODO notes.md"}
+→ Grep {"pattern":"Ada"}
+← 4 notes.md
+  3:- TODO: buy milk
+  
+← notes.md:4: - call Ada
+
+── turn 3
+→ Edit {"path":"notes.md","old_text":"- TODO: buy milk","new_text":"- DONE: buy milk"}
+← Successfully edited notes.md
+  
+  \`\`\`diff
+  - - TODO: buy milk
+  + - DONE: buy milk
+  \`\`\`
+
+── turn 4
+→ Read {"path":"notes.md"}
+← # Notes
+  
+  - DONE: buy milk
+  - call Ada
+  
+
+── turn 5
+The notes are tidy: the milk is bought and Ada is still to be called.
+
+■ completed
+
+notes.md now reads:
+# Notes
+
+- DONE: buy milk
+- call Ada
+
+`,
+  "mcp.ts": `started everything (stdio)
+everything.get-sum -> The sum of 2 and 3 is 5.
+everything.echo -> Echo: hi
+`,
+  "persistence.ts": `> The release is on Friday.
+Noted. (the session holds 2 messages)
+> When is the release?
+On Friday. (the session holds 4 messages)
+The model's second request held 3 messages.
+The store's directory holds ticket-42.json, ticket-42.log.
+`,
+  "providers.ts": `The server received: POST /v1/chat/completions model=llama3.2
+The agent answered: Hello from a local model.
+`,
+  "secrets.ts": `Bash received DEPLOY_TOKEN
+Bash printed: token [REDACTED:DEPLOY_TOKEN] has 12 characters
+The model read: token [REDACTED:DEPLOY_TOKEN] has 12 characters
+`,
+  "supervision.ts": `worker: start 1, crashing
+worker: start 2, crashing
+worker: start 3, up
+supervisor: worker running after 3 starts
+supervisor: Supervisor gave up: child importer needed more than 3 restarts within 60000ms
+`,
+  "tools.ts": `1 Write: Wrote notes.md (2 lines, 13 bytes)
+2 line_count: 2
+3 Bash: 13 notes.md
+
+(exit code: 3)
+4 Read: Error: Path /etc/passwd is outside allowed directories
+5 Fly: Unknown tool: Fly
+`,
+  "virtual.ts": `The orders total 55.
+restored workspace: total.txt = 55 (211 bytes of JSON)
+`
+}
+
+const normalized = (output: string) =>
+  output.replaceAll(/\/tmp\/condukt-[a-z]+-[A-Za-z0-9]+/g, "<tmp>").replaceAll(/run [0-9a-f]{8}:/g, "run <id>:")
 
 describe("examples/", () => {
-  it("has examples", () => assert.isAbove(examples.length, 0))
+  it("has an expected output for each program, and a program for each expected output", () =>
+    assert.deepStrictEqual(programs, Object.keys(expected).sort()))
 
-  for (const example of examples) {
-    it.live(`${example} runs to completion`, () =>
+  it("import the packages by name, as a user's copy would: no path into the workspace", () => {
+    const files = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).sort()
+    const workspacePaths = files.filter((f) => /from "\.|node_modules\/|\/packages\//.test(fs.readFileSync(path.join(root, "examples", f), "utf8")))
+    assert.deepStrictEqual(workspacePaths, [])
+  })
+
+  it("are each linked from the docs page of their concept (the demo from the README)", () => {
+    const pages = ["README.md", ...fs.readdirSync(path.join(root, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+      .map((page) => fs.readFileSync(path.join(root, page), "utf8"))
+    const files = fs.readdirSync(path.join(root, "examples")).filter((f) => f.endsWith(".ts")).sort()
+    assert.deepStrictEqual(files.filter((f) => !pages.some((page) => page.includes(`examples/${f})`))), [])
+  })
+
+  for (const example of programs) {
+    it.live(`${example} prints what it shows`, () =>
       Effect.gen(function*() {
-        // Each example checks its own results and exits non-zero when they are wrong. Provider keys
-        // are blanked: the suite never calls a real model (test/provider-env.test.ts points the demo
-        // at a loopback server instead).
-        const { exitCode, output } = yield* exec(node, [path.join("examples", example)], { ANTHROPIC_API_KEY: "", OPENAI_API_KEY: "" })
-        assert.strictEqual(exitCode, 0, output)
-        assert.notStrictEqual(output, "")
+        // Provider keys are blanked: the suite never calls a real model (test/provider-env.test.ts
+        // points the demo at a loopback server instead). TMPDIR fixes the paths tools.ts prints.
+        const { exitCode, output } = yield* exec(node, [path.join("examples", example)], {
+          ANTHROPIC_API_KEY: "",
+          OPENAI_API_KEY: "",
+          TMPDIR: "/tmp"
+        })
+        assert.strictEqual(normalized(output), expected[example])
+        assert.strictEqual(exitCode, 0)
       }), 120_000)
   }
 })

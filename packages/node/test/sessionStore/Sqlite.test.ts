@@ -2,8 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { DatabaseSync } from "node:sqlite"
 import * as Message from "@condukt/core/Message"
+import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
@@ -15,12 +15,15 @@ const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effec
     return yield* f(yield* SqliteSessionStore.make({ file }), file)
   }))
 
+/** The database file opened as the store opens it: no `node:sqlite` ExperimentalWarning in the test's output. */
+const database = (file: string) => Effect.orDie(nodeSqlite.open(file, (cause) => cause))
+
 /** Runs `sql` on the database file behind the store's back, as another program (or a bug) would. */
-const tamper = (file: string, sql: string) => {
-  const db = new DatabaseSync(file)
-  db.exec(sql)
-  db.close()
-}
+const tamper = (file: string, sql: string) =>
+  Effect.map(database(file), (db) => {
+    db.exec(sql)
+    db.close()
+  })
 
 const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
 
@@ -31,7 +34,7 @@ describe("SqliteSessionStore", () => {
     withStore((store, file) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
-        tamper(file, "UPDATE condukt_messages SET body = json_set(body, '$.content', 'kept') WHERE idx = 0")
+        yield* tamper(file, "UPDATE condukt_messages SET body = json_set(body, '$.content', 'kept') WHERE idx = 0")
         yield* store.save(snapshot("s1", 2), { appended: 4 })
         const loaded = yield* store.load("s1")
         assert.deepStrictEqual(
@@ -45,12 +48,12 @@ describe("SqliteSessionStore", () => {
     withStore((store, file) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
-        tamper(file, "UPDATE condukt_messages SET body = '{\"_tag\":' WHERE idx = 2")
+        yield* tamper(file, "UPDATE condukt_messages SET body = '{\"_tag\":' WHERE idx = 2")
         assert.strictEqual(
           yield* failure(store.load("s1")),
           `SessionStore.load: session s1 at ${file}#condukt_messages/s1/2: not a session snapshot (Unexpected end of JSON input)`
         )
-        const db = new DatabaseSync(file)
+        const db = yield* database(file)
         assert.deepStrictEqual({ ...db.prepare("SELECT body FROM condukt_messages WHERE idx = 2").get() }, { body: "{\"_tag\":" })
         db.close()
       })
@@ -60,7 +63,7 @@ describe("SqliteSessionStore", () => {
     withStore((store, file) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
-        tamper(file, "DELETE FROM condukt_messages WHERE idx = 1")
+        yield* tamper(file, "DELETE FROM condukt_messages WHERE idx = 1")
         assert.strictEqual(
           yield* failure(store.load("s1")),
           `SessionStore.load: session s1 at ${file}#condukt_messages/s1/1: not a session snapshot (message 1 is missing)`
@@ -72,7 +75,7 @@ describe("SqliteSessionStore", () => {
     withStore((store, file) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
-        tamper(file, "UPDATE condukt_sessions SET body = json_set(body, '$.version', 3)")
+        yield* tamper(file, "UPDATE condukt_sessions SET body = json_set(body, '$.version', 3)")
         assert.strictEqual(
           yield* failure(store.load("s1")),
           `SessionStore.load: session s1 at ${file}#condukt_sessions/s1: snapshot version 3 is newer than this Condukt reads (2); upgrade to resume it`
@@ -141,7 +144,7 @@ describe("SqliteSessionStore", () => {
         const file = path.join(dir, `round${round}.db`)
         yield* Effect.forEach(openers, (opener) => opener.send(file), { discard: true })
         assert.deepStrictEqual(yield* Effect.forEach(openers, (opener) => opener.next), names.map(() => "ok"))
-        const db = new DatabaseSync(file)
+        const db = yield* database(file)
         assert.deepStrictEqual(db.prepare("SELECT id FROM condukt_sessions ORDER BY id").all().map((row) => row["id"]), names)
         db.close()
       }
@@ -163,11 +166,11 @@ describe("SqliteSessionStore", () => {
     withStore((store, file) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
-        tamper(file, "ALTER TABLE condukt_sessions DROP COLUMN revision")
+        yield* tamper(file, "ALTER TABLE condukt_sessions DROP COLUMN revision")
         const reopened = yield* SqliteSessionStore.make({ file })
         assert.deepStrictEqual(yield* reopened.load("s1"), Option.some(snapshot("s1", 1)))
         yield* reopened.save(snapshot("s1", 2), { appended: 4 })
-        const db = new DatabaseSync(file)
+        const db = yield* database(file)
         assert.deepStrictEqual({ ...db.prepare("SELECT revision FROM condukt_sessions WHERE id = 's1'").get() }, { revision: 1 })
         db.close()
       })
