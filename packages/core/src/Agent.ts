@@ -5,6 +5,7 @@
  * and its sandbox layer need (`R`), so a session started without them does not compile.
  */
 import type { Duration, Layer, Result } from "effect"
+import type * as Approval from "./Approval.ts"
 import * as Executor from "./Executor.ts"
 import * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
@@ -35,6 +36,8 @@ export interface Agent<out R = never> {
   readonly secrets: Secret.Secrets<R>
   /** Sources of more tools each session starts and owns: MCP servers (`McpServer.stdio(...)`). */
   readonly mcpServers: ReadonlyArray<ToolSource.ToolSource<R>>
+  /** Which calls run, wait for a person's answer or are refused, by tool name; a session start adds its own. */
+  readonly approvals: Approval.Rules | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -56,6 +59,11 @@ export interface Options<R> {
   readonly secrets?: Secret.Secrets<R> | undefined
   /** MCP servers (from `@condukt/mcp`) each session starts in parallel, owns and stops. */
   readonly mcpServers?: ReadonlyArray<ToolSource.ToolSource<R>> | undefined
+  /**
+   * Rules by tool name, globs included (`{ ask: ["Bash", "github.*"], deny: ["*.delete_*"] }`):
+   * deny > ask > allow > the tool's own `needsApproval` (docs/approvals.md).
+   */
+  readonly approvals?: Approval.Rules | undefined
 }
 
 /**
@@ -81,6 +89,7 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     executor: Executor.make(tools, { concurrency: options.toolConcurrency, timeout: options.toolTimeout }),
     specs: tools.map(Model.toolSpec),
     secrets: options.secrets ?? {},
-    mcpServers: options.mcpServers ?? []
+    mcpServers: options.mcpServers ?? [],
+    approvals: options.approvals
   }
 }

@@ -9,10 +9,15 @@
  * (`CallDeadline.hold`) is not part of it. This module owns the only rendering of tool failures
  * into model-facing text.
  *
+ * A call that needs approval (the session's `Approval` rules, or the tool's own flag) passes one
+ * gate after its arguments are decoded and before its clock starts: a denial is its result, and
+ * the other calls of the batch run meanwhile. A batch without rules or flagged tools pays one check.
+ *
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
 import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
+import * as Approval from "./Approval.ts"
 import * as CallDeadline from "./CallDeadline.ts"
 import type { ImagePart } from "./Message.ts"
 import * as Redactor from "./Redactor.ts"
@@ -72,6 +77,19 @@ export interface Executor<R> {
  */
 export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
   readonly redact?: ((text: string) => string) | undefined
+  /** How calls that need approval get it; without it, every call runs. */
+  readonly approvals?: Approvals | undefined
+}
+
+/**
+ * A session's side of approvals: its rules, and how it asks a person about one call and waits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Approvals {
+  readonly policy: Approval.Policy | undefined
+  readonly request: (call: Call) => Effect.Effect<Approval.Answer>
 }
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
@@ -254,9 +272,28 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
   const defaultTimeout = Duration.fromInputUnsafe(options.timeout ?? DEFAULT_TIMEOUT)
 
-  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context) {
+  const flagged = tools.some((tool) => tool.needsApproval !== false)
+
+  /** What the model reads instead of the call's result when it may not run; `undefined`: it runs. */
+  const gate = (approvals: Approvals, tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context): Effect.Effect<string | undefined, never, R> => {
+    const verdict = Approval.verdict(approvals.policy, tool.name)
+    if (verdict._tag === "Deny") return Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern))
+    if (verdict._tag === "Allow") return Effect.undefined
+    const ask = Effect.map(approvals.request(call), Approval.render)
+    if (verdict._tag === "Ask") return ask
+    const needs = tool.needsApproval
+    if (needs === false) return Effect.undefined
+    if (needs === true) return ask
+    return Effect.flatMap(needs(args, context), (yes) => (yes ? ask : Effect.undefined))
+  }
+
+  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context, approvals: Approvals | undefined) {
     const decoded = yield* Effect.result(tool.decode(call.input))
     if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
+    if (approvals !== undefined) {
+      const refused = yield* gate(approvals, tool, call, decoded.success, context)
+      if (refused !== undefined) return errorResult(call, refused)
+    }
     // A tool's own timeout is the model's request for this call: it wins over every default.
     const own = tool.timeoutOf?.(decoded.success)
     const timeoutMs = own === undefined
@@ -283,13 +320,13 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     return yield* render(tool, call, timeoutMs, exit, context.redact)
   })
 
-  const runOne = (call: Call, context: Omit<Tool.Context, "callId">): Effect.Effect<Done, never, R> => {
+  const runOne = (call: Call, context: Omit<Tool.Context, "callId">, approvals: Approvals | undefined): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     return Effect.map(
-      invoke(tool, call, { ...context, callId: call.id }),
+      invoke(tool, call, { ...context, callId: call.id }, approvals),
       // A failure's text can quote what the tool saw (a command's output, a file's line).
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
@@ -299,9 +336,11 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
       const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
+      // No rules and no flagged tool: no call asks, and none is checked.
+      const approvals = context.approvals !== undefined && (flagged || context.approvals.policy !== undefined) ? context.approvals : undefined
       // One call (a turn's usual): no groups to walk.
       if (calls.length === 1) {
-        return Effect.map(runOne(calls[0]!, callContext), ({ patch, result }) => ({
+        return Effect.map(runOne(calls[0]!, callContext, approvals), ({ patch, result }) => ({
           results: [result],
           assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
         }))
@@ -319,8 +358,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       return Effect.map(
         Effect.forEach(groups, (group) =>
           group.length === 1
-            ? Effect.map(runOne(group[0]!, callContext), (result) => [result])
-            : Effect.forEach(group, (call) => runOne(call, callContext), { concurrency: Math.min(group.length, concurrency) })),
+            ? Effect.map(runOne(group[0]!, callContext, approvals), (result) => [result])
+            : Effect.forEach(group, (call) => runOne(call, callContext, approvals), { concurrency: Math.min(group.length, concurrency) })),
         (grouped) => {
           const done = grouped.flat()
           let merged: Record<string, unknown> | undefined

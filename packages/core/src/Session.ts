@@ -17,8 +17,10 @@
  */
 import { Context, Deferred, Effect, Exit, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
+import * as Approval from "./Approval.ts"
 import * as Compactor from "./Compactor.ts"
 import { Actor } from "./internal/session/Actor.ts"
+import { Approvals } from "./internal/session/approvals.ts"
 import * as Conversation from "./internal/session/Conversation.ts"
 import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
@@ -72,6 +74,8 @@ export interface StartOptions<RIn = never> {
   readonly compactor?: Compactor.Service | undefined
   /** `false`: the sandbox's AGENTS.md, CLAUDE.md and skills are not added to the system prompt. */
   readonly projectInstructions?: boolean | undefined
+  /** Approval rules added to the agent's (its lists joined with these; this timeout wins). */
+  readonly approvals?: Approval.Rules | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -107,6 +111,14 @@ export interface Session {
   readonly stop: Effect.Effect<void>
   /** Waits for the session to end: succeeds when it is stopped, fails (`SessionCrashed`) when it crashes. */
   readonly join: Effect.Effect<void, SessionError>
+  /** The calls waiting for a person's answer, in the order they asked (docs/approvals.md). */
+  readonly pending: Effect.Effect<ReadonlyArray<Approval.Pending>>
+  /** Lets a waiting call run; a call not waiting (unknown, or answered) fails with `ApprovalNotPending`. */
+  readonly approve: (callId: string) => Effect.Effect<void, Approval.NotPending>
+  /** Refuses a waiting call: the model reads `Denied by the user: <reason>` as its result, and the run goes on. */
+  readonly deny: (callId: string, reason?: string) => Effect.Effect<void, Approval.NotPending>
+  /** Lets every waiting call run. */
+  readonly approveAll: Effect.Effect<void>
 }
 
 /**
@@ -194,6 +206,10 @@ const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>)
 
 const noAssigns: Readonly<Record<string, unknown>> = {}
 
+/** The session's waiting calls, made only when some call may ask: it has rules, or a tool declares `needsApproval`. */
+const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined): Approvals | undefined =>
+  policy !== undefined || agent.tools.some((tool) => tool.needsApproval !== false) ? new Approvals(id, policy) : undefined
+
 const noSecrets = Effect.succeed<Readonly<Record<string, Redacted.Redacted<string>>>>({})
 
 const isEmpty = (record: object) => {
@@ -217,6 +233,8 @@ const make = <R, RIn>(
 ): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
   if (Result.isFailure(agent.executor)) return Effect.fail(agent.executor.failure)
   const executor = agent.executor.success
+  const policy = agent.approvals === undefined && options.approvals === undefined ? undefined : Approval.policy(agent.approvals, options.approvals)
+  if (policy !== undefined && Result.isFailure(policy)) return Effect.fail(policy.failure)
   // Secrets first: a start that cannot have them builds nothing.
   const declared = options.secrets === undefined ? agent.secrets : { ...agent.secrets, ...options.secrets }
   const resolving = isEmpty(declared) ? noSecrets : Secret.resolveAll<R | RIn>(declared)
@@ -266,7 +284,8 @@ const make = <R, RIn>(
           audited: audited(agent, secrets),
           resumed,
           compactor,
-          instructions: options.projectInstructions !== false
+          instructions: options.projectInstructions !== false,
+          approvals: approvalsOf(id, agent, policy?.success)
         })
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         const handle: Session = new Handle(actor)
@@ -352,4 +371,26 @@ class Handle<R> implements Session {
   get join() {
     return this.#actor.join
   }
+  get pending() {
+    const actor = this.#actor
+    return Effect.sync(() => actor.approvals?.pending ?? [])
+  }
+  get approve(): Session["approve"] {
+    const actor = this.#actor
+    return (callId) => answer(actor, callId, Approval.approved)
+  }
+  get deny(): Session["deny"] {
+    const actor = this.#actor
+    return (callId, reason) => answer(actor, callId, Approval.denied(reason))
+  }
+  get approveAll() {
+    const actor = this.#actor
+    return Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void)
+  }
 }
+
+/** One call's answer; a session that never asks has none waiting. */
+const answer = <R>(actor: Actor<R>, callId: string, given: Approval.Answer): Effect.Effect<void, Approval.NotPending> =>
+  Effect.suspend(() =>
+    actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
+  )

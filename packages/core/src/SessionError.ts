@@ -4,6 +4,7 @@
  * (`Effect.catchReason("SessionError", "MaxTurnsExceeded", …)`); `Session` re-exports them all.
  */
 import { Schema } from "effect"
+import type * as Approval from "./Approval.ts"
 import type * as Executor from "./Executor.ts"
 import type * as Model from "./Model.ts"
 import type * as Secret from "./Secret.ts"
@@ -106,4 +107,10 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
 export type RunError = SessionError | Model.ModelError
 
 /** Why a session did not start. */
-export type StartError = SessionError | Model.ModelError | Executor.DuplicateToolName | Secret.SecretError | SessionStoreError
+export type StartError =
+  | SessionError
+  | Model.ModelError
+  | Executor.DuplicateToolName
+  | Approval.InvalidRule
+  | Secret.SecretError
+  | SessionStoreError

@@ -5,7 +5,8 @@
  * session's whole life. A run's events come in this order: AgentStart, then per model request
  * TurnStart, a ModelRetry for each retry of the request, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
- * to a process) and the ToolResults in call order; an Error when the run fails;
+ * to a process), an ApprovalRequested for each call that waits for a person's answer (when it
+ * starts waiting), and the ToolResults in call order; an Error when the run fails;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs
  * reaches observers at once with an empty run id, and the next run's own stream after its
@@ -99,6 +100,18 @@ export const SecretsUsed = Schema.TaggedStruct("SecretsUsed", {
 })
 export type SecretsUsed = typeof SecretsUsed.Type
 
+/**
+ * A call waits for a person's answer (`session.approve` / `session.deny`) before it runs: its
+ * tool's flag or the session's rules ask for one (docs/approvals.md).
+ */
+export const ApprovalRequested = Schema.TaggedStruct("ApprovalRequested", {
+  ...base,
+  callId: Schema.String,
+  tool: Schema.String,
+  input: Schema.Unknown
+})
+export type ApprovalRequested = typeof ApprovalRequested.Type
+
 /** An MCP server's connection is up (at session start, or brought back by its restart policy). */
 export const McpServerStarted = Schema.TaggedStruct("McpServerStarted", {
   ...base,
@@ -148,6 +161,7 @@ export const SessionEvent = Schema.Union([
   ToolCall,
   ToolResult,
   SecretsUsed,
+  ApprovalRequested,
   McpServerStarted,
   McpServerDown,
   McpServerStopped,

@@ -9,6 +9,7 @@
  * input is decoded into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
+import type * as Approval from "./Approval.ts"
 import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
 
@@ -148,6 +149,11 @@ export interface Tool<out R = never> {
   readonly timeoutOf: ((args: unknown) => Duration.Duration) | undefined
   /** Hands the session's secrets to what it runs (a process's environment): each call is audited. */
   readonly usesSecrets: boolean
+  /**
+   * Whether a call waits for a person's approval before it runs (`false` unless the tool says):
+   * the session's rules (`Approval.Rules`) win over it.
+   */
+  readonly needsApproval: Approval.NeedsApproval<unknown, R>
 }
 
 /** Options shared by both forms of `make`. */
@@ -165,6 +171,12 @@ export interface Options<A, E extends Failure, R> {
    * `SecretsUsed` event and tags its span with the names, never the values.
    */
   readonly usesSecrets?: boolean | undefined
+  /**
+   * Each call waits for a person's approval (`true`), or those for which this returns `true`
+   * (given the decoded arguments, before the call runs). Default false. A session's rules
+   * (`allow` / `ask` / `deny` by tool name) win over it: docs/approvals.md.
+   */
+  readonly needsApproval?: Approval.NeedsApproval<A, R> | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -357,7 +369,8 @@ export const make: {
       ? undefined
       : Duration.fromInputUnsafe(options.timeout),
     timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
-    usesSecrets: options.usesSecrets ?? false
+    usesSecrets: options.usesSecrets ?? false,
+    needsApproval: (options.needsApproval ?? false) as Approval.NeedsApproval<unknown, never>
   }
 }
 

@@ -1,4 +1,5 @@
 export * as Agent from "./Agent.ts"
+export * as Approval from "./Approval.ts"
 export * as CallDeadline from "./CallDeadline.ts"
 export * as Compactor from "./Compactor.ts"
 export * as Executor from "./Executor.ts"

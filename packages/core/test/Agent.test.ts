@@ -19,7 +19,8 @@ describe("Agent", () => {
       toolConcurrency: undefined,
       modelOptions: undefined,
       secrets: {},
-      mcpServers: []
+      mcpServers: [],
+      approvals: undefined
     })
     assert.isTrue(Result.isSuccess(executor))
     assert.deepStrictEqual(specs.map((s) => s.name), ["Read", "Bash", "Edit", "Write", "Glob", "Grep"])

@@ -24,6 +24,7 @@ import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import * as Tracing from "../tracing.ts"
 import * as uuid7 from "../uuid7.ts"
+import type { Approvals } from "./approvals.ts"
 import type { Conversation } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import type { Publisher, Run } from "./Run.ts"
@@ -93,6 +94,11 @@ export class Actor<R> implements Publisher {
 
   get assigns(): Readonly<Record<string, unknown>> {
     return this.#conversation.assigns
+  }
+
+  /** The calls waiting for a person's answer, when the session can have any. */
+  get approvals(): Approvals | undefined {
+    return this.#conversation.approvals
   }
 
   get events(): Stream.Stream<SessionEvent.SessionEvent> {

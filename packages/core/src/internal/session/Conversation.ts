@@ -24,6 +24,7 @@ import type { RunResult } from "./Run.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
 import type * as ToolSource from "../../ToolSource.ts"
+import type { Approvals } from "./approvals.ts"
 import * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
 import * as ToolSet from "./toolSet.ts"
@@ -83,6 +84,8 @@ export class Conversation<R> {
   readonly #compactor: Compactor.Service | undefined
   /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
   #instructions: boolean
+  /** The calls waiting for a person's answer, when the session has rules or a flagged tool. */
+  readonly approvals: Approvals | undefined
 
   constructor(init: {
     readonly id: string
@@ -98,6 +101,7 @@ export class Conversation<R> {
     readonly resumed: Persistence.Resumed
     readonly compactor: Compactor.Service | undefined
     readonly instructions: boolean
+    readonly approvals: Approvals | undefined
   }) {
     this.id = init.id
     this.agent = init.agent
@@ -114,6 +118,7 @@ export class Conversation<R> {
     this.#persistence = init.resumed.persistence
     this.#compactor = init.compactor
     this.#instructions = init.instructions
+    this.approvals = init.approvals
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */
@@ -286,7 +291,9 @@ export class Conversation<R> {
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
     return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
       Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
-      Effect.flatMap((context) => this.#tools.executor.run(calls, context, this.#assigns)),
+      Effect.flatMap((context) =>
+        this.#tools.executor.run(calls, this.approvals === undefined ? context : { ...context, approvals: this.approvals.gate(events, run) }, this.#assigns)
+      ),
       Effect.flatMap((outcome) => {
         this.#assigns = outcome.assigns
         return Effect.as(

@@ -1,0 +1,260 @@
+/**
+ * Approval — who decides whether a tool call may run: rules by tool name, the tool's own flag, and
+ * a person's answer.
+ *
+ * An agent and a session start may give `Rules`: globs over tool names (`GlobPattern`'s dialect,
+ * one segment, so `github.*` covers an MCP server's tools without touching them) in three lists.
+ * For each call the verdict is, in this order (docs/decisions/0056): a `deny` pattern matches —
+ * the call is refused at once, nobody is asked; an `ask` pattern matches — a person is asked; an
+ * `allow` pattern matches — it runs; otherwise the tool's own `needsApproval` (`true`, or a
+ * function of its decoded input and context) decides whether to ask. A request is an
+ * `ApprovalRequested` event and a wait on the session's `approve` / `deny`; the answer, or no
+ * answer within the rules' `timeout`, becomes what the model reads. This module decides and
+ * words; the session waits. It refuses a pattern GlobPattern refuses, where the rules are made.
+ */
+import { Duration, Effect, Result, Schema } from "effect"
+import * as GlobPattern from "./GlobPattern.ts"
+import type * as Tool from "./Tool.ts"
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Rules by tool name, as an agent or a session start gives them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Rules {
+  /** Calls of these tools run without asking (unless `deny` or `ask` names them too). */
+  readonly allow?: ReadonlyArray<string> | undefined
+  /** Calls of these tools wait for a person's answer (unless `deny` names them too). */
+  readonly ask?: ReadonlyArray<string> | undefined
+  /** Calls of these tools are refused without asking anyone. */
+  readonly deny?: ReadonlyArray<string> | undefined
+  /** How long a request waits for an answer before it counts as a denial (default: forever, no timer). */
+  readonly timeout?: Duration.Input | undefined
+}
+
+/**
+ * What a tool may declare: `true` (every call asks) or a function of its decoded input and
+ * context (`true`: this call asks).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NeedsApproval<A, R> = boolean | ((input: A, context: Tool.Context) => Effect.Effect<boolean, never, R>)
+
+/**
+ * The rules of an agent and a session start, compiled once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Policy {
+  /** The first `deny` pattern matching `tool`, if one does. */
+  readonly denies: (tool: string) => string | undefined
+  readonly asks: (tool: string) => boolean
+  readonly allows: (tool: string) => boolean
+  /** In milliseconds; `undefined`: no timer. */
+  readonly timeoutMs: number | undefined
+}
+
+/**
+ * What a policy says of one call before the tool's own flag is read: `deny` (with the pattern),
+ * `ask`, `allow`, or `tool` (no rule names it: the tool's flag decides).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict =
+  | { readonly _tag: "Deny"; readonly pattern: string }
+  | { readonly _tag: "Ask" }
+  | { readonly _tag: "Allow" }
+  | { readonly _tag: "Tool" }
+
+/**
+ * A person's answer to one request.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Answer =
+  | { readonly _tag: "Approved" }
+  | { readonly _tag: "Denied"; readonly reason: string | undefined }
+  /** Nobody answered within the rules' timeout: a denial. */
+  | { readonly _tag: "Expired"; readonly timeoutMs: number }
+
+/**
+ * A call waiting for an answer, as `session.pending` lists it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Pending {
+  readonly callId: string
+  readonly tool: string
+  readonly input: unknown
+}
+
+/**
+ * `approve` or `deny` named a call that is not waiting for an answer: no such call, or one
+ * already answered (or ended by its timeout or an abort).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotPending extends Schema.TaggedError<NotPending>()("ApprovalNotPending", {
+  sessionId: Schema.String,
+  callId: Schema.String
+}) {
+  override get message() {
+    return `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
+  }
+}
+
+/**
+ * A pattern GlobPattern cannot compile: the session does not start.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidRule extends Schema.TaggedError<InvalidRule>()("InvalidApprovalRule", {
+  pattern: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `Invalid approval rule ${JSON.stringify(this.pattern)}: ${this.description}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering: the exact texts a model reads
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What the model reads for a call a person denied.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const deniedByUser = (reason: string | undefined): string =>
+  reason === undefined || reason === "" ? "Denied by the user" : `Denied by the user: ${reason}`
+
+/**
+ * What the model reads for a call a `deny` rule refused.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const deniedByRule = (tool: string, pattern: string): string =>
+  `Denied by a rule: ${tool} matches ${JSON.stringify(pattern)}`
+
+/**
+ * What the model reads for a call nobody answered in time.
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const deniedByTimeout = (timeoutMs: number): string =>
+  `Denied: nobody approved this call within ${timeoutMs}ms`
+
+/**
+ * What the model reads for an answer: `undefined` for an approval (the call runs).
+ *
+ * @since 0.1.0
+ * @category rendering
+ */
+export const render = (answer: Answer): string | undefined => {
+  switch (answer._tag) {
+    case "Approved":
+      return undefined
+    case "Denied":
+      return deniedByUser(answer.reason)
+    case "Expired":
+      return deniedByTimeout(answer.timeoutMs)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------------------------
+
+const never = () => false
+
+/** One list's patterns as one test; the first matching pattern's text. */
+const compileList = (patterns: ReadonlyArray<string>): Result.Result<(tool: string) => string | undefined, InvalidRule> => {
+  const tests: Array<readonly [string, (tool: string) => boolean]> = []
+  for (const pattern of patterns) {
+    const compiled = GlobPattern.make(pattern, { dot: true })
+    if (Result.isFailure(compiled)) return Result.fail(new InvalidRule({ pattern, description: compiled.failure }))
+    const glob = compiled.success
+    // A tool name is one segment: a pattern with a `/` matches no tool.
+    tests.push([pattern, (tool) => glob.matches(glob.root, tool)])
+  }
+  return Result.succeed((tool) => {
+    for (const [pattern, test] of tests) if (test(tool)) return pattern
+    return undefined
+  })
+}
+
+/**
+ * Compiles the rules of an agent and of a session start: the lists joined, the start's timeout
+ * winning. `undefined` when neither gives any, so a session without rules checks nothing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const policy = (agent: Rules | undefined, start?: Rules | undefined): Result.Result<Policy | undefined, InvalidRule> => {
+  if (agent === undefined && start === undefined) return Result.succeed(undefined)
+  const join = (key: "allow" | "ask" | "deny") => [...(agent?.[key] ?? []), ...(start?.[key] ?? [])]
+  const deny = join("deny")
+  const ask = join("ask")
+  const allow = join("allow")
+  const timeout = start?.timeout ?? agent?.timeout
+  if (deny.length === 0 && ask.length === 0 && allow.length === 0 && timeout === undefined) return Result.succeed(undefined)
+  return Result.flatMap(compileList(deny), (denies) =>
+    Result.flatMap(compileList(ask), (asks) =>
+      Result.map(compileList(allow), (allows): Policy => ({
+        denies,
+        asks: ask.length === 0 ? never : (tool) => asks(tool) !== undefined,
+        allows: allow.length === 0 ? never : (tool) => allows(tool) !== undefined,
+        timeoutMs: timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(timeout))
+      }))))
+}
+
+/**
+ * What the rules say of a call of `tool`, in the order deny > ask > allow > the tool's own flag.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const verdict = (policy: Policy | undefined, tool: string): Verdict => {
+  if (policy === undefined) return toolDecides
+  const pattern = policy.denies(tool)
+  if (pattern !== undefined) return { _tag: "Deny", pattern }
+  if (policy.asks(tool)) return ask
+  if (policy.allows(tool)) return allow
+  return toolDecides
+}
+
+const ask: Verdict = { _tag: "Ask" }
+const allow: Verdict = { _tag: "Allow" }
+const toolDecides: Verdict = { _tag: "Tool" }
+
+/**
+ * An approval.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const approved: Answer = { _tag: "Approved" }
+
+/**
+ * A denial, with the reason the model reads (none: `Denied by the user`).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const denied = (reason?: string): Answer => ({ _tag: "Denied", reason })
