@@ -1,0 +1,179 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Exit, Fiber, Layer, Ref, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import * as Agent from "../src/Agent.ts"
+import * as Approval from "../src/Approval.ts"
+import type * as Message from "../src/Message.ts"
+import * as Sandbox from "../src/Sandbox.ts"
+import * as Session from "../src/Session.ts"
+import type * as SessionEvent from "../src/SessionEvent.ts"
+import * as Tool from "../src/Tool.ts"
+
+/** A tool that counts its runs in `ran` and answers `<name> ran`. */
+const counted = (name: string, ran: Ref.Ref<ReadonlyArray<string>>, needsApproval?: Approval.NeedsApproval<{ readonly path: string }, never>) =>
+  Tool.make(name, {
+    description: `The ${name} command`,
+    parameters: Schema.Struct({ path: Schema.String }),
+    needsApproval,
+    call: ({ path }) => Effect.as(Ref.update(ran, (all) => [...all, `${name} ${path}`]), `${name} ran`)
+  })
+
+/** What the model read back: every tool result of the second request, as the model got them. */
+const resultsRead = (requests: ReadonlyArray<{ readonly messages: ReadonlyArray<Message.Message> }>) =>
+  requests[1]!.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [{ callId: m.callId, content: m.content, isError: m.isError }] : []))
+
+const rmAndLs = TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_rm"), TestModel.toolCall("ls", { path: "." }, "c_ls"))
+
+const env = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop())
+
+/**
+ * Runs `prompt` as a stream, calling `onRequest` for each ApprovalRequested (in its own fiber, so
+ * the stream goes on), and collects the events.
+ */
+const streamAnswering = (
+  session: Session.Session,
+  onRequest: (event: SessionEvent.ApprovalRequested) => Effect.Effect<void, unknown>
+) =>
+  Effect.scoped(Effect.gen(function*() {
+    const events: Array<SessionEvent.SessionEvent> = []
+    yield* Stream.runForEach(session.stream("clean up"), (event) => {
+      events.push(event)
+      return event._tag === "ApprovalRequested" ? Effect.asVoid(Effect.forkScoped(Effect.orDie(onRequest(event)))) : Effect.void
+    })
+    return events
+  }))
+
+describe("Session approvals", () => {
+  it.effect("a deny rule refuses rm without asking while ls of the same batch runs; the model reads the denial; the run completes", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran), counted("ls", ran)], approvals: { deny: ["r*"] } })
+      const session = yield* Session.start(agent)
+      const events = yield* Stream.runCollect(session.stream("clean up"))
+      assert.isFalse(events.some((e) => e._tag === "ApprovalRequested"))
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+      assert.deepStrictEqual(resultsRead(yield* (yield* TestModel.TestModel).requests), [
+        { callId: "c_rm", content: "Denied by a rule: rm matches \"r*\"", isError: true },
+        { callId: "c_ls", content: "ls ran", isError: false }
+      ])
+      const last = events.at(-1)!
+      assert.strictEqual(last._tag === "AgentEnd" && last.outcome, "completed")
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+
+  it.effect("a flagged call waits for approve while the batch's other call runs, then runs once", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran)] })
+      const session = yield* Session.start(agent)
+      const seen: Array<unknown> = []
+      const events = yield* streamAnswering(session, (event) =>
+        Effect.gen(function*() {
+          // ls has run; rm has not: it waits for its answer.
+          seen.push(yield* Ref.get(ran), yield* session.pending)
+          yield* session.approve(event.callId)
+        }))
+      assert.deepStrictEqual(seen, [["ls ."], [{ callId: "c_rm", tool: "rm", input: { path: "/" } }]])
+      const request = events.find((e) => e._tag === "ApprovalRequested")!
+      const { runId: _r, sessionId: _s, seq: _q, ...fields } = request
+      assert.deepStrictEqual(fields, { _tag: "ApprovalRequested", callId: "c_rm", tool: "rm", input: { path: "/" } })
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls .", "rm /"])
+      assert.deepStrictEqual(resultsRead(yield* (yield* TestModel.TestModel).requests), [
+        { callId: "c_rm", content: "rm ran", isError: false },
+        { callId: "c_ls", content: "ls ran", isError: false }
+      ])
+      assert.deepStrictEqual(yield* session.pending, [])
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+
+  it.effect("a user's denial reaches the model as the call's result and the run goes on; answering again, or an unknown id, is ApprovalNotPending", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      // The rule asks; the tool's own flag (false) is overruled.
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran), counted("ls", ran)] })
+      const session = yield* Session.start(agent, { approvals: { ask: ["rm"] } })
+      const errors: Array<Approval.NotPending> = []
+      const events = yield* streamAnswering(session, (event) => session.deny(event.callId, "not on my machine"))
+      const last = events.at(-1)!
+      assert.strictEqual(last._tag === "AgentEnd" && last.outcome, "completed")
+      errors.push(yield* Effect.flip(session.approve("c_rm")), yield* Effect.flip(session.deny("nope")))
+      assert.deepStrictEqual(errors.map((e) => e.message), [
+        `Session ${session.id}: no call c_rm is waiting for approval (unknown, or already answered)`,
+        `Session ${session.id}: no call nope is waiting for approval (unknown, or already answered)`
+      ])
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+      assert.deepStrictEqual(resultsRead(yield* (yield* TestModel.TestModel).requests), [
+        { callId: "c_rm", content: "Denied by the user: not on my machine", isError: true },
+        { callId: "c_ls", content: "ls ran", isError: false }
+      ])
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+
+  it.effect("needsApproval as a function of the input asks only for the calls it names; approveAll answers them all", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const rm = counted("rm", ran, ({ path }) => Effect.succeed(path === "/"))
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [rm] })
+      const session = yield* Session.start(agent)
+      const asked: Array<string> = []
+      const events = yield* streamAnswering(session, (event) =>
+        Effect.gen(function*() {
+          asked.push(event.callId)
+          if (asked.length === 2) yield* session.approveAll
+        }))
+      assert.deepStrictEqual(asked, ["c_1", "c_3"])
+      assert.deepStrictEqual([...(yield* Ref.get(ran))].sort(), ["rm /", "rm /", "rm tmp"])
+      assert.strictEqual(events.at(-1)?._tag, "AgentEnd")
+    }).pipe(Effect.provide(env([
+      TestModel.reply(
+        TestModel.toolCall("rm", { path: "/" }, "c_1"),
+        TestModel.toolCall("rm", { path: "tmp" }, "c_2"),
+        TestModel.toolCall("rm", { path: "/" }, "c_3")
+      ),
+      TestModel.text("done")
+    ]))))
+
+  it.effect("no answer within the rules' timeout is a denial", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran), counted("ls", ran)] })
+      const session = yield* Session.start(agent, { approvals: { ask: ["rm"], timeout: "5 minutes" } })
+      const asked = yield* Deferred.make<void>()
+      const run = yield* Effect.forkChild(streamAnswering(session, () => Deferred.succeed(asked, undefined)))
+      yield* Deferred.await(asked)
+      yield* TestClock.adjust("5 minutes")
+      yield* Fiber.join(run)
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+      assert.deepStrictEqual(resultsRead(yield* (yield* TestModel.TestModel).requests), [
+        { callId: "c_rm", content: "Denied: nobody approved this call within 300000ms", isError: true },
+        { callId: "c_ls", content: "ls ran", isError: false }
+      ])
+      assert.deepStrictEqual(yield* Effect.flip(session.approve("c_rm")), new Approval.NotPending({ sessionId: session.id, callId: "c_rm" }))
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+
+  it.effect("an abort while waiting ends the run as any abort does; nothing is left pending", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true)] })
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<void>()
+      const run = yield* Effect.forkChild(
+        Stream.runForEach(session.stream("clean up"), (e) => (e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void))
+      )
+      yield* Deferred.await(asked)
+      yield* session.abort
+      const exit = yield* Fiber.await(run)
+      assert.isTrue(Exit.isSuccess(exit))
+      assert.deepStrictEqual(yield* session.pending, [])
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+      const history = yield* session.history
+      const last = history.at(-1)!
+      assert.deepStrictEqual(last._tag === "ToolResultMessage" && [last.callId, last.content], ["c_1", Session.ABORTED_RESULT])
+      assert.strictEqual((yield* Effect.flip(session.approve("c_1")))._tag, "ApprovalNotPending")
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("done")]))))
+
+  it.effect("a bad pattern fails the start", () =>
+    Effect.gen(function*() {
+      const agent = Agent.make({ name: "a", model: "test:x", approvals: { deny: ["[z-a]"] } })
+      const error = yield* Effect.flip(Session.start(agent))
+      assert.strictEqual(error._tag, "InvalidApprovalRule")
+    }).pipe(Effect.provide(env([]))))
+})
