@@ -11,12 +11,13 @@
  *
  * A call that needs approval (the session's `Approval` rules, or the tool's own flag) passes one
  * gate after its arguments are decoded and before its clock starts: a denial is its result, and
- * the other calls of the batch run meanwhile. A batch without rules or flagged tools pays one check.
+ * the other calls of the batch run meanwhile. A batch's requests are all made when it starts. A
+ * batch without rules or flagged tools pays one check.
  *
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
-import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Formatter, Option, Result, Schema } from "effect"
 import * as Approval from "./Approval.ts"
 import * as CallDeadline from "./CallDeadline.ts"
 import type { ImagePart } from "./Message.ts"
@@ -102,6 +103,9 @@ export const DEFAULT_TIMEOUT = Duration.minutes(10)
  */
 export const OWN_TIMEOUT_MARGIN = Duration.seconds(5)
 export const DEFAULT_CONCURRENCY = 8
+
+/** A call's gate, given its tool, decoded arguments and context: the text of its denial, or `undefined`. */
+type Admission<R> = (tool: Tool.Tool<R>, args: unknown, context: Tool.Context) => Effect.Effect<string | undefined, never, R>
 
 /**
  * Two tools of one executor share a name: the model could not tell which one it calls.
@@ -287,11 +291,36 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     return Effect.flatMap(needs(args, context), (yes) => (yes ? ask : Effect.undefined))
   }
 
-  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context, approvals: Approvals | undefined) {
+  /**
+   * The gate of every call of a batch, each in a fiber of its own started before any call runs:
+   * every request of the batch is made at once, and each call, when its turn comes, waits for its
+   * own answer only (a call that runs alone still waits for those before it, as it always did).
+   * The fibers are the run's children: an abort ends them with it.
+   */
+  const admitAll = (approvals: Approvals, calls: ReadonlyArray<Call>, context: Omit<Tool.Context, "callId">) =>
+    Effect.map(
+      Effect.forEach(calls, (call) => {
+        const tool = byName.get(call.name)
+        // What is refused before the gate (an unknown tool, a caller it does not allow, bad arguments) asks nothing.
+        if (tool === undefined || !tool.allowedCallers.includes(call.caller ?? "human")) return Effect.succeed(undefined)
+        return Effect.forkChild(Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
+          decoded._tag === "Failure" ? Effect.undefined : gate(approvals, tool, call, decoded.success, { ...context, callId: call.id })))
+      }),
+      (fibers) => {
+        const admissions = new Map<Call, Admission<R>>()
+        calls.forEach((call, i) => {
+          const fiber = fibers[i]
+          if (fiber !== undefined) admissions.set(call, () => Fiber.join(fiber))
+        })
+        return admissions
+      }
+    )
+
+  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context, admission: Admission<R> | undefined) {
     const decoded = yield* Effect.result(tool.decode(call.input))
     if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
-    if (approvals !== undefined) {
-      const refused = yield* gate(approvals, tool, call, decoded.success, context)
+    if (admission !== undefined) {
+      const refused = yield* admission(tool, decoded.success, context)
       if (refused !== undefined) return errorResult(call, refused)
     }
     // A tool's own timeout is the model's request for this call: it wins over every default.
@@ -320,55 +349,72 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     return yield* render(tool, call, timeoutMs, exit, context.redact)
   })
 
-  const runOne = (call: Call, context: Omit<Tool.Context, "callId">, approvals: Approvals | undefined): Effect.Effect<Done, never, R> => {
+  const runOne = (call: Call, context: Omit<Tool.Context, "callId">, admission: Admission<R> | undefined): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     return Effect.map(
-      invoke(tool, call, { ...context, callId: call.id }, approvals),
+      invoke(tool, call, { ...context, callId: call.id }, admission),
       // A failure's text can quote what the tool saw (a command's output, a file's line).
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
+    )
+  }
+
+  /** A batch of several calls, in groups. */
+  const runAll = (
+    calls: ReadonlyArray<Call>,
+    callContext: Omit<Tool.Context, "callId">,
+    snapshot: Readonly<Record<string, unknown>>,
+    admissions: ReadonlyMap<Call, Admission<R>> | undefined
+  ): Effect.Effect<Outcome, never, R> => {
+    // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
+    // Unknown tools count as concurrent: they run nothing.
+    const groups: Array<Array<Call>> = []
+    let open = false
+    for (const call of calls) {
+      const concurrent = byName.get(call.name)?.concurrent ?? true
+      if (concurrent && open) groups[groups.length - 1]!.push(call)
+      else groups.push([call])
+      open = concurrent
+    }
+    const one = (call: Call) => runOne(call, callContext, admissions?.get(call))
+    return Effect.map(
+      Effect.forEach(groups, (group) =>
+        group.length === 1
+          ? Effect.map(one(group[0]!), (result) => [result])
+          : Effect.forEach(group, one, { concurrency: Math.min(group.length, concurrency) })),
+      (grouped) => {
+        const done = grouped.flat()
+        let merged: Record<string, unknown> | undefined
+        for (const { patch } of done) {
+          if (patch !== undefined) merged = Object.assign(merged ?? { ...snapshot }, patch)
+        }
+        return { results: done.map((d) => d.result), assigns: merged ?? snapshot }
+      }
     )
   }
 
   return Result.succeed({
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
-      const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
+      const approvals = context.approvals
+      // The tools never see the session's side of approvals.
+      const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot, approvals: undefined }
       // No rules and no flagged tool: no call asks, and none is checked.
-      const approvals = context.approvals !== undefined && (flagged || context.approvals.policy !== undefined) ? context.approvals : undefined
+      const asking = approvals !== undefined && (flagged || approvals.policy !== undefined)
       // One call (a turn's usual): no groups to walk.
       if (calls.length === 1) {
-        return Effect.map(runOne(calls[0]!, callContext, approvals), ({ patch, result }) => ({
+        const call = calls[0]!
+        const admission: Admission<R> | undefined = asking ? (tool, args, context) => gate(approvals, tool, call, args, context) : undefined
+        return Effect.map(runOne(call, callContext, admission), ({ patch, result }) => ({
           results: [result],
           assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
         }))
       }
-      // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
-      // Unknown tools count as concurrent: they run nothing.
-      const groups: Array<Array<Call>> = []
-      let open = false
-      for (const call of calls) {
-        const concurrent = byName.get(call.name)?.concurrent ?? true
-        if (concurrent && open) groups[groups.length - 1]!.push(call)
-        else groups.push([call])
-        open = concurrent
-      }
-      return Effect.map(
-        Effect.forEach(groups, (group) =>
-          group.length === 1
-            ? Effect.map(runOne(group[0]!, callContext, approvals), (result) => [result])
-            : Effect.forEach(group, (call) => runOne(call, callContext, approvals), { concurrency: Math.min(group.length, concurrency) })),
-        (grouped) => {
-          const done = grouped.flat()
-          let merged: Record<string, unknown> | undefined
-          for (const { patch } of done) {
-            if (patch !== undefined) merged = Object.assign(merged ?? { ...snapshot }, patch)
-          }
-          return { results: done.map((d) => d.result), assigns: merged ?? snapshot }
-        }
-      )
+      return asking
+        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions))
+        : runAll(calls, callContext, snapshot, undefined)
     }
   })
 }

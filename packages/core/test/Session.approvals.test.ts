@@ -11,11 +11,17 @@ import type * as SessionEvent from "../src/SessionEvent.ts"
 import * as Tool from "../src/Tool.ts"
 
 /** A tool that counts its runs in `ran` and answers `<name> ran`. */
-const counted = (name: string, ran: Ref.Ref<ReadonlyArray<string>>, needsApproval?: Approval.NeedsApproval<{ readonly path: string }, never>) =>
+const counted = (
+  name: string,
+  ran: Ref.Ref<ReadonlyArray<string>>,
+  needsApproval?: Approval.NeedsApproval<{ readonly path: string }, never>,
+  concurrent = true
+) =>
   Tool.make(name, {
     description: `The ${name} command`,
     parameters: Schema.Struct({ path: Schema.String }),
     needsApproval,
+    concurrent,
     call: ({ path }) => Effect.as(Ref.update(ran, (all) => [...all, `${name} ${path}`]), `${name} ran`)
   })
 
@@ -127,6 +133,31 @@ describe("Session approvals", () => {
         TestModel.toolCall("rm", { path: "/" }, "c_1"),
         TestModel.toolCall("rm", { path: "tmp" }, "c_2"),
         TestModel.toolCall("rm", { path: "/" }, "c_3")
+      ),
+      TestModel.text("done")
+    ]))))
+
+  it.effect("a batch's requests are all made at once, even of tools that run alone; each runs in its place once answered", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true, false), counted("ls", ran, false, false)] })
+      const session = yield* Session.start(agent)
+      // The first handler to see both waiting at once answers them.
+      let bothWaiting: ReadonlyArray<string> | undefined
+      yield* streamAnswering(session, () =>
+        Effect.gen(function*() {
+          const pending = yield* session.pending
+          if (pending.length < 2 || bothWaiting !== undefined) return
+          bothWaiting = pending.map((p) => p.callId)
+          yield* session.approveAll
+        }))
+      assert.deepStrictEqual(bothWaiting, ["c_1", "c_3"])
+      assert.deepStrictEqual(yield* Ref.get(ran), ["rm a", "ls b", "rm c"])
+    }).pipe(Effect.provide(env([
+      TestModel.reply(
+        TestModel.toolCall("rm", { path: "a" }, "c_1"),
+        TestModel.toolCall("ls", { path: "b" }, "c_2"),
+        TestModel.toolCall("rm", { path: "c" }, "c_3")
       ),
       TestModel.text("done")
     ]))))
