@@ -15,6 +15,13 @@ const programs = fs.readdirSync(path.join(root, "examples")).filter((f) => f.end
 
 /** What each prints with no provider key set; `<tmp>` and `<id>` stand for a temporary directory and a run id. */
 const expected: Record<string, string> = {
+  "approvals.ts": `asked: Bash rm -rf ./build -> denied
+asked: Bash echo would delete: dist/ out/ -> approved
+Bash: Denied by the user: never rm -rf, list what you would delete
+Bash: would delete: dist/ out/
+Write: Denied by a rule: Write matches "Write"
+run completed
+`,
   "compaction.ts": `"What is 2 + 2?": compacted 4 messages to 3
 "And 3 + 3?": compacted 5 messages to 3
 Messages sent with each request: 1, 3, 4
