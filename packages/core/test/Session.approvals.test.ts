@@ -33,6 +33,10 @@ const rmAndLs = TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_rm"),
 
 const env = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop())
 
+/** One message calling `[tool, path]`… (ids `c_1`, `c_2`…), then a text. */
+const batch = (...calls: ReadonlyArray<readonly [string, string]>) =>
+  env([TestModel.reply(...calls.map(([tool, path], i) => TestModel.toolCall(tool, { path }, `c_${i + 1}`))), TestModel.text("done")])
+
 /**
  * Runs `prompt` as a stream, calling `onRequest` for each ApprovalRequested (in its own fiber, so
  * the stream goes on), and collects the events.
@@ -128,14 +132,7 @@ describe("Session approvals", () => {
       assert.deepStrictEqual(asked, ["c_1", "c_3"])
       assert.deepStrictEqual([...(yield* Ref.get(ran))].sort(), ["rm /", "rm /", "rm tmp"])
       assert.strictEqual(events.at(-1)?._tag, "AgentEnd")
-    }).pipe(Effect.provide(env([
-      TestModel.reply(
-        TestModel.toolCall("rm", { path: "/" }, "c_1"),
-        TestModel.toolCall("rm", { path: "tmp" }, "c_2"),
-        TestModel.toolCall("rm", { path: "/" }, "c_3")
-      ),
-      TestModel.text("done")
-    ]))))
+    }).pipe(Effect.provide(batch(["rm", "/"], ["rm", "tmp"], ["rm", "/"]))))
 
   it.effect("a batch's requests are all made at once, even of tools that run alone; each runs in its place once answered", () =>
     Effect.gen(function*() {
@@ -153,14 +150,7 @@ describe("Session approvals", () => {
         }))
       assert.deepStrictEqual(bothWaiting, ["c_1", "c_3"])
       assert.deepStrictEqual(yield* Ref.get(ran), ["rm a", "ls b", "rm c"])
-    }).pipe(Effect.provide(env([
-      TestModel.reply(
-        TestModel.toolCall("rm", { path: "a" }, "c_1"),
-        TestModel.toolCall("ls", { path: "b" }, "c_2"),
-        TestModel.toolCall("rm", { path: "c" }, "c_3")
-      ),
-      TestModel.text("done")
-    ]))))
+    }).pipe(Effect.provide(batch(["rm", "a"], ["ls", "b"], ["rm", "c"]))))
 
   it.effect("no answer within the rules' timeout is a denial", () =>
     Effect.gen(function*() {
