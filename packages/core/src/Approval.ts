@@ -137,7 +137,7 @@ export class InvalidRule extends Schema.TaggedError<InvalidRule>()("InvalidAppro
  * What the model reads for a call a person denied.
  *
  * @since 0.1.0
- * @category rendering
+ * @category constructors
  */
 export const deniedByUser = (reason: string | undefined): string =>
   reason === undefined || reason === "" ? "Denied by the user" : `Denied by the user: ${reason}`
@@ -146,7 +146,7 @@ export const deniedByUser = (reason: string | undefined): string =>
  * What the model reads for a call a `deny` rule refused.
  *
  * @since 0.1.0
- * @category rendering
+ * @category constructors
  */
 export const deniedByRule = (tool: string, pattern: string): string =>
   `Denied by a rule: ${tool} matches ${JSON.stringify(pattern)}`
@@ -155,7 +155,7 @@ export const deniedByRule = (tool: string, pattern: string): string =>
  * What the model reads for a call nobody answered in time.
  *
  * @since 0.1.0
- * @category rendering
+ * @category constructors
  */
 export const deniedByTimeout = (timeoutMs: number): string =>
   `Denied: nobody approved this call within ${timeoutMs}ms`
@@ -164,7 +164,7 @@ export const deniedByTimeout = (timeoutMs: number): string =>
  * What the model reads for an answer: `undefined` for an approval (the call runs).
  *
  * @since 0.1.0
- * @category rendering
+ * @category constructors
  */
 export const render = (answer: Answer): string | undefined => {
   switch (answer._tag) {
