@@ -302,15 +302,22 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       Effect.forEach(calls, (call) => {
         const tool = byName.get(call.name)
         // What is refused before the gate (an unknown tool, a caller it does not allow, bad arguments) asks nothing.
-        if (tool === undefined || !tool.allowedCallers.includes(call.caller ?? "human")) return Effect.succeed(undefined)
-        return Effect.forkChild(Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
-          decoded._tag === "Failure" ? Effect.undefined : gate(approvals, tool, call, decoded.success, { ...context, callId: call.id })))
+        if (tool === undefined || !tool.allowedCallers.includes(call.caller ?? "human")) return Effect.undefined
+        // What the rules settle without asking (allowed, unflagged, denied) needs no fiber.
+        const verdict = Approval.verdict(approvals.policy, tool.name)
+        if (verdict._tag === "Allow" || (verdict._tag === "Tool" && tool.needsApproval === false)) return Effect.undefined
+        if (verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
+        return Effect.map(
+          Effect.forkChild(Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
+            decoded._tag === "Failure" ? Effect.undefined : gate(approvals, tool, call, decoded.success, { ...context, callId: call.id }))),
+          Fiber.join
+        )
       }),
-      (fibers) => {
+      (answers) => {
         const admissions = new Map<Call, Admission<R>>()
         calls.forEach((call, i) => {
-          const fiber = fibers[i]
-          if (fiber !== undefined) admissions.set(call, () => Fiber.join(fiber))
+          const answer = answers[i]
+          if (answer !== undefined) admissions.set(call, () => answer)
         })
         return admissions
       }
