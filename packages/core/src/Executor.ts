@@ -91,6 +91,8 @@ export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
 export interface Approvals {
   readonly policy: Approval.Policy | undefined
   readonly request: (call: Call) => Effect.Effect<Approval.Answer>
+  /** Hears each call's result as it finishes, while the batch's requests are asked (a store keeps them). */
+  readonly settled: (result: Result) => Effect.Effect<void>
 }
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
@@ -356,7 +358,15 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     return yield* render(tool, call, timeoutMs, exit, context.redact)
   })
 
-  const runOne = (call: Call, context: Omit<Tool.Context, "callId">, admission: Admission<R> | undefined): Effect.Effect<Done, never, R> => {
+  const runOne = (
+    call: Call,
+    context: Omit<Tool.Context, "callId">,
+    admission: Admission<R> | undefined,
+    settled?: Approvals["settled"] | undefined
+  ): Effect.Effect<Done, never, R> =>
+    settled === undefined ? runCall(call, context, admission) : Effect.tap(runCall(call, context, admission), (done) => settled(done.result))
+
+  const runCall = (call: Call, context: Omit<Tool.Context, "callId">, admission: Admission<R> | undefined): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
@@ -373,7 +383,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     calls: ReadonlyArray<Call>,
     callContext: Omit<Tool.Context, "callId">,
     snapshot: Readonly<Record<string, unknown>>,
-    admissions: ReadonlyMap<Call, Admission<R>> | undefined
+    admissions: ReadonlyMap<Call, Admission<R>> | undefined,
+    settled: Approvals["settled"] | undefined
   ): Effect.Effect<Outcome, never, R> => {
     // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
     // Unknown tools count as concurrent: they run nothing.
@@ -385,7 +396,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       else groups.push([call])
       open = concurrent
     }
-    const one = (call: Call) => runOne(call, callContext, admissions?.get(call))
+    const one = (call: Call) => runOne(call, callContext, admissions?.get(call), settled)
     return Effect.map(
       Effect.forEach(groups, (group) =>
         group.length === 1
@@ -414,14 +425,14 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       if (calls.length === 1) {
         const call = calls[0]!
         const admission: Admission<R> | undefined = asking ? (tool, args, context) => gate(approvals, tool, call, args, context) : undefined
-        return Effect.map(runOne(call, callContext, admission), ({ patch, result }) => ({
+        return Effect.map(runOne(call, callContext, admission, asking ? approvals.settled : undefined), ({ patch, result }) => ({
           results: [result],
           assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
         }))
       }
       return asking
-        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions))
-        : runAll(calls, callContext, snapshot, undefined)
+        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions, approvals.settled))
+        : runAll(calls, callContext, snapshot, undefined, undefined)
     }
   })
 }

@@ -199,6 +199,19 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
 }
 
 /**
+ * A resumed state whose history ends with a message of tool calls and no results yet (a batch
+ * that waited for approval when it was saved): the loop waits for those calls' results again.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const awaitTools = (state: State): State => {
+  const last = state.history.at(state.history.length - 1)
+  const calls = last?._tag === "AssistantMessage" ? toolCalls(last) : []
+  return calls.length === 0 ? state : { ...state, status: "AwaitingTools", pending: calls }
+}
+
+/**
  * Stops the run wherever it is. Pending calls are answered with `interruptedText` so the history
  * stays one a provider accepts (every tool call has its result).
  *

@@ -206,9 +206,16 @@ const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>)
 
 const noAssigns: Readonly<Record<string, unknown>> = {}
 
-/** The session's waiting calls, made only when some call may ask: it has rules, or a tool declares `needsApproval`. */
-const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined): Approvals | undefined =>
-  policy !== undefined || agent.tools.some((tool) => tool.needsApproval !== false) ? new Approvals(id, policy) : undefined
+/**
+ * The session's waiting calls, made only when some call may ask (it has rules, or a tool declares
+ * `needsApproval`) or its snapshot left some waiting, which it lists again.
+ */
+const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined, resumed: Persistence.Resumed): Approvals | undefined => {
+  if (policy === undefined && resumed.batch === undefined && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
+  const approvals = new Approvals(id, policy)
+  if (resumed.batch !== undefined) approvals.restore(resumed.batch.waiting)
+  return approvals
+}
 
 const noSecrets = Effect.succeed<Readonly<Record<string, Redacted.Redacted<string>>>>({})
 
@@ -285,9 +292,13 @@ const make = <R, RIn>(
           resumed,
           compactor,
           instructions: options.projectInstructions !== false,
-          approvals: approvalsOf(id, agent, policy?.success)
+          approvals: approvalsOf(id, agent, policy?.success, resumed)
         })
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
+        // With a store, a batch waiting for approval is saved, and one restored continues on its first answer.
+        if (conversation.approvals !== undefined && resumed.persistence !== undefined) {
+          conversation.approvals.useHooks({ save: (batch) => conversation.saveBatch(batch), resume: actor.resumeBatch })
+        }
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const
         if (onEnd !== undefined) actor.forgetWith(onEnd, handle)

@@ -25,6 +25,20 @@ import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
 export const CURRENT_VERSION = 2
 
 /**
+ * The tool calls of the last message while some wait for a person's answer (docs/approvals.md):
+ * the waiting ones, and the results of those that finished. A call in neither was running when
+ * the snapshot was saved.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Batch = Schema.Struct({
+  waiting: Schema.Array(Schema.Struct({ callId: Schema.String, tool: Schema.String, input: Schema.Unknown })),
+  results: Schema.Array(Schema.Struct({ callId: Schema.String, content: Schema.String, isError: Schema.Boolean }))
+})
+export type Batch = typeof Batch.Type
+
+/**
  * A snapshot as this Condukt writes it.
  *
  * @since 0.1.0
@@ -40,7 +54,9 @@ export const Snapshot = Schema.Struct({
   messages: Schema.Array(Message),
   assigns: Schema.Record(Schema.String, Schema.Unknown),
   createdAt: Schema.Int,
-  updatedAt: Schema.Int
+  updatedAt: Schema.Int,
+  /** Present while calls of the last message wait for approval. */
+  batch: Schema.optionalKey(Batch)
 })
 export type Snapshot = typeof Snapshot.Type
 

@@ -5,9 +5,11 @@ import { TestClock } from "effect/testing"
 import * as Agent from "../src/Agent.ts"
 import * as Approval from "../src/Approval.ts"
 import type * as Message from "../src/Message.ts"
+import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import type * as SessionEvent from "../src/SessionEvent.ts"
+import * as SessionStore from "../src/SessionStore.ts"
 import * as Tool from "../src/Tool.ts"
 
 /** A tool that counts its runs in `ran` and answers `<name> ran`. */
@@ -197,4 +199,54 @@ describe("Session approvals", () => {
       const error = yield* Effect.flip(Session.start(agent))
       assert.strictEqual(error._tag, "InvalidApprovalRule")
     }).pipe(Effect.provide(env([]))))
+})
+
+describe("Session approvals with a store", () => {
+  it.effect("a batch waiting for approval is saved; a session resuming the id lists it, and approve continues the run from that call", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran)] })
+      const memory = SessionStore.makeMemory()
+      // The store tells when it holds the batch with rm waiting and ls's result: the process may die then.
+      const saved = yield* Deferred.make<void>()
+      const store: SessionStore.Service = {
+        ...memory,
+        save: (snapshot, options) =>
+          Effect.tap(memory.save(snapshot, options), () =>
+            snapshot.batch?.waiting.length === 1 && snapshot.batch.results.length === 1 ? Deferred.succeed(saved, undefined) : Effect.void)
+      }
+      // The first process: its run waits on rm; it dies (its scope closes) once the batch is saved.
+      yield* Effect.scoped(Effect.gen(function*() {
+        const first = yield* Session.start(agent, { id: "s", store })
+        yield* Effect.forkScoped(first.run("clean up"))
+        yield* Deferred.await(saved)
+      })).pipe(Effect.provide(env([rmAndLs])))
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+      // The second process: the same id and store, a model that has not been asked anything yet.
+      const { model, recorder } = yield* TestModel.make([TestModel.text("done")])
+      const second = yield* Session.start(agent, { id: "s", store }).pipe(Effect.provideService(Model.Model, model))
+      assert.deepStrictEqual(yield* second.pending, [{ callId: "c_rm", tool: "rm", input: { path: "/" } }])
+      const ended = yield* Deferred.make<void>()
+      yield* Effect.forkChild(
+        Stream.runForEach(second.events, (e) => (e._tag === "AgentEnd" ? Deferred.succeed(ended, undefined) : Effect.void)),
+        { startImmediately: true }
+      )
+      yield* second.approve("c_rm")
+      assert.strictEqual((yield* Effect.flip(second.approve("c_rm")))._tag, "ApprovalNotPending")
+      yield* Deferred.await(ended)
+      // Each call ran once; the model was asked once, for the turn after the batch.
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls .", "rm /"])
+      assert.strictEqual((yield* recorder.requests).length, 1)
+      const history = yield* second.history
+      assert.deepStrictEqual(history.map((m) => (m._tag === "ToolResultMessage" ? `${m._tag} ${m.callId} ${m.content}` : m._tag)), [
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage c_rm rm ran",
+        "ToolResultMessage c_ls ls ran",
+        "AssistantMessage"
+      ])
+      assert.deepStrictEqual(yield* second.pending, [])
+      const stored = yield* store.load("s")
+      assert.isTrue(stored._tag === "Some" && stored.value.batch === undefined && stored.value.messages.length === 5)
+    }).pipe(Effect.provide(Sandbox.layerNoop())))
 })

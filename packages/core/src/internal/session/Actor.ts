@@ -72,6 +72,8 @@ export class Actor<R> implements Publisher {
    */
   #forget: OnEnd | undefined = undefined
   #owner: object | undefined = undefined
+  /** Whether the run continuing a restored batch is queued. */
+  #resuming = false
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
     this.#conversation = conversation
@@ -185,13 +187,13 @@ export class Actor<R> implements Publisher {
    * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
    * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
    */
-  enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined): Effect.Effect<Run, SessionError> {
+  enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined, resume = false): Effect.Effect<Run, SessionError> {
     const self = this
     return Effect.gen(function*() {
       if (self.#phase === "stopped") return yield* new SessionError({ sessionId: self.id, reason: new SessionStopped() })
       // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
       const text = self.#conversation.redact(prompt)
-      const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink }
+      const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink, resume }
       yield* Effect.suspend(() => {
         if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
@@ -201,6 +203,18 @@ export class Actor<R> implements Publisher {
         return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
       })
       return run
+    })
+  }
+
+  /**
+   * A call of a batch restored from the store was answered: a run continues the batch (once; its
+   * events reach the observers, its result nobody).
+   */
+  get resumeBatch(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.#resuming) return Effect.void
+      this.#resuming = true
+      return Effect.ignore(this.enqueue("", undefined, undefined, true))
     })
   }
 

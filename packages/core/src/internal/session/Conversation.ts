@@ -20,6 +20,7 @@ import type { Message } from "../../Message.ts"
 import * as Model from "../../Model.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
 import * as Redactor from "../../Redactor.ts"
+import type * as Snapshot from "../../Snapshot.ts"
 import type { RunResult } from "./Run.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
@@ -86,6 +87,8 @@ export class Conversation<R> {
   #instructions: boolean
   /** The calls waiting for a person's answer, when the session has rules or a flagged tool. */
   readonly approvals: Approvals | undefined
+  /** The batch the store held at start, waiting for approval, until a run continues it. */
+  #restored: Snapshot.Batch | undefined
 
   constructor(init: {
     readonly id: string
@@ -119,6 +122,12 @@ export class Conversation<R> {
     this.#compactor = init.compactor
     this.#instructions = init.instructions
     this.approvals = init.approvals
+    this.#restored = init.resumed.batch
+  }
+
+  /** Saves the history (its last message the batch's calls) with the batch waiting for approval. */
+  saveBatch(batch: Snapshot.Batch): Effect.Effect<void> {
+    return Effect.suspend(() => Persistence.commit(this.#persistence, this.#loop.history, this.#assigns, this.#redact, batch))
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */
@@ -199,11 +208,37 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+    if (run.resume === true) return Effect.suspend(() => this.continueBatch(events, run))
     return Effect.suspend(() =>
       this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.submit(events, run)))
         : this.submit(events, run)
     )
+  }
+
+  /**
+   * Continues the batch the store held: the calls that were waiting run through the gate again
+   * (the answered one at once, the others ask again), the finished ones keep their saved results,
+   * and those that were running when the snapshot was saved read the aborted-run text (none runs
+   * twice). Then the loop goes on as after any batch.
+   */
+  private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+    const restored = this.#restored
+    const state = this.#loop
+    this.#restored = undefined
+    if (restored === undefined || state.status !== "AwaitingTools") {
+      return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
+    }
+    const waiting = new Set(restored.waiting.map((w) => w.callId))
+    const finished = new Map(restored.results.map((r) => [r.callId, r]))
+    const calls = state.pending.filter((call) => waiting.has(call.id))
+    return Effect.flatMap(this.runTools(events, run, calls, restored.results), (results) => {
+      const ran = new Map(results.map((r) => [r.callId, r]))
+      const outputs = state.pending.map((call) =>
+        ran.get(call.id) ?? finished.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true }
+      )
+      return this.saved(events, run, Loop.receiveToolOutputs(state, outputs), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+    })
   }
 
   private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
@@ -287,12 +322,17 @@ export class Conversation<R> {
    * One message's tool calls: all announced, run by the executor, their results published in order.
    * Combinators, not a generator: this frame is held for as long as the calls run.
    */
-  private runTools(events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
+  private runTools(
+    events: Publisher,
+    run: Run,
+    calls: ReadonlyArray<Executor.Call>,
+    known?: Snapshot.Batch["results"]
+  ): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
     return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
       Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
       Effect.flatMap((context) =>
-        this.#tools.executor.run(calls, this.approvals === undefined ? context : { ...context, approvals: this.approvals.gate(events, run) }, this.#assigns)
+        this.#tools.executor.run(calls, this.approvals === undefined ? context : { ...context, approvals: this.approvals.gate(events, run, known) }, this.#assigns)
       ),
       Effect.flatMap((outcome) => {
         this.#assigns = outcome.assigns

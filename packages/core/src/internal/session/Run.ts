@@ -21,6 +21,8 @@ export interface Run {
   readonly done: Deferred.Deferred<RunResult, RunError>
   /** The run's own stream, when it was started by `stream`. */
   readonly sink: EventHub.Sink | undefined
+  /** A run with no prompt that continues a batch restored from the store, once a call of it is answered. */
+  readonly resume?: boolean | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */

@@ -33,12 +33,19 @@ export interface Persistence {
   saved: History.History | undefined
   /** The messages of `saved` as the store holds them (redacted). */
   stored: ReadonlyArray<Message.Message>
+  /**
+   * Whether the last save held a batch waiting for approval: the next save then rewrites (the
+   * disk store's appended lines carry no batch, and must not leave an answered one behind).
+   */
+  batched: boolean
 }
 
 export interface Resumed {
   readonly state: Loop.State
   readonly assigns: Readonly<Record<string, unknown>>
   readonly persistence: Persistence | undefined
+  /** The calls of the last message that were waiting for approval when the snapshot was saved. */
+  readonly batch?: Snapshot.Batch | undefined
 }
 
 /**
@@ -71,12 +78,16 @@ export const resume = Effect.fnUntraced(function*(options: {
     return {
       state: fresh,
       assigns: options.assigns,
-      persistence: { store: options.store, fields: { ...fields, createdAt }, lock, saved: undefined, stored: [] }
+      persistence: { store: options.store, fields: { ...fields, createdAt }, lock, saved: undefined, stored: [], batched: false }
     } satisfies Resumed
   }
   const history = History.fromIterable(loaded.value.messages)
+  const batch = loaded.value.batch
+  const state = Loop.make({ system: options.system, maxTurns: options.maxTurns, history })
   return {
-    state: Loop.make({ system: options.system, maxTurns: options.maxTurns, history }),
+    // A batch waiting for approval: the loop waits for the tools of the last message again.
+    state: batch === undefined ? state : Loop.awaitTools(state),
+    batch,
     assigns: loaded.value.assigns,
     // A snapshot of an older version is rewritten in the current one on the next save.
     persistence: {
@@ -84,7 +95,8 @@ export const resume = Effect.fnUntraced(function*(options: {
       fields: { ...fields, createdAt: loaded.value.createdAt || (yield* Clock.currentTimeMillis) },
       lock,
       saved: loaded.value.version === Snapshot.CURRENT_VERSION ? history : undefined,
-      stored: loaded.value.messages
+      stored: loaded.value.messages,
+      batched: batch !== undefined
     }
   } satisfies Resumed
 })
@@ -128,18 +140,22 @@ const redactedMessages = (
   return messages
 }
 
-/** Saves `history` and `assigns` as the session's snapshot, through the session's `redact`. */
+/**
+ * Saves `history` and `assigns` as the session's snapshot, through the session's `redact`, with
+ * the `batch` of calls waiting for approval when there is one.
+ */
 export const commit = (
   persistence: Persistence | undefined,
   history: History.History,
   assigns: Readonly<Record<string, unknown>>,
-  redact: (text: string) => string
+  redact: (text: string) => string,
+  batch?: Snapshot.Batch
 ): Effect.Effect<void> => {
   if (persistence === undefined) return Effect.void
   return Semaphore.withPermits(persistence.lock, 1)(Effect.gen(function*() {
     const saved = persistence.saved
     const appending = saved !== undefined && History.startsWith(history, saved)
-    const appended = appending ? history.length - saved.length : undefined
+    const appended = appending && batch === undefined && !persistence.batched ? history.length - saved.length : undefined
     const { agent, model, system, ...fields } = persistence.fields
     const updatedAt = yield* Clock.currentTimeMillis
     // What throws while redacting (a getter in the assigns) fails this save like a store would.
@@ -153,7 +169,8 @@ export const commit = (
           // Messages already stored were redacted when they were saved: only the new ones are redacted now.
           messages: redact === none.redact ? History.toArray(history) : redactedMessages(persistence, history, appending, redact),
           assigns: redactValue(redact, assigns),
-          updatedAt
+          updatedAt,
+          ...(batch === undefined ? {} : { batch: redactValue(redact, batch) })
         }),
       catch: (cause) => new Corrupt({ description: `it cannot be redacted: ${cause instanceof Error ? cause.message : "unknown failure"}` })
     })
@@ -161,6 +178,7 @@ export const commit = (
     yield* persistence.store.save(snapshot, { appended })
     persistence.saved = history
     persistence.stored = snapshot.messages
+    persistence.batched = batch !== undefined
   })).pipe(
     Effect.catch((error) => Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: ${error.message}`))),
     Effect.uninterruptible
