@@ -40,6 +40,7 @@ export const integration = [
   "packages/workflows/test/McpServers.test.ts",
   "packages/workflows/test/Workflow.test.ts",
   "packages/workflows/test/steps/*.test.ts",
+  "test/approvals-crash.test.ts",
   "test/examples.test.ts",
   "test/hostile-files.test.ts",
   "test/hostile-patterns.test.ts",
