@@ -201,26 +201,33 @@ describe("Session approvals", () => {
     }).pipe(Effect.provide(env([]))))
 })
 
+/**
+ * A first "process": its run waits on rm with `store`, and its scope closes (the process dies) once
+ * the store holds the batch with rm waiting and ls's result.
+ */
+const diesWaiting = (agent: Agent.Agent, memory: SessionStore.Service) =>
+  Effect.gen(function*() {
+    const saved = yield* Deferred.make<void>()
+    const store: SessionStore.Service = {
+      ...memory,
+      save: (snapshot, options) =>
+        Effect.tap(memory.save(snapshot, options), () =>
+          snapshot.batch?.waiting.length === 1 && snapshot.batch.results.length === 1 ? Deferred.succeed(saved, undefined) : Effect.void)
+    }
+    yield* Effect.scoped(Effect.gen(function*() {
+      const first = yield* Session.start(agent, { id: "s", store })
+      yield* Effect.forkScoped(first.run("clean up"))
+      yield* Deferred.await(saved)
+    })).pipe(Effect.provide(env([rmAndLs])))
+  })
+
 describe("Session approvals with a store", () => {
   it.effect("a batch waiting for approval is saved; a session resuming the id lists it, and approve continues the run from that call", () =>
     Effect.gen(function*() {
       const ran = yield* Ref.make<ReadonlyArray<string>>([])
       const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran)] })
-      const memory = SessionStore.makeMemory()
-      // The store tells when it holds the batch with rm waiting and ls's result: the process may die then.
-      const saved = yield* Deferred.make<void>()
-      const store: SessionStore.Service = {
-        ...memory,
-        save: (snapshot, options) =>
-          Effect.tap(memory.save(snapshot, options), () =>
-            snapshot.batch?.waiting.length === 1 && snapshot.batch.results.length === 1 ? Deferred.succeed(saved, undefined) : Effect.void)
-      }
-      // The first process: its run waits on rm; it dies (its scope closes) once the batch is saved.
-      yield* Effect.scoped(Effect.gen(function*() {
-        const first = yield* Session.start(agent, { id: "s", store })
-        yield* Effect.forkScoped(first.run("clean up"))
-        yield* Deferred.await(saved)
-      })).pipe(Effect.provide(env([rmAndLs])))
+      const store = SessionStore.makeMemory()
+      yield* diesWaiting(agent, store)
       assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
       // The second process: the same id and store, a model that has not been asked anything yet.
       const { model, recorder } = yield* TestModel.make([TestModel.text("done")])
@@ -248,5 +255,35 @@ describe("Session approvals with a store", () => {
       assert.deepStrictEqual(yield* second.pending, [])
       const stored = yield* store.load("s")
       assert.isTrue(stored._tag === "Some" && stored.value.batch === undefined && stored.value.messages.length === 5)
+    }).pipe(Effect.provide(Sandbox.layerNoop())))
+  it.effect("a run queued before anyone answered continues the restored batch first: its calls ask again, then its prompt", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran)] })
+      const store = SessionStore.makeMemory()
+      yield* diesWaiting(agent, store)
+      const { model, recorder } = yield* TestModel.make([TestModel.text("batch done"), TestModel.text("next done")])
+      const second = yield* Session.start(agent, { id: "s", store }).pipe(Effect.provideService(Model.Model, model))
+      const events = yield* Effect.scoped(Effect.gen(function*() {
+        const seen: Array<SessionEvent.SessionEvent> = []
+        yield* Stream.runForEach(second.stream("next"), (event) => {
+          seen.push(event)
+          return event._tag === "ApprovalRequested" ? Effect.orDie(second.deny(event.callId, "no")) : Effect.void
+        })
+        return seen
+      }))
+      assert.deepStrictEqual(events.flatMap((e) => (e._tag === "ApprovalRequested" ? [e.callId] : [])), ["c_rm"])
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+      assert.strictEqual((yield* recorder.requests).length, 2)
+      const history = yield* second.history
+      assert.deepStrictEqual(history.map((m) => (m._tag === "ToolResultMessage" ? `${m.callId}: ${m.content}` : m._tag)), [
+        "UserMessage",
+        "AssistantMessage",
+        "c_rm: Denied by the user: no",
+        "c_ls: ls ran",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage"
+      ])
     }).pipe(Effect.provide(Sandbox.layerNoop())))
 })

@@ -208,12 +208,21 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
-    if (run.resume === true) return Effect.suspend(() => this.continueBatch(events, run))
     return Effect.suspend(() =>
       this.#instructions
-        ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.submit(events, run)))
-        : this.submit(events, run)
+        ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.start(events, run)))
+        : this.start(events, run)
     )
+  }
+
+  /**
+   * A run's first step: its prompt, after the batch the store held, if one still waits (a run
+   * queued before anyone answered continues it first, its calls asking again).
+   */
+  private start(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+    if (run.resume === true) return this.continueBatch(events, run)
+    if (this.#restored === undefined) return this.submit(events, run)
+    return Effect.andThen(this.continueBatch(events, run), Effect.suspend(() => this.submit(events, run)))
   }
 
   /**
