@@ -3,9 +3,9 @@
  *
  * A snapshot is versioned. The current version (2) holds the session id, the agent's name, the
  * configured model and system prompt (without the project instructions, which are read again at
- * each start), the messages, the assigns, and when it was created and last updated (epoch
- * milliseconds). `decode` reads any version this Condukt knows and migrates it: a record without
- * a version is version 1, the shape Condukt (Elixir) wrote before it versioned its snapshots
+ * each start), the messages, the assigns, when it was created and last updated (epoch
+ * milliseconds), and the `batch` of tool calls waiting for approval when some were. `decode`
+ * reads any version this Condukt knows and migrates it: a record without a version is version 1, the shape Condukt (Elixir) wrote before it versioned its snapshots
  * (messages, model, system prompt). A newer version is refused (`UnsupportedVersion`), anything
  * else that does not decode is `Corrupt`; the caller names the file or row. The module refuses
  * I/O: stores read and write, this only checks.
