@@ -239,6 +239,32 @@ export const verdict = (policy: Policy | undefined, tool: string): Verdict => {
   return toolDecides
 }
 
+/**
+ * Whether a call of `tool` with the decoded `args` may run: `undefined`, or the text the model
+ * reads instead. The rules first (deny > ask > allow), then the tool's own flag; `ask` asks a
+ * person, only when they say so.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const check = <R>(
+  policy: Policy | undefined,
+  tool: Tool.Tool<R>,
+  args: unknown,
+  context: Tool.Context,
+  ask: Effect.Effect<Answer>
+): Effect.Effect<string | undefined, never, R> => {
+  const said = verdict(policy, tool.name)
+  if (said._tag === "Deny") return Effect.succeed(deniedByRule(tool.name, said.pattern))
+  if (said._tag === "Allow") return Effect.undefined
+  const asked = Effect.map(ask, render)
+  if (said._tag === "Ask") return asked
+  const needs = tool.needsApproval
+  if (needs === false) return Effect.undefined
+  if (needs === true) return asked
+  return Effect.flatMap(needs(args, context), (yes) => (yes ? asked : Effect.undefined))
+}
+
 const ask: Verdict = { _tag: "Ask" }
 const allow: Verdict = { _tag: "Allow" }
 const toolDecides: Verdict = { _tag: "Tool" }

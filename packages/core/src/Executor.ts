@@ -281,17 +281,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   const flagged = tools.some((tool) => tool.needsApproval !== false)
 
   /** What the model reads instead of the call's result when it may not run; `undefined`: it runs. */
-  const gate = (approvals: Approvals, tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context): Effect.Effect<string | undefined, never, R> => {
-    const verdict = Approval.verdict(approvals.policy, tool.name)
-    if (verdict._tag === "Deny") return Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern))
-    if (verdict._tag === "Allow") return Effect.undefined
-    const ask = Effect.map(approvals.request(call), Approval.render)
-    if (verdict._tag === "Ask") return ask
-    const needs = tool.needsApproval
-    if (needs === false) return Effect.undefined
-    if (needs === true) return ask
-    return Effect.flatMap(needs(args, context), (yes) => (yes ? ask : Effect.undefined))
-  }
+  const gate = (approvals: Approvals, tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context) =>
+    Approval.check(approvals.policy, tool, args, context, approvals.request(call))
 
   /**
    * The gate of every call of a batch, each in a fiber of its own started before any call runs:
