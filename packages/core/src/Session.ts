@@ -297,7 +297,7 @@ const make = <R, RIn>(
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         // With a store, a batch waiting for approval is saved, and one restored continues on its first answer.
         if (conversation.approvals !== undefined && resumed.persistence !== undefined) {
-          conversation.approvals.useHooks({ save: (batch) => conversation.saveBatch(batch), resume: actor.resumeBatch })
+          conversation.approvals.useHooks({ save: (batchOf) => conversation.saveBatch(batchOf), resume: actor.resumeBatch })
         }
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const

@@ -126,8 +126,8 @@ export class Conversation<R> {
   }
 
   /** Saves the history (its last message the batch's calls) with the batch waiting for approval. */
-  saveBatch(batch: Snapshot.Batch): Effect.Effect<void> {
-    return Effect.suspend(() => Persistence.commit(this.#persistence, this.#loop.history, this.#assigns, this.#redact, batch))
+  saveBatch(batchOf: () => Snapshot.Batch): Effect.Effect<void> {
+    return Effect.suspend(() => Persistence.commit(this.#persistence, this.#loop.history, this.#assigns, this.#redact, batchOf))
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */

@@ -27,8 +27,8 @@ interface Waiting {
 
 /** What a session with a store does with its batch. */
 export interface Hooks {
-  /** Saves the batch with the session's history (the message of its calls last). */
-  readonly save: (batch: Snapshot.Batch) => Effect.Effect<void>
+  /** Saves the batch (as `batchOf` gives it when the save runs) with the session's history, the message of its calls last. */
+  readonly save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
   /** A restored call was answered: the session continues the batch in a run. */
   readonly resume: Effect.Effect<void>
 }
@@ -80,8 +80,11 @@ export class Approvals {
   private save(): Effect.Effect<void> {
     const hooks = this.#hooks
     if (hooks === undefined || this.#waiting === undefined || this.#waiting.size === 0) return Effect.void
-    return hooks.save({ waiting: this.pending, results: this.#results })
+    return hooks.save(this.#batch)
   }
+
+  /** The batch as it stands, copied: what a save writes. */
+  readonly #batch = (): Snapshot.Batch => ({ waiting: this.pending, results: [...this.#results] })
 
   private settled(result: Executor.Result): Effect.Effect<void> {
     if (this.#hooks === undefined) return Effect.void

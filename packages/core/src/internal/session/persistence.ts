@@ -142,17 +142,19 @@ const redactedMessages = (
 
 /**
  * Saves `history` and `assigns` as the session's snapshot, through the session's `redact`, with
- * the `batch` of calls waiting for approval when there is one.
+ * the batch of calls waiting for approval when there is one (`batchOf`, read once the save's turn
+ * comes, so saves queued behind each other never write an older batch over a newer one).
  */
 export const commit = (
   persistence: Persistence | undefined,
   history: History.History,
   assigns: Readonly<Record<string, unknown>>,
   redact: (text: string) => string,
-  batch?: Snapshot.Batch
+  batchOf?: () => Snapshot.Batch
 ): Effect.Effect<void> => {
   if (persistence === undefined) return Effect.void
   return Semaphore.withPermits(persistence.lock, 1)(Effect.gen(function*() {
+    const batch = batchOf?.()
     const saved = persistence.saved
     const appending = saved !== undefined && History.startsWith(history, saved)
     const appended = appending && batch === undefined && !persistence.batched ? history.length - saved.length : undefined
