@@ -20,8 +20,9 @@
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
  * missing, never an unconfined run. macOS (Seatbelt) is not supported yet: the build says so.
  *
- * Not stopped (docs/sandbox.md): reading what the user can read outside `denyRead`, CPU and memory
- * use, the number of processes, the size of what is written inside the writable roots.
+ * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB) and, when asked, the size of any file written
+ * (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
+ * `denyRead`, CPU and memory use, the number of processes.
  */
 import * as os from "node:os"
 import * as path from "node:path"
@@ -37,7 +38,20 @@ export interface Options {
   readonly network?: "none" | "host" | undefined
   /** The bubblewrap executable; default `bwrap`, found on the PATH. */
   readonly bwrap?: string | undefined
+  /** The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. */
+  readonly tmpBytes?: number | undefined
+  /** The largest file a command may write (`ulimit -f`, rounded up to KiB); default: no limit. */
+  readonly maxFileBytes?: number | undefined
 }
+
+/**
+ * The private `/tmp`'s size: 512 MiB of memory at most, so a command filling it cannot take the
+ * host's memory with it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_TMP_BYTES = 512 * 1024 * 1024
 
 /**
  * What commands do not read unless told otherwise: the credentials a home directory usually holds.
@@ -67,6 +81,8 @@ export interface Plan {
   readonly bwrap: string
   /** The arguments before the working directory and the command. */
   readonly prefix: ReadonlyArray<string>
+  /** What the shell runs before the command (its limits). */
+  readonly preamble: string
 }
 
 const expand = (given: string, home: string, cwd: string): string =>
@@ -115,11 +131,14 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       "/dev",
       "--proc",
       "/proc",
+      "--size",
+      String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
       "--tmpfs",
       "/tmp",
       ...[...new Set(writable)].flatMap((root) => ["--bind", root, root]),
       ...hidden
-    ]
+    ],
+    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `
   }
 }
 
@@ -131,5 +150,5 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
  */
 export const command = (confined: Plan, directory: string, script: string): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
   file: confined.bwrap,
-  args: [...confined.prefix, "--chdir", directory, "--", "bash", "-c", script]
+  args: [...confined.prefix, "--chdir", directory, "--", "bash", "-c", `${confined.preamble}${script}`]
 })

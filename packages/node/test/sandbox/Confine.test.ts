@@ -147,6 +147,18 @@ describe("LocalSandbox confine", () => {
       assert.strictEqual(left, "")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
+  it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const smallTmp = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024 } })
+      assert.match((yield* run(smallTmp, "head -c 8M /dev/zero > /tmp/fill")).output, /No space left on device/)
+      const small = yield* LocalSandbox.make({ cwd: at.project, confine: { maxFileBytes: 2 * 1024 * 1024 } })
+      const big = yield* run(small, "head -c 3M /dev/zero > big.bin; echo $?; stat -c %s big.bin")
+      assert.match(big.output, /File size limit exceeded|File too large|^153$/m)
+      assert.isAtMost(Number(big.output.split("\n").at(-1)), 2 * 1024 * 1024)
+      assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.live("a timeout still kills the confined command, and nothing of it is left", () =>
     Effect.gen(function*() {
       const at = yield* layout
