@@ -4,7 +4,7 @@
  * script (scripts/setup-bubblewrap.sh), run here when `bwrap` is missing.
  */
 import { NodeServices } from "@effect/platform-node"
-import { assert, beforeAll, describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -17,9 +17,21 @@ import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
 
-beforeAll(() => {
-  execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: "inherit" })
-})
+/**
+ * bubblewrap, from the project's script when it is missing (Debian's package, as root). Where it
+ * cannot be had (no root, no package source), the corpus is skipped, saying why on stderr; the
+ * fail-closed test below runs everywhere.
+ */
+const unavailable = ((): string | undefined => {
+  try {
+    execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "pipe"] })
+    return undefined
+  } catch (error) {
+    const why = String((error as { stderr?: unknown }).stderr ?? error).trim()
+    process.stderr.write(`Confine.test: bubblewrap unavailable, escape corpus skipped: ${why}\n`)
+    return why
+  }
+})()
 
 /** A project directory (the sandbox's cwd), a directory beside it, and a fake home holding a key. */
 const layout = Effect.acquireRelease(
@@ -46,7 +58,7 @@ const sandboxes = (at: Layout) =>
 
 const run = (sandbox: Sandbox.Service, command: string) => Effect.map(sandbox.exec(command), (r) => ({ exitCode: r.exitCode, output: r.output.trim() }))
 
-describe("LocalSandbox confine", () => {
+describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape corpus", () => {
   it.effect("writes land only under the cwd: absolute paths, .., a planted symlink and /proc/self/cwd all stay out", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -176,7 +188,9 @@ describe("LocalSandbox confine", () => {
       })()
       assert.strictEqual(left, "")
     }).pipe(Effect.scoped, Effect.provide(host)))
+})
 
+describe("LocalSandbox confine", () => {
   it.effect("fails closed: a bubblewrap that cannot run fails the build, naming it and how to install it", () =>
     Effect.gen(function*() {
       const at = yield* layout
