@@ -13,9 +13,21 @@
 import { Effect, Tracer } from "effect"
 
 /** `self` in a span named `name` when the fiber's tracer exports spans; `self` alone otherwise. */
-export const span = <A, E, R>(
-  self: Effect.Effect<A, E, R>,
-  name: string,
-  options?: Tracer.SpanOptions
-): Effect.Effect<A, E, R> =>
+export const span = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
   Effect.withFiber((fiber) => fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer ? self : Effect.withSpan(self, name, options))
+
+/**
+ * `span` for a step on the per-turn path (a model request, a tool call): its name and attributes
+ * are worked out only when a span is made, and `ended` gives those known only from the success (a
+ * reply's usage), set before the span ends.
+ */
+export const spanOf = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  describe: () => readonly [name: string, options: Tracer.SpanOptions],
+  ended?: (value: A) => Readonly<Record<string, unknown>>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return self
+    const [name, options] = describe()
+    return Effect.withSpan(ended === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(ended(value))), name, options)
+  })

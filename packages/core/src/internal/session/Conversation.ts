@@ -20,6 +20,9 @@ import type { Message } from "../../Message.ts"
 import * as Model from "../../Model.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
 import * as Redactor from "../../Redactor.ts"
+import * as Usage from "../../Usage.ts"
+import * as GenAi from "../genAi.ts"
+import * as Tracing from "../tracing.ts"
 import type { RunResult } from "./Run.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
@@ -83,6 +86,10 @@ export class Conversation<R> {
   readonly #compactor: Compactor.Service | undefined
   /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
   #instructions: boolean
+  /** What the program's price table says the model costs, when it names the model. */
+  readonly #price: Usage.Price | undefined
+  /** Every reply's tokens since the session started, a failed or aborted run's included. */
+  #usage: Model.Usage = Model.emptyUsage
 
   constructor(init: {
     readonly id: string
@@ -98,6 +105,7 @@ export class Conversation<R> {
     readonly resumed: Persistence.Resumed
     readonly compactor: Compactor.Service | undefined
     readonly instructions: boolean
+    readonly price: Usage.Price | undefined
   }) {
     this.id = init.id
     this.agent = init.agent
@@ -114,6 +122,7 @@ export class Conversation<R> {
     this.#persistence = init.resumed.persistence
     this.#compactor = init.compactor
     this.#instructions = init.instructions
+    this.#price = init.price
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */
@@ -127,6 +136,15 @@ export class Conversation<R> {
 
   get assigns(): Readonly<Record<string, unknown>> {
     return this.#assigns
+  }
+
+  get usage(): Model.Usage {
+    return this.#usage
+  }
+
+  /** What the session's tokens cost, when the program's price table names its model. */
+  get cost(): number | undefined {
+    return this.#price === undefined ? undefined : Usage.cost(this.#usage, this.#price)
   }
 
   /**
@@ -218,7 +236,14 @@ export class Conversation<R> {
       const history = step.state.history
       const messages: Array<Message> = []
       for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
-      const result: RunResult = { text: action.text, finishReason: progress.finishReason, usage: progress.usage, turns: step.state.turn, messages }
+      const result: RunResult = {
+        text: action.text,
+        finishReason: progress.finishReason,
+        usage: progress.usage,
+        ...(this.#price === undefined ? {} : { cost: Usage.cost(progress.usage, this.#price) }),
+        turns: step.state.turn,
+        messages
+      }
       return Effect.as(this.afterRun(events, run), result)
     }
     if (action._tag === "Request") {
@@ -254,10 +279,13 @@ export class Conversation<R> {
       )
   }
 
-  /** One model request: its deltas published as they stream, the reply folded into a message. */
+  /**
+   * One model request: its deltas published as they stream, the reply folded into a message; a
+   * `chat <model>` span around it under a real tracer (internal/genAi.ts).
+   */
   private requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
     const self = this
-    return Effect.gen(function*() {
+    return Tracing.spanOf(Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
       const parts: Array<Model.Part> = []
       const agentOptions = self.agent.modelOptions
@@ -271,11 +299,12 @@ export class Conversation<R> {
         return Effect.void
       })
       const usage = Model.usageOf(parts)
-      yield* events.publish(run, { _tag: "TurnEnd", turn, ...usage }, true)
+      self.#usage = Model.addUsage(self.#usage, usage)
+      yield* events.publish(run, { _tag: "TurnEnd", turn, usage }, true)
       let finishReason: Model.FinishReason = "other"
       for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
       return { message: Model.toMessage(parts), usage, finishReason }
-    })
+    }), () => GenAi.chat(self.#model.name, self.id), GenAi.replied)
   }
 
   /**
