@@ -296,7 +296,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
     // `execute_tool <name>` under a real tracer (names and ids only, never arguments or results).
-    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), (done) => GenAi.executed(done.result))
+    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), { ended: (done) => GenAi.executed(done.result) })
   }
 
   return Result.succeed({

@@ -10,7 +10,7 @@
  * installed the span is made as `Effect.withSpan` makes it, same name and attributes (as
  * `McpClient.tools/call` does, docs/decisions/0028).
  */
-import { Effect, Tracer } from "effect"
+import { type Cause, Effect, Tracer } from "effect"
 
 /** `self` in a span named `name` when the fiber's tracer exports spans; `self` alone otherwise. */
 export const span = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
@@ -18,16 +18,23 @@ export const span = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, option
 
 /**
  * `span` for a step on the per-turn path (a model request, a tool call): its name and attributes
- * are worked out only when a span is made, and `ended` gives those known only from the success (a
- * reply's usage), set before the span ends.
+ * are worked out only when a span is made. `ended` gives the attributes known only from the
+ * success (a reply's usage), set before the span ends; `failed` rewrites a failure before the span
+ * records it (a session's redaction: a provider's error can quote the key a gateway echoed).
  */
 export const spanOf = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   describe: () => readonly [name: string, options: Tracer.SpanOptions],
-  ended?: (value: A) => Readonly<Record<string, unknown>>
+  hooks: {
+    readonly ended?: ((value: A) => Readonly<Record<string, unknown>>) | undefined
+    readonly failed?: ((cause: Cause.Cause<E>) => Cause.Cause<E>) | undefined
+  } = {}
 ): Effect.Effect<A, E, R> =>
   Effect.withFiber((fiber) => {
     if (fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer) return self
     const [name, options] = describe()
-    return Effect.withSpan(ended === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(ended(value))), name, options)
+    const { ended, failed } = hooks
+    const annotated = ended === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(ended(value)))
+    const rewritten = failed === undefined ? annotated : Effect.catchCause(annotated, (cause) => Effect.failCause(failed(cause)))
+    return Effect.withSpan(rewritten, name, options)
   })

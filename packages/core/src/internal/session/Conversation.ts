@@ -88,7 +88,7 @@ export class Conversation<R> {
   #instructions: boolean
   /** What the program's price table says the model costs, when it names the model. */
   readonly #price: Usage.Price | undefined
-  /** Every reply's tokens since the session started, a failed or aborted run's included. */
+  /** Every reply's tokens since the session started, those of failed, aborted and broken-off replies included. */
   #usage: Model.Usage = Model.emptyUsage
 
   constructor(init: {
@@ -296,15 +296,19 @@ export class Conversation<R> {
         if (part._tag === "TextDelta") return events.publish(run, { _tag: "TextDelta", text: part.text }, true)
         if (part._tag === "ThinkingDelta") return events.publish(run, { _tag: "ThinkingDelta", text: part.text }, true)
         if (part._tag === "Retry") return events.publish(run, { _tag: "ModelRetry", attempt: part.attempt, reason: part.reason, delay: part.delay }, true)
+        // Counted as it arrives: a reply that breaks off midway was still paid for.
+        if (part._tag === "Usage") self.#usage = Model.addUsage(self.#usage, part)
         return Effect.void
       })
       const usage = Model.usageOf(parts)
-      self.#usage = Model.addUsage(self.#usage, usage)
       yield* events.publish(run, { _tag: "TurnEnd", turn, usage }, true)
       let finishReason: Model.FinishReason = "other"
       for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
       return { message: Model.toMessage(parts), usage, finishReason }
-    }), () => GenAi.chat(self.#model.name, self.id), GenAi.replied)
+    }), () => GenAi.chat(self.#model.name, self.id), {
+      ended: GenAi.replied,
+      failed: (cause) => Redactor.redactCause(self.#redact, cause)
+    })
   }
 
   /**
