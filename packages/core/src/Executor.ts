@@ -237,6 +237,9 @@ const crashed = (
   )
 }
 
+/** What a call's span learns from its result, made once. */
+const toolSpan: Tracing.Hooks<Done, never> = { ended: (done) => GenAi.executed(done.result) }
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -296,7 +299,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
     // `execute_tool <name>` under a real tracer (names and ids only, never arguments or results).
-    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), { ended: (done) => GenAi.executed(done.result) })
+    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), toolSpan)
   }
 
   return Result.succeed({

@@ -88,8 +88,13 @@ export class Conversation<R> {
   #instructions: boolean
   /** What the program's price table says the model costs, when it names the model. */
   readonly #price: Usage.Price | undefined
-  /** Every reply's tokens since the session started, those of failed, aborted and broken-off replies included. */
-  #usage: Model.Usage = Model.emptyUsage
+  /**
+   * Every reply's tokens since the session started, those of failed, aborted and broken-off
+   * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn).
+   */
+  readonly #spent = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+  /** Whether the running run's tracer exports spans, read once per run (internal/tracing.ts). */
+  #traced = false
 
   constructor(init: {
     readonly id: string
@@ -139,12 +144,13 @@ export class Conversation<R> {
   }
 
   get usage(): Model.Usage {
-    return this.#usage
+    const { cacheRead, cacheWrite, input, output } = this.#spent
+    return Model.addUsage(Model.emptyUsage, { inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite })
   }
 
   /** What the session's tokens cost, when the program's price table names its model. */
   get cost(): number | undefined {
-    return this.#price === undefined ? undefined : Usage.cost(this.#usage, this.#price)
+    return this.#price === undefined ? undefined : Usage.cost(this.usage, this.#price)
   }
 
   /**
@@ -212,11 +218,12 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
-    return Effect.suspend(() =>
-      this.#instructions
+    return Effect.withFiber((fiber) => {
+      this.#traced = Tracing.isTraced(fiber)
+      return this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.submit(events, run)))
         : this.submit(events, run)
-    )
+    })
   }
 
   private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
@@ -279,13 +286,28 @@ export class Conversation<R> {
       )
   }
 
+  private spend(usage: Model.Usage): void {
+    this.#spent.input += usage.inputTokens
+    this.#spent.output += usage.outputTokens
+    this.#spent.cacheRead += usage.cacheReadTokens ?? 0
+    this.#spent.cacheWrite += usage.cacheWriteTokens ?? 0
+  }
+
   /**
-   * One model request: its deltas published as they stream, the reply folded into a message; a
-   * `chat <model>` span around it under a real tracer (internal/genAi.ts).
+   * One model request, in a `chat <model>` span when the run is traced (internal/genAi.ts); its
+   * failure reaches the span redacted.
    */
   private requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
+    const requested = this.request(events, run, request, turn)
+    if (!this.#traced) return requested
+    const [name, options] = GenAi.chat(this.#model.name, this.id)
+    return Tracing.within(requested, name, options, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
+  }
+
+  /** One model request: its deltas published as they stream, the reply folded into a message. */
+  private request(events: Publisher, run: Run, request: Loop.Request, turn: number) {
     const self = this
-    return Tracing.spanOf(Effect.gen(function*() {
+    return Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
       const parts: Array<Model.Part> = []
       const agentOptions = self.agent.modelOptions
@@ -297,7 +319,7 @@ export class Conversation<R> {
         if (part._tag === "ThinkingDelta") return events.publish(run, { _tag: "ThinkingDelta", text: part.text }, true)
         if (part._tag === "Retry") return events.publish(run, { _tag: "ModelRetry", attempt: part.attempt, reason: part.reason, delay: part.delay }, true)
         // Counted as it arrives: a reply that breaks off midway was still paid for.
-        if (part._tag === "Usage") self.#usage = Model.addUsage(self.#usage, part)
+        if (part._tag === "Usage") self.spend(part)
         return Effect.void
       })
       const usage = Model.usageOf(parts)
@@ -305,9 +327,6 @@ export class Conversation<R> {
       let finishReason: Model.FinishReason = "other"
       for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
       return { message: Model.toMessage(parts), usage, finishReason }
-    }), () => GenAi.chat(self.#model.name, self.id), {
-      ended: GenAi.replied,
-      failed: (cause) => Redactor.redactCause(self.#redact, cause)
     })
   }
 
