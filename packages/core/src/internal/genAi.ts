@@ -40,8 +40,8 @@ export const invokeAgent = (agent: string, sessionId: string, runId: string): re
   }
 ]
 
-/** The span of one model request: a call to a remote service (`client`). */
-export const chat = (modelName: string, sessionId: string): readonly [string, Tracer.SpanOptions] => {
+/** The span of one model request: a call to a remote service (`client`), with the settings it was given. */
+export const chat = (modelName: string, sessionId: string, options?: Model.Options): readonly [string, Tracer.SpanOptions] => {
   const { model, provider } = split(modelName)
   return [
     `chat ${model}`,
@@ -51,7 +51,10 @@ export const chat = (modelName: string, sessionId: string): readonly [string, Tr
         "gen_ai.operation.name": "chat",
         "gen_ai.provider.name": provider,
         "gen_ai.request.model": model,
-        "gen_ai.conversation.id": sessionId
+        "gen_ai.conversation.id": sessionId,
+        ...(options?.maxTokens === undefined ? {} : { "gen_ai.request.max_tokens": options.maxTokens }),
+        ...(options?.temperature === undefined ? {} : { "gen_ai.request.temperature": options.temperature }),
+        ...(options?.topP === undefined ? {} : { "gen_ai.request.top_p": options.topP })
       }
     }
   ]

@@ -20,6 +20,19 @@ describe("genAi", () => {
     assert.strictEqual(GenAi.chat("local-model", "s1")[1].attributes?.["gen_ai.provider.name"], "unknown")
   })
 
+  it("gives the request's settings that the conventions name, and none it was not given", () => {
+    const attributes = GenAi.chat("openai:gpt-5", "s1", { maxTokens: 1024, temperature: 0.2, topP: 0.9, stopSequences: ["END"] })[1].attributes
+    assert.deepStrictEqual(attributes, {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": "openai",
+      "gen_ai.request.model": "gpt-5",
+      "gen_ai.conversation.id": "s1",
+      "gen_ai.request.max_tokens": 1024,
+      "gen_ai.request.temperature": 0.2,
+      "gen_ai.request.top_p": 0.9
+    })
+  })
+
   it("counts cached tokens inside input_tokens and apart, and gives no cache attribute without a cache", () => {
     assert.deepStrictEqual(GenAi.replied({ usage: { inputTokens: 10, outputTokens: 5, cacheReadTokens: 40, cacheWriteTokens: 8 }, finishReason: "stop" }), {
       "gen_ai.response.finish_reasons": ["stop"],

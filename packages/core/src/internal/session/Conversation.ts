@@ -298,20 +298,20 @@ export class Conversation<R> {
    * failure reaches the span redacted.
    */
   private requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
-    const requested = this.request(events, run, request, turn)
+    const agentOptions = this.agent.modelOptions
+    const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
+    const requested = this.request(events, run, request, turn, options)
     if (!this.#traced) return requested
-    const [name, options] = GenAi.chat(this.#model.name, this.id)
-    return Tracing.within(requested, name, options, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
+    const [name, span] = GenAi.chat(this.#model.name, this.id, options)
+    return Tracing.within(requested, name, span, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
   }
 
   /** One model request: its deltas published as they stream, the reply folded into a message. */
-  private request(events: Publisher, run: Run, request: Loop.Request, turn: number) {
+  private request(events: Publisher, run: Run, request: Loop.Request, turn: number, options: Model.Options | undefined) {
     const self = this
     return Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
       const parts: Array<Model.Part> = []
-      const agentOptions = self.agent.modelOptions
-      const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
       const streamed = self.#model.stream({ system: request.system, messages: request.messages, tools: self.#tools.specs, options })
       yield* Stream.runForEach(self.#streamed === Redactor.none ? streamed : redactText(streamed, self.#streamed), (part) => {
         parts.push(part)
