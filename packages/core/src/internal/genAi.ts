@@ -6,7 +6,7 @@
  *
  * Only names, ids, models and counts: never a prompt, a reply, a tool's arguments or result (the
  * conventions' opt-in content attributes are not recorded), so no secret can reach a span this way.
- * docs/decisions/0057-genai-spans.md.
+ * docs/decisions/0057-genai-spans-and-cost.md.
  */
 import type { Tracer } from "effect"
 import type * as Model from "../Model.ts"
