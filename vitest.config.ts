@@ -42,6 +42,7 @@ export const integration = [
   "packages/workflows/test/steps/*.test.ts",
   "test/approvals-crash.test.ts",
   "test/examples.test.ts",
+  "test/genai-spans.test.ts",
   "test/hostile-files.test.ts",
   "test/hostile-patterns.test.ts",
   "test/off-node.test.ts",
