@@ -218,6 +218,8 @@ const diesWaiting = (agent: Agent.Agent, memory: SessionStore.Service) =>
       const first = yield* Session.start(agent, { id: "s", store })
       yield* Effect.forkScoped(first.run("clean up"))
       yield* Deferred.await(saved)
+      // Stopped, as a process is at its end (its run is not aborted: the store keeps the batch).
+      yield* first.stop
     })).pipe(Effect.provide(env([rmAndLs])))
   })
 
@@ -286,4 +288,25 @@ describe("Session approvals with a store", () => {
         "AssistantMessage"
       ])
     }).pipe(Effect.provide(Sandbox.layerNoop())))
+
+  it.effect("an abort while waiting ends the batch in the store too: a session resuming the id has nothing pending", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true)] })
+      const store = SessionStore.makeMemory()
+      const first = yield* Session.start(agent, { id: "s", store })
+      const asked = yield* Deferred.make<void>()
+      const run = yield* Effect.forkChild(
+        Stream.runForEach(first.stream("clean up"), (e) => (e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void))
+      )
+      yield* Deferred.await(asked)
+      yield* first.abort
+      yield* Fiber.join(run)
+      yield* first.stop
+      const second = yield* Session.start(agent, { id: "s", store })
+      assert.deepStrictEqual(yield* second.pending, [])
+      const last = (yield* second.history).at(-1)!
+      assert.deepStrictEqual(last._tag === "ToolResultMessage" && [last.callId, last.content], ["c_1", Session.ABORTED_RESULT])
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1"))]))))
 })

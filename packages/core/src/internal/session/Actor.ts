@@ -327,7 +327,7 @@ export class Actor<R> implements Publisher {
         return yield* Deferred.succeed(run.done, exit.value)
       }
       if (Cause.hasDies(exit.cause)) return yield* self.crash(run, exit.cause)
-      self.#conversation.aborted()
+      yield* self.#conversation.aborted()
       const error = Cause.findErrorOption(exit.cause)
       if (Option.isSome(error)) {
         yield* self.publish(run, { _tag: "Error", message: error.value.message })

@@ -184,8 +184,13 @@ export class Conversation<R> {
   }
 
   /** A run ended early: pending calls get an answer, so the history stays one a provider accepts. */
-  aborted(): void {
-    this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
+  aborted(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
+      // A batch saved waiting for approval ended with its run: the store must not offer it again.
+      const persistence = this.#persistence
+      return persistence?.batched === true ? Persistence.commit(persistence, this.#loop.history, this.#assigns, this.#redact) : Effect.void
+    })
   }
 
   // -------------------------------------------------------------------------------------------
