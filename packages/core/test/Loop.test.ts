@@ -104,4 +104,18 @@ describe("Loop", () => {
     assert.deepStrictEqual(aborted.history.at(-1), Message.toolResult({ callId: "a", name: "tool_a", content: "Interrupted by the user", isError: true }))
     assert.strictEqual(next(Loop.submit(aborted, "next")).state.turn, 1)
   })
+
+  it("a resumed history ending with unanswered calls waits for their results again (awaitTools); any other is left as it is", () => {
+    const history = History.fromIterable([Message.user("go"), calling("a", "b")])
+    const waiting = Loop.awaitTools(Loop.make({ history }))
+    assert.strictEqual(waiting.status, "AwaitingTools")
+    assert.deepStrictEqual(waiting.pending.map((call) => call.id), ["a", "b"])
+    const step = next(Loop.receiveToolOutputs(waiting, [
+      { callId: "b", content: "B", isError: false },
+      { callId: "a", content: "A", isError: false }
+    ]))
+    assert.strictEqual(step.action._tag, "Request")
+    const idle = Loop.make({ history: History.fromIterable([Message.user("go"), reply("done")]) })
+    assert.strictEqual(Loop.awaitTools(idle), idle)
+  })
 })
