@@ -2,8 +2,8 @@
  * What every SessionStore backend must do, as one suite each backend's test file runs: saves that
  * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None.
  */
-import { assert, it } from "@effect/vitest"
-import { Effect, Exit, Option } from "effect"
+import { assert, it, type Vitest } from "@effect/vitest"
+import { Effect, Exit, Option, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -63,14 +63,19 @@ export const snapshot = (id: string, turns: number, fields: Partial<Snapshot.Sna
     ...fields
   })
 
-/** Runs the suite against the store `use` gives (a fresh one per test). */
-export const conformance = (
-  use: <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) => Effect.Effect<A, E | SessionStore.SessionStoreError>
+/**
+ * Runs the suite against the store `use` gives (a fresh one per test), each case with `test`:
+ * `it.live` by default, or the `it.effect` of a shared layer whose services `use` needs (a server).
+ */
+export const conformance = <R = never>(
+  use: <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) => Effect.Effect<A, E | SessionStore.SessionStoreError, R>,
+  // `it.live` needs nothing but a Scope: it serves any `R` whose caller leaves `test` out (R = never).
+  test: Vitest.Tester<R | Scope.Scope> = it.live as Vitest.Tester<R | Scope.Scope>
 ) => {
-  it.live("an id never saved loads as none", () =>
+  test("an id never saved loads as none", () =>
     use((store) => Effect.map(store.load("nobody"), (loaded) => assert.isTrue(Option.isNone(loaded)))))
 
-  it.live("a first save, then turns appended one by one, load back as the last snapshot", () =>
+  test("a first save, then turns appended one by one, load back as the last snapshot", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -79,7 +84,7 @@ export const conformance = (
       })
     ))
 
-  it.live("a save that rewrites (a compaction) replaces the appended history", () =>
+  test("a save that rewrites (a compaction) replaces the appended history", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -91,7 +96,7 @@ export const conformance = (
       })
     ))
 
-  it.live("a save of assigns alone (no new message) is kept", () =>
+  test("a save of assigns alone (no new message) is kept", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -100,7 +105,7 @@ export const conformance = (
       })
     ))
 
-  it.live("sessions are kept apart, and clear forgets one (twice is fine)", () =>
+  test("sessions are kept apart, and clear forgets one (twice is fine)", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("a", 1))

@@ -1,0 +1,107 @@
+/**
+ * SqlSessionStore on a real Postgres the file starts itself (support/embeddedPostgres.ts): the
+ * SessionStore conformance suite, writers that meet on one session, rows that are not the store's.
+ * Each case gets a database of its own on the one server.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import type * as SessionStore from "@condukt/core/SessionStore"
+import * as SqlSessionStore from "../src/SqlSessionStore.ts"
+import { conformance, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
+import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
+
+const location = "postgres://embedded/test"
+
+/** A fresh database; `f` gets a store on it and runs with its SqlClient. */
+const withDatabase = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.gen(function*() {
+    const postgres = yield* EmbeddedPostgres
+    const database = yield* Effect.orDie(postgres.createDatabase)
+    return yield* Effect.flatMap(SqlSessionStore.make({ location }), f).pipe(Effect.provide(postgres.client(database)), Effect.orDie)
+  })
+
+const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
+
+const conflict = (detail: string, id = "s1") =>
+  `SessionStore.save: session ${id} at ${location}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
+
+layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("SqlSessionStore on Postgres", (it) => {
+  conformance((f) => withDatabase((store) => f(store)), it.effect)
+
+  it.effect("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
+    withDatabase((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("s1", 1))
+        const other = yield* SqlSessionStore.make({ location })
+        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
+        yield* other.save(snapshot("s1", 2), { appended: 4 })
+        const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
+        const error = yield* storeError(store.save(mine, { appended: 4 }))
+        assert.strictEqual(error?.reason._tag, "Conflict")
+        assert.strictEqual(error?.message, conflict("its row is at revision 2, 1 when last loaded or saved here"))
+        assert.deepStrictEqual(yield* (yield* SqlSessionStore.make({ location })).load("s1"), Option.some(snapshot("s1", 2)))
+        // Loading again reads what the other writer saved; saving from there works, and the other one is refused.
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
+        yield* store.save(snapshot("s1", 3), { appended: 4 })
+        assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
+        // Two writers starting the same new session; a save after a clear elsewhere.
+        const fresh = yield* SqlSessionStore.make({ location })
+        assert.isTrue(Option.isNone(yield* fresh.load("s2")))
+        assert.isTrue(Option.isNone(yield* other.load("s2")))
+        yield* other.save(snapshot("s2", 1))
+        assert.strictEqual(yield* failure(fresh.save(snapshot("s2", 1))), conflict("its row was created", "s2"))
+        yield* store.clear("s1")
+        assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+      })
+    ))
+
+  it.effect("ten writers on their own connections save one session at once: one saves, nine fail with Conflict, the row holds the winner's turn", () =>
+    withDatabase((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("shared", 1))
+        const writers = yield* Effect.forEach(Array.from({ length: 10 }, (_, i) => i), (i) =>
+          Effect.gen(function*() {
+            const writer = yield* SqlSessionStore.make({ location })
+            yield* writer.load("shared")
+            return { i, writer }
+          }))
+        const outcomes = yield* Effect.forEach(
+          writers,
+          ({ i, writer }) =>
+            Effect.exit(writer.save({ ...snapshot("shared", 2), assigns: { writer: i } }, { appended: 4 })),
+          { concurrency: "unbounded" }
+        )
+        const saved = outcomes.flatMap((exit, i) => (exit._tag === "Success" ? [i] : []))
+        assert.strictEqual(saved.length, 1)
+        const refused = yield* Effect.forEach(writers.filter(({ i }) => i !== saved[0]), ({ writer }) =>
+          Effect.map(storeError(writer.save(snapshot("shared", 3))), (error) => error?.reason._tag))
+        assert.deepStrictEqual(refused, Array.from({ length: 9 }, () => "Conflict"))
+        assert.deepStrictEqual(yield* store.load("shared"), Option.some({ ...snapshot("shared", 2), assigns: { writer: saved[0] } }))
+      })
+    ))
+
+  it.effect("a message row that is not JSON fails the load naming the row, and is left as it was", () =>
+    withDatabase((store) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* store.save(snapshot("s1", 1))
+        yield* sql`UPDATE condukt_messages SET body = '{"_tag":' WHERE idx = 2`
+        assert.strictEqual(
+          yield* failure(store.load("s1")),
+          `SessionStore.load: session s1 at ${location}#condukt_messages/s1/2: not a session snapshot (Unexpected end of JSON input)`
+        )
+        assert.deepStrictEqual(yield* sql`SELECT body FROM condukt_messages WHERE idx = 2`, [{ body: "{\"_tag\":" }])
+      })
+    ))
+
+  it.effect("a history longer than one INSERT's rows is saved and loads back whole", () =>
+    withDatabase((store) =>
+      Effect.gen(function*() {
+        yield* store.save(snapshot("long", 200))
+        yield* store.save(snapshot("long", 201), { appended: 4 })
+        assert.deepStrictEqual(yield* store.load("long"), Option.some(snapshot("long", 201)))
+      })
+    ))
+})

@@ -1,0 +1,102 @@
+/**
+ * SqliteClient — an `effect/sql` SqlClient over Node's built-in SQLite (`node:sqlite`), exported
+ * as `SqliteClient`: the embedded database the SQL session store and the cluster's storage run on
+ * when nothing is installed (`@effect/sql-sqlite-node` has no build for effect 4.1).
+ *
+ * One connection per client, guarded by a semaphore (SQLite writes one at a time anyway). The
+ * journal is WAL with `synchronous = FULL`, as the SQLite session store keeps it. `node:sqlite` is
+ * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
+ * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
+ * clock instead of blocking the loop. Transactions begin `IMMEDIATE`, so two processes never both
+ * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
+ */
+import { Effect, Layer, Semaphore, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient, SqlError, Statement } from "effect/sql"
+import type { SqlConnection } from "effect/sql"
+import * as NodeSqlite from "./internal/nodeSqlite.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The database file (created when missing); its directory must exist. */
+  readonly file: string
+}
+
+type Param = null | number | bigint | string | Uint8Array
+
+/** What SQLite binds: no booleans, no dates, no undefined. */
+const toParam = (value: unknown): Param =>
+  value === undefined || value === null
+    ? null
+    : typeof value === "boolean"
+    ? (value ? 1 : 0)
+    : value instanceof Date
+    ? value.toISOString()
+    : (value as Param)
+
+const failed = (operation: string) => (cause: unknown) =>
+  new SqlError.SqlError({ reason: SqlError.classifySqliteError(cause, { message: `SQLite failed to ${operation}`, operation }) })
+
+/**
+ * A client on the database `options.file`, closed with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
+  const db = yield* Effect.acquireRelease(
+    NodeSqlite.open(options.file, failed("open the database")),
+    (db) => Effect.sync(() => db.isOpen && db.close())
+  )
+  yield* Effect.try({
+    try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
+    catch: failed("set up the database")
+  })
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+    Effect.try({
+      try: (): ReadonlyArray<object> => {
+        const statement = db.prepare(sql)
+        statement.setReturnArrays(arrays)
+        const args = params.map(toParam)
+        if (statement.columns().length > 0) return statement.all(...args)
+        statement.run(...args)
+        return []
+      },
+      catch: failed("execute a statement")
+    })
+  const rows = (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) => Effect.map(run(sql, params, false), (result) => (transformRows ? transformRows(result) : result))
+  const connection: SqlConnection.Connection = {
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: (sql, params) => run(sql, params, false),
+    // With `setReturnArrays` each row is an array of its values.
+    executeValues: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeValuesUnprepared: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeStream: () => Stream.die("SqliteClient does not stream rows")
+  }
+  const acquirers = SqlClient.makeSqliteAcquirers({
+    connection: Effect.succeed(connection),
+    semaphore: yield* Semaphore.make(1),
+    isTransaction: () => db.isTransaction
+  })
+  return yield* SqlClient.make({
+    ...acquirers,
+    compiler: Statement.makeCompilerSqlite(),
+    beginTransaction: "BEGIN IMMEDIATE",
+    driver: "node:sqlite",
+    spanAttributes: [["db.system.name", "sqlite"]]
+  })
+})
+
+/**
+ * A `SqlClient` on the SQLite database `options.file`, closed with the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.effect(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))
