@@ -34,8 +34,16 @@ const toParam = (value: unknown): Param =>
     ? value.toISOString()
     : (value as Param)
 
-const failed = (operation: string) => (cause: unknown) =>
-  new SqlError.SqlError({ reason: SqlError.classifySqliteError(cause, { message: `SQLite failed to ${operation}`, operation }) })
+/**
+ * An error of `node:sqlite` as effect/sql's reason: its SQLite result code is `errcode` (the
+ * classifier reads `code` or `errno`), its message SQLite's own (`database is locked`).
+ */
+const failed = (operation: string) => (cause: unknown) => {
+  const errcode = (cause as { readonly errcode?: unknown } | undefined)?.errcode
+  const message = cause instanceof Error ? cause.message : `SQLite failed to ${operation}`
+  const classified = typeof errcode === "number" ? { errno: errcode, message, cause } : cause
+  return new SqlError.SqlError({ reason: SqlError.classifySqliteError(classified, { message, operation }) })
+}
 
 /**
  * A client on the database `options.file`, closed with the scope.
