@@ -5,11 +5,12 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
+import * as fs from "node:fs"
 import { SqlClient } from "effect/sql"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
 import { conformance, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
-import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
+import { EmbeddedPostgres, layer as embeddedPostgres, start } from "./support/embeddedPostgres.ts"
 
 const location = "postgres://embedded/test"
 
@@ -26,7 +27,27 @@ const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
 const conflict = (detail: string, id = "s1") =>
   `SessionStore.save: session ${id} at ${location}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
 
+/** The user id a process runs as, from /proc. */
+const uidOf = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1])
+
 layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("SqlSessionStore on Postgres", (it) => {
+  it.effect("the embedded server runs as nobody when the tests run as root; its scope stops it and removes its directory", () =>
+    Effect.gen(function*() {
+      const { pid, socketDir } = yield* Effect.scoped(Effect.gen(function*() {
+        const postgres = yield* start
+        const [row] = yield* Effect.orDie(Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return yield* sql`SELECT current_user AS "user", 1 + 1 AS two`
+        }).pipe(Effect.provide(postgres.client("postgres"))))
+        assert.deepStrictEqual(row, { user: "postgres", two: 2 })
+        assert.strictEqual(uidOf(postgres.pid), process.getuid?.() === 0 ? 65534 : process.getuid?.())
+        assert.isTrue(fs.existsSync(postgres.socketDir))
+        return postgres
+      }))
+      assert.isFalse(fs.existsSync(`/proc/${pid}`))
+      assert.isFalse(fs.existsSync(socketDir))
+    }))
+
   conformance((f) => withDatabase((store) => f(store)), it.effect)
 
   it.effect("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>

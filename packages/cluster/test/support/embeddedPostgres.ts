@@ -51,6 +51,8 @@ const run = (step: string, file: string, args: ReadonlyArray<string>, user: Retu
 /** A running server: its socket directory, and a client layer per database. */
 export interface Postgres {
   readonly socketDir: string
+  /** The server's process id. */
+  readonly pid: number
   /** A SqlClient on `database` (which must exist), as the superuser `postgres`. */
   readonly client: (database: string) => Layer.Layer<SqlClient.SqlClient | PgClient.PgClient, SqlError.SqlError>
   /** A new empty database, for one test. */
@@ -70,7 +72,7 @@ export const start: Effect.Effect<Postgres, PostgresFailed, Scope.Scope> = Effec
   )
   const data = path.join(dir, "data")
   yield* run("initdb", Binaries.initdb, ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], user)
-  yield* Effect.acquireRelease(
+  const server = yield* Effect.acquireRelease(
     Effect.callback<ChildProcess, PostgresFailed>((resume) => {
       const server = spawn(
         Binaries.postgres,
@@ -103,7 +105,7 @@ export const start: Effect.Effect<Postgres, PostgresFailed, Scope.Scope> = Effec
     yield* pg.unsafe(`CREATE DATABASE ${name}`)
     return name
   }).pipe(Effect.provide(client("postgres")))
-  return { socketDir: dir, client, createDatabase }
+  return { socketDir: dir, pid: server.pid!, client, createDatabase }
 })
 
 /** The server a test file shares. */
