@@ -7,10 +7,11 @@
  * journal is WAL with `synchronous = FULL`, as the SQLite session store keeps it. `node:sqlite` is
  * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
  * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
- * clock instead of blocking the loop. Transactions begin `IMMEDIATE`, so two processes never both
+ * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
+ * opening one new file meet on, retries so itself). Transactions begin `IMMEDIATE`, so two processes never both
  * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
  */
-import { Effect, Layer, Semaphore, Stream } from "effect"
+import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { SqlClient, SqlError, Statement } from "effect/sql"
 import type { SqlConnection } from "effect/sql"
@@ -21,6 +22,9 @@ export interface Options {
   /** The database file (created when missing); its directory must exist. */
   readonly file: string
 }
+
+/** How often the setup of a database (its switch to WAL) retries one another process has locked, 20 ms apart. */
+export const BUSY_RETRIES = 100
 
 type Param = null | number | bigint | string | Uint8Array
 
@@ -56,10 +60,11 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
     NodeSqlite.open(options.file, failed("open the database")),
     (db) => Effect.sync(() => db.isOpen && db.close())
   )
+  // Several processes opening a new file at once meet on its switch to WAL: retried like a statement.
   yield* Effect.try({
     try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
     catch: failed("set up the database")
-  })
+  }).pipe(Effect.retry({ while: (error) => error.reason._tag === "LockTimeoutError", times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }))
   const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
