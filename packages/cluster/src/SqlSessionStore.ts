@@ -19,9 +19,10 @@
  * is retried on the Effect clock. Rows that are not what this store wrote fail the load with
  * `Corrupt` naming `location#table/row`.
  */
-import { Array as Arr, Effect, Layer, Option, Result, Schedule, Schema } from "effect"
+import { Array as Arr, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
-import { Conflict, Corrupt, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
+import * as SnapshotRows from "@condukt/core/internal/snapshotRows"
+import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 
 /** @since 0.1.0 @category models */
@@ -50,12 +51,7 @@ const TABLES = {
   ]
 } as const
 
-const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String, revision: Schema.Int })
-const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
-
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-
-const parseJson = (text: string) => Result.try({ try: (): unknown => JSON.parse(text), catch: describe })
 
 /** Another writer holds the database: worth another try. */
 const isBusy = (error: SqlError.SqlError) =>
@@ -98,9 +94,9 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
   )
 
   /** The revision this store last loaded or saved per session (`absent`: no row); a session it never saw is not checked. */
-  const expected = new Map<string, number | "absent">()
+  const expected = new Map<string, SnapshotRows.Revision>()
 
-  const sessionRow = (id: string) => `${location}#condukt_sessions/${id}`
+  const sessionRow = (id: string) => SnapshotRows.sessionRow(location, id)
   const forShare = dialect === "pg" ? sql.unsafe(" FOR SHARE") : sql.unsafe("")
   const selectSession = (id: string) => sql`SELECT length, body, revision FROM condukt_sessions WHERE id = ${id}${forShare}`
 
@@ -121,39 +117,10 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
       expected.set(id, "absent")
       return Option.none()
     }
-    const corrupt = (at: string, description: string) =>
-      new SessionStoreError({ method: "load", sessionId: id, location: at, reason: new Corrupt({ description }) })
-    const session = Schema.decodeUnknownResult(SessionRow)(rows.session)
-    if (Result.isFailure(session)) return yield* corrupt(sessionRow(id), "the row has no length or body")
-    const body = parseJson(session.success.body)
-    if (Result.isFailure(body)) return yield* corrupt(sessionRow(id), body.failure)
-    const messages: Array<unknown> = []
-    for (const row of rows.messages) {
-      const message = Schema.decodeUnknownResult(MessageRow)(row)
-      const at = `${location}#condukt_messages/${id}/${messages.length}`
-      if (Result.isFailure(message) || message.success.idx !== messages.length) return yield* corrupt(at, `message ${messages.length} is missing`)
-      const parsed = parseJson(message.success.body)
-      if (Result.isFailure(parsed)) return yield* corrupt(at, parsed.failure)
-      messages.push(parsed.success)
-    }
-    if (messages.length !== session.success.length) {
-      return yield* corrupt(sessionRow(id), `the session has ${session.success.length} messages, ${messages.length} rows were found`)
-    }
-    const record = typeof body.success === "object" && body.success !== null ? { ...body.success, messages } : body.success
-    const snapshot = Snapshot.decode(record, id)
-    if (Result.isFailure(snapshot)) {
-      return yield* new SessionStoreError({ method: "load", sessionId: id, location: sessionRow(id), reason: snapshot.failure })
-    }
-    expected.set(id, session.success.revision)
-    return Option.some(snapshot.success)
+    const { revision, snapshot } = yield* Effect.fromResult(SnapshotRows.decode(rows, id, location))
+    expected.set(id, revision)
+    return Option.some(snapshot)
   })
-
-  /** Why the row is not where this store expects it, or undefined when it is. */
-  const mismatch = (want: number | "absent" | undefined, found: number | "absent") => {
-    if (want === undefined || want === found) return undefined
-    if (found === "absent") return "its row was removed"
-    return want === "absent" ? "its row was created" : `its row is at revision ${found}, ${want} when last loaded or saved here`
-  }
 
   const revisionOf = (id: string) =>
     Effect.map(sql`SELECT revision FROM condukt_sessions WHERE id = ${id}`, ([row]) => (row === undefined ? "absent" as const : Number(row["revision"])))
@@ -162,7 +129,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
    * Moves the session row from `found` to the next revision; what the row is at instead when
    * another writer moved it first (the statement matched no row).
    */
-  const claim = (id: string, found: number | "absent", length: number, body: string) =>
+  const claim = (id: string, found: SnapshotRows.Revision, length: number, body: string) =>
     Effect.gen(function*() {
       const revision = found === "absent" ? 1 : found + 1
       const moved = found === "absent"
@@ -172,20 +139,8 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
     })
 
   const save = Effect.fn("SqlSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
-    const { messages, ...rest } = snapshot
-    const id = snapshot.id
-    // A value JSON cannot hold (a BigInt, a cycle in the assigns) is refused before the transaction.
-    const body = yield* Effect.try({
-      try: () => JSON.stringify(rest),
-      catch: (cause) =>
-        new SessionStoreError({
-          method: "save",
-          sessionId: id,
-          location: sessionRow(id),
-          reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause).replace(/\s*\n\s*/g, " ")}` }),
-          cause
-        })
-    })
+    const { id, messages } = snapshot
+    const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, location))
     const appended = saveOptions?.appended
     const want = expected.get(id)
     const outcome = yield* transaction(
@@ -194,11 +149,11 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
       Effect.gen(function*() {
         const [stored] = yield* sql`SELECT length, revision FROM condukt_sessions WHERE id = ${id}`
         const found = stored === undefined ? "absent" as const : Number(stored["revision"])
-        const refused = mismatch(want, found)
+        const refused = SnapshotRows.conflict(want, found)
         if (refused !== undefined) return { conflict: refused }
         const claimed = yield* claim(id, found, messages.length, body)
         // Another writer got between the read and the claim: the claim wrote nothing.
-        if ("other" in claimed) return { conflict: mismatch(want ?? found, claimed.other) ?? "its row was written meanwhile" }
+        if ("other" in claimed) return { conflict: SnapshotRows.conflict(want ?? found, claimed.other) ?? "its row was written meanwhile" }
         let from = 0
         if (appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended) {
           from = messages.length - appended
