@@ -4,7 +4,7 @@
  * Each case gets a database of its own on the one server.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Exit, Layer, Option, Scope } from "effect"
 import * as fs from "node:fs"
 import { SqlClient } from "effect/sql"
 import type * as SessionStore from "@condukt/core/SessionStore"
@@ -102,6 +102,27 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("S
         assert.deepStrictEqual(yield* store.load("shared"), Option.some({ ...snapshot("shared", 2), assigns: { writer: saved[0] } }))
       })
     ))
+
+  it.effect("a server that went away fails the store's calls with Unavailable naming the database", () =>
+    Effect.gen(function*() {
+      const errors = yield* Effect.scoped(Effect.gen(function*() {
+        // A server of this case's own, stopped while the store is open.
+        const { stopped, store } = yield* Effect.gen(function*() {
+          const scope = yield* Scope.make()
+          const postgres = yield* Scope.provide(start, scope)
+          const client = yield* Layer.build(postgres.client("postgres"))
+          const store = yield* Effect.orDie(SqlSessionStore.make({ location }).pipe(Effect.provide(client)))
+          yield* store.save(snapshot("s1", 1))
+          return { store, stopped: Scope.close(scope, Exit.void) }
+        })
+        yield* stopped
+        return yield* Effect.all([storeError(store.load("s1")), storeError(store.save(snapshot("s1", 2), { appended: 4 }))])
+      }))
+      assert.deepStrictEqual(
+        errors.map((error) => [error?.method, error?.reason._tag, error?.location]),
+        [["load", "Unavailable", location], ["save", "Unavailable", location]]
+      )
+    }))
 
   it.effect("a message row that is not JSON fails the load naming the row, and is left as it was", () =>
     withDatabase((store) =>
