@@ -26,6 +26,9 @@ export interface Options {
 /** How often the setup of a database (its switch to WAL) retries one another process has locked, 20 ms apart. */
 export const BUSY_RETRIES = 100
 
+/** How many prepared statements a client keeps. */
+export const STATEMENT_CACHE = 100
+
 type Param = null | number | bigint | string | Uint8Array
 
 /** What SQLite binds: no booleans, no dates, no undefined. */
@@ -65,10 +68,21 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
     try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
     catch: failed("set up the database")
   }).pipe(Effect.retry({ while: (error) => error.reason._tag === "LockTimeoutError", times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }))
+  // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
+  // rows is a text of its own): preparing costs as much as running a small statement.
+  const prepared = new Map<string, NodeSqlite.Statement>()
+  const prepare = (sql: string) => {
+    const cached = prepared.get(sql)
+    if (cached !== undefined) return cached
+    const statement = db.prepare(sql)
+    if (prepared.size >= STATEMENT_CACHE) prepared.delete(prepared.keys().next().value!)
+    prepared.set(sql, statement)
+    return statement
+  }
   const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
-        const statement = db.prepare(sql)
+        const statement = prepare(sql)
         statement.setReturnArrays(arrays)
         const args = params.map(toParam)
         if (statement.columns().length > 0) return statement.all(...args)
