@@ -7,7 +7,9 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
 import * as fs from "node:fs"
 import { SqlClient } from "effect/sql"
+import { Agent, Sandbox, Session } from "@condukt/core"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { TestModel } from "@condukt/testing"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
 import { conformance, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres, start } from "./support/embeddedPostgres.ts"
@@ -123,6 +125,22 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("S
         [["load", "Unavailable", location], ["save", "Unavailable", location]]
       )
     }))
+
+  it.effect("a session saving to Postgres is resumed by a later start: the model's second request holds the first conversation", () =>
+    withDatabase((store) =>
+      Effect.gen(function*() {
+        const agent = Agent.make({ name: "planner", model: "test:x" })
+        const visit = (prompt: string) =>
+          Effect.scoped(Effect.gen(function*() {
+            const session = yield* Session.start(agent, { id: "ticket-42", store, sandbox: Sandbox.layerNoop() })
+            return (yield* session.run(prompt)).text
+          }))
+        assert.deepStrictEqual([yield* visit("The release is on Friday."), yield* visit("When is the release?")], ["Noted.", "On Friday."])
+        const requests = yield* (yield* TestModel.TestModel).requests
+        assert.deepStrictEqual(requests[1]?.messages.map((message) => message._tag), ["UserMessage", "AssistantMessage", "UserMessage"])
+        assert.strictEqual(Option.getOrThrow(yield* store.load("ticket-42")).messages.length, 4)
+      }).pipe(Effect.provide(TestModel.layer([TestModel.text("Noted."), TestModel.text("On Friday.")])))
+    ))
 
   it.effect("a message row that is not JSON fails the load naming the row, and is left as it was", () =>
     withDatabase((store) =>
