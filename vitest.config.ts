@@ -43,6 +43,7 @@ export const integration = [
   "packages/workflows/test/Workflow.test.ts",
   "packages/workflows/test/steps/*.test.ts",
   "test/examples.test.ts",
+  "test/genai-spans.test.ts",
   "test/hostile-files.test.ts",
   "test/hostile-patterns.test.ts",
   "test/off-node.test.ts",

@@ -71,6 +71,32 @@ notes.md now reads:
 everything.get-sum -> The sum of 2 and 3 is 5.
 everything.echo -> Echo: hi
 `,
+  "observability.ts": `1.2.0 starts faster.
+usage: 20 in, 10 out; cost $0.000210
+The collector received:
+invoke_agent release-bot
+  · gen_ai.operation.name="invoke_agent"
+  · gen_ai.agent.name="release-bot"
+  chat claude-sonnet-4-6
+    · gen_ai.operation.name="chat"
+    · gen_ai.provider.name="anthropic"
+    · gen_ai.request.model="claude-sonnet-4-6"
+    · gen_ai.response.finish_reasons=["tool-calls"]
+    · gen_ai.usage.input_tokens=10
+    · gen_ai.usage.output_tokens=5
+  execute_tool release_notes
+    · gen_ai.operation.name="execute_tool"
+    · gen_ai.tool.name="release_notes"
+    · gen_ai.tool.call.id="call_1"
+    · gen_ai.tool.type="function"
+  chat claude-sonnet-4-6
+    · gen_ai.operation.name="chat"
+    · gen_ai.provider.name="anthropic"
+    · gen_ai.request.model="claude-sonnet-4-6"
+    · gen_ai.response.finish_reasons=["stop"]
+    · gen_ai.usage.input_tokens=10
+    · gen_ai.usage.output_tokens=5
+`,
   "persistence.ts": `> The release is on Friday.
 Noted. (the session holds 2 messages)
 > When is the release?

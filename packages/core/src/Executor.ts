@@ -14,6 +14,8 @@
  */
 import { Cause, Duration, Effect, Exit, Formatter, Option, Result, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
+import * as GenAi from "./internal/genAi.ts"
+import * as Tracing from "./internal/tracing.ts"
 import type { ImagePart } from "./Message.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Tool from "./Tool.ts"
@@ -235,6 +237,9 @@ const crashed = (
   )
 }
 
+/** What a call's span learns from its result, made once. */
+const toolSpan: Tracing.Hooks<Done, never> = { ended: (done) => GenAi.executed(done.result) }
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -288,11 +293,13 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
-    return Effect.map(
+    const done = Effect.map(
       invoke(tool, call, { ...context, callId: call.id }),
       // A failure's text can quote what the tool saw (a command's output, a file's line).
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
+    // `execute_tool <name>` under a real tracer (names and ids only, never arguments or results).
+    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), toolSpan)
   }
 
   return Result.succeed({

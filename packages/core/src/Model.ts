@@ -22,6 +22,7 @@ import {
 import { ModelError, UnknownProvider } from "./ModelError.ts"
 import * as Tracing from "./internal/tracing.ts"
 import * as ToolName from "./ToolName.ts"
+import type { Usage as UsageOf } from "./Usage.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -77,16 +78,8 @@ export interface Reasoning {
   readonly budgetTokens?: number | undefined
 }
 
-/**
- * Tokens counted by the provider. `inputTokens` are the uncached ones for every provider; tokens
- * read from or written to a prompt cache are counted apart (absent when there were none).
- */
-export interface Usage {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly cacheReadTokens?: number
-  readonly cacheWriteTokens?: number
-}
+/** Tokens counted by the provider (`Usage.Usage`, the one shape of events, runs and sessions). */
+export type Usage = UsageOf
 
 /** @since 0.1.0 @category models */
 export interface Request {

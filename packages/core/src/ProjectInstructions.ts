@@ -101,105 +101,143 @@ const skill = (path: string, text: string | undefined): ReadonlyArray<Skill> => 
   return [{ name: fields["name"] || folder, description: fields["description"] || undefined, path }]
 }
 
-/** The prompt of these files' texts (the instruction files first, in `FILES` order, then the skills, sorted). */
-const promptOf = (texts: ReadonlyArray<string | undefined>, skillTexts: ReadonlyArray<readonly [string, string | undefined]>) => {
+/** The prompt of the instruction files' texts (in `FILES` order) and the skills (sorted). */
+const promptOf = (texts: ReadonlyArray<string | undefined>, skills: ReadonlyArray<Skill>) => {
   const instructions: Array<string> = []
   for (const text of texts) {
     const trimmed = text?.trim()
     if (trimmed !== undefined && trimmed !== "" && !instructions.includes(trimmed)) instructions.push(trimmed)
   }
-  return prompt(instructions, skillTexts.flatMap(([path, text]) => skill(path, text)))
+  return prompt(instructions, skills)
 }
 
 // ---------------------------------------------------------------------------------------------
-// A sandbox that can list and stat: one listing, and files read again only when they changed
+// A sandbox that can list and stat: what is unchanged is not read again
 // ---------------------------------------------------------------------------------------------
 
-/** A file's text as last read, and the size and modification time it had then. */
-interface Read {
+/** What was made of a path (a directory's relevant entries, a file's text, a skill), and the stamp the path had then. */
+interface Known<A> {
   readonly stamp: string
-  readonly text: string | undefined
+  readonly value: A
 }
 
 /**
- * What each sandbox's files held when they were last read, by path. Keyed by the service, so it
- * lives exactly as long as the sandbox does; a sandbox layer built for many sessions shares one
- * service (LocalSandbox does), so they share this too.
+ * What one sandbox made of its files, by path: the relevant entries of the two directories
+ * looked into (not their whole listings), the instruction files' texts, the skills' names and
+ * descriptions (not their bodies). So it stays small whatever the project holds.
  */
-const reads = new WeakMap<Sandbox.Service, Map<string, Read>>()
+interface Memory {
+  readonly listings: Map<string, Known<ReadonlyArray<string>>>
+  readonly texts: Map<string, Known<string | undefined>>
+  readonly skills: Map<string, Known<ReadonlyArray<Skill>>>
+}
+
+/**
+ * Each sandbox's memory, keyed by the service, so it lives exactly as long as the sandbox does; a
+ * sandbox layer built for many sessions shares one service (LocalSandbox does), so they share this too.
+ */
+const memories = new WeakMap<Sandbox.Service, Memory>()
+
+const memoryOf = (sandbox: Sandbox.Service): Memory => {
+  let memory = memories.get(sandbox)
+  if (memory === undefined) memories.set(sandbox, memory = { listings: new Map(), texts: new Map(), skills: new Map() })
+  return memory
+}
 
 /**
  * How recent a modification is too recent to trust: a filesystem's clock ticks coarsely (a few
  * milliseconds on Linux, seconds on some network filesystems), so a file written again within a
- * tick of its last write, at the same size, would look unchanged. Files modified this recently
- * are read every time, not remembered (git's "racily clean" rule).
+ * tick of its last write, at the same size, would look unchanged. What was modified this recently
+ * is read every time, not remembered (git's "racily clean" rule).
  */
 export const RECENT_MS = 2_000
 
-/** The file's text, read again only when its size or modification time moved since the last read. */
-const readCached = (sandbox: Sandbox.Service, seen: Map<string, Read>, path: string, now: number) =>
+/**
+ * `make` for `path` as `info` shows it: what was made before while its size and modification time
+ * are the same, made again (and remembered unless modified within `RECENT_MS`) when they moved.
+ */
+const remembered = <A, E>(
+  table: Map<string, Known<A>>,
+  path: string,
+  info: Sandbox.FileInfo,
+  now: number,
+  make: () => Effect.Effect<A, E>
+): Effect.Effect<A, E> => {
+  const stamp = `${info.type}:${info.size}:${info.modified}`
+  const known = table.get(path)
+  if (known?.stamp === stamp) return Effect.succeed(known.value)
+  if (now - info.modified < RECENT_MS) {
+    table.delete(path)
+    return make()
+  }
+  return Effect.tap(make(), (value) => Effect.sync(() => table.set(path, { stamp, value })))
+}
+
+/** A failure to look at `path`: nothing there is nothing to read; anything else is logged and left out. */
+const leftOut = <A>(path: string, none: A) => (error: Sandbox.SandboxError): Effect.Effect<A> =>
+  error.reason._tag === "NotFound"
+    ? Effect.succeed(none)
+    : Effect.as(Effect.logWarning(`Project instructions: ${path} left out: ${error.message}`), none)
+
+/** `make` of what `path` is now, through `table`; `none` when it is absent or cannot be looked at. */
+const through = <A>(
+  sandbox: Sandbox.Service,
+  table: Map<string, Known<A>>,
+  path: string,
+  now: number,
+  none: A,
+  make: () => Effect.Effect<A, Sandbox.SandboxError>
+) =>
   sandbox.stat(path).pipe(
-    Effect.flatMap((info): Effect.Effect<string | undefined> => {
-      // Not a file: the read says why (logged), as it would without the listing.
-      if (info.type !== "file") return readOptional(sandbox, path)
-      const stamp = `${info.size}:${info.modified}`
-      const known = seen.get(path)
-      if (known?.stamp === stamp) return Effect.succeed(known.text)
-      const read = readOptional(sandbox, path)
-      if (now - info.modified < RECENT_MS) {
-        seen.delete(path)
-        return read
-      }
-      return Effect.tap(read, (text) => Effect.sync(() => seen.set(path, { stamp, text })))
-    }),
-    Effect.catch((error) =>
-      error.reason._tag === "NotFound"
-        ? Effect.succeed(undefined)
-        : Effect.as(Effect.logWarning(`Project instructions: ${path} left out: ${error.message}`), undefined)
-    )
+    Effect.flatMap((info) => remembered(table, path, info, now, make)),
+    Effect.catch(leftOut(path, none))
   )
 
-/** The skill folders under `.agents/skills` (real directories, as the glob walk finds them), sorted as paths. */
-const skillFiles = (sandbox: Sandbox.Service) =>
-  sandbox.list(SKILLS_DIRECTORY).pipe(
-    Effect.map((entries) =>
+/** The names of `FILES` and `.agents` the cwd (as `info` shows it) has: its listing, only when it changed. */
+const cwdNames = (sandbox: Sandbox.Service, memory: Memory, info: Sandbox.FileInfo, now: number) =>
+  remembered(memory.listings, ".", info, now, () =>
+    Effect.map(sandbox.list("."), (entries) =>
+      entries.flatMap((entry) =>
+        (FILES as ReadonlyArray<string>).includes(entry.name) ||
+          (entry.name === ".agents" && (entry.type === "directory" || entry.type === "symlink"))
+          ? [entry.name]
+          : []
+      ))).pipe(Effect.catch(leftOut<ReadonlyArray<string>>(".", [])))
+
+/** The skill files: one per folder of `.agents/skills` (real directories, as the glob walk finds them), sorted as paths, at most the glob's limit. */
+const skillFiles = (sandbox: Sandbox.Service, memory: Memory, now: number) =>
+  through(sandbox, memory.listings, SKILLS_DIRECTORY, now, [], () =>
+    Effect.map(sandbox.list(SKILLS_DIRECTORY), (entries) =>
       entries.filter((entry) => entry.type === "directory")
         .map((entry) => `${SKILLS_DIRECTORY}/${entry.name}/SKILL.md`)
         .sort()
-        .slice(0, Sandbox.DEFAULT_GLOB_LIMIT)
-    ),
-    Effect.catch((error) =>
-      error.reason._tag === "NotFound"
-        ? Effect.succeed([])
-        : Effect.as(Effect.logWarning(`Project instructions: skills left out: ${error.message}`), [])
-    )
-  )
+        .slice(0, Sandbox.DEFAULT_GLOB_LIMIT)))
 
-const loadListed = (sandbox: Sandbox.Service, entries: ReadonlyArray<Sandbox.DirectoryEntry>, now: number) => {
-  const present = new Set(entries.map((entry) => entry.name))
-  const files = FILES.filter((file) => present.has(file))
-  const hasSkills = entries.some((entry) => entry.name === ".agents" && (entry.type === "directory" || entry.type === "symlink"))
-  if (files.length === 0 && !hasSkills) return Effect.succeed(undefined)
-  let seen = reads.get(sandbox)
-  if (seen === undefined) reads.set(sandbox, seen = new Map())
-  const known = seen
-  return Effect.map(
-    Effect.all([
-      Effect.forEach(files, (file) => readCached(sandbox, known, file, now), { concurrency: "unbounded" }),
-      hasSkills
-        ? Effect.flatMap(skillFiles(sandbox), (paths) =>
-          Effect.forEach(paths, (path) => Effect.map(readCached(sandbox, known, path, now), (text) => [path, text] as const), {
-            concurrency: "unbounded"
-          }))
-        : Effect.succeed([])
-    ]),
-    ([texts, skills]) => {
-      // Forget files no longer there (a removed skill), so the table holds what the project has.
-      const kept = new Set<string>([...files, ...skills.map(([path]) => path)])
-      for (const path of known.keys()) if (!kept.has(path)) known.delete(path)
-      return promptOf(texts, skills)
-    }
-  )
+/** An instruction file's text; one that is not a regular file fails its read, which says why (logged). */
+const text = (sandbox: Sandbox.Service, memory: Memory, path: string, now: number) =>
+  through(sandbox, memory.texts, path, now, undefined, () => readOptional(sandbox, path))
+
+const skillAt = (sandbox: Sandbox.Service, memory: Memory, path: string, now: number) =>
+  through(sandbox, memory.skills, path, now, [], () => Effect.map(readOptional(sandbox, path), (body) => skill(path, body)))
+
+const loadKnown = (sandbox: Sandbox.Service, cwd: Sandbox.FileInfo, now: number) => {
+  const memory = memoryOf(sandbox)
+  return Effect.flatMap(cwdNames(sandbox, memory, cwd, now), (names) => {
+    if (names.length === 0) return Effect.succeed(undefined)
+    const files = FILES.filter((file) => names.includes(file))
+    const skills = names.includes(".agents")
+      ? Effect.flatMap(skillFiles(sandbox, memory, now), (paths) => {
+        // Forget the skills no longer there, so the memory holds what the project has.
+        const current = new Set(paths)
+        for (const path of memory.skills.keys()) if (!current.has(path)) memory.skills.delete(path)
+        return Effect.forEach(paths, (path) => skillAt(sandbox, memory, path, now), { concurrency: "unbounded" })
+      })
+      : Effect.succeed([])
+    return Effect.map(
+      Effect.all([Effect.forEach(files, (file) => text(sandbox, memory, file, now), { concurrency: "unbounded" }), skills]),
+      ([texts, found]) => promptOf(texts, found.flat())
+    )
+  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -213,26 +251,24 @@ const skillsOf = (sandbox: Sandbox.Service) =>
         ? Effect.succeed([])
         : Effect.as(Effect.logWarning(`Project instructions: skills left out: ${error.message}`), [])
     ),
-    Effect.flatMap((paths) =>
-      Effect.forEach([...paths].sort(), (path) => Effect.map(readOptional(sandbox, path), (text) => [path, text] as const))
-    )
+    Effect.flatMap((paths) => Effect.forEach([...paths].sort(), (path) => Effect.map(readOptional(sandbox, path), (body) => skill(path, body))))
   )
 
 const loadEach = (sandbox: Sandbox.Service) =>
   Effect.map(
     Effect.all([Effect.forEach(FILES, (file) => readOptional(sandbox, file)), skillsOf(sandbox)]),
-    ([texts, skills]) => promptOf(texts, skills)
+    ([texts, skills]) => promptOf(texts, skills.flat())
   )
 
 /**
  * The project prompt of the sandbox's cwd, or `undefined` when it has no instructions or skills.
  *
- * On a sandbox that can `list` and `stat` (LocalSandbox), its cwd is listed once and only the
- * files it has are looked at; a file is read again only when its size or modification time
- * changed since this sandbox last read it (or changed less than `RECENT_MS` ago), so sessions
- * started by the thousand on one sandbox read AGENTS.md once and an edited one is still picked
- * up by the next. Elsewhere each name is
- * read and the skills are globbed.
+ * On a sandbox that can `list` and `stat` (LocalSandbox), what was seen is remembered per sandbox
+ * by path with its size and modification time: the cwd is listed only when it changed (a stat
+ * otherwise), only the files it has are looked at, and a file is read again only when it changed
+ * (or changed less than `RECENT_MS` ago). So sessions started by the thousand on one sandbox read
+ * AGENTS.md once, an edited one is picked up by the next, and a directory without instructions
+ * costs a stat. Elsewhere each name is read and the skills are globbed.
  *
  * @since 0.1.0
  * @category constructors
@@ -241,14 +277,9 @@ export const load = (sandbox: Sandbox.Service): Effect.Effect<string | undefined
 
 // A span only under a real tracer (`internal/tracing.ts`): under the default one a span per
 // session's first run cost more than the listing itself (~8 µs against ~5).
-const loading = Effect.fnUntraced(function*(sandbox: Sandbox.Service) {
-  const listed = yield* sandbox.list(".").pipe(
-    Effect.map((entries): ReadonlyArray<Sandbox.DirectoryEntry> | undefined => entries),
-    Effect.catch((error) =>
-      error.reason._tag === "NotSupported"
-        ? Effect.succeed(undefined)
-        : Effect.as(Effect.logWarning(`Project instructions: left out: ${error.message}`), [])
-    )
-  )
-  return yield* (listed === undefined ? loadEach(sandbox) : loadListed(sandbox, listed, yield* Clock.currentTimeMillis))
-})
+const loading = (sandbox: Sandbox.Service): Effect.Effect<string | undefined> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.matchEffect(sandbox.stat("."), {
+      onFailure: (error) => error.reason._tag === "NotSupported" ? loadEach(sandbox) : leftOut(".", undefined)(error),
+      onSuccess: (cwd) => loadKnown(sandbox, cwd, now)
+    }))

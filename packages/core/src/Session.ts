@@ -36,6 +36,7 @@ import * as SessionStore from "./SessionStore.ts"
 import { type RunError, SandboxInitFailed, SessionError, type StartError } from "./SessionError.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
+import * as Usage from "./Usage.ts"
 
 export * from "./SessionError.ts"
 
@@ -96,6 +97,10 @@ export interface Session {
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
+  /** Every reply's tokens since the session started (failed and aborted runs included). */
+  readonly usage: Effect.Effect<Usage.Usage>
+  /** What `usage` cost, when the program provides `Usage.Prices` naming the session's model. */
+  readonly cost: Effect.Effect<number | undefined>
   /**
    * Runs the session's compactor now, if it has one and no run is running; the new history is
    * saved to the store.
@@ -201,6 +206,12 @@ const isEmpty = (record: object) => {
   return true
 }
 
+/** The program's price for `model`, when it provides a table naming it. */
+const priceOf = (context: Context.Context<never>, model: string): Usage.Price | undefined => {
+  const prices = Context.getOption(context, Usage.Prices)
+  return Option.isSome(prices) && Object.hasOwn(prices.value, model) ? prices.value[model] : undefined
+}
+
 /**
  * Decides what the session owns and records it; what can wait (the sandbox, the fiber serving
  * the mailbox, the event observers) is made when first needed, in the session's scope. Written
@@ -266,7 +277,8 @@ const make = <R, RIn>(
           audited: audited(agent, secrets),
           resumed,
           compactor,
-          instructions: options.projectInstructions !== false
+          instructions: options.projectInstructions !== false,
+          price: priceOf(context, model.name)
         })
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         const handle: Session = new Handle(actor)
@@ -339,6 +351,14 @@ class Handle<R> implements Session {
   get assigns() {
     const actor = this.#actor
     return Effect.sync(() => actor.assigns)
+  }
+  get usage() {
+    const actor = this.#actor
+    return Effect.sync(() => actor.usage)
+  }
+  get cost() {
+    const actor = this.#actor
+    return Effect.sync(() => actor.cost)
   }
   get compact() {
     return this.#actor.compact

@@ -16,6 +16,7 @@
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
 import { Schema } from "effect"
+import { Usage } from "./Usage.ts"
 
 const base = {
   sessionId: Schema.String,
@@ -58,12 +59,8 @@ export type ModelRetry = typeof ModelRetry.Type
 export const TurnEnd = Schema.TaggedStruct("TurnEnd", {
   ...base,
   turn: Schema.Int,
-  inputTokens: Schema.Int,
-  outputTokens: Schema.Int,
-  /** Input tokens read from the provider's prompt cache, when there were some. */
-  cacheReadTokens: Schema.optionalKey(Schema.Int),
-  /** Input tokens written to the provider's prompt cache, when there were some. */
-  cacheWriteTokens: Schema.optionalKey(Schema.Int)
+  /** The reply's tokens: the shape of `RunResult.usage` (a run's is the sum of its turns'). */
+  usage: Usage
 })
 export type TurnEnd = typeof TurnEnd.Type
 

@@ -88,11 +88,12 @@ describe("ProjectInstructions", () => {
       assert.include(yield* systemOf(2), "Run `pnpm lint` first")
     }).pipe(Effect.scoped, Effect.provide(Layer.merge(TestModel.layer([TestModel.text("ok"), TestModel.text("ok"), TestModel.text("ok")]), Condukt.layer))))
 
-  it.live("one sandbox reads each file once: later sessions only list and stat, until a file changes", () =>
+  it.live("one sandbox reads and lists each path once: later sessions only stat, until something changes", () =>
     Effect.gen(function*() {
       const cwd = yield* project
+      // A project checked out an hour ago: nothing modified within RECENT_MS.
       const hourAgo = new Date(Date.now() - 3_600_000)
-      for (const file of ["AGENTS.md", ".agents/skills/release/SKILL.md", ".agents/skills/triage/SKILL.md"]) {
+      for (const file of [".", ".agents/skills", "AGENTS.md", ".agents/skills/release/SKILL.md", ".agents/skills/triage/SKILL.md"]) {
         fs.utimesSync(path.join(cwd, file), hourAgo, hourAgo)
       }
       const local = yield* LocalSandbox.make({ cwd })
@@ -109,8 +110,8 @@ describe("ProjectInstructions", () => {
       calls.length = 0
       assert.strictEqual(yield* ProjectInstructions.load(sandbox), expected)
       assert.deepStrictEqual(calls.sort(), [
-        "list .",
-        "list .agents/skills",
+        "stat .",
+        "stat .agents/skills",
         "stat .agents/skills/release/SKILL.md",
         "stat .agents/skills/triage/SKILL.md",
         "stat AGENTS.md",
@@ -121,21 +122,37 @@ describe("ProjectInstructions", () => {
       fs.writeFileSync(path.join(cwd, "AGENTS.md"), "Run `pnpm lint` too.")
       assert.include(yield* ProjectInstructions.load(sandbox), "Run `pnpm lint` too.")
       assert.deepStrictEqual(calls.filter((call) => call.startsWith("read")).sort(), ["read AGENTS.md", "read CLAUDE.md"])
-      // A skill removed is gone from the prompt.
+      // A skill removed is gone from the prompt (its folder's removal moved the skills directory).
       fs.rmSync(path.join(cwd, ".agents/skills/triage"), { recursive: true })
+      calls.length = 0
       assert.notInclude(yield* ProjectInstructions.load(sandbox), "triage")
+      assert.include(calls, "list .agents/skills")
+      // A skill whose SKILL.md appears later in a folder listed before is found by its stat.
+      fs.mkdirSync(path.join(cwd, ".agents/skills/late"))
+      assert.notInclude(yield* ProjectInstructions.load(sandbox), "`late`")
+      fs.writeFileSync(path.join(cwd, ".agents/skills/late/SKILL.md"), "---\ndescription: Came later\n---\n")
+      assert.include(yield* ProjectInstructions.load(sandbox), "- `late` (read `.agents/skills/late/SKILL.md` before using it) - Came later")
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
-  it.live("a directory without instructions costs one listing: no file is opened or stat'ed", () =>
+  it.live("a directory without instructions costs one listing, then one stat: no file is opened", () =>
     Effect.gen(function*() {
       const cwd = yield* Effect.acquireRelease(
         Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-instructions-"))),
         (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
       )
       fs.writeFileSync(path.join(cwd, "README.md"), "# Not instructions\n")
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      fs.utimesSync(cwd, hourAgo, hourAgo)
       const calls: Array<string> = []
-      assert.strictEqual(yield* ProjectInstructions.load(recording(yield* LocalSandbox.make({ cwd }), calls)), undefined)
-      assert.deepStrictEqual(calls, ["list ."])
+      const sandbox = recording(yield* LocalSandbox.make({ cwd }), calls)
+      assert.strictEqual(yield* ProjectInstructions.load(sandbox), undefined)
+      assert.deepStrictEqual(calls, ["stat .", "list ."])
+      calls.length = 0
+      assert.strictEqual(yield* ProjectInstructions.load(sandbox), undefined)
+      assert.deepStrictEqual(calls, ["stat ."])
+      // An AGENTS.md added moves the directory: listed again, and read.
+      fs.writeFileSync(path.join(cwd, "AGENTS.md"), "Added.")
+      assert.include(yield* ProjectInstructions.load(sandbox), "Added.")
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
   it.effect("a sandbox that cannot list (a custom backend) is read name by name, as before", () =>
@@ -143,7 +160,7 @@ describe("ProjectInstructions", () => {
       const calls: Array<string> = []
       const sandbox = recording(Sandbox.makeNoop(), calls)
       assert.strictEqual(yield* ProjectInstructions.load(sandbox), undefined)
-      assert.deepStrictEqual(calls.sort(), ["glob .agents/skills/*/SKILL.md", "list .", "read AGENTS.md", "read CLAUDE.md"])
+      assert.deepStrictEqual(calls.sort(), ["glob .agents/skills/*/SKILL.md", "read AGENTS.md", "read CLAUDE.md", "stat ."])
     }))
 })
 

@@ -304,7 +304,7 @@ describe("Session lifecycle", () => {
       )
       const events = yield* Stream.runCollect(session.stream("go"))
       const turnEnd = events.find((e) => e._tag === "TurnEnd")
-      assert.deepStrictEqual(turnEnd?._tag === "TurnEnd" && [turnEnd.inputTokens, turnEnd.outputTokens], [100, 7])
+      assert.deepStrictEqual(turnEnd?._tag === "TurnEnd" && turnEnd.usage, { inputTokens: 100, outputTokens: 7 })
       const result = yield* session.run("again")
       assert.deepStrictEqual([result.usage, result.finishReason], [{ inputTokens: 100, outputTokens: 7 }, "length"])
     }).pipe(Effect.provide(Sandbox.layerNoop())))

@@ -56,7 +56,7 @@ describe("Session", () => {
       }), [
         { _tag: "AgentStart", prompt: "say a and b" },
         { _tag: "TurnStart", turn: 1 },
-        { _tag: "TurnEnd", turn: 1, inputTokens: 10, outputTokens: 5 },
+        { _tag: "TurnEnd", turn: 1, usage: { inputTokens: 10, outputTokens: 5 } },
         { _tag: "ToolCall", callId: "call_1", name: "echo", input: { text: "a" } },
         { _tag: "ToolCall", callId: "call_2", name: "echo", input: { text: "b" } },
         { _tag: "ToolResult", callId: "call_1", name: "echo", content: "a", isError: false },
@@ -64,7 +64,7 @@ describe("Session", () => {
         { _tag: "TurnStart", turn: 2 },
         { _tag: "TextDelta", text: "a and " },
         { _tag: "TextDelta", text: "b" },
-        { _tag: "TurnEnd", turn: 2, inputTokens: 10, outputTokens: 5 },
+        { _tag: "TurnEnd", turn: 2, usage: { inputTokens: 10, outputTokens: 5 } },
         { _tag: "AgentEnd", outcome: "completed" }
       ])
       const history = yield* session.history

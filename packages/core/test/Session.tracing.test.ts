@@ -1,7 +1,7 @@
 /**
- * The spans of a run under a real tracer: a run is `Session.run`, its Bash call `Bash.call` (with
- * the names of the secrets it received) and the command `LocalSandbox.exec`, each the parent of the
- * next. Under Effect's default tracer none of them is made (internal/tracing.ts).
+ * The spans of a run under a real tracer: a run is `invoke_agent <agent>`, its Bash call
+ * `execute_tool Bash` holding `Bash.call` (with the names of the secrets it received), and the
+ * command `LocalSandbox.exec`, each the parent of the next. Under Effect's default tracer none of them is made (internal/tracing.ts).
  */
 import { Spans, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -22,7 +22,7 @@ const tempDir = Effect.acquireRelease(
 )
 
 describe("Session tracing", () => {
-  it.live("a run with a Bash call is Session.run > Bash.call (naming its secrets) > LocalSandbox.exec", () =>
+  it.live("a run with a Bash call is invoke_agent > execute_tool Bash > Bash.call (naming its secrets) > LocalSandbox.exec", () =>
     Effect.flatMap(Spans.make, ({ spans, tracer }) =>
     Effect.gen(function*() {
       const dir = yield* tempDir
@@ -31,19 +31,19 @@ describe("Session tracing", () => {
       const result = yield* session.run("go")
       assert.strictEqual(result.text, "done")
       const byName = (name: string) => spans.find((span) => span.name === name)!
-      const [run, call, exec] = [byName("Session.run"), byName("Bash.call"), byName("LocalSandbox.exec")]
+      const [run, call, exec] = [byName("invoke_agent traced"), byName("Bash.call"), byName("LocalSandbox.exec")]
       assert.deepStrictEqual(
         [run, call, exec].map((span) => ({ name: span.name, ended: span.status._tag === "Ended" })),
-        [{ name: "Session.run", ended: true }, { name: "Bash.call", ended: true }, { name: "LocalSandbox.exec", ended: true }]
+        [{ name: "invoke_agent traced", ended: true }, { name: "Bash.call", ended: true }, { name: "LocalSandbox.exec", ended: true }]
       )
       assert.strictEqual(run.attributes.get("sessionId"), session.id)
       assert.strictEqual(typeof run.attributes.get("runId"), "string")
       assert.strictEqual(call.attributes.get("condukt.secrets"), "API_TOKEN")
       assert.strictEqual(Option.getOrUndefined(exec.parent)?.spanId, call.spanId)
-      // The call's span descends from the run's (the executor's own spans, if any, sit between).
-      let ancestor = Option.getOrUndefined(call.parent)
-      while (ancestor !== undefined && ancestor.spanId !== run.spanId) ancestor = ancestor._tag === "Span" ? Option.getOrUndefined(ancestor.parent) : undefined
-      assert.strictEqual(ancestor?.spanId, run.spanId)
+      // The call's span sits in its `execute_tool Bash`, a child of the run's.
+      const tool = byName("execute_tool Bash")
+      assert.strictEqual(Option.getOrUndefined(call.parent)?.spanId, tool.spanId)
+      assert.strictEqual(Option.getOrUndefined(tool.parent)?.spanId, run.spanId)
     }).pipe(
       Effect.scoped,
       Effect.provideService(Tracer.Tracer, tracer),

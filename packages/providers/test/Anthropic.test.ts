@@ -78,7 +78,7 @@ describe("Anthropic", () => {
       assert.strictEqual(Runs.joined(events, "ThinkingDelta"), "The user wants both files. I can read them in parallel.")
       assert.strictEqual(Runs.joined(events, "TextDelta"), "I'll read both files.a.txt says alpha; b.txt says beta.")
       assert.deepStrictEqual(
-        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.inputTokens, e.outputTokens]),
+        events.filter((e) => e._tag === "TurnEnd").map((e) => [e.usage.inputTokens, e.usage.outputTokens]),
         [[472, 89], [630, 12]]
       )
       const second = server.requests[1]!.body

@@ -82,4 +82,4 @@ export const toolCalls = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
 
 /** Each turn's token counts, as [input, output, cache read]. */
 export const turnTokens = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
-  events.flatMap((e) => (e._tag === "TurnEnd" ? [[e.inputTokens, e.outputTokens, e.cacheReadTokens] as const] : []))
+  events.flatMap((e) => (e._tag === "TurnEnd" ? [[e.usage.inputTokens, e.usage.outputTokens, e.usage.cacheReadTokens] as const] : []))

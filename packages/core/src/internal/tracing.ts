@@ -10,12 +10,42 @@
  * installed the span is made as `Effect.withSpan` makes it, same name and attributes (as
  * `McpClient.tools/call` does, docs/decisions/0028).
  */
-import { Effect, Tracer } from "effect"
+import { type Cause, Effect, type Fiber, Tracer } from "effect"
 
 /** `self` in a span named `name` when the fiber's tracer exports spans; `self` alone otherwise. */
-export const span = <A, E, R>(
-  self: Effect.Effect<A, E, R>,
-  name: string,
-  options?: Tracer.SpanOptions
-): Effect.Effect<A, E, R> =>
+export const span = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, options?: Tracer.SpanOptions): Effect.Effect<A, E, R> =>
   Effect.withFiber((fiber) => fiber.getRef(Tracer.Tracer) === Tracer.nativeTracer ? self : Effect.withSpan(self, name, options))
+
+/** Hooks of a span made by `spanOf` or `within`. */
+export interface Hooks<A, E> {
+  /** Attributes known only from the success (a reply's usage), set before the span ends. */
+  readonly ended?: ((value: A) => Readonly<Record<string, unknown>>) | undefined
+  /** Rewrites a failure before the span records it (a session's redaction). */
+  readonly failed?: ((cause: Cause.Cause<E>) => Cause.Cause<E>) | undefined
+}
+
+/** Whether `fiber`'s tracer exports spans: a step that knows it once (a run) skips the check per turn. */
+export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
+
+/** `self` in a span, made whatever the tracer: for a caller that checked `isTraced` already. */
+export const within = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, options: Tracer.SpanOptions, hooks: Hooks<A, E>): Effect.Effect<A, E, R> => {
+  const { ended, failed } = hooks
+  const annotated = ended === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(ended(value)))
+  const rewritten = failed === undefined ? annotated : Effect.catchCause(annotated, (cause) => Effect.failCause(failed(cause)))
+  return Effect.withSpan(rewritten, name, options)
+}
+
+/**
+ * `span` for a step on the per-turn path (a tool call): its name and attributes are worked out
+ * only when a span is made.
+ */
+export const spanOf = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  describe: () => readonly [name: string, options: Tracer.SpanOptions],
+  hooks: Hooks<A, E> = {}
+): Effect.Effect<A, E, R> =>
+  Effect.withFiber((fiber) => {
+    if (!isTraced(fiber)) return self
+    const [name, options] = describe()
+    return within(self, name, options, hooks)
+  })

@@ -1,7 +1,7 @@
 /** tracing: a span only when the fiber's tracer exports spans, the same span as `Effect.withSpan` otherwise. */
 import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, Tracer } from "effect"
+import { Cause, Effect, Option, Tracer } from "effect"
 import * as Tracing from "../../src/internal/tracing.ts"
 
 describe("tracing", () => {
@@ -22,5 +22,28 @@ describe("tracing", () => {
         spans.map((span) => ({ name: span.name, attributes: Object.fromEntries(span.attributes), ended: span.status._tag === "Ended" })),
         [{ name: "Test.op", attributes: { a: 1 }, ended: true }]
       )
+    }))
+
+  it.effect("spanOf works out nothing under Effect's default tracer", () =>
+    Effect.gen(function*() {
+      let described = 0
+      const value = yield* Tracing.spanOf(Effect.succeed(42), () => {
+        described++
+        return ["Test.op", {}]
+      }, { ended: () => ({ late: 1 }) })
+      assert.deepStrictEqual([value, described], [42, 0])
+    }))
+
+  it.effect("spanOf sets the attributes of the success before the span ends, and records a failure as rewritten", () =>
+    Effect.gen(function*() {
+      const { spans, tracer } = yield* Spans.make
+      const hooks = { ended: (n: number) => ({ late: n }), failed: () => Cause.fail("hidden") }
+      yield* Tracing.spanOf(Effect.succeed(7), () => ["Test.ok", { attributes: { early: 1 } }], hooks).pipe(Effect.provideService(Tracer.Tracer, tracer))
+      const failure = yield* Effect.flip(
+        Tracing.spanOf(Effect.fail("the secret"), () => ["Test.failed", {}], hooks).pipe(Effect.provideService(Tracer.Tracer, tracer))
+      )
+      assert.strictEqual(failure, "hidden")
+      assert.deepStrictEqual(spans.map((span) => [span.name, Object.fromEntries(span.attributes)]), [["Test.ok", { early: 1, late: 7 }], ["Test.failed", {}]])
+      assert.notInclude(Spans.text({ spans, tracer }), "the secret")
     }))
 })

@@ -16,6 +16,7 @@
  * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
 import * as NodeFs from "node:fs"
+import * as nodePath from "node:path"
 import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } from "effect"
 import * as GlobPattern from "@condukt/core/GlobPattern"
 import * as GrepFiles from "../internal/grepFiles.ts"
@@ -25,6 +26,7 @@ import * as RegularFile from "../internal/regularFile.ts"
 import * as Tracing from "@condukt/core/internal/tracing"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
+import * as Confine from "./Confine.ts"
 import * as Sandbox from "@condukt/core/Sandbox"
 
 /** @since 0.1.0 @category models */
@@ -35,6 +37,12 @@ export interface Options {
   readonly allowedPaths?: ReadonlyArray<string> | undefined
   /** Output kept per `exec` call (default: the process runner's 10 MiB). */
   readonly maxOutputBytes?: number | undefined
+  /**
+   * Runs every command inside an OS sandbox (bubblewrap): writes only under the cwd and
+   * `allowedPaths`, credentials hidden, no network, the host's processes out of sight (`Confine`).
+   * Fails the build where it cannot be had. Default: off.
+   */
+  readonly confine?: boolean | Confine.Options | undefined
 }
 
 const defaultTimeoutMs = 120_000
@@ -74,6 +82,8 @@ interface Host {
   readonly budget: ProcessBudget.Service
   /** The environment every command starts from, read from the host once per layer value (`make`: per call). */
   readonly env: Readonly<Record<string, string>>
+  /** Set when commands run confined. */
+  readonly confined: Confine.Plan | undefined
 }
 
 /** The path to open for `given`: checked against the roots when there are any. */
@@ -122,8 +132,7 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
       // The timeout is the process's: it starts once a permit is held, however long the wait was.
       host.budget.withPermit(
         ProcessGroup.run({
-          file: "bash",
-          args: ["-c", command],
+          ...(host.confined === undefined ? { file: "bash", args: ["-c", command] } : Confine.command(host.confined, cwd, command)),
           cwd,
           env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
           timeoutMs,
@@ -255,8 +264,36 @@ const stat = (host: Host, given: string): Effect.Effect<Sandbox.FileInfo, Sandbo
 export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
-  return build(fs, path, yield* ProcessBudget.ProcessBudget, yield* resolveCwd(fs, path, options), options, ProcessGroup.baseEnv())
+  const cwd = yield* resolveCwd(fs, path, options)
+  const env = ProcessGroup.baseEnv()
+  return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env, yield* confinement(options, cwd, env))
 })
+
+/**
+ * The confinement `options` ask for, checked by running bubblewrap once: one that cannot be had
+ * fails here, naming what is missing, so no command ever runs unconfined by surprise.
+ */
+const confinement = (options: Options, cwd: string, env: Readonly<Record<string, string>>): Effect.Effect<Confine.Plan | undefined, Sandbox.SandboxError> => {
+  if (options.confine === undefined || options.confine === false) return Effect.succeed(undefined)
+  const cannot = (why: string) => fail("make", new Sandbox.Failed({ description: `Cannot confine commands: ${why}` }))
+  if (process.platform !== "linux") {
+    return Effect.fail(cannot(`confinement runs on Linux (bubblewrap); ${process.platform} is not supported yet`))
+  }
+  const roots = [cwd, ...(options.allowedPaths ?? []).map((root) => nodePath.resolve(cwd, root))]
+  const plan = Confine.plan(options.confine === true ? {} : options.confine, cwd, roots)
+  const probe = Confine.command(plan, cwd, "true")
+  return ProcessGroup.run({ ...probe, cwd, env, timeoutMs: 30_000 }).pipe(
+    Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
+    Effect.flatMap((result) =>
+      result.exitCode === 0
+        ? Effect.succeed(plan)
+        : Effect.fail(cannot(
+          `${plan.bwrap} cannot make a sandbox here (${result.output.trim() || `exit code ${result.exitCode}`}); ` +
+            "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
+        ))
+    )
+  )
+}
 
 /**
  * The real path of the configured cwd (the process's by default), which must be an existing
@@ -292,7 +329,8 @@ const build = (
   budget: ProcessBudget.Service,
   cwd: string,
   options: Options,
-  env: Readonly<Record<string, string>>
+  env: Readonly<Record<string, string>>,
+  confined: Confine.Plan | undefined
 ): Sandbox.Service => {
   const host: Host = {
     fs,
@@ -301,7 +339,8 @@ const build = (
     roots: options.allowedPaths?.map((root) => path.resolve(cwd, root)),
     maxOutputBytes: options.maxOutputBytes,
     budget,
-    env
+    env,
+    confined
   }
   return Sandbox.make({
     cwd,
@@ -335,6 +374,7 @@ export const layer = (
   // tries again.
   let cwd: string | undefined
   let env: Readonly<Record<string, string>> | undefined
+  let confined: { readonly plan: Confine.Plan | undefined } | undefined
   let shared: { readonly services: ReadonlyArray<unknown>; readonly service: Sandbox.Service } | undefined
   return Layer.effect(
     Sandbox.Sandbox,
@@ -347,7 +387,8 @@ export const layer = (
       }
       cwd ??= yield* resolveCwd(fs, path, options)
       env ??= ProcessGroup.baseEnv()
-      const service = build(fs, path, budget, cwd, options, env)
+      confined ??= { plan: yield* confinement(options, cwd, env) }
+      const service = build(fs, path, budget, cwd, options, env, confined.plan)
       shared = { services: [fs, path, budget], service }
       return service
     })

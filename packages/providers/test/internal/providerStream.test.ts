@@ -343,7 +343,7 @@ describe("providerStream", () => {
       assert.strictEqual(server.requests[0]!.headers["x-gateway-token"], token)
     }))
 
-  it.live("a key echoed by a gateway reaches neither a session's Error event, its run's error nor the Session.run span", () =>
+  it.live("a key echoed by a gateway reaches neither a session's Error event, its run's error nor the run's spans", () =>
     Effect.gen(function*() {
       const { spans, tracer } = yield* Spans.make
       const echo = Loopback.body(500, JSON.stringify({ error: { message: `upstream refused key ${KEY}` } }))
@@ -354,7 +354,7 @@ describe("providerStream", () => {
       assert.deepStrictEqual(events.flatMap((e) => (e._tag === "Error" ? [e.message] : [])), [expected])
       assert.strictEqual(result.message, expected)
       noKey(result)
-      const run = spans.find((span) => span.name === "Session.run")
+      const run = spans.find((span) => span.name === "invoke_agent reader")
       assert.isDefined(run)
       const recorded = JSON.stringify(spans.map((span) => ({
         name: span.name,
@@ -388,7 +388,7 @@ describe("providerStream: where a failure happened, and each retry told", () => 
       assert.deepStrictEqual([error?.isRetryable, server.requests.length], [false, 1])
     }))
 
-  it.live("each retry is a ModelRetry event of the session, before the reply's text, and an event on the run's span", () =>
+  it.live("each retry is a ModelRetry event of the session, before the reply's text, and an event on the request's span", () =>
     Effect.gen(function*() {
       const { spans, tracer } = yield* Spans.make
       const limited = Loopback.body(429, `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`, { "retry-after": "0" })
@@ -406,6 +406,6 @@ describe("providerStream: where a failure happened, and each retry told", () => 
       const retry = events.find((e) => e._tag === "ModelRetry")
       assert.deepStrictEqual(retry?._tag === "ModelRetry" ? [retry.attempt, retry.reason, retry.delay] : [], [2, reason, Duration.millis(0)])
       const retried = spans.flatMap((span) => (span._events ?? []).filter(([name]) => name === "ModelRetry").map(([, , attributes]) => [span.name, attributes]))
-      assert.deepStrictEqual(retried, [["Session.run", { attempt: 2, reason, delay: "0" }]])
+      assert.deepStrictEqual(retried, [["chat claude-sonnet-4-6", { attempt: 2, reason, delay: "0" }]])
     }).pipe(Effect.provide(Condukt.layer)))
 })

@@ -37,19 +37,21 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
     switch (event._tag) {
       case "TurnStart":
         return Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.TurnStarted({ step, at, turn: event.turn })))
-      case "TurnEnd":
-        tokensSoFar += event.inputTokens + (event.cacheReadTokens ?? 0) + (event.cacheWriteTokens ?? 0) + event.outputTokens
+      case "TurnEnd": {
+        const { usage } = event
+        tokensSoFar += usage.inputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + usage.outputTokens
         return Effect.flatMap(Clock.currentTimeMillis, (at) =>
           emit(
             new WorkflowEvent.TurnFinished({
               step,
               at,
               turn: event.turn,
-              inputTokens: event.inputTokens,
-              outputTokens: event.outputTokens,
+              inputTokens: usage.inputTokens,
+              outputTokens: usage.outputTokens,
               tokensSoFar
             })
           ))
+      }
       case "ToolCall":
         return Effect.flatMap(Clock.currentTimeMillis, (at) => {
           started.set(event.callId, at)

@@ -22,6 +22,8 @@ import type { RunOptions, RunResult } from "./Run.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"
+import type { Usage } from "../../Usage.ts"
+import * as GenAi from "../genAi.ts"
 import * as Tracing from "../tracing.ts"
 import * as uuid7 from "../uuid7.ts"
 import type { Conversation } from "./Conversation.ts"
@@ -93,6 +95,14 @@ export class Actor<R> implements Publisher {
 
   get assigns(): Readonly<Record<string, unknown>> {
     return this.#conversation.assigns
+  }
+
+  get usage(): Usage {
+    return this.#conversation.usage
+  }
+
+  get cost(): number | undefined {
+    return this.#conversation.cost
   }
 
   get events(): Stream.Stream<SessionEvent.SessionEvent> {
@@ -257,7 +267,7 @@ export class Actor<R> implements Publisher {
         return this.publish(run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
           Effect.andThen(this.flushPending(run)),
           Effect.andThen(Effect.forkChild(
-            Tracing.span(this.redacted(this.#conversation.drive(this, run)), "Session.run", { attributes: { sessionId: this.id, runId: run.id } })
+            Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
           )),
           Effect.flatMap((fiber) => {
             this.#running = { run, fiber }

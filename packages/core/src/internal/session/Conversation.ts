@@ -20,6 +20,9 @@ import type { Message } from "../../Message.ts"
 import * as Model from "../../Model.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
 import * as Redactor from "../../Redactor.ts"
+import * as Usage from "../../Usage.ts"
+import * as GenAi from "../genAi.ts"
+import * as Tracing from "../tracing.ts"
 import type { RunResult } from "./Run.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
@@ -83,6 +86,15 @@ export class Conversation<R> {
   readonly #compactor: Compactor.Service | undefined
   /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
   #instructions: boolean
+  /** What the program's price table says the model costs, when it names the model. */
+  readonly #price: Usage.Price | undefined
+  /**
+   * Every reply's tokens since the session started, those of failed, aborted and broken-off
+   * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn).
+   */
+  readonly #spent = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+  /** Whether the running run's tracer exports spans, read once per run (internal/tracing.ts). */
+  #traced = false
 
   constructor(init: {
     readonly id: string
@@ -98,6 +110,7 @@ export class Conversation<R> {
     readonly resumed: Persistence.Resumed
     readonly compactor: Compactor.Service | undefined
     readonly instructions: boolean
+    readonly price: Usage.Price | undefined
   }) {
     this.id = init.id
     this.agent = init.agent
@@ -114,6 +127,7 @@ export class Conversation<R> {
     this.#persistence = init.resumed.persistence
     this.#compactor = init.compactor
     this.#instructions = init.instructions
+    this.#price = init.price
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */
@@ -127,6 +141,16 @@ export class Conversation<R> {
 
   get assigns(): Readonly<Record<string, unknown>> {
     return this.#assigns
+  }
+
+  get usage(): Model.Usage {
+    const { cacheRead, cacheWrite, input, output } = this.#spent
+    return Model.addUsage(Model.emptyUsage, { inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite })
+  }
+
+  /** What the session's tokens cost, when the program's price table names its model. */
+  get cost(): number | undefined {
+    return this.#price === undefined ? undefined : Usage.cost(this.usage, this.#price)
   }
 
   /**
@@ -194,11 +218,12 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
-    return Effect.suspend(() =>
-      this.#instructions
+    return Effect.withFiber((fiber) => {
+      this.#traced = Tracing.isTraced(fiber)
+      return this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.submit(events, run)))
         : this.submit(events, run)
-    )
+    })
   }
 
   private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
@@ -218,7 +243,14 @@ export class Conversation<R> {
       const history = step.state.history
       const messages: Array<Message> = []
       for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
-      const result: RunResult = { text: action.text, finishReason: progress.finishReason, usage: progress.usage, turns: step.state.turn, messages }
+      const result: RunResult = {
+        text: action.text,
+        finishReason: progress.finishReason,
+        usage: progress.usage,
+        ...(this.#price === undefined ? {} : { cost: Usage.cost(progress.usage, this.#price) }),
+        turns: step.state.turn,
+        messages
+      }
       return Effect.as(this.afterRun(events, run), result)
     }
     if (action._tag === "Request") {
@@ -254,24 +286,44 @@ export class Conversation<R> {
       )
   }
 
-  /** One model request: its deltas published as they stream, the reply folded into a message. */
+  private spend(usage: Model.Usage): void {
+    this.#spent.input += usage.inputTokens
+    this.#spent.output += usage.outputTokens
+    this.#spent.cacheRead += usage.cacheReadTokens ?? 0
+    this.#spent.cacheWrite += usage.cacheWriteTokens ?? 0
+  }
+
+  /**
+   * One model request, in a `chat <model>` span when the run is traced (internal/genAi.ts); its
+   * failure reaches the span redacted.
+   */
   private requestTurn(events: Publisher, run: Run, request: Loop.Request, turn: number) {
+    const agentOptions = this.agent.modelOptions
+    const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
+    const requested = this.request(events, run, request, turn, options)
+    if (!this.#traced) return requested
+    const [name, span] = GenAi.chat(this.#model.name, this.id, options)
+    return Tracing.within(requested, name, span, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
+  }
+
+  /** One model request: its deltas published as they stream, the reply folded into a message. */
+  private request(events: Publisher, run: Run, request: Loop.Request, turn: number, options: Model.Options | undefined) {
     const self = this
     return Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
       const parts: Array<Model.Part> = []
-      const agentOptions = self.agent.modelOptions
-      const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
       const streamed = self.#model.stream({ system: request.system, messages: request.messages, tools: self.#tools.specs, options })
       yield* Stream.runForEach(self.#streamed === Redactor.none ? streamed : redactText(streamed, self.#streamed), (part) => {
         parts.push(part)
         if (part._tag === "TextDelta") return events.publish(run, { _tag: "TextDelta", text: part.text }, true)
         if (part._tag === "ThinkingDelta") return events.publish(run, { _tag: "ThinkingDelta", text: part.text }, true)
         if (part._tag === "Retry") return events.publish(run, { _tag: "ModelRetry", attempt: part.attempt, reason: part.reason, delay: part.delay }, true)
+        // Counted as it arrives: a reply that breaks off midway was still paid for.
+        if (part._tag === "Usage") self.spend(part)
         return Effect.void
       })
       const usage = Model.usageOf(parts)
-      yield* events.publish(run, { _tag: "TurnEnd", turn, ...usage }, true)
+      yield* events.publish(run, { _tag: "TurnEnd", turn, usage }, true)
       let finishReason: Model.FinishReason = "other"
       for (const part of parts) if (part._tag === "Finish") finishReason = part.reason
       return { message: Model.toMessage(parts), usage, finishReason }

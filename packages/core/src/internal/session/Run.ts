@@ -49,8 +49,10 @@ export interface RunResult {
   readonly text: string
   /** Why the model ended its final reply. */
   readonly finishReason: Model.FinishReason
-  /** Tokens of all the run's model requests, summed. */
+  /** Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`. */
   readonly usage: Model.Usage
+  /** What `usage` cost, when the program provides `Usage.Prices` naming the session's model. */
+  readonly cost?: number
   /** Model requests the run made. */
   readonly turns: number
   /** What the run added to the history after the prompt: replies and tool results, in order. */

@@ -1,0 +1,154 @@
+/**
+ * Confine — the OS fence around the commands a LocalSandbox runs (`LocalSandbox.layer({ confine })`).
+ *
+ * `allowedPaths` fences the paths a tool names; a command the model writes can still reach
+ * anything the user can. Confined, each command runs inside bubblewrap (`bwrap`, Linux user
+ * namespaces), which the kernel enforces:
+ *
+ * - the filesystem is the host's, read-only, but for the sandbox's cwd and `allowedPaths` (and
+ *   `writable`), a private `/tmp`, and a fresh `/dev`; the `denyRead` paths (credentials under the
+ *   home directory by default) are hidden: a directory shows empty, a file reads empty;
+ * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
+ *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
+ * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), or the
+ *   host's (`"host"`);
+ * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
+ *   and everything it started dies with its namespace, `setsid` or not.
+ *
+ * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
+ * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
+ * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
+ * missing, never an unconfined run. macOS (Seatbelt) is not supported yet: the build says so.
+ *
+ * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB) and, when asked, the size of any file written
+ * (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
+ * `denyRead`, CPU and memory use, the number of processes.
+ */
+import * as os from "node:os"
+import * as path from "node:path"
+import * as NodeFs from "node:fs"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** Writable directories besides the sandbox's cwd and `allowedPaths` (relative ones join the cwd). */
+  readonly writable?: ReadonlyArray<string> | undefined
+  /** Paths commands must not read (`~/` is the home directory); default `DEFAULT_DENY_READ`. */
+  readonly denyRead?: ReadonlyArray<string> | undefined
+  /** `"none"` (default): no network at all; `"host"`: the host's network. */
+  readonly network?: "none" | "host" | undefined
+  /** The bubblewrap executable; default `bwrap`, found on the PATH. */
+  readonly bwrap?: string | undefined
+  /** The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. */
+  readonly tmpBytes?: number | undefined
+  /** The largest file a command may write (`ulimit -f`, rounded up to KiB); default: no limit. */
+  readonly maxFileBytes?: number | undefined
+}
+
+/**
+ * The private `/tmp`'s size: 512 MiB of memory at most, so a command filling it cannot take the
+ * host's memory with it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_TMP_BYTES = 512 * 1024 * 1024
+
+/**
+ * What commands do not read unless told otherwise: the credentials a home directory usually holds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_DENY_READ: ReadonlyArray<string> = [
+  "~/.ssh",
+  "~/.aws",
+  "~/.azure",
+  "~/.config/gcloud",
+  "~/.config/gh",
+  "~/.docker",
+  "~/.gnupg",
+  "~/.kube",
+  "~/.netrc",
+  "~/.npmrc",
+  "~/.pgpass"
+]
+
+/** How to install bubblewrap, said when it is missing. */
+export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+
+/** A confinement ready to wrap commands: the executable and the mounts, worked out once. */
+export interface Plan {
+  readonly bwrap: string
+  /** The arguments before the working directory and the command. */
+  readonly prefix: ReadonlyArray<string>
+  /** What the shell runs before the command (its limits). */
+  readonly preamble: string
+}
+
+const expand = (given: string, home: string, cwd: string): string =>
+  given === "~" ? home : given.startsWith("~/") ? path.join(home, given.slice(2)) : path.resolve(cwd, given)
+
+/** `given` resolved to its real path when it exists (a mount point must be the real one), undefined otherwise. */
+const real = (given: string): string | undefined => {
+  try {
+    return NodeFs.realpathSync(given)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The bwrap arguments for a sandbox at `cwd` whose writable roots are `roots` (its cwd and allowed
+ * paths, real paths). Mount order matters: the read-only root first, then the fresh `/dev`,
+ * `/proc` and `/tmp`, then the writable roots (one under `/tmp` is mounted over the private one),
+ * then the hidden paths over everything.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Plan => {
+  const home = os.homedir()
+  const writable = [...roots, ...(options.writable ?? []).map((given) => expand(given, home, cwd))]
+    .flatMap((given) => {
+      const found = real(given)
+      return found === undefined ? [] : [found]
+    })
+  const hidden = (options.denyRead ?? DEFAULT_DENY_READ).flatMap((given): ReadonlyArray<string> => {
+    const found = real(expand(given, home, cwd))
+    if (found === undefined) return []
+    return NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
+  })
+  return {
+    bwrap: options.bwrap ?? "bwrap",
+    prefix: [
+      "--die-with-parent",
+      "--unshare-all",
+      ...(options.network === "host" ? ["--share-net"] : []),
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      "--size",
+      String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
+      "--tmpfs",
+      "/tmp",
+      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root]),
+      ...hidden
+    ],
+    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `
+  }
+}
+
+/**
+ * The command line that runs `script` with bash in `directory`, confined.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const command = (confined: Plan, directory: string, script: string): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
+  file: confined.bwrap,
+  args: [...confined.prefix, "--chdir", directory, "--", "bash", "-c", `${confined.preamble}${script}`]
+})

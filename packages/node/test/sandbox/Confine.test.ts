@@ -1,0 +1,202 @@
+/**
+ * LocalSandbox `confine`: an escape corpus. Each case runs a real command unconfined, to show it
+ * escapes there, and confined, to show the kernel stops it. bubblewrap comes from the project's own
+ * script (scripts/setup-bubblewrap.sh), run here when `bwrap` is missing.
+ */
+import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as net from "node:net"
+import { homedir, tmpdir } from "node:os"
+import { join } from "node:path"
+import * as ProcessBudget from "@condukt/core/ProcessBudget"
+import type * as Sandbox from "@condukt/core/Sandbox"
+import * as LocalSandbox from "../../src/sandbox/Local.ts"
+
+const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
+
+/**
+ * bubblewrap, from the project's script when it is missing (Debian's package, as root). Where it
+ * cannot be had (no root, no package source), the corpus is skipped, saying why on stderr; the
+ * fail-closed test below runs everywhere.
+ */
+const unavailable = ((): string | undefined => {
+  try {
+    execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "pipe"] })
+    return undefined
+  } catch (error) {
+    const why = String((error as { stderr?: unknown }).stderr ?? error).trim()
+    process.stderr.write(`Confine.test: bubblewrap unavailable, escape corpus skipped: ${why}\n`)
+    return why
+  }
+})()
+
+/** A project directory (the sandbox's cwd), a directory beside it, and a fake home holding a key. */
+const layout = Effect.acquireRelease(
+  Effect.sync(() => {
+    const root = mkdtempSync(join(tmpdir(), "condukt-confine-"))
+    const project = join(root, "project")
+    const outside = join(root, "outside")
+    const home = join(root, "home")
+    for (const dir of [project, outside, join(home, ".ssh")]) mkdirSync(dir, { recursive: true })
+    writeFileSync(join(home, ".ssh/id_rsa"), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
+    writeFileSync(join(home, ".netrc"), "machine example.com password planted")
+    return { root, project, outside, home }
+  }),
+  ({ root }) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
+)
+
+type Layout = Effect.Success<typeof layout>
+
+const sandboxes = (at: Layout) =>
+  Effect.all({
+    open: LocalSandbox.make({ cwd: at.project }),
+    confined: LocalSandbox.make({ cwd: at.project, confine: { denyRead: [join(at.home, ".ssh"), join(at.home, ".netrc")] } })
+  })
+
+const run = (sandbox: Sandbox.Service, command: string) => Effect.map(sandbox.exec(command), (r) => ({ exitCode: r.exitCode, output: r.output.trim() }))
+
+describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape corpus", () => {
+  it.effect("writes land only under the cwd: absolute paths, .., a planted symlink and /proc/self/cwd all stay out", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const attempts = [
+        `echo a > ${at.outside}/absolute`,
+        `echo b > ../outside/dotdot`,
+        `ln -s ${at.outside} link && echo c > link/symlink`,
+        `echo d > /proc/self/cwd/../outside/proc`
+      ]
+      for (const attempt of attempts) {
+        rmSync(join(at.project, "link"), { force: true })
+        assert.strictEqual((yield* run(open, attempt)).exitCode, 0, attempt)
+      }
+      assert.deepStrictEqual(["absolute", "dotdot", "symlink", "proc"].map((f) => existsSync(join(at.outside, f))), [true, true, true, true])
+      rmSync(at.outside, { recursive: true })
+      mkdirSync(at.outside)
+      for (const attempt of attempts) {
+        rmSync(join(at.project, "link"), { force: true })
+        const result = yield* run(confined, attempt)
+        assert.notStrictEqual(result.exitCode, 0, attempt)
+        // Read-only, or not there at all: the directory beside it is under the host's /tmp, which
+        // the sandbox replaces by a private one.
+        assert.match(result.output, /Read-only file system|No such file or directory/, attempt)
+      }
+      assert.deepStrictEqual(["absolute", "dotdot", "symlink", "proc"].map((f) => existsSync(join(at.outside, f))), [false, false, false, false])
+      // The host's own files, outside /tmp: read-only.
+      const escape = join(homedir(), `condukt-confine-escape-${process.pid}`)
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(escape, { force: true })))
+      assert.strictEqual((yield* run(open, `echo e > ${escape}`)).exitCode, 0)
+      rmSync(escape)
+      assert.match((yield* run(confined, `echo e > ${escape}`)).output, /Read-only file system/)
+      assert.isFalse(existsSync(escape))
+      // Inside the cwd, and in its private /tmp, a command writes as it always did.
+      assert.deepStrictEqual(yield* run(confined, "echo kept > inside.txt && echo t > /tmp/t && cat /tmp/t inside.txt"), { exitCode: 0, output: "t\nkept" })
+      assert.strictEqual(readFileSync(join(at.project, "inside.txt"), "utf8"), "kept\n")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("a denied key reads empty; another process's environment is out of sight", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      assert.match((yield* run(open, `cat ${at.home}/.ssh/id_rsa ${at.home}/.netrc`)).output, /planted[\s\S]*planted/)
+      // The directory shows empty; the file cannot be read (or reads empty).
+      assert.deepStrictEqual(yield* run(confined, `ls -A ${at.home}/.ssh; echo end`), { exitCode: 0, output: "end" })
+      assert.notInclude((yield* run(confined, `cat ${at.home}/.ssh/id_rsa ${at.home}/.netrc`)).output, "planted")
+      // A bystander holding a secret in its environment.
+      const bystander = yield* Effect.acquireRelease(
+        Effect.sync(() => spawn("sleep", ["60"], { env: { ...process.env, PLANTED_SECRET: "s3cr3t-value" }, stdio: "ignore" })),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      const read = `tr '\\0' '\\n' < /proc/${bystander.pid}/environ | grep PLANTED_SECRET`
+      assert.deepStrictEqual(yield* run(open, read), { exitCode: 0, output: "PLANTED_SECRET=s3cr3t-value" })
+      const confinedRead = yield* run(confined, read)
+      assert.notStrictEqual(confinedRead.exitCode, 0)
+      assert.notInclude(confinedRead.output, "s3cr3t-value")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("no network: a loopback server the test listens on is out of reach", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<net.Server>((resolve) => {
+            const listening = net.createServer((socket) => socket.end("hello from the host\n")).listen(0, "127.0.0.1", () => resolve(listening))
+          })
+        ),
+        (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
+      )
+      const port = (server.address() as net.AddressInfo).port
+      const connect = `exec 3<>/dev/tcp/127.0.0.1/${port} && head -1 <&3`
+      assert.deepStrictEqual(yield* run(open, connect), { exitCode: 0, output: "hello from the host" })
+      const refused = yield* run(confined, connect)
+      assert.notStrictEqual(refused.exitCode, 0)
+      assert.match(refused.output, /Connection refused/)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("the host's processes cannot be signalled, and what a command leaves behind (setsid too) dies with the call", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const signal = `kill -0 ${process.pid}`
+      assert.strictEqual((yield* run(open, signal)).exitCode, 0)
+      const refused = yield* run(confined, signal)
+      assert.notStrictEqual(refused.exitCode, 0)
+      assert.match(refused.output, /No such process/)
+      // A detached child with a marker in its command line, then the call ends.
+      const marker = `condukt-confine-orphan-${process.pid}`
+      assert.strictEqual((yield* run(confined, `setsid bash -c 'exec -a ${marker} sleep 300' >/dev/null 2>&1 & echo started`)).output, "started")
+      const left = (() => {
+        try {
+          return execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()
+        } catch {
+          return ""
+        }
+      })()
+      assert.strictEqual(left, "")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const smallTmp = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024 } })
+      assert.match((yield* run(smallTmp, "head -c 8M /dev/zero > /tmp/fill")).output, /No space left on device/)
+      const small = yield* LocalSandbox.make({ cwd: at.project, confine: { maxFileBytes: 2 * 1024 * 1024 } })
+      const big = yield* run(small, "head -c 3M /dev/zero > big.bin; echo $?; stat -c %s big.bin")
+      assert.match(big.output, /File size limit exceeded|File too large|^153$/m)
+      assert.isAtMost(Number(big.output.split("\n").at(-1)), 2 * 1024 * 1024)
+      assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.live("a timeout still kills the confined command, and nothing of it is left", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined } = yield* sandboxes(at)
+      const marker = `condukt-confine-timeout-${process.pid}`
+      const error = yield* Effect.flip(confined.exec(`echo begun; exec -a ${marker} sleep 300`, { timeout: "1 second" }))
+      assert.strictEqual(error.reason._tag, "Timeout")
+      assert.include(error.reason._tag === "Timeout" ? error.reason.output : "", "begun")
+      const left = (() => {
+        try {
+          return execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()
+        } catch {
+          return ""
+        }
+      })()
+      assert.strictEqual(left, "")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+})
+
+describe("LocalSandbox confine", () => {
+  it.effect("fails closed: a bubblewrap that cannot run fails the build, naming it and how to install it", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const error = yield* Effect.flip(LocalSandbox.make({ cwd: at.project, confine: { bwrap: "/nonexistent/bwrap" } }))
+      assert.strictEqual(error.method, "make")
+      assert.strictEqual(error.reason._tag, "Failed")
+      assert.match(error.message, /^Cannot confine commands: \/nonexistent\/bwrap did not start \(.*\); install bubblewrap \(Debian\/Ubuntu: apt-get install bubblewrap/)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+})
