@@ -11,7 +11,7 @@ import { Agent, Sandbox, Session } from "@condukt/core"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import { TestModel } from "@condukt/testing"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { conformance, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
+import { conformance, revisionConflicts, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres, start } from "./support/embeddedPostgres.ts"
 
 const location = "postgres://embedded/test"
@@ -25,9 +25,6 @@ const withDatabase = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A,
   })
 
 const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
-
-const conflict = (detail: string, id = "s1") =>
-  `SessionStore.save: session ${id} at ${location}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
 
 /** The user id a process runs as, from /proc. */
 const uidOf = (pid: number) => Number(/^Uid:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"))?.[1])
@@ -53,32 +50,7 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("S
   conformance((f) => withDatabase((store) => f(store)), it.effect)
 
   it.effect("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
-    withDatabase((store) =>
-      Effect.gen(function*() {
-        yield* store.save(snapshot("s1", 1))
-        const other = yield* SqlSessionStore.make({ location })
-        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
-        yield* other.save(snapshot("s1", 2), { appended: 4 })
-        const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
-        const error = yield* storeError(store.save(mine, { appended: 4 }))
-        assert.strictEqual(error?.reason._tag, "Conflict")
-        assert.strictEqual(error?.message, conflict("its row is at revision 2, 1 when last loaded or saved here"))
-        assert.deepStrictEqual(yield* (yield* SqlSessionStore.make({ location })).load("s1"), Option.some(snapshot("s1", 2)))
-        // Loading again reads what the other writer saved; saving from there works, and the other one is refused.
-        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
-        yield* store.save(snapshot("s1", 3), { appended: 4 })
-        assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
-        // Two writers starting the same new session; a save after a clear elsewhere.
-        const fresh = yield* SqlSessionStore.make({ location })
-        assert.isTrue(Option.isNone(yield* fresh.load("s2")))
-        assert.isTrue(Option.isNone(yield* other.load("s2")))
-        yield* other.save(snapshot("s2", 1))
-        assert.strictEqual(yield* failure(fresh.save(snapshot("s2", 1))), conflict("its row was created", "s2"))
-        yield* store.clear("s1")
-        assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
-        assert.isTrue(Option.isNone(yield* store.load("s1")))
-      })
-    ))
+    withDatabase((store) => revisionConflicts(store, SqlSessionStore.make({ location }), location)))
 
   it.effect("ten writers on their own connections save one session at once: one saves, nine fail with Conflict, the row holds the winner's turn", () =>
     withDatabase((store) =>

@@ -11,7 +11,7 @@ import * as SqliteClient from "@condukt/node/SqliteClient"
 import { SqliteSessionStore } from "@condukt/node"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { conformance, snapshot, storeError, tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { conformance, revisionConflicts, snapshot, storeError, tempDir } from "../../node/test/sessionStore/conformance.ts"
 
 /** A store on a new database file; `f` runs with its SqlClient. */
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
@@ -29,20 +29,8 @@ describe("SqlSessionStore on SQLite", () => {
 
   it.live("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
     withStore((store, file) =>
-      Effect.gen(function*() {
-        const conflict = (detail: string) =>
-          `SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
-        yield* store.save(snapshot("s1", 1))
-        // Another client on the same file, as another process would hold it.
-        const other = yield* SqlSessionStore.make({ location: file }).pipe(Effect.provide(yield* Layer.build(SqliteClient.layer({ file }))))
-        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
-        yield* other.save(snapshot("s1", 2), { appended: 4 })
-        assert.strictEqual(yield* failure(store.save(snapshot("s1", 2), { appended: 4 })), conflict("its row is at revision 2, 1 when last loaded or saved here"))
-        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
-        yield* store.save(snapshot("s1", 3), { appended: 4 })
-        assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
-      })
-    ))
+      // The other writer on a client of its own, as another process would hold the file.
+      revisionConflicts(store, Effect.flatMap(Layer.build(SqliteClient.layer({ file })), (client) => SqlSessionStore.make({ location: file }).pipe(Effect.provide(client))), file)))
 
   it.live("a missing message row fails the load naming the first one missing", () =>
     withStore((store, file) =>
