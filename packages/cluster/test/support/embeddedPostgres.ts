@@ -87,15 +87,24 @@ export const start: Effect.Effect<Postgres, PostgresFailed, Scope.Scope> = Effec
         ["-D", data, "-k", dir, "-p", String(PORT), "-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"],
         { stdio: ["ignore", "ignore", "pipe"], env: { LC_ALL: "C" }, ...user }
       )
-      let output = ""
+      // Its log until it is ready (what a failed start printed); nothing is kept after.
+      let output: string | undefined = ""
       server.stderr.on("data", (chunk: Buffer) => {
+        if (output === undefined) return
         output += chunk.toString()
-        if (output.includes("database system is ready to accept connections")) resume(Effect.succeed(server))
+        if (!output.includes("database system is ready to accept connections")) return
+        output = undefined
+        resume(Effect.succeed(server))
       })
       server.on("error", (error) => resume(Effect.fail(new PostgresFailed({ step: "postgres", output: error.message }))))
-      server.on("exit", () => resume(Effect.fail(new PostgresFailed({ step: "postgres", output }))))
+      server.on("exit", () => output !== undefined && resume(Effect.fail(new PostgresFailed({ step: "postgres", output }))))
       return Effect.sync(() => server.kill("SIGKILL"))
-    }),
+    }).pipe(
+      Effect.timeoutOrElse({
+        duration: "30 seconds",
+        orElse: () => Effect.fail(new PostgresFailed({ step: "postgres", output: "not ready to accept connections after 30 s" }))
+      })
+    ),
     (server) =>
       Effect.callback<void>((resume) => {
         if (server.exitCode !== null || server.signalCode !== null) return resume(Effect.void)
@@ -119,5 +128,5 @@ export const start: Effect.Effect<Postgres, PostgresFailed, Scope.Scope> = Effec
 /** The server a test file shares. */
 export class EmbeddedPostgres extends Context.Service<EmbeddedPostgres, Postgres>()("@condukt/cluster/test/EmbeddedPostgres") {}
 
-/** One server for as long as the layer: `layer(EmbeddedPostgres.layer, { excludeTestServices: true })`. */
+/** One server for as long as the layer, given to @effect/vitest's `layer(…, { excludeTestServices: true })`. */
 export const layer: Layer.Layer<EmbeddedPostgres, PostgresFailed> = Layer.effect(EmbeddedPostgres, start)
