@@ -15,6 +15,8 @@ export const integration = [
   "packages/cli/test/Cli.agent.test.ts",
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
+  "packages/cluster/test/SqlSessionStore.pg.test.ts",
+  "packages/cluster/test/SqlSessionStore.processes.test.ts",
   "packages/core/test/Secret.test.ts",
   "packages/core/test/Session.budget.test.ts",
   "packages/core/test/Session.secrets.test.ts",

@@ -1,7 +1,8 @@
 /**
  * bench/store — the cost of saving a turn must not grow with the history.
  *
- * For each store (memory, disk, SQLite), in the same process: a session's history is built up to
+ * For each store (memory, disk, SQLite, and the SQL store of @condukt/cluster on SQLite through
+ * effect/sql's SqlClient), in the same process: a session's history is built up to
  * 10 messages and to 1,000 messages (one whole save), then 200 turns of two messages each (a tool
  * call and its result) are saved one by one, as the session does after each completed turn: a new
  * snapshot with the whole message array copied, and `appended: 2`. Reported: the median (and mean)
@@ -12,10 +13,11 @@
  * Run: node_modules/.bin/node bench/store.ts [--saves=N]
  */
 import { Message, type SessionStore, Snapshot } from "@condukt/core"
-import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
+import { SqlSessionStore } from "@condukt/cluster"
+import { DiskSessionStore, SqliteClient, SqliteSessionStore } from "@condukt/node"
 import { SessionStore as Store } from "@condukt/core"
 import { NodeServices } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -57,7 +59,8 @@ const program = Effect.gen(function*() {
   const stores: ReadonlyArray<readonly [string, SessionStore.Service]> = [
     ["memory", Store.makeMemory()],
     ["disk", yield* DiskSessionStore.make({ dir: path.join(dir, "disk") })],
-    ["sqlite", yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") })]
+    ["sqlite", yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") })],
+    ["sql (sqlite)", yield* SqlSessionStore.make().pipe(Effect.provide(yield* Layer.build(SqliteClient.layer({ file: path.join(dir, "sql.db") }))))]
   ]
   const results: Array<{ name: string; small: ReadonlyArray<number>; large: ReadonlyArray<number> }> = []
   for (const [name, store] of stores) {

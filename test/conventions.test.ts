@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Layer } from "effect"
 import * as Cli from "@condukt/cli"
+import * as Cluster from "@condukt/cluster"
 import * as Core from "@condukt/core"
 import * as Mcp from "@condukt/mcp"
 import * as Node from "@condukt/node"
@@ -13,7 +14,7 @@ import * as Workflows from "../packages/workflows/src/index.ts"
 // One spelling for each thing (ADR 0046), read off what every package exports: a Layer value is
 // a module-level `layer` / `layerX`, and no class carries statics (a service's layers and
 // constructors are the module's, never `Service.Service.layer`).
-const packages = { Cli, Core, Mcp, Node, Providers, SandboxVirtual, Testing, Workflows }
+const packages = { Cli, Cluster, Core, Mcp, Node, Providers, SandboxVirtual, Testing, Workflows }
 
 const exported = Object.entries(packages).flatMap(([pkg, modules]) =>
   Object.entries(modules as Record<string, Record<string, unknown>>).flatMap(([module, members]) =>

@@ -7,9 +7,11 @@
  * module loads, and every other warning passes through.
  */
 import { Effect } from "effect"
-import type { DatabaseSync } from "node:sqlite"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 
 export type Database = DatabaseSync
+
+export type Statement = StatementSync
 
 type EmitWarning = typeof process.emitWarning
 

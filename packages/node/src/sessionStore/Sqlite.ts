@@ -19,9 +19,10 @@
  * every save. A save checks, in its transaction, that the row is still at the revision this store
  * last loaded or saved; if another writer saved since, it fails with `Conflict` and writes nothing.
  */
-import { Effect, Layer, Option, Result, Schedule, Schema } from "effect"
+import { Effect, Layer, Option, Result, Schedule } from "effect"
 import * as NodeSqlite from "../internal/nodeSqlite.ts"
-import { Conflict, Corrupt, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
+import * as SnapshotRows from "@condukt/core/internal/snapshotRows"
+import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 
 /** @since 0.1.0 @category models */
@@ -57,9 +58,6 @@ const TABLES = `
 /** A database made before sessions had a revision gets the column (each row at revision 0). */
 const ADD_REVISION = "ALTER TABLE condukt_sessions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0"
 
-const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String, revision: Schema.Int })
-const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
-
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : "SQLite failed")
 
 const isBusy = (error: SessionStoreError) => {
@@ -67,8 +65,6 @@ const isBusy = (error: SessionStoreError) => {
   // SQLITE_BUSY and SQLITE_LOCKED, with or without an extended code.
   return typeof cause?.errcode === "number" && ((cause.errcode & 0xff) === 5 || (cause.errcode & 0xff) === 6)
 }
-
-const parseJson = (text: string) => Result.try({ try: (): unknown => JSON.parse(text), catch: describe })
 
 const busyPolicy = { while: isBusy, times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }
 
@@ -123,9 +119,9 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
   }).pipe(Effect.retry(busyPolicy))
 
   /** The revision this store last loaded or saved per session (`absent`: no row); a session it never saw is not checked. */
-  const expected = new Map<string, number | "absent">()
+  const expected = new Map<string, SnapshotRows.Revision>()
 
-  const sessionRow = (id: string) => `${file}#condukt_sessions/${id}`
+  const sessionRow = (id: string) => SnapshotRows.sessionRow(file, id)
 
   /**
    * Runs `f` in one transaction (a load only reads: it takes no write lock), retried on the
@@ -149,60 +145,22 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
       expected.set(id, "absent")
       return Option.none()
     }
-    const corrupt = (location: string, description: string) =>
-      new SessionStoreError({ method: "load", sessionId: id, location, reason: new Corrupt({ description }) })
-    const session = Schema.decodeUnknownResult(SessionRow)(rows.session)
-    if (Result.isFailure(session)) return yield* corrupt(sessionRow(id), "the row has no length or body")
-    const body = parseJson(session.success.body)
-    if (Result.isFailure(body)) return yield* corrupt(sessionRow(id), body.failure)
-    const messages: Array<unknown> = []
-    for (const row of rows.messages) {
-      const message = Schema.decodeUnknownResult(MessageRow)(row)
-      const at = `${file}#condukt_messages/${id}/${messages.length}`
-      if (Result.isFailure(message) || message.success.idx !== messages.length) {
-        return yield* corrupt(at, `message ${messages.length} is missing`)
-      }
-      const parsed = parseJson(message.success.body)
-      if (Result.isFailure(parsed)) return yield* corrupt(at, parsed.failure)
-      messages.push(parsed.success)
-    }
-    if (messages.length !== session.success.length) {
-      return yield* corrupt(sessionRow(id), `the session has ${session.success.length} messages, ${messages.length} rows were found`)
-    }
-    const record = typeof body.success === "object" && body.success !== null ? { ...body.success, messages } : body.success
-    const snapshot = Snapshot.decode(record, id)
-    if (Result.isFailure(snapshot)) {
-      return yield* new SessionStoreError({ method: "load", sessionId: id, location: sessionRow(id), reason: snapshot.failure })
-    }
-    expected.set(id, session.success.revision)
-    return Option.some(snapshot.success)
+    const { revision, snapshot } = yield* Effect.fromResult(SnapshotRows.decode(rows, id, file))
+    expected.set(id, revision)
+    return Option.some(snapshot)
   })
 
   const save = Effect.fn("SqliteSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
-    const { messages, ...rest } = snapshot
-    const id = snapshot.id
-    // A value JSON cannot hold (a BigInt, a cycle in the assigns) is refused before the transaction.
-    const body = yield* Effect.try({
-      try: () => JSON.stringify(rest),
-      catch: (cause) =>
-        new SessionStoreError({
-          method: "save",
-          sessionId: id,
-          location: sessionRow(id),
-          reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause).replace(/\s*\n\s*/g, " ")}` }),
-          cause
-        })
-    })
+    const { id, messages } = snapshot
+    const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, file))
     const appended = saveOptions?.appended
     const want = expected.get(id)
     const outcome = yield* transaction("save", id, (): { readonly saved: number } | { readonly conflict: string } => {
       const stored = selectSession.get(id)
       const found = stored === undefined ? "absent" : Number(stored["revision"])
-      if (want !== undefined && want !== found) {
-        // Nothing is written: the transaction commits no change.
-        if (found === "absent") return { conflict: "its row was removed" }
-        return { conflict: want === "absent" ? "its row was created" : `its row is at revision ${found}, ${want} when last loaded or saved here` }
-      }
+      const refused = SnapshotRows.conflict(want, found)
+      // Nothing is written: the transaction commits no change.
+      if (refused !== undefined) return { conflict: refused }
       let from = 0
       if (appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended) {
         from = messages.length - appended

@@ -6,7 +6,7 @@ import * as Message from "@condukt/core/Message"
 import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
-import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { conformance, readOnly, revisionConflicts, snapshot, storeError, tempDir, turn } from "./conformance.ts"
 import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
@@ -84,36 +84,7 @@ describe("SqliteSessionStore", () => {
     ))
 
   it.live("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
-    withStore((store, file) =>
-      Effect.gen(function*() {
-        const conflict = (detail: string, id = "s1") =>
-          `SessionStore.save: session ${id} at ${file}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
-        yield* store.save(snapshot("s1", 1))
-        // Another process resumes the session and saves a turn.
-        const other = yield* SqliteSessionStore.make({ file })
-        assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
-        yield* other.save(snapshot("s1", 2), { appended: 4 })
-        const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
-        const error = yield* storeError(store.save(mine, { appended: 4 }))
-        assert.strictEqual(error?.reason._tag, "Conflict")
-        assert.strictEqual(error?.message, conflict("its row is at revision 2, 1 when last loaded or saved here"))
-        assert.strictEqual(yield* failure(store.save(mine)), conflict("its row is at revision 2, 1 when last loaded or saved here"))
-        assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(snapshot("s1", 2)))
-        // Loading again reads what the other writer saved; saving from there works, and the other one is refused.
-        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
-        yield* store.save(snapshot("s1", 3), { appended: 4 })
-        assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
-        // Two writers starting the same new session; a save after a clear elsewhere.
-        const fresh = yield* SqliteSessionStore.make({ file })
-        assert.isTrue(Option.isNone(yield* fresh.load("s2")))
-        assert.isTrue(Option.isNone(yield* other.load("s2")))
-        yield* other.save(snapshot("s2", 1))
-        assert.strictEqual(yield* failure(fresh.save(snapshot("s2", 1))), conflict("its row was created", "s2"))
-        yield* store.clear("s1")
-        assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
-        assert.isTrue(Option.isNone(yield* store.load("s1")))
-      })
-    ))
+    withStore((store, file) => revisionConflicts(store, SqliteSessionStore.make({ file }), file)))
 
   it.live("two processes saving one session at once: one saves, the other fails with Conflict; the store holds the winner's turn", () =>
     withStore((store, file) =>

@@ -2,8 +2,8 @@
  * What every SessionStore backend must do, as one suite each backend's test file runs: saves that
  * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None.
  */
-import { assert, it } from "@effect/vitest"
-import { Effect, Exit, Option } from "effect"
+import { assert, it, type Vitest } from "@effect/vitest"
+import { Effect, Exit, Option, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -63,14 +63,57 @@ export const snapshot = (id: string, turns: number, fields: Partial<Snapshot.Sna
     ...fields
   })
 
-/** Runs the suite against the store `use` gives (a fresh one per test). */
-export const conformance = (
-  use: <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) => Effect.Effect<A, E | SessionStore.SessionStoreError>
+/**
+ * The revision check of a store whose sessions carry a revision (the SQLite and SQL stores):
+ * `store` and what `another` opens are two writers on one database; `location` is what errors name.
+ * A save the other writer got to first fails with Conflict, whole message asserted, and overwrites
+ * nothing; loading again and saving from there works; two writers starting one new session; a save
+ * after a clear elsewhere.
+ */
+export const revisionConflicts = <E, R>(store: SessionStore.Service, another: Effect.Effect<SessionStore.Service, E, R>, location: string) =>
+  Effect.gen(function*() {
+    const conflict = (detail: string, id = "s1") =>
+      `SessionStore.save: session ${id} at ${location}#condukt_sessions/${id}: another writer saved this session since it was last loaded or saved here (${detail}); nothing was overwritten, start the session again to resume from what it saved`
+    const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
+    yield* store.save(snapshot("s1", 1))
+    // Another process resumes the session and saves a turn.
+    const other = yield* another
+    assert.deepStrictEqual(yield* other.load("s1"), Option.some(snapshot("s1", 1)))
+    yield* other.save(snapshot("s1", 2), { appended: 4 })
+    const mine = { ...snapshot("s1", 2), assigns: { mine: true } }
+    const error = yield* storeError(store.save(mine, { appended: 4 }))
+    assert.strictEqual(error?.reason._tag, "Conflict")
+    assert.strictEqual(error?.message, conflict("its row is at revision 2, 1 when last loaded or saved here"))
+    assert.strictEqual(yield* failure(store.save(mine)), conflict("its row is at revision 2, 1 when last loaded or saved here"))
+    assert.deepStrictEqual(yield* (yield* another).load("s1"), Option.some(snapshot("s1", 2)))
+    // Loading again reads what the other writer saved; saving from there works, and the other one is refused.
+    assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
+    yield* store.save(snapshot("s1", 3), { appended: 4 })
+    assert.strictEqual(yield* failure(other.save(snapshot("s1", 3))), conflict("its row is at revision 3, 2 when last loaded or saved here"))
+    // Two writers starting the same new session; a save after a clear elsewhere.
+    const fresh = yield* another
+    assert.isTrue(Option.isNone(yield* fresh.load("s2")))
+    assert.isTrue(Option.isNone(yield* other.load("s2")))
+    yield* other.save(snapshot("s2", 1))
+    assert.strictEqual(yield* failure(fresh.save(snapshot("s2", 1))), conflict("its row was created", "s2"))
+    yield* store.clear("s1")
+    assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
+    assert.isTrue(Option.isNone(yield* store.load("s1")))
+  })
+
+/**
+ * Runs the suite against the store `use` gives (a fresh one per test), each case with `test`:
+ * `it.live` by default, or the `it.effect` of a shared layer whose services `use` needs (a server).
+ */
+export const conformance = <R = never>(
+  use: <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E>) => Effect.Effect<A, E | SessionStore.SessionStoreError, R>,
+  // `it.live` needs nothing but a Scope: it serves any `R` whose caller leaves `test` out (R = never).
+  test: Vitest.Tester<R | Scope.Scope> = it.live as Vitest.Tester<R | Scope.Scope>
 ) => {
-  it.live("an id never saved loads as none", () =>
+  test("an id never saved loads as none", () =>
     use((store) => Effect.map(store.load("nobody"), (loaded) => assert.isTrue(Option.isNone(loaded)))))
 
-  it.live("a first save, then turns appended one by one, load back as the last snapshot", () =>
+  test("a first save, then turns appended one by one, load back as the last snapshot", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -79,7 +122,7 @@ export const conformance = (
       })
     ))
 
-  it.live("a save that rewrites (a compaction) replaces the appended history", () =>
+  test("a save that rewrites (a compaction) replaces the appended history", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -91,7 +134,7 @@ export const conformance = (
       })
     ))
 
-  it.live("a save of assigns alone (no new message) is kept", () =>
+  test("a save of assigns alone (no new message) is kept", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("s1", 1))
@@ -100,7 +143,7 @@ export const conformance = (
       })
     ))
 
-  it.live("sessions are kept apart, and clear forgets one (twice is fine)", () =>
+  test("sessions are kept apart, and clear forgets one (twice is fine)", () =>
     use((store) =>
       Effect.gen(function*() {
         yield* store.save(snapshot("a", 1))

@@ -10,12 +10,15 @@ import * as Message from "@condukt/core/Message"
 
 const fixture = path.resolve(import.meta.dirname, "../fixtures/storeWriter.ts")
 
-/** A child; `next` is its next line on stdout, or `exited <code>: <stderr>` once it has ended. */
-export const storeWriter = (args: ReadonlyArray<string>) =>
+/**
+ * A child running `program` (test/fixtures/storeWriter.ts, or another package's fixture of the same
+ * protocol); `next` is its next line on stdout, or `exited <code>: <stderr>` once it has ended.
+ */
+export const storeWriter = (args: ReadonlyArray<string>, program: string = fixture) =>
   Effect.gen(function*() {
     const lines = yield* Queue.unbounded<string>()
     const proc = yield* Effect.acquireRelease(
-      Effect.sync(() => spawn(process.execPath, [fixture, ...args], { stdio: ["pipe", "pipe", "pipe"] })),
+      Effect.sync(() => spawn(process.execPath, [program, ...args], { stdio: ["pipe", "pipe", "pipe"] })),
       (proc) => Effect.sync(() => proc.exitCode === null && proc.signalCode === null && proc.kill("SIGKILL"))
     )
     let pending = ""
@@ -38,11 +41,11 @@ export const storeWriter = (args: ReadonlyArray<string>) =>
  * Two writers that loaded session `id` from the store at `location` save one turn each at the same
  * moment (both are ready before either is told to go); their outcomes, in start order.
  */
-export const twoWriters = (kind: "disk" | "sqlite", location: string, id: string) =>
+export const twoWriters = (kind: string, location: string, id: string, program: string = fixture) =>
   Effect.gen(function*() {
     const writers = yield* Effect.all([
-      storeWriter(["writer", kind, location, id, "alpha"]),
-      storeWriter(["writer", kind, location, id, "beta"])
+      storeWriter(["writer", kind, location, id, "alpha"], program),
+      storeWriter(["writer", kind, location, id, "beta"], program)
     ])
     for (const writer of writers) assert.strictEqual(yield* writer.next, "ready")
     yield* Effect.forEach(writers, (writer) => writer.send("go"), { discard: true })

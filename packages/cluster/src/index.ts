@@ -1,0 +1,1 @@
+export * as SqlSessionStore from "./SqlSessionStore.ts"

@@ -1,0 +1,59 @@
+/**
+ * SqlSessionStore on SQLite, through @condukt/node's SqliteClient: the SessionStore conformance
+ * suite, writers that meet on one session, rows that are not the store's, and a database the
+ * SQLite session store wrote (the same layout) read back.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer, Option, type Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as path from "node:path"
+import * as SqliteClient from "@condukt/node/SqliteClient"
+import { SqliteSessionStore } from "@condukt/node"
+import type * as SessionStore from "@condukt/core/SessionStore"
+import * as SqlSessionStore from "../src/SqlSessionStore.ts"
+import { conformance, revisionConflicts, snapshot, storeError, tempDir } from "../../node/test/sessionStore/conformance.ts"
+
+/** A store on a new database file; `f` runs with its SqlClient. */
+const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
+  Effect.scoped(Effect.gen(function*() {
+    const file = path.join(yield* tempDir, "sessions.db")
+    return yield* Effect.flatMap(SqlSessionStore.make({ location: file }), (store) => f(store, file)).pipe(
+      Effect.provide(SqliteClient.layer({ file }))
+    )
+  }))
+
+const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
+
+describe("SqlSessionStore on SQLite", () => {
+  conformance((f) => Effect.orDie(withStore((store) => f(store))))
+
+  it.live("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
+    withStore((store, file) =>
+      // The other writer on a client of its own, as another process would hold the file.
+      revisionConflicts(store, Effect.flatMap(Layer.build(SqliteClient.layer({ file })), (client) => SqlSessionStore.make({ location: file }).pipe(Effect.provide(client))), file)))
+
+  it.live("a missing message row fails the load naming the first one missing", () =>
+    withStore((store, file) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* store.save(snapshot("s1", 1))
+        yield* sql`DELETE FROM condukt_messages WHERE idx = 1`
+        assert.strictEqual(
+          yield* failure(store.load("s1")),
+          `SessionStore.load: session s1 at ${file}#condukt_messages/s1/1: not a session snapshot (message 1 is missing)`
+        )
+      })
+    ))
+
+  it.live("a database the SQLite session store wrote loads, and takes the turns saved after", () =>
+    withStore((_, file) =>
+      Effect.gen(function*() {
+        const embedded = yield* SqliteSessionStore.make({ file })
+        yield* embedded.save(snapshot("s1", 2))
+        const store = yield* SqlSessionStore.make({ location: file })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 2)))
+        yield* store.save(snapshot("s1", 3), { appended: 4 })
+        assert.deepStrictEqual(yield* embedded.load("s1"), Option.some(snapshot("s1", 3)))
+      })
+    ))
+})

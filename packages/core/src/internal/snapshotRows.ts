@@ -1,0 +1,92 @@
+/**
+ * snapshotRows — the row layout the SQL session stores share (`SqliteSessionStore` in
+ * @condukt/node, `SqlSessionStore` in @condukt/cluster): one session row holding the snapshot
+ * without its messages as JSON, how many messages it has and a revision, and one row per message
+ * (its index and its JSON). It reads rows back into a snapshot, naming the row that is not what a
+ * store wrote (`location#condukt_sessions/<id>`, `location#condukt_messages/<id>/<index>`), and
+ * writes the session row's body. The messages' JSON is written by the stores themselves, on the
+ * hot path, with no pass of its own.
+ */
+import { Result, Schema } from "effect"
+import { Corrupt, SessionStoreError } from "../SessionStoreError.ts"
+import * as Snapshot from "../Snapshot.ts"
+
+/** What a load read: the session row, and its message rows in index order. */
+export interface Rows {
+  readonly session: unknown
+  readonly messages: ReadonlyArray<unknown>
+}
+
+const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String, revision: Schema.Int })
+const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
+
+const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
+
+const parseJson = (text: string) => Result.try({ try: (): unknown => JSON.parse(text), catch: describe })
+
+/** A session row's revision as a store last loaded or saved it, `absent` when there was no row. */
+export type Revision = number | "absent"
+
+/**
+ * Why a save must not write: the session row is not at the revision this store last loaded or
+ * saved (`want`; undefined when it never saw the session, which is not checked). Undefined when it is.
+ */
+export const conflict = (want: Revision | undefined, found: Revision): string | undefined => {
+  if (want === undefined || want === found) return undefined
+  if (found === "absent") return "its row was removed"
+  return want === "absent" ? "its row was created" : `its row is at revision ${found}, ${want} when last loaded or saved here`
+}
+
+/** Where the session's row is, for errors. */
+export const sessionRow = (location: string, id: string) => `${location}#condukt_sessions/${id}`
+
+/** The snapshot the rows of session `id` hold, with the session row's revision; or the load's error naming the row. */
+export const decode = (
+  rows: Rows,
+  id: string,
+  location: string
+): Result.Result<{ readonly snapshot: Snapshot.Snapshot; readonly revision: number }, SessionStoreError> => {
+  const corrupt = (at: string, description: string) =>
+    Result.fail(new SessionStoreError({ method: "load", sessionId: id, location: at, reason: new Corrupt({ description }) }))
+  const session = Schema.decodeUnknownResult(SessionRow)(rows.session)
+  if (Result.isFailure(session)) return corrupt(sessionRow(location, id), "the row has no length or body")
+  const body = parseJson(session.success.body)
+  if (Result.isFailure(body)) return corrupt(sessionRow(location, id), body.failure)
+  const messages: Array<unknown> = []
+  for (const row of rows.messages) {
+    const message = Schema.decodeUnknownResult(MessageRow)(row)
+    const at = `${location}#condukt_messages/${id}/${messages.length}`
+    if (Result.isFailure(message) || message.success.idx !== messages.length) return corrupt(at, `message ${messages.length} is missing`)
+    const parsed = parseJson(message.success.body)
+    if (Result.isFailure(parsed)) return corrupt(at, parsed.failure)
+    messages.push(parsed.success)
+  }
+  if (messages.length !== session.success.length) {
+    return corrupt(sessionRow(location, id), `the session has ${session.success.length} messages, ${messages.length} rows were found`)
+  }
+  const record = typeof body.success === "object" && body.success !== null ? { ...body.success, messages } : body.success
+  const snapshot = Snapshot.decode(record, id)
+  if (Result.isFailure(snapshot)) {
+    return Result.fail(new SessionStoreError({ method: "load", sessionId: id, location: sessionRow(location, id), reason: snapshot.failure }))
+  }
+  return Result.succeed({ snapshot: snapshot.success, revision: session.success.revision })
+}
+
+/**
+ * The session row's body: the snapshot without its messages, as JSON. A value JSON cannot hold (a
+ * BigInt, a cycle in the assigns) fails the save naming the row, before anything is written.
+ */
+export const encodeBody = (snapshot: Snapshot.Snapshot, location: string): Result.Result<string, SessionStoreError> => {
+  const { messages: _, ...rest } = snapshot
+  return Result.try({
+    try: () => JSON.stringify(rest),
+    catch: (cause) =>
+      new SessionStoreError({
+        method: "save",
+        sessionId: snapshot.id,
+        location: sessionRow(location, snapshot.id),
+        reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause).replace(/\s*\n\s*/g, " ")}` }),
+        cause
+      })
+  })
+}

@@ -1,0 +1,129 @@
+/**
+ * SqliteClient — an `effect/sql` SqlClient over Node's built-in SQLite (`node:sqlite`), exported
+ * as `SqliteClient`: the embedded database the SQL session store and the cluster's storage run on
+ * when nothing is installed (`@effect/sql-sqlite-node` has no build for effect 4.1).
+ *
+ * One connection per client, guarded by a semaphore (SQLite writes one at a time anyway). The
+ * journal is WAL with `synchronous = FULL`, as the SQLite session store keeps it. `node:sqlite` is
+ * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
+ * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
+ * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
+ * opening one new file meet on, retries so itself). Transactions begin `IMMEDIATE`, so two processes never both
+ * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
+ */
+import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { SqlClient, SqlError, Statement } from "effect/sql"
+import type { SqlConnection } from "effect/sql"
+import * as NodeSqlite from "./internal/nodeSqlite.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The database file (created when missing); its directory must exist. */
+  readonly file: string
+}
+
+/** How often the setup of a database (its switch to WAL) retries one another process has locked, 20 ms apart. */
+export const BUSY_RETRIES = 100
+
+/** How many prepared statements a client keeps. */
+export const STATEMENT_CACHE = 100
+
+type Param = null | number | bigint | string | Uint8Array
+
+/** What SQLite binds: no booleans, no dates, no undefined. */
+const toParam = (value: unknown): Param =>
+  value === undefined || value === null
+    ? null
+    : typeof value === "boolean"
+    ? (value ? 1 : 0)
+    : value instanceof Date
+    ? value.toISOString()
+    : (value as Param)
+
+/**
+ * An error of `node:sqlite` as effect/sql's reason: its SQLite result code is `errcode` (the
+ * classifier reads `code` or `errno`), its message SQLite's own (`database is locked`).
+ */
+const failed = (operation: string) => (cause: unknown) => {
+  const errcode = (cause as { readonly errcode?: unknown } | undefined)?.errcode
+  const message = cause instanceof Error ? cause.message : `SQLite failed to ${operation}`
+  const classified = typeof errcode === "number" ? { errno: errcode, message, cause } : cause
+  return new SqlError.SqlError({ reason: SqlError.classifySqliteError(classified, { message, operation }) })
+}
+
+/**
+ * A client on the database `options.file`, closed with the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
+  const db = yield* Effect.acquireRelease(
+    NodeSqlite.open(options.file, failed("open the database")),
+    (db) => Effect.sync(() => db.isOpen && db.close())
+  )
+  // Several processes opening a new file at once meet on its switch to WAL: retried like a statement.
+  yield* Effect.try({
+    try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
+    catch: failed("set up the database")
+  }).pipe(Effect.retry({ while: (error) => error.reason._tag === "LockTimeoutError", times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }))
+  // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
+  // rows is a text of its own): preparing costs as much as running a small statement.
+  const prepared = new Map<string, NodeSqlite.Statement>()
+  const prepare = (sql: string) => {
+    const cached = prepared.get(sql)
+    if (cached !== undefined) return cached
+    const statement = db.prepare(sql)
+    if (prepared.size >= STATEMENT_CACHE) prepared.delete(prepared.keys().next().value!)
+    prepared.set(sql, statement)
+    return statement
+  }
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+    Effect.try({
+      try: (): ReadonlyArray<object> => {
+        const statement = prepare(sql)
+        statement.setReturnArrays(arrays)
+        const args = params.map(toParam)
+        if (statement.columns().length > 0) return statement.all(...args)
+        statement.run(...args)
+        return []
+      },
+      catch: failed("execute a statement")
+    })
+  const rows = (
+    sql: string,
+    params: ReadonlyArray<unknown>,
+    transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+  ) => Effect.map(run(sql, params, false), (result) => (transformRows ? transformRows(result) : result))
+  const connection: SqlConnection.Connection = {
+    execute: rows,
+    executeUnprepared: rows,
+    executeRaw: (sql, params) => run(sql, params, false),
+    // With `setReturnArrays` each row is an array of its values.
+    executeValues: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeValuesUnprepared: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeStream: () => Stream.die("SqliteClient does not stream rows")
+  }
+  const acquirers = SqlClient.makeSqliteAcquirers({
+    connection: Effect.succeed(connection),
+    semaphore: yield* Semaphore.make(1),
+    isTransaction: () => db.isTransaction
+  })
+  return yield* SqlClient.make({
+    ...acquirers,
+    compiler: Statement.makeCompilerSqlite(),
+    beginTransaction: "BEGIN IMMEDIATE",
+    driver: "node:sqlite",
+    spanAttributes: [["db.system.name", "sqlite"]]
+  })
+})
+
+/**
+ * A `SqlClient` on the SQLite database `options.file`, closed with the layer.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.effect(SqlClient.SqlClient, make(options)).pipe(Layer.provide(Reactivity.layer))
