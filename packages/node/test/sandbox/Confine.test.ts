@@ -159,6 +159,26 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.strictEqual(left, "")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
+  it.effect("no Unix socket: a server the host listens on, even inside the cwd, cannot be reached", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const path = join(at.project, "host.sock")
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<net.Server>((resolve) => {
+            const listening = net.createServer((socket) => socket.end("hello over unix\n")).listen(path, () => resolve(listening))
+          })
+        ),
+        (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
+      )
+      const client = `${process.execPath} -e 'require("net").connect(process.argv[1]).on("data", (d) => process.stdout.write(d)).on("error", (e) => { console.log(e.code); process.exitCode = 1 })' ${path}`
+      assert.deepStrictEqual(yield* run(open, client), { exitCode: 0, output: "hello over unix" })
+      assert.deepStrictEqual(yield* run(confined, client), { exitCode: 1, output: "EACCES" })
+      // A pipe between the command's own processes works as ever.
+      assert.deepStrictEqual(yield* run(confined, "echo through | cat"), { exitCode: 0, output: "through" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>
     Effect.gen(function*() {
       const at = yield* layout
