@@ -7,7 +7,8 @@
  *
  * - the filesystem is the host's, read-only, but for the sandbox's cwd and `allowedPaths` (and
  *   `writable`), a private `/tmp`, and a fresh `/dev`; the `denyRead` paths (credentials under the
- *   home directory by default) are hidden: a directory shows empty, a file reads empty;
+ *   home directory by default) and the `.env` files of the directories above the cwd are hidden
+ *   (a directory shows empty, a file cannot be read) — those that exist when the sandbox is built;
  * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
  *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
  * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), or the
@@ -143,6 +144,22 @@ export interface Plan {
 const expand = (given: string, home: string, cwd: string): string =>
   given === "~" ? home : given.startsWith("~/") ? path.join(home, given.slice(2)) : path.resolve(cwd, given)
 
+/**
+ * The `.env` files (`.env`, `.env.*`) of the directories above `cwd`, up to `/`: a monorepo's or a
+ * home's secrets, which a command in the project has no business reading (the project's own stay).
+ */
+const envFilesAbove = (cwd: string): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  for (let directory = path.dirname(cwd); ; directory = path.dirname(directory)) {
+    try {
+      for (const name of NodeFs.readdirSync(directory)) if (name === ".env" || name.startsWith(".env.")) found.push(path.join(directory, name))
+    } catch {
+      // An unreadable directory holds nothing we could hide.
+    }
+    if (directory === path.dirname(directory)) return found
+  }
+}
+
 /** `given` resolved to its real path when it exists (a mount point must be the real one), undefined otherwise. */
 const real = (given: string): string | undefined => {
   try {
@@ -168,11 +185,10 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       const found = real(given)
       return found === undefined ? [] : [found]
     })
-  const hidden = (options.denyRead ?? DEFAULT_DENY_READ).flatMap((given): ReadonlyArray<string> => {
-    const found = real(expand(given, home, cwd))
-    if (found === undefined) return []
-    return NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
-  })
+  const denied = [...(options.denyRead ?? DEFAULT_DENY_READ).map((given) => expand(given, home, cwd)), ...envFilesAbove(cwd)]
+  const hidden = [...new Set(denied.flatMap((given) => real(given) ?? []))].flatMap((found): ReadonlyArray<string> =>
+    NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
+  )
   return {
     bwrap: options.bwrap ?? "bwrap",
     seccomp: seccompFile(),
