@@ -38,6 +38,7 @@ import * as SessionStore from "./SessionStore.ts"
 import { type RunError, SandboxInitFailed, SessionError, type StartError } from "./SessionError.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
+import * as ToolSource from "./ToolSource.ts"
 import * as Usage from "./Usage.ts"
 
 export * from "./SessionError.ts"
@@ -326,7 +327,17 @@ const make = <R, RIn>(
             agent: agent.name,
             secrets,
             redact: redactor.redact,
-            emit: (event) => actor.emit(event)
+            emit: (event) => actor.emit(event),
+            // A server's sampled request spends the session's tokens: they count in its usage.
+            model: {
+              name: model.name,
+              stream: (request) =>
+                model.stream(request).pipe(Stream.tap((part) => Effect.sync(() => part._tag === "Usage" && conversation.spend(part))))
+            },
+            roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
+              Effect.map((built) => [{ uri: ToolSource.fileUri(built.cwd), name: "cwd" }]),
+              Effect.orElseSucceed(() => [])
+            )
           }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))

@@ -10,6 +10,7 @@
  * This module refuses to know how a source connects, what it speaks, or how it restarts.
  */
 import type { Effect, Redacted, Scope } from "effect"
+import type * as Model from "./Model.ts"
 import type { Payload } from "./SessionEvent.ts"
 import type { McpStartFailed } from "./SessionError.ts"
 import type * as Supervisor from "./Supervisor.ts"
@@ -41,7 +42,36 @@ export interface StartContext {
    * session's observers at once and to the next run's own stream when it starts.
    */
   readonly emit: (event: Event) => Effect.Effect<void>
+  /**
+   * The session's own model, for a source whose servers may ask it something (MCP's
+   * `sampling/createMessage`, when the server's declaration allows it). Absent: nothing to sample.
+   */
+  readonly model?: Model.Service | undefined
+  /**
+   * The directories the session's tools work in (its sandbox's working directory), for a server
+   * that asks (MCP's `roots/list`); reading them builds the sandbox if it was not yet. Absent: no roots.
+   */
+  readonly roots?: Effect.Effect<ReadonlyArray<Root>> | undefined
 }
+
+/**
+ * A directory a source's servers may work in: a `file://` URI and a name for people.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Root {
+  readonly uri: string
+  readonly name: string
+}
+
+/**
+ * The `file://` URI of an absolute POSIX path (each segment percent-encoded as a URI path needs).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const fileUri = (path: string): string => `file://${path.split("/").map(encodeURIComponent).join("/")}`
 
 /**
  * A started source: its tools as they are now (a new array whenever they change).

@@ -19,7 +19,6 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontex
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
-  ElicitRequestSchema,
   ErrorCode,
   McpError as JsonRpcError,
   type Tool as McpTool,
@@ -30,6 +29,7 @@ import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
+import * as ServerRequests from "./internal/serverRequests.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
 import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultTooLarge, TransportDown } from "./McpError.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
@@ -118,13 +118,15 @@ const handshake = (client: Client, transport: Transport, declaration: Declaratio
  * Opens a connection in the current scope: transport, handshake, tools. `onToolsChanged` gets the
  * new list after `notifications/tools/list_changed` (coalesced: see toolListing). `credentials`
  * collects the server's own secrets (a session's server keeps one across its connections); every
- * server text in an error, event or log line passes through its `reason`.
+ * server text in an error, event or log line passes through its `reason`. `requests` lends what
+ * the server's own requests are answered with (the session's model and roots: serverRequests).
  */
 export const connect = (
   declaration: Declaration,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>,
-  credentials: Credentials = new Credentials(declaration.name, identity)
+  credentials: Credentials = new Credentials(declaration.name, identity),
+  requests: ServerRequests.Requests = {}
 ): Effect.Effect<Connection, McpError, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
@@ -136,11 +138,8 @@ export const connect = (
     let replacing = false
     const down = yield* Deferred.make<never, McpError>()
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
-    const capabilities = declaration.elicitation === "accept-defaults" ? { elicitation: { form: { applyDefaults: true } } } : {}
-    const client = new Client(CLIENT_INFO, { capabilities })
-    if (declaration.elicitation === "accept-defaults") {
-      client.setRequestHandler(ElicitRequestSchema, () => Promise.resolve({ action: "accept" as const, content: {} }))
-    }
+    const client = new Client(CLIENT_INFO, { capabilities: ServerRequests.capabilities(declaration, requests) })
+    ServerRequests.install(client, declaration, requests, credentials)
     // A stdio server's first protocol error during the handshake fails it at once (garbage on
     // stdout). HTTP transports report recoverable trouble the same way (a server without the
     // optional GET stream answers 404), so theirs are left to the SDK.

@@ -18,7 +18,15 @@ import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as McpClient from "./McpClient.ts"
 import { McpError, TransportDown } from "./McpError.ts"
 import { Credentials } from "./internal/credentials.ts"
-import type { CommonOptions, Declaration, HttpOptions, StdioOptions } from "./internal/declaration.ts"
+import type {
+  CommonOptions,
+  Declaration,
+  Elicit,
+  ElicitationAnswer,
+  ElicitationRequest,
+  HttpOptions,
+  StdioOptions
+} from "./internal/declaration.ts"
 import * as MapForm from "./internal/mapForm.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -26,7 +34,7 @@ import * as MapForm from "./internal/mapForm.ts"
 // ---------------------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category models */
-export type { CommonOptions, Declaration, HttpOptions, StdioOptions }
+export type { CommonOptions, Declaration, Elicit, ElicitationAnswer, ElicitationRequest, HttpOptions, StdioOptions }
 
 /**
  * A declared server: a `ToolSource` a session starts; a stdio server's process (and a 1Password
@@ -157,7 +165,7 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
       Effect.sync(() => {
         state.tools = toTools(server, state, descriptors)
       })
-    const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials)
+    const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials, { model: context.model, roots: context.roots })
     // The first connection opens now, concurrently with the session's other servers; the
     // supervisor, which starts children one at a time, adopts it as the child's first incarnation.
     const firstScope = yield* Scope.fork(yield* Scope.Scope)

@@ -4,7 +4,7 @@
  * imports, name them without importing McpServer back.
  */
 import type { Supervisor } from "@condukt/core"
-import type { Duration } from "effect"
+import type { Duration, Effect } from "effect"
 import type * as McpAuth from "../McpAuth.ts"
 
 /** @since 0.1.0 @category models */
@@ -20,10 +20,19 @@ export interface CommonOptions {
   /** What the session's supervisor does when the connection dies (default `temporary`: nothing). */
   readonly restart?: Supervisor.Restart | undefined
   /**
-   * Server requests for user input (`elicitation/create`): not offered by default; with
-   * `accept-defaults` every form is accepted with the defaults its schema gives.
+   * Server requests for user input (`elicitation/create`): not offered by default (the server is
+   * told the client cannot elicit); with `accept-defaults` every form is accepted with the defaults
+   * its schema gives; with a handler, each form is answered by it (a URL elicitation is declined).
    */
-  readonly elicitation?: "accept-defaults" | undefined
+  readonly elicitation?: "accept-defaults" | Elicit | undefined
+  /**
+   * Server requests to sample the session's model (`sampling/createMessage`): `deny` (the default)
+   * does not offer it; `allow` answers them with the session's own model, its tokens counted in the
+   * session's usage, the request bounded and the answer redacted (ADR 0063).
+   */
+  readonly sampling?: "allow" | "deny" | undefined
+  /** The most tokens one sampled answer may take (default 4096; a server asking fewer gets fewer). */
+  readonly maxSamplingTokens?: number | undefined
   /**
    * The largest message the server may send (bytes, default 10 MiB): a stdio line, a JSON answer,
    * an SSE event. A larger answer to a call is skipped unread and that call fails with
@@ -65,3 +74,22 @@ export interface HttpOptions extends CommonOptions {
 export type Declaration =
   | (StdioOptions & { readonly transport: "stdio" })
   | (HttpOptions & { readonly transport: "sse" | "http" })
+
+/** What a server asks the user through `elicitation/create` (form mode). */
+export interface ElicitationRequest {
+  /** The server's name in its declaration. */
+  readonly server: string
+  /** The server's message to the user. */
+  readonly message: string
+  /** The form: a flat JSON Schema object of primitive properties. */
+  readonly requestedSchema: { readonly type: "object"; readonly properties: Readonly<Record<string, object>>; readonly required?: ReadonlyArray<string> | undefined }
+}
+
+/** The user's answer: the form's values, a refusal, or a dismissal. */
+export type ElicitationAnswer =
+  | { readonly action: "accept"; readonly content: Readonly<Record<string, string | number | boolean | ReadonlyArray<string>>> }
+  | { readonly action: "decline" }
+  | { readonly action: "cancel" }
+
+/** A program's answer to a server's elicitation. */
+export type Elicit = (request: ElicitationRequest) => Effect.Effect<ElicitationAnswer>

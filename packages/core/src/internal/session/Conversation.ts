@@ -340,7 +340,8 @@ export class Conversation<R> {
       )
   }
 
-  private spend(usage: Model.Usage): void {
+  /** Counts tokens in the session's usage: its own turns', and those its MCP servers sampled. */
+  spend(usage: Model.Usage): void {
     this.#spent.input += usage.inputTokens
     this.#spent.output += usage.outputTokens
     this.#spent.cacheRead += usage.cacheReadTokens ?? 0

@@ -1,0 +1,156 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Stream } from "effect"
+import * as fs from "node:fs"
+import { Agent, Session, ToolSource } from "@condukt/core"
+import { Condukt } from "@condukt/node"
+import { Processes, TestModel } from "@condukt/testing"
+import { McpServer } from "../src/index.ts"
+import { everything, everythingHttp, node, results } from "./support.ts"
+
+/** The processes under this one (any depth) whose command line names `needle`. */
+const descendants = (needle: string): ReadonlyArray<number> => {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = fs.readFileSync(`/proc/${entry}/stat`, { encoding: "utf8", flag: "r" }).toString()
+    parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
+  }
+  const under = (pid: number): boolean => {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
+    return false
+  }
+  return [...parents.keys()].filter((pid) => {
+    if (!under(pid)) return false
+    const cmdline = fs.existsSync(`/proc/${pid}/cmdline`) ? fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") : ""
+    return cmdline.includes(needle)
+  })
+}
+
+/** This process's open sockets (from /proc/self/fd). */
+const sockets = (): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    const target = (() => {
+      const path = `/proc/self/fd/${fd}`
+      return fs.existsSync(path) ? fs.readlinkSync(path) : ""
+    })()
+    return target.startsWith("socket:")
+  }).length
+
+/** Polls (bounded: 15 s) until this process holds `count` sockets; fails with how many it holds. */
+const awaitSockets = (count: number) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      if (sockets() === count) return
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.fail(`${sockets()} sockets are open, ${count} before the session`)
+  })
+
+const SAMPLING_TOOL = "everything.trigger-sampling-request"
+const ELICITATION_TOOL = "everything.trigger-elicitation-request"
+const ROOTS_TOOL = "everything.get-roots-list"
+
+const answered = (declared: McpServer.McpServer) =>
+  Effect.gen(function*() {
+    const agent = Agent.make({ name: "asked", model: "test:x", mcpServers: [declared] })
+    const session = yield* Session.start(agent)
+    const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+    const recorded = yield* TestModel.TestModel
+    const requests = yield* recorded.requests
+    const usage = yield* session.usage
+    const listed = events.find((e) => e._tag === "McpServerStarted")
+    return { events, requests, usage, listed, session }
+  }).pipe(
+    Effect.provide(TestModel.layer([
+      TestModel.reply(
+        TestModel.toolCall(SAMPLING_TOOL, { prompt: "name a colour", maxTokens: 50 }),
+        TestModel.toolCall(ELICITATION_TOOL, {}),
+        TestModel.toolCall(ROOTS_TOOL, {})
+      ),
+      TestModel.text("teal"),
+      TestModel.text("done")
+    ])),
+    Effect.provide(Condukt.layer)
+  )
+
+const declaration = {
+  name: "everything",
+  sampling: "allow",
+  elicitation: (request: McpServer.ElicitationRequest) =>
+    Effect.succeed<McpServer.ElicitationAnswer>(
+      request.message === "Please provide inputs for the following fields:" && request.server === "everything"
+        ? { action: "accept", content: { name: "Ada Lovelace", check: true } }
+        : { action: "cancel" }
+    )
+} as const
+
+const ROOTS_NOTE = "Note: This server demonstrates the roots protocol capability but doesn't actually access files. " +
+  "The roots are provided by the MCP client and can be used by servers that need file system access."
+
+/** What each of server-everything's three tools answered, checked whole. */
+const check = (run: Effect.Success<ReturnType<typeof answered>>) => {
+  const [sampled, elicited, roots] = results(run.events)
+  assert.deepStrictEqual(sampled, {
+    name: SAMPLING_TOOL,
+    content: `LLM sampling result: \n${
+      JSON.stringify({ model: "test:scripted", stopReason: "endTurn", role: "assistant", content: { type: "text", text: "teal" } }, null, 2)
+    }`,
+    isError: false
+  })
+  assert.deepStrictEqual(elicited, {
+    name: ELICITATION_TOOL,
+    content: [
+      "✅ User provided the requested information!",
+      "User inputs:\n- Name: Ada Lovelace\n- Agreed to terms: true",
+      `\nRaw result: ${JSON.stringify({ action: "accept", content: { name: "Ada Lovelace", check: true } }, null, 2)}`
+    ].join("\n"),
+    isError: false
+  })
+  assert.deepStrictEqual(roots, {
+    name: ROOTS_TOOL,
+    content: `Current MCP Roots (1 total):\n\n1. cwd\n   URI: ${ToolSource.fileUri(process.cwd())}\n\n${ROOTS_NOTE}`,
+    isError: false
+  })
+  // The server's request reached the session's model as asked, bounded by the declaration's default.
+  const asked = run.requests[1]!
+  assert.strictEqual(asked.system, "You are a helpful test server.")
+  assert.deepStrictEqual(asked.tools, [])
+  assert.deepStrictEqual(asked.options, { maxTokens: 50, temperature: 0.7 })
+  // Three model requests (two turns and the sampled one), each 10 in / 5 out: all in the session's usage.
+  assert.deepStrictEqual(run.usage, { inputTokens: 30, outputTokens: 15 })
+}
+
+describe("server requests", () => {
+  it.live("server-everything over stdio: sampled by the session's model, elicited through the handler, roots listed; no process left", () =>
+    Effect.gen(function*() {
+      const run = yield* answered(McpServer.stdio({ ...declaration, command: node, args: [everything, "stdio"] }))
+      check(run)
+      const pids = descendants(everything)
+      assert.strictEqual(pids.length, 1)
+      yield* run.session.stop
+      yield* Effect.forEach(pids, (pid) => Processes.awaitDeath(pid))
+    }).pipe(Effect.scoped))
+
+  it.live("server-everything over Streamable HTTP: the same answers; no socket left", () =>
+    Effect.gen(function*() {
+      const port = yield* everythingHttp("streamableHttp")
+      const before = sockets()
+      const run = yield* answered(McpServer.http({ ...declaration, url: `http://127.0.0.1:${port}/mcp` }))
+      check(run)
+      yield* run.session.stop
+      // Idle keep-alive connections of the platform's fetch pool close when the server's keep-alive
+      // timeout (5 s) ends them; a stream or a session the client left open would stay.
+      yield* awaitSockets(before)
+    }).pipe(Effect.scoped))
+
+  it.live("by default neither sampling nor elicitation is offered: server-everything lists only its roots tool of the three", () =>
+    Effect.gen(function*() {
+      const server = McpServer.stdio({ name: "everything", command: node, args: [everything, "stdio"] })
+      const session = yield* Session.start(Agent.make({ name: "asked", model: "test:x", mcpServers: [server] }))
+      yield* session.run("go")
+      const [request] = yield* (yield* TestModel.TestModel).requests
+      const names = request!.tools.map((tool) => tool.name)
+      assert.isTrue(names.includes("everything.echo"))
+      assert.deepStrictEqual(names.filter((name) => [SAMPLING_TOOL, ELICITATION_TOOL, ROOTS_TOOL].includes(name)), [ROOTS_TOOL])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped))
+})
