@@ -1,11 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
-import { Agent, Session, ToolSource } from "@condukt/core"
+import { Agent, Secret, Session, ToolSource } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { Processes, TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { everything, everythingHttp, node, results } from "./support.ts"
+import { everything, everythingHttp, fixture, node, results } from "./support.ts"
 
 /** The processes under this one (any depth) whose command line names `needle`. */
 const descendants = (needle: string): ReadonlyArray<number> => {
@@ -153,4 +153,43 @@ describe("server requests", () => {
       assert.isTrue(names.includes("everything.echo"))
       assert.deepStrictEqual(names.filter((name) => [SAMPLING_TOOL, ELICITATION_TOOL, ROOTS_TOOL].includes(name)), [ROOTS_TOOL])
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped))
+})
+
+describe("sampling", () => {
+  const sampled = (calls: ReadonlyArray<TestModel.Reply>, answers: ReadonlyArray<TestModel.Reply>) =>
+    Effect.gen(function*() {
+      const server = McpServer.stdio({ name: "fx", command: node, args: [fixture], sampling: "allow", maxSamplingTokens: 100 })
+      const session = yield* Session.start(Agent.make({ name: "sampler", model: "test:x", mcpServers: [server] }), {
+        secrets: { FX_TOKEN: Secret.static("tok-5b1e2c") }
+      })
+      const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+      return { results: results(events), requests: yield* (yield* TestModel.TestModel).requests }
+    }).pipe(Effect.provide(TestModel.layer([TestModel.reply(...calls), ...answers, TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped)
+
+  it.live("a request past the bounds is refused before the model sees it; the tokens asked are capped", () =>
+    Effect.gen(function*() {
+      const { requests, results: [many, long, capped] } = yield* sampled([
+        TestModel.toolCall("fx.sample", { count: 51, text: "hi", maxTokens: 10 }),
+        TestModel.toolCall("fx.sample", { count: 2, text: "x".repeat(50_001), maxTokens: 10 }),
+        TestModel.toolCall("fx.sample", { count: 1, text: "hi", maxTokens: 100_000 })
+      ], [TestModel.text("fine")])
+      assert.deepStrictEqual(many, { name: "fx.sample", content: "Error: MCP error -32602: a sampling request holds at most 50 messages (this one 51)", isError: true })
+      assert.deepStrictEqual(long, {
+        name: "fx.sample",
+        content: "Error: MCP error -32602: a sampling request holds at most 100000 characters of text (this one 100002)",
+        isError: true
+      })
+      assert.deepStrictEqual(capped, { name: "fx.sample", content: JSON.stringify({ type: "text", text: "fine" }), isError: false })
+      // The turn, the one sampled request, the last turn.
+      assert.strictEqual(requests.length, 3)
+      assert.deepStrictEqual(requests[1]!.options, { maxTokens: 100 })
+    }))
+
+  it.live("what goes back to the server is redacted with the session's secrets", () =>
+    Effect.gen(function*() {
+      const { results: [answer] } = yield* sampled([TestModel.toolCall("fx.sample", { count: 1, text: "the token?", maxTokens: 10 })], [
+        TestModel.text("it is tok-5b1e2c")
+      ])
+      assert.deepStrictEqual(answer, { name: "fx.sample", content: JSON.stringify({ type: "text", text: "it is [REDACTED:FX_TOKEN]" }), isError: false })
+    }))
 })

@@ -17,7 +17,6 @@ import {
   ElicitRequestSchema,
   ErrorCode,
   ListRootsRequestSchema,
-  McpError as JsonRpcError,
   type SamplingMessage
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Stream } from "effect"
@@ -52,7 +51,20 @@ export const capabilities = (declaration: Declaration, requests: Requests): Clie
     : { elicitation: { form: declaration.elicitation === "accept-defaults" ? { applyDefaults: true } : {} } })
 })
 
-const refuse = (message: string) => new JsonRpcError(ErrorCode.InvalidParams, message)
+/**
+ * A JSON-RPC error as the server reads it: the SDK sends a thrown error's `code` and `message`
+ * (its own `McpError` would send its message prefixed with `MCP error <code>: `, which the
+ * server's SDK prefixes again).
+ */
+class WireError extends Error {
+  readonly code: number
+  constructor(code: number, message: string) {
+    super(message)
+    this.code = code
+  }
+}
+
+const refuse = (message: string) => new WireError(ErrorCode.InvalidParams, message)
 
 /** A sampling message's text: only text content can be sampled. */
 const textOf = (message: SamplingMessage): string => {
@@ -95,7 +107,7 @@ const samplingRequest = (declaration: Declaration, params: (typeof CreateMessage
 }
 
 /** The sampled answer, redacted; a model's failure is the server's error, redacted too. */
-const sample = (model: Model.Service, request: Model.Request, credentials: Credentials): Effect.Effect<CreateMessageResult, JsonRpcError> =>
+const sample = (model: Model.Service, request: Model.Request, credentials: Credentials): Effect.Effect<CreateMessageResult, WireError> =>
   Stream.runCollect(model.stream(request)).pipe(
     Effect.map((collected) => {
       const parts = Array.from(collected)
@@ -107,7 +119,7 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
         stopReason: STOP_REASONS[finish?._tag === "Finish" ? finish.reason : "other"]
       }
     }),
-    Effect.mapError((error) => new JsonRpcError(ErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
+    Effect.mapError((error) => new WireError(ErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
   )
 
 /** Registers the handlers of what `capabilities` declared. */
