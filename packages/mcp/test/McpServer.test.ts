@@ -106,6 +106,12 @@ describe("McpServer", () => {
       assert.isUndefined(declared({ requestTimeout: 5000 }).invalid)
     })
 
+    it("takes sampling and max_sampling_tokens", () => {
+      const server = McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "allow", max_sampling_tokens: 200 })
+      assert.deepStrictEqual(server.declaration, { name: "s", command: "srv", sampling: "allow", maxSamplingTokens: 200, transport: "stdio" })
+      assert.strictEqual(McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "ask" }).invalid, "sampling has the wrong type (timeouts are milliseconds, sizes positive integers)")
+    })
+
     it.live("auth on a stdio server is accepted unused, with a warning, and the server starts", () =>
       Effect.gen(function*() {
         const server = McpServer.fromConfig({ name: "fx", transport: "stdio", command: node, args: [fixture], auth: { type: "bearer", env: "FX_TOKEN" } })
@@ -143,7 +149,7 @@ describe("McpServer", () => {
       Effect.gen(function*() {
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, initTimeoutMs: 5000, bogus: true }),
-          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, maxMessageBytes, maxResultChars, maxToolPages, maxTools (or their snake_case forms)"
+          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, sampling, maxSamplingTokens, maxMessageBytes, maxResultChars, maxToolPages, maxTools (or their snake_case forms)"
         )
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, init_timeout: 1000, initTimeout: 2000 }),

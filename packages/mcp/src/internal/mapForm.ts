@@ -33,6 +33,8 @@ const Fields = Schema.Struct({
   listTimeout: Schema.optionalKey(Millis),
   restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"])),
   elicitation: Schema.optionalKey(Schema.Literal("accept-defaults")),
+  sampling: Schema.optionalKey(Schema.Literals(["allow", "deny"])),
+  maxSamplingTokens: Schema.optionalKey(Count),
   maxMessageBytes: Schema.optionalKey(Count),
   maxResultChars: Schema.optionalKey(Count),
   maxToolPages: Schema.optionalKey(Count),
