@@ -149,6 +149,12 @@ export interface Capabilities {
 export interface Primitives extends Partial<Capabilities> {
   readonly cwd: string
   /**
+   * The host directories the sandbox's files are, as they are now (a local sandbox's cwd and
+   * allowed paths, a virtual one's mounts): what its session's MCP servers are told as their roots.
+   * Absent: the cwd alone.
+   */
+  readonly hostDirectories?: (() => ReadonlyArray<string>) | undefined
+  /**
    * The file's bytes from start to end, chunk by chunk, read as the stream is pulled. A missing
    * file, a directory or anything but a regular file fails before the first chunk, and finding
    * that out never blocks a thread (open without blocking, then check what was opened).
@@ -266,6 +272,7 @@ export const make = (primitives: Primitives): Service => {
     Effect.flatMap(readFile(path, options), (bytes) => decodeUtf8("read", path, bytes))
   return {
     cwd: primitives.cwd,
+    ...(primitives.hostDirectories === undefined ? {} : { hostDirectories: primitives.hostDirectories }),
     readStream: primitives.readStream,
     readFile,
     writeFile: primitives.writeFile,

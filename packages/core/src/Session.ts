@@ -335,7 +335,7 @@ const make = <R, RIn>(
                 model.stream(request).pipe(Stream.tap((part) => Effect.sync(() => part._tag === "Usage" && conversation.spend(part))))
             },
             roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
-              Effect.map((built) => [{ uri: ToolSource.fileUri(built.cwd), name: "cwd" }]),
+              Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])
             )
           }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))

@@ -11,6 +11,7 @@
  */
 import type { Effect, Redacted, Scope } from "effect"
 import type * as Model from "./Model.ts"
+import type * as Sandbox from "./Sandbox.ts"
 import type { Payload } from "./SessionEvent.ts"
 import type { McpStartFailed } from "./SessionError.ts"
 import type * as Supervisor from "./Supervisor.ts"
@@ -48,8 +49,8 @@ export interface StartContext {
    */
   readonly model?: Model.Service | undefined
   /**
-   * The directories the session's tools work in (its sandbox's working directory), for a server
-   * that asks (MCP's `roots/list`); reading them builds the sandbox if it was not yet. Absent: no roots.
+   * The host directories the session's tools work in (`rootsOf` its sandbox), for a server that
+   * asks (MCP's `roots/list`); reading them builds the sandbox if it was not yet. Absent: no roots.
    */
   readonly roots?: Effect.Effect<ReadonlyArray<Root>> | undefined
 }
@@ -100,3 +101,13 @@ export interface ToolSource<out R = never> {
   readonly name: string
   readonly start: (context: StartContext) => Effect.Effect<Running, McpStartFailed, R | Scope.Scope>
 }
+
+/**
+ * A sandbox's roots: its host directories (`Sandbox.hostDirectories`; the cwd alone when it does
+ * not say), the cwd named `cwd`, any other by its path.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const rootsOf = (sandbox: Sandbox.Service): ReadonlyArray<Root> =>
+  (sandbox.hostDirectories?.() ?? [sandbox.cwd]).map((path) => ({ uri: fileUri(path), name: path === sandbox.cwd ? "cwd" : path }))

@@ -1,8 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Agent, Secret, Session, ToolSource } from "@condukt/core"
-import { Condukt } from "@condukt/node"
+import { Condukt, LocalSandbox } from "@condukt/node"
 import { Processes, TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
 import { everything, everythingHttp, fixture, node, results } from "./support.ts"
@@ -153,6 +155,25 @@ describe("server requests", () => {
       assert.isTrue(names.includes("everything.echo"))
       assert.deepStrictEqual(names.filter((name) => [SAMPLING_TOOL, ELICITATION_TOOL, ROOTS_TOOL].includes(name)), [ROOTS_TOOL])
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped))
+})
+
+describe("roots", () => {
+  it.live("a local sandbox's roots are its cwd and its allowed paths", () =>
+    Effect.gen(function*() {
+      const cwd = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-roots-cwd-")))
+      const allowed = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-roots-allowed-")))
+      yield* Effect.addFinalizer(() => Effect.sync(() => [cwd, allowed].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true }))))
+      const server = McpServer.stdio({ name: "everything", command: node, args: [everything, "stdio"] })
+      const session = yield* Session.start(Agent.make({ name: "rooted", model: "test:x", mcpServers: [server] }), {
+        sandbox: LocalSandbox.layer({ cwd, allowedPaths: [allowed] })
+      })
+      const events = Array.from(yield* Stream.runCollect(session.stream("go")))
+      assert.deepStrictEqual(results(events), [{
+        name: ROOTS_TOOL,
+        content: `Current MCP Roots (2 total):\n\n1. cwd\n   URI: file://${cwd}\n\n2. ${allowed}\n   URI: file://${allowed}\n\n${ROOTS_NOTE}`,
+        isError: false
+      }])
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall(ROOTS_TOOL, {}), TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped))
 })
 
 describe("sampling", () => {

@@ -301,6 +301,8 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     })
   })
 
+  /** The host directories mounted so far (the sandbox's `hostDirectories`). */
+  const hostDirectories: Array<string> = []
   /** Mounts `hostPath` (checked or not, by the caller) at `path`; failures name `given`. */
   const attach = Effect.fnUntraced(function*(hostPath: string, path: string, mode: Sandbox.MountMode, given: string) {
     const mounted = yield* Effect.mapError(HostMount.open(hostPath, mode, budget, given), (reason) => fail("mount", reason))
@@ -314,6 +316,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
         return fail("mount", new Sandbox.Failed({ description: `Cannot mount ${given} at ${path}: ${why}`, cause }))
       }
     })
+    hostDirectories.push(HostMount.resolve(hostPath))
   })
 
   // The real path is what gets mounted, so a symlink swapped after the check cannot redirect it.
@@ -329,7 +332,7 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
   }
 
   const service: Service = {
-    ...Sandbox.make({ cwd, readStream, writeFile, exec, glob, grep, mount }),
+    ...Sandbox.make({ cwd, hostDirectories: () => [...hostDirectories], readStream, writeFile, exec, glob, grep, mount }),
     snapshot: Effect.mapError(SnapshotTree.capture(memory, budget), (reason) => fail("snapshot", reason))
   }
   return service

@@ -345,8 +345,10 @@ const build = (
     env,
     confined
   }
+  const directories = [cwd, ...(host.roots ?? [])]
   return Sandbox.make({
     cwd,
+    hostDirectories: () => directories,
     readStream: (file) => readStream(host, file),
     writeFile: (file, content) => writeFile(host, file, content),
     exec: (command, execOptions) => exec(host, command, execOptions),

@@ -160,6 +160,9 @@ const realPath = (hostPath: string): Effect.Effect<string> => {
 const isWithin = (real: string, root: string): boolean =>
   real === root || real.startsWith(root.endsWith("/") ? root : root + "/")
 
+/** The absolute host directory a mount of `hostPath` opens (relative paths start at the process's cwd). */
+export const resolve = (hostPath: string): string => NodePath.resolve(hostPath)
+
 /**
  * The process's working directory, the one root runtime mounts have when the sandbox names none.
  *
