@@ -225,3 +225,16 @@ describe("VirtualSandbox.mount at run time", () => {
       })
     }))
 })
+
+describe("VirtualSandbox host directories", () => {
+  it.effect("are its mounts, those made at start and at run time, in order (the roots its MCP servers get)", () =>
+    Effect.gen(function*() {
+      const root = yield* hostDir({ "inside/a.txt": "in\n" })
+      const other = yield* hostDir({ "b.txt": "b\n" })
+      const sandbox = yield* VirtualSandbox.make({ mountRoots: [root], mounts: [{ hostPath: other, path: "/mnt/start", mode: "read-only" }] })
+      assert.deepStrictEqual(sandbox.hostDirectories?.(), [other])
+      yield* sandbox.mount(join(root, "inside"), "/mnt/in", "read-only")
+      assert.deepStrictEqual(sandbox.hostDirectories?.(), [other, join(root, "inside")])
+      assert.deepStrictEqual((yield* VirtualSandbox.make()).hostDirectories?.(), [])
+    }))
+})
