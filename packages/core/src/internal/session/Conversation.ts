@@ -53,7 +53,7 @@ interface Progress {
   readonly usage: Model.Usage
   readonly finishReason: Model.FinishReason
   /** Answers sent back to the model because they did not decode (runs with an `output`). */
-  readonly retries?: number
+  readonly retries: number
 }
 
 /**
@@ -281,13 +281,13 @@ export class Conversation<R> {
       const outputs = state.pending.map((call) =>
         ran.get(call.id) ?? finished.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true }
       )
-      return this.saved(events, run, Loop.receiveToolOutputs(state, outputs), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+      return this.saved(events, run, Loop.receiveToolOutputs(state, outputs), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
     })
   }
 
   private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
     const step = Loop.submit(this.#loop, run.prompt)
-    return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+    return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
   }
 
   /** One step of the loop: its state becomes the session's, then its action is taken. */
@@ -316,7 +316,8 @@ export class Conversation<R> {
           this.saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
             from: progress.from,
             usage: Model.addUsage(progress.usage, reply.usage),
-            finishReason: reply.finishReason
+            finishReason: reply.finishReason,
+            retries: progress.retries
           })
         )
       )
@@ -354,7 +355,7 @@ export class Conversation<R> {
   private answered(events: Publisher, run: Run, state: Loop.State, text: string, progress: Progress, output: Output.Output) {
     const decoded = this.#model.nativeOutput === true ? Output.parse(output, text) : Result.fail(Output.SUBMIT_REQUIRED)
     if (Result.isSuccess(decoded)) return this.complete(events, run, state, text, progress, decoded.success)
-    const retries = progress.retries ?? 0
+    const retries = progress.retries
     if (retries >= (run.options?.outputRetries ?? Output.DEFAULT_MAX_RETRIES)) return this.invalid(text, decoded.failure, retries)
     const why = this.#model.nativeOutput === true ? Output.retryPrompt(decoded.failure) : decoded.failure
     return this.advance(events, run, Loop.correct(state, why), { ...progress, retries: retries + 1 })
@@ -389,7 +390,7 @@ export class Conversation<R> {
         events.publish(run, { _tag: "ToolCall", callId: submit.id, name: submit.name, input: submit.input }, true),
         events.publish(run, { _tag: "ToolResult", callId: submit.id, name: submit.name, content, isError }, true)
       )
-      const retries = progress.retries ?? 0
+      const retries = progress.retries
       if (Result.isFailure(decoded) && retries < (run.options?.outputRetries ?? Output.DEFAULT_MAX_RETRIES)) {
         return Effect.andThen(announced, this.saved(events, run, next, { ...progress, retries: retries + 1 }))
       }
