@@ -118,7 +118,8 @@ export const toWireBody = (request: Model.Request): Json => {
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { topP: options.topP }),
     ...(options.stopSequences === undefined ? {} : { stopSequences: options.stopSequences }),
-    ...(budget === undefined ? {} : { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } })
+    ...(budget === undefined ? {} : { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } }),
+    ...(request.output === undefined ? {} : { responseMimeType: "application/json", responseJsonSchema: request.output.schema })
   }
   const declarations = request.tools.map((tool) => ({
     name: tool.name,
@@ -236,6 +237,7 @@ export const layer = (options?: Provider.Options): Layer.Layer<Model.Providers, 
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          nativeOutput: true,
           stream: (request) =>
             providerStream.stream(settings, {
               provider: "google",

@@ -130,6 +130,8 @@ interface Flavour {
   readonly strict: boolean
   readonly maxTokensKey: "max_completion_tokens" | "max_tokens"
   readonly images: boolean
+  /** Whether a run's typed answer goes as `response_format` (OpenAI itself; the compatible servers get a submit tool). */
+  readonly nativeOutput: boolean
 }
 
 
@@ -155,6 +157,7 @@ export const toWireBody = (
     }
   })
   const effort = reasoningEffort.of(options.reasoning)
+  const output = request.output === undefined ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages, flavour.images),
@@ -166,7 +169,15 @@ export const toWireBody = (
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { top_p: options.topP }),
     ...(options.stopSequences === undefined ? {} : { stop: options.stopSequences }),
-    ...(effort === undefined ? {} : { reasoning_effort: effort })
+    ...(effort === undefined ? {} : { reasoning_effort: effort }),
+    ...(request.output === undefined
+      ? {}
+      : {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined }
+        }
+      })
   }
   return { body, strict }
 }
@@ -288,6 +299,7 @@ const register = (
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          ...(flavour.nativeOutput ? { nativeOutput: true } : {}),
           stream: (request) => {
             const { body, strict } = toWireBody(name, request, flavour)
             return providerStream.stream(settings, {
@@ -320,7 +332,8 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
   options?.api === "responses" ? OpenAiResponses.layerAs("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens",
-    images: true
+    images: true,
+    nativeOutput: true
   })
 
 /**
@@ -331,7 +344,12 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
  */
 export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> => {
   const preset: Preset = PRESETS[name]
-  return register(name, preset, options, { strict: options?.strict ?? false, maxTokensKey: "max_tokens", images: preset.images !== false })
+  return register(name, preset, options, {
+    strict: options?.strict ?? false,
+    maxTokensKey: "max_tokens",
+    images: preset.images !== false,
+    nativeOutput: false
+  })
 }
 
 /**

@@ -146,6 +146,7 @@ export const toWireBody = (
   })
   if (request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)) tools.push({ type: PROGRAMMATIC_TOOL })
   const effort = reasoningEffort.of(options.reasoning)
+  const output = request.output === undefined ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     ...(request.system === undefined || request.system === "" ? {} : { instructions: request.system }),
@@ -156,7 +157,10 @@ export const toWireBody = (
     ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens }),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { top_p: options.topP }),
-    ...(effort === undefined ? {} : { reasoning: { effort, summary: "auto" } })
+    ...(effort === undefined ? {} : { reasoning: { effort, summary: "auto" } }),
+    ...(request.output === undefined
+      ? {}
+      : { text: { format: { type: "json_schema", name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined } } })
   }
   return { body, strict: strictTools }
 }
@@ -308,6 +312,7 @@ export const layerAs = (prefix: string, options: Options | undefined): Layer.Lay
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          nativeOutput: true,
           stream: (request) => {
             const { body, strict } = toWireBody(name, request, options?.strict ?? true)
             return providerStream.stream(settings, {
