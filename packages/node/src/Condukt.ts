@@ -16,6 +16,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Fiber, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
+import type * as Output from "@condukt/core/Output"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import type * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as NodeProcessRunner from "./processRunner/Node.ts"
@@ -102,14 +103,23 @@ const transient = <R, RIn>(
  * @since 0.1.0
  * @category constructors
  */
-export const run = <R = never, RIn = never>(
+export const run: {
+  <S extends Output.Output, R = never, RIn = never>(
+    prompt: string,
+    options: RunOptions<R, RIn> & { readonly output: S }
+  ): Effect.Effect<Session.TypedResult<S["Type"]>, Session.RunError | Session.StartError, R | RIn>
+  <R = never, RIn = never>(
+    prompt: string,
+    options: RunOptions<R, RIn>
+  ): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn>
+} = (<R = never, RIn = never>(
   prompt: string,
   options: RunOptions<R, RIn>
 ): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn> =>
   Effect.scoped(Effect.flatMap(transient(options), (session) =>
     options.onEvent === undefined ? session.run(prompt, options) : observed(session, prompt, options, options.onEvent))).pipe(
     Effect.withSpan("Condukt.run")
-  )
+  )) as typeof run // with an `output`, the session decoded `value` with it
 
 /**
  * `session.run` with its events handed to `onEvent`: the observer subscribes before the run is
