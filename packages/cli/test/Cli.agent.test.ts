@@ -134,4 +134,39 @@ describe("condukt run, an agent step", () => {
         { _tag: "Output", output: "a.txt says alpha; b.txt says beta." }
       ])
     }).pipe(Effect.scoped))
+
+  it.live("--json: an agent step's output_schema gives the decoded answer as the workflow's output", () =>
+    Effect.gen(function*() {
+      const workflow = `workflow "facts" {
+  runtime {
+    model = "openai:gpt-4.1-mini"
+  }
+  agent "facts" {
+    tools = ["Read"]
+    input = "What do a.txt and b.txt say?"
+    output_schema = {
+      type = "object"
+      properties = { a = { type = "string" }, b = { type = "string" } }
+      required = ["a", "b"]
+    }
+  }
+  output = task.facts.output
+}
+`
+      const dir = yield* Loopback.tempFiles({ "facts.hcl": workflow, "a.txt": "alpha\n", "b.txt": "beta\n" })
+      const server = yield* Loopback.start([
+        Loopback.sse(Loopback.fixture("openai-tools.sse")),
+        Loopback.sse(Loopback.finalWith("openai-final.sse", `{"a":"alpha",`, `"b":"beta"}`))
+      ])
+      const result = yield* execIn(dir, condukt, ["run", "facts.hcl", "--json"], {
+        PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`,
+        HOME: os.tmpdir(),
+        OPENAI_API_KEY: "sk-loopback-test",
+        OPENAI_BASE_URL: server.url
+      })
+      assert.deepStrictEqual({ stderr: result.stderr, exitCode: result.exitCode }, { stderr: "", exitCode: 0 })
+      assert.deepStrictEqual(JSON.parse(result.stdout.trimEnd().split("\n").at(-1)!), { _tag: "Output", output: { a: "alpha", b: "beta" } })
+      // OpenAI's native mechanism carried the schema, on both requests.
+      assert.deepStrictEqual(server.requests.map((r) => r.body.response_format.json_schema.name), ["answer", "answer"])
+    }).pipe(Effect.scoped))
 })

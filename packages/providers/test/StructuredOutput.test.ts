@@ -28,8 +28,7 @@ const ANSWER_SCHEMA = {
 }
 
 /** The final fixtures, their text replaced by the answer's JSON in two deltas. */
-const answering = (fixture: string) =>
-  Loopback.fixture(fixture).replaceAll("a.txt says alpha; ", `{\\"file\\":\\"a.txt\\",`).replaceAll("b.txt says beta.", `\\"says\\":\\"alpha\\"}`)
+const answering = (fixture: string) => Loopback.finalWith(fixture, `{"file":"a.txt",`, `"says":"alpha"}`)
 
 interface Vendor {
   readonly name: string
