@@ -39,7 +39,7 @@ export interface Publisher {
 export interface RunOptions {
   /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
   readonly modelOptions?: Model.Options | undefined
-  /** A Schema the run's answer decodes with: the result's `value` (docs/structured-output.md). */
+  /** A Schema the run's answer decodes with: the result's `value` (docs/sessions.md, Typed answers). */
   readonly output?: Output.Output | undefined
   /** How many answers that do not decode are sent back to the model (default 2) before `OutputInvalid`. */
   readonly outputRetries?: number | undefined
