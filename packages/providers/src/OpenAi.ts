@@ -140,7 +140,12 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   flavour: Flavour
-): { body: Json; strict: ReadonlyMap<string, Model.ToolSpec["parameters"]> } => {
+): {
+  body: Json
+  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
+  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
+  answer: Model.ToolSpec["parameters"] | undefined
+} => {
   const options = request.options ?? {}
   const strict = new Map<string, Model.ToolSpec["parameters"]>()
   const tools = request.tools.map((tool) => {
@@ -157,7 +162,7 @@ export const toWireBody = (
     }
   })
   const effort = reasoningEffort.of(options.reasoning)
-  const output = request.output === undefined ? undefined : strictSchema.toStrict(request.output.schema)
+  const output = request.output === undefined || !flavour.strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages, flavour.images),
@@ -179,7 +184,7 @@ export const toWireBody = (
         }
       })
   }
-  return { body, strict }
+  return { body, strict, answer: output === undefined ? undefined : request.output?.schema }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,8 +306,8 @@ const register = (
           secrets: resolved.secrets,
           ...(flavour.nativeOutput ? { nativeOutput: true } : {}),
           stream: (request) => {
-            const { body, strict } = toWireBody(name, request, flavour)
-            return providerStream.stream(settings, {
+            const { body, strict, answer } = toWireBody(name, request, flavour)
+            const streamed = providerStream.stream(settings, {
               provider,
               model,
               baseUrl: resolved.baseUrl,
@@ -313,6 +318,7 @@ const register = (
               body,
               decoder: decoder(provider, strict)
             })
+            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
           }
         }))
       }

@@ -127,7 +127,12 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   strict: boolean
-): { body: Json; strict: ReadonlyMap<string, Model.ToolSpec["parameters"]> } => {
+): {
+  body: Json
+  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
+  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
+  answer: Model.ToolSpec["parameters"] | undefined
+} => {
   const options = request.options ?? {}
   const strictTools = new Map<string, Model.ToolSpec["parameters"]>()
   const tools: Array<Json> = request.tools.map((tool) => {
@@ -146,7 +151,7 @@ export const toWireBody = (
   })
   if (request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)) tools.push({ type: PROGRAMMATIC_TOOL })
   const effort = reasoningEffort.of(options.reasoning)
-  const output = request.output === undefined ? undefined : strictSchema.toStrict(request.output.schema)
+  const output = request.output === undefined || !strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     ...(request.system === undefined || request.system === "" ? {} : { instructions: request.system }),
@@ -162,7 +167,7 @@ export const toWireBody = (
       ? {}
       : { text: { format: { type: "json_schema", name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined } } })
   }
-  return { body, strict: strictTools }
+  return { body, strict: strictTools, answer: output === undefined ? undefined : request.output?.schema }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -314,8 +319,8 @@ export const layerAs = (prefix: string, options: Options | undefined): Layer.Lay
           secrets: resolved.secrets,
           nativeOutput: true,
           stream: (request) => {
-            const { body, strict } = toWireBody(name, request, options?.strict ?? true)
-            return providerStream.stream(settings, {
+            const { body, strict, answer } = toWireBody(name, request, options?.strict ?? true)
+            const streamed = providerStream.stream(settings, {
               provider: prefix,
               model,
               baseUrl: resolved.baseUrl,
@@ -326,6 +331,7 @@ export const layerAs = (prefix: string, options: Options | undefined): Layer.Lay
               body,
               decoder: decoder(prefix, strict)
             })
+            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
           }
         }))
       }

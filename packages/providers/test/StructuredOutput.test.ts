@@ -131,4 +131,25 @@ describe("typed answers on each vendor's native mechanism", () => {
         assert.deepStrictEqual([vendor.rules(first!.body), vendor.rules(second!.body)], [[], []])
       }).pipe(Effect.provide(Condukt.layer)))
   }
+
+  const WithNote = Schema.Struct({ file: Schema.String, says: Schema.String, note: Schema.optionalKey(Schema.String) })
+  for (const vendor of vendors.filter((v) => v.model.startsWith("openai"))) {
+    it.live(`${vendor.name}: an optional key goes nullable and required, and the null the model sends for it is absent from value`, () =>
+      Effect.gen(function*() {
+        const answer = vendor.answer.replaceAll(`\\"says\\":\\"alpha\\"}`, `\\"says\\":\\"alpha\\",\\"note\\":null}`)
+        assert.notStrictEqual(answer, vendor.answer)
+        const { result, server } = yield* Runs.run(
+          Runs.reader(vendor.model),
+          vendor.layer,
+          [Loopback.sse(vendor.call), Loopback.sse(answer)],
+          "What does a.txt say?",
+          { output: WithNote }
+        )
+        assert.deepStrictEqual(result.value, { file: "a.txt", says: "alpha" })
+        assert.strictEqual(result.text, `{"file":"a.txt","says":"alpha"}`)
+        const sent: any = vendor.output(server.requests[0]!.body)
+        assert.deepStrictEqual((sent.json_schema ?? sent.format).schema.properties.note, { anyOf: [{ type: "string" }, { type: "null" }] })
+        assert.deepStrictEqual([vendor.rules(server.requests[0]!.body), vendor.rules(server.requests[1]!.body)], [[], []])
+      }).pipe(Effect.provide(Condukt.layer)))
+  }
 })
