@@ -401,9 +401,11 @@ export class Conversation<R> {
         announced,
         this.#persistence === undefined ? Effect.void : Persistence.commit(this.#persistence, idle.history, this.#assigns, this.#redact)
       )
+      // Arguments that were not JSON arrive as their raw text.
+      const reply = typeof submit.input === "string" ? submit.input : JSON.stringify(submit.input) ?? ""
       return Result.isSuccess(decoded)
-        ? Effect.andThen(settled, this.complete(events, run, idle, JSON.stringify(submit.input), progress, decoded.success))
-        : Effect.andThen(settled, this.invalid(JSON.stringify(submit.input) ?? "", decoded.failure, retries))
+        ? Effect.andThen(settled, this.complete(events, run, idle, reply, progress, decoded.success))
+        : Effect.andThen(settled, this.invalid(reply, decoded.failure, retries))
     })
   }
 
