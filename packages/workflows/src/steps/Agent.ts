@@ -96,7 +96,7 @@ const answering = (
     : Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.ApprovalRequested({ ...request, at })))
   return report.pipe(
     Effect.andThen(approve(request)),
-    Effect.flatMap((answer) => answer._tag === "Approved" ? session.approve(event.callId) : session.deny(event.callId, Approval.render(answer))),
+    Effect.flatMap((answer) => answer._tag === "Approved" ? session.approve(event.callId) : session.deny(event.callId, answer._tag === "Denied" ? answer.reason : Approval.render(answer))),
     // Answered meanwhile (an abort, a timeout): nothing is waiting any more.
     Effect.catchTag("ApprovalNotPending", () => Effect.void),
     Effect.catchTag("ApprovalUnanswered", (error) => {
