@@ -4,58 +4,21 @@
  * then the answer): asked on a terminal (a pty from util-linux `script`, answered as a person
  * types), `--approve none`, `--json`, and no terminal without the flag.
  */
-import { assert, describe, it } from "@effect/vitest"
 import { NodeServices } from "@effect/platform-node"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Queue, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { execIn, root } from "../../../test/support/exec.ts"
-import * as Loopback from "../../providers/test/loopback.ts"
+import { execIn } from "../../../test/support/exec.ts"
+import type * as Loopback from "../../providers/test/loopback.ts"
+import { condukt, FIRST, notes, SECOND, script, setUp as setUpWith, untimed, untimedEvents } from "./notesRun.ts"
 
-const condukt = path.join(root, "node_modules/.bin/condukt")
-
-const NOTES = `workflow "notes" {
-  runtime {
-    model = "openai:gpt-4.1-mini"
-  }
-  agent "notes" {
-    tools     = ["Read"]
-    input     = "What do a.txt and b.txt say?"
-    approvals = { ask = ["Read"] }
-  }
-  output = task.notes.output
-}
-`
-
-const FIRST = "call_DdmO9pD3xa9XTPNJ32zg2hcA"
-const SECOND = "call_8YkQm2VtWc4zRbLn0sJp1TfE"
-
-const setUp = Effect.gen(function*() {
-  const dir = yield* Loopback.tempFiles({ "notes.hcl": NOTES, "a.txt": "alpha\n", "b.txt": "beta\n" })
-  const server = yield* Loopback.start([
-    Loopback.sse(Loopback.fixture("openai-tools.sse")),
-    Loopback.sse(Loopback.fixture("openai-final.sse"))
-  ])
-  const env = {
-    PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`,
-    HOME: os.tmpdir(),
-    OPENAI_API_KEY: "sk-loopback-test",
-    OPENAI_BASE_URL: server.url
-  }
-  return { dir, env, server }
-})
+const setUp = setUpWith(notes(`approvals = { ask = ["Read"] }`))
 
 /** What the model read for each call, from its second request. */
 const toolResults = (server: Loopback.Server) =>
   (server.requests[1]?.body.messages as ReadonlyArray<{ role: string; tool_call_id?: string; content: unknown }>)
     .filter((message) => message.role === "tool")
     .map((message) => [message.tool_call_id, message.content])
-
-const untimed = (text: string) => text.replace(/ \d+(\.\d+)?(ms|s)\b/g, " <t>")
-
-const script = ["/usr/bin/script", "/bin/script"].find((file) => fs.existsSync(file))
 
 /**
  * Runs `command` on a pty and types `answers[i]` once the `i`th question has appeared, as a person
@@ -174,13 +137,7 @@ describe("condukt run, an agent step whose calls ask", () => {
       const { dir, env } = yield* setUp
       const result = yield* execIn(dir, condukt, ["run", "notes.hcl", "--json", "--approve", "all"], env)
       assert.deepStrictEqual({ stderr: result.stderr, exitCode: result.exitCode }, { stderr: "", exitCode: 0 })
-      const events = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
-      for (const event of events) {
-        if ("at" in event) assert.isNumber(event.at)
-        if ("durationMs" in event) assert.isNumber(event.durationMs)
-      }
-      const untimedEvents = events.map(({ at: _at, durationMs: _durationMs, ...event }) => event)
-      assert.deepStrictEqual(untimedEvents, [
+      assert.deepStrictEqual(untimedEvents(result.stdout), [
         { _tag: "RunStarted", workflow: "notes", steps: ["notes"] },
         { _tag: "StepStarted", step: "notes" },
         { _tag: "TurnStarted", step: "notes", turn: 1 },
