@@ -77,10 +77,11 @@ export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, S
   /** Names the anonymous agent in events and traces (default `anonymous`). */
   readonly name?: string | undefined
   /**
-   * Sees every event of the run as it happens (a progress display); the run waits for none of
-   * them, and `run` returns once the last one was handed over.
+   * Sees every event of the run as it happens (a progress display), with the run's session (to
+   * answer an `ApprovalRequested`, or abort); the run waits for none of them, and `run` returns
+   * once the last one was handed over.
    */
-  readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void>) | undefined
+  readonly onEvent?: ((event: SessionEvent.SessionEvent, session: Session.Session) => Effect.Effect<void>) | undefined
 }
 
 const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
@@ -130,10 +131,10 @@ const observed = (
   session: Session.Session,
   prompt: string,
   options: Session.RunOptions,
-  onEvent: (event: SessionEvent.SessionEvent) => Effect.Effect<void>
+  onEvent: (event: SessionEvent.SessionEvent, session: Session.Session) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
-    const observer = yield* Effect.forkScoped(Stream.runForEach(session.events, onEvent), { startImmediately: true })
+    const observer = yield* Effect.forkScoped(Stream.runForEach(session.events, (event) => onEvent(event, session)), { startImmediately: true })
     const result = yield* Effect.exit(session.run(prompt, options))
     yield* session.stop
     yield* Fiber.join(observer)

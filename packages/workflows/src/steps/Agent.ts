@@ -6,12 +6,16 @@
  * mechanism, else a submit tool), and the decoded answer is the step's output. The result is
  * `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  * When the run has a listener, the step reports each model turn (with the tokens so far) and each
- * tool call as it starts and ends.
+ * tool call as it starts and ends. A call its `approvals` rules (or the tool) make wait is
+ * reported and handed to the run's answerer; an answerer that cannot answer aborts the run and
+ * fails the step with its description.
  */
-import { type Output, Sandbox, type SessionEvent } from "@condukt/core"
+import { Approval, type Output, Sandbox, type Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { Clock, Effect, JsonSchema, Layer, SchemaRepresentation } from "effect"
+import type * as Approvals from "../Approvals.ts"
 import type * as Expression from "../Expression.ts"
+import type * as Document from "../Document.ts"
 import * as WorkflowEvent from "../WorkflowEvent.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"
 
@@ -64,6 +68,33 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
   }
 }
 
+/**
+ * Each `ApprovalRequested` reported and answered by `approve`; the first request nobody can answer
+ * is kept in `unanswered` and aborts the run (which would otherwise wait forever).
+ */
+const answering = (
+  step: string,
+  approve: Approvals.Answerer,
+  emit: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined,
+  unanswered: { value: Approvals.Unanswered | undefined }
+) =>
+(event: SessionEvent.ApprovalRequested, session: Session.Session): Effect.Effect<void> => {
+  const request = { step, callId: event.callId, tool: event.tool, input: event.input }
+  const report = emit === undefined
+    ? Effect.void
+    : Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.ApprovalRequested({ ...request, at })))
+  return report.pipe(
+    Effect.andThen(approve(request)),
+    Effect.flatMap((answer) => answer._tag === "Approved" ? session.approve(event.callId) : session.deny(event.callId, answer._tag === "Denied" ? answer.reason : Approval.render(answer))),
+    // Answered meanwhile (an abort, a timeout): nothing is waiting any more.
+    Effect.catchTag("ApprovalNotPending", () => Effect.void),
+    Effect.catchTag("ApprovalUnanswered", (error) => {
+      unanswered.value ??= error
+      return session.abort
+    })
+  )
+}
+
 /** @since 0.1.0 @category constructors */
 export const run = Effect.fnUntraced(function*(id: string, fields: Fields, context: StepContext) {
   const model = typeof fields["model"] === "string" ? fields["model"] : context.model
@@ -83,7 +114,11 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
     catch: (cause) => failed("AgentFailed", id, `output_schema cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`)
   })
   const system = typeof fields["system"] === "string" && fields["system"] !== "" ? fields["system"] : undefined
-  const result = yield* Effect.mapError(
+  const rules = fields["approvals"] as (typeof Document.AgentStep.Type)["approvals"]
+  const report = context.onEvent === undefined ? undefined : progress(id, context.onEvent)
+  const unanswered: { value: Approvals.Unanswered | undefined } = { value: undefined }
+  const answer = answering(id, context.approve, context.onEvent, unanswered)
+  const exit = yield* Effect.exit(
     Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {
       name: id,
       model,
@@ -91,9 +126,16 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
       output,
       tools: ids.map((name) => context.tools.get(name)!),
       sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox),
-      onEvent: context.onEvent === undefined ? undefined : progress(id, context.onEvent)
-    }),
-    (error) => failed("AgentFailed", id, error.message, error)
+      approvals: rules === undefined ? undefined : { ...rules, timeout: rules.timeout === undefined ? undefined : rules.timeout * 1000 },
+      onEvent: (event, session) =>
+        event._tag === "ApprovalRequested"
+          ? answer(event, session)
+          : report === undefined
+          ? Effect.void
+          : report(event)
+    })
   )
+  if (unanswered.value !== undefined) return yield* failed("AgentFailed", id, unanswered.value.description, unanswered.value)
+  const result = yield* Effect.mapError(exit, (error) => failed("AgentFailed", id, error.message, error))
   return { ok: true, output: output === undefined ? result.text : result.value as Expression.Value }
 })
