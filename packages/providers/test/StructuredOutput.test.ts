@@ -97,8 +97,8 @@ const vendors: ReadonlyArray<Vendor> = [
     expected: { format: { type: "json_schema", name: "answer", schema: ANSWER_SCHEMA, strict: true } }
   },
   {
-    name: "Gemini (responseJsonSchema)",
-    model: "google:gemini-2.5-flash",
+    name: "Gemini 3 (responseJsonSchema)",
+    model: "google:gemini-3-flash-preview",
     layer: provider(Google.layer),
     rules: Rules.google,
     call:
@@ -152,4 +152,22 @@ describe("typed answers on each vendor's native mechanism", () => {
         assert.deepStrictEqual([vendor.rules(server.requests[0]!.body), vendor.rules(server.requests[1]!.body)], [[], []])
       }).pipe(Effect.provide(Condukt.layer)))
   }
+
+  it.live("Gemini 2.5, which refuses a response schema beside function declarations: the answer is a submit call", () =>
+    Effect.gen(function*() {
+      const submit = `data: {"candidates":[{"content":{"parts":[{"functionCall":{"id":"call_s","name":"submit","args":{"file":"a.txt","says":"alpha"}}}],"role":"model"},"finishReason":"STOP","index":0}],"responseId":"r2"}\n\n`
+      const gemini = vendors.find((v) => v.model.startsWith("google:"))!
+      const { result, server } = yield* Runs.run(
+        Runs.reader("google:gemini-2.5-flash"),
+        gemini.layer,
+        [Loopback.sse(gemini.call), Loopback.sse(submit)],
+        "What does a.txt say?",
+        { output: Answer }
+      )
+      assert.deepStrictEqual(result.value, { file: "a.txt", says: "alpha" })
+      const [first, second] = server.requests
+      assert.deepStrictEqual(first!.body.tools[0].functionDeclarations.map((d: { name: string }) => d.name), ["Read", "submit"])
+      assert.deepStrictEqual([first!.body.generationConfig, second!.body.generationConfig], [undefined, undefined])
+      assert.deepStrictEqual([Rules.google(first!.body), Rules.google(second!.body)], [[], []])
+    }).pipe(Effect.provide(Condukt.layer)))
 })
