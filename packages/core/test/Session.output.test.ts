@@ -8,7 +8,6 @@ import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import * as Agent from "../src/Agent.ts"
-import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as Tool from "../src/Tool.ts"
@@ -26,13 +25,7 @@ const Answer = Schema.Struct({ city: Schema.String, population: Schema.Int })
 const scripted = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop())
 
 /** The TestModel's script, on a model that says it honours `Request.output` natively. */
-const native = (replies: ReadonlyArray<TestModel.Reply>) =>
-  Layer.mergeAll(
-    Layer.effectContext(Effect.map(TestModel.make(replies), ({ model, recorder }) =>
-      Layer.succeed(Model.Model, { ...model, nativeOutput: true }).pipe(Layer.merge(Layer.succeed(TestModel.TestModel, recorder)), Layer.build)
-    ).pipe(Effect.flatten)),
-    Sandbox.layerNoop()
-  )
+const native = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestModel.layer(replies, { nativeOutput: true }), Sandbox.layerNoop())
 
 const toolResults = (requests: ReadonlyArray<TestModel.RecordedRequest>) =>
   requests.at(-1)!.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [[m.name, m.content, m.isError] as const] : []))
