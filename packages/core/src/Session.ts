@@ -238,11 +238,6 @@ const isEmpty = (record: object) => {
 }
 
 /** The program's price for `model`, when it provides a table naming it. */
-const priceOf = (context: Context.Context<never>, model: string): Usage.Price | undefined => {
-  const prices = Context.getOption(context, Usage.Prices)
-  return Option.isSome(prices) && Object.hasOwn(prices.value, model) ? prices.value[model] : undefined
-}
-
 /**
  * Decides what the session owns and records it; what can wait (the sandbox, the fiber serving
  * the mailbox, the event observers) is made when first needed, in the session's scope. Written
@@ -311,7 +306,6 @@ const make = <R, RIn>(
           resumed,
           compactor,
           instructions: options.projectInstructions !== false,
-          price: priceOf(context, model.name),
           approvals: approvalsOf(id, agent, policy?.success, resumed)
         })
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)

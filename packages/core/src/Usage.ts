@@ -7,7 +7,7 @@
  * a vendor's list price, a negotiated one and a gateway's differ, and a figure we made up would be
  * wrong without anyone noticing. A model the table does not name has no cost (absent, not 0).
  */
-import { Context, Schema } from "effect"
+import { Context, Option, Schema } from "effect"
 
 /**
  * Tokens counted by the provider. `inputTokens` are the uncached ones for every provider; tokens
@@ -59,3 +59,14 @@ export const cost = (usage: Usage, price: Price): number =>
     usage.outputTokens * price.outputPerMillion +
     (usage.cacheReadTokens ?? 0) * (price.cacheReadPerMillion ?? price.inputPerMillion) +
     (usage.cacheWriteTokens ?? 0) * (price.cacheWritePerMillion ?? price.inputPerMillion)) / 1_000_000
+
+/**
+ * The price `context`'s price table (`Prices`) gives `model`, if it names it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const priceOf = (context: Context.Context<never>, model: string): Price | undefined => {
+  const prices = Context.getOption(context, Prices)
+  return Option.isSome(prices) && Object.hasOwn(prices.value, model) ? prices.value[model] : undefined
+}

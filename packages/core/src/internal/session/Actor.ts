@@ -105,7 +105,7 @@ export class Actor<R> implements Publisher {
   }
 
   get cost(): number | undefined {
-    return this.#conversation.cost
+    return this.#conversation.costIn(this.#context as Context.Context<never>)
   }
 
   /** The calls waiting for a person's answer, when the session can have any. */

@@ -10,7 +10,7 @@
  * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
  * the `Actor` settles it.
  */
-import { Effect, type Redacted, Result, type Scope, Stream } from "effect"
+import { type Context, Effect, type Redacted, Result, type Scope, Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
@@ -56,6 +56,22 @@ interface Progress {
   readonly retries: number
 }
 
+const noTokens = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } as const
+
+/**
+ * A tool list with `submit` added, made once per list and Schema and shared by every session of
+ * the agent (kept here, not per session: an idle session holds none).
+ */
+const submitLists = new WeakMap<ReadonlyArray<Model.ToolSpec>, { readonly output: Output.Output; readonly tools: ReadonlyArray<Model.ToolSpec> }>()
+
+const withSubmit = (specs: ReadonlyArray<Model.ToolSpec>, output: Output.Output): ReadonlyArray<Model.ToolSpec> => {
+  const made = submitLists.get(specs)
+  if (made !== undefined && made.output === output) return made.tools
+  const tools = [...specs, Output.submitTool(output)]
+  submitLists.set(specs, { output, tools })
+  return tools
+}
+
 /**
  * A session's conversation. Every field is set at start; what can wait (the sandbox, the tool
  * context) is made by the first run or tool call that needs it, so an idle session holds none.
@@ -69,7 +85,6 @@ export class Conversation<R> {
   /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
   #tools: ToolSet.ToolSet<R>
   /** The tool list with `submit`, for the last tool list and output Schema it was made for. */
-  #withSubmit: { readonly specs: ReadonlyArray<Model.ToolSpec>; readonly output: Output.Output; readonly tools: ReadonlyArray<Model.ToolSpec> } | undefined
   #sources: ReadonlyArray<ToolSource.Running> = ToolSet.none
   readonly #secrets: Readonly<Record<string, Redacted.Redacted<string>>>
   /**
@@ -97,15 +112,12 @@ export class Conversation<R> {
   readonly approvals: Approvals | undefined
   /** The batch the store held at start, waiting for approval, until a run continues it. */
   #restored: Snapshot.Batch | undefined
-  /** What the program's price table says the model costs, when it names the model. */
-  readonly #price: Usage.Price | undefined
   /**
    * Every reply's tokens since the session started, those of failed, aborted and broken-off
-   * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn).
+   * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn),
+   * made by the first (an idle session holds none).
    */
-  readonly #spent = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
-  /** Whether the running run's tracer exports spans, read once per run (internal/tracing.ts). */
-  #traced = false
+  #spent: { input: number; output: number; cacheRead: number; cacheWrite: number } | undefined = undefined
 
   constructor(init: {
     readonly id: string
@@ -121,7 +133,6 @@ export class Conversation<R> {
     readonly resumed: Persistence.Resumed
     readonly compactor: Compactor.Service | undefined
     readonly instructions: boolean
-    readonly price: Usage.Price | undefined
     readonly approvals: Approvals | undefined
   }) {
     this.id = init.id
@@ -139,7 +150,6 @@ export class Conversation<R> {
     this.#persistence = init.resumed.persistence
     this.#compactor = init.compactor
     this.#instructions = init.instructions
-    this.#price = init.price
     this.approvals = init.approvals
     this.#restored = init.resumed.batch
   }
@@ -163,13 +173,14 @@ export class Conversation<R> {
   }
 
   get usage(): Model.Usage {
-    const { cacheRead, cacheWrite, input, output } = this.#spent
+    const { cacheRead, cacheWrite, input, output } = this.#spent ?? noTokens
     return Model.addUsage(Model.emptyUsage, { inputTokens: input, outputTokens: output, cacheReadTokens: cacheRead, cacheWriteTokens: cacheWrite })
   }
 
-  /** What the session's tokens cost, when the program's price table names its model. */
-  get cost(): number | undefined {
-    return this.#price === undefined ? undefined : Usage.cost(this.usage, this.#price)
+  /** What the session's tokens cost, when the program's price table (in `context`) names its model. */
+  costIn(context: Context.Context<never>): number | undefined {
+    const price = Usage.priceOf(context, this.#model.name)
+    return price === undefined ? undefined : Usage.cost(this.usage, price)
   }
 
   /**
@@ -243,7 +254,7 @@ export class Conversation<R> {
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
     return Effect.withFiber((fiber) => {
-      this.#traced = Tracing.isTraced(fiber)
+      run.traced = Tracing.isTraced(fiber)
       return this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.start(events, run)))
         : this.start(events, run)
@@ -336,16 +347,20 @@ export class Conversation<R> {
     const history = state.history
     const messages: Array<Message> = []
     for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
-    const result: RunResult = {
-      text,
-      finishReason: progress.finishReason,
-      usage: progress.usage,
-      ...(this.#price === undefined ? {} : { cost: Usage.cost(progress.usage, this.#price) }),
-      turns: state.turn,
-      messages,
-      ...(run.options?.output === undefined ? {} : { value })
-    }
-    return Effect.as(this.afterRun(events, run), result)
+    // The price table is the program's (read from the run's context, not kept per session).
+    return Effect.contextWith((context: Context.Context<never>) => {
+      const price = Usage.priceOf(context, this.#model.name)
+      const result: RunResult = {
+        text,
+        finishReason: progress.finishReason,
+        usage: progress.usage,
+        ...(price === undefined ? {} : { cost: Usage.cost(progress.usage, price) }),
+        turns: state.turn,
+        messages,
+        ...(run.options?.output === undefined ? {} : { value })
+      }
+      return Effect.as(this.afterRun(events, run), result)
+    })
   }
 
   /**
@@ -421,10 +436,11 @@ export class Conversation<R> {
 
   /** Counts tokens in the session's usage: its own turns', and those its MCP servers sampled. */
   spend(usage: Model.Usage): void {
-    this.#spent.input += usage.inputTokens
-    this.#spent.output += usage.outputTokens
-    this.#spent.cacheRead += usage.cacheReadTokens ?? 0
-    this.#spent.cacheWrite += usage.cacheWriteTokens ?? 0
+    const spent = this.#spent ??= { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }
+    spent.input += usage.inputTokens
+    spent.output += usage.outputTokens
+    spent.cacheRead += usage.cacheReadTokens ?? 0
+    spent.cacheWrite += usage.cacheWriteTokens ?? 0
   }
 
   /**
@@ -435,7 +451,7 @@ export class Conversation<R> {
     const agentOptions = this.agent.modelOptions
     const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
     const requested = this.request(events, run, request, turn, options)
-    if (!this.#traced) return requested
+    if (!run.traced) return requested
     const [name, span] = GenAi.chat(this.#model.name, this.id, options)
     return Tracing.within(requested, name, span, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
   }
@@ -471,14 +487,9 @@ export class Conversation<R> {
     })
   }
 
-  /** The session's tools and `submit`, made once per tool list and Schema (the list is sent every turn). */
+  /** The session's tools and `submit` (the list is sent every turn). */
   private withSubmit(output: Output.Output): ReadonlyArray<Model.ToolSpec> {
-    const specs = this.#tools.specs
-    const made = this.#withSubmit
-    if (made !== undefined && made.specs === specs && made.output === output) return made.tools
-    const tools = [...specs, Output.submitTool(output)]
-    this.#withSubmit = { specs, output, tools }
-    return tools
+    return withSubmit(this.#tools.specs, output)
   }
 
   /**

@@ -24,6 +24,8 @@ export interface Run {
   readonly sink: EventHub.Sink | undefined
   /** A run with no prompt that continues a batch restored from the store, once a call of it is answered. */
   readonly resume?: boolean | undefined
+  /** Whether the run's tracer exports spans, read when it starts (internal/tracing.ts). */
+  traced?: boolean | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */
