@@ -10,7 +10,7 @@
  * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
  * the `Actor` settles it.
  */
-import { Effect, type Redacted, type Scope, Stream } from "effect"
+import { Deferred, Effect, type Redacted, type Scope, Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
@@ -36,6 +36,13 @@ import type { Publisher, Run } from "./Run.ts"
 
 /** What a model reads for calls that were running when their turn was aborted. */
 export const ABORTED_RESULT = "Interrupted: the user aborted the run before this call finished"
+
+/**
+ * What a run's steps give back when its batch parked to wait for approval: the run is not over,
+ * and the session continues it on the first answer (`Run.continues`).
+ */
+export const PARKED: unique symbol = Symbol.for("@condukt/core/Session/parked")
+export type Parked = typeof PARKED
 
 /** What every tool call of a session shares. */
 export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
@@ -90,8 +97,14 @@ export class Conversation<R> {
   #instructions: boolean
   /** The calls waiting for a person's answer, when the session has rules or a flagged tool. */
   readonly approvals: Approvals | undefined
-  /** The batch the store held at start, waiting for approval, until a run continues it. */
+  /** The batch the store held at start, or a parked run's, waiting for approval, until a run continues it. */
   #restored: Snapshot.Batch | undefined
+  /** What the parked run had gathered, for its continuation. */
+  #parked: Progress | undefined = undefined
+  /** The parked batch's finished calls' results, whole: published with the others when it goes on. */
+  #finished: ReadonlyArray<Executor.Result> = []
+  /** Whether the parked run's prompt is still to be submitted once its batch is done (it continued a restored batch first). */
+  #thenSubmit = false
   /** What the program's price table says the model costs, when it names the model. */
   readonly #price: Usage.Price | undefined
   /**
@@ -187,6 +200,11 @@ export class Conversation<R> {
   aborted(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
+      // A parked batch ends with its run.
+      this.#restored = undefined
+      this.#parked = undefined
+      this.#finished = []
+      this.#thenSubmit = false
       // A batch saved waiting for approval ended with its run: the store must not offer it again.
       const persistence = this.#persistence
       return persistence?.batched === true ? Persistence.commit(persistence, this.#loop.history, this.#assigns, this.#redact) : Effect.void
@@ -236,7 +254,7 @@ export class Conversation<R> {
    * failure at any point leaves a history the next run can continue from. Combinators, not a
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
-  drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  drive(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     return Effect.withFiber((fiber) => {
       this.#traced = Tracing.isTraced(fiber)
       return this.#instructions
@@ -249,10 +267,24 @@ export class Conversation<R> {
    * A run's first step: its prompt, after the batch the store held, if one still waits (a run
    * queued before anyone answered continues it first, its calls asking again).
    */
-  private start(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private start(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    if (run.continues === true) {
+      const thenSubmit = this.#thenSubmit
+      this.#thenSubmit = false
+      return thenSubmit ? this.continueThenSubmit(events, run) : this.continueBatch(events, run)
+    }
     if (run.resume === true) return this.continueBatch(events, run)
     if (this.#restored === undefined) return this.submit(events, run)
-    return Effect.andThen(this.continueBatch(events, run), Effect.suspend(() => this.submit(events, run)))
+    return this.continueThenSubmit(events, run)
+  }
+
+  /** The restored batch, then the run's prompt; a batch that parks keeps the prompt for the continuation. */
+  private continueThenSubmit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    return Effect.flatMap(this.continueBatch(events, run), (continued) => {
+      if (continued !== PARKED) return this.submit(events, run)
+      this.#thenSubmit = true
+      return Effect.succeed(PARKED)
+    })
   }
 
   /**
@@ -261,32 +293,44 @@ export class Conversation<R> {
    * and those that were running when the snapshot was saved read the aborted-run text (none runs
    * twice). Then the loop goes on as after any batch.
    */
-  private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     const restored = this.#restored
     const state = this.#loop
     this.#restored = undefined
     if (restored === undefined || state.status !== "AwaitingTools") {
       return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
     }
+    // A parked run's batch goes on in the same process: its results are published here, all in
+    // order, the finished calls' with the others (the run parked before publishing any).
+    const parked = this.#parked
+    const progress = parked ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" }
+    const known = this.#finished
+    this.#parked = undefined
+    this.#finished = []
     const waiting = new Set(restored.waiting.map((w) => w.callId))
-    const finished = new Map(restored.results.map((r) => [r.callId, r]))
+    const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
+    for (const result of known) finished.set(result.callId, result)
     const calls = state.pending.filter((call) => waiting.has(call.id))
-    return Effect.flatMap(this.runTools(events, run, calls, restored.results), (results) => {
+    return Effect.flatMap(this.runTools(events, run, calls, restored.results, parked === undefined), (results) => {
+      if (results === PARKED) return this.park(progress)
       const ran = new Map(results.map((r) => [r.callId, r]))
       const outputs = state.pending.map((call) =>
         ran.get(call.id) ?? finished.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true }
       )
-      return this.saved(events, run, Loop.receiveToolOutputs(state, outputs), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+      const next = () => this.saved(events, run, Loop.receiveToolOutputs(state, outputs), progress)
+      return parked === undefined
+        ? next()
+        : Effect.andThen(inOrder(state.pending, (call, i) => this.publishResult(events, run, { name: call.name, ...outputs[i]! })), Effect.suspend(next))
     })
   }
 
-  private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private submit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     const step = Loop.submit(this.#loop, run.prompt)
     return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
   }
 
   /** One step of the loop: its state becomes the session's, then its action is taken. */
-  private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     this.#loop = step.state
     if (step._tag === "Rejected") {
       if (step.reason === "MaxTurnsExceeded") return Effect.fail(new SessionError({ sessionId: this.id, reason: new MaxTurnsExceeded({ maxTurns: step.state.maxTurns }) }))
@@ -326,12 +370,18 @@ export class Conversation<R> {
     }
     return Effect.flatMap(
       this.runTools(events, run, action.calls),
-      (results) => this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
+      (results) => results === PARKED ? this.park(progress) : this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
     )
   }
 
+  /** The run's batch parked: the batch and the run's progress wait here for the continuation. */
+  private park(progress: Progress): Effect.Effect<Parked> {
+    this.#parked = progress
+    return Effect.succeed(PARKED)
+  }
+
   /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
-  private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     return step.state.status === "AwaitingTools" || this.#persistence === undefined
       ? this.advance(events, run, step, progress)
       : Effect.andThen(
@@ -392,30 +442,42 @@ export class Conversation<R> {
     events: Publisher,
     run: Run,
     calls: ReadonlyArray<Executor.Call>,
-    known?: Snapshot.Batch["results"]
-  ): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
+    known?: Snapshot.Batch["results"],
+    publish = true
+  ): Effect.Effect<ReadonlyArray<Executor.Result> | Parked, SessionError, R> {
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
     return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
       Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
-      Effect.flatMap((context) =>
-        this.#tools.executor.run(calls, this.approvals === undefined ? context : { ...context, approvals: this.approvals.gate(events, run, known) }, this.#assigns)
-      ),
-      Effect.flatMap((outcome) => {
+      Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
+        if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
+        const gate = this.approvals.gate(events, run, calls.length, known)
+        const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)
+        if (gate.parked === undefined) return ran
+        // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
+        return Effect.raceFirst(ran, Effect.map(Deferred.await(gate.parked), (parking): Parked => {
+          this.#restored = parking.batch
+          this.#finished = parking.finished
+          if (parking.patches.length > 0) this.#assigns = Object.assign({ ...this.#assigns }, ...parking.patches)
+          return PARKED
+        }))
+      }),
+      Effect.flatMap((outcome): Effect.Effect<ReadonlyArray<Executor.Result> | Parked> => {
+        if (outcome === PARKED) return Effect.succeed<Parked>(PARKED)
         this.#assigns = outcome.assigns
-        return Effect.as(
-          inOrder(outcome.results, (r) =>
-            events.publish(run, {
-              _tag: "ToolResult",
-              callId: r.callId,
-              name: r.name,
-              content: r.content,
-              isError: r.isError,
-              ...(r.data === undefined ? {} : { data: r.data })
-            }, true)),
-          outcome.results
-        )
+        return publish ? Effect.as(inOrder(outcome.results, (r) => this.publishResult(events, run, r)), outcome.results) : Effect.succeed(outcome.results)
       })
     )
+  }
+
+  private publishResult(events: Publisher, run: Run, r: Executor.Result): Effect.Effect<void> {
+    return events.publish(run, {
+      _tag: "ToolResult",
+      callId: r.callId,
+      name: r.name,
+      content: r.content,
+      isError: r.isError,
+      ...(r.data === undefined ? {} : { data: r.data })
+    }, true)
   }
 
   /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
@@ -459,8 +521,8 @@ export class Conversation<R> {
 }
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
-const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<void>): Effect.Effect<void> =>
-  items.length === 1 ? f(items[0]!) : Effect.forEach(items, f, { discard: true })
+const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>
+  items.length === 1 ? f(items[0]!, 0) : Effect.forEach(items, f, { discard: true })
 
 /**
  * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text

@@ -23,6 +23,8 @@ export interface Run {
   readonly sink: EventHub.Sink | undefined
   /** A run with no prompt that continues a batch restored from the store, once a call of it is answered. */
   readonly resume?: boolean | undefined
+  /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
+  readonly continues?: boolean | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */

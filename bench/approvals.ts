@@ -1,0 +1,85 @@
+/**
+ * bench/approvals — what a session waiting on an approval holds (issue 26 item 4: 10,000 sessions
+ * each waiting hold ≤ 2 KB heap each beyond an idle session).
+ *
+ * Two shapes of 10,000 sessions of one agent (one tool, `needsApproval: true`, a TestModel calling
+ * it then answering, a no-op sandbox, no store, no approval timeout), measured by heap snapshots
+ * (bench/support/heap.ts): idle, and each with one run waiting on the approval of its call. The run
+ * is started by `session.run` in a fiber of the bench; that caller's fiber, the user's, is counted
+ * with the session. The census is taken once every session lists its call as pending; the runs are
+ * then approved and must answer "done". docs/decisions/0061-parked-runs.md records a run.
+ *
+ * Run: node_modules/.bin/node bench/approvals.ts [--count=N]
+ */
+import { Agent, Model, Sandbox, Session, Tool } from "@condukt/core"
+import { Condukt } from "@condukt/node"
+import { TestModel } from "@condukt/testing"
+import { Effect, Fiber, Schema, Scope } from "effect"
+import { report } from "./report.ts"
+import { idle, print, shape } from "./support/heap.ts"
+
+const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
+const GOAL_BYTES = 2 * 1024
+
+const push = Tool.make("push", {
+  description: "Pushes the branch",
+  parameters: Schema.Struct({ branch: Schema.String }),
+  needsApproval: true,
+  call: ({ branch }) => Effect.succeed(`pushed ${branch}`)
+})
+const agent = Agent.make({ name: "waiting", model: "test:scripted", tools: [push] })
+const model = TestModel.callThenAnswer("push", { branch: "main" }, "done")
+const sandbox = Sandbox.layerNoop()
+
+const started = <A, E>(self: Effect.Effect<A, E, Scope.Scope>, scope: Scope.Scope) =>
+  self.pipe(Scope.provide(scope), Effect.provideService(Model.Model, model), Effect.provide(Condukt.layer), Effect.orDie)
+
+const idleSessions = (scope: Scope.Scope, count: number) =>
+  started(
+    Effect.gen(function*() {
+      const handles: Array<Session.Session> = []
+      for (let i = 0; i < count; i++) handles.push(yield* Session.start(agent, { sandbox, projectInstructions: false }))
+      return idle(handles.length)
+    }),
+    scope
+  )
+
+/** `count` sessions, each with a run waiting on the approval of its one call; `finish` approves them all. */
+const waitingSessions = (scope: Scope.Scope, count: number) =>
+  started(
+    Effect.gen(function*() {
+      const sessions: Array<Session.Session> = []
+      const runs: Array<Fiber.Fiber<Session.RunResult, Session.RunError>> = []
+      for (let i = 0; i < count; i++) {
+        const session = yield* Session.start(agent, { sandbox, projectInstructions: false })
+        sessions.push(session)
+        runs.push(yield* Effect.forkIn(session.run("Push main."), scope))
+      }
+      // Every run has reached its request: each session lists its call.
+      for (const session of sessions) {
+        while ((yield* session.pending).length === 0) yield* Effect.yieldNow
+      }
+      const finish = Effect.gen(function*() {
+        yield* Effect.forEach(sessions, (session) => session.approveAll, { discard: true })
+        for (const result of yield* Effect.forEach(runs, Fiber.join)) {
+          if (result.text !== "done") return yield* Effect.die(new Error(`a run answered ${result.text}`))
+        }
+      }).pipe(Effect.orDie)
+      return { alive: runs.length, finish }
+    }),
+    scope
+  )
+
+const idleShape = await shape(idleSessions, COUNT)
+print("idle Session (one flagged tool, no-op sandbox)", idleShape)
+const waitingShape = await shape(waitingSessions, COUNT)
+print("Session with a run waiting on an approval (its caller's fiber included)", waitingShape)
+const beyond = waitingShape.total - idleShape.total
+report({
+  benchmark: "approvals: bytes per session waiting on an approval beyond an idle one",
+  ours: `${(beyond / 1024).toFixed(2)} KB`,
+  baseline: `${(idleShape.total / 1024).toFixed(2)} KB idle`,
+  ratio: null,
+  goal: "≤ 2 KB",
+  met: beyond <= GOAL_BYTES
+})
