@@ -309,10 +309,7 @@ const make = <R, RIn>(
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
         if (conversation.approvals !== undefined) {
-          conversation.approvals.useHooks({
-            save: resumed.persistence === undefined ? undefined : (batchOf) => conversation.saveBatch(batchOf),
-            resume: actor.resumeBatch
-          })
+          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
         }
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const

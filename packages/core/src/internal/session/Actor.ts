@@ -305,6 +305,7 @@ export class Actor<R> implements Publisher {
       // Runs queued after a parked run wait for it to go on.
       const run = this.#parked === undefined ? this.#mailbox?.shift() : undefined
       if (run === undefined) {
+        if (this.#mailbox?.length === 0) this.#mailbox = undefined
         this.#serving = false
         return Effect.void
       }

@@ -53,6 +53,16 @@ export interface Audited {
   readonly secrets: ReadonlyArray<string>
 }
 
+/** A run parked waiting for approval: what it had gathered, and what its continuation must still do. */
+interface ParkedRun {
+  /** Set by the step that ran the batch, once it parked. */
+  progress: Progress | undefined
+  /** The batch's finished calls' results, whole: published with the others when it goes on. */
+  readonly finished: ReadonlyArray<Executor.Result>
+  /** Its prompt is still to be submitted once the batch is done (it continued a restored batch first). */
+  thenSubmit: boolean
+}
+
 /** What a run has gathered so far: where its messages start in the history, its tokens, its last finish. */
 interface Progress {
   readonly from: number
@@ -99,12 +109,8 @@ export class Conversation<R> {
   readonly approvals: Approvals | undefined
   /** The batch the store held at start, or a parked run's, waiting for approval, until a run continues it. */
   #restored: Snapshot.Batch | undefined
-  /** What the parked run had gathered, for its continuation. */
-  #parked: Progress | undefined = undefined
-  /** The parked batch's finished calls' results, whole: published with the others when it goes on. */
-  #finished: ReadonlyArray<Executor.Result> = []
-  /** Whether the parked run's prompt is still to be submitted once its batch is done (it continued a restored batch first). */
-  #thenSubmit = false
+  /** What the parked run had gathered, for its continuation (one field: an idle session holds none). */
+  #parked: ParkedRun | undefined = undefined
   /** What the program's price table says the model costs, when it names the model. */
   readonly #price: Usage.Price | undefined
   /**
@@ -152,7 +158,7 @@ export class Conversation<R> {
     this.#restored = init.resumed.batch
   }
 
-  /** Saves the history (its last message the batch's calls) with the batch waiting for approval. */
+  /** Saves the history (its last message the batch's calls) with the batch waiting for approval (a store's). */
   saveBatch(batchOf: () => Snapshot.Batch): Effect.Effect<void> {
     return Effect.suspend(() => Persistence.commit(this.#persistence, this.#loop.history, this.#assigns, this.#redact, batchOf))
   }
@@ -203,8 +209,6 @@ export class Conversation<R> {
       // A parked batch ends with its run.
       this.#restored = undefined
       this.#parked = undefined
-      this.#finished = []
-      this.#thenSubmit = false
       // A batch saved waiting for approval ended with its run: the store must not offer it again.
       const persistence = this.#persistence
       return persistence?.batched === true ? Persistence.commit(persistence, this.#loop.history, this.#assigns, this.#redact) : Effect.void
@@ -269,9 +273,7 @@ export class Conversation<R> {
    */
   private start(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     if (run.continues === true) {
-      const thenSubmit = this.#thenSubmit
-      this.#thenSubmit = false
-      return thenSubmit ? this.continueThenSubmit(events, run) : this.continueBatch(events, run)
+      return this.#parked?.thenSubmit === true ? this.continueThenSubmit(events, run) : this.continueBatch(events, run)
     }
     if (run.resume === true) return this.continueBatch(events, run)
     if (this.#restored === undefined) return this.submit(events, run)
@@ -282,7 +284,7 @@ export class Conversation<R> {
   private continueThenSubmit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     return Effect.flatMap(this.continueBatch(events, run), (continued) => {
       if (continued !== PARKED) return this.submit(events, run)
-      this.#thenSubmit = true
+      this.#parked!.thenSubmit = true
       return Effect.succeed(PARKED)
     })
   }
@@ -303,13 +305,11 @@ export class Conversation<R> {
     // A parked run's batch goes on in the same process: its results are published here, all in
     // order, the finished calls' with the others (the run parked before publishing any).
     const parked = this.#parked
-    const progress = parked ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" }
-    const known = this.#finished
+    const progress = parked?.progress ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" }
     this.#parked = undefined
-    this.#finished = []
     const waiting = new Set(restored.waiting.map((w) => w.callId))
     const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
-    for (const result of known) finished.set(result.callId, result)
+    if (parked !== undefined) for (const result of parked.finished) finished.set(result.callId, result)
     const calls = state.pending.filter((call) => waiting.has(call.id))
     return Effect.flatMap(this.runTools(events, run, calls, restored.results, parked === undefined), (results) => {
       if (results === PARKED) return this.park(progress)
@@ -376,7 +376,7 @@ export class Conversation<R> {
 
   /** The run's batch parked: the batch and the run's progress wait here for the continuation. */
   private park(progress: Progress): Effect.Effect<Parked> {
-    this.#parked = progress
+    this.#parked!.progress = progress
     return Effect.succeed(PARKED)
   }
 
@@ -456,7 +456,7 @@ export class Conversation<R> {
         // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
         return Effect.raceFirst(ran, Effect.map(Deferred.await(gate.parked), (parking): Parked => {
           this.#restored = parking.batch
-          this.#finished = parking.finished
+          this.#parked = { progress: undefined, finished: parking.finished, thenSubmit: false }
           if (parking.patches.length > 0) this.#assigns = Object.assign({ ...this.#assigns }, ...parking.patches)
           return PARKED
         }))

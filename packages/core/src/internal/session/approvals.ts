@@ -10,14 +10,14 @@
  * A run whose batch has nothing left to do but wait (every call either finished or waiting, and
  * no timeout set) parks: the calls stay listed with their answers to come, the finished calls'
  * results are kept, and the run's fibers end (`Gate.parked`). The first answer has the session
- * continue the batch in the same run (`Hooks.resume`), as a resumed session does; a call still
+ * continue the batch in the same run (`Resumer`), as a resumed session does; a call still
  * unanswered then waits again without asking twice. So a waiting session holds its batch, not a
  * fiber (issue 26 item 4, ADR 0061).
  *
  * With a store, the batch is saved (its waiting calls, the results of those finished) before each
  * request is published and after each call that finishes while one waits. A session resumed from
  * such a snapshot restores the waiting calls without a run: the first answer to one of them has
- * the session continue the batch (`Hooks.resume`), which asks again for those still unanswered.
+ * the session continue the batch (`Resumer`), which asks again for those still unanswered.
  */
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
@@ -50,12 +50,14 @@ export interface Gate extends Executor.Approvals {
   readonly parked: Deferred.Deferred<Parking> | undefined
 }
 
-/** What a session with a store does with its batch. */
-export interface Hooks {
-  /** With a store: saves the batch (as `batchOf` gives it when the save runs) with the session's history, the message of its calls last. */
-  readonly save?: ((batchOf: () => Snapshot.Batch) => Effect.Effect<void>) | undefined
-  /** A restored or parked call was answered: the session continues the batch in a run. */
-  readonly resume: Effect.Effect<void>
+/** Where a session with a store saves its batch: the history, the message of its calls last, with the batch as `batchOf` gives it when the save runs. */
+export interface Saver {
+  readonly saveBatch: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
+}
+
+/** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
+export interface Resumer {
+  readonly resumeBatch: Effect.Effect<void>
 }
 
 /** A session's waiting calls, by call id, in the order they asked. */
@@ -64,13 +66,15 @@ export class Approvals {
   readonly #sessionId: string
   /** Made by the first request. */
   #waiting: Map<string, Waiting> | undefined = undefined
-  #hooks: Hooks | undefined = undefined
+  /** With a store. The two are the conversation and the actor themselves: an idle session pays no closure for them. */
+  #saver: Saver | undefined = undefined
+  #resumer: Resumer | undefined = undefined
   /** The results of the running batch's finished calls: what a save writes and a parked batch keeps. */
   #results: Array<Snapshot.Batch["results"][number]> = []
   /** The running batch: how many calls it has, how many of them wait, and what completes when it parks. */
   #calls = 0
-  #finished: Array<Executor.Result> = []
-  #patches: Array<Readonly<Record<string, unknown>>> = []
+  #finished: Array<Executor.Result> | undefined = undefined
+  #patches: Array<Readonly<Record<string, unknown>>> | undefined = undefined
   #asking = 0
   #parked: Deferred.Deferred<Parking> | undefined = undefined
 
@@ -87,9 +91,10 @@ export class Approvals {
     return out
   }
 
-  /** A session saves its batch (with a store) and continues it through `hooks`. */
-  useHooks(hooks: Hooks): void {
-    this.#hooks = hooks
+  /** A session saves its batch through `saver` (with a store) and continues it through `resumer`. */
+  useHooks(saver: Saver | undefined, resumer: Resumer): void {
+    this.#saver = saver
+    this.#resumer = resumer
   }
 
   /** The calls a resumed session's snapshot left waiting: listed, answered, continued on the first answer. */
@@ -109,8 +114,8 @@ export class Approvals {
   drop(): void {
     this.#waiting?.clear()
     this.#results = []
-    this.#finished = []
-    this.#patches = []
+    this.#finished = undefined
+    this.#patches = undefined
   }
 
   /**
@@ -120,8 +125,8 @@ export class Approvals {
   gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = []): Gate {
     this.#results = [...results]
     this.#calls = calls
-    this.#finished = []
-    this.#patches = []
+    this.#finished = undefined
+    this.#patches = undefined
     this.#asking = 0
     this.#parked = this.policy?.timeoutMs === undefined ? Deferred.makeUnsafe() : undefined
     return {
@@ -139,19 +144,19 @@ export class Approvals {
    */
   private parkIfWaiting(): void {
     const parked = this.#parked
-    if (parked === undefined || this.#asking === 0 || this.#asking + this.#finished.length < this.#calls || this.#waiting === undefined) return
+    if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
     this.#parked = undefined
     const batch = this.#batch()
     for (const [callId, waiting] of this.#waiting) {
       if (!waiting.restored) this.#waiting.set(callId, { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true })
     }
-    Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished, patches: this.#patches }))
+    Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished ?? [], patches: this.#patches ?? [] }))
   }
 
   private save(): Effect.Effect<void> {
-    const save = this.#hooks?.save
-    if (save === undefined || this.#waiting === undefined || this.#waiting.size === 0) return Effect.void
-    return save(this.#batch)
+    const saver = this.#saver
+    if (saver === undefined || this.#waiting === undefined || this.#waiting.size === 0) return Effect.void
+    return saver.saveBatch(this.#batch)
   }
 
   /** The batch as it stands, copied: what a save writes. */
@@ -160,8 +165,8 @@ export class Approvals {
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
-      this.#finished.push(result)
-      if (patch !== undefined) this.#patches.push(patch)
+      ;(this.#finished ??= []).push(result)
+      if (patch !== undefined) (this.#patches ??= []).push(patch)
       this.parkIfWaiting()
       return this.save()
     })
@@ -216,7 +221,7 @@ export class Approvals {
       // A restored call stays listed until the batch's run takes the answer.
       if (waiting.restored) {
         if (Deferred.isDoneUnsafe(waiting.answer)) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
-        return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#hooks?.resume ?? Effect.void)
+        return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#resumer?.resumeBatch ?? Effect.void)
       }
       this.#waiting!.delete(callId)
       this.#asking--
