@@ -255,7 +255,6 @@ export class Actor<R> implements Publisher {
   private abortParked(): Effect.Effect<void> {
     const parked = this.#parked!
     this.#parked = undefined
-    this.#conversation.approvals?.drop()
     return Effect.andThen(this.settle(parked, Exit.interrupt()), Effect.suspend(() => {
       if (this.#serving || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.void
       this.#serving = true

@@ -206,9 +206,10 @@ export class Conversation<R> {
   aborted(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
-      // A parked batch ends with its run.
+      // A parked batch ends with its run: nothing is left waiting.
       this.#restored = undefined
       this.#parked = undefined
+      this.approvals?.drop()
       // A batch saved waiting for approval ended with its run: the store must not offer it again.
       const persistence = this.#persistence
       return persistence?.batched === true ? Persistence.commit(persistence, this.#loop.history, this.#assigns, this.#redact) : Effect.void
@@ -311,7 +312,7 @@ export class Conversation<R> {
     const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
     if (parked !== undefined) for (const result of parked.finished) finished.set(result.callId, result)
     const calls = state.pending.filter((call) => waiting.has(call.id))
-    return Effect.flatMap(this.runTools(events, run, calls, restored.results, parked === undefined), (results) => {
+    return Effect.flatMap(this.runTools(events, run, calls, restored.results, parked !== undefined), (results) => {
       if (results === PARKED) return this.park(progress)
       const ran = new Map(results.map((r) => [r.callId, r]))
       const outputs = state.pending.map((call) =>
@@ -443,11 +444,13 @@ export class Conversation<R> {
     run: Run,
     calls: ReadonlyArray<Executor.Call>,
     known?: Snapshot.Batch["results"],
-    publish = true
+    /** The calls of a parked run going on: announced already, their results published by the caller. */
+    parked = false
   ): Effect.Effect<ReadonlyArray<Executor.Result> | Parked, SessionError, R> {
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
-    return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
-      Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
+    const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
+    return announced.pipe(
+      Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
       Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
         if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
         const gate = this.approvals.gate(events, run, calls.length, known)
@@ -464,7 +467,7 @@ export class Conversation<R> {
       Effect.flatMap((outcome): Effect.Effect<ReadonlyArray<Executor.Result> | Parked> => {
         if (outcome === PARKED) return Effect.succeed<Parked>(PARKED)
         this.#assigns = outcome.assigns
-        return publish ? Effect.as(inOrder(outcome.results, (r) => this.publishResult(events, run, r)), outcome.results) : Effect.succeed(outcome.results)
+        return !parked ? Effect.as(inOrder(outcome.results, (r) => this.publishResult(events, run, r)), outcome.results) : Effect.succeed(outcome.results)
       })
     )
   }
