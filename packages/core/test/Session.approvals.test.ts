@@ -259,6 +259,58 @@ describe("Session approvals", () => {
       assert.deepStrictEqual(yield* Ref.get(ran), ["rm /"])
     }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("done"), TestModel.text("next")]))))
 
+  it.effect("what a finished call of a parked batch assigns is kept: the next message's calls see it", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const login = Tool.make("login", {
+        description: "Logs in",
+        parameters: Schema.Struct({ path: Schema.String }),
+        call: ({ path }) => Effect.succeed(Tool.assign("logged in", { user: path }))
+      })
+      const whoami = Tool.make("whoami", {
+        description: "Says who is logged in",
+        parameters: Schema.Struct({}),
+        call: (_, { assigns }) => Effect.succeed(`user ${String(assigns["user"])}`)
+      })
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [login, counted("rm", ran, true), whoami] })
+      const session = yield* Session.start(agent)
+      yield* streamAnswering(session, (event) => session.approve(event.callId))
+      assert.deepStrictEqual(yield* session.assigns, { user: "ada" })
+      const history = yield* session.history
+      assert.deepStrictEqual(history.flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : [])), [
+        "c_1: logged in",
+        "c_2: rm ran",
+        "c_3: user ada"
+      ])
+    }).pipe(Effect.provide(env([
+      TestModel.reply(TestModel.toolCall("login", { path: "ada" }, "c_1"), TestModel.toolCall("rm", { path: "/" }, "c_2")),
+      TestModel.reply(TestModel.toolCall("whoami", {}, "c_3")),
+      TestModel.text("done")
+    ]))))
+
+  it.effect("an abort while a run waits on an approval ends it; a run queued behind it then runs", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true)] })
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<void>()
+      const observed = yield* Effect.forkChild(
+        Stream.runForEach(session.events, (e) => (e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void)),
+        { startImmediately: true }
+      )
+      const first = yield* Effect.forkChild(session.run("clean up"), { startImmediately: true })
+      yield* Deferred.await(asked)
+      const second = yield* Effect.forkChild(session.run("and then?"), { startImmediately: true })
+      yield* session.abort
+      const aborted = yield* Effect.flip(Fiber.join(first))
+      assert.strictEqual(aborted._tag === "SessionError" && aborted.reason._tag, "RunAborted")
+      assert.strictEqual((yield* Fiber.join(second)).text, "next")
+      assert.deepStrictEqual(yield* session.pending, [])
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+      assert.strictEqual((yield* Effect.flip(session.approve("c_1")))._tag, "ApprovalNotPending")
+      yield* Fiber.interrupt(observed)
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("next")]))))
+
   it.effect("a bad pattern fails the start", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "a", model: "test:x", approvals: { deny: ["[z-a]"] } })
