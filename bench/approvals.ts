@@ -16,7 +16,7 @@ import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { Deferred, Effect, Fiber, Schema, Scope } from "effect"
 import { report } from "./report.ts"
-import { idle, print, shape } from "./support/heap.ts"
+import { idle, measure } from "./support/heap.ts"
 
 const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
 const GOAL_BYTES = 2 * 1024
@@ -91,12 +91,9 @@ const callers = (scope: Scope.Scope, count: number) =>
     scope
   )
 
-const idleShape = await shape(idleSessions, COUNT)
-print("idle Session (one flagged tool, no-op sandbox)", idleShape)
-const waitingShape = await shape(waitingSessions, COUNT)
-print("Session with a run waiting on an approval (its caller's fiber included)", waitingShape)
-const callerShape = await shape(callers, COUNT)
-print("the callers alone (a fiber each in session.run's steps, awaiting a result that never comes)", callerShape)
+const idleShape = await measure("idle Session (one flagged tool, no-op sandbox)", idleSessions, COUNT)
+const waitingShape = await measure("Session with a run waiting on an approval (its caller's fiber included)", waitingSessions, COUNT)
+const callerShape = await measure("the callers alone (a fiber each in session.run's steps, awaiting a result that never comes)", callers, COUNT)
 const beyond = waitingShape.total - idleShape.total - callerShape.total
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`
 report({

@@ -22,7 +22,7 @@ import { Agent, Model, ProcessBudget, Session, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
-import { idle, print, shape } from "./support/heap.ts"
+import { idle, measure } from "./support/heap.ts"
 import { report } from "./report.ts"
 
 const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
@@ -101,12 +101,9 @@ const inFlight = (scope: Scope.Scope, count: number) =>
     Effect.orDie
   )
 
-const base = await shape(skeleton, COUNT)
-print("skeleton (Scope + Queue + fiber)", base)
-const ours = await shape(sessions, COUNT)
-print("idle Session (own LocalSandbox layer, coding tools)", ours)
-const busy = await shape(inFlight, IN_FLIGHT)
-print("Session with a run in flight (its Bash call waiting for a process permit)", busy)
+const base = await measure("skeleton (Scope + Queue + fiber)", skeleton, COUNT)
+const ours = await measure("idle Session (own LocalSandbox layer, coding tools)", sessions, COUNT)
+const busy = await measure("Session with a run in flight (its Bash call waiting for a process permit)", inFlight, IN_FLIGHT)
 report({
   benchmark: "session-heap: bytes per idle session by heap snapshot / skeleton",
   ours: `${(ours.total / 1024).toFixed(2)} KB`,

@@ -73,9 +73,16 @@ export const shape = async (start: (scope: Scope.Scope, count: number) => Effect
   return { rows, total: rows.reduce((sum, row) => sum + row.bytes, 0), alive: started.alive }
 }
 
-export const print = (title: string, result: Shape): void => {
+const print = (title: string, result: Shape): void => {
   console.log(`\n${title}: ${result.total.toFixed(0)} bytes per actor (${result.alive} alive)`)
   for (const row of result.rows.slice(0, 25)) {
     console.log(`  ${row.bytes.toFixed(0).padStart(6)} B  ${row.count.toFixed(2).padStart(6)} ×  ${row.label}`)
   }
+}
+
+/** `shape`, its rows printed under `title`. */
+export const measure = async (title: string, start: (scope: Scope.Scope, count: number) => Effect.Effect<Started>, count: number): Promise<Shape> => {
+  const result = await shape(start, count)
+  print(title, result)
+  return result
 }
