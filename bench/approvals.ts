@@ -84,7 +84,8 @@ const callers = (scope: Scope.Scope, count: number) =>
         const done = yield* Deferred.make<Session.RunResult, Session.RunError>()
         const queued = Effect.succeed({ done })
         results.push(done)
-        fibers.push(yield* Effect.forkIn(Effect.flatMap(queued, (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => Effect.void))), scope))
+        const enqueued = Effect.andThen(Effect.forkIn(Effect.void, scope), queued)
+        fibers.push(yield* Effect.forkIn(Effect.flatMap(enqueued, (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => Effect.void))), scope))
       }
       return { alive: fibers.length, finish: Effect.forEach(fibers, Fiber.interrupt, { discard: true }) }
     }),

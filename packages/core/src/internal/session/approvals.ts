@@ -65,7 +65,7 @@ export class Approvals {
   readonly policy: Approval.Policy | undefined
   readonly #sessionId: string
   /** Made by the first request. */
-  #waiting: Map<string, Waiting> | undefined = undefined
+  #waiting: Array<Waiting> | undefined = undefined
   /** With a store. The two are the conversation and the actor themselves: an idle session pays no closure for them. */
   #saver: Saver | undefined = undefined
   #resumer: Resumer | undefined = undefined
@@ -87,7 +87,7 @@ export class Approvals {
   get pending(): ReadonlyArray<Approval.Pending> {
     if (this.#waiting === undefined) return []
     const out: Array<Approval.Pending> = []
-    for (const waiting of this.#waiting.values()) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
+    for (const waiting of this.#waiting) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
     return out
   }
 
@@ -99,20 +99,19 @@ export class Approvals {
 
   /** The calls a resumed session's snapshot left waiting: listed, answered, continued on the first answer. */
   restore(waiting: ReadonlyArray<Approval.Pending>): void {
-    const map = (this.#waiting ??= new Map())
-    for (const pending of waiting) map.set(pending.callId, { pending, answer: Deferred.makeUnsafe(), restored: true })
+    for (const pending of waiting) this.put({ pending, answer: Deferred.makeUnsafe(), restored: true })
   }
 
   /** Whether a call restored or parked was answered since: the batch is to be continued. */
   get answered(): boolean {
     if (this.#waiting === undefined) return false
-    for (const waiting of this.#waiting.values()) if (waiting.restored && Deferred.isDoneUnsafe(waiting.answer)) return true
+    for (const waiting of this.#waiting) if (waiting.restored && Deferred.isDoneUnsafe(waiting.answer)) return true
     return false
   }
 
   /** The run holding the batch ended (an abort): nothing waits any more. */
   drop(): void {
-    this.#waiting?.clear()
+    this.#waiting = undefined
     this.#results = []
     this.#finished = undefined
     this.#patches = undefined
@@ -146,16 +145,18 @@ export class Approvals {
     const parked = this.#parked
     if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
     this.#parked = undefined
-    const batch = this.#batch()
-    for (const [callId, waiting] of this.#waiting) {
-      if (!waiting.restored) this.#waiting.set(callId, { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true })
-    }
+    // The batch's last results: no call of it settles any more, and the next batch starts its own.
+    const batch = { waiting: this.pending, results: this.#results }
+    const all = this.#waiting
+    all.forEach((waiting, i) => {
+      if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
+    })
     Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished ?? [], patches: this.#patches ?? [] }))
   }
 
   private save(): Effect.Effect<void> {
     const saver = this.#saver
-    if (saver === undefined || this.#waiting === undefined || this.#waiting.size === 0) return Effect.void
+    if (saver === undefined || this.#waiting === undefined || this.#waiting.length === 0) return Effect.void
     return saver.saveBatch(this.#batch)
   }
 
@@ -174,10 +175,10 @@ export class Approvals {
 
   private request(events: Publisher, run: Run, call: Executor.Call): Effect.Effect<Approval.Answer> {
     return Effect.suspend(() => {
-      const restored = this.#waiting?.get(call.id)
+      const restored = this.find(call.id)
       // A restored call already answered (the answer that resumed the batch) waits no more.
       if (restored !== undefined && Deferred.isDoneUnsafe(restored.answer)) {
-        this.#waiting!.delete(call.id)
+        this.remove(call.id)
         return Deferred.await(restored.answer)
       }
       const waiting: Waiting = restored ?? {
@@ -186,7 +187,7 @@ export class Approvals {
         restored: false
       }
       const entry: Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false }
-      ;(this.#waiting ??= new Map()).set(call.id, entry)
+      this.put(entry)
       const timeoutMs = this.policy?.timeoutMs
       const answered = Deferred.await(waiting.answer)
       const wait = timeoutMs === undefined
@@ -209,21 +210,40 @@ export class Approvals {
     })
   }
 
+  // The waiting calls are few (one message's): an array, searched, costs less than a map.
+  private find(callId: string): Waiting | undefined {
+    return this.#waiting?.find((waiting) => waiting.pending.callId === callId)
+  }
+
+  /** Adds `entry`, or puts it in the place of its call's. */
+  private put(entry: Waiting): void {
+    const all = (this.#waiting ??= [])
+    const at = all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
+    if (at === -1) all.push(entry)
+    else all[at] = entry
+  }
+
+  private remove(callId: string): void {
+    const all = this.#waiting
+    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === callId)
+    if (at !== -1) all!.splice(at, 1)
+  }
+
   private forget(callId: string, waiting: Waiting): void {
-    if (this.#waiting?.get(callId) === waiting) this.#waiting.delete(callId)
+    if (this.find(callId) === waiting) this.remove(callId)
   }
 
   /** Answers one waiting call; it then runs (or reads the denial) at once. */
   answer(callId: string, answer: Approval.Answer): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
-      const waiting = this.#waiting?.get(callId)
+      const waiting = this.find(callId)
       if (waiting === undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
       // A restored call stays listed until the batch's run takes the answer.
       if (waiting.restored) {
         if (Deferred.isDoneUnsafe(waiting.answer)) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
         return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#resumer?.resumeBatch ?? Effect.void)
       }
-      this.#waiting!.delete(callId)
+      this.remove(callId)
       this.#asking--
       return Effect.asVoid(Deferred.succeed(waiting.answer, answer))
     })
@@ -233,8 +253,8 @@ export class Approvals {
   answerAll(answer: Approval.Answer): Effect.Effect<void> {
     return Effect.suspend(() => {
       const waiting = this.#waiting
-      if (waiting === undefined || waiting.size === 0) return Effect.void
-      return Effect.forEach(Array.from(waiting.keys()), (callId) => Effect.ignore(this.answer(callId, answer)), { discard: true })
+      if (waiting === undefined || waiting.length === 0) return Effect.void
+      return Effect.forEach(waiting.map((w) => w.pending.callId), (callId) => Effect.ignore(this.answer(callId, answer)), { discard: true })
     })
   }
 }
