@@ -2,12 +2,15 @@
  * bench/approvals — what a session waiting on an approval holds (issue 26 item 4: 10,000 sessions
  * each waiting hold ≤ 2 KB heap each beyond an idle session).
  *
- * Two shapes of 10,000 sessions of one agent (one tool, `needsApproval: true`, a TestModel calling
- * it then answering, a no-op sandbox, no store, no approval timeout), measured by heap snapshots
- * (bench/support/heap.ts): idle, and each with one run waiting on the approval of its call. The run
- * is started by `session.run` in a fiber of the bench; that caller's fiber, the user's, is counted
- * with the session. The census is taken once every session lists its call as pending; the runs are
- * then approved and must answer "done". docs/decisions/0061-parked-runs.md records a run.
+ * Three shapes of 10,000, measured by heap snapshots (bench/support/heap.ts): sessions of one agent
+ * (one tool, `needsApproval: true`, a TestModel calling it then answering, a no-op sandbox, no
+ * store, no approval timeout) idle; the same sessions each with one run waiting on the approval of
+ * its call, started by `session.run` in a fiber of the bench; and those callers' fibers alone, the
+ * program's and not the sessions', stood in for by fibers that take `session.run`'s steps. The goal
+ * is judged on the waiting sessions minus the idle ones minus the callers; the total with the
+ * callers is reported beside it. The census is taken once every session lists its call as pending;
+ * the runs are then approved and must answer "done". docs/decisions/0061-parked-runs.md records a
+ * run.
  *
  * Run: node_modules/.bin/node bench/approvals.ts [--count=N]
  */
@@ -72,8 +75,10 @@ const waitingSessions = (scope: Scope.Scope, count: number) =>
 
 /**
  * The callers alone, the program's and not the sessions': `count` fibers forked as the waiting
- * runs' callers are (same scope, same context), each in `session.run`'s own steps (a queued run
- * given back, then its result awaited, an interruption cancelling it) on a result that never comes.
+ * runs' callers are (same scope, same context), each in `session.run`'s own steps on a result that
+ * never comes: the run queued (which forks the fiber serving the session's mailbox from the
+ * caller's, giving the caller's fiber a dispatcher of its own), then its result awaited, an
+ * interruption cancelling it.
  */
 const callers = (scope: Scope.Scope, count: number) =>
   started(
