@@ -255,7 +255,19 @@ export class Actor<R> implements Publisher {
   private abortParked(): Effect.Effect<void> {
     const parked = this.#parked!
     this.#parked = undefined
-    return Effect.andThen(this.settle(parked, Exit.interrupt()), Effect.suspend(() => {
+    return this.settleAborted(parked)
+  }
+
+  /** The parked run was answered and queued to go on, but has not started: it ends as an aborted one. */
+  private abortContinuation(): Effect.Effect<void> {
+    const run = this.#mailbox!.shift()!
+    this.#continuing = false
+    return this.settleAborted(run)
+  }
+
+  /** Settles `run`, which has no fiber, as aborted; then serves the queued runs. */
+  private settleAborted(run: Run): Effect.Effect<void> {
+    return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
       if (this.#serving || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.void
       this.#serving = true
       return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
@@ -270,6 +282,7 @@ export class Actor<R> implements Publisher {
     return Effect.suspend(() => {
       if (this.#running?.run.done === run.done) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked?.done === run.done) return this.abortParked()
+      if (this.#continuing && this.#mailbox?.[0]?.done === run.done) return this.abortContinuation()
       return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
     })
   }
@@ -278,7 +291,8 @@ export class Actor<R> implements Publisher {
   get abort(): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
-      return this.#parked === undefined ? Effect.void : this.abortParked()
+      if (this.#parked !== undefined) return this.abortParked()
+      return this.#continuing ? this.abortContinuation() : Effect.void
     })
   }
 
