@@ -1,5 +1,5 @@
 /**
- * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json]`,
+ * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json] [--approve all|none]`,
  * `check FILE`, `version`. `run` prints the output on stdout (a string as it is, null as nothing,
  * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
  * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
@@ -16,8 +16,9 @@
 import { Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { type Document, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
-import { Cause, Console, Effect, Option, Result, Schema } from "effect"
+import { Cause, Console, Effect, Option, Result, Schema, Terminal as EffectTerminal } from "effect"
 import { Argument, CliError, Command, Flag, GlobalFlag } from "effect/cli"
+import * as Approve from "./Approve.ts"
 import * as InputArgs from "./InputArgs.ts"
 import * as Progress from "./Progress.ts"
 import { VERSION } from "./Version.ts"
@@ -33,6 +34,8 @@ export class Exit extends Schema.TaggedError<Exit>()("Exit", { code: Schema.Int 
 /** What the CLI needs to know about its terminal. */
 export interface Terminal {
   readonly stderrIsTTY: boolean
+  /** Whether stdin is a terminal: an approval can be asked there. */
+  readonly stdinIsTTY?: boolean | undefined
 }
 
 /** Where the CLI prints: stdout and stderr, each line redacted first. */
@@ -118,7 +121,7 @@ const runLoaded = Effect.fnUntraced(function*(
   file: string,
   input: ReadonlyArray<string>,
   json: boolean,
-  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent">
+  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent" | "approve">
 ) {
   yield* warn(print, document, file)
   const inputs = InputArgs.parse(input, document.inputs ?? {})
@@ -148,9 +151,13 @@ const make = (terminal: Terminal) => {
       json: Flag.Boolean("json").pipe(Flag.withDescription("Print every event as one JSON line on stdout"), Flag.withDefault(false)),
       quiet: Flag.Boolean("quiet").pipe(Flag.withDescription("Print no progress on stderr (warnings and errors still)"), Flag.withDefault(false)),
       model: Flag.String("model").pipe(Flag.withDescription("The model for agent steps that name none"), Flag.optional),
-      concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Most steps running at once (default 8)"), Flag.optional)
+      concurrency: Flag.Int("concurrency").pipe(Flag.withDescription("Most steps running at once (default 8)"), Flag.optional),
+      approve: Flag.Literals("approve", ["all", "none"]).pipe(
+        Flag.withDescription("Answer every tool call that waits for approval: all approves, none denies (default: ask on the terminal)"),
+        Flag.optional
+      )
     },
-    Effect.fn("Cli.run")(function*({ concurrency, file, input, json, model, quiet }) {
+    Effect.fn("Cli.run")(function*({ approve, concurrency, file, input, json, model, quiet }) {
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
       const style: Progress.Style = terminal.stderrIsTTY ? "tty" : "plain"
@@ -159,7 +166,14 @@ const make = (terminal: Terminal) => {
         : quiet
         ? undefined
         : (event: WorkflowEvent.WorkflowEvent) => print.err(Progress.line(event, style))
-      const options = { model: Option.getOrUndefined(model), concurrency: Option.getOrUndefined(concurrency), onEvent }
+      const terminal_ = yield* EffectTerminal.Terminal
+      const ask = terminal.stdinIsTTY === true ? (question: string) => Effect.andThen(print.err(question), terminal_.readLine) : undefined
+      const options = {
+        model: Option.getOrUndefined(model),
+        concurrency: Option.getOrUndefined(concurrency),
+        onEvent,
+        approve: Approve.answerer(Option.getOrUndefined(approve), ask)
+      }
       yield* reportUnexpected(print, yield* Verbose)(runLoaded(print, document, file, input, json, options))
     })
   ).pipe(Command.withDescription("Run a workflow and print its output"))

@@ -10,7 +10,7 @@ import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Exit } from "effect"
 import * as Cli from "./Cli.ts"
 
-Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true }).pipe(
+Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true, stdinIsTTY: process.stdin.isTTY === true }).pipe(
   Effect.provide(NodeServices.layer),
   NodeRuntime.runMain({
     disableErrorReporting: true,

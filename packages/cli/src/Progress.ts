@@ -1,11 +1,20 @@
 /**
  * Progress — how a run shows while it goes: a line on stderr as each step becomes pending,
  * starts, finishes, is skipped or fails, with durations, and inside an agent step a line per model
- * turn (with the tokens so far) and per tool call as it starts and ends; or, with `--json`, every
+ * turn (with the tokens so far), per tool call as it starts and ends, and per call that waits for approval; or, with `--json`, every
  * event as one JSON object per line on stdout. On a terminal the lines carry marks (▸ ✓ ✗);
  * elsewhere (a pipe, a CI log) they are plain text. Only rendering: the executor decides what happened.
  */
 import type { WorkflowEvent } from "@condukt/workflows"
+
+/** The most of a call's input a line quotes. */
+const MAX_INPUT_CHARS = 200
+
+/** A call's input on one line: its JSON, cut with an ellipsis past `MAX_INPUT_CHARS`. */
+export const quote = (input: unknown): string => {
+  const text = JSON.stringify(input) ?? "null"
+  return text.length <= MAX_INPUT_CHARS ? text : `${text.slice(0, MAX_INPUT_CHARS)}…`
+}
 
 /**
  * How lines look: `tty` with marks, `plain` without (a log file or a CI console).
@@ -16,8 +25,8 @@ import type { WorkflowEvent } from "@condukt/workflows"
 export type Style = "tty" | "plain"
 
 const MARKS = {
-  tty: { running: "▸ ", done: "✓ ", skipped: "- ", failed: "✗ " },
-  plain: { running: "", done: "", skipped: "", failed: "" }
+  tty: { running: "▸ ", done: "✓ ", skipped: "- ", failed: "✗ ", waiting: "? " },
+  plain: { running: "", done: "", skipped: "", failed: "", waiting: "" }
 } as const
 
 const seconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)}ms` : `${(ms / 1000).toFixed(1)}s`)
@@ -45,6 +54,8 @@ export const line = (event: WorkflowEvent.WorkflowEvent, style: Style): string =
       return event.ok
         ? `    ${event.step}: ${mark.done}${event.tool} ${event.callId} done in ${seconds(event.durationMs)}`
         : `    ${event.step}: ${mark.failed}${event.tool} ${event.callId} answered an error after ${seconds(event.durationMs)}`
+    case "ApprovalRequested":
+      return `    ${event.step}: ${mark.waiting}${event.tool} ${event.callId} waits for approval: ${quote(event.input)}`
     case "StepFinished":
       return `  ${mark.done}${event.step} done in ${seconds(event.durationMs)}`
     case "StepSkipped":

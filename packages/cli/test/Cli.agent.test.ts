@@ -6,50 +6,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { execIn, root } from "../../../test/support/exec.ts"
+import { execIn } from "../../../test/support/exec.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
+import { condukt, FIRST, notes, SECOND, script, setUp as setUpWith, untimed, untimedEvents } from "./notesRun.ts"
 
-const condukt = path.join(root, "node_modules/.bin/condukt")
-
-const NOTES = `workflow "notes" {
-  runtime {
-    model = "openai:gpt-4.1-mini"
-  }
-  agent "notes" {
-    tools = ["Read"]
-    input = "What do a.txt and b.txt say?"
-  }
-  output = task.notes.output
-}
-`
-
-const FIRST = "call_DdmO9pD3xa9XTPNJ32zg2hcA"
-const SECOND = "call_8YkQm2VtWc4zRbLn0sJp1TfE"
-
-/** A directory with the workflow and the files its agent reads, and a server answering its two model requests. */
-const setUp = Effect.gen(function*() {
-  const dir = yield* Loopback.tempFiles({ "notes.hcl": NOTES, "a.txt": "alpha\n", "b.txt": "beta\n" })
-  const server = yield* Loopback.start([
-    Loopback.sse(Loopback.fixture("openai-tools.sse")),
-    Loopback.sse(Loopback.fixture("openai-final.sse"))
-  ])
-  const env = {
-    PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`,
-    HOME: os.tmpdir(),
-    OPENAI_API_KEY: "sk-loopback-test",
-    OPENAI_BASE_URL: server.url
-  }
-  return { dir, env }
-})
-
-/** Durations vary from run to run: each becomes `<t>`. */
-const untimed = (text: string) => text.replace(/ \d+(\.\d+)?(ms|s)\b/g, " <t>")
-
-/** util-linux `script`, which runs a command on a pty: on Debian and its CI images, not everywhere. */
-const script = ["/usr/bin/script", "/bin/script"].find((file) => fs.existsSync(file))
+const setUp = setUpWith(notes())
 
 describe("condukt run, an agent step", () => {
   it.live("on a terminal: a marked line per turn (with the tokens so far) and per tool call as it starts and ends", () =>
@@ -111,14 +72,7 @@ describe("condukt run, an agent step", () => {
       const { dir, env } = yield* setUp
       const result = yield* execIn(dir, condukt, ["run", "notes.hcl", "--json"], env)
       assert.deepStrictEqual({ stderr: result.stderr, exitCode: result.exitCode }, { stderr: "", exitCode: 0 })
-      const events = result.stdout.trimEnd().split("\n").map((line) => JSON.parse(line))
-      // `at` and `durationMs` are times: checked to be numbers, then left out.
-      for (const event of events) {
-        if ("at" in event) assert.isNumber(event.at)
-        if ("durationMs" in event) assert.isNumber(event.durationMs)
-      }
-      const untimedEvents = events.map(({ at: _at, durationMs: _durationMs, ...event }) => event)
-      assert.deepStrictEqual(untimedEvents, [
+      assert.deepStrictEqual(untimedEvents(result.stdout), [
         { _tag: "RunStarted", workflow: "notes", steps: ["notes"] },
         { _tag: "StepStarted", step: "notes" },
         { _tag: "TurnStarted", step: "notes", turn: 1 },
@@ -133,5 +87,22 @@ describe("condukt run, an agent step", () => {
         { _tag: "RunFinished", ok: true },
         { _tag: "Output", output: "a.txt says alpha; b.txt says beta." }
       ])
+    }).pipe(Effect.scoped))
+
+  it.live("--json: an agent step's output_schema gives the decoded answer as the workflow's output", () =>
+    Effect.gen(function*() {
+      const workflow = notes(
+        "output_schema = {",
+        "  type = \"object\"",
+        "  properties = { a = { type = \"string\" }, b = { type = \"string\" } }",
+        "  required = [\"a\", \"b\"]",
+        "}"
+      )
+      const { dir, env, server } = yield* setUpWith(workflow, Loopback.finalWith("openai-final.sse", `{"a":"alpha",`, `"b":"beta"}`))
+      const result = yield* execIn(dir, condukt, ["run", "notes.hcl", "--json"], env)
+      assert.deepStrictEqual({ stderr: result.stderr, exitCode: result.exitCode }, { stderr: "", exitCode: 0 })
+      assert.deepStrictEqual(untimedEvents(result.stdout).at(-1), { _tag: "Output", output: { a: "alpha", b: "beta" } })
+      // OpenAI's native mechanism carried the schema, on both requests.
+      assert.deepStrictEqual(server.requests.map((r) => r.body.response_format.json_schema.name), ["answer", "answer"])
     }).pipe(Effect.scoped))
 })

@@ -38,13 +38,13 @@ export interface Rules {
 }
 
 /**
- * What a tool may declare: `true` (every call asks) or a function of its decoded input and
- * context (`true`: this call asks).
+ * What a tool may declare (`Tool.NeedsApproval`, defined with the tool so the two modules do not
+ * import each other).
  *
  * @since 0.1.0
  * @category models
  */
-export type NeedsApproval<A, R> = boolean | ((input: A, context: Tool.Context) => Effect.Effect<boolean, never, R>)
+export type NeedsApproval<A, R> = Tool.NeedsApproval<A, R>
 
 /**
  * The rules of an agent and a session start, compiled once.

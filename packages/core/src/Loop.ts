@@ -199,6 +199,20 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
 }
 
 /**
+ * A final reply that is no answer (a typed answer that did not decode): the model reads why, as a
+ * user message, and is asked again in the same run, within `maxTurns`.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const correct = (state: State, text: string): Step => {
+  if (state.status !== "Idle") return rejected(state, "TurnInProgress")
+  const history = History.append(state.history, user(text))
+  if (state.turn >= state.maxTurns) return rejected({ ...state, history }, "MaxTurnsExceeded")
+  return request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+}
+
+/**
  * A resumed state whose history ends with a message of tool calls and no results yet (a batch
  * that waited for approval when it was saved): the loop waits for those calls' results again.
  *

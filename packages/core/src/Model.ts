@@ -88,6 +88,22 @@ export interface Request {
   readonly messages: History
   readonly tools: ReadonlyArray<ToolSpec>
   readonly options?: Options | undefined
+  /**
+   * The typed answer the run wants, sent only to a model whose provider has a native mechanism
+   * (`Service.nativeOutput`): the final reply's text is then JSON of this schema.
+   */
+  readonly output?: Output | undefined
+}
+
+/**
+ * The answer a run wants, as the model sees it: a name and the JSON Schema of its JSON encoding.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Output {
+  readonly name: string
+  readonly schema: JsonSchema.JsonSchema
 }
 
 /** @since 0.1.0 @category models */
@@ -143,6 +159,12 @@ export interface Service {
    * so a gateway that echoes one back is redacted from every event, error, log and span.
    */
   readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>> | undefined
+  /**
+   * `true` when the provider honours `Request.output` natively (OpenAI's strict `json_schema`,
+   * Gemini's response schema, Anthropic's forced final tool). Otherwise a run that wants a typed
+   * answer offers the model a `submit` tool instead (docs/decisions/0062).
+   */
+  readonly nativeOutput?: boolean | undefined
 }
 
 /**

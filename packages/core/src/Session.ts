@@ -26,10 +26,11 @@ import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
-import type { RunOptions, RunResult } from "./internal/session/Run.ts"
+import type { RunOptions, RunResult, TypedResult } from "./internal/session/Run.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import * as Loop from "./Loop.ts"
 import type { Message } from "./Message.ts"
+import type * as Output from "./Output.ts"
 import * as Model from "./Model.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
@@ -80,14 +81,20 @@ export interface StartOptions<RIn = never> {
 }
 
 /** @since 0.1.0 @category models */
-export type { RunOptions, RunResult }
+export type { RunOptions, RunResult, TypedResult }
 
 /** A running session. */
 export interface Session {
   readonly id: string
   readonly agent: string
-  /** Queues a run and waits for its result; interrupting the wait aborts or drops the run. */
-  readonly run: (prompt: string, options?: RunOptions) => Effect.Effect<RunResult, RunError>
+  /**
+   * Queues a run and waits for its result; interrupting the wait aborts or drops the run. With an
+   * `output` Schema, the result's `value` is the model's answer decoded with it.
+   */
+  readonly run: {
+    <S extends Output.Output>(prompt: string, options: RunOptions & { readonly output: S }): Effect.Effect<TypedResult<S["Type"]>, RunError>
+    (prompt: string, options?: RunOptions): Effect.Effect<RunResult, RunError>
+  }
   /**
    * Queues a run and streams its events, AgentStart to AgentEnd. The reader owns the run: the run
    * waits when the reader falls behind, and a reader that stops early aborts it (or drops it
@@ -355,11 +362,13 @@ class Handle<R> implements Session {
   }
   get run(): Session["run"] {
     const actor = this.#actor
-    return (prompt, options) =>
+    const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(
         actor.enqueue(prompt, options, undefined),
         (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => actor.cancel(run)))
       )
+    // With an `output`, the conversation decoded `value` with it before settling the run.
+    return run as Session["run"]
   }
   get stream(): Session["stream"] {
     const actor = this.#actor

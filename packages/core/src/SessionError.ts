@@ -61,6 +61,23 @@ export class McpStartFailed extends Schema.TaggedError<McpStartFailed>()("McpSta
   }
 }
 
+/**
+ * The model's answer did not decode with the run's `output` Schema, even after being sent back
+ * `retries` times with the Schema's error; `reply` is its last answer (JSON text).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class OutputInvalid extends Schema.TaggedError<OutputInvalid>()("OutputInvalid", {
+  reply: Schema.String,
+  error: Schema.String,
+  retries: Schema.Int
+}) {
+  override get message() {
+    return `the model's answer did not match the output schema after ${this.retries} ${this.retries === 1 ? "retry" : "retries"}: ${this.error}`
+  }
+}
+
 /** A defect escaped a run (a bug, not a tool failure): the session is dead, as an OTP process would be. */
 export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("SessionCrashed", {
   cause: Schema.Defect()
@@ -72,7 +89,7 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 }
 
 /** @since 0.1.0 @category errors */
-export const Reason = Schema.Union([MaxTurnsExceeded, RunAborted, SessionStopped, SandboxInitFailed, McpStartFailed, SessionCrashed])
+export const Reason = Schema.Union([MaxTurnsExceeded, OutputInvalid, RunAborted, SessionStopped, SandboxInitFailed, McpStartFailed, SessionCrashed])
 export type Reason = typeof Reason.Type
 
 /**
@@ -90,6 +107,7 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
     const reason = this.reason
     switch (reason._tag) {
       case "MaxTurnsExceeded":
+      case "OutputInvalid":
       case "RunAborted":
         return `Session ${this.sessionId}: ${reason.message}`
       case "SessionStopped":

@@ -9,7 +9,6 @@
  * input is decoded into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
-import type * as Approval from "./Approval.ts"
 import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
 
@@ -119,6 +118,15 @@ export class ToolDefinitionError extends Schema.TaggedError<ToolDefinitionError>
 }
 
 /**
+ * What a tool may declare about approval: `true` (every call asks a person first) or a function of
+ * its decoded input and context (`true`: this call asks). Session rules (`Approval.Rules`) win.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type NeedsApproval<A, R> = boolean | ((input: A, context: Context) => Effect.Effect<boolean, never, R>)
+
+/**
  * A tool, its arguments' types erased: what agents hold and the Executor runs.
  *
  * @since 0.1.0
@@ -153,7 +161,7 @@ export interface Tool<out R = never> {
    * Whether a call waits for a person's approval before it runs (`false` unless the tool says):
    * the session's rules (`Approval.Rules`) win over it.
    */
-  readonly needsApproval: Approval.NeedsApproval<unknown, R>
+  readonly needsApproval: NeedsApproval<unknown, R>
 }
 
 /** Options shared by both forms of `make`. */
@@ -176,7 +184,7 @@ export interface Options<A, E extends Failure, R> {
    * (given the decoded arguments, before the call runs). Default false. A session's rules
    * (`allow` / `ask` / `deny` by tool name) win over it: docs/approvals.md.
    */
-  readonly needsApproval?: Approval.NeedsApproval<A, R> | undefined
+  readonly needsApproval?: NeedsApproval<A, R> | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,7 +378,7 @@ export const make: {
       : Duration.fromInputUnsafe(options.timeout),
     timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
     usesSecrets: options.usesSecrets ?? false,
-    needsApproval: (options.needsApproval ?? false) as Approval.NeedsApproval<unknown, never>
+    needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>
   }
 }
 

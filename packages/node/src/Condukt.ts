@@ -16,6 +16,7 @@ import * as NodePath from "@effect/platform-node/NodePath"
 import { Effect, Fiber, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
+import type * as Output from "@condukt/core/Output"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import type * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as NodeProcessRunner from "./processRunner/Node.ts"
@@ -76,10 +77,11 @@ export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, S
   /** Names the anonymous agent in events and traces (default `anonymous`). */
   readonly name?: string | undefined
   /**
-   * Sees every event of the run as it happens (a progress display); the run waits for none of
-   * them, and `run` returns once the last one was handed over.
+   * Sees every event of the run as it happens (a progress display), with the run's session (to
+   * answer an `ApprovalRequested`, or abort); the run waits for none of them, and `run` returns
+   * once the last one was handed over.
    */
-  readonly onEvent?: ((event: SessionEvent.SessionEvent) => Effect.Effect<void>) | undefined
+  readonly onEvent?: ((event: SessionEvent.SessionEvent, session: Session.Session) => Effect.Effect<void>) | undefined
 }
 
 const anonymous = <R, RIn>(options: RunOptions<R, RIn>) =>
@@ -102,14 +104,23 @@ const transient = <R, RIn>(
  * @since 0.1.0
  * @category constructors
  */
-export const run = <R = never, RIn = never>(
+export const run: {
+  <S extends Output.Output, R = never, RIn = never>(
+    prompt: string,
+    options: RunOptions<R, RIn> & { readonly output: S }
+  ): Effect.Effect<Session.TypedResult<S["Type"]>, Session.RunError | Session.StartError, R | RIn>
+  <R = never, RIn = never>(
+    prompt: string,
+    options: RunOptions<R, RIn>
+  ): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn>
+} = (<R = never, RIn = never>(
   prompt: string,
   options: RunOptions<R, RIn>
 ): Effect.Effect<Session.RunResult, Session.RunError | Session.StartError, R | RIn> =>
   Effect.scoped(Effect.flatMap(transient(options), (session) =>
     options.onEvent === undefined ? session.run(prompt, options) : observed(session, prompt, options, options.onEvent))).pipe(
     Effect.withSpan("Condukt.run")
-  )
+  )) as typeof run // with an `output`, the session decoded `value` with it
 
 /**
  * `session.run` with its events handed to `onEvent`: the observer subscribes before the run is
@@ -120,10 +131,10 @@ const observed = (
   session: Session.Session,
   prompt: string,
   options: Session.RunOptions,
-  onEvent: (event: SessionEvent.SessionEvent) => Effect.Effect<void>
+  onEvent: (event: SessionEvent.SessionEvent, session: Session.Session) => Effect.Effect<void>
 ) =>
   Effect.gen(function*() {
-    const observer = yield* Effect.forkScoped(Stream.runForEach(session.events, onEvent), { startImmediately: true })
+    const observer = yield* Effect.forkScoped(Stream.runForEach(session.events, (event) => onEvent(event, session)), { startImmediately: true })
     const result = yield* Effect.exit(session.run(prompt, options))
     yield* session.stop
     yield* Fiber.join(observer)

@@ -42,6 +42,18 @@ describe("Condukt", () => {
       assert.strictEqual(request!.system, "Shout.")
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.text("HI!")]))))
 
+  it.effect("run with an output Schema gives the decoded answer as value, typed", () =>
+    Effect.gen(function*() {
+      const answer = yield* Condukt.run("shout hi", {
+        model: "test:x",
+        tools: [Shout],
+        sandbox: Sandbox.layerNoop(),
+        output: Schema.Struct({ shouted: Schema.String })
+      })
+      const shouted: string = answer.value.shouted
+      assert.strictEqual(shouted, "HI!")
+    }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("shout", { text: "hi" }), TestModel.toolCall("submit", { shouted: "HI!" })]))))
+
   it.effect("run with onEvent hands over every event of the run before its result, a failed run's too", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []

@@ -12,7 +12,7 @@
  * carries that caller and goes back with it as it came, and server tool blocks and the container
  * come back on the next request.
  */
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Stream } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
 import * as providerConfig from "./internal/providerConfig.ts"
@@ -163,7 +163,12 @@ export const toWireBody = (
       : { allowed_callers: tool.allowedCallers.map((caller) => (caller === "human" ? "direct" : codeExecution)) })
   }))
   if (programmatic) tools.push({ type: codeExecution, name: "code_execution" })
+  const output = request.output
+  if (output !== undefined) tools.push({ name: output.name, description: ANSWER_DESCRIPTION, input_schema: output.schema })
   const budget = thinkingBudget(options.reasoning)
+  // A typed answer forces a tool call each turn (the answer is one), except with extended thinking,
+  // which takes no forced tool: the model is then asked through the tool's description alone.
+  const choice = output !== undefined && budget === undefined ? { type: "any" } : options.toolChoice === undefined ? undefined : toolChoice(options.toolChoice)
   const maxTokens = options.maxTokens ?? (budget === undefined ? DEFAULT_MAX_TOKENS : budget + DEFAULT_MAX_TOKENS)
   return {
     model,
@@ -172,7 +177,7 @@ export const toWireBody = (
     ...(request.system === undefined || request.system === "" ? {} : { system: request.system }),
     messages,
     ...(tools.length === 0 ? {} : { tools }),
-    ...(options.toolChoice === undefined ? {} : { tool_choice: toolChoice(options.toolChoice) }),
+    ...(choice === undefined ? {} : { tool_choice: choice }),
     ...(budget === undefined ? {} : { thinking: { type: "enabled", budget_tokens: budget } }),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { top_p: options.topP }),
@@ -180,6 +185,29 @@ export const toWireBody = (
     ...(container === undefined ? {} : { container })
   }
 }
+
+/** What the model reads of the forced final tool a typed answer is sent through. */
+const ANSWER_DESCRIPTION = "Give your final answer: call this tool once, when you are done, with the answer as its arguments."
+
+/**
+ * A reply whose call of the answer tool becomes the answer's JSON text, as on the vendors with a
+ * native response format; a reply with no other call then finishes as `stop`.
+ */
+const answered = (parts: Stream.Stream<Model.Part, Model.ModelError>, answer: string): Stream.Stream<Model.Part, Model.ModelError> =>
+  Stream.suspend(() => {
+    let answeredOnly = false
+    let otherCalls = false
+    return Stream.map(parts, (part): Model.Part => {
+      if (part._tag === "ToolCall") {
+        if (part.name !== answer) otherCalls = true
+        else {
+          answeredOnly = !otherCalls
+          return { _tag: "TextDelta", text: typeof part.input === "string" ? part.input : JSON.stringify(part.input) }
+        }
+      }
+      return part._tag === "Finish" && answeredOnly && !otherCalls ? { _tag: "Finish", reason: "stop" } : part
+    })
+  })
 
 // ---------------------------------------------------------------------------------------------
 // Response
@@ -350,9 +378,10 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          nativeOutput: true,
           stream: (request) => {
             const body = toWireBody(name, request, options?.codeExecution)
-            return providerStream.stream(settings, {
+            const streamed = providerStream.stream(settings, {
               provider: "anthropic",
               model,
               baseUrl: resolved.baseUrl,
@@ -363,6 +392,7 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
               body,
               decoder
             })
+            return request.output === undefined ? streamed : answered(streamed, request.output.name)
           }
         }))
       }

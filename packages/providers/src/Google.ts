@@ -108,6 +108,12 @@ const toolConfig = (choice: Model.ToolChoice) =>
     ? { mode: "ANY" }
     : { mode: "ANY", allowedFunctionNames: [choice.tool] }
 
+/**
+ * Whether the model takes a response schema together with function declarations: Gemini 3 does,
+ * Gemini 2.x and before refuse the pair, so their typed answers go through the submit tool.
+ */
+export const nativeOutput = (model: string): boolean => !/^gemini-[012](\.|-)/.test(model)
+
 /** The request body. */
 export const toWireBody = (request: Model.Request): Json => {
   const options = request.options ?? {}
@@ -118,7 +124,8 @@ export const toWireBody = (request: Model.Request): Json => {
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { topP: options.topP }),
     ...(options.stopSequences === undefined ? {} : { stopSequences: options.stopSequences }),
-    ...(budget === undefined ? {} : { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } })
+    ...(budget === undefined ? {} : { thinkingConfig: { thinkingBudget: budget, includeThoughts: true } }),
+    ...(request.output === undefined ? {} : { responseMimeType: "application/json", responseJsonSchema: request.output.schema })
   }
   const declarations = request.tools.map((tool) => ({
     name: tool.name,
@@ -236,6 +243,7 @@ export const layer = (options?: Provider.Options): Layer.Layer<Model.Providers, 
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          ...(nativeOutput(name) ? { nativeOutput: true } : {}),
           stream: (request) =>
             providerStream.stream(settings, {
               provider: "google",

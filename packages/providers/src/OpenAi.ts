@@ -130,6 +130,8 @@ interface Flavour {
   readonly strict: boolean
   readonly maxTokensKey: "max_completion_tokens" | "max_tokens"
   readonly images: boolean
+  /** Whether a run's typed answer goes as `response_format` (OpenAI itself; the compatible servers get a submit tool). */
+  readonly nativeOutput: boolean
 }
 
 
@@ -138,7 +140,12 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   flavour: Flavour
-): { body: Json; strict: ReadonlyMap<string, Model.ToolSpec["parameters"]> } => {
+): {
+  body: Json
+  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
+  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
+  answer: Model.ToolSpec["parameters"] | undefined
+} => {
   const options = request.options ?? {}
   const strict = new Map<string, Model.ToolSpec["parameters"]>()
   const tools = request.tools.map((tool) => {
@@ -155,6 +162,7 @@ export const toWireBody = (
     }
   })
   const effort = reasoningEffort.of(options.reasoning)
+  const output = request.output === undefined || !flavour.strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages, flavour.images),
@@ -166,9 +174,17 @@ export const toWireBody = (
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { top_p: options.topP }),
     ...(options.stopSequences === undefined ? {} : { stop: options.stopSequences }),
-    ...(effort === undefined ? {} : { reasoning_effort: effort })
+    ...(effort === undefined ? {} : { reasoning_effort: effort }),
+    ...(request.output === undefined
+      ? {}
+      : {
+        response_format: {
+          type: "json_schema",
+          json_schema: { name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined }
+        }
+      })
   }
-  return { body, strict }
+  return { body, strict, answer: output === undefined ? undefined : request.output?.schema }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -288,9 +304,10 @@ const register = (
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          ...(flavour.nativeOutput ? { nativeOutput: true } : {}),
           stream: (request) => {
-            const { body, strict } = toWireBody(name, request, flavour)
-            return providerStream.stream(settings, {
+            const { body, strict, answer } = toWireBody(name, request, flavour)
+            const streamed = providerStream.stream(settings, {
               provider,
               model,
               baseUrl: resolved.baseUrl,
@@ -301,6 +318,7 @@ const register = (
               body,
               decoder: decoder(provider, strict)
             })
+            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
           }
         }))
       }
@@ -320,7 +338,8 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
   options?.api === "responses" ? OpenAiResponses.layerAs("openai", options) : register("openai", { baseUrl: DEFAULT_BASE_URL }, options, {
     strict: options?.strict ?? true,
     maxTokensKey: "max_completion_tokens",
-    images: true
+    images: true,
+    nativeOutput: true
   })
 
 /**
@@ -331,7 +350,12 @@ export const layer = (options?: Options): Layer.Layer<Model.Providers, never, Ht
  */
 export const layerCompatible = (name: PresetName, options?: Options): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> => {
   const preset: Preset = PRESETS[name]
-  return register(name, preset, options, { strict: options?.strict ?? false, maxTokensKey: "max_tokens", images: preset.images !== false })
+  return register(name, preset, options, {
+    strict: options?.strict ?? false,
+    maxTokensKey: "max_tokens",
+    images: preset.images !== false,
+    nativeOutput: false
+  })
 }
 
 /**

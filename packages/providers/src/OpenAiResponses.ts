@@ -127,7 +127,12 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   strict: boolean
-): { body: Json; strict: ReadonlyMap<string, Model.ToolSpec["parameters"]> } => {
+): {
+  body: Json
+  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
+  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
+  answer: Model.ToolSpec["parameters"] | undefined
+} => {
   const options = request.options ?? {}
   const strictTools = new Map<string, Model.ToolSpec["parameters"]>()
   const tools: Array<Json> = request.tools.map((tool) => {
@@ -146,6 +151,7 @@ export const toWireBody = (
   })
   if (request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)) tools.push({ type: PROGRAMMATIC_TOOL })
   const effort = reasoningEffort.of(options.reasoning)
+  const output = request.output === undefined || !strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     ...(request.system === undefined || request.system === "" ? {} : { instructions: request.system }),
@@ -156,9 +162,12 @@ export const toWireBody = (
     ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens }),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.topP === undefined ? {} : { top_p: options.topP }),
-    ...(effort === undefined ? {} : { reasoning: { effort, summary: "auto" } })
+    ...(effort === undefined ? {} : { reasoning: { effort, summary: "auto" } }),
+    ...(request.output === undefined
+      ? {}
+      : { text: { format: { type: "json_schema", name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined } } })
   }
-  return { body, strict: strictTools }
+  return { body, strict: strictTools, answer: output === undefined ? undefined : request.output?.schema }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -308,9 +317,10 @@ export const layerAs = (prefix: string, options: Options | undefined): Layer.Lay
         return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
           name: model,
           secrets: resolved.secrets,
+          nativeOutput: true,
           stream: (request) => {
-            const { body, strict } = toWireBody(name, request, options?.strict ?? true)
-            return providerStream.stream(settings, {
+            const { body, strict, answer } = toWireBody(name, request, options?.strict ?? true)
+            const streamed = providerStream.stream(settings, {
               provider: prefix,
               model,
               baseUrl: resolved.baseUrl,
@@ -321,6 +331,7 @@ export const layerAs = (prefix: string, options: Options | undefined): Layer.Lay
               body,
               decoder: decoder(prefix, strict)
             })
+            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
           }
         }))
       }

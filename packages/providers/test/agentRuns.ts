@@ -66,9 +66,9 @@ export const events = <R>(agent: Agent.Agent<R>, provider: OnServer, replies: Re
   Effect.map(onServer(provider, replies, (layer, cwd) => streamed(agent, layer, cwd, prompt)), ({ out, server }) => ({ server, events: out }))
 
 /** Runs `prompt` in `files` against a server answering `replies`: the server and the run's result. */
-export const run = <R>(agent: Agent.Agent<R>, provider: OnServer, replies: Replies, prompt: string) =>
+export const run = <R>(agent: Agent.Agent<R>, provider: OnServer, replies: Replies, prompt: string, options?: Session.RunOptions) =>
   Effect.map(
-    onServer(provider, replies, (layer, cwd) => withSession(agent, layer, cwd, (session) => session.run(prompt))),
+    onServer(provider, replies, (layer, cwd) => withSession(agent, layer, cwd, (session) => session.run(prompt, options))),
     ({ out, server }) => ({ server, result: out })
   )
 

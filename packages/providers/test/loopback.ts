@@ -66,6 +66,13 @@ export interface Server {
   readonly closed: (n: number) => Deferred.Deferred<void>
 }
 
+/**
+ * A final-answer fixture (its text streamed as "a.txt says alpha; " then "b.txt says beta.") with
+ * those two deltas replaced by `first` and `second`: a typed answer's JSON, say.
+ */
+export const finalWith = (name: string, first: string, second: string): string =>
+  fixture(name).replaceAll("a.txt says alpha; ", JSON.stringify(first).slice(1, -1)).replaceAll("b.txt says beta.", JSON.stringify(second).slice(1, -1))
+
 /** A fixture transcript from test/fixtures/providers. */
 export const fixture = (name: string): string =>
   fs.readFileSync(path.join(import.meta.dirname, "fixtures/providers", name), "utf8")

@@ -97,4 +97,29 @@ describe("requestRules", () => {
       ]
     )
   })
+
+  it("typed answers: OpenAI's json_schema formats (a safe name, an object root, strict rules), Gemini's JSON MIME type, no forced tool with Anthropic's thinking", () => {
+    const format = { name: "answer", schema: closed, strict: true }
+    assert.deepStrictEqual(Rules.openAiChat({ response_format: { type: "json_schema", json_schema: format } }), [])
+    assert.deepStrictEqual(Rules.openAiResponses({ text: { format: { type: "json_schema", ...format } } }), [])
+    assert.deepStrictEqual(Rules.google({ generationConfig: { responseMimeType: "application/json", responseJsonSchema: closed } }), [])
+    assert.deepStrictEqual(Rules.anthropic({ tool_choice: { type: "any" } }), [])
+    assert.deepStrictEqual(
+      [
+        Rules.openAiChat({ response_format: { type: "json_schema", json_schema: { name: "the answer", schema: optional, strict: true } } }),
+        Rules.openAiResponses({ text: { format: { type: "json_schema", name: "answer", schema: { type: "string" }, strict: false } } }),
+        Rules.google({ generationConfig: { responseJsonSchema: closed, responseSchema: closed } }),
+        Rules.anthropic({ thinking: { type: "enabled", budget_tokens: 1024 }, tool_choice: { type: "any" } })
+      ],
+      [
+        [
+          "response_format.json_schema.name: 1 to 64 of a-z, A-Z, 0-9, _ and -",
+          "response_format.json_schema.schema: strict mode needs every key required (not: a)"
+        ],
+        ["text.format.schema.type: the root must be \"object\", got \"string\""],
+        ["generationConfig.responseMimeType: a response schema needs application/json", "generationConfig: responseSchema and responseJsonSchema together"],
+        ["tool_choice: any cannot be used with thinking"]
+      ]
+    )
+  })
 })

@@ -179,6 +179,13 @@ const strictRules = (where: string, schema: unknown): Array<string> => {
 
 const array = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
 
+/** A structured-output format (OpenAI's `json_schema`): a safe name, an object root, strict rules when strict. */
+const jsonSchemaFormat = (where: string, format: Json): Array<string> => [
+  ...(typeof format.name === "string" && /^[a-zA-Z0-9_-]{1,64}$/.test(format.name) ? [] : [`${where}.name: 1 to 64 of a-z, A-Z, 0-9, _ and -`]),
+  ...objectRoot(`${where}.schema`, format.schema),
+  ...(format.strict === true ? strictRules(`${where}.schema`, format.schema) : [])
+]
+
 /** Every content block of the messages of `list` (named `name`), under `key`, with where it is. */
 const blocks = (list: unknown, name: string, key: string): Array<readonly [string, Json]> =>
   array(list).flatMap((message, i) =>
@@ -202,7 +209,11 @@ export const anthropic = (body: Json): Array<string> => [
       : block.type === "tool_result"
       ? decodes(where, AnthropicToolResult, block)
       : []
-  )
+  ),
+  // Extended thinking takes tool_choice auto or none only.
+  ...(isObject(body.thinking) && isObject(body.tool_choice) && (body.tool_choice.type === "any" || body.tool_choice.type === "tool")
+    ? [`tool_choice: ${body.tool_choice.type} cannot be used with thinking`]
+    : [])
 ]
 
 /** OpenAI Chat Completions (`POST /chat/completions`), strict tools and not. */
@@ -220,7 +231,12 @@ export const openAiChat = (body: Json): Array<string> => [
       ? [`messages[${i}].content: a tool message's content is text here`]
       : []
   ),
-  ...blocks(body.messages, "messages", "content").flatMap(([where, block]) => (block.type === "image_url" ? decodes(where, OpenAiChatImage, block) : []))
+  ...blocks(body.messages, "messages", "content").flatMap(([where, block]) => (block.type === "image_url" ? decodes(where, OpenAiChatImage, block) : [])),
+  ...(isObject(body.response_format) && body.response_format.type === "json_schema"
+    ? isObject(body.response_format.json_schema)
+      ? jsonSchemaFormat("response_format.json_schema", body.response_format.json_schema)
+      : ["response_format.json_schema: missing"]
+    : [])
 ]
 
 /** OpenAI Responses (`POST /responses`). */
@@ -234,7 +250,8 @@ export const openAiResponses = (body: Json): Array<string> => [
       ]
       : decodes(`tools[${i}]`, ResponsesProgrammatic, tool)
   ),
-  ...blocks(body.input, "input", "content").flatMap(([where, block]) => (block.type === "input_image" ? decodes(where, ResponsesImage, block) : []))
+  ...blocks(body.input, "input", "content").flatMap(([where, block]) => (block.type === "input_image" ? decodes(where, ResponsesImage, block) : [])),
+  ...(isObject(body.text) && isObject(body.text.format) && body.text.format.type === "json_schema" ? jsonSchemaFormat("text.format", body.text.format) : [])
 ]
 
 /** Gemini (`POST /v1beta/models/{model}:streamGenerateContent`). */
@@ -247,5 +264,12 @@ export const google = (body: Json): Array<string> => [
         : [])
     ])
   ),
-  ...blocks(body.contents, "contents", "parts").flatMap(([where, part]) => ("inlineData" in part ? decodes(where, GeminiInlineData, part) : []))
+  ...blocks(body.contents, "contents", "parts").flatMap(([where, part]) => ("inlineData" in part ? decodes(where, GeminiInlineData, part) : [])),
+  // A response schema needs the JSON MIME type; only one of the two schema fields.
+  ...(isObject(body.generationConfig) && ("responseJsonSchema" in body.generationConfig || "responseSchema" in body.generationConfig)
+    ? [
+      ...(body.generationConfig.responseMimeType === "application/json" ? [] : ["generationConfig.responseMimeType: a response schema needs application/json"]),
+      ...("responseJsonSchema" in body.generationConfig && "responseSchema" in body.generationConfig ? ["generationConfig: responseSchema and responseJsonSchema together"] : [])
+    ]
+    : [])
 ]

@@ -42,6 +42,17 @@ export interface Service {
  */
 export class TestModel extends Context.Service<TestModel, Service>()("@condukt/testing/TestModel") {}
 
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The model's name (default `test:scripted`). */
+  readonly name?: string
+  /**
+   * Act as a model with native structured output: a run's typed answer is then the final reply's
+   * text (script it with `text`), not a call of the `submit` tool.
+   */
+  readonly nativeOutput?: boolean
+}
+
 /** The chunk size text is streamed in unless a reply says otherwise. */
 export const DEFAULT_CHUNK_SIZE = 8
 
@@ -122,7 +133,7 @@ const USAGE: Model.Part = { _tag: "Usage", inputTokens: 10, outputTokens: 5 }
  */
 export const make = (
   replies: ReadonlyArray<Reply>,
-  options: { readonly name?: string } = {}
+  options: Options = {}
 ): Effect.Effect<{ readonly model: Model.Service; readonly recorder: Service }> => Effect.sync(() => {
   const name = options.name ?? "test:scripted"
   // Plain arrays, not Refs of copies: the recorder sits on every turn of a benchmark. A request's
@@ -167,7 +178,7 @@ export const make = (
     }))
 
   return {
-    model: Model.Model.of({ name, stream: respond }),
+    model: Model.Model.of({ name, stream: respond, ...(options.nativeOutput === true ? { nativeOutput: true } : {}) }),
     recorder: TestModel.of({
       requests: Effect.sync(() => requests.map((request): RecordedRequest => ({ ...request, messages: History.toArray(request.messages) }))),
       remaining: Effect.sync(() => Math.max(0, replies.length - requests.length))
@@ -181,7 +192,7 @@ export const make = (
  * @since 0.1.0
  * @category layers
  */
-export const layer = (replies: ReadonlyArray<Reply>, options: { readonly name?: string } = {}): Layer.Layer<Model.Model | TestModel> =>
+export const layer = (replies: ReadonlyArray<Reply>, options: Options = {}): Layer.Layer<Model.Model | TestModel> =>
   Layer.effectContext(Effect.map(make(replies, options), ({ model, recorder }) =>
     Context.make(Model.Model, model).pipe(Context.add(TestModel, recorder))))
 

@@ -81,6 +81,13 @@ export const AgentStep = Schema.Struct({
   tools: Schema.optionalKey(Schema.Array(Schema.String)),
   system: Schema.optionalKey(Schema.String),
   output_schema: Schema.optionalKey(Schema.Record(Schema.String, Json)),
+  /** Rules by tool name for the step's calls (docs/approvals.md); `timeout` in seconds. */
+  approvals: Schema.optionalKey(Schema.Struct({
+    allow: Schema.optionalKey(Schema.Array(Schema.String)),
+    ask: Schema.optionalKey(Schema.Array(Schema.String)),
+    deny: Schema.optionalKey(Schema.Array(Schema.String)),
+    timeout: Schema.optionalKey(Schema.Number)
+  })),
   ...common
 })
 

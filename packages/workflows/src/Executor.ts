@@ -13,6 +13,7 @@ import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
+import * as Approvals from "./Approvals.ts"
 import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
@@ -47,6 +48,11 @@ export interface Options {
   readonly tools?: ReadonlyArray<Tool.Tool> | undefined
   /** Receives every event as it happens. */
   readonly onEvent?: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
+  /**
+   * Answers the tool calls of agent steps that wait for approval (the step's `approvals` rules, a
+   * tool's `needsApproval`). Without it such a call fails its step at once (`Approvals.nobody`).
+   */
+  readonly approve?: Approvals.Answerer | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -210,7 +216,8 @@ export const run: (
     toolExecutor,
     model: options.model ?? runtimeModel,
     maxOutputBytes: collects,
-    onEvent: options.onEvent
+    onEvent: options.onEvent,
+    approve: options.approve ?? Approvals.nobody
   }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))

@@ -17,7 +17,7 @@ type Body = Readonly<Record<string, unknown>>
 
 const STEP_ATTRS: Readonly<Record<string, ReadonlyArray<string>>> = {
   cmd: ["argv", "cwd", "env", "max_output_bytes"],
-  agent: ["input", "model", "tools", "system", "output_schema"],
+  agent: ["input", "model", "tools", "system", "output_schema", "approvals"],
   http: ["method", "url", "headers", "body", "expect_status", "timeout", "max_body_bytes"],
   tool: ["id", "args"],
   map: ["over", "as", "concurrency"]

@@ -6,6 +6,7 @@
  * Each error names the block path (`workflow.steps.deploy.argv`). It does not look at the graph:
  * an unknown dependency or a cycle is the executor's error, found before the first step runs.
  */
+import { Approval } from "@condukt/core"
 import { Effect, Result, Schema } from "effect"
 import {
   Document,
@@ -27,7 +28,7 @@ const TOP_KEYS = ["name", "inputs", "runtime", "mcp_servers", "steps", "output"]
 const COMMON = ["kind", "needs", "when"]
 const STEP_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
   cmd: ["argv", "cwd", "env", "max_output_bytes"],
-  agent: ["input", "model", "tools", "system", "output_schema"],
+  agent: ["input", "model", "tools", "system", "output_schema", "approvals"],
   http: ["method", "url", "headers", "body", "expect_status", "timeout", "max_body_bytes"],
   tool: ["id", "args"],
   map: ["over", "as", "concurrency", "do"]
@@ -39,6 +40,7 @@ const STEP_REQUIRED: Readonly<Record<string, ReadonlyArray<string>>> = {
   tool: ["id"],
   map: ["over", "as", "do"]
 }
+const APPROVAL_KEYS = ["allow", "ask", "deny", "timeout"]
 const INPUT_KEYS = ["type", "description", "default", "enum", "items"]
 const RUNTIME_KEYS = ["model", "sandbox", "cwd"]
 const MCP_KEYS = ["transport", "command", "args", "env", "url", "headers", "auth", "prefix", "init_timeout", "request_timeout"]
@@ -93,6 +95,19 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
     return Effect.void
   }
 
+  /** An agent step's rules: three lists of tool-name globs (each compiled, as the session will) and a timeout in seconds. */
+  const approvals = Effect.fnUntraced(function*(value: unknown, path: string) {
+    const rules = yield* object(value, path, "approvals")
+    yield* keys(rules, path, APPROVAL_KEYS, "approvals")
+    for (const list of ["allow", "ask", "deny"] as const) {
+      if (!(list in rules)) continue
+      yield* stringList(rules[list], `${path}.${list}`, true)
+      const compiled = Approval.policy({ [list]: rules[list] as ReadonlyArray<string> })
+      if (Result.isFailure(compiled)) return yield* invalid("InvalidValue", `${path}.${list}`, compiled.failure.message)
+    }
+    if ("timeout" in rules) yield* positive(rules["timeout"], `${path}.timeout`, false, "seconds")
+  })
+
   const step = (value: unknown, path: string): Effect.Effect<void, WorkflowInvalid> =>
     Effect.gen(function*() {
       const s = yield* object(value, path, "a step")
@@ -124,6 +139,7 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
           if ("tools" in s) yield* stringList(s["tools"], `${path}.tools`, true)
           if ("system" in s) yield* ofType(typeof s["system"] === "string", `${path}.system`, "a string")
           if ("output_schema" in s) yield* ofType(isObject(s["output_schema"]), `${path}.output_schema`, "a JSON Schema object")
+          if ("approvals" in s) yield* approvals(s["approvals"], `${path}.approvals`)
           break
         case "http":
           yield* oneOf(s["method"], `${path}.method`, HTTP_METHODS)

@@ -2,7 +2,7 @@
  * WorkflowEvent — what a run reports as it goes: a step started, finished, was skipped or
  * failed, each with the time (epoch milliseconds, from the Clock) and durations; inside an agent
  * step, each model turn as it starts and ends (with the tokens so far) and each tool call as it
- * starts and ends, named by the step. Map items report as `<map>[<i>]`. The CLI draws progress
+ * starts and ends (and each call that waits for approval), named by the step. Map items report as `<map>[<i>]`. The CLI draws progress
  * from these, or prints them one JSON object per line.
  */
 import { Schema } from "effect"
@@ -102,6 +102,21 @@ export class ToolFinished extends Schema.TaggedClass<ToolFinished>()("ToolFinish
   ok: Schema.Boolean
 }) {}
 
+/**
+ * A tool call of an agent step waits for a person's answer (its rules or the tool ask for one):
+ * the run's answerer is asked next; its `ToolFinished` follows the answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class ApprovalRequested extends Schema.TaggedClass<ApprovalRequested>()("ApprovalRequested", {
+  step: Schema.String,
+  at: Schema.Number,
+  callId: Schema.String,
+  tool: Schema.String,
+  input: Schema.Unknown
+}) {}
+
 /** @since 0.1.0 @category models */
 export class RunFinished extends Schema.TaggedClass<RunFinished>()("RunFinished", {
   at: Schema.Number,
@@ -117,6 +132,7 @@ export const WorkflowEvent = Schema.Union([
   TurnFinished,
   ToolStarted,
   ToolFinished,
+  ApprovalRequested,
   StepFinished,
   StepSkipped,
   StepFailed,

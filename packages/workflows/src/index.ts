@@ -1,3 +1,4 @@
+export * as Approvals from "./Approvals.ts"
 export * as Document from "./Document.ts"
 export * as Executor from "./Executor.ts"
 export * as Expression from "./Expression.ts"

@@ -165,13 +165,18 @@ workflow "summarize" {
   output = task.summaries
 }`
       const result = yield* run(source, { inputs: { paths: ["a.md", "b.md"] } }).pipe(
-        Effect.provide(TestModel.layer([TestModel.text(`{"summary":"A"}`), TestModel.text(`{"summary":"B"}`)]))
+        // TestModel has no native mechanism: the answer is a call of the submit tool.
+        Effect.provide(TestModel.layer([TestModel.toolCall("submit", { summary: "A" }), TestModel.toolCall("submit", { summary: "B" })]))
       )
       assert.deepStrictEqual(result.output, [{ ok: true, output: { summary: "A" } }, { ok: true, output: { summary: "B" } }])
+      // A wrong answer is sent back twice, then the step fails.
       const wrong = yield* Effect.flip(run(source, { inputs: { paths: ["a.md"] } })).pipe(
-        Effect.provide(TestModel.layer([TestModel.text(`{"title":"A"}`)]))
+        Effect.provide(TestModel.layer([1, 2, 3].map(() => TestModel.toolCall("submit", { title: "A" }))))
       )
       assert.strictEqual(wrong.reason, "AgentFailed")
+      assert.strictEqual(wrong.message.replace(/Session [0-9a-f-]+:/, "Session <id>:"),
+        "step summaries[0]: Session <id>: the model's answer did not match the output schema after 2 retries: Missing key\n  at [\"summary\"]"
+      )
     }).pipe(Effect.provide(Condukt.layer)))
 
   it.live("an agent step reports its turns, tokens so far and tool calls, named by the step", () =>

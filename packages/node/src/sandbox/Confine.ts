@@ -7,13 +7,16 @@
  *
  * - the filesystem is the host's, read-only, but for the sandbox's cwd and `allowedPaths` (and
  *   `writable`), a private `/tmp`, and a fresh `/dev`; the `denyRead` paths (credentials under the
- *   home directory by default) are hidden: a directory shows empty, a file reads empty;
+ *   home directory by default) and the `.env` files of the directories above the cwd are hidden
+ *   (a directory shows empty, a file cannot be read) — those that exist when the sandbox is built;
  * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
  *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
  * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), or the
  *   host's (`"host"`);
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
- *   and everything it started dies with its namespace, `setsid` or not.
+ *   and everything it started dies with its namespace, `setsid` or not;
+ * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
+ *   stay out of reach even though the root they sit on is readable.
  *
  * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
  * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
@@ -76,9 +79,62 @@ export const DEFAULT_DENY_READ: ReadonlyArray<string> = [
 /** How to install bubblewrap, said when it is missing. */
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 
+/**
+ * The seccomp filter every confined command runs under, as the kernel reads it (classic BPF over
+ * `struct seccomp_data`): `socket(AF_UNIX, …)` fails with EACCES, on x86-64 and arm64; anything
+ * else, and any other architecture, is allowed. A Unix socket on the host — `/var/run/docker.sock`,
+ * a D-Bus bus, an agent's socket — is a door out of any filesystem fence: connecting to one needs
+ * no write access to the read-only root, so only refusing the socket itself closes them all.
+ * (`socketpair`, which makes a connected pair and reaches nothing, stays allowed.)
+ */
+const seccompFilter = (): Uint8Array => {
+  const LD_W_ABS = 0x20
+  const JEQ_K = 0x15
+  const RET_K = 0x06
+  const ALLOW = 0x7fff0000
+  const EACCES = 0x00050000 | 13
+  const program: ReadonlyArray<readonly [code: number, jt: number, jf: number, k: number]> = [
+    [LD_W_ABS, 0, 0, 4], // 0: the architecture
+    [JEQ_K, 0, 2, 0xc000003e], // 1: x86-64 → 2, else → 4
+    [LD_W_ABS, 0, 0, 0], // 2: the syscall number
+    [JEQ_K, 3, 5, 41], // 3: socket → 7, else → 9
+    [JEQ_K, 0, 4, 0xc00000b7], // 4: arm64 → 5, else → 9
+    [LD_W_ABS, 0, 0, 0], // 5: the syscall number
+    [JEQ_K, 0, 2, 198], // 6: socket → 7, else → 9
+    [LD_W_ABS, 0, 0, 16], // 7: the domain (args[0], low half)
+    [JEQ_K, 1, 0, 1], // 8: AF_UNIX → 10, else → 9
+    [RET_K, 0, 0, ALLOW], // 9
+    [RET_K, 0, 0, EACCES] // 10
+  ]
+  const bytes = new Uint8Array(program.length * 8)
+  const view = new DataView(bytes.buffer)
+  program.forEach(([code, jt, jf, k], i) => {
+    view.setUint16(i * 8, code, true)
+    view.setUint8(i * 8 + 2, jt)
+    view.setUint8(i * 8 + 3, jf)
+    view.setUint32(i * 8 + 4, k, true)
+  })
+  return bytes
+}
+
+let filterPath: string | undefined
+
+/** The filter's file, written once per process into a directory only this user can enter. */
+const seccompFile = (): string => {
+  if (filterPath === undefined) {
+    const directory = NodeFs.mkdtempSync(path.join(os.tmpdir(), "condukt-confine-"))
+    const file = path.join(directory, "seccomp.bpf")
+    NodeFs.writeFileSync(file, seccompFilter(), { mode: 0o600 })
+    filterPath = file
+  }
+  return filterPath
+}
+
 /** A confinement ready to wrap commands: the executable and the mounts, worked out once. */
 export interface Plan {
   readonly bwrap: string
+  /** The seccomp filter's file, handed to bwrap on descriptor 3. */
+  readonly seccomp: string
   /** The arguments before the working directory and the command. */
   readonly prefix: ReadonlyArray<string>
   /** What the shell runs before the command (its limits). */
@@ -87,6 +143,22 @@ export interface Plan {
 
 const expand = (given: string, home: string, cwd: string): string =>
   given === "~" ? home : given.startsWith("~/") ? path.join(home, given.slice(2)) : path.resolve(cwd, given)
+
+/**
+ * The `.env` files (`.env`, `.env.*`) of the directories above `cwd`, up to `/`: a monorepo's or a
+ * home's secrets, which a command in the project has no business reading (the project's own stay).
+ */
+const envFilesAbove = (cwd: string): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  for (let directory = path.dirname(cwd); ; directory = path.dirname(directory)) {
+    try {
+      for (const name of NodeFs.readdirSync(directory)) if (name === ".env" || name.startsWith(".env.")) found.push(path.join(directory, name))
+    } catch {
+      // An unreadable directory holds nothing we could hide.
+    }
+    if (directory === path.dirname(directory)) return found
+  }
+}
 
 /** `given` resolved to its real path when it exists (a mount point must be the real one), undefined otherwise. */
 const real = (given: string): string | undefined => {
@@ -113,13 +185,13 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       const found = real(given)
       return found === undefined ? [] : [found]
     })
-  const hidden = (options.denyRead ?? DEFAULT_DENY_READ).flatMap((given): ReadonlyArray<string> => {
-    const found = real(expand(given, home, cwd))
-    if (found === undefined) return []
-    return NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
-  })
+  const denied = [...(options.denyRead ?? DEFAULT_DENY_READ).map((given) => expand(given, home, cwd)), ...envFilesAbove(cwd)]
+  const hidden = [...new Set(denied.flatMap((given) => real(given) ?? []))].flatMap((found): ReadonlyArray<string> =>
+    NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
+  )
   return {
     bwrap: options.bwrap ?? "bwrap",
+    seccomp: seccompFile(),
     prefix: [
       "--die-with-parent",
       "--unshare-all",
@@ -149,6 +221,22 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
  * @category constructors
  */
 export const command = (confined: Plan, directory: string, script: string): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
-  file: confined.bwrap,
-  args: [...confined.prefix, "--chdir", directory, "--", "bash", "-c", `${confined.preamble}${script}`]
+  // A shell opens the filter on descriptor 3 for bwrap, then becomes it; the paths are positional
+  // parameters, never parsed.
+  file: "bash",
+  args: [
+    "-c",
+    'exec 3<"$0" && exec "$@"',
+    confined.seccomp,
+    confined.bwrap,
+    ...confined.prefix,
+    "--seccomp",
+    "3",
+    "--chdir",
+    directory,
+    "--",
+    "bash",
+    "-c",
+    `${confined.preamble}${script}`
+  ]
 })

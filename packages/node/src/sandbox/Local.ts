@@ -284,14 +284,17 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
   const probe = Confine.command(plan, cwd, "true")
   return ProcessGroup.run({ ...probe, cwd, env, timeoutMs: 30_000 }).pipe(
     Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
-    Effect.flatMap((result) =>
-      result.exitCode === 0
-        ? Effect.succeed(plan)
-        : Effect.fail(cannot(
-          `${plan.bwrap} cannot make a sandbox here (${result.output.trim() || `exit code ${result.exitCode}`}); ` +
+    Effect.flatMap((result) => {
+      if (result.exitCode === 0) return Effect.succeed(plan)
+      const said = result.output.trim() || `exit code ${result.exitCode}`
+      // 126/127: the shell that hands bwrap its filter could not run it.
+      return Effect.fail(cannot(
+        result.exitCode === 127 || result.exitCode === 126
+          ? `${plan.bwrap} did not start (${said}); ${Confine.INSTALL_HINT}`
+          : `${plan.bwrap} cannot make a sandbox here (${said}); ` +
             "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
-        ))
-    )
+      ))
+    })
   )
 }
 

@@ -117,6 +117,25 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.notInclude(confinedRead.output, "s3cr3t-value")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
+  it.effect("the .env files of the directories above the cwd are hidden; the project's own is not", () =>
+    Effect.gen(function*() {
+      // Outside /tmp, which the sandbox replaces by its own: under the home directory.
+      const monorepo = yield* Effect.acquireRelease(
+        Effect.sync(() => mkdtempSync(join(homedir(), ".condukt-confine-env-"))),
+        (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+      )
+      const project = join(monorepo, "packages/app")
+      mkdirSync(project, { recursive: true })
+      writeFileSync(join(monorepo, ".env"), "API_KEY=planted-above")
+      writeFileSync(join(monorepo, ".env.production"), "DB_PASSWORD=planted-prod")
+      writeFileSync(join(project, ".env"), "LOCAL=mine")
+      const open = yield* LocalSandbox.make({ cwd: project })
+      const confined = yield* LocalSandbox.make({ cwd: project, confine: true })
+      const read = "cat ../../.env ../../.env.production .env 2>/dev/null; echo"
+      assert.strictEqual((yield* run(open, read)).output, "API_KEY=planted-aboveDB_PASSWORD=planted-prodLOCAL=mine")
+      assert.strictEqual((yield* run(confined, read)).output, "LOCAL=mine")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.effect("no network: a loopback server the test listens on is out of reach", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -157,6 +176,26 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
         }
       })()
       assert.strictEqual(left, "")
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("no Unix socket: a server the host listens on, even inside the cwd, cannot be reached", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const path = join(at.project, "host.sock")
+      yield* Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<net.Server>((resolve) => {
+            const listening = net.createServer((socket) => socket.end("hello over unix\n")).listen(path, () => resolve(listening))
+          })
+        ),
+        (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
+      )
+      const client = `${process.execPath} -e 'require("net").connect(process.argv[1]).on("data", (d) => process.stdout.write(d)).on("error", (e) => { console.log(e.code); process.exitCode = 1 })' ${path}`
+      assert.deepStrictEqual(yield* run(open, client), { exitCode: 0, output: "hello over unix" })
+      assert.deepStrictEqual(yield* run(confined, client), { exitCode: 1, output: "EACCES" })
+      // A pipe between the command's own processes works as ever.
+      assert.deepStrictEqual(yield* run(confined, "echo through | cat"), { exitCode: 0, output: "through" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>

@@ -5,9 +5,11 @@
  * makes optional becomes required and nullable (`anyOf [X, null]`), and the model then sends
  * `null` for it. `toStrict` rewrites a tool's JSON Schema that way (or says it cannot: an open
  * object), and `fromStrict` drops those nulls from the arguments, so tools see absence as their
- * schema means it. Nothing outside the OpenAI providers sees either form.
+ * schema means it; `answer` does the same for a typed answer's text. Nothing outside the OpenAI providers sees either form.
  */
-import type { JsonSchema } from "effect"
+import type * as Model from "@condukt/core/Model"
+import { type JsonSchema, Stream } from "effect"
+import { parseJson } from "./providerStream.ts"
 
 type Schema = Record<string, unknown>
 
@@ -72,3 +74,31 @@ export const fromStrict = (schema: JsonSchema.JsonSchema, value: unknown): unkno
   }
   return out
 }
+
+/**
+ * A reply to a request whose typed answer went strict: its text (the answer's JSON) is held and
+ * let out once, before the finish, with strict mode's nulls taken out. An answer is one value, so
+ * nothing is lost by not streaming it; text that is not JSON goes out as it came.
+ */
+export const answer = (schema: JsonSchema.JsonSchema, parts: Stream.Stream<Model.Part, Model.ModelError>): Stream.Stream<Model.Part, Model.ModelError> =>
+  Stream.suspend(() => {
+    let text = ""
+    const held = (): Array<Model.Part> => {
+      if (text === "") return []
+      // Not JSON: it goes as it came, and the session's decoding says so to the model.
+      const parsed = parseJson(text)
+      const out = parsed.ok ? JSON.stringify(fromStrict(schema, parsed.value)) : text
+      text = ""
+      return [{ _tag: "TextDelta", text: out }]
+    }
+    return Stream.concat(
+      Stream.flatMap(parts, (part) => {
+        if (part._tag === "TextDelta") {
+          text += part.text
+          return Stream.empty
+        }
+        return part._tag === "Finish" ? Stream.fromIterable([...held(), part]) : Stream.succeed(part)
+      }),
+      Stream.suspend(() => Stream.fromIterable(held()))
+    )
+  })

@@ -1,30 +1,23 @@
 /**
  * Agent — an `agent` step: one anonymous `Condukt.run` on the run's sandbox, with the step's model
  * (else the run's), tools by id from the run's registry (MCP ids included), `system`, and `input`
- * as the prompt (JSON-encoded unless a string). With `output_schema` the model is told to answer
- * with JSON only and its reply is parsed and checked against the schema (Effect's JSON Schema
- * importer). The result is `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
+ * as the prompt (JSON-encoded unless a string). With `output_schema` (imported by Effect's JSON
+ * Schema importer) the run asks for a typed answer (`Condukt.run`'s `output`: the provider's native
+ * mechanism, else a submit tool), and the decoded answer is the step's output. The result is
+ * `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  * When the run has a listener, the step reports each model turn (with the tokens so far) and each
- * tool call as it starts and ends.
+ * tool call as it starts and ends. A call its `approvals` rules (or the tool) make wait is
+ * reported and handed to the run's answerer; an answerer that cannot answer aborts the run and
+ * fails the step with its description.
  */
-import { Executor, Sandbox, type SessionEvent } from "@condukt/core"
+import { Approval, type Output, Sandbox, type Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { Clock, Effect, JsonSchema, Layer, Schema, SchemaRepresentation } from "effect"
+import { Clock, Effect, JsonSchema, Layer, SchemaRepresentation } from "effect"
+import type * as Approvals from "../Approvals.ts"
 import type * as Expression from "../Expression.ts"
+import type * as Document from "../Document.ts"
 import * as WorkflowEvent from "../WorkflowEvent.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"
-
-/** The most of a schema mismatch an error quotes. */
-const MAX_ISSUE_CHARS = 2000
-
-const structuredInstruction = (schema: Expression.Value) =>
-  `Answer with one JSON value that matches this JSON Schema, and nothing else (no prose, no code fence):\n${JSON.stringify(schema)}`
-
-/** A reply's JSON: the whole text, or the inside of one ```json fence a model added anyway. */
-const jsonOf = (text: string): string => {
-  const fenced = /^\s*```(?:json)?\s*\n([\s\S]*?)\n```\s*$/.exec(text)
-  return fenced === null ? text.trim() : fenced[1]!
-}
 
 /**
  * The session's events as the step's: turns and tool calls, named by `step`. Its state (the tokens
@@ -75,6 +68,33 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
   }
 }
 
+/**
+ * Each `ApprovalRequested` reported and answered by `approve`; the first request nobody can answer
+ * is kept in `unanswered` and aborts the run (which would otherwise wait forever).
+ */
+const answering = (
+  step: string,
+  approve: Approvals.Answerer,
+  emit: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined,
+  unanswered: { value: Approvals.Unanswered | undefined }
+) =>
+(event: SessionEvent.ApprovalRequested, session: Session.Session): Effect.Effect<void> => {
+  const request = { step, callId: event.callId, tool: event.tool, input: event.input }
+  const report = emit === undefined
+    ? Effect.void
+    : Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.ApprovalRequested({ ...request, at })))
+  return report.pipe(
+    Effect.andThen(approve(request)),
+    Effect.flatMap((answer) => answer._tag === "Approved" ? session.approve(event.callId) : session.deny(event.callId, answer._tag === "Denied" ? answer.reason : Approval.render(answer))),
+    // Answered meanwhile (an abort, a timeout): nothing is waiting any more.
+    Effect.catchTag("ApprovalNotPending", () => Effect.void),
+    Effect.catchTag("ApprovalUnanswered", (error) => {
+      unanswered.value ??= error
+      return session.abort
+    })
+  )
+}
+
 /** @since 0.1.0 @category constructors */
 export const run = Effect.fnUntraced(function*(id: string, fields: Fields, context: StepContext) {
   const model = typeof fields["model"] === "string" ? fields["model"] : context.model
@@ -88,33 +108,34 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
   }
   const input = fields["input"]
   const schema = fields["output_schema"]
-  const system = [typeof fields["system"] === "string" ? fields["system"] : undefined, schema === undefined ? undefined : structuredInstruction(schema)]
-    .filter((part) => part !== undefined)
-    .join("\n\n")
-  const result = yield* Effect.mapError(
+  const output = schema === undefined ? undefined : yield* Effect.try({
+    // An imported schema needs no service to decode.
+    try: () => SchemaRepresentation.fromJsonSchemaDocument(JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)) as Output.Output,
+    catch: (cause) => failed("AgentFailed", id, `output_schema cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`)
+  })
+  const system = typeof fields["system"] === "string" && fields["system"] !== "" ? fields["system"] : undefined
+  const rules = fields["approvals"] as (typeof Document.AgentStep.Type)["approvals"]
+  const report = context.onEvent === undefined ? undefined : progress(id, context.onEvent)
+  const unanswered: { value: Approvals.Unanswered | undefined } = { value: undefined }
+  const answer = answering(id, context.approve, context.onEvent, unanswered)
+  const exit = yield* Effect.exit(
     Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {
       name: id,
       model,
-      system: system === "" ? undefined : system,
+      system,
+      output,
       tools: ids.map((name) => context.tools.get(name)!),
       sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox),
-      onEvent: context.onEvent === undefined ? undefined : progress(id, context.onEvent)
-    }),
-    (error) => failed("AgentFailed", id, error.message, error)
+      approvals: rules === undefined ? undefined : { ...rules, timeout: rules.timeout === undefined ? undefined : rules.timeout * 1000 },
+      onEvent: (event, session) =>
+        event._tag === "ApprovalRequested"
+          ? answer(event, session)
+          : report === undefined
+          ? Effect.void
+          : report(event)
+    })
   )
-  if (schema === undefined) return { ok: true, output: result.text }
-  const output = yield* Effect.try({
-    try: () => JSON.parse(jsonOf(result.text)) as Expression.Value,
-    catch: () => failed("AgentFailed", id, `the reply is not JSON, but output_schema asks for JSON: ${JSON.stringify(result.text.slice(0, 200))}`)
-  })
-  const decoder = yield* Effect.try({
-    try: () => SchemaRepresentation.fromJsonSchemaDocument(JsonSchema.fromSchemaDraft2020_12(schema as JsonSchema.JsonSchema)),
-    catch: (cause) => failed("AgentFailed", id, `output_schema cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`)
-  })
-  yield* Effect.mapError(
-    Schema.decodeUnknownEffect(decoder as Schema.Decoder<unknown>)(output, { errors: "all" }),
-    // The issues quote the reply, which the model wrote: cut visibly, as a tool result is.
-    (error) => failed("AgentFailed", id, `the reply does not match output_schema: ${Executor.truncate(error.message, MAX_ISSUE_CHARS)}`)
-  )
-  return { ok: true, output }
+  if (unanswered.value !== undefined) return yield* failed("AgentFailed", id, unanswered.value.description, unanswered.value)
+  const result = yield* Effect.mapError(exit, (error) => failed("AgentFailed", id, error.message, error))
+  return { ok: true, output: output === undefined ? result.text : result.value as Expression.Value }
 })

@@ -5,6 +5,7 @@
  */
 import type { Executor, Sandbox, Tool } from "@condukt/core"
 import type { Effect } from "effect"
+import type * as Approvals from "../Approvals.ts"
 import type * as Expression from "../Expression.ts"
 import type * as WorkflowEvent from "../WorkflowEvent.ts"
 import { WorkflowFailed, type FailedReason } from "../WorkflowError.ts"
@@ -21,6 +22,8 @@ export interface StepContext {
   readonly maxOutputBytes: number | undefined
   /** The caller's listener; undefined when nobody listens (an agent step then observes nothing). */
   readonly onEvent: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
+  /** Answers an agent step's tool calls that wait for approval (`Approvals.nobody` when the caller gave none). */
+  readonly approve: Approvals.Answerer
 }
 
 /** A step's fields after interpolation. */

@@ -10,7 +10,7 @@
  * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
  * the `Actor` settles it.
  */
-import { Deferred, Effect, type Redacted, type Scope, Stream } from "effect"
+import { Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
@@ -18,6 +18,7 @@ import * as History from "../../History.ts"
 import * as Loop from "../../Loop.ts"
 import type { Message } from "../../Message.ts"
 import * as Model from "../../Model.ts"
+import * as Output from "../../Output.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
 import * as Redactor from "../../Redactor.ts"
 import type * as Snapshot from "../../Snapshot.ts"
@@ -25,7 +26,7 @@ import * as Usage from "../../Usage.ts"
 import * as GenAi from "../genAi.ts"
 import * as Tracing from "../tracing.ts"
 import type { RunResult } from "./Run.ts"
-import { MaxTurnsExceeded, type RunError, SessionError } from "../../SessionError.ts"
+import { MaxTurnsExceeded, OutputInvalid, type RunError, SessionError } from "../../SessionError.ts"
 import type * as Tool from "../../Tool.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import type { Approvals } from "./approvals.ts"
@@ -68,6 +69,8 @@ interface Progress {
   readonly from: number
   readonly usage: Model.Usage
   readonly finishReason: Model.FinishReason
+  /** Answers sent back to the model because they did not decode (runs with an `output`). */
+  readonly retries: number
 }
 
 /**
@@ -82,6 +85,8 @@ export class Conversation<R> {
   readonly #model: Model.Service
   /** The agent's tools and the session's MCP servers' tools, refreshed before each request. */
   #tools: ToolSet.ToolSet<R>
+  /** The tool list with `submit`, for the last tool list and output Schema it was made for. */
+  #withSubmit: { readonly specs: ReadonlyArray<Model.ToolSpec>; readonly output: Output.Output; readonly tools: ReadonlyArray<Model.ToolSpec> } | undefined
   #sources: ReadonlyArray<ToolSource.Running> = ToolSet.none
   readonly #secrets: Readonly<Record<string, Redacted.Redacted<string>>>
   /**
@@ -306,13 +311,13 @@ export class Conversation<R> {
     // A parked run's batch goes on in the same process: its results are published here, all in
     // order, the finished calls' with the others (the run parked before publishing any).
     const parked = this.#parked
-    const progress = parked?.progress ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other" }
+    const progress = parked?.progress ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 }
     this.#parked = undefined
     const waiting = new Set(restored.waiting.map((w) => w.callId))
     const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
     if (parked !== undefined) for (const result of parked.finished) finished.set(result.callId, result)
     const calls = state.pending.filter((call) => waiting.has(call.id))
-    return Effect.flatMap(this.runTools(events, run, calls, restored.results, parked !== undefined), (results) => {
+    return Effect.flatMap(this.runTools(events, run, calls, { known: restored.results, parked: parked !== undefined }), (results) => {
       if (results === PARKED) return this.park(progress)
       const ran = new Map(results.map((r) => [r.callId, r]))
       const outputs = state.pending.map((call) =>
@@ -327,7 +332,7 @@ export class Conversation<R> {
 
   private submit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     const step = Loop.submit(this.#loop, run.prompt)
-    return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other" })
+    return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
   }
 
   /** One step of the loop: its state becomes the session's, then its action is taken. */
@@ -339,18 +344,10 @@ export class Conversation<R> {
     }
     const action = step.action
     if (action._tag === "Complete") {
-      const history = step.state.history
-      const messages: Array<Message> = []
-      for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
-      const result: RunResult = {
-        text: action.text,
-        finishReason: progress.finishReason,
-        usage: progress.usage,
-        ...(this.#price === undefined ? {} : { cost: Usage.cost(progress.usage, this.#price) }),
-        turns: step.state.turn,
-        messages
-      }
-      return Effect.as(this.afterRun(events, run), result)
+      const output = run.options?.output
+      return output === undefined
+        ? this.complete(events, run, step.state, action.text, progress, undefined)
+        : this.answered(events, run, step.state, action.text, progress, output)
     }
     if (action._tag === "Request") {
       const request = this.#sources.length === 0
@@ -364,11 +361,15 @@ export class Conversation<R> {
           this.saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
             from: progress.from,
             usage: Model.addUsage(progress.usage, reply.usage),
-            finishReason: reply.finishReason
+            finishReason: reply.finishReason,
+            retries: progress.retries
           })
         )
       )
     }
+    const output = run.options?.output
+    const submit = output === undefined || this.#model.nativeOutput === true ? undefined : action.calls.find((call) => call.name === Output.SUBMIT_TOOL)
+    if (submit !== undefined) return this.submitted(events, run, step.state, action.calls, submit, progress, output!)
     return Effect.flatMap(
       this.runTools(events, run, action.calls),
       (results) => results === PARKED ? this.park(progress) : this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
@@ -379,6 +380,87 @@ export class Conversation<R> {
   private park(progress: Progress): Effect.Effect<Parked> {
     this.#parked!.progress = progress
     return Effect.succeed(PARKED)
+  }
+
+  /** The run's end: its result, with the decoded answer when it was given an `output`. */
+  private complete(events: Publisher, run: Run, state: Loop.State, text: string, progress: Progress, value: unknown): Effect.Effect<RunResult> {
+    const history = state.history
+    const messages: Array<Message> = []
+    for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
+    const result: RunResult = {
+      text,
+      finishReason: progress.finishReason,
+      usage: progress.usage,
+      ...(this.#price === undefined ? {} : { cost: Usage.cost(progress.usage, this.#price) }),
+      turns: state.turn,
+      messages,
+      ...(run.options?.output === undefined ? {} : { value })
+    }
+    return Effect.as(this.afterRun(events, run), result)
+  }
+
+  /**
+   * A final reply of a run that wants a typed answer: on the native path its text is the answer;
+   * on the submit path a reply without a `submit` call is no answer.
+   */
+  private answered(events: Publisher, run: Run, state: Loop.State, text: string, progress: Progress, output: Output.Output) {
+    const decoded = this.#model.nativeOutput === true ? Output.parse(output, text) : Result.fail(Output.SUBMIT_REQUIRED)
+    if (Result.isSuccess(decoded)) return this.complete(events, run, state, text, progress, decoded.success)
+    const retries = progress.retries
+    if (retries >= (run.options?.outputRetries ?? Output.DEFAULT_MAX_RETRIES)) return this.invalid(text, decoded.failure, retries)
+    const why = this.#model.nativeOutput === true ? Output.retryPrompt(decoded.failure) : decoded.failure
+    return this.advance(events, run, Loop.correct(state, why), { ...progress, retries: retries + 1 })
+  }
+
+  private invalid(reply: string, error: string, retries: number) {
+    return Effect.fail(new SessionError({ sessionId: this.id, reason: new OutputInvalid({ reply: this.#redact(reply), error: this.#redact(error), retries }) }))
+  }
+
+  /**
+   * A reply that calls `submit` (the submit path): its other calls run, then the answer decodes.
+   * A decoded answer ends the run (the call's result recorded, so the history stays one a provider
+   * accepts); one that does not is the call's error result, and the model goes on.
+   */
+  private submitted(
+    events: Publisher,
+    run: Run,
+    state: Loop.State,
+    calls: ReadonlyArray<Executor.Call>,
+    submit: Executor.Call,
+    progress: Progress,
+    output: Output.Output
+  ): Effect.Effect<RunResult | Parked, RunError, R> {
+    const others = calls.filter((call) => call !== submit)
+    // The submit call is answered here, after the others: they may not park.
+    const ran = others.length === 0
+      ? Effect.succeed<ReadonlyArray<Loop.ToolOutput>>([])
+      : Effect.map(this.runTools(events, run, others, { parks: false }), (results) => (results === PARKED ? [] : results)) // never PARKED: `parks: false`
+    return Effect.flatMap(ran, (results) => {
+      const decoded = Output.decode(output, submit.input)
+      const content = Result.isSuccess(decoded) ? Output.SUBMITTED : Output.retryPrompt(decoded.failure)
+      const isError = Result.isFailure(decoded)
+      const next = Loop.receiveToolOutputs(state, [...results, { callId: submit.id, content, isError }])
+      const announced = Effect.andThen(
+        events.publish(run, { _tag: "ToolCall", callId: submit.id, name: submit.name, input: submit.input }, true),
+        events.publish(run, { _tag: "ToolResult", callId: submit.id, name: submit.name, content, isError }, true)
+      )
+      const retries = progress.retries
+      if (Result.isFailure(decoded) && retries < (run.options?.outputRetries ?? Output.DEFAULT_MAX_RETRIES)) {
+        return Effect.andThen(announced, this.saved(events, run, next, { ...progress, retries: retries + 1 }))
+      }
+      // The run ends here: the loop is idle again, at the turn of this reply.
+      const idle: Loop.State = { ...next.state, status: "Idle", pending: [], turn: state.turn }
+      this.#loop = idle
+      const settled = Effect.andThen(
+        announced,
+        this.#persistence === undefined ? Effect.void : Persistence.commit(this.#persistence, idle.history, this.#assigns, this.#redact)
+      )
+      // Arguments that were not JSON arrive as their raw text.
+      const reply = typeof submit.input === "string" ? submit.input : JSON.stringify(submit.input) ?? ""
+      return Result.isSuccess(decoded)
+        ? Effect.andThen(settled, this.complete(events, run, idle, reply, progress, decoded.success))
+        : Effect.andThen(settled, this.invalid(reply, decoded.failure, retries))
+    })
   }
 
   /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
@@ -417,7 +499,14 @@ export class Conversation<R> {
     return Effect.gen(function*() {
       yield* events.publish(run, { _tag: "TurnStart", turn }, true)
       const parts: Array<Model.Part> = []
-      const streamed = self.#model.stream({ system: request.system, messages: request.messages, tools: self.#tools.specs, options })
+      const output = run.options?.output
+      const streamed = self.#model.stream(
+        output === undefined
+          ? { system: request.system, messages: request.messages, tools: self.#tools.specs, options }
+          : self.#model.nativeOutput === true
+          ? { system: request.system, messages: request.messages, tools: self.#tools.specs, options, output: Output.spec(output) }
+          : { system: request.system, messages: request.messages, tools: self.withSubmit(output), options }
+      )
       yield* Stream.runForEach(self.#streamed === Redactor.none ? streamed : redactText(streamed, self.#streamed), (part) => {
         parts.push(part)
         if (part._tag === "TextDelta") return events.publish(run, { _tag: "TextDelta", text: part.text }, true)
@@ -435,6 +524,16 @@ export class Conversation<R> {
     })
   }
 
+  /** The session's tools and `submit`, made once per tool list and Schema (the list is sent every turn). */
+  private withSubmit(output: Output.Output): ReadonlyArray<Model.ToolSpec> {
+    const specs = this.#tools.specs
+    const made = this.#withSubmit
+    if (made !== undefined && made.specs === specs && made.output === output) return made.tools
+    const tools = [...specs, Output.submitTool(output)]
+    this.#withSubmit = { specs, output, tools }
+    return tools
+  }
+
   /**
    * One message's tool calls: all announced, run by the executor, their results published in order.
    * Combinators, not a generator: this frame is held for as long as the calls run.
@@ -443,17 +542,23 @@ export class Conversation<R> {
     events: Publisher,
     run: Run,
     calls: ReadonlyArray<Executor.Call>,
-    known?: Snapshot.Batch["results"],
-    /** The calls of a parked run going on: announced already, their results published by the caller. */
-    parked = false
+    options: {
+      /** The results of the batch's calls that finished before (a restored or parked batch's). */
+      readonly known?: Snapshot.Batch["results"] | undefined
+      /** The calls of a parked run going on: announced already, their results published by the caller. */
+      readonly parked?: boolean | undefined
+      /** Whether the batch may park (not when the run's step goes on with the results itself: `submit`). */
+      readonly parks?: boolean | undefined
+    } = {}
   ): Effect.Effect<ReadonlyArray<Executor.Result> | Parked, SessionError, R> {
+    const parked = options.parked === true
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
     const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
     return announced.pipe(
       Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
       Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
         if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
-        const gate = this.approvals.gate(events, run, calls.length, known)
+        const gate = this.approvals.gate(events, run, calls.length, options.known, options.parks !== false)
         const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)
         if (gate.parked === undefined) return ran
         // Parked: the calls' fibers end; the batch waits without them (approvals.ts).

@@ -12,6 +12,7 @@ import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../../Message.ts"
 import type * as Model from "../../Model.ts"
+import type * as Output from "../../Output.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -40,6 +41,10 @@ export interface Publisher {
 export interface RunOptions {
   /** Settings for this run's model requests; each wins over the agent's setting of the same key. */
   readonly modelOptions?: Model.Options | undefined
+  /** A Schema the run's answer decodes with: the result's `value` (docs/sessions.md, Typed answers). */
+  readonly output?: Output.Output | undefined
+  /** How many answers that do not decode are sent back to the model (default 2) before `OutputInvalid`. */
+  readonly outputRetries?: number | undefined
 }
 
 /**
@@ -61,4 +66,14 @@ export interface RunResult {
   readonly turns: number
   /** What the run added to the history after the prompt: replies and tool results, in order. */
   readonly messages: ReadonlyArray<Message>
+  /** The decoded answer, when the run was given an `output` Schema. */
+  readonly value?: unknown
 }
+
+/**
+ * What a run given an `output` Schema produced: its `value` typed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type TypedResult<A> = RunResult & { readonly value: A }

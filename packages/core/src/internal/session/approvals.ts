@@ -119,15 +119,15 @@ export class Approvals {
 
   /**
    * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
-   * already known. The batch can park unless its requests time out (a timer needs the run).
+   * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
    */
-  gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = []): Gate {
+  gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = [], parks = true): Gate {
     this.#results = [...results]
     this.#calls = calls
     this.#finished = undefined
     this.#patches = undefined
     this.#asking = 0
-    this.#parked = this.policy?.timeoutMs === undefined ? Deferred.makeUnsafe() : undefined
+    this.#parked = parks && this.policy?.timeoutMs === undefined ? Deferred.makeUnsafe() : undefined
     return {
       policy: this.policy,
       request: (call) => this.request(events, run, call),

@@ -1,0 +1,76 @@
+/**
+ * Approve — how `condukt run` answers a tool call of an agent step that waits for approval
+ * (docs/cli.md, ADR 0060): `--approve all` approves every call, `--approve none` denies every
+ * call (the model reads why); without the flag it asks on the terminal, one line on stderr
+ * (`y` approves, `n` or an empty line denies, any other text denies with that text as the
+ * reason the model reads). Without a terminal on stdin and without the flag nobody can answer:
+ * the step fails at once, naming the tool and the flag, rather than waiting forever.
+ */
+import { Approval } from "@condukt/core"
+import { Approvals } from "@condukt/workflows"
+import { Effect, type Terminal } from "effect"
+import { quote } from "./Progress.ts"
+
+/**
+ * `--approve`'s values.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Mode = "all" | "none"
+
+/** What the model reads for a call `--approve none` denied. */
+export const DENIED_BY_FLAG = "condukt run --approve none denies every call"
+
+/**
+ * The answer a line typed at the prompt gives.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const parse = (line: string): Approval.Answer => {
+  const text = line.trim()
+  const lower = text.toLowerCase()
+  if (lower === "y" || lower === "yes") return Approval.approved
+  return lower === "" || lower === "n" || lower === "no" ? Approval.denied() : Approval.denied(text)
+}
+
+/** The question for `request`, one line. */
+export const question = (request: Approvals.Request): string =>
+  `    ${request.step}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
+
+/**
+ * The answerer for `condukt run`: the flag's, else the terminal's (`ask` prints the question and
+ * reads a line; `undefined` when stdin is no terminal), else none, which fails the step naming the
+ * tool and the flag.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const answerer = (
+  mode: Mode | undefined,
+  ask: ((question: string) => Effect.Effect<string, Terminal.QuitError>) | undefined
+): Approvals.Answerer => {
+  if (mode === "all") return () => Effect.succeed(Approval.approved)
+  if (mode === "none") return () => Effect.succeed(Approval.denied(DENIED_BY_FLAG))
+  if (ask === undefined) {
+    return (request) =>
+      Effect.fail(
+        new Approvals.Unanswered({
+          ...request,
+          description: `${request.tool} (call ${request.callId}) needs approval and there is no terminal to ask on; run with --approve all or --approve none`
+        })
+      )
+  }
+  return (request) =>
+    ask(question(request)).pipe(
+      Effect.map(parse),
+      Effect.catchTag("QuitError", () =>
+        Effect.fail(
+          new Approvals.Unanswered({
+            ...request,
+            description: `${request.tool} (call ${request.callId}) needs approval and the terminal closed before an answer`
+          })
+        ))
+    )
+}
