@@ -22,8 +22,7 @@ import { Agent, Model, ProcessBudget, Session, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { Deferred, Effect, Exit, Fiber, Queue, Scope } from "effect"
-import { getHeapSnapshot, setFlagsFromString } from "node:v8"
-import { runInNewContext } from "node:vm"
+import { idle, measure } from "./support/heap.ts"
 import { report } from "./report.ts"
 
 const COUNT = Number(process.argv.find((a) => a.startsWith("--count="))?.slice(8) ?? 10_000)
@@ -32,48 +31,8 @@ const IN_FLIGHT = Number(process.argv.find((a) => a.startsWith("--in-flight="))?
 const GOAL_BYTES = 10 * 1024
 const IN_FLIGHT_GOAL_BYTES = 15 * 1024
 
-setFlagsFromString("--expose-gc")
-const gc = runInNewContext("gc") as () => void
-
-interface Snapshot {
-  readonly snapshot: { readonly meta: { readonly node_fields: Array<string>; readonly node_types: [Array<string>] } }
-  readonly nodes: Array<number>
-  readonly strings: Array<string>
-}
-
-/** Bytes and counts by object kind in the heap now. */
-const census = async (): Promise<Map<string, { bytes: number; count: number }>> => {
-  for (let i = 0; i < 3; i++) gc()
-  const chunks: Array<Buffer> = []
-  for await (const chunk of getHeapSnapshot()) chunks.push(chunk as Buffer)
-  const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as Snapshot
-  const fields = parsed.snapshot.meta.node_fields
-  const types = parsed.snapshot.meta.node_types[0]
-  const width = fields.length
-  const [type, name, size] = ["type", "name", "self_size"].map((f) => fields.indexOf(f)) as [number, number, number]
-  const byKind = new Map<string, { bytes: number; count: number }>()
-  for (let i = 0; i < parsed.nodes.length; i += width) {
-    const kind = types[parsed.nodes[i + type]!]!
-    // Objects by constructor; everything else by V8's kind (closure, array, string, hidden…).
-    const label = kind === "object" ? parsed.strings[parsed.nodes[i + name]!]! : `(${kind})`
-    const entry = byKind.get(label) ?? { bytes: 0, count: 0 }
-    entry.bytes += parsed.nodes[i + size]!
-    entry.count++
-    byKind.set(label, entry)
-  }
-  return byKind
-}
-
 const agent = Agent.make({ name: "idle", model: "test:scripted", tools: Tools.coding })
 const sandbox = LocalSandbox.layer({ cwd: process.cwd() })
-
-/** What a shape started: how many actors, and how to let them finish before their scope closes. */
-interface Started {
-  readonly alive: number
-  readonly finish: Effect.Effect<void>
-}
-
-const idle = (alive: number): Started => ({ alive, finish: Effect.void })
 
 const skeleton = (scope: Scope.Scope, count: number) =>
   Effect.gen(function*() {
@@ -142,36 +101,9 @@ const inFlight = (scope: Scope.Scope, count: number) =>
     Effect.orDie
   )
 
-/** Per-actor bytes by kind: the difference between a census before and one with `count` actors alive. */
-const shape = async (start: (scope: Scope.Scope, count: number) => Effect.Effect<Started>, count: number) => {
-  const warm = Scope.makeUnsafe()
-  const warmed = await Effect.runPromise(start(warm, 300))
-  await Effect.runPromise(Effect.andThen(warmed.finish, Scope.close(warm, Exit.void)))
-  const before = await census()
-  const scope = Scope.makeUnsafe()
-  const started = await Effect.runPromise(start(scope, count))
-  const after = await census()
-  await Effect.runPromise(Effect.andThen(started.finish, Scope.close(scope, Exit.void)))
-  const rows = [...after].map(([label, { bytes, count: now }]) => {
-    const was = before.get(label) ?? { bytes: 0, count: 0 }
-    return { label, bytes: (bytes - was.bytes) / count, count: (now - was.count) / count }
-  }).filter((row) => row.bytes >= 8).sort((a, b) => b.bytes - a.bytes)
-  return { rows, total: rows.reduce((sum, row) => sum + row.bytes, 0), alive: started.alive }
-}
-
-const print = (title: string, result: Awaited<ReturnType<typeof shape>>) => {
-  console.log(`\n${title}: ${result.total.toFixed(0)} bytes per actor (${result.alive} alive)`)
-  for (const row of result.rows.slice(0, 25)) {
-    console.log(`  ${row.bytes.toFixed(0).padStart(6)} B  ${row.count.toFixed(2).padStart(6)} ×  ${row.label}`)
-  }
-}
-
-const base = await shape(skeleton, COUNT)
-print("skeleton (Scope + Queue + fiber)", base)
-const ours = await shape(sessions, COUNT)
-print("idle Session (own LocalSandbox layer, coding tools)", ours)
-const busy = await shape(inFlight, IN_FLIGHT)
-print("Session with a run in flight (its Bash call waiting for a process permit)", busy)
+const base = await measure("skeleton (Scope + Queue + fiber)", skeleton, COUNT)
+const ours = await measure("idle Session (own LocalSandbox layer, coding tools)", sessions, COUNT)
+const busy = await measure("Session with a run in flight (its Bash call waiting for a process permit)", inFlight, IN_FLIGHT)
 report({
   benchmark: "session-heap: bytes per idle session by heap snapshot / skeleton",
   ours: `${(ours.total / 1024).toFixed(2)} KB`,

@@ -93,8 +93,11 @@ export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
 export interface Approvals {
   readonly policy: Approval.Policy | undefined
   readonly request: (call: Call) => Effect.Effect<Approval.Answer>
-  /** Hears each call's result as it finishes, while the batch's requests are asked (a store keeps them). */
-  readonly settled: (result: Result) => Effect.Effect<void>
+  /**
+   * Hears each call's result as it finishes, with what it sets in the assigns, while the batch's
+   * requests are asked (a store keeps them; a batch that parks keeps them for its continuation).
+   */
+  readonly settled: (result: Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
 }
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
@@ -360,7 +363,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     admission: Admission<R> | undefined,
     settled?: Approvals["settled"] | undefined
   ): Effect.Effect<Done, never, R> =>
-    settled === undefined ? runCall(call, context, admission) : Effect.tap(runCall(call, context, admission), (done) => settled(done.result))
+    settled === undefined ? runCall(call, context, admission) : Effect.tap(runCall(call, context, admission), (done) => settled(done.result, done.patch))
 
   const runCall = (call: Call, context: Omit<Tool.Context, "callId">, admission: Admission<R> | undefined): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)

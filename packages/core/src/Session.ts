@@ -309,9 +309,9 @@ const make = <R, RIn>(
           approvals: approvalsOf(id, agent, policy?.success, resumed)
         })
         const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
-        // With a store, a batch waiting for approval is saved, and one restored continues on its first answer.
-        if (conversation.approvals !== undefined && resumed.persistence !== undefined) {
-          conversation.approvals.useHooks({ save: (batchOf) => conversation.saveBatch(batchOf), resume: actor.resumeBatch })
+        // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
+        if (conversation.approvals !== undefined) {
+          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
         }
         const handle: Session = new Handle(actor)
         const done = [handle, scope] as const

@@ -193,6 +193,124 @@ describe("Session approvals", () => {
       assert.strictEqual((yield* Effect.flip(session.approve("c_1")))._tag, "ApprovalNotPending")
     }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("done")]))))
 
+  it.effect("a run waiting on an approval holds no fiber: its fiber ends, and the answer continues the same run", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      // The gate of a batch's one call runs in the run's fiber: the test keeps it to see it end.
+      const fibers: Array<Fiber.Fiber<unknown, unknown>> = []
+      const asks = () =>
+        Effect.withFiber((fiber) => {
+          fibers.push(fiber)
+          return Effect.succeed(true)
+        })
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, asks)] })
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<void>()
+      const run = yield* Effect.forkChild(Stream.runCollect(Stream.tap(session.stream("clean up"), (e) =>
+        e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void)))
+      yield* Deferred.await(asked)
+      // The run's fiber has ended while its call waits; the call is still pending.
+      yield* Fiber.await(fibers[0]!)
+      assert.deepStrictEqual(yield* session.pending, [{ callId: "c_1", tool: "rm", input: { path: "/" } }])
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+      yield* session.approve("c_1")
+      const events = yield* Fiber.join(run)
+      assert.deepStrictEqual(yield* Ref.get(ran), ["rm /"])
+      // One run, from its start to its end: the same run id, one AgentStart, one AgentEnd.
+      assert.deepStrictEqual(events.map((e) => e._tag), [
+        "AgentStart",
+        "TurnStart",
+        "TextDelta",
+        "TurnEnd",
+        "ToolCall",
+        "ApprovalRequested",
+        "ToolResult",
+        "TurnStart",
+        "TextDelta",
+        "TurnEnd",
+        "AgentEnd"
+      ])
+      assert.strictEqual(new Set(events.map((e) => e.runId)).size, 1)
+      const last = events.at(-1)!
+      assert.strictEqual(last._tag === "AgentEnd" && last.outcome, "completed")
+      assert.deepStrictEqual(yield* session.pending, [])
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.text("first"), TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("done")]))))
+
+  it.effect("while a run waits on an approval, a run queued after it waits too; the answer ends the first, then the second runs", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true)] })
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<void>()
+      const events = yield* session.events.pipe(
+        Stream.tap((e) => (e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void)),
+        Stream.takeUntil((e) => e._tag === "AgentEnd" && e.runId !== "" && e.seq > 12),
+        Stream.runCollect,
+        Effect.forkChild({ startImmediately: true })
+      )
+      const first = yield* Effect.forkChild(session.run("clean up"), { startImmediately: true })
+      yield* Deferred.await(asked)
+      const second = yield* Effect.forkChild(session.run("and then?"), { startImmediately: true })
+      yield* session.approve("c_1")
+      assert.strictEqual((yield* Fiber.join(first)).text, "done")
+      assert.strictEqual((yield* Fiber.join(second)).text, "next")
+      const ends = (yield* Fiber.join(events)).flatMap((e) => (e._tag === "AgentStart" || e._tag === "AgentEnd" ? [`${e._tag} ${e._tag === "AgentStart" ? e.prompt : e.outcome}`] : []))
+      assert.deepStrictEqual(ends, ["AgentStart clean up", "AgentEnd completed", "AgentStart and then?", "AgentEnd completed"])
+      assert.deepStrictEqual(yield* Ref.get(ran), ["rm /"])
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("done"), TestModel.text("next")]))))
+
+  it.effect("what a finished call of a parked batch assigns is kept: the next message's calls see it", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const login = Tool.make("login", {
+        description: "Logs in",
+        parameters: Schema.Struct({ path: Schema.String }),
+        call: ({ path }) => Effect.succeed(Tool.assign("logged in", { user: path }))
+      })
+      const whoami = Tool.make("whoami", {
+        description: "Says who is logged in",
+        parameters: Schema.Struct({}),
+        call: (_, { assigns }) => Effect.succeed(`user ${String(assigns["user"])}`)
+      })
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [login, counted("rm", ran, true), whoami] })
+      const session = yield* Session.start(agent)
+      yield* streamAnswering(session, (event) => session.approve(event.callId))
+      assert.deepStrictEqual(yield* session.assigns, { user: "ada" })
+      const history = yield* session.history
+      assert.deepStrictEqual(history.flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : [])), [
+        "c_1: logged in",
+        "c_2: rm ran",
+        "c_3: user ada"
+      ])
+    }).pipe(Effect.provide(env([
+      TestModel.reply(TestModel.toolCall("login", { path: "ada" }, "c_1"), TestModel.toolCall("rm", { path: "/" }, "c_2")),
+      TestModel.reply(TestModel.toolCall("whoami", {}, "c_3")),
+      TestModel.text("done")
+    ]))))
+
+  it.effect("an abort while a run waits on an approval ends it; a run queued behind it then runs", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true)] })
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<void>()
+      const observed = yield* Effect.forkChild(
+        Stream.runForEach(session.events, (e) => (e._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void)),
+        { startImmediately: true }
+      )
+      const first = yield* Effect.forkChild(session.run("clean up"), { startImmediately: true })
+      yield* Deferred.await(asked)
+      const second = yield* Effect.forkChild(session.run("and then?"), { startImmediately: true })
+      yield* session.abort
+      const aborted = yield* Effect.flip(Fiber.join(first))
+      assert.strictEqual(aborted._tag === "SessionError" && aborted.reason._tag, "RunAborted")
+      assert.strictEqual((yield* Fiber.join(second)).text, "next")
+      assert.deepStrictEqual(yield* session.pending, [])
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+      assert.strictEqual((yield* Effect.flip(session.approve("c_1")))._tag, "ApprovalNotPending")
+      yield* Fiber.interrupt(observed)
+    }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("next")]))))
+
   it.effect("a bad pattern fails the start", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "a", model: "test:x", approvals: { deny: ["[z-a]"] } })

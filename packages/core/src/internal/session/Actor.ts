@@ -27,9 +27,13 @@ import * as GenAi from "../genAi.ts"
 import * as Tracing from "../tracing.ts"
 import * as uuid7 from "../uuid7.ts"
 import type { Approvals } from "./approvals.ts"
-import type { Conversation } from "./Conversation.ts"
+import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import type { Publisher, Run } from "./Run.ts"
+
+const SERVING = 1
+const CONTINUING = 2
+const RESUMING = 4
 
 /** What a registry calls with a session's handle once it has ended (`forgetWith` checks the pairing). */
 type OnEnd = (owner: object) => void
@@ -53,10 +57,19 @@ export class Actor<R> implements Publisher {
   readonly #ended: Deferred.Deferred<void, SessionError> = Deferred.makeUnsafe<void, SessionError>()
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
-  /** Whether a fiber is serving the mailbox; it ends when the mailbox is empty. */
-  #serving = false
+  /**
+   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a fiber serves the
+   * mailbox (it ends when the mailbox is empty); `CONTINUING`, the parked run was queued to go on
+   * and has not started yet; `RESUMING`, the run continuing a restored batch is queued.
+   */
+  #flags = 0
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
-  #running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult, RunError> } | undefined = undefined
+  #running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult | Parked, RunError> } | undefined = undefined
+  /**
+   * The run whose batch parked waiting for approval (no fiber): its caller still waits, runs queued
+   * after it still wait, and the first answer has it go on (`resumeBatch`).
+   */
+  #parked: Run | undefined = undefined
   #seq = 0
   /**
    * MCP events that happened between runs, published when the next run starts; only the latest
@@ -74,14 +87,16 @@ export class Actor<R> implements Publisher {
    */
   #forget: OnEnd | undefined = undefined
   #owner: object | undefined = undefined
-  /** Whether the run continuing a restored batch is queued. */
-  #resuming = false
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
     this.#conversation = conversation
     this.#scope = scope
     this.#parent = parent
     this.#context = context
+  }
+
+  private has(flag: number): boolean {
+    return (this.#flags & flag) !== 0
   }
 
   get id(): string {
@@ -208,8 +223,8 @@ export class Actor<R> implements Publisher {
         if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
         else self.#mailbox.push(run)
-        if (self.#serving) return Effect.void
-        self.#serving = true
+        if (self.has(SERVING)) return Effect.void
+        self.#flags |= SERVING
         return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
       })
       return run
@@ -222,10 +237,49 @@ export class Actor<R> implements Publisher {
    */
   get resumeBatch(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.#resuming) return Effect.void
-      this.#resuming = true
+      if (this.#parked !== undefined) return this.continueParked()
+      // A running run takes the answer itself, or parks and then sees it answered.
+      if (this.#running !== undefined || this.has(CONTINUING) || this.has(RESUMING)) return Effect.void
+      this.#flags |= RESUMING
       return Effect.ignore(this.enqueue("", undefined, undefined, true))
     })
+  }
+
+  /** The parked run goes on, first in the mailbox: its calls answered run, the others wait again. */
+  private continueParked(): Effect.Effect<void> {
+    const parked = this.#parked!
+    this.#parked = undefined
+    if (this.#phase === "stopped") return Effect.void
+    this.#flags |= CONTINUING
+    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, continues: true }
+    if (this.#mailbox === undefined) this.#mailbox = [run]
+    else this.#mailbox.unshift(run)
+    if (this.has(SERVING)) return Effect.void
+    this.#flags |= SERVING
+    return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+  }
+
+  /** The parked run ends as an aborted one (its calls read the aborted-run text); queued runs then run. */
+  private abortParked(): Effect.Effect<void> {
+    const parked = this.#parked!
+    this.#parked = undefined
+    return this.settleAborted(parked)
+  }
+
+  /** The parked run was answered and queued to go on, but has not started: it ends as an aborted one. */
+  private abortContinuation(): Effect.Effect<void> {
+    const run = this.#mailbox!.shift()!
+    this.#flags &= ~CONTINUING
+    return this.settleAborted(run)
+  }
+
+  /** Settles `run`, which has no fiber, as aborted; then serves the queued runs. */
+  private settleAborted(run: Run): Effect.Effect<void> {
+    return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
+      if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.void
+      this.#flags |= SERVING
+      return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+    }))
   }
 
   /**
@@ -234,14 +288,20 @@ export class Actor<R> implements Publisher {
    */
   cancel(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.#running?.run === run) return Fiber.interrupt(this.#running.fiber)
+      if (this.#running?.run.done === run.done) return Fiber.interrupt(this.#running.fiber)
+      if (this.#parked?.done === run.done) return this.abortParked()
+      if (this.has(CONTINUING) && this.#mailbox?.[0]?.done === run.done) return this.abortContinuation()
       return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
     })
   }
 
   /** Interrupts the running run, if any; queued runs still run. */
   get abort(): Effect.Effect<void> {
-    return Effect.suspend(() => (this.#running === undefined ? Effect.void : Fiber.interrupt(this.#running.fiber)))
+    return Effect.suspend(() => {
+      if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
+      if (this.#parked !== undefined) return this.abortParked()
+      return this.has(CONTINUING) ? this.abortContinuation() : Effect.void
+    })
   }
 
   /** Compacts the history now, unless a run is running; a failure leaves the runtime redacted. */
@@ -263,9 +323,11 @@ export class Actor<R> implements Publisher {
    */
   private serveMailbox(): Effect.Effect<void, never, R> {
     return Effect.suspend(() => {
-      const run = this.#mailbox?.shift()
+      // Runs queued after a parked run wait for it to go on.
+      const run = this.#parked === undefined ? this.#mailbox?.shift() : undefined
       if (run === undefined) {
-        this.#serving = false
+        if (this.#mailbox?.length === 0) this.#mailbox = undefined
+        this.#flags &= ~SERVING
         return Effect.void
       }
       return Effect.flatMap(this.serve(run), () => this.serveMailbox())
@@ -284,7 +346,8 @@ export class Actor<R> implements Publisher {
       Effect.suspend(() => {
         // Its caller gave up while it was queued: it never starts.
         if (Deferred.isDoneUnsafe(run.done)) return Effect.void
-        return this.publish(run, { _tag: "AgentStart", prompt: run.prompt }).pipe(
+        if (run.continues === true) this.#flags &= ~CONTINUING
+        return (run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt })).pipe(
           Effect.andThen(this.flushPending(run)),
           Effect.andThen(Effect.forkChild(
             Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
@@ -295,13 +358,20 @@ export class Actor<R> implements Publisher {
               Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
               (exit) => {
                 this.#running = undefined
-                return this.settle(run, exit)
+                if (Exit.isSuccess(exit) && exit.value === PARKED) return this.parked(run)
+                return this.settle(run, exit as Exit.Exit<RunResult, RunError>)
               }
             )
           })
         )
       })
     )
+  }
+
+  /** `run`'s batch parked: it waits without a fiber, unless an answer came while it parked. */
+  private parked(run: Run): Effect.Effect<void> {
+    this.#parked = run
+    return this.#conversation.approvals?.answered === true ? this.continueParked() : Effect.void
   }
 
   /**
@@ -373,8 +443,10 @@ export class Actor<R> implements Publisher {
     this.#phase = "stopped"
     const interrupted = this.#running
     this.#running = undefined
+    const parked = this.#parked
+    this.#parked = undefined
     const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
-    const runs = interrupted === undefined ? queued : [interrupted.run, ...queued]
+    const runs = [...(interrupted === undefined ? [] : [interrupted.run]), ...(parked === undefined ? [] : [parked]), ...queued]
     // The common end — an idle session stopped — has nothing to settle: no error, no span.
     if (runs.length === 0) {
       EventHub.end(this.#hub)

@@ -10,7 +10,7 @@
  * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
  * the `Actor` settles it.
  */
-import { type Context, Effect, type Redacted, Result, type Scope, Stream } from "effect"
+import { type Context, Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
@@ -38,6 +38,13 @@ import type { Publisher, Run } from "./Run.ts"
 /** What a model reads for calls that were running when their turn was aborted. */
 export const ABORTED_RESULT = "Interrupted: the user aborted the run before this call finished"
 
+/**
+ * What a run's steps give back when its batch parked to wait for approval: the run is not over,
+ * and the session continues it on the first answer (`Run.continues`).
+ */
+export const PARKED: unique symbol = Symbol.for("@condukt/core/Session/parked")
+export type Parked = typeof PARKED
+
 /** What every tool call of a session shares. */
 export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
 
@@ -45,6 +52,16 @@ export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
 export interface Audited {
   readonly tools: ReadonlySet<string>
   readonly secrets: ReadonlyArray<string>
+}
+
+/** A run parked waiting for approval: what it had gathered, and what its continuation must still do. */
+interface ParkedRun {
+  /** Set by the step that ran the batch, once it parked. */
+  progress: Progress | undefined
+  /** The batch's finished calls' results, whole: published with the others when it goes on. */
+  readonly finished: ReadonlyArray<Executor.Result>
+  /** Its prompt is still to be submitted once the batch is done (it continued a restored batch first). */
+  thenSubmit: boolean
 }
 
 /** What a run has gathered so far: where its messages start in the history, its tokens, its last finish. */
@@ -110,8 +127,12 @@ export class Conversation<R> {
   #instructions: boolean
   /** The calls waiting for a person's answer, when the session has rules or a flagged tool. */
   readonly approvals: Approvals | undefined
-  /** The batch the store held at start, waiting for approval, until a run continues it. */
-  #restored: Snapshot.Batch | undefined
+  /**
+   * The batch the store held at start, or a parked run's, waiting for approval, until a run
+   * continues it; and what the parked run had gathered, for its continuation. One field, made when
+   * there is one: an idle session holds none.
+   */
+  #waiting: { restored: Snapshot.Batch | undefined; parked: ParkedRun | undefined } | undefined = undefined
   /**
    * Every reply's tokens since the session started, those of failed, aborted and broken-off
    * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn),
@@ -151,12 +172,28 @@ export class Conversation<R> {
     this.#compactor = init.compactor
     this.#instructions = init.instructions
     this.approvals = init.approvals
-    this.#restored = init.resumed.batch
+    this.restored = init.resumed.batch
   }
 
-  /** Saves the history (its last message the batch's calls) with the batch waiting for approval. */
+  /** Saves the history (its last message the batch's calls) with the batch waiting for approval (a store's). */
   saveBatch(batchOf: () => Snapshot.Batch): Effect.Effect<void> {
     return Effect.suspend(() => Persistence.commit(this.#persistence, this.#loop.history, this.#assigns, this.#redact, batchOf))
+  }
+
+  private get restored(): Snapshot.Batch | undefined {
+    return this.#waiting?.restored
+  }
+
+  private set restored(batch: Snapshot.Batch | undefined) {
+    this.#waiting = batch === undefined && this.#waiting?.parked === undefined ? undefined : { restored: batch, parked: this.#waiting?.parked }
+  }
+
+  private get parked(): ParkedRun | undefined {
+    return this.#waiting?.parked
+  }
+
+  private set parked(parked: ParkedRun | undefined) {
+    this.#waiting = parked === undefined && this.#waiting?.restored === undefined ? undefined : { restored: this.#waiting?.restored, parked }
   }
 
   /** The session's redaction, for what leaves the runtime outside a run's steps. */
@@ -203,6 +240,10 @@ export class Conversation<R> {
   aborted(): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#loop = Loop.abort(this.#loop, ABORTED_RESULT)
+      // A parked batch ends with its run: nothing is left waiting.
+      this.restored = undefined
+      this.parked = undefined
+      this.approvals?.drop()
       // A batch saved waiting for approval ended with its run: the store must not offer it again.
       const persistence = this.#persistence
       return persistence?.batched === true ? Persistence.commit(persistence, this.#loop.history, this.#assigns, this.#redact) : Effect.void
@@ -252,7 +293,7 @@ export class Conversation<R> {
    * failure at any point leaves a history the next run can continue from. Combinators, not a
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
-  drive(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  drive(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     return Effect.withFiber((fiber) => {
       run.traced = Tracing.isTraced(fiber)
       return this.#instructions
@@ -265,10 +306,22 @@ export class Conversation<R> {
    * A run's first step: its prompt, after the batch the store held, if one still waits (a run
    * queued before anyone answered continues it first, its calls asking again).
    */
-  private start(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private start(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    if (run.continues === true) {
+      return this.parked?.thenSubmit === true ? this.continueThenSubmit(events, run) : this.continueBatch(events, run)
+    }
     if (run.resume === true) return this.continueBatch(events, run)
-    if (this.#restored === undefined) return this.submit(events, run)
-    return Effect.andThen(this.continueBatch(events, run), Effect.suspend(() => this.submit(events, run)))
+    if (this.restored === undefined) return this.submit(events, run)
+    return this.continueThenSubmit(events, run)
+  }
+
+  /** The restored batch, then the run's prompt; a batch that parks keeps the prompt for the continuation. */
+  private continueThenSubmit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    return Effect.flatMap(this.continueBatch(events, run), (continued) => {
+      if (continued !== PARKED) return this.submit(events, run)
+      this.parked!.thenSubmit = true
+      return Effect.succeed(PARKED)
+    })
   }
 
   /**
@@ -277,32 +330,42 @@ export class Conversation<R> {
    * and those that were running when the snapshot was saved read the aborted-run text (none runs
    * twice). Then the loop goes on as after any batch.
    */
-  private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
-    const restored = this.#restored
+  private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    const restored = this.restored
     const state = this.#loop
-    this.#restored = undefined
+    this.restored = undefined
     if (restored === undefined || state.status !== "AwaitingTools") {
       return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
     }
+    // A parked run's batch goes on in the same process: its results are published here, all in
+    // order, the finished calls' with the others (the run parked before publishing any).
+    const parked = this.parked
+    const progress = parked?.progress ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 }
+    this.parked = undefined
     const waiting = new Set(restored.waiting.map((w) => w.callId))
-    const finished = new Map(restored.results.map((r) => [r.callId, r]))
+    const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
+    if (parked !== undefined) for (const result of parked.finished) finished.set(result.callId, result)
     const calls = state.pending.filter((call) => waiting.has(call.id))
-    return Effect.flatMap(this.runTools(events, run, calls, restored.results), (results) => {
+    return Effect.flatMap(this.runTools(events, run, calls, { known: restored.results, parked: parked !== undefined }), (results) => {
+      if (results === PARKED) return this.park(progress)
       const ran = new Map(results.map((r) => [r.callId, r]))
       const outputs = state.pending.map((call) =>
         ran.get(call.id) ?? finished.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true }
       )
-      return this.saved(events, run, Loop.receiveToolOutputs(state, outputs), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
+      const next = () => this.saved(events, run, Loop.receiveToolOutputs(state, outputs), progress)
+      return parked === undefined
+        ? next()
+        : Effect.andThen(inOrder(state.pending, (call, i) => this.publishResult(events, run, { name: call.name, ...outputs[i]! })), Effect.suspend(next))
     })
   }
 
-  private submit(events: Publisher, run: Run): Effect.Effect<RunResult, RunError, R> {
+  private submit(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     const step = Loop.submit(this.#loop, run.prompt)
     return this.advance(events, run, step, { from: step.state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
   }
 
   /** One step of the loop: its state becomes the session's, then its action is taken. */
-  private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private advance(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     this.#loop = step.state
     if (step._tag === "Rejected") {
       if (step.reason === "MaxTurnsExceeded") return Effect.fail(new SessionError({ sessionId: this.id, reason: new MaxTurnsExceeded({ maxTurns: step.state.maxTurns }) }))
@@ -338,8 +401,14 @@ export class Conversation<R> {
     if (submit !== undefined) return this.submitted(events, run, step.state, action.calls, submit, progress, output!)
     return Effect.flatMap(
       this.runTools(events, run, action.calls),
-      (results) => this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
+      (results) => results === PARKED ? this.park(progress) : this.saved(events, run, Loop.receiveToolOutputs(step.state, results), progress)
     )
+  }
+
+  /** The run's batch parked: the batch and the run's progress wait here for the continuation. */
+  private park(progress: Progress): Effect.Effect<Parked> {
+    this.parked!.progress = progress
+    return Effect.succeed(PARKED)
   }
 
   /** The run's end: its result, with the decoded answer when it was given an `output`. */
@@ -393,9 +462,12 @@ export class Conversation<R> {
     submit: Executor.Call,
     progress: Progress,
     output: Output.Output
-  ): Effect.Effect<RunResult, RunError, R> {
+  ): Effect.Effect<RunResult | Parked, RunError, R> {
     const others = calls.filter((call) => call !== submit)
-    const ran = others.length === 0 ? Effect.succeed<ReadonlyArray<Loop.ToolOutput>>([]) : this.runTools(events, run, others)
+    // The submit call is answered here, after the others: they may not park.
+    const ran = others.length === 0
+      ? Effect.succeed<ReadonlyArray<Loop.ToolOutput>>([])
+      : Effect.map(this.runTools(events, run, others, { parks: false }), (results) => (results === PARKED ? [] : results)) // never PARKED: `parks: false`
     return Effect.flatMap(ran, (results) => {
       const decoded = Output.decode(output, submit.input)
       const content = Result.isSuccess(decoded) ? Output.SUBMITTED : Output.retryPrompt(decoded.failure)
@@ -425,7 +497,7 @@ export class Conversation<R> {
   }
 
   /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
-  private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult, RunError, R> {
+  private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     return step.state.status === "AwaitingTools" || this.#persistence === undefined
       ? this.advance(events, run, step, progress)
       : Effect.andThen(
@@ -500,30 +572,50 @@ export class Conversation<R> {
     events: Publisher,
     run: Run,
     calls: ReadonlyArray<Executor.Call>,
-    known?: Snapshot.Batch["results"]
-  ): Effect.Effect<ReadonlyArray<Executor.Result>, SessionError, R> {
+    options: {
+      /** The results of the batch's calls that finished before (a restored or parked batch's). */
+      readonly known?: Snapshot.Batch["results"] | undefined
+      /** The calls of a parked run going on: announced already, their results published by the caller. */
+      readonly parked?: boolean | undefined
+      /** Whether the batch may park (not when the run's step goes on with the results itself: `submit`). */
+      readonly parks?: boolean | undefined
+    } = {}
+  ): Effect.Effect<ReadonlyArray<Executor.Result> | Parked, SessionError, R> {
+    const parked = options.parked === true
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
-    return inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true)).pipe(
-      Effect.andThen(this.#audited === undefined ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
-      Effect.flatMap((context) =>
-        this.#tools.executor.run(calls, this.approvals === undefined ? context : { ...context, approvals: this.approvals.gate(events, run, known) }, this.#assigns)
-      ),
-      Effect.flatMap((outcome) => {
+    const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
+    return announced.pipe(
+      Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
+      Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
+        if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
+        const gate = this.approvals.gate(events, run, calls.length, options.known, options.parks !== false)
+        const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)
+        if (gate.parked === undefined) return ran
+        // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
+        return Effect.raceFirst(ran, Effect.map(Deferred.await(gate.parked), (parking): Parked => {
+          this.restored = parking.batch
+          this.parked = { progress: undefined, finished: parking.finished, thenSubmit: false }
+          if (parking.patches.length > 0) this.#assigns = Object.assign({ ...this.#assigns }, ...parking.patches)
+          return PARKED
+        }))
+      }),
+      Effect.flatMap((outcome): Effect.Effect<ReadonlyArray<Executor.Result> | Parked> => {
+        if (outcome === PARKED) return Effect.succeed<Parked>(PARKED)
         this.#assigns = outcome.assigns
-        return Effect.as(
-          inOrder(outcome.results, (r) =>
-            events.publish(run, {
-              _tag: "ToolResult",
-              callId: r.callId,
-              name: r.name,
-              content: r.content,
-              isError: r.isError,
-              ...(r.data === undefined ? {} : { data: r.data })
-            }, true)),
-          outcome.results
-        )
+        return !parked ? Effect.as(inOrder(outcome.results, (r) => this.publishResult(events, run, r)), outcome.results) : Effect.succeed(outcome.results)
       })
     )
+  }
+
+  private publishResult(events: Publisher, run: Run, r: Executor.Result): Effect.Effect<void> {
+    return events.publish(run, {
+      _tag: "ToolResult",
+      callId: r.callId,
+      name: r.name,
+      content: r.content,
+      isError: r.isError,
+      ...(r.data === undefined ? {} : { data: r.data })
+    }, true)
   }
 
   /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
@@ -567,8 +659,8 @@ export class Conversation<R> {
 }
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
-const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A) => Effect.Effect<void>): Effect.Effect<void> =>
-  items.length === 1 ? f(items[0]!) : Effect.forEach(items, f, { discard: true })
+const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>
+  items.length === 1 ? f(items[0]!, 0) : Effect.forEach(items, f, { discard: true })
 
 /**
  * A reply whose text deltas are redacted as they stream (a gateway can write a key into the text

@@ -26,6 +26,8 @@ export interface Run {
   readonly resume?: boolean | undefined
   /** Whether the run's tracer exports spans, read when it starts (internal/tracing.ts). */
   traced?: boolean | undefined
+  /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
+  readonly continues?: boolean | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */

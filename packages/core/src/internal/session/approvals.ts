@@ -7,12 +7,19 @@
  * with `Approval.NotPending`. A wait that ends otherwise (its timeout, the run's abort) forgets its
  * call too. Only sessions with rules or a flagged tool make one.
  *
+ * A run whose batch has nothing left to do but wait (every call either finished or waiting, and
+ * no timeout set) parks: the calls stay listed with their answers to come, the finished calls'
+ * results are kept, and the run's fibers end (`Gate.parked`). The first answer has the session
+ * continue the batch in the same run (`Resumer`), as a resumed session does; a call still
+ * unanswered then waits again without asking twice. So a waiting session holds its batch, not a
+ * fiber (issue 26 item 4, ADR 0061).
+ *
  * With a store, the batch is saved (its waiting calls, the results of those finished) before each
  * request is published and after each call that finishes while one waits. A session resumed from
  * such a snapshot restores the waiting calls without a run: the first answer to one of them has
- * the session continue the batch (`Hooks.resume`), which asks again for those still unanswered.
+ * the session continue the batch (`Resumer`), which asks again for those still unanswered.
  */
-import { Deferred, Effect, Option } from "effect"
+import { Deferred, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
 import type * as Executor from "../../Executor.ts"
 import type * as Snapshot from "../../Snapshot.ts"
@@ -21,16 +28,36 @@ import type { Publisher, Run } from "./Run.ts"
 interface Waiting {
   readonly pending: Approval.Pending
   readonly answer: Deferred.Deferred<Approval.Answer>
-  /** Restored from the store: no run waits on it yet. */
+  /** Restored from the store or parked: no run waits on it yet. */
   readonly restored: boolean
+  /** Published already in this process (a parked call): its run does not ask again. */
+  readonly asked?: boolean
 }
 
-/** What a session with a store does with its batch. */
-export interface Hooks {
-  /** Saves the batch (as `batchOf` gives it when the save runs) with the session's history, the message of its calls last. */
-  readonly save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
-  /** A restored call was answered: the session continues the batch in a run. */
-  readonly resume: Effect.Effect<void>
+/** A batch parked: what its continuation needs. */
+export interface Parking {
+  /** The waiting calls and the finished calls' results, as a store saves them. */
+  readonly batch: Snapshot.Batch
+  /** The finished calls' results, whole (their tool's name, their data), in the order they finished. */
+  readonly finished: ReadonlyArray<Executor.Result>
+  /** What the finished calls set in the assigns, in the order they finished. */
+  readonly patches: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
+
+/** The executor's side of one batch, and what completes when the batch parks. */
+export interface Gate extends Executor.Approvals {
+  /** Completed when every call is finished or waiting; made only when a batch can park (no timeout). */
+  readonly parked: Deferred.Deferred<Parking> | undefined
+}
+
+/** Where a session with a store saves its batch: the history, the message of its calls last, with the batch as `batchOf` gives it when the save runs. */
+export interface Saver {
+  readonly saveBatch: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
+}
+
+/** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
+export interface Resumer {
+  readonly resumeBatch: Effect.Effect<void>
 }
 
 /** A session's waiting calls, by call id, in the order they asked. */
@@ -38,10 +65,18 @@ export class Approvals {
   readonly policy: Approval.Policy | undefined
   readonly #sessionId: string
   /** Made by the first request. */
-  #waiting: Map<string, Waiting> | undefined = undefined
-  #hooks: Hooks | undefined = undefined
-  /** The results of the running batch's finished calls, kept only when there are hooks to save them. */
+  #waiting: Array<Waiting> | undefined = undefined
+  /** With a store. The two are the conversation and the actor themselves: an idle session pays no closure for them. */
+  #saver: Saver | undefined = undefined
+  #resumer: Resumer | undefined = undefined
+  /** The results of the running batch's finished calls: what a save writes and a parked batch keeps. */
   #results: Array<Snapshot.Batch["results"][number]> = []
+  /** The running batch: how many calls it has, how many of them wait, and what completes when it parks. */
+  #calls = 0
+  #finished: Array<Executor.Result> | undefined = undefined
+  #patches: Array<Readonly<Record<string, unknown>>> | undefined = undefined
+  #asking = 0
+  #parked: Deferred.Deferred<Parking> | undefined = undefined
 
   constructor(sessionId: string, policy: Approval.Policy | undefined) {
     this.#sessionId = sessionId
@@ -52,54 +87,98 @@ export class Approvals {
   get pending(): ReadonlyArray<Approval.Pending> {
     if (this.#waiting === undefined) return []
     const out: Array<Approval.Pending> = []
-    for (const waiting of this.#waiting.values()) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
+    for (const waiting of this.#waiting) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
     return out
   }
 
-  /** A session with a store saves its batch through `hooks`. */
-  useHooks(hooks: Hooks): void {
-    this.#hooks = hooks
+  /** A session saves its batch through `saver` (with a store) and continues it through `resumer`. */
+  useHooks(saver: Saver | undefined, resumer: Resumer): void {
+    this.#saver = saver
+    this.#resumer = resumer
   }
 
   /** The calls a resumed session's snapshot left waiting: listed, answered, continued on the first answer. */
   restore(waiting: ReadonlyArray<Approval.Pending>): void {
-    const map = (this.#waiting ??= new Map())
-    for (const pending of waiting) map.set(pending.callId, { pending, answer: Deferred.makeUnsafe(), restored: true })
+    for (const pending of waiting) this.put({ pending, answer: Deferred.makeUnsafe(), restored: true })
   }
 
-  /** The executor's side, for one batch of `run`'s calls; `results`: those of the batch already known. */
-  gate(events: Publisher, run: Run, results: ReadonlyArray<Snapshot.Batch["results"][number]> = []): Executor.Approvals {
+  /** Whether a call restored or parked was answered since: the batch is to be continued. */
+  get answered(): boolean {
+    if (this.#waiting === undefined) return false
+    for (const waiting of this.#waiting) if (waiting.restored && Deferred.isDoneUnsafe(waiting.answer)) return true
+    return false
+  }
+
+  /** The run holding the batch ended (an abort): nothing waits any more. */
+  drop(): void {
+    this.#waiting = undefined
+    this.#results = []
+    this.#finished = undefined
+    this.#patches = undefined
+  }
+
+  /**
+   * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
+   * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
+   */
+  gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = [], parks = true): Gate {
     this.#results = [...results]
+    this.#calls = calls
+    this.#finished = undefined
+    this.#patches = undefined
+    this.#asking = 0
+    this.#parked = parks && this.policy?.timeoutMs === undefined ? Deferred.makeUnsafe() : undefined
     return {
       policy: this.policy,
       request: (call) => this.request(events, run, call),
-      settled: (result) => this.settled(result)
+      settled: (result, patch) => this.settled(result, patch),
+      parked: this.#parked
     }
   }
 
+  /**
+   * Parks the batch when nothing is left but waiting: each waiting call gets a fresh answer to
+   * come (the run's waits never end, and are interrupted with it), and `parked` completes with the
+   * batch, which the session continues on the first answer.
+   */
+  private parkIfWaiting(): void {
+    const parked = this.#parked
+    if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
+    this.#parked = undefined
+    // The batch's last results: no call of it settles any more, and the next batch starts its own.
+    const batch = { waiting: this.pending, results: this.#results }
+    const all = this.#waiting
+    all.forEach((waiting, i) => {
+      if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
+    })
+    Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished ?? [], patches: this.#patches ?? [] }))
+  }
+
   private save(): Effect.Effect<void> {
-    const hooks = this.#hooks
-    if (hooks === undefined || this.#waiting === undefined || this.#waiting.size === 0) return Effect.void
-    return hooks.save(this.#batch)
+    const saver = this.#saver
+    if (saver === undefined || this.#waiting === undefined || this.#waiting.length === 0) return Effect.void
+    return saver.saveBatch(this.#batch)
   }
 
   /** The batch as it stands, copied: what a save writes. */
   readonly #batch = (): Snapshot.Batch => ({ waiting: this.pending, results: [...this.#results] })
 
-  private settled(result: Executor.Result): Effect.Effect<void> {
-    if (this.#hooks === undefined) return Effect.void
+  private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
+      ;(this.#finished ??= []).push(result)
+      if (patch !== undefined) (this.#patches ??= []).push(patch)
+      this.parkIfWaiting()
       return this.save()
     })
   }
 
   private request(events: Publisher, run: Run, call: Executor.Call): Effect.Effect<Approval.Answer> {
     return Effect.suspend(() => {
-      const restored = this.#waiting?.get(call.id)
+      const restored = this.find(call.id)
       // A restored call already answered (the answer that resumed the batch) waits no more.
       if (restored !== undefined && Deferred.isDoneUnsafe(restored.answer)) {
-        this.#waiting!.delete(call.id)
+        this.remove(call.id)
         return Deferred.await(restored.answer)
       }
       const waiting: Waiting = restored ?? {
@@ -107,37 +186,65 @@ export class Approvals {
         answer: Deferred.makeUnsafe<Approval.Answer>(),
         restored: false
       }
-      ;(this.#waiting ??= new Map()).set(call.id, { ...waiting, restored: false })
-      const entry = this.#waiting.get(call.id)!
+      const entry: Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false }
+      this.put(entry)
       const timeoutMs = this.policy?.timeoutMs
       const answered = Deferred.await(waiting.answer)
       const wait = timeoutMs === undefined
         ? answered
         : Effect.map(Effect.timeoutOption(answered, timeoutMs), Option.getOrElse((): Approval.Answer => ({ _tag: "Expired", timeoutMs })))
-      // Saved before it is published: whoever sees the request finds it in the store.
+      // Saved before it is published: whoever sees the request finds it in the store. A parked
+      // call was published before it parked: it waits again without asking twice.
+      const published = restored?.asked === true
+        ? Effect.void
+        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: call.input }, true)
       return this.save().pipe(
-        Effect.andThen(events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: call.input }, true)),
+        Effect.andThen(published),
+        Effect.andThen(Effect.sync(() => {
+          this.#asking++
+          this.parkIfWaiting()
+        })),
         Effect.andThen(wait),
         Effect.ensuring(Effect.sync(() => this.forget(call.id, entry)))
       )
     })
   }
 
+  // The waiting calls are few (one message's): an array, searched, costs less than a map.
+  private find(callId: string): Waiting | undefined {
+    return this.#waiting?.find((waiting) => waiting.pending.callId === callId)
+  }
+
+  /** Adds `entry`, or puts it in the place of its call's. */
+  private put(entry: Waiting): void {
+    const all = (this.#waiting ??= [])
+    const at = all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
+    if (at === -1) all.push(entry)
+    else all[at] = entry
+  }
+
+  private remove(callId: string): void {
+    const all = this.#waiting
+    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === callId)
+    if (at !== -1) all!.splice(at, 1)
+  }
+
   private forget(callId: string, waiting: Waiting): void {
-    if (this.#waiting?.get(callId) === waiting) this.#waiting.delete(callId)
+    if (this.find(callId) === waiting) this.remove(callId)
   }
 
   /** Answers one waiting call; it then runs (or reads the denial) at once. */
   answer(callId: string, answer: Approval.Answer): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
-      const waiting = this.#waiting?.get(callId)
+      const waiting = this.find(callId)
       if (waiting === undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
       // A restored call stays listed until the batch's run takes the answer.
       if (waiting.restored) {
         if (Deferred.isDoneUnsafe(waiting.answer)) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
-        return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#hooks?.resume ?? Effect.void)
+        return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#resumer?.resumeBatch ?? Effect.void)
       }
-      this.#waiting!.delete(callId)
+      this.remove(callId)
+      this.#asking--
       return Effect.asVoid(Deferred.succeed(waiting.answer, answer))
     })
   }
@@ -146,8 +253,8 @@ export class Approvals {
   answerAll(answer: Approval.Answer): Effect.Effect<void> {
     return Effect.suspend(() => {
       const waiting = this.#waiting
-      if (waiting === undefined || waiting.size === 0) return Effect.void
-      return Effect.forEach(Array.from(waiting.keys()), (callId) => Effect.ignore(this.answer(callId, answer)), { discard: true })
+      if (waiting === undefined || waiting.length === 0) return Effect.void
+      return Effect.forEach(waiting.map((w) => w.pending.callId), (callId) => Effect.ignore(this.answer(callId, answer)), { discard: true })
     })
   }
 }
