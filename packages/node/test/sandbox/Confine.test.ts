@@ -50,6 +50,15 @@ const layout = Effect.acquireRelease(
 
 type Layout = Effect.Success<typeof layout>
 
+/** The processes still running whose command line holds `marker` (pgrep's pids; none: ""). */
+const survivors = (marker: string): string => {
+  try {
+    return execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()
+  } catch {
+    return ""
+  }
+}
+
 const sandboxes = (at: Layout) =>
   Effect.all({
     open: LocalSandbox.make({ cwd: at.project }),
@@ -168,14 +177,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       // A detached child with a marker in its command line, then the call ends.
       const marker = `condukt-confine-orphan-${process.pid}`
       assert.strictEqual((yield* run(confined, `setsid bash -c 'exec -a ${marker} sleep 300' >/dev/null 2>&1 & echo started`)).output, "started")
-      const left = (() => {
-        try {
-          return execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()
-        } catch {
-          return ""
-        }
-      })()
-      assert.strictEqual(left, "")
+      assert.strictEqual(survivors(marker), "")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.effect("no Unix socket: a server the host listens on, even inside the cwd, cannot be reached", () =>
@@ -218,14 +220,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       const error = yield* Effect.flip(confined.exec(`echo begun; exec -a ${marker} sleep 300`, { timeout: "1 second" }))
       assert.strictEqual(error.reason._tag, "Timeout")
       assert.include(error.reason._tag === "Timeout" ? error.reason.output : "", "begun")
-      const left = (() => {
-        try {
-          return execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).trim()
-        } catch {
-          return ""
-        }
-      })()
-      assert.strictEqual(left, "")
+      assert.strictEqual(survivors(marker), "")
     }).pipe(Effect.scoped, Effect.provide(host)))
 })
 
