@@ -186,9 +186,11 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       return found === undefined ? [] : [found]
     })
   const denied = [...(options.denyRead ?? DEFAULT_DENY_READ).map((given) => expand(given, home, cwd)), ...envFilesAbove(cwd)]
-  const hidden = [...new Set(denied.flatMap((given) => real(given) ?? []))].flatMap((found): ReadonlyArray<string> =>
-    NodeFs.statSync(found).isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
-  )
+  // A path gone between its realpath and its stat is nothing to hide.
+  const hidden = [...new Set(denied.flatMap((given) => real(given) ?? []))].flatMap((found): ReadonlyArray<string> => {
+    const info = NodeFs.statSync(found, { throwIfNoEntry: false })
+    return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
+  })
   return {
     bwrap: options.bwrap ?? "bwrap",
     seccomp: seccompFile(),

@@ -280,9 +280,15 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
     return Effect.fail(cannot(`confinement runs on Linux (bubblewrap); ${process.platform} is not supported yet`))
   }
   const roots = [cwd, ...(options.allowedPaths ?? []).map((root) => nodePath.resolve(cwd, root))]
-  const plan = Confine.plan(options.confine === true ? {} : options.confine, cwd, roots)
-  const probe = Confine.command(plan, cwd, "true")
-  return ProcessGroup.run({ ...probe, cwd, env, timeoutMs: 30_000 }).pipe(
+  const requested = options.confine === true ? {} : options.confine
+  // Working out the mounts reads the host (real paths, the filter's file): a failure there is this
+  // build's typed failure, not a defect.
+  const planned = Effect.try({
+    try: () => Confine.plan(requested, cwd, roots),
+    catch: (cause) => cannot(`the sandbox's mounts could not be worked out (${cause instanceof Error ? cause.message : String(cause)})`)
+  })
+  return Effect.flatMap(planned, (plan) =>
+    ProcessGroup.run({ ...Confine.command(plan, cwd, "true"), cwd, env, timeoutMs: 30_000 }).pipe(
     Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
     Effect.flatMap((result) => {
       if (result.exitCode === 0) return Effect.succeed(plan)
@@ -295,7 +301,7 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
             "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
       ))
     })
-  )
+  ))
 }
 
 /**
