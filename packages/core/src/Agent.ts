@@ -10,6 +10,7 @@ import * as Executor from "./Executor.ts"
 import * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
 import type * as Secret from "./Secret.ts"
+import * as SubAgent from "./SubAgent.ts"
 import type * as Tool from "./Tool.ts"
 import type * as ToolSource from "./ToolSource.ts"
 
@@ -93,3 +94,13 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     approvals: options.approvals
   }
 }
+
+/**
+ * `agent` offered to another agent as a tool: each call runs a child session of it, supervised
+ * under the caller's session, its events in the caller's stream and its tokens in the caller's
+ * result (docs/sub-agents.md).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const asTool = SubAgent.asTool

@@ -25,6 +25,7 @@ import * as Conversation from "./internal/session/Conversation.ts"
 import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
+import * as SubAgents from "./internal/session/subAgents.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
 import type { RunOptions, RunResult, TypedResult } from "./internal/session/Run.ts"
 import * as uuid7 from "./internal/uuid7.ts"
@@ -339,13 +340,26 @@ const make = <R, RIn>(
               Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])
             )
-          }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
+          }, Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
           return done
         })
       }))))
 }
+
+/**
+ * A run of `session` whose events `forward` hears as they happen, and its result: how a sub-agent's
+ * run reaches its parent's stream (internal/session/subAgents.ts).
+ *
+ * @internal
+ */
+export const observe = (
+  session: Session,
+  prompt: string,
+  options: RunOptions | undefined,
+  forward: (event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
+): Effect.Effect<RunResult, RunError> => Handle.observe(session, prompt, options, forward)
 
 // ---------------------------------------------------------------------------------------------
 // The handle
@@ -365,7 +379,15 @@ class Handle<R> implements Session {
     this.agent = actor.agent
     this.#actor = actor
   }
-  get run(): Session["run"] {
+  static observe(
+    session: Session,
+    prompt: string,
+    options: RunOptions | undefined,
+    forward: (event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
+  ): Effect.Effect<RunResult, RunError> {
+    return SubAgents.observe((session as Handle<unknown>).#actor, prompt, options, forward)
+  }
+    get run(): Session["run"] {
     const actor = this.#actor
     const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(

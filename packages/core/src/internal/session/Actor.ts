@@ -190,6 +190,14 @@ export class Actor<R> implements Publisher {
     })
   }
 
+  /**
+   * Delivers a sub-agent's event into `run`, as its own session numbered it: it takes no number
+   * here, and its AgentEnd does not end `run`'s stream.
+   */
+  forward(run: Run, event: SessionEvent.SessionEvent, wait: boolean): Effect.Effect<void> {
+    return EventHub.deliver(this.#hub, run.sink, event, wait)
+  }
+
   /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
   private flushPending(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {

@@ -32,6 +32,7 @@ import type * as ToolSource from "../../ToolSource.ts"
 import type { Approvals } from "./approvals.ts"
 import * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
+import * as SubAgents from "./subAgents.ts"
 import * as ToolSet from "./toolSet.ts"
 import type { Publisher, Run } from "./Run.ts"
 
@@ -428,7 +429,7 @@ export class Conversation<R> {
         messages,
         ...(run.options?.output === undefined ? {} : { value })
       }
-      return Effect.as(this.afterRun(events, run), result)
+      return Effect.as(this.afterRun(events, run), SubAgents.total(result, run, context, this.agent.name))
     })
   }
 
@@ -586,7 +587,9 @@ export class Conversation<R> {
     const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
     return announced.pipe(
       Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
-      Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
+      Effect.flatMap((shared): Effect.Effect<Executor.Outcome | Parked, never, R> => {
+        // The sub-agents the calls start work under the session and report into this run.
+        const context = { ...shared, subAgents: new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run) }
         if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
         const gate = this.approvals.gate(events, run, calls.length, options.known, options.parks !== false)
         const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)

@@ -13,6 +13,7 @@ import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../../Message.ts"
 import type * as Model from "../../Model.ts"
 import type * as Output from "../../Output.ts"
+import type * as SubAgents from "./subAgents.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -28,6 +29,8 @@ export interface Run {
   traced?: boolean | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
+  /** What its calls' sub-agents spent and how many run now, made by the first (internal/session/subAgents.ts). */
+  subAgents?: SubAgents.Spent | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */
@@ -37,6 +40,11 @@ export interface Publisher {
    * between runs (no run) to the observers, with an empty run id.
    */
   readonly publish: (run: Run | undefined, payload: SessionEvent.Payload, wait?: boolean) => Effect.Effect<void>
+  /**
+   * Delivers a sub-agent's event as it is (its own ids and number) into `run`'s stream and to the
+   * observers, waiting for a slow stream reader with `wait`.
+   */
+  readonly forward: (run: Run, event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
 }
 
 /** @since 0.1.0 @category models */
@@ -60,10 +68,21 @@ export interface RunResult {
   readonly text: string
   /** Why the model ended its final reply. */
   readonly finishReason: Model.FinishReason
-  /** Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`. */
+  /**
+   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, and
+   * of its sub-agents' runs (`Agent.asTool`) when it had some.
+   */
   readonly usage: Model.Usage
-  /** What `usage` cost, when the program provides `Usage.Prices` naming the session's model. */
+  /**
+   * What `usage` cost, when the program provides `Usage.Prices` naming the session's model (and,
+   * when sub-agents ran, each of theirs).
+   */
   readonly cost?: number
+  /**
+   * When sub-agents ran: `usage` by agent, keyed by the agent path joined with `/` (`main`,
+   * `main/researcher`); two calls of one sub-agent count under one key.
+   */
+  readonly byAgent?: Readonly<Record<string, Model.Usage>>
   /** Model requests the run made. */
   readonly turns: number
   /** What the run added to the history after the prompt: replies and tool results, in order. */
