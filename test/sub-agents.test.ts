@@ -1,6 +1,7 @@
 /**
  * Sub-agents (`Agent.asTool`) with real processes: a parent aborted while its child runs a Bash
- * `sleep` on a LocalSandbox ends both runs aborted with the process gone; an MCP server the parent
+ * `sleep` on a LocalSandbox ends both runs aborted with the process gone, and stopped, with the
+ * process gone when `stop` returns; an MCP server the parent
  * and the child both declare runs once, the child calling the parent's connection.
  */
 import { Agent, Model, type SessionEvent, Session, Tools } from "@condukt/core"
@@ -53,6 +54,25 @@ describe("sub-agents with processes", () => {
       // The parent's model reads that its call was cut short; the session goes on.
       const calls = (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
       assert.deepStrictEqual(calls, [Session.ABORTED_RESULT])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(models(
+        [TestModel.toolCall("worker", { prompt: "Sleep" })],
+        [TestModel.toolCall("Bash", { command: "echo $$ > pid && exec sleep 30" })]
+      ))
+    ))
+
+  it.live("a parent stopped while its child runs a Bash sleep: the process is gone when stop returns", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const worker = Agent.make({ name: "worker", model: "child:x", tools: [Tools.Bash] })
+      const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(worker, { description: "Does the work" })] })
+      const session = yield* Session.start(main, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
+      const running = yield* Effect.forkChild(Effect.flip(session.run("Work")))
+      const pid = yield* Processes.awaitPidFile(path.join(dir, "pid"))
+      yield* session.stop
+      assert.isTrue(yield* Processes.isDead(pid), `the sleep (pid ${pid}) is ${yield* Processes.state(pid)}`)
+      assert.strictEqual((yield* Fiber.join(running)).message, `Session ${session.id} is stopped`)
     }).pipe(
       Effect.scoped,
       Effect.provide(models(
