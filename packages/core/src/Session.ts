@@ -309,7 +309,7 @@ const make = <R, RIn>(
           instructions: options.projectInstructions !== false,
           approvals: approvalsOf(id, agent, policy?.success, resumed)
         })
-        const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
+        const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
         if (conversation.approvals !== undefined) {
           conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
@@ -349,17 +349,14 @@ const make = <R, RIn>(
 }
 
 /**
- * A run of `session` whose events `forward` hears as they happen, and its result: how a sub-agent's
- * run reaches its parent's stream (internal/session/subAgents.ts).
- *
- * @internal
+ * A session's actor, which can start its calls' sub-agents' sessions: the one thing the actor
+ * needs of this module (a prototype method, so a session holds nothing more for it).
  */
-export const observe = (
-  session: Session,
-  prompt: string,
-  options: RunOptions | undefined,
-  forward: (event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
-): Effect.Effect<RunResult, RunError> => Handle.observe(session, prompt, options, forward)
+class SessionActor<R> extends Actor<R> {
+  startSession<S>(agent: Agent<S>, scope: Scope.Scope): Effect.Effect<Actor<unknown>, StartError, S> {
+    return Effect.map(startIn(agent, { projectInstructions: false }, scope, undefined), ([session]) => Handle.actorOf(session))
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The handle
@@ -379,15 +376,11 @@ class Handle<R> implements Session {
     this.agent = actor.agent
     this.#actor = actor
   }
-  static observe(
-    session: Session,
-    prompt: string,
-    options: RunOptions | undefined,
-    forward: (event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
-  ): Effect.Effect<RunResult, RunError> {
-    return SubAgents.observe((session as Handle<unknown>).#actor, prompt, options, forward)
+  /** The actor behind a handle this module made. */
+  static actorOf(session: Session): Actor<unknown> {
+    return (session as Handle<unknown>).#actor
   }
-    get run(): Session["run"] {
+  get run(): Session["run"] {
     const actor = this.#actor
     const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(

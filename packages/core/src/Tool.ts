@@ -11,7 +11,6 @@
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
 import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
-import type * as SubAgent from "./SubAgent.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -42,8 +41,6 @@ export interface Context {
   readonly assigns: Readonly<Record<string, unknown>>
   /** The model's id for this call. */
   readonly callId: string
-  /** What the session gives the sub-agents a call starts (`Agent.asTool`); absent outside a session. */
-  readonly subAgents?: SubAgent.Host | undefined
 }
 
 /** The model sees `text`; `data` goes to events and metadata only. */

@@ -11,7 +11,7 @@
  * the `Actor` settles it.
  */
 import { type Cause, type Context, Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
-import type { Agent } from "../../Agent.ts"
+import * as Agent from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
 import * as History from "../../History.ts"
@@ -97,7 +97,7 @@ const withSubmit = (specs: ReadonlyArray<Model.ToolSpec>, output: Output.Output)
  */
 export class Conversation<R> {
   readonly id: string
-  readonly agent: Agent<R>
+  readonly agent: Agent.Agent<R>
   /** The session's scope: the sandbox is built in a child of it. */
   readonly #scope: Scope.Scope
   readonly #model: Model.Service
@@ -144,7 +144,7 @@ export class Conversation<R> {
 
   constructor(init: {
     readonly id: string
-    readonly agent: Agent<R>
+    readonly agent: Agent.Agent<R>
     readonly scope: Scope.Scope
     readonly model: Model.Service
     readonly tools: ToolSet.ToolSet<R>
@@ -296,12 +296,14 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
-    return Effect.withFiber((fiber) => {
+    const driven = Effect.withFiber((fiber) => {
       run.traced = Tracing.isTraced(fiber)
       return this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.start(events, run)))
         : this.start(events, run)
     })
+    // The sub-agents its calls start work under the session and report into this run.
+    return Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run))
   }
 
   /**
@@ -598,9 +600,7 @@ export class Conversation<R> {
     const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
     return announced.pipe(
       Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
-      Effect.flatMap((shared): Effect.Effect<Executor.Outcome | Parked, never, R> => {
-        // The sub-agents the calls start work under the session and report into this run.
-        const context = { ...shared, subAgents: new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run) }
+      Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
         if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
         const gate = this.approvals.gate(events, run, calls.length, options.known, options.parks !== false)
         const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)

@@ -6,14 +6,14 @@
  * A run is a plain record (its caller waits on `done`, its stream reads `sink`); the `Actor`
  * queues, serves and settles it, the `Conversation` drives it.
  */
-import type { Deferred, Effect } from "effect"
-import type { RunError } from "../../SessionError.ts"
+import type { Deferred, Effect, Scope } from "effect"
+import type { Agent } from "../../Agent.ts"
+import type { RunError, SessionError, StartError } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../../Message.ts"
 import type * as Model from "../../Model.ts"
 import type * as Output from "../../Output.ts"
-import type * as SubAgents from "./subAgents.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -30,7 +30,24 @@ export interface Run {
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
   /** What its calls' sub-agents spent and how many run now, made by the first (internal/session/subAgents.ts). */
-  subAgents?: SubAgents.Spent | undefined
+  subAgents?: Spent | undefined
+}
+
+/** A run's tally of its sub-agents: how many run now, and what those that ended spent. */
+export interface Spent {
+  running: number
+  usage: Model.Usage | undefined
+  readonly byAgent: Record<string, Model.Usage>
+  /** The sum of their costs; `undefined` once one had none (its model unpriced). */
+  cost: number | undefined
+}
+
+/** A sub-agent's session, as its caller's host drives it: its actor. */
+export interface Child {
+  readonly enqueue: (prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) => Effect.Effect<Run, SessionError>
+  readonly cancel: (run: Run) => Effect.Effect<void>
+  readonly usage: Model.Usage
+  readonly cost: number | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */
@@ -45,6 +62,8 @@ export interface Publisher {
    * observers, waiting for a slow stream reader with `wait`.
    */
   readonly forward: (run: Run, event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
+  /** Starts a session of `agent` in `scope`, with the current context: a sub-agent's (`Session.startIn`). */
+  readonly startSession: <R>(agent: Agent<R>, scope: Scope.Scope) => Effect.Effect<Child, StartError, R>
 }
 
 /** @since 0.1.0 @category models */

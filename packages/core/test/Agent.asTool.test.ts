@@ -8,13 +8,13 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Result, Schema, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
+import * as Executor from "../src/Executor.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import type * as SessionEvent from "../src/SessionEvent.ts"
-import * as SubAgent from "../src/SubAgent.ts"
 import * as Usage from "../src/Usage.ts"
 
 const researcher = Agent.make({ name: "researcher", model: "child:x", system: "You research." })
@@ -49,7 +49,7 @@ const line = (event: SessionEvent.SessionEvent): string => {
   }
 }
 
-describe("SubAgent", () => {
+describe("Agent.asTool", () => {
   it.effect("the child's answer is the call's result, its events in the parent's stream in order and tagged, its tokens in the parent's result", () =>
     Effect.gen(function*() {
       const session = yield* Session.start(main)
@@ -144,10 +144,9 @@ describe("SubAgent", () => {
       const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
       const results = events.flatMap((e) => (e._tag === "ToolResult" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
       assert.deepStrictEqual(results, [
-        ["main/researcher", `Error: ${SubAgent.tooDeep("researcher", 1)}`],
+        ["main/researcher", "Error: Sub-agent researcher was not started: sub-agents may nest 1 deep at most; do this task yourself"],
         ["", "Gave up"]
       ])
-      assert.strictEqual(SubAgent.tooDeep("researcher", 1), "Sub-agent researcher was not started: sub-agents may nest 1 deep at most; do this task yourself")
     }).pipe(Effect.provide(models(
       [TestModel.toolCall("researcher", { prompt: "Go deep" }), TestModel.text("Done")],
       [TestModel.toolCall("researcher", { prompt: "Deeper" }), TestModel.text("Gave up")]
@@ -161,15 +160,25 @@ describe("SubAgent", () => {
       const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
       const results = events.flatMap((e) => (e._tag === "ToolResult" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
       assert.deepStrictEqual(results, [
-        ["main/researcher", `Error: ${SubAgent.tooMany("researcher", 1)}`],
+        ["main/researcher", "Error: Sub-agent researcher was not started: 1 sub-agents are running, the most at once; call it again once one has answered"],
         ["", "Alone"]
       ])
-      assert.strictEqual(
-        SubAgent.tooMany("researcher", 1),
-        "Sub-agent researcher was not started: 1 sub-agents are running, the most at once; call it again once one has answered"
-      )
     }).pipe(Effect.provide(models(
       [TestModel.toolCall("researcher", { prompt: "Go" }), TestModel.text("Done")],
       [TestModel.toolCall("researcher", { prompt: "Help" }), TestModel.text("Alone")]
     ))))
+
+  it.effect("outside a session (an executor of its own), a call is an error result", () =>
+    Effect.gen(function*() {
+      const executor = Result.getOrThrow(Executor.make([Research]))
+      const sandbox = yield* Sandbox.Sandbox
+      const outcome = yield* executor.run([{ id: "c1", name: "researcher", input: { prompt: "Hi" } }], {
+        sessionId: "s",
+        agent: "main",
+        sandbox,
+        cwd: sandbox.cwd,
+        secrets: {}
+      }, {})
+      assert.deepStrictEqual(outcome.results, [{ callId: "c1", name: "researcher", content: "Error: Sub-agent researcher can only run inside a session", isError: true }])
+    }).pipe(Effect.provide(Sandbox.layerNoop())))
 })
