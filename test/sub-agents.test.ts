@@ -37,55 +37,53 @@ const ends = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
 const server = (name: string) =>
   McpServer.stdio({ name, command: process.execPath, args: [path.join(root, "packages/mcp/test/fixtures/server.ts")] })
 
+const worker = Agent.make({ name: "worker", model: "child:x", tools: [Tools.Bash] })
+const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(worker, { description: "Does the work" })] })
+
+/** A session of `main` on a LocalSandbox in a fresh directory, whose run has the worker run a `sleep`. */
+const sleeping = <A, E, R>(test: (session: Session.Session, pid: Effect.Effect<number, string>) => Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const dir = yield* tempDir
+    const session = yield* Session.start(main, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
+    return yield* test(session, Processes.awaitPidFile(path.join(dir, "pid")))
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(models(
+      [TestModel.toolCall("worker", { prompt: "Sleep" })],
+      [TestModel.toolCall("Bash", { command: "echo $$ > pid && exec sleep 30" })]
+    ))
+  )
+
 describe("sub-agents with processes", () => {
   it.live("a parent aborted while its child runs a Bash sleep: both runs end aborted, the process is gone", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const pidFile = path.join(dir, "pid")
-      const worker = Agent.make({ name: "worker", model: "child:x", tools: [Tools.Bash] })
-      const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(worker, { description: "Does the work" })] })
-      const session = yield* Session.start(main, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
-      const reading = yield* Effect.forkChild(Stream.runCollect(session.stream("Work")))
-      const pid = yield* Processes.awaitPidFile(pidFile)
-      yield* session.abort
-      const events = Array.from(yield* Fiber.join(reading))
-      assert.deepStrictEqual(ends(events), [["main/worker", "aborted"], ["", "aborted"]])
-      assert.isTrue(yield* Processes.isDead(pid), `the sleep (pid ${pid}) is ${yield* Processes.state(pid)}`)
-      // The parent's model reads that its call was cut short; the session goes on.
-      const calls = (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
-      assert.deepStrictEqual(calls, [Session.ABORTED_RESULT])
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(models(
-        [TestModel.toolCall("worker", { prompt: "Sleep" })],
-        [TestModel.toolCall("Bash", { command: "echo $$ > pid && exec sleep 30" })]
-      ))
-    ))
+    sleeping((session, awaitPid) =>
+      Effect.gen(function*() {
+        const reading = yield* Effect.forkChild(Stream.runCollect(session.stream("Work")))
+        const pid = yield* awaitPid
+        yield* session.abort
+        const events = Array.from(yield* Fiber.join(reading))
+        assert.deepStrictEqual(ends(events), [["main/worker", "aborted"], ["", "aborted"]])
+        assert.isTrue(yield* Processes.isDead(pid), `the sleep (pid ${pid}) is ${yield* Processes.state(pid)}`)
+        // The parent's model reads that its call was cut short; the session goes on.
+        const calls = (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
+        assert.deepStrictEqual(calls, [Session.ABORTED_RESULT])
+      })))
 
   it.live("a parent stopped while its child runs a Bash sleep: the process is gone when stop returns", () =>
-    Effect.gen(function*() {
-      const dir = yield* tempDir
-      const worker = Agent.make({ name: "worker", model: "child:x", tools: [Tools.Bash] })
-      const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(worker, { description: "Does the work" })] })
-      const session = yield* Session.start(main, { sandbox: LocalSandbox.layer({ cwd: dir }), projectInstructions: false })
-      const running = yield* Effect.forkChild(Effect.flip(session.run("Work")))
-      const pid = yield* Processes.awaitPidFile(path.join(dir, "pid"))
-      yield* session.stop
-      assert.isTrue(yield* Processes.isDead(pid), `the sleep (pid ${pid}) is ${yield* Processes.state(pid)}`)
-      assert.strictEqual((yield* Fiber.join(running)).message, `Session ${session.id} is stopped`)
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(models(
-        [TestModel.toolCall("worker", { prompt: "Sleep" })],
-        [TestModel.toolCall("Bash", { command: "echo $$ > pid && exec sleep 30" })]
-      ))
-    ))
+    sleeping((session, awaitPid) =>
+      Effect.gen(function*() {
+        const running = yield* Effect.forkChild(Effect.flip(session.run("Work")))
+        const pid = yield* awaitPid
+        yield* session.stop
+        assert.isTrue(yield* Processes.isDead(pid), `the sleep (pid ${pid}) is ${yield* Processes.state(pid)}`)
+        assert.strictEqual((yield* Fiber.join(running)).message, `Session ${session.id} is stopped`)
+      })))
 
   it.live("an MCP server the parent and its child both declare runs once: the child calls the parent's connection", () =>
     Effect.gen(function*() {
-      const worker = Agent.make({ name: "worker", model: "child:x", mcpServers: [server("fx")] })
-      const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(worker, { description: "Asks the server" })], mcpServers: [server("fx")] })
-      const session = yield* Session.start(main, { projectInstructions: false })
+      const asker = Agent.make({ name: "worker", model: "child:x", mcpServers: [server("fx")] })
+      const parent = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(asker, { description: "Asks the server" })], mcpServers: [server("fx")] })
+      const session = yield* Session.start(parent, { projectInstructions: false })
       const events = Array.from(yield* Stream.runCollect(session.stream("Which process?")))
       const pids = events.flatMap((e) => (e._tag === "ToolResult" && e.name === "fx.pid" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
       assert.deepStrictEqual(pids.map(([who]) => who), ["", "main/worker"])
