@@ -101,10 +101,20 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
 // Sub-agents
 // ---------------------------------------------------------------------------------------------
 
-/** How deep sub-agents nest unless a tool says otherwise: a sub-agent's sub-agent's sub-agent. */
+/**
+ * How deep sub-agents nest unless a tool says otherwise: a sub-agent's sub-agent's sub-agent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DEFAULT_MAX_DEPTH = 3
 
-/** How many sub-agents run at once under one top-level run unless a tool says otherwise. */
+/**
+ * How many sub-agents run at once under one top-level run unless a tool says otherwise.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export const DEFAULT_MAX_CONCURRENT = 8
 
 /**
@@ -136,7 +146,12 @@ export interface AsToolOptions<I extends Schema.Top = typeof PromptInput, O exte
   readonly maxConcurrent?: number | undefined
 }
 
-/** A sub-agent tool's settings, as the session running a call reads them. */
+/**
+ * A sub-agent tool's settings, as the session running a call reads them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export interface SubAgentSettings {
   readonly output: Output.Output | undefined
   readonly maxDepth: number
