@@ -128,12 +128,32 @@ describe("Agent.asTool", () => {
         output: Finding
       })
       const session = yield* Session.start(Agent.make({ name: "main", model: "parent:x", tools: [typed] }))
-      const result = yield* session.run("Find out")
-      const results = result.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
-      assert.deepStrictEqual(results, ["{\"answer\":42}"])
+      const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
+      const prompts = events.flatMap((e) => (e._tag === "AgentStart" ? [[e.agentPath?.join("/") ?? "", e.prompt]] : []))
+      assert.deepStrictEqual(prompts, [["", "Find out"], ["main/researcher", "{\"topic\":\"life\",\"depth\":2}"]])
+      const results = events.flatMap((e) => (e._tag === "ToolResult" && e.agentPath === undefined ? [[e.content, e.data]] : []))
+      assert.deepStrictEqual(results, [["{\"answer\":42}", { answer: 42 }]])
     }).pipe(Effect.provide(models(
       [TestModel.toolCall("researcher", { topic: "life", depth: 2 }), TestModel.text("Done")],
       [TestModel.toolCall("submit", { answer: 42 })]
+    ))))
+
+  it.effect("a reader that leaves the parent's stream while the child runs ends both runs, aborted", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(main)
+      // The reader leaves once the child asked its model, which never answers (the test clock stands still).
+      const seen = yield* session.stream("Find out").pipe(
+        Stream.takeUntil((e) => e._tag === "TurnStart" && e.agentPath !== undefined),
+        Stream.runCollect
+      )
+      assert.strictEqual(Array.from(seen).at(-1)!.agentPath?.join("/"), "main/researcher")
+      // The session goes on; its model read that the call was cut short.
+      assert.strictEqual((yield* session.run("Again")).text, "Fine")
+      const calls = (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
+      assert.deepStrictEqual(calls, [Session.ABORTED_RESULT])
+    }).pipe(Effect.provide(models(
+      [TestModel.toolCall("researcher", { prompt: "What?" }), TestModel.text("Fine")],
+      [TestModel.delayed("1 hour", TestModel.text("Too late"))]
     ))))
 
   it.effect("a call deeper than maxDepth is an error result, and the child that made it goes on", () =>
