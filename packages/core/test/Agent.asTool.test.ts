@@ -49,6 +49,23 @@ const line = (event: SessionEvent.SessionEvent): string => {
   }
 }
 
+/**
+ * A run of main whose sub-agent calls a sub-agent of its own, both tools with `bounds`: the
+ * ToolResults of the stream, by agent path.
+ */
+const nested = (bounds: { readonly maxDepth?: number; readonly maxConcurrent?: number }) =>
+  Effect.gen(function*() {
+    const inner: Agent.Agent = Agent.make({ name: "researcher", model: "child:x", tools: [Agent.asTool(researcher, { description: "Itself", ...bounds })] })
+    const session = yield* Session.start(Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(inner, { description: "Researches", ...bounds })] }))
+    const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
+    return events.flatMap((e) => (e._tag === "ToolResult" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
+  })
+
+const nestedModels = models(
+  [TestModel.toolCall("researcher", { prompt: "Go" }), TestModel.text("Done")],
+  [TestModel.toolCall("researcher", { prompt: "Help" }), TestModel.text("On my own")]
+)
+
 describe("Agent.asTool", () => {
   it.effect("the child's answer is the call's result, its events in the parent's stream in order and tagged, its tokens in the parent's result", () =>
     Effect.gen(function*() {
@@ -159,34 +176,20 @@ describe("Agent.asTool", () => {
   it.effect("a call deeper than maxDepth is an error result, and the child that made it goes on", () =>
     Effect.gen(function*() {
       // main > researcher > researcher is depth 2: the tool allows 1.
-      const shallow: Agent.Agent = Agent.make({ name: "researcher", model: "child:x", tools: [Agent.asTool(researcher, { description: "Itself", maxDepth: 1 })] })
-      const session = yield* Session.start(Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(shallow, { description: "Researches", maxDepth: 1 })] }))
-      const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
-      const results = events.flatMap((e) => (e._tag === "ToolResult" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
-      assert.deepStrictEqual(results, [
+      assert.deepStrictEqual(yield* nested({ maxDepth: 1 }), [
         ["main/researcher", "Error: Sub-agent researcher was not started: sub-agents may nest 1 deep at most; do this task yourself"],
-        ["", "Gave up"]
+        ["", "On my own"]
       ])
-    }).pipe(Effect.provide(models(
-      [TestModel.toolCall("researcher", { prompt: "Go deep" }), TestModel.text("Done")],
-      [TestModel.toolCall("researcher", { prompt: "Deeper" }), TestModel.text("Gave up")]
-    ))))
+    }).pipe(Effect.provide(nestedModels)))
 
   it.effect("a call while maxConcurrent sub-agents run under the top-level run is an error result", () =>
     Effect.gen(function*() {
       // The child runs (one of one allowed) while it calls a sub-agent of its own.
-      const busy: Agent.Agent = Agent.make({ name: "researcher", model: "child:x", tools: [Agent.asTool(researcher, { description: "Itself", maxConcurrent: 1 })] })
-      const session = yield* Session.start(Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(busy, { description: "Researches", maxConcurrent: 1 })] }))
-      const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
-      const results = events.flatMap((e) => (e._tag === "ToolResult" ? [[e.agentPath?.join("/") ?? "", e.content]] : []))
-      assert.deepStrictEqual(results, [
+      assert.deepStrictEqual(yield* nested({ maxConcurrent: 1 }), [
         ["main/researcher", "Error: Sub-agent researcher was not started: 1 sub-agents are running, the most at once; call it again once one has answered"],
-        ["", "Alone"]
+        ["", "On my own"]
       ])
-    }).pipe(Effect.provide(models(
-      [TestModel.toolCall("researcher", { prompt: "Go" }), TestModel.text("Done")],
-      [TestModel.toolCall("researcher", { prompt: "Help" }), TestModel.text("Alone")]
-    ))))
+    }).pipe(Effect.provide(nestedModels)))
 
   it.effect("outside a session (an executor of its own), a call is an error result", () =>
     Effect.gen(function*() {
