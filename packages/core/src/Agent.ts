@@ -162,7 +162,8 @@ export interface SubAgentSettings {
 
 /**
  * What a session gives the calls of its run for the sub-agents they start, provided around each
- * run (internal/session/subAgents.ts): it starts the child, runs it and answers for the model.
+ * run of an agent that has a sub-agent tool (internal/session/subAgents.ts): it starts the child,
+ * runs it and answers for the model.
  *
  * @since 0.1.0
  * @category services
@@ -195,7 +196,7 @@ export const asTool = <
       ? (args) => Effect.succeed((args as typeof PromptInput.Type).prompt)
       : (args) => Effect.map(Effect.orDie(encode(args)), (json) => JSON.stringify(json))
   }
-  return Tool.make(agent.name, {
+  const tool = Tool.make(agent.name, {
     description: options.description,
     parameters: (input ?? PromptInput) as typeof PromptInput,
     call: (args, context) =>
@@ -204,4 +205,5 @@ export const asTool = <
           ? host.value.run(agent, settings, args, context)
           : Effect.fail(`Sub-agent ${agent.name} can only run inside a session`))
   })
+  return { ...tool, subAgent: true }
 }

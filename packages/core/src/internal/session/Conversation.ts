@@ -302,8 +302,11 @@ export class Conversation<R> {
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.start(events, run)))
         : this.start(events, run)
     })
-    // The sub-agents its calls start work under the session and report into this run.
-    return Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run))
+    // The sub-agents its calls start work under the session and report into this run (only an
+    // agent with a sub-agent tool pays for the host and the context that carries it).
+    return this.agent.tools.some(isSubAgent)
+      ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run))
+      : driven
   }
 
   /**
@@ -671,6 +674,8 @@ export class Conversation<R> {
     })
   }
 }
+
+const isSubAgent = (tool: Tool.Tool<unknown>) => tool.subAgent === true
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
 const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>
