@@ -30,6 +30,9 @@
 import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeFs from "node:fs"
+import { Effect, Result } from "effect"
+import * as ProcessGroup from "../internal/processGroup.ts"
+import * as Cgroup from "./Cgroup.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -45,7 +48,28 @@ export interface Options {
   readonly tmpBytes?: number | undefined
   /** The largest file a command may write (`ulimit -f`, rounded up to KiB); default: no limit. */
   readonly maxFileBytes?: number | undefined
+  /**
+   * The most tasks (processes and threads) a command may hold at once, through a control group of
+   * its own (`Cgroup`): asked for where no writable cgroup with the pids controller exists, the
+   * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere.
+   */
+  readonly maxProcesses?: number | undefined
+  /**
+   * The cgroup directory the commands' cgroups are made in (v2: a delegated one with the pids
+   * controller; v1: a directory of the pids hierarchy); default: found from `/proc/self/cgroup`.
+   */
+  readonly cgroup?: string | undefined
 }
+
+/**
+ * The process limit a confined command gets where a cgroup can hold it: 1,024 tasks (threads
+ * count), far more than a build or a test run holds at once, few enough that a fork bomb stops
+ * long before the host's pid table (32,768 by default) fills.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_MAX_PROCESSES = 1024
 
 /**
  * The private `/tmp`'s size: 512 MiB of memory at most, so a command filling it cannot take the
@@ -139,6 +163,8 @@ export interface Plan {
   readonly prefix: ReadonlyArray<string>
   /** What the shell runs before the command (its limits). */
   readonly preamble: string
+  /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
+  readonly processes: { readonly place: Cgroup.Place; readonly max: number } | undefined
 }
 
 const expand = (given: string, home: string, cwd: string): string =>
@@ -178,7 +204,11 @@ const real = (given: string): string | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Plan => {
+export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Result.Result<Plan, string> => {
+  const place = Cgroup.find(options.cgroup)
+  if (typeof place === "string" && options.maxProcesses !== undefined) {
+    return Result.fail(`maxProcesses needs a writable cgroup with the pids controller, and ${place}`)
+  }
   const home = os.homedir()
   const writable = [...roots, ...(options.writable ?? []).map((given) => expand(given, home, cwd))]
     .flatMap((given) => {
@@ -191,7 +221,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     const info = NodeFs.statSync(found, { throwIfNoEntry: false })
     return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
   })
-  return {
+  return Result.succeed({
     bwrap: options.bwrap ?? "bwrap",
     seccomp: seccompFile(),
     prefix: [
@@ -212,24 +242,32 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       ...[...new Set(writable)].flatMap((root) => ["--bind", root, root]),
       ...hidden
     ],
-    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `
-  }
+    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
+    processes: typeof place === "string" ? undefined : { place, max: options.maxProcesses ?? DEFAULT_MAX_PROCESSES }
+  })
 }
 
 /**
- * The command line that runs `script` with bash in `directory`, confined.
+ * The command line that runs `script` with bash in `directory`, confined; `cgroup`, when given, is
+ * the cgroup the starting shell moves itself into before it becomes bwrap (before anything forks).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const command = (confined: Plan, directory: string, script: string): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
-  // A shell opens the filter on descriptor 3 for bwrap, then becomes it; the paths are positional
-  // parameters, never parsed.
+export const command = (
+  confined: Plan,
+  directory: string,
+  script: string,
+  cgroup?: string | undefined
+): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
+  // A shell joins the cgroup, opens the filter on descriptor 3 for bwrap, then becomes it; the
+  // paths are positional parameters, never parsed.
   file: "bash",
   args: [
     "-c",
-    'exec 3<"$0" && exec "$@"',
+    '{ [ -z "$1" ] || echo $$ > "$1"; } && exec 3<"$0" && shift && exec "$@"',
     confined.seccomp,
+    cgroup === undefined ? "" : path.join(cgroup, "cgroup.procs"),
     confined.bwrap,
     ...confined.prefix,
     "--seccomp",
@@ -242,3 +280,28 @@ export const command = (confined: Plan, directory: string, script: string): { re
     `${confined.preamble}${script}`
   ]
 })
+
+/**
+ * Runs `script` confined in `directory` (`run`'s other options as given): in a cgroup of its own
+ * when the plan has a process limit, killed and removed when the run ends, however it ends.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (
+  confined: Plan,
+  directory: string,
+  script: string,
+  options: Omit<ProcessGroup.RunOptions, "file" | "args">
+): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
+  const processes = confined.processes
+  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script), ...options })
+  return Effect.acquireUseRelease(
+    Effect.try({
+      try: () => Cgroup.make(processes.place, processes.max),
+      catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
+    }),
+    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup), ...options }),
+    Cgroup.remove
+  )
+}

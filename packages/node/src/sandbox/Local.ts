@@ -117,6 +117,12 @@ const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file
   yield* Effect.mapError(RegularFile.write(located, file, content), (reason) => fail("writeFile", reason))
 })
 
+/** `bash -c script`, confined when the sandbox is. */
+const run = (host: Host, directory: string, script: string, options: Omit<ProcessGroup.RunOptions, "file" | "args">) =>
+  host.confined === undefined
+    ? ProcessGroup.run({ file: "bash", args: ["-c", script], ...options })
+    : Confine.run(host.confined, directory, script, options)
+
 // Combinators, not a generator, and a span only under a real tracer (`internal/tracing.ts`): a
 // call waiting for a process permit holds all of this for as long as it waits.
 const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): Effect.Effect<Sandbox.ExecResult, Sandbox.SandboxError> => {
@@ -131,8 +137,7 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
     Effect.matchEffect(
       // The timeout is the process's: it starts once a permit is held, however long the wait was.
       host.budget.withPermit(
-        ProcessGroup.run({
-          ...(host.confined === undefined ? { file: "bash", args: ["-c", command] } : Confine.command(host.confined, cwd, command)),
+        run(host, cwd, command, {
           cwd,
           env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
           timeoutMs,
@@ -286,9 +291,10 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
   const planned = Effect.try({
     try: () => Confine.plan(requested, cwd, roots),
     catch: (cause) => cannot(`the sandbox's mounts could not be worked out (${cause instanceof Error ? cause.message : String(cause)})`)
-  })
+  }).pipe(Effect.flatMap(Result.match({ onFailure: (missing) => Effect.fail(cannot(missing)), onSuccess: Effect.succeed })))
+  // The probe runs as every command will (its cgroup included), so a host that cannot is found now.
   return Effect.flatMap(planned, (plan) =>
-    ProcessGroup.run({ ...Confine.command(plan, cwd, "true"), cwd, env, timeoutMs: 30_000 }).pipe(
+    Confine.run(plan, cwd, "true", { cwd, env, timeoutMs: 30_000 }).pipe(
     Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
     Effect.flatMap((result) => {
       if (result.exitCode === 0) return Effect.succeed(plan)

@@ -7,12 +7,13 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import type * as Sandbox from "@condukt/core/Sandbox"
+import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -200,16 +201,61 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(confined, "echo through | cat"), { exitCode: 0, output: "through" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>
+  it.effect("writes are bounded: the private /tmp by its size, any file (a 10 GB one) by maxFileBytes", () =>
     Effect.gen(function*() {
       const at = yield* layout
       const smallTmp = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024 } })
       assert.match((yield* run(smallTmp, "head -c 8M /dev/zero > /tmp/fill")).output, /No space left on device/)
       const small = yield* LocalSandbox.make({ cwd: at.project, confine: { maxFileBytes: 2 * 1024 * 1024 } })
-      const big = yield* run(small, "head -c 3M /dev/zero > big.bin; echo $?; stat -c %s big.bin")
+      // A 10 GB write stops at the limit.
+      const big = yield* run(small, "head -c 10G /dev/zero > big.bin; echo $?; stat -c %s big.bin")
       assert.match(big.output, /File size limit exceeded|File too large|^153$/m)
       assert.isAtMost(Number(big.output.split("\n").at(-1)), 2 * 1024 * 1024)
       assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.live("a fork bomb stops at the process limit, the host still answers, and nothing of it is left", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      // The commands' cgroups are made in one of the test's own, whose peak counts all of theirs.
+      const place = Cgroup.find(undefined)
+      if (typeof place === "string") return assert.fail(`no cgroup can hold the process limit here: ${place}`)
+      const parent = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const directory = join(place.directory, `condukt-confine-test-${process.pid}`)
+          mkdirSync(directory)
+          if (place.version === 2) writeFileSync(join(directory, "cgroup.subtree_control"), "+pids")
+          return directory
+        }),
+        (directory) => Cgroup.remove(directory)
+      )
+      const limited = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 64, cgroup: parent } })
+      const marker = `condukt-confine-bomb-${process.pid}`
+      // The bomb, then a loop that keeps the call alive until its timeout.
+      const error = yield* Effect.flip(limited.exec(`: ${marker}; bomb() { bomb | bomb & }; bomb; while :; do :; done`, { timeout: "3 seconds" }))
+      assert.strictEqual(error.reason._tag, "Timeout")
+      assert.include(error.reason._tag === "Timeout" ? error.reason.output : "", "Resource temporarily unavailable")
+      // The kernel charges a fork to every level before it finds the command's own limit reached and
+      // takes it back: the parent's peak can see that one refused fork. The bomb did grow there.
+      const peak = Number(readFileSync(join(parent, "pids.peak"), "utf8"))
+      assert.isAtMost(peak, 64 + 1)
+      assert.isAtLeast(peak, 32)
+      assert.strictEqual(survivors(marker), "")
+      assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
+      // The host answers: a command runs, confined or not.
+      assert.deepStrictEqual(yield* run(limited, "echo alive"), { exitCode: 0, output: "alive" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("the process limit holds for each command: more processes than it allows fail to start", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { open } = yield* sandboxes(at)
+      const limited16 = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 16 } })
+      // 30 children at once (perl's fork does not retry as bash's does), then the count of those that started.
+      const children = `perl -e 'my @started; for (1..30) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 60; exit } push @started, $p } print scalar(@started), "\\n"; kill "KILL", @started'`
+      assert.deepStrictEqual(yield* run(open, children), { exitCode: 0, output: "30" })
+      const limited = yield* run(limited16, children)
+      assert.isBelow(Number(limited.output), 16)
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.live("a timeout still kills the confined command, and nothing of it is left", () =>
@@ -225,6 +271,17 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
 })
 
 describe("LocalSandbox confine", () => {
+  it.effect("fails closed: a process limit where no cgroup can hold it fails the build, naming what is missing", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const error = yield* Effect.flip(LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 64, cgroup: "/nonexistent/cgroup" } }))
+      assert.strictEqual(error.method, "make")
+      assert.strictEqual(
+        error.message,
+        "Cannot confine commands: maxProcesses needs a writable cgroup with the pids controller, and /nonexistent/cgroup does not exist"
+      )
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.effect("fails closed: a bubblewrap that cannot run fails the build, naming it and how to install it", () =>
     Effect.gen(function*() {
       const at = yield* layout
