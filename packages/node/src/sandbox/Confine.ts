@@ -159,8 +159,12 @@ export interface Plan {
   readonly bwrap: string
   /** The seccomp filter's file, handed to bwrap on descriptor 3. */
   readonly seccomp: string
-  /** The arguments before the working directory and the command. */
+  /** The arguments before the working directory and the command: the mounts up to the writable roots… */
   readonly prefix: ReadonlyArray<string>
+  /** …then the hidden paths, over everything. */
+  readonly hidden: ReadonlyArray<string>
+  /** The writable roots (real paths). */
+  readonly writable: ReadonlyArray<string>
   /** What the shell runs before the command (its limits). */
   readonly preamble: string
   /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
@@ -239,9 +243,10 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
       "--tmpfs",
       "/tmp",
-      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root]),
-      ...hidden
+      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
     ],
+    hidden,
+    writable: [...new Set(writable)],
     preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
     processes: typeof place === "string" ? undefined : { place, max: options.maxProcesses ?? DEFAULT_MAX_PROCESSES }
   })
@@ -258,7 +263,8 @@ export const command = (
   confined: Plan,
   directory: string,
   script: string,
-  cgroup?: string | undefined
+  cgroup?: string | undefined,
+  argv: ReadonlyArray<string> = []
 ): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
   // A shell joins the cgroup, opens the filter on descriptor 3 for bwrap, then becomes it; the
   // paths are positional parameters, never parsed.
@@ -270,6 +276,8 @@ export const command = (
     cgroup === undefined ? "" : path.join(cgroup, "cgroup.procs"),
     confined.bwrap,
     ...confined.prefix,
+    ...visible(confined, directory),
+    ...confined.hidden,
     "--seccomp",
     "3",
     "--chdir",
@@ -277,12 +285,23 @@ export const command = (
     "--",
     "bash",
     "-c",
-    `${confined.preamble}${script}`
+    `${confined.preamble}${script}`,
+    ...argv
   ]
 })
 
+const within = (inner: string, outer: string): boolean => inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`)
+
 /**
- * Runs `script` confined in `directory` (`run`'s other options as given): in a cgroup of its own
+ * A directory a command runs in that the private `/tmp` would hide (a program's own, for
+ * `runConfined`) is shown read-only; the hidden paths are mounted after it, so it shows none of them.
+ */
+const visible = (confined: Plan, directory: string): ReadonlyArray<string> =>
+  within(directory, "/tmp") && !confined.writable.some((root) => within(directory, root)) ? ["--ro-bind", directory, directory] : []
+
+/**
+ * Runs `script` (its positional parameters `argv`: `$0`, `$1`…) confined in `directory` (`run`'s
+ * other options as given): in a cgroup of its own
  * when the plan has a process limit, killed and removed when the run ends, however it ends.
  *
  * @since 0.1.0
@@ -292,16 +311,17 @@ export const run = (
   confined: Plan,
   directory: string,
   script: string,
-  options: Omit<ProcessGroup.RunOptions, "file" | "args">
+  options: Omit<ProcessGroup.RunOptions, "file" | "args">,
+  argv: ReadonlyArray<string> = []
 ): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
   const processes = confined.processes
-  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script), ...options })
+  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...options })
   return Effect.acquireUseRelease(
     Effect.try({
       try: () => Cgroup.make(processes.place, processes.max),
       catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
     }),
-    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup), ...options }),
+    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...options }),
     Cgroup.remove
   )
 }

@@ -153,6 +153,28 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
   return Tracing.span(ran, "LocalSandbox.exec")
 }
 
+/** A host program, no shell, confined (the sandbox's `runConfined`, for `Tools.Command`). */
+const runConfined = (host: Host, confined: Confine.Plan, file: string, args: ReadonlyArray<string>, options: Sandbox.RunConfinedOptions) => {
+  const timeoutMs = options.timeout === undefined ? defaultTimeoutMs : Sandbox.timeoutMillis(options.timeout)
+  return host.budget.withPermit(
+    Confine.run(confined, options.cwd, 'exec "$@"', {
+      cwd: options.cwd,
+      env: options.env === undefined ? host.env : { ...host.env, ...options.env },
+      timeoutMs,
+      maxOutputBytes: host.maxOutputBytes
+    }, ["confined", file, ...args])
+  ).pipe(Effect.mapBoth({
+    onFailure: (error) =>
+      fail(
+        "runConfined",
+        error._tag === "ProcessRunnerError" && error.reason._tag === "TimedOut"
+          ? new Sandbox.Timeout({ timeoutMs, output: error.reason.output, truncated: error.reason.truncated })
+          : new Sandbox.Failed({ description: error.message, cause: error })
+      ),
+    onSuccess: (result): Sandbox.ExecResult => ({ output: result.output, exitCode: result.exitCode, truncated: result.truncated })
+  }))
+}
+
 const execFailure = (
   host: Host,
   given: string,
@@ -364,6 +386,7 @@ const build = (
     readStream: (file) => readStream(host, file),
     writeFile: (file, content) => writeFile(host, file, content),
     exec: (command, execOptions) => exec(host, command, execOptions),
+    ...(confined === undefined ? {} : { runConfined: (file, args, runOptions) => runConfined(host, confined, file, args, runOptions) }),
     glob: (pattern, globOptions) => glob(host, pattern, globOptions),
     grep: (pattern, grepOptions) => grep(host, pattern, grepOptions),
     list: (directory) => list(host, directory),

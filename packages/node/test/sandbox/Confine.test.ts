@@ -12,6 +12,10 @@ import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
+import * as Redactor from "@condukt/core/Redactor"
+import type * as Tool from "@condukt/core/Tool"
+import * as Tools from "@condukt/core/Tools"
+import * as Condukt from "../../src/Condukt.ts"
 import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
@@ -256,6 +260,40 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(open, children), { exitCode: 0, output: "30" })
       const limited = yield* run(limited16, children)
       assert.isBelow(Number(limited.output), 16)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("Tools.Command runs confined on a confined sandbox unless it opts out", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const context = (sandbox: Sandbox.Service): Tool.Context => ({
+        sessionId: "test",
+        agent: "test",
+        sandbox,
+        cwd: sandbox.cwd,
+        secrets: {},
+        redact: Redactor.secrets({}).redact,
+        assigns: {},
+        callId: "call_1"
+      })
+      const call = (tool: ReturnType<typeof Tools.Command>, sandbox: Sandbox.Service, args: ReadonlyArray<string>) =>
+        Effect.flatMap(tool.decode({ args }), (decoded) => tool.call(decoded, context(sandbox))).pipe(
+          Effect.provide(Condukt.layer),
+          Effect.map(String),
+          Effect.catch((error) => Effect.succeed(typeof error === "string" ? error : error.message))
+        )
+      const cat = Tools.Command({ command: "cat", cwd: at.project })
+      const key = join(at.home, ".ssh/id_rsa")
+      assert.strictEqual(yield* call(cat, open, [key]), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
+      const refused = yield* call(cat, confined, [key])
+      assert.notInclude(refused, "planted")
+      assert.match(refused, /\(exit code: 1\)$/)
+      const touch = Tools.Command({ command: "touch", cwd: at.project })
+      assert.match(yield* call(touch, confined, [join(at.outside, "by-command")]), /Read-only file system|No such file or directory/)
+      assert.isFalse(existsSync(join(at.outside, "by-command")))
+      // Opted out, it runs on the host with the user's rights, as on an unconfined sandbox.
+      const hostCat = Tools.Command({ command: "cat", cwd: at.project, confine: false })
+      assert.strictEqual(yield* call(hostCat, confined, [key]), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.live("a timeout still kills the confined command, and nothing of it is left", () =>
