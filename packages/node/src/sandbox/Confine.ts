@@ -27,12 +27,14 @@
  * (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
  * `denyRead`, CPU and memory use, the number of processes.
  */
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as Cgroup from "./Cgroup.ts"
+import * as NetworkProxy from "./NetworkProxy.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -40,8 +42,12 @@ export interface Options {
   readonly writable?: ReadonlyArray<string> | undefined
   /** Paths commands must not read (`~/` is the home directory); default `DEFAULT_DENY_READ`. */
   readonly denyRead?: ReadonlyArray<string> | undefined
-  /** `"none"` (default): no network at all; `"host"`: the host's network. */
-  readonly network?: "none" | "host" | undefined
+  /**
+   * `"none"` (default): no network at all; `"host"`: the host's network; `{ allow }`: only the
+   * hosts listed (`host`, `host:port`, `*.domain`), through an HTTP proxy the command finds in
+   * `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (`NetworkProxy`); anything else is refused.
+   */
+  readonly network?: "none" | "host" | { readonly allow: ReadonlyArray<string> } | undefined
   /** The bubblewrap executable; default `bwrap`, found on the PATH. */
   readonly bwrap?: string | undefined
   /** The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. */
@@ -167,6 +173,8 @@ export interface Plan {
   readonly writable: ReadonlyArray<string>
   /** What the shell runs before the command (its limits). */
   readonly preamble: string
+  /** The allow list's proxy, when the network is one. */
+  readonly proxy: NetworkProxy.Proxy | undefined
   /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
   readonly processes: { readonly place: Cgroup.Place; readonly max: number } | undefined
 }
@@ -247,6 +255,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     ],
     hidden,
     writable: [...new Set(writable)],
+    proxy: typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined,
     preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
     processes: typeof place === "string" ? undefined : { place, max: options.maxProcesses ?? DEFAULT_MAX_PROCESSES }
   })
@@ -285,10 +294,26 @@ export const command = (
     "--",
     "bash",
     "-c",
-    `${confined.preamble}${script}`,
+    `${confined.proxy === undefined ? "" : forwarding}${confined.preamble}${script}`,
     ...argv
   ]
 })
+
+/**
+ * The forwarder: listens on the namespace's loopback, prints its port, and hands each connection
+ * (unread) to the host over the IPC channel.
+ */
+const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true }, (c) => process.send("connection", c));' +
+  's.listen(0, "127.0.0.1", () => process.stdout.write(s.address().port + "\\n"))'
+
+/**
+ * Before the command: the forwarder started (the Node running this program: `process.execPath`),
+ * its port read, the channel closed for the command, the proxy variables set.
+ */
+const forwarding = `exec 5< <(exec ${JSON.stringify(process.execPath)} -e '${FORWARDER}') && read -r port <&5 || ` +
+  `{ echo "Cannot start the sandbox's network proxy" >&2; exit 125; }; exec 5<&- 4>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE; ` +
+  `export HTTP_PROXY=http://127.0.0.1:$port HTTPS_PROXY=http://127.0.0.1:$port ALL_PROXY=http://127.0.0.1:$port; ` +
+  `export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY NODE_USE_ENV_PROXY=1; unset port; `
 
 const within = (inner: string, outer: string): boolean => inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`)
 
@@ -315,13 +340,20 @@ export const run = (
   argv: ReadonlyArray<string> = []
 ): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
   const processes = confined.processes
-  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...options })
+  const proxy = confined.proxy
+  const withProxy = proxy === undefined ? options : {
+    ...options,
+    onMessage: (_message: unknown, handle: unknown) => {
+      if (handle instanceof net.Socket) proxy.accept(handle)
+    }
+  }
+  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...withProxy })
   return Effect.acquireUseRelease(
     Effect.try({
       try: () => Cgroup.make(processes.place, processes.max),
       catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
     }),
-    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...options }),
+    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...withProxy }),
     Cgroup.remove
   )
 }

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -168,6 +169,36 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       const refused = yield* run(confined, connect)
       assert.notStrictEqual(refused.exitCode, 0)
       assert.match(refused.output, /Connection refused/)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("an allow list: a host on it is reached through the sandbox's proxy, one not on it is refused saying why", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { open } = yield* sandboxes(at)
+      const serve = Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<http.Server>((resolve) => {
+            const listening = http.createServer((request, response) => response.end(`hello ${request.url}\n`)).listen(0, "127.0.0.1", () => resolve(listening))
+          })
+        ),
+        (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
+      ).pipe(Effect.map((listening) => (listening.address() as net.AddressInfo).port))
+      const allowed = yield* serve
+      const other = yield* serve
+      const confined = yield* LocalSandbox.make({ cwd: at.project, confine: { network: { allow: [`127.0.0.1:${allowed}`] } } })
+      const fetch = `curl -sS http://127.0.0.1:${allowed}/a; curl -sS http://127.0.0.1:${other}/b`
+      assert.deepStrictEqual(yield* run(open, fetch), { exitCode: 0, output: "hello /a\nhello /b" })
+      assert.deepStrictEqual(yield* run(confined, fetch), {
+        exitCode: 0,
+        output: `hello /a\nBlocked by the sandbox's network allow list: 127.0.0.1:${other} is not on it (allowed: 127.0.0.1:${allowed})`
+      })
+      // Through a tunnel (as HTTPS goes) the same.
+      const tunnel = `curl -sS -p http://127.0.0.1:${allowed}/t; curl -sS -p http://127.0.0.1:${other}/u; echo " $?"`
+      assert.deepStrictEqual(yield* run(confined, tunnel), { exitCode: 0, output: "hello /t\ncurl: (56) CONNECT tunnel failed, response 403\n 56" })
+      // Around the proxy, nothing: the namespace has only its loopback.
+      const direct = yield* run(confined, `exec 3<>/dev/tcp/127.0.0.1/${allowed}`)
+      assert.notStrictEqual(direct.exitCode, 0)
+      assert.match(direct.output, /Connection refused/)
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.effect("the host's processes cannot be signalled, and what a command leaves behind (setsid too) dies with the call", () =>
