@@ -11,7 +11,8 @@
  *   (a directory shows empty, a file cannot be read) — those that exist when the sandbox is built;
  * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
  *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
- * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), or the
+ * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), the
+ *   hosts of an allow list through the program's proxy (`{ allow }`, `NetworkProxy`), or the
  *   host's (`"host"`);
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
@@ -21,11 +22,13 @@
  * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
  * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
- * missing, never an unconfined run. macOS (Seatbelt) is not supported yet: the build says so.
+ * missing, never an unconfined run. macOS (Seatbelt) is typed (`SeatbeltOptions`) but not
+ * implemented: the build says so.
  *
- * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB) and, when asked, the size of any file written
- * (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
- * `denyRead`, CPU and memory use, the number of processes.
+ * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB), the tasks a command holds at once
+ * (`maxProcesses`, through a cgroup of its own: `Cgroup`) and, when asked, the size of any file
+ * written (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
+ * `denyRead`, CPU and memory use. `Tools.Command` runs confined the same way unless it opts out.
  */
 import * as net from "node:net"
 import * as os from "node:os"
@@ -57,14 +60,33 @@ export interface Options {
   /**
    * The most tasks (processes and threads) a command may hold at once, through a control group of
    * its own (`Cgroup`): asked for where no writable cgroup with the pids controller exists, the
-   * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere.
+   * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere;
+   * `false`: no limit (no cgroup).
    */
-  readonly maxProcesses?: number | undefined
+  readonly maxProcesses?: number | false | undefined
   /**
    * The cgroup directory the commands' cgroups are made in (v2: a delegated one with the pids
    * controller; v1: a directory of the pids hierarchy); default: found from `/proc/self/cgroup`.
    */
   readonly cgroup?: string | undefined
+  /** What the macOS backend (Seatbelt) would take: typed, not implemented — on macOS the build fails. */
+  readonly macos?: SeatbeltOptions | undefined
+}
+
+/**
+ * The options a Seatbelt backend (macOS, `sandbox-exec`) would take besides `Options`, whose
+ * writes, reads and network would map onto its profile (`maxProcesses` and `tmpBytes` would not:
+ * macOS has no per-command means for them). Not implemented: asking for confinement on macOS
+ * fails the sandbox's build.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SeatbeltOptions {
+  /** The `sandbox-exec` executable; default `/usr/bin/sandbox-exec`. */
+  readonly sandboxExec?: string | undefined
+  /** SBPL rules appended to the generated profile, e.g. `(allow mach-lookup (global-name "…"))`. */
+  readonly extraRules?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -217,8 +239,8 @@ const real = (given: string): string | undefined => {
  * @category constructors
  */
 export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Result.Result<Plan, string> => {
-  const place = Cgroup.find(options.cgroup)
-  if (typeof place === "string" && options.maxProcesses !== undefined) {
+  const place = options.maxProcesses === false ? "no limit was asked for" : Cgroup.find(options.cgroup)
+  if (typeof place === "string" && typeof options.maxProcesses === "number") {
     return Result.fail(`maxProcesses needs a writable cgroup with the pids controller, and ${place}`)
   }
   const home = os.homedir()
@@ -257,7 +279,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     writable: [...new Set(writable)],
     proxy: typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined,
     preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
-    processes: typeof place === "string" ? undefined : { place, max: options.maxProcesses ?? DEFAULT_MAX_PROCESSES }
+    processes: typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
   })
 }
 
