@@ -118,6 +118,22 @@ export const make = (place: Place, maxProcesses: number): string => {
   return directory
 }
 
+/**
+ * Whether a command's cgroup can be made in `place` (made and removed once): undefined when it
+ * can, otherwise why not.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const probe = (place: Place): string | undefined => {
+  try {
+    NodeFs.rmdirSync(make(place, 1))
+    return undefined
+  } catch (error) {
+    return `a cgroup cannot be made in ${place.directory} (${error instanceof Error ? error.message : String(error)})`
+  }
+}
+
 const members = (directory: string): ReadonlyArray<number> =>
   readOr(path.join(directory, "cgroup.procs"), "").split("\n").flatMap((line) => (line === "" ? [] : [Number(line)]))
 

@@ -325,6 +325,8 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
       return Effect.fail(cannot(
         result.exitCode === 127 || result.exitCode === 126
           ? `${plan.bwrap} did not start (${said}); ${Confine.INSTALL_HINT}`
+          : said.includes("cgroup.procs")
+          ? `a command cannot join its cgroup (${said}); set maxProcesses: false, or name a delegated cgroup in cgroup`
           : `${plan.bwrap} cannot make a sandbox here (${said}); ` +
             "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
       ))
