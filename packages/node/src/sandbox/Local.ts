@@ -39,8 +39,9 @@ export interface Options {
   readonly maxOutputBytes?: number | undefined
   /**
    * Runs every command inside an OS sandbox (bubblewrap): writes only under the cwd and
-   * `allowedPaths`, credentials hidden, no network, the host's processes out of sight (`Confine`).
-   * Fails the build where it cannot be had. Default: off.
+   * `allowedPaths`, credentials hidden, no network (or an allow list of hosts), the host's
+   * processes out of sight, a process limit (`Confine`); `Tools.Command` too, unless it opts out
+   * (`Sandbox.runConfined`). Fails the build where it cannot be had. Default: off.
    */
   readonly confine?: boolean | Confine.Options | undefined
 }
