@@ -118,6 +118,41 @@ export const make = (place: Place, maxProcesses: number): string => {
   return directory
 }
 
+/** Whether process `pid` is alive (a signal 0 reaches it, or it exists but is not ours). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Removes the empty cgroups a program that died without cleaning up (killed mid-command) left in
+ * `place`: those named after a process that is gone.
+ *
+ * @since 0.1.0
+ * @category destructors
+ */
+export const sweep = (place: Place): void => {
+  let names: ReadonlyArray<string> = []
+  try {
+    names = NodeFs.readdirSync(place.directory)
+  } catch {
+    return
+  }
+  for (const name of names) {
+    const owner = /^condukt-(\d+)-\d+$/.exec(name)?.[1]
+    if (owner === undefined || alive(Number(owner))) continue
+    try {
+      NodeFs.rmdirSync(path.join(place.directory, name))
+    } catch {
+      // Still busy, or not ours to remove: left as it is.
+    }
+  }
+}
+
 /**
  * Whether a command's cgroup can be made in `place` (made and removed once): undefined when it
  * can, otherwise why not.

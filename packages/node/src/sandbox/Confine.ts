@@ -240,6 +240,7 @@ const real = (given: string): string | undefined => {
  */
 export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Result.Result<Plan, string> => {
   const found = options.maxProcesses === false ? "no limit was asked for" : Cgroup.find(options.cgroup)
+  if (typeof found !== "string") Cgroup.sweep(found)
   const place = typeof found === "string" ? found : Cgroup.probe(found) ?? found
   if (typeof place === "string" && typeof options.maxProcesses === "number") {
     return Result.fail(`maxProcesses needs a writable cgroup with the pids controller, and ${place}`)
