@@ -83,7 +83,14 @@ export const make = (allow: ReadonlyArray<string>): Proxy => {
       return
     }
     const upstream = http.request(
-      { host: url.hostname.replace(/^\[|\]$/g, ""), port, method: request.method, path: `${url.pathname}${url.search}`, headers: request.headers },
+      {
+        host: url.hostname.replace(/^\[|\]$/g, ""),
+        port,
+        method: request.method,
+        path: `${url.pathname}${url.search}`,
+        // The proxy's own headers (`Proxy-Connection`, `Proxy-Authorization`) are not the host's.
+        headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => !name.startsWith("proxy-")))
+      },
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.headers)
         answer.pipe(response)
