@@ -5,7 +5,7 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
@@ -249,7 +249,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.live("a fork bomb stops at the process limit, the host still answers, and nothing of it is left", () =>
+  it.live("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
     Effect.gen(function*() {
       const at = yield* layout
       // The commands' cgroups are made in one of the test's own, whose peak counts all of theirs.
@@ -283,6 +283,11 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
       // The host answers: a command runs, confined or not.
       assert.deepStrictEqual(yield* run(limited, "echo alive"), { exitCode: 0, output: "alive" })
+      // A call interrupted (its turn aborted) leaves neither processes nor its cgroup.
+      const sleeper = `condukt-confine-interrupted-${process.pid}`
+      assert.isTrue(Option.isNone(yield* Effect.timeoutOption(limited.exec(`exec -a ${sleeper} sleep 300`), "1 second")))
+      assert.strictEqual(survivors(sleeper), "")
+      assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.effect("the process limit holds for each command: more processes than it allows fail to start", () =>
