@@ -77,7 +77,10 @@ const v2At = (directory: string): Place | string => {
 export const find = (given: string | undefined): Place | string => {
   if (given !== undefined) {
     if (!NodeFs.existsSync(given)) return `${given} does not exist`
-    return NodeFs.existsSync(path.join(given, "cgroup.controllers")) ? v2At(given) : NodeFs.existsSync(path.join(given, "pids.max")) || NodeFs.existsSync(path.join(given, "tasks")) ? { version: 1, directory: given } : `${given} is not a cgroup directory with the pids controller`
+    if (NodeFs.existsSync(path.join(given, "cgroup.controllers"))) return v2At(given)
+    return NodeFs.existsSync(path.join(given, "pids.max")) || NodeFs.existsSync(path.join(given, "tasks"))
+      ? { version: 1, directory: given }
+      : `${given} is not a cgroup directory with the pids controller`
   }
   const { pids, v2 } = mounts()
   const own = readOr("/proc/self/cgroup", "").split("\n").map((line) => line.split(":"))
