@@ -39,6 +39,18 @@ const unavailable = ((): string | undefined => {
   }
 })()
 
+/**
+ * Why no cgroup can hold a process limit here (no writable one with the pids controller: a user
+ * without a delegated cgroup), or undefined. The process-limit cases are skipped then, saying why;
+ * CI runs as root, where the pids hierarchy is writable.
+ */
+const noCgroup = ((): string | undefined => {
+  const place = Cgroup.find(undefined)
+  const why = typeof place === "string" ? place : Cgroup.probe(place)
+  if (why !== undefined) process.stderr.write(`Confine.test: no cgroup for the process limit, its cases skipped: ${why}\n`)
+  return why
+})()
+
 /** A project directory (the sandbox's cwd), a directory beside it, and a fake home holding a key. */
 const layout = Effect.acquireRelease(
   Effect.sync(() => {
@@ -249,7 +261,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.live("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
+  it.live.skipIf(noCgroup !== undefined)("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
     Effect.gen(function*() {
       const at = yield* layout
       // The commands' cgroups are made in one of the test's own, whose peak counts all of theirs.
@@ -290,7 +302,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.effect("the process limit holds for each command: more processes than it allows fail to start", () =>
+  it.effect.skipIf(noCgroup !== undefined)("the process limit holds for each command: more processes than it allows fail to start", () =>
     Effect.gen(function*() {
       const at = yield* layout
       const { open } = yield* sandboxes(at)
