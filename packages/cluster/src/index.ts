@@ -1,1 +1,3 @@
+export * as ClusterSessions from "./ClusterSessions.ts"
+export * as SessionEntity from "./SessionEntity.ts"
 export * as SqlSessionStore from "./SqlSessionStore.ts"

@@ -253,6 +253,19 @@ export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted"
 }
 
 /**
+ * The call could not reach the process serving the session (a cluster's storage or transport
+ * failed); `description` says what failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", { description: Schema.String }) {
+  override get message() {
+    return `the session could not be reached: ${this.description}`
+  }
+}
+
+/**
  * Why a by-id call failed, and on which session. It is data end to end, so it crosses processes.
  *
  * @since 0.1.0
@@ -260,7 +273,7 @@ export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted"
  */
 export class SessionsError extends Schema.TaggedError<SessionsError>()("SessionsError", {
   sessionId: Schema.String,
-  reason: Schema.Union([NotFound, UnknownAgent, AlreadyStarted, Failed, Interrupted])
+  reason: Schema.Union([NotFound, UnknownAgent, AlreadyStarted, Failed, Interrupted, Unavailable])
 }) {
   override get message() {
     return `Sessions: session ${this.sessionId}: ${this.reason.message}`
