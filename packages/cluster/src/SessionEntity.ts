@@ -123,9 +123,10 @@ const activate = <R>(
       Effect.gen(function*() {
         const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
         if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
+        // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
         const session = yield* Session.start(agent, { id, store }).pipe(
-          Effect.provide(context),
           Effect.provideService(Scope.Scope, scope),
+          Effect.provide(context),
           Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
         )
         current = session
