@@ -14,7 +14,7 @@
  * holds its shards until their locks expire, 4 s after their last refresh, then the other runners
  * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
  */
-import { NodeClusterSocket } from "@effect/platform-node"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Layer, Option } from "effect"
 import { RunnerAddress, type ShardingConfig } from "effect/cluster"
 import * as SqliteClient from "@condukt/node/SqliteClient"
