@@ -3,7 +3,8 @@
  * and on a real Postgres (support/embeddedPostgres.ts), this process a client of both. A session
  * is started through the cluster; a run of it blocks in a tool on the runner that owns it, a
  * second run is accepted behind it, and that runner is killed (`kill -9`): both runs, and the next
- * one, complete on the other runner; the history holds each turn once; events stream back in order.
+ * one, complete on the other runner; the history holds each turn once; events stream back in order;
+ * an abort sent from this process stops a run on the runner that holds the session.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Schedule, Stream } from "effect"
@@ -61,6 +62,14 @@ const failover = (kind: "sqlite" | "pg", location: string, database: Layer.Layer
       assert.deepStrictEqual((yield* sessions.run(id, "after")).text, "echo: after")
       assert.deepStrictEqual(yield* sessions.history(id), [...echo("hello"), ...held, ...echo("queued"), ...echo("after")])
       assert.strictEqual(fs.readFileSync(path.join(dir, "held"), "utf8"), owner.slice(5))
+      // An abort sent from this process stops the run on the runner that now holds the session.
+      const tags: Array<string> = []
+      yield* Stream.runForEach(sessions.stream(id, "wait"), (event) => {
+        tags.push(event._tag)
+        return event._tag === "TurnStart" ? sessions.abort(id) : Effect.void
+      })
+      assert.deepStrictEqual(tags, ["AgentStart", "TurnStart", "AgentEnd"])
+      assert.deepStrictEqual((yield* sessions.run(id, "last")).text, "echo: last")
       return took
     }).pipe(Effect.provide(Runner.layerClient().pipe(Layer.provideMerge(database))))
   })
