@@ -16,7 +16,7 @@
  * is not persisted: its events cross to the caller as the run makes them, and end with their runner.
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
-import { Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
+import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { SqlClient } from "effect/sql"
@@ -24,6 +24,7 @@ import type * as Message from "@condukt/core/Message"
 import * as MessageSchema from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
+import type * as SessionStore from "@condukt/core/SessionStore"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
@@ -66,12 +67,16 @@ export interface Options<R> {
   /** The agents this runner can run, by the name a start gives. */
   readonly agents: Sessions.Agents<R>
   /** How long an entity with no message waits before it passivates (its session stops). Default 5 minutes. */
-  readonly maxIdleTime?: import("effect").Duration.Input | undefined
+  readonly maxIdleTime?: Duration.Input | undefined
 }
 
 /**
- * What a run delivered again finds: nothing of it saved (it runs), all of it (its reply, rebuilt
- * from the history), or a part (it is not run again).
+ * What a run delivered again finds in the history, given its length when the run began: nothing
+ * of it saved (`fresh`: it runs), all of it (its reply, rebuilt from the history), or a part
+ * (`partial`: it is not run again).
+ *
+ * @since 0.1.0
+ * @category combinators
  */
 export const redelivered = (history: ReadonlyArray<Message.Message>, before: number): "fresh" | "partial" | Sessions.RunReply => {
   if (history.length <= before) return "fresh"
@@ -106,9 +111,9 @@ export const layer = <R>(options: Options<R>) =>
 /** What each activation of an entity serves. */
 const activate = <R>(
   agents: Sessions.Agents<R>,
-  store: import("@condukt/core/SessionStore").Service,
+  store: SessionStore.Service,
   rows: SessionRows.SessionRows,
-  context: import("effect").Context.Context<R>
+  context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
     const { entityId: id } = yield* Entity.CurrentAddress
@@ -169,8 +174,9 @@ const activate = <R>(
           const found = yield* Effect.mapError(rows.running(id), unavailable)
           if (Option.isSome(found) || current !== undefined) return yield* fail(id, new Sessions.AlreadyStarted())
           if (!Object.hasOwn(agents, payload.agent)) return yield* fail(id, new Sessions.UnknownAgent({ agent: payload.agent }))
-          yield* startAs(payload.agent)
+          // Marked first: a runner that dies once the session started leaves it running for the next.
           yield* Effect.mapError(rows.mark(id, payload.agent, true), unavailable)
+          yield* Effect.tapError(startAs(payload.agent), () => Effect.ignore(rows.mark(id, payload.agent, false)))
         })),
       Run: ({ payload }) => run(payload.runId, payload.prompt),
       Stream: ({ payload }) =>
