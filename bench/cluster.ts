@@ -1,8 +1,7 @@
 /**
  * bench/cluster — what a run costs through the cluster, over the same run in one process.
  *
- * The same code (`Sessions.ById`: one session, `run` of a one-reply prompt, a stateless scripted
- * model) on three layers, on one SQLite file each (the embedded default): the one-process registry
+ * The same code (`Sessions.ById`: one session, `run` of a one-reply prompt, a scripted model) on three layers, on one SQLite file each (the embedded default): the one-process registry
  * (`Sessions.layerById`, the session saving to `SqlSessionStore` on the file: the baseline); this
  * process a runner holding the session (`Runner.layerSqlite`: the run is a persisted message, its
  * reply stored, both in the file); and this process a client of a runner in another process
@@ -13,10 +12,11 @@
  *
  * Run: node_modules/.bin/node bench/cluster.ts
  */
-import { Agent, History, Model, Sessions } from "@condukt/core"
+import { Agent, Sessions } from "@condukt/core"
 import { Runner, SqlSessionStore } from "@condukt/cluster"
 import { Condukt, SqliteClient } from "@condukt/node"
-import { Effect, Layer, Queue, References, Stream } from "effect"
+import { TestModel } from "@condukt/testing"
+import { Effect, Layer, Queue, References } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
@@ -28,16 +28,14 @@ const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
 const WARMUP = 20
 const GOAL_MS = 1
 
-// The agent and model of examples/cluster-runner.ts, which the remote variant runs.
-const notesModel = Model.Model.of({
-  name: "example:notes",
-  stream: (request) => {
-    const told = History.toArray(request.messages).filter((message) => message._tag === "UserMessage").length
-    return Stream.make<Array<Model.Part>>({ _tag: "TextDelta", text: `Noted: ${told} in this session so far.` }, { _tag: "Finish", reason: "stop" })
-  }
-})
+// The agent examples/cluster-runner.ts serves (the remote variant runs it, with its own stateless
+// model); here a scripted one answers every run.
 const agents = { notes: Agent.make({ name: "notes", model: "anthropic:claude-sonnet-4-6" }) }
-const services = Layer.mergeAll(Condukt.layer, Layer.succeed(Model.Model, notesModel), Layer.succeed(References.MinimumLogLevel, "Warn"))
+const services = Layer.mergeAll(
+  Condukt.layer,
+  TestModel.layer(Array.from({ length: 2 * (WARMUP + RUNS) }, () => TestModel.text("Noted."))),
+  Layer.succeed(References.MinimumLogLevel, "Warn")
+)
 
 const freePort = Effect.callback<number>((resume) => {
   const server = net.createServer().listen(0, "127.0.0.1", () => {
