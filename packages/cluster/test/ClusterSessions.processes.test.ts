@@ -35,7 +35,7 @@ const failover = (kind: "sqlite" | "pg", location: string, database: Layer.Layer
       a: yield* storeWriter([kind, location, "a", dir], fixture),
       b: yield* storeWriter([kind, location, "b", dir], fixture)
     }
-    assert.deepStrictEqual([yield* runners.a.next, yield* runners.b.next], ["ready a", "ready b"])
+    assert.deepStrictEqual([(yield* runners.a.next).split(" ", 2), (yield* runners.b.next).split(" ", 2)], [["ready", "a"], ["ready", "b"]])
     return yield* Effect.gen(function*() {
       const sessions = yield* Sessions.ById
       const id = yield* sessions.start("worker", { id: "x" })
