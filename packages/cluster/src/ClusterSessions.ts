@@ -33,7 +33,7 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
       }),
     run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
     stream: (id, prompt) =>
-      Stream.mapError(clientFor(id).Stream({ prompt }), (error) =>
+      Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), (error) =>
         error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) })),
     history: (id) => delivered(id)(clientFor(id).History()),
     abort: (id) => delivered(id)(clientFor(id).Abort()),

@@ -13,7 +13,9 @@
  * takes the shard over. A run delivered again is not started a second time from its prompt once
  * part of it was saved: it began at a recorded history length, so what was saved since is either
  * the whole run (its reply is rebuilt from the history) or a part, which fails `Interrupted`. `Stream`
- * is not persisted: its events cross to the caller as the run makes them, and end with their runner.
+ * is not persisted (its events cross to the caller as the run makes them), but the cluster sends
+ * it again to the runner that takes the session over: it then starts again there (the caller sees a
+ * second `AgentStart`) when nothing of its run was saved, and fails `Interrupted` otherwise.
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
@@ -42,8 +44,17 @@ export const Run = Rpc.make("Run", {
   primaryKey: ({ runId }) => runId
 }).annotate(ClusterSchema.Persisted, true)
 
-/** Runs a prompt and streams its events. @since 0.1.0 @category models */
-export const StreamRun = Rpc.make("Stream", { payload: { prompt: Schema.String }, success: SessionEvent.SessionEvent, error, stream: true })
+/**
+ * Runs a prompt and streams its events; not persisted, but sent again to the runner that takes the
+ * session over when its runner dies, and then, like `Run`, not run a second time once part of it was
+ * saved. @since 0.1.0 @category models
+ */
+export const StreamRun = Rpc.make("Stream", {
+  payload: { runId: Schema.String, prompt: Schema.String },
+  success: SessionEvent.SessionEvent,
+  error,
+  stream: true
+})
 
 /** Interrupts the running turn. @since 0.1.0 @category models */
 export const Abort = Rpc.make("Abort", { error })
@@ -86,6 +97,9 @@ export const redelivered = (history: ReadonlyArray<Message.Message>, before: num
   const text = last.parts.flatMap((part) => (part._tag === "Text" ? [part.text] : [])).join("")
   return { text, turns: messages.filter((message) => message._tag === "AssistantMessage").length, messages }
 }
+
+const PARTIAL = "its runner stopped after part of it was saved; the session holds what was saved"
+const SAVED = "its runner stopped after it was saved, before its events were all sent; the session holds its reply"
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
 
@@ -149,19 +163,28 @@ const activate = <R>(
         Option.isNone(agent) ? Effect.fail(fail(id, new Sessions.NotFound())) : startAs(agent.value))
     }))
 
-    const run = (runId: string, prompt: string) =>
-      running.withPermits(1)(Effect.gen(function*() {
-        const session = yield* ensure
+    /**
+     * Records where a run begins; a run delivered again (its runner died) finds that record: its
+     * reply when the whole run was saved, `undefined` to run it when nothing was.
+     */
+    const begin = (session: Session.Session, runId: string) =>
+      Effect.gen(function*() {
         const history = yield* session.history
         const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
         if (Option.isSome(began)) {
           const found = redelivered(history, began.value)
-          if (found === "partial") {
-            return yield* fail(id, new Sessions.Interrupted({ description: "its runner stopped after part of it was saved; the session holds what was saved" }))
-          }
+          if (found === "partial") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
           if (found !== "fresh") return found
         }
         yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
+        return undefined
+      })
+
+    const run = (runId: string, prompt: string) =>
+      running.withPermits(1)(Effect.gen(function*() {
+        const session = yield* ensure
+        const done = yield* begin(session, runId)
+        if (done !== undefined) return done
         return yield* Effect.mapBoth(session.run(prompt), {
           onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
           onSuccess: Sessions.replyOf
@@ -183,6 +206,8 @@ const activate = <R>(
         Stream.unwrap(Effect.gen(function*() {
           yield* Effect.acquireRelease(running.take(1), () => running.release(1))
           const session = yield* ensure
+          // A stream cannot replay the events of a run saved whole before its runner died.
+          if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
           return Stream.mapError(session.stream(payload.prompt), (error) => fail(id, new Sessions.Failed({ description: error.message })))
         })),
       Abort: () => Effect.flatMap(ensure, (session) => session.abort),
