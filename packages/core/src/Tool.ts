@@ -162,6 +162,11 @@ export interface Tool<out R = never> {
    * the session's rules (`Approval.Rules`) win over it.
    */
   readonly needsApproval: NeedsApproval<unknown, R>
+  /**
+   * Whether a call that was running when its process died runs once more when the session
+   * resumes (`true`), or reads that it was interrupted (`false`, the default): docs/persistence.md.
+   */
+  readonly retrySafe: boolean
 }
 
 /** Options shared by both forms of `make`. */
@@ -185,6 +190,12 @@ export interface Options<A, E extends Failure, R> {
    * (`allow` / `ask` / `deny` by tool name) win over it: docs/approvals.md.
    */
   readonly needsApproval?: NeedsApproval<A, R> | undefined
+  /**
+   * Running a call twice does no harm (it reads, or sets what it sets): a call that was running
+   * when its process died runs once more when the session resumes from its store. Default false:
+   * such a call is answered as interrupted by a machine failure, and never runs twice.
+   */
+  readonly retrySafe?: boolean | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -378,7 +389,8 @@ export const make: {
       : Duration.fromInputUnsafe(options.timeout),
     timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
     usesSecrets: options.usesSecrets ?? false,
-    needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>
+    needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>,
+    retrySafe: options.retrySafe ?? false
   }
 }
 

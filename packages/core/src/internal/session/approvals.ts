@@ -77,6 +77,8 @@ export class Approvals {
   #patches: Array<Readonly<Record<string, unknown>>> | undefined = undefined
   #asking = 0
   #parked: Deferred.Deferred<Parking> | undefined = undefined
+  /** The running batch's calls started and not finished, as its journal has them (with a store). */
+  #started: (() => ReadonlyArray<string>) | undefined = undefined
 
   constructor(sessionId: string, policy: Approval.Policy | undefined) {
     this.#sessionId = sessionId
@@ -120,8 +122,17 @@ export class Approvals {
   /**
    * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
    * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
+   * `started`: the calls running, which a save records (internal/session/journal.ts).
    */
-  gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = [], parks = true): Gate {
+  gate(
+    events: Publisher,
+    run: Run,
+    calls: number,
+    results: ReadonlyArray<Snapshot.Batch["results"][number]> = [],
+    parks = true,
+    started?: () => ReadonlyArray<string>
+  ): Gate {
+    this.#started = started
     this.#results = [...results]
     this.#calls = calls
     this.#finished = undefined
@@ -146,7 +157,7 @@ export class Approvals {
     if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
     this.#parked = undefined
     // The batch's last results: no call of it settles any more, and the next batch starts its own.
-    const batch = { waiting: this.pending, results: this.#results }
+    const batch = this.#batch()
     const all = this.#waiting
     all.forEach((waiting, i) => {
       if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
@@ -161,7 +172,10 @@ export class Approvals {
   }
 
   /** The batch as it stands, copied: what a save writes. */
-  readonly #batch = (): Snapshot.Batch => ({ waiting: this.pending, results: [...this.#results] })
+  readonly #batch = (): Snapshot.Batch =>
+    this.#started === undefined
+      ? { waiting: this.pending, results: [...this.#results] }
+      : { waiting: this.pending, results: [...this.#results], started: this.#started() }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
