@@ -31,11 +31,11 @@ const agent = Agent.make({ name: "echoer", model: "test:x", system: "Echo things
 /** A memory store that records every save, with how many messages it said were new. */
 const recording = Effect.sync(() => {
   const store = SessionStore.makeMemory()
-  const saves: Array<{ readonly messages: ReadonlyArray<Message.Message>; readonly appended: number | undefined }> = []
+  const saves: Array<{ readonly messages: ReadonlyArray<Message.Message>; readonly appended: number | undefined; readonly batch?: Snapshot.Batch }> = []
   const service: SessionStore.Service = {
     ...store,
     save: (snapshot, options) => {
-      saves.push({ messages: snapshot.messages, appended: options?.appended })
+      saves.push({ messages: snapshot.messages, appended: options?.appended, ...(snapshot.batch === undefined ? {} : { batch: snapshot.batch }) })
       return store.save(snapshot, options)
     }
   }
@@ -130,8 +130,9 @@ describe("Session with a store", () => {
       yield* other.save(extended, { appended: 1 })
       assert.strictEqual((yield* session.run("two")).text, "done 2")
       const conflict =
-        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 3, 2 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
-      assert.deepStrictEqual(logs.lines, [conflict, conflict])
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 4, 3 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+      // The tool call's start, its result, the final reply: each save refused the same way.
+      assert.deepStrictEqual(logs.lines, [conflict, conflict, conflict])
       assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(extended))
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
   })
@@ -154,7 +155,9 @@ describe("Session with a store", () => {
       const refused =
         `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle)`
       assert.deepStrictEqual(logs.lines, [refused, refused])
-      assert.isTrue(Option.isNone(yield* store.load("s1")))
+      // The call's start was committed before the tool set the cycle; nothing after it was.
+      const saved = Option.getOrThrow(yield* store.load("s1"))
+      assert.deepStrictEqual([saved.messages.length, saved.assigns, saved.batch], [2, {}, { waiting: [], results: [], started: ["c1"] }])
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
   })
 
@@ -193,16 +196,24 @@ describe("Session with a store", () => {
       yield* keepSecret(yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") }), dir)
     })))
 
-  it.effect("saves after each completed turn, appending, and never a call without its results", () =>
+  it.effect("saves each call's start before it runs and after each completed turn, appending; never a call without its results or its start", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording
       const session = yield* Session.start(agent, { id: "s1", store })
       yield* session.run("one")
       yield* session.run("two")
-      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [7, 3], [8, 1]])
-      for (const { messages } of saves) {
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended, s.batch?.started]), [
+        [2, undefined, ["c1"]],
+        [3, 1, undefined],
+        [4, 1, undefined],
+        [6, 2, ["c2"]],
+        [7, 1, undefined],
+        [8, 1, undefined]
+      ])
+      for (const { batch, messages } of saves) {
         const last = messages.at(-1)!
-        assert.isFalse(last._tag === "AssistantMessage" && Message.toolCalls(last).length > 0)
+        const calls = last._tag === "AssistantMessage" ? Message.toolCalls(last).map((call) => call.id) : []
+        assert.deepStrictEqual(batch?.started ?? [], calls)
       }
       const saved = Option.getOrThrow(yield* store.load("s1"))
       assert.deepStrictEqual(saved.messages, yield* session.history)
@@ -299,7 +310,7 @@ describe("Session with a store", () => {
       const compacted = events.at(-2)!
       assert.deepStrictEqual(compacted._tag === "Compacted" ? [compacted.before, compacted.after] : [], [4, 1])
       assert.deepStrictEqual(yield* session.history, [Message.assistant([Message.textPart("done 1")])])
-      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [1, undefined]])
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[2, undefined], [3, 1], [4, 1], [1, undefined]])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox))))
 
   it.effect("session.compact compacts an idle session on demand and tells observers", () =>
