@@ -115,6 +115,54 @@ const capturedLogs = () => {
   return { lines, layer: Logger.layer([logger]) }
 }
 
+/**
+ * A store holding a message of three echo calls whose process died while c2 ran (c1 had finished,
+ * c3 had not started): the session resumed goes on with that run before the next one.
+ */
+const resumeCutOff = (echoer: Agent.Agent<never>, expect: "the machine running this call failed" | "retried") =>
+  Effect.gen(function*() {
+    const store = SessionStore.makeMemory()
+    const calls = [1, 2, 3].map((n) => Message.toolCallPart({ id: `c${n}`, name: "echo", input: { text: `t${n}` } }))
+    const committed = [Message.user("go"), Message.assistant(calls)]
+    yield* store.save(Snapshot.make({
+      id: "s1",
+      agent: "echoer",
+      model: "test:x",
+      system: "Echo things.",
+      messages: committed,
+      assigns: {},
+      createdAt: 1,
+      updatedAt: 1,
+      batch: { waiting: [], results: [{ callId: "c1", content: "t1", isError: false }], started: ["c2"] }
+    }))
+    const session = yield* Session.start(echoer, { id: "s1", store, projectInstructions: false })
+    // Queued behind the run the session goes on with.
+    assert.strictEqual((yield* session.run("next")).text, "next done")
+    const c2 = expect === "retried"
+      ? Message.toolResult({ callId: "c2", name: "echo", content: "t2", isError: false })
+      : Message.toolResult({
+        callId: "c2",
+        name: "echo",
+        content:
+          "Interrupted: the machine running this call failed before the call finished, and the call was not run again. Whatever it did before the failure may or may not have taken effect: check before relying on it.",
+        isError: true
+      })
+    const results = [
+      Message.toolResult({ callId: "c1", name: "echo", content: "t1", isError: false }),
+      c2,
+      Message.toolResult({ callId: "c3", name: "echo", content: "t3", isError: false })
+    ]
+    const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
+    // The committed turn is not asked for again: the first request reads the message's results.
+    assert.deepStrictEqual(requests.map((request) => request.messages), [
+      [...committed, ...results],
+      [...committed, ...results, Message.assistant([Message.textPart("go done")]), Message.user("next")]
+    ])
+    const saved = Option.getOrThrow(yield* store.load("s1"))
+    assert.deepStrictEqual([saved.messages, saved.batch], [yield* session.history, undefined])
+    assert.deepStrictEqual(yield* session.assigns, { echoed: "t3" })
+  }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("go done"), TestModel.text("next done")]), noSandbox)))
+
 describe("Session with a store", () => {
   it.live("a save another writer got to first is logged as a warning naming it; the session goes on, the other writer's turns stay", () => {
     const logs = capturedLogs()
@@ -220,6 +268,30 @@ describe("Session with a store", () => {
       assert.deepStrictEqual(saved.assigns, { echoed: "t2" })
       assert.deepStrictEqual([saved.agent, saved.model, saved.system], ["echoer", "test:x", "Echo things."])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), noSandbox))))
+
+  it.effect("the starts of a message's calls that run together are one commit, whatever their number", () =>
+    Effect.gen(function*() {
+      const { saves, store } = yield* recording
+      const session = yield* Session.start(agent, { id: "s1", store })
+      yield* session.run("three at once")
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.batch?.started, s.batch?.results.map((r) => r.callId)]), [
+        [2, ["c1", "c2", "c3"], []],
+        [5, undefined, undefined],
+        [6, undefined, undefined]
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([
+        TestModel.reply(...[1, 2, 3].map((n) => TestModel.toolCall("echo", { text: `t${n}` }, `c${n}`))),
+        TestModel.text("done")
+      ]),
+      noSandbox
+    ))))
+
+  it.effect("a session resumed with calls cut off by a dead process goes on with that run: a started call reads that it was interrupted, a finished one keeps its result, one not started runs", () =>
+    resumeCutOff(agent, "the machine running this call failed"))
+
+  it.effect("a session resumed with calls cut off by a dead process runs a started call again when its tool is retrySafe", () =>
+    resumeCutOff(Agent.make({ name: "echoer", model: "test:x", system: "Echo things.", tools: [{ ...Echo, retrySafe: true }] }), "retried"))
 
   it.effect("a start with a stored id resumes: history, assigns, and the next run continues the conversation", () =>
     Effect.gen(function*() {

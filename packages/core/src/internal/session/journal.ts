@@ -8,8 +8,9 @@
  * committed in groups: a call that starts while no commit is queued queues one; calls starting
  * before that commit reads the batch join it. So a message whose calls start together costs one
  * commit, whatever their number; a call that runs alone after others costs its own. A result is
- * committed only while other calls of the batch still run (the last one's is the turn's commit,
- * which follows at once). A commit that fails is logged and the call runs: the store is behind,
+ * committed only while other calls of the batch still run (once none runs, the results are the
+ * turn's commit's, which follows at once: a process dying between the two reads those calls as
+ * interrupted, and never runs them twice). A commit that fails is logged and the call runs: the store is behind,
  * as after any failed save.
  *
  * On resume (`resolve`), a call that had started and not finished is answered with
@@ -84,7 +85,14 @@ export class Journal implements Executor.Journal {
       if (this.#queued === done) this.#queued = undefined
       return this.batch()
     }
-    return Effect.ensuring(this.#save(batchOf), Deferred.done(done, Exit.void))
+    // The calls forked beside this one start before the commit reads the batch: one commit for all.
+    // Once none runs (a start waits in the list), the results are the turn's commit's, which follows.
+    const save = Effect.suspend(() => {
+      if (this.#running.length > 0) return this.#save(batchOf)
+      if (this.#queued === done) this.#queued = undefined
+      return Effect.void
+    })
+    return Effect.ensuring(Effect.andThen(Effect.yieldNow, save), Deferred.done(done, Exit.void))
   }
 }
 
