@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Agent, Session } from "@condukt/core"
+import { Effect, Option } from "effect"
+import { Agent, Message, Session, SessionStore, Snapshot } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
@@ -78,6 +78,52 @@ describe("McpServer", () => {
           { name: "fx.echo", content: "Invalid arguments for tool fx.echo: text: Missing key", isError: true }
         ])
       }).pipe(Effect.scoped))
+  })
+
+  describe("retrySafe (a call cut off by a dead process runs again on resume)", () => {
+    /** A session resumed with `fx.echo` and `fx.fail` started and cut off: the contents the model then reads. */
+    const resumed = (server: McpServer.McpServer) =>
+      Effect.gen(function*() {
+        const store = SessionStore.makeMemory()
+        const calls = [
+          Message.toolCallPart({ id: "c1", name: "fx.echo", input: { text: "again" } }),
+          Message.toolCallPart({ id: "c2", name: "fx.fail", input: {} })
+        ]
+        yield* store.save(Snapshot.make({
+          id: "s1",
+          agent: "mcp",
+          model: "test:x",
+          messages: [Message.user("go"), Message.assistant(calls)],
+          assigns: {},
+          createdAt: 1,
+          updatedAt: 1,
+          batch: { waiting: [], results: [], started: ["c1", "c2"] }
+        }))
+        const session = yield* Session.start(Agent.make({ name: "mcp", model: "test:x", mcpServers: [server] }), { id: "s1", store })
+        yield* session.run("next")
+        const history = Option.getOrThrow(yield* store.load("s1")).messages
+        return history.flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : []))
+      }).pipe(Effect.provide(TestModel.layer([TestModel.text("ok"), TestModel.text("next done")])), Effect.provide(Condukt.layer), Effect.scoped)
+
+    it.live("a tool the server annotates idempotentHint runs once more; one without annotations reads that it was interrupted", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture] })), [
+          "c1: again",
+          `c2: ${Session.INTERRUPTED_RESULT}`
+        ])
+      }))
+
+    it.live("the declaration's retrySafe wins over the annotations: false, or a list of the server's tool names", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture], retrySafe: false })), [
+          `c1: ${Session.INTERRUPTED_RESULT}`,
+          `c2: ${Session.INTERRUPTED_RESULT}`
+        ])
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture], retrySafe: ["fail"] })), [
+          `c1: ${Session.INTERRUPTED_RESULT}`,
+          "c2: Error: it went wrong"
+        ])
+      }))
   })
 
   describe("the map form (McpServer.fromConfig)", () => {
