@@ -182,8 +182,8 @@ export class Approvals {
       this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
       ;(this.#finished ??= []).push(result)
       if (patch !== undefined) (this.#patches ??= []).push(patch)
-      this.parkIfWaiting()
-      return this.save()
+      // Saved before the batch parks: parking interrupts this call's fiber.
+      return Effect.andThen(this.save(), Effect.sync(() => this.parkIfWaiting()))
     })
   }
 
