@@ -29,7 +29,9 @@ export const CURRENT_VERSION = 2
  * those waiting for a person's answer, the results of those that finished, and (`started`) those
  * whose start was committed before they ran and that had not finished when the snapshot was saved.
  * With `started`, a call in none of the three had not started; without it (a snapshot saved by an
- * older Condukt, which recorded only approvals), a call in neither list was running.
+ * older Condukt, which recorded only approvals), a call in neither list was running. A batch
+ * with empty lists after a history that ends with the calls' results: the run was in flight, the
+ * model's next turn due.
  *
  * @since 0.1.0
  * @category models

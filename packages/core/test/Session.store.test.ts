@@ -244,7 +244,7 @@ describe("Session with a store", () => {
       yield* keepSecret(yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") }), dir)
     })))
 
-  it.effect("saves each call's start before it runs and after each completed turn, appending; never a call without its results or its start", () =>
+  it.effect("saves each call's start before it runs and after each completed turn, appending; never a call without its results or its start; mid-run with a batch", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording
       const session = yield* Session.start(agent, { id: "s1", store })
@@ -252,10 +252,11 @@ describe("Session with a store", () => {
       yield* session.run("two")
       assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended, s.batch?.started]), [
         [2, undefined, ["c1"]],
-        [3, 1, undefined],
+        // Mid-run, the model's turn due: the batch stays, every call answered in the history.
+        [3, 1, []],
         [4, 1, undefined],
         [6, 2, ["c2"]],
-        [7, 1, undefined],
+        [7, 1, []],
         [8, 1, undefined]
       ])
       for (const { batch, messages } of saves) {
@@ -276,7 +277,7 @@ describe("Session with a store", () => {
       yield* session.run("three at once")
       assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.batch?.started, s.batch?.results.map((r) => r.callId)]), [
         [2, ["c1", "c2", "c3"], []],
-        [5, undefined, undefined],
+        [5, [], []],
         [6, undefined, undefined]
       ])
     }).pipe(Effect.provide(Layer.mergeAll(

@@ -336,8 +336,10 @@ export class Conversation<R> {
     const restored = this.restored
     const state = this.#loop
     this.restored = undefined
-    if (restored === undefined || state.status !== "AwaitingTools") {
-      return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
+    if (restored === undefined) return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
+    // Every call of the message answered in the history: the model's next turn was due.
+    if (state.status !== "AwaitingTools") {
+      return this.advance(events, run, Loop.requestNext(state), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
     }
     // A parked run's batch goes on in the same process: its results are published here, all in
     // order, the finished calls' with the others (the run parked before publishing any).
@@ -502,12 +504,22 @@ export class Conversation<R> {
     })
   }
 
-  /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
+  /**
+   * A turn is complete (a reply without calls, or every result of its calls): it is saved before
+   * the next step. Mid-run (the model's next turn due), with an empty batch: the run is in flight,
+   * and a session resumed from it goes on with it (journal.ts).
+   */
   private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     return step.state.status === "AwaitingTools" || this.#persistence === undefined
       ? this.advance(events, run, step, progress)
       : Effect.andThen(
-        Persistence.commit(this.#persistence, step.state.history, this.#assigns, this.#redact),
+        Persistence.commit(
+          this.#persistence,
+          step.state.history,
+          this.#assigns,
+          this.#redact,
+          step.state.status === "AwaitingCompletion" ? Journal.answered : undefined
+        ),
         Effect.suspend(() => this.advance(events, run, step, progress))
       )
   }

@@ -96,6 +96,11 @@ export class Journal implements Executor.Journal {
   }
 }
 
+/** The batch of a message whose calls are all answered in the history: the run is in flight, the model's next turn due. */
+export const answered = (): Snapshot.Batch => ANSWERED
+
+const ANSWERED: Snapshot.Batch = { waiting: [], results: [], started: [] }
+
 /** What resuming a batch decides: the calls to run now, and the outputs of those that will not run. */
 export interface Resolved {
   readonly run: ReadonlyArray<Message.ToolCallPart>
