@@ -114,6 +114,7 @@ export class Approvals {
   /** The run holding the batch ended (an abort): nothing waits any more. */
   drop(): void {
     this.#waiting = undefined
+    this.#started = undefined
     this.#results = []
     this.#finished = undefined
     this.#patches = undefined
