@@ -16,7 +16,7 @@ import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as SessionStore from "../src/SessionStore.ts"
-import type * as Snapshot from "../src/Snapshot.ts"
+import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 
 /** Two tools that log each run by call id: `note` may not run twice, `look` may. */
@@ -92,8 +92,8 @@ const resumedFrom = (snapshot: Snapshot.Snapshot, before: ReadonlyArray<string>)
 const INTERRUPTED =
   "Interrupted: the machine running this call failed before the call finished, and the call was not run again. Whatever it did before the failure may or may not have taken effect: check before relying on it."
 
-describe("a run killed right after each of its commits", () => {
-  it.effect("resumes to the uninterrupted transcript but for interrupted notices; no turn asked twice, no call run twice unless retrySafe", () =>
+describe("no silent repeats", () => {
+  it.effect("a run killed right after each of its commits resumes to the uninterrupted transcript but for interrupted notices; no turn asked twice, no call run twice unless retrySafe", () =>
     Effect.gen(function*() {
       const reference = yield* uninterrupted
       // Every start of calls and every turn is a commit: 21 boundaries for 10 turns.
@@ -138,4 +138,45 @@ describe("a run killed right after each of its commits", () => {
       assert.deepStrictEqual((yield* recorder.requests).map((request) => request.messages.at(-1)), [Message.user("again")])
       assert.deepStrictEqual(ran, ["c1"])
     }).pipe(Effect.scoped))
+
+  it.effect("a message with a call waiting for approval and one cut off: the answer continues it, the cut-off call reads that it was interrupted", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      const careful = Agent.make({
+        name: "worker",
+        model: "test:x",
+        tools: [
+          ...agentLogging(ran).tools,
+          Tool.make("rm", {
+            description: "Removes",
+            parameters: Schema.Struct({ path: Schema.String }),
+            needsApproval: true,
+            call: ({ path }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`removed ${path}`))
+          })
+        ]
+      })
+      const store = SessionStore.makeMemory()
+      const calls = [
+        Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } }),
+        Message.toolCallPart({ id: "c_note", name: "note", input: { n: 1 } })
+      ]
+      yield* store.save(Snapshot.make({
+        id: "w",
+        agent: "worker",
+        model: "test:x",
+        messages: [Message.user("clean"), Message.assistant(calls)],
+        assigns: {},
+        createdAt: 1,
+        updatedAt: 1,
+        batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: ["c_note"] }
+      }))
+      const session = yield* Session.start(careful, { id: "w", store, sandbox, projectInstructions: false })
+      assert.deepStrictEqual(yield* session.pending, [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }])
+      yield* session.approve("c_rm")
+      // Queued behind the continued message.
+      assert.strictEqual((yield* session.run("next")).text, "next done")
+      assert.deepStrictEqual(ran, ["c_rm"])
+      const results = (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : []))
+      assert.deepStrictEqual(results, ["c_rm: removed /tmp/x", `c_note: ${INTERRUPTED}`])
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("clean done"), TestModel.text("next done")]))))
 })
