@@ -13,6 +13,10 @@
  * interrupted, and never runs them twice). A commit that fails is logged and the call runs: the store is behind,
  * as after any failed save.
  *
+ * A call of a `retrySafe` tool commits nothing of its own (cut off, it runs again): a message
+ * whose calls are all `retrySafe` (reads) costs no commit before they run, and the model's reply,
+ * not yet committed, is asked for again after a crash there.
+ *
  * On resume (`resolve`), a call that had started and not finished is answered with
  * `INTERRUPTED_RESULT` and does not run again, unless its tool is `retrySafe`, which runs once
  * more; a finished call keeps its result; a call that had not started runs. The model is asked
@@ -33,6 +37,10 @@ type BatchResult = Snapshot.Batch["results"][number]
 export class Journal implements Executor.Journal {
   readonly #save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
   readonly #waiting: () => Snapshot.Batch["waiting"]
+  readonly #retrySafe: (tool: string) => boolean
+  /** Calls of tools that are not `retrySafe`: started and not finished; finished since the last commit read the batch. */
+  #unsafe = 0
+  #unsaved = 0
   /** Started, not finished, in the order they started. */
   readonly #running: Array<string> = []
   readonly #results: Array<BatchResult>
@@ -41,15 +49,18 @@ export class Journal implements Executor.Journal {
 
   /**
    * `save` commits the history with the batch `batchOf` gives when the save's turn comes;
-   * `waiting` lists the calls waiting for an answer; `known`, the batch's results known before it ran.
+   * `waiting` lists the calls waiting for an answer; `known`, the batch's results known before it
+   * ran; `retrySafe`, whether a tool's call may run twice.
    */
   constructor(
     save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>,
     waiting: () => Snapshot.Batch["waiting"],
-    known: ReadonlyArray<BatchResult>
+    known: ReadonlyArray<BatchResult>,
+    retrySafe: (tool: string) => boolean
   ) {
     this.#save = save
     this.#waiting = waiting
+    this.#retrySafe = retrySafe
     this.#results = [...known]
   }
 
@@ -62,6 +73,10 @@ export class Journal implements Executor.Journal {
   started(call: Executor.Call): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#running.push(call.id)
+      // A call that may run twice needs no commit of its own (cut off, it runs again), unless
+      // results of calls that may not are still to be saved before it runs.
+      if (!this.#retrySafe(call.name)) this.#unsafe++
+      else if (this.#unsaved === 0) return Effect.void
       return this.commit()
     })
   }
@@ -69,10 +84,24 @@ export class Journal implements Executor.Journal {
   settled(result: Executor.Result): Effect.Effect<void> {
     return Effect.suspend(() => {
       const at = this.#running.indexOf(result.callId)
-      if (at !== -1) this.#running.splice(at, 1)
+      if (at !== -1) {
+        this.#running.splice(at, 1)
+        if (!this.#retrySafe(result.name)) {
+          this.#unsafe--
+          this.#unsaved++
+        }
+      }
       this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
-      return this.#running.length === 0 ? Effect.void : this.commit()
+      return this.mustCommit() ? this.commit() : Effect.void
     })
+  }
+
+  /**
+   * Whether the store must hear of the batch now: a call that may not run twice has started, or
+   * one has finished while others run (its result would otherwise wait for the turn's commit).
+   */
+  private mustCommit(): boolean {
+    return this.#unsafe > 0 || (this.#unsaved > 0 && this.#running.length > 0)
   }
 
   /** Waits for a commit that reads the batch from now on: the one queued, or a new one. */
@@ -83,12 +112,13 @@ export class Journal implements Executor.Journal {
     this.#queued = done
     const batchOf = () => {
       if (this.#queued === done) this.#queued = undefined
+      this.#unsaved = 0
       return this.batch()
     }
     // The calls forked beside this one start before the commit reads the batch: one commit for all.
     // Once none runs (a start waits in the list), the results are the turn's commit's, which follows.
     const save = Effect.suspend(() => {
-      if (this.#running.length > 0) return this.#save(batchOf)
+      if (this.mustCommit()) return this.#save(batchOf)
       if (this.#queued === done) this.#queued = undefined
       return Effect.void
     })
