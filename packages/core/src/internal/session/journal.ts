@@ -10,12 +10,17 @@
  * commit, whatever their number; a call that runs alone after others costs its own. A result is
  * committed only while other calls of the batch still run (once none runs, the results are the
  * turn's commit's, which follows at once: a process dying between the two reads those calls as
- * interrupted, and never runs them twice). A commit that fails is logged and the call runs: the store is behind,
- * as after any failed save.
+ * interrupted, and never runs them twice). A commit that fails is logged and the call runs: the
+ * store is behind, as after any failed save.
  *
- * A call of a `retrySafe` tool commits nothing of its own (cut off, it runs again): a message
- * whose calls are all `retrySafe` (reads) costs no commit before they run, and the model's reply,
- * not yet committed, is asked for again after a crash there.
+ * A call of a `retrySafe` tool commits nothing of its own (cut off, it runs again) unless results
+ * of calls that may not run twice are still unsaved: a message whose calls are all `retrySafe`
+ * (reads) costs no commit before they run, and the model's reply, not yet committed, is asked for
+ * again after a crash there.
+ *
+ * A run's commit of a message's results, the model's next turn due, keeps an empty batch
+ * (`answered`): the snapshot then says the run is in flight, and a session resumed from it asks
+ * for that turn and goes on.
  *
  * On resume (`resolve`), a call that had started and not finished is answered with
  * `INTERRUPTED_RESULT` and does not run again, unless its tool is `retrySafe`, which runs once
