@@ -87,10 +87,12 @@ export class Approvals {
 
   /** The calls still waiting for an answer (a restored call answered is no longer listed). */
   get pending(): ReadonlyArray<Approval.Pending> {
-    if (this.#waiting === undefined) return []
-    const out: Array<Approval.Pending> = []
-    for (const waiting of this.#waiting) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
-    return out
+    const all = this.#waiting
+    if (all === undefined) return []
+    // `map` and `filter` size their arrays to what they hold; a pushed one reserves room for 17.
+    return all.every((waiting) => !Deferred.isDoneUnsafe(waiting.answer))
+      ? all.map((waiting) => waiting.pending)
+      : all.filter((waiting) => !Deferred.isDoneUnsafe(waiting.answer)).map((waiting) => waiting.pending)
   }
 
   /** A session saves its batch through `saver` (with a store) and continues it through `resumer`. */
@@ -158,7 +160,7 @@ export class Approvals {
     if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
     this.#parked = undefined
     // The batch's last results: no call of it settles any more, and the next batch starts its own.
-    const batch = this.#batch()
+    const batch = this.batch()
     const all = this.#waiting
     all.forEach((waiting, i) => {
       if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
@@ -169,20 +171,21 @@ export class Approvals {
   private save(): Effect.Effect<void> {
     const saver = this.#saver
     if (saver === undefined || this.#waiting === undefined || this.#waiting.length === 0) return Effect.void
-    return saver.saveBatch(this.#batch)
+    return saver.saveBatch(() => this.batch())
   }
 
   /** The batch as it stands, copied: what a save writes. */
-  readonly #batch = (): Snapshot.Batch =>
-    this.#started === undefined
-      ? { waiting: this.pending, results: [...this.#results] }
-      : { waiting: this.pending, results: [...this.#results], started: this.#started() }
+  private batch(): Snapshot.Batch {
+    const results = [...this.#results]
+    return this.#started === undefined ? { waiting: this.pending, results } : { waiting: this.pending, results, started: this.#started() }
+  }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
-      this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
-      ;(this.#finished ??= []).push(result)
-      if (patch !== undefined) (this.#patches ??= []).push(patch)
+      // Copied, not pushed onto, as the waiting calls are (`put`): what a parked batch keeps is sized to it.
+      this.#results = this.#results.concat({ callId: result.callId, content: result.content, isError: result.isError })
+      this.#finished = this.#finished === undefined ? [result] : this.#finished.concat(result)
+      if (patch !== undefined) this.#patches = this.#patches === undefined ? [patch] : this.#patches.concat(patch)
       // Saved before the batch parks: parking interrupts this call's fiber.
       return Effect.andThen(this.save(), Effect.sync(() => this.parkIfWaiting()))
     })
@@ -232,10 +235,11 @@ export class Approvals {
 
   /** Adds `entry`, or puts it in the place of its call's. */
   private put(entry: Waiting): void {
-    const all = (this.#waiting ??= [])
-    const at = all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
-    if (at === -1) all.push(entry)
-    else all[at] = entry
+    const all = this.#waiting
+    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
+    // Copied, not pushed onto: a batch asks for a few calls, and a grown array keeps room for 17.
+    if (at === -1) this.#waiting = all === undefined ? [entry] : all.concat(entry)
+    else all![at] = entry
   }
 
   private remove(callId: string): void {
