@@ -16,8 +16,9 @@ import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as SessionStore from "../src/SessionStore.ts"
-import * as Snapshot from "../src/Snapshot.ts"
+import type * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
+import { cutOff } from "./fixtures/cutOff.ts"
 
 /** Two tools that log each run by call id: `note` may not run twice, `look` may. */
 const agentLogging = (ran: Array<string>) =>
@@ -156,21 +157,16 @@ describe("no silent repeats", () => {
           })
         ]
       })
-      const store = SessionStore.makeMemory()
-      const calls = [
-        Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } }),
-        Message.toolCallPart({ id: "c_note", name: "note", input: { n: 1 } })
-      ]
-      yield* store.save(Snapshot.make({
+      const store = yield* cutOff({
         id: "w",
         agent: "worker",
-        model: "test:x",
-        messages: [Message.user("clean"), Message.assistant(calls)],
-        assigns: {},
-        createdAt: 1,
-        updatedAt: 1,
+        prompt: "clean",
+        calls: [
+          Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } }),
+          Message.toolCallPart({ id: "c_note", name: "note", input: { n: 1 } })
+        ],
         batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: ["c_note"] }
-      }))
+      })
       const session = yield* Session.start(careful, { id: "w", store, sandbox, projectInstructions: false })
       assert.deepStrictEqual(yield* session.pending, [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }])
       yield* session.approve("c_rm")

@@ -17,6 +17,7 @@ import * as SqliteSessionStore from "@condukt/node/sessionStore/Sqlite"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
+import { cutOff } from "./fixtures/cutOff.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 
@@ -121,20 +122,16 @@ const capturedLogs = () => {
  */
 const resumeCutOff = (echoer: Agent.Agent<never>, expect: "the machine running this call failed" | "retried") =>
   Effect.gen(function*() {
-    const store = SessionStore.makeMemory()
     const calls = [1, 2, 3].map((n) => Message.toolCallPart({ id: `c${n}`, name: "echo", input: { text: `t${n}` } }))
     const committed = [Message.user("go"), Message.assistant(calls)]
-    yield* store.save(Snapshot.make({
+    const store = yield* cutOff({
       id: "s1",
       agent: "echoer",
-      model: "test:x",
       system: "Echo things.",
-      messages: committed,
-      assigns: {},
-      createdAt: 1,
-      updatedAt: 1,
+      prompt: "go",
+      calls,
       batch: { waiting: [], results: [{ callId: "c1", content: "t1", isError: false }], started: ["c2"] }
-    }))
+    })
     const session = yield* Session.start(echoer, { id: "s1", store, projectInstructions: false })
     // Queued behind the run the session goes on with.
     assert.strictEqual((yield* session.run("next")).text, "next done")

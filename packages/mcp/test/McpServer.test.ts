@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
-import { Agent, Message, Session, SessionStore, Snapshot } from "@condukt/core"
+import { Agent, Message, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
+import { cutOff } from "../../core/test/fixtures/cutOff.ts"
 import { everything, everythingHttp, fixture, freePort, node, results, runWith } from "./support.ts"
 
 const TINY_IMAGE_TEXT_PARTS = 3
@@ -84,21 +85,16 @@ describe("McpServer", () => {
     /** A session resumed with `fx.echo` and `fx.fail` started and cut off: the contents the model then reads. */
     const resumed = (server: McpServer.McpServer) =>
       Effect.gen(function*() {
-        const store = SessionStore.makeMemory()
-        const calls = [
-          Message.toolCallPart({ id: "c1", name: "fx.echo", input: { text: "again" } }),
-          Message.toolCallPart({ id: "c2", name: "fx.fail", input: {} })
-        ]
-        yield* store.save(Snapshot.make({
+        const store = yield* cutOff({
           id: "s1",
           agent: "mcp",
-          model: "test:x",
-          messages: [Message.user("go"), Message.assistant(calls)],
-          assigns: {},
-          createdAt: 1,
-          updatedAt: 1,
+          prompt: "go",
+          calls: [
+            Message.toolCallPart({ id: "c1", name: "fx.echo", input: { text: "again" } }),
+            Message.toolCallPart({ id: "c2", name: "fx.fail", input: {} })
+          ],
           batch: { waiting: [], results: [], started: ["c1", "c2"] }
-        }))
+        })
         const session = yield* Session.start(Agent.make({ name: "mcp", model: "test:x", mcpServers: [server] }), { id: "s1", store })
         yield* session.run("next")
         const history = Option.getOrThrow(yield* store.load("s1")).messages
