@@ -5,8 +5,7 @@
  * A run is 20 model turns: 19 replies calling a `noop` tool, then a final text, on a scripted
  * `TestModel`; the session is started untimed before each run, on the SQLite store (a file in
  * the temp directory) and on the disk store (which fsyncs every save: its figure is the file
- * system's), and on SQLite with a `retrySafe` tool (whose calls' starts commit nothing). Baseline
- * in the same run: the same runs without a store. Reported per turn (median
+ * system's). Baseline in the same run: the same runs without a store. Reported per turn (median
  * over the runs, divided by 20), and the store's ratio to no store. Then one reply calling `noop`
  * 8 times at once: the saves its session makes, counted by a store that wraps the SQLite store;
  * goal: 3 (one for the calls' starts, whatever their number, one with their results, one with the
@@ -31,18 +30,16 @@ const CALLS = 8
 const SAVES_GOAL = 3
 
 const Noop = Tool.make("noop", { description: "Does nothing", parameters: Schema.Struct({}), call: () => Effect.succeed("ok") })
-/** The same, safe to run twice (as a read is): its calls' starts commit nothing. */
-const Look = Tool.make("look", { description: "Looks", parameters: Schema.Struct({}), retrySafe: true, call: () => Effect.succeed("ok") })
-const agent = Agent.make({ name: "bench", model: "test:scripted", tools: [Noop, Look] })
-const scriptOf = (tool: string) => [...Array.from({ length: TURNS - 1 }, () => TestModel.toolCall(tool, {})), TestModel.text("done")]
+const agent = Agent.make({ name: "bench", model: "test:scripted", tools: [Noop] })
+const script = [...Array.from({ length: TURNS - 1 }, () => TestModel.toolCall("noop", {})), TestModel.text("done")]
 
 /** The tool never touches its sandbox: the no-op one, the same for every variant. */
 const sandbox = Sandbox.layerNoop()
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-/** One run of the script calling `tool`, in a session started (untimed) on `store`, or none; its time. */
-const timedRun = (store: SessionStore.Service | undefined, id: string, tool: string) =>
+/** One run of the script in a session started (untimed) on `store`, or none; its time. */
+const timedRun = (store: SessionStore.Service | undefined, id: string) =>
   Effect.scoped(Effect.gen(function*() {
     const session = yield* Session.start(agent, { id, sandbox, projectInstructions: false, ...(store === undefined ? {} : { store }) })
     const began = performance.now()
@@ -50,7 +47,7 @@ const timedRun = (store: SessionStore.Service | undefined, id: string, tool: str
     const took = performance.now() - began
     if (result.text !== "done") throw new Error(`unexpected final text: ${result.text}`)
     return took
-  })).pipe(Effect.provide(TestModel.layer(scriptOf(tool))))
+  })).pipe(Effect.provide(TestModel.layer(script)))
 
 /** The saves of a session whose one reply calls `noop` `CALLS` times, then answers. */
 const savesOfABatch = (store: SessionStore.Service) =>
@@ -70,18 +67,16 @@ const savesOfABatch = (store: SessionStore.Service) =>
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-commits-"))
 
 const program = Effect.gen(function*() {
-  const sqlite = yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") })
-  const variants: ReadonlyArray<readonly [string, SessionStore.Service | undefined, string]> = [
-    ["no store", undefined, "noop"],
-    ["sqlite", sqlite, "noop"],
-    ["disk", yield* DiskSessionStore.make({ dir: path.join(dir, "disk") }), "noop"],
-    ["sqlite, retrySafe tool", sqlite, "look"]
+  const variants: ReadonlyArray<readonly [string, SessionStore.Service | undefined]> = [
+    ["no store", undefined],
+    ["sqlite", yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") })],
+    ["disk", yield* DiskSessionStore.make({ dir: path.join(dir, "disk") })]
   ]
   const times = new Map<string, Array<number>>(variants.map(([name]) => [name, []]))
   // Interleaved run by run, so drift in the machine's load hits every variant alike.
   for (let i = 0; i < WARMUP + RUNS; i++) {
-    for (const [name, store, tool] of variants) {
-      const took = yield* timedRun(store, `${name}-${i}`, tool)
+    for (const [name, store] of variants) {
+      const took = yield* timedRun(store, `${name}-${i}`)
       if (i >= WARMUP) times.get(name)!.push(took)
     }
   }
@@ -94,7 +89,7 @@ fs.rmSync(dir, { recursive: true, force: true })
 const perTurn = (name: string) => median(times.get(name)!) / TURNS
 const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`
 const bare = perTurn("no store")
-for (const name of ["sqlite", "disk", "sqlite, retrySafe tool"]) {
+for (const name of ["sqlite", "disk"]) {
   const ours = perTurn(name)
   console.log(`${name}: ${us(ours)} per turn, ${us(bare)} without a store: ${(ours / bare).toFixed(2)}x`)
   report({ benchmark: `commits: a tool turn on the ${name} store / without a store`, ours: `${us(ours)}/turn`, baseline: `${us(bare)}/turn`, ratio: ours / bare, goal: "report", met: null })

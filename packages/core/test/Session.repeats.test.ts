@@ -97,9 +97,8 @@ describe("no silent repeats", () => {
   it.effect("a run killed right after each of its commits resumes to the uninterrupted transcript but for interrupted notices; no turn asked twice, no call run twice unless retrySafe", () =>
     Effect.gen(function*() {
       const reference = yield* uninterrupted
-      // Every start of calls that may not run twice and every turn is a commit: 18 boundaries for 10
-      // turns (a message of `look` calls alone commits nothing before they run).
-      assert.strictEqual(reference.saves.length, 18)
+      // Every start of calls and every turn is a commit: 21 boundaries for 10 turns.
+      assert.strictEqual(reference.saves.length, 21)
       for (const [i, { ran, snapshot }] of reference.saves.entries()) {
         const before = reference.ran.slice(0, ran)
         const resumed = yield* resumedFrom(snapshot, before)

@@ -11,12 +11,8 @@
  * committed only while other calls of the batch still run (once none runs, the results are the
  * turn's commit's, which follows at once: a process dying between the two reads those calls as
  * interrupted, and never runs them twice). A commit that fails is logged and the call runs: the
- * store is behind, as after any failed save.
- *
- * A call of a `retrySafe` tool commits nothing of its own (cut off, it runs again) unless results
- * of calls that may not run twice are still unsaved: a message whose calls are all `retrySafe`
- * (reads) costs no commit before they run, and the model's reply, not yet committed, is asked for
- * again after a crash there.
+ * store is behind, as after any failed save. A `retrySafe` tool's call commits its start too: cut
+ * off, it runs once more from the committed message, which the model is not asked for again.
  *
  * A run's commit of a message's results, the model's next turn due, keeps an empty batch
  * (`answered`): the snapshot then says the run is in flight, and a session resumed from it asks
@@ -42,10 +38,6 @@ type BatchResult = Snapshot.Batch["results"][number]
 export class Journal implements Executor.Journal {
   readonly #save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
   readonly #waiting: () => Snapshot.Batch["waiting"]
-  readonly #retrySafe: (tool: string) => boolean
-  /** Calls of tools that are not `retrySafe`: started and not finished; finished since the last commit read the batch. */
-  #unsafe = 0
-  #unsaved = 0
   /** Started, not finished, in the order they started. */
   readonly #running: Array<string> = []
   readonly #results: Array<BatchResult>
@@ -54,18 +46,15 @@ export class Journal implements Executor.Journal {
 
   /**
    * `save` commits the history with the batch `batchOf` gives when the save's turn comes;
-   * `waiting` lists the calls waiting for an answer; `known`, the batch's results known before it
-   * ran; `retrySafe`, whether a tool's call may run twice.
+   * `waiting` lists the calls waiting for an answer; `known`, the batch's results known before it ran.
    */
   constructor(
     save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>,
     waiting: () => Snapshot.Batch["waiting"],
-    known: ReadonlyArray<BatchResult>,
-    retrySafe: (tool: string) => boolean
+    known: ReadonlyArray<BatchResult>
   ) {
     this.#save = save
     this.#waiting = waiting
-    this.#retrySafe = retrySafe
     this.#results = [...known]
   }
 
@@ -78,10 +67,6 @@ export class Journal implements Executor.Journal {
   started(call: Executor.Call): Effect.Effect<void> {
     return Effect.suspend(() => {
       this.#running.push(call.id)
-      // A call that may run twice needs no commit of its own (cut off, it runs again), unless
-      // results of calls that may not are still to be saved before it runs.
-      if (!this.#retrySafe(call.name)) this.#unsafe++
-      else if (this.#unsaved === 0) return Effect.void
       return this.commit()
     })
   }
@@ -89,24 +74,10 @@ export class Journal implements Executor.Journal {
   settled(result: Executor.Result): Effect.Effect<void> {
     return Effect.suspend(() => {
       const at = this.#running.indexOf(result.callId)
-      if (at !== -1) {
-        this.#running.splice(at, 1)
-        if (!this.#retrySafe(result.name)) {
-          this.#unsafe--
-          this.#unsaved++
-        }
-      }
+      if (at !== -1) this.#running.splice(at, 1)
       this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
-      return this.mustCommit() ? this.commit() : Effect.void
+      return this.#running.length === 0 ? Effect.void : this.commit()
     })
-  }
-
-  /**
-   * Whether the store must hear of the batch now: a call that may not run twice has started, or
-   * one has finished while others run (its result would otherwise wait for the turn's commit).
-   */
-  private mustCommit(): boolean {
-    return this.#unsafe > 0 || (this.#unsaved > 0 && this.#running.length > 0)
   }
 
   /** Waits for a commit that reads the batch from now on: the one queued, or a new one. */
@@ -117,13 +88,12 @@ export class Journal implements Executor.Journal {
     this.#queued = done
     const batchOf = () => {
       if (this.#queued === done) this.#queued = undefined
-      this.#unsaved = 0
       return this.batch()
     }
     // The calls forked beside this one start before the commit reads the batch: one commit for all.
     // Once none runs (a start waits in the list), the results are the turn's commit's, which follows.
     const save = Effect.suspend(() => {
-      if (this.mustCommit()) return this.#save(batchOf)
+      if (this.#running.length > 0) return this.#save(batchOf)
       if (this.#queued === done) this.#queued = undefined
       return Effect.void
     })
