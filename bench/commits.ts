@@ -6,7 +6,8 @@
  * `TestModel`; the session is started untimed before each run, on the SQLite store (a file in
  * the temp directory) and on the disk store (which fsyncs every save: its figure is the file
  * system's). Baseline in the same run: the same runs without a store. Reported per turn (median
- * over the runs, divided by 20), and the store's ratio to no store. Then one reply calling `noop`
+ * over the runs, divided by 20), and the store's ratio to no store; the saves of one such run (the
+ * count, unlike the time, does not depend on the file system's load). Then one reply calling `noop`
  * 8 times at once: the saves its session makes, counted by a store that wraps the SQLite store;
  * goal: 3 (one for the calls' starts, whatever their number, one with their results, one with the
  * final reply), i.e. a commit per batch, not per call.
@@ -49,20 +50,20 @@ const timedRun = (store: SessionStore.Service | undefined, id: string) =>
     return took
   })).pipe(Effect.provide(TestModel.layer(script)))
 
-/** The saves of a session whose one reply calls `noop` `CALLS` times, then answers. */
-const savesOfABatch = (store: SessionStore.Service) =>
+/** The saves of a session's run of `replies`. */
+const savesOf = (store: SessionStore.Service, id: string, replies: ReadonlyArray<TestModel.Reply>) =>
   Effect.gen(function*() {
     let saves = 0
     const counting: SessionStore.Service = { ...store, save: (snapshot, options) => Effect.andThen(Effect.sync(() => saves++), store.save(snapshot, options)) }
     yield* Effect.scoped(Effect.flatMap(
-      Session.start(agent, { id: "batch", sandbox, store: counting, projectInstructions: false }),
+      Session.start(agent, { id, sandbox, store: counting, projectInstructions: false }),
       (session) => session.run("go")
-    )).pipe(Effect.provide(TestModel.layer([
-      TestModel.reply(...Array.from({ length: CALLS }, (_, i) => TestModel.toolCall("noop", {}, `c${i}`))),
-      TestModel.text("done")
-    ])))
+    )).pipe(Effect.provide(TestModel.layer(replies)))
     return saves
   })
+
+/** One reply calling `noop` `CALLS` times at once, then the answer. */
+const batch = [TestModel.reply(...Array.from({ length: CALLS }, (_, i) => TestModel.toolCall("noop", {}, `c${i}`))), TestModel.text("done")]
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-commits-"))
 
@@ -80,11 +81,11 @@ const program = Effect.gen(function*() {
       if (i >= WARMUP) times.get(name)!.push(took)
     }
   }
-  const saves = yield* savesOfABatch(yield* SqliteSessionStore.make({ file: path.join(dir, "batch.db") }))
-  return { times, saves }
+  const counted = yield* SqliteSessionStore.make({ file: path.join(dir, "counted.db") })
+  return { times, saves: yield* savesOf(counted, "batch", batch), runSaves: yield* savesOf(counted, "run", script) }
 }).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
 
-const { saves, times } = await Effect.runPromise(program)
+const { runSaves, saves, times } = await Effect.runPromise(program)
 fs.rmSync(dir, { recursive: true, force: true })
 const perTurn = (name: string) => median(times.get(name)!) / TURNS
 const us = (ms: number) => `${(ms * 1000).toFixed(1)} µs`
@@ -94,7 +95,8 @@ for (const name of ["sqlite", "disk"]) {
   console.log(`${name}: ${us(ours)} per turn, ${us(bare)} without a store: ${(ours / bare).toFixed(2)}x`)
   report({ benchmark: `commits: a tool turn on the ${name} store / without a store`, ours: `${us(ours)}/turn`, baseline: `${us(bare)}/turn`, ratio: ours / bare, goal: "report", met: null })
 }
-console.log(`one reply calling noop ${CALLS} times at once: ${saves} saves (goal ${SAVES_GOAL})`)
+console.log(`the ${TURNS}-turn run: ${runSaves} saves; one reply calling noop ${CALLS} times at once: ${saves} saves (goal ${SAVES_GOAL})`)
+report({ benchmark: `commits: saves of the ${TURNS}-turn run (${TURNS - 1} tool turns)`, ours: `${runSaves} saves`, baseline: `${TURNS} turns`, ratio: null, goal: "report", met: null })
 report({
   benchmark: `commits: saves of a run whose one reply makes ${CALLS} calls at once`,
   ours: `${saves} saves`,
