@@ -45,6 +45,7 @@ export const integration = [
   "packages/workflows/test/Workflow.test.ts",
   "packages/workflows/test/steps/*.test.ts",
   "test/approvals-crash.test.ts",
+  "test/repeats-crash.test.ts",
   "test/examples.test.ts",
   "test/genai-spans.test.ts",
   "test/hostile-files.test.ts",

@@ -1,8 +1,9 @@
 /**
  * A session outlives its process: a child runs a session on the disk store (then on the SQLite
  * store), is killed with SIGKILL in the middle of a tool call of its third run, and this process
- * resumes the same id from the same store: the first two runs are there whole, nothing of the
- * third, and the next run works.
+ * resumes the same id from the same store: the first two runs are there whole, the third goes on
+ * from its committed tool call, which reads that it was interrupted (Bash is not `retrySafe`: it
+ * does not run again), and the next run works.
  */
 import { Agent, Message, Sandbox, Session, Tools } from "@condukt/core"
 import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
@@ -92,19 +93,36 @@ const crashAndResume = (kind: "disk" | "sqlite") =>
       : SqliteSessionStore.layer({ file: location })
     return yield* Effect.gen(function*() {
       const session = yield* Session.start(agent, { id: "survivor", sandbox: Sandbox.layerNoop() })
-      const history = yield* session.history
-      assert.deepStrictEqual(history, [
+      // The third run goes on by itself; this one waits behind it.
+      assert.strictEqual((yield* session.run("four")).text, "four done")
+      const third = [
+        Message.user("three"),
+        Message.assistant([
+          Message.toolCallPart({ id: "c3", name: "Bash", input: { command: `cut -d' ' -f5 /proc/$$/stat > ${fifo}; sleep 30` } })
+        ]),
+        Message.toolResult({ callId: "c3", name: "Bash", content: Session.INTERRUPTED_RESULT, isError: true })
+      ]
+      const before = [
         Message.user("one"),
         Message.assistant([Message.textPart("one done")]),
         Message.user("two"),
         Message.assistant([Message.toolCallPart({ id: "c2", name: "Bash", input: { command: "echo two" } })]),
         Message.toolResult({ callId: "c2", name: "Bash", content: "two\n", isError: false }),
-        Message.assistant([Message.textPart("two done")])
-      ])
-      assert.strictEqual((yield* session.run("four")).text, "four done")
+        Message.assistant([Message.textPart("two done")]),
+        ...third
+      ]
       const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
-      assert.deepStrictEqual(requests[0]!.messages, [...history, Message.user("four")])
-    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("four done")]), store)))
+      assert.deepStrictEqual(requests.map((request) => request.messages), [
+        before,
+        [...before, Message.assistant([Message.textPart("three done")]), Message.user("four")]
+      ])
+      assert.deepStrictEqual(yield* session.history, [
+        ...before,
+        Message.assistant([Message.textPart("three done")]),
+        Message.user("four"),
+        Message.assistant([Message.textPart("four done")])
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("three done"), TestModel.text("four done")]), store)))
   })
 
 describe("a session killed mid-tool-call resumes from its store in a new process", () => {

@@ -83,6 +83,21 @@ export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
   readonly redact?: ((text: string) => string) | undefined
   /** How calls that need approval get it; without it, every call runs. */
   readonly approvals?: Approvals | undefined
+  /** Hears each call start before it runs, and each result (a session with a store commits them). */
+  readonly journal?: Journal | undefined
+}
+
+/**
+ * A session's record of a batch's calls: each call's start is heard before the call runs (after
+ * its arguments decoded and its approval), and waited for (a store commits it first); each
+ * result is heard as the call finishes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Journal {
+  readonly started: (call: Call) => Effect.Effect<void>
+  readonly settled: (result: Result) => Effect.Effect<void>
 }
 
 /**
@@ -325,13 +340,20 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       }
     )
 
-  const invoke = Effect.fnUntraced(function*(tool: Tool.Tool<R>, call: Call, context: Tool.Context, admission: Admission<R> | undefined) {
+  const invoke = Effect.fnUntraced(function*(
+    tool: Tool.Tool<R>,
+    call: Call,
+    context: Tool.Context,
+    admission: Admission<R> | undefined,
+    journal: Journal | undefined
+  ) {
     const decoded = yield* Effect.result(tool.decode(call.input))
     if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
     if (admission !== undefined) {
       const refused = yield* admission(tool, decoded.success, context)
       if (refused !== undefined) return errorResult(call, refused)
     }
+    if (journal !== undefined) yield* journal.started(call)
     // A tool's own timeout is the model's request for this call: it wins over every default.
     const own = tool.timeoutOf?.(decoded.success)
     const timeoutMs = own === undefined
@@ -362,17 +384,26 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     call: Call,
     context: Omit<Tool.Context, "callId">,
     admission: Admission<R> | undefined,
-    settled?: Approvals["settled"] | undefined
-  ): Effect.Effect<Done, never, R> =>
-    settled === undefined ? runCall(call, context, admission) : Effect.tap(runCall(call, context, admission), (done) => settled(done.result, done.patch))
+    settled: Approvals["settled"] | undefined,
+    journal: Journal | undefined
+  ): Effect.Effect<Done, never, R> => {
+    const ran = runCall(call, context, admission, journal)
+    if (journal === undefined) return settled === undefined ? ran : Effect.tap(ran, (done) => settled(done.result, done.patch))
+    return Effect.tap(ran, (done) => settled === undefined ? journal.settled(done.result) : Effect.andThen(journal.settled(done.result), settled(done.result, done.patch)))
+  }
 
-  const runCall = (call: Call, context: Omit<Tool.Context, "callId">, admission: Admission<R> | undefined): Effect.Effect<Done, never, R> => {
+  const runCall = (
+    call: Call,
+    context: Omit<Tool.Context, "callId">,
+    admission: Admission<R> | undefined,
+    journal: Journal | undefined
+  ): Effect.Effect<Done, never, R> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     const done = Effect.map(
-      invoke(tool, call, { ...context, callId: call.id }, admission),
+      invoke(tool, call, { ...context, callId: call.id }, admission, journal),
       // A failure's text can quote what the tool saw (a command's output, a file's line).
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
@@ -395,7 +426,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     callContext: Omit<Tool.Context, "callId">,
     snapshot: Readonly<Record<string, unknown>>,
     admissions: ReadonlyMap<Call, Admission<R>> | undefined,
-    settled: Approvals["settled"] | undefined
+    settled: Approvals["settled"] | undefined,
+    journal: Journal | undefined
   ): Effect.Effect<Outcome, never, R> => {
     // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
     // Unknown tools count as concurrent: they run nothing.
@@ -407,7 +439,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       else groups.push([call])
       open = concurrent
     }
-    const one = (call: Call) => runOne(call, callContext, admissions?.get(call), settled)
+    const one = (call: Call) => runOne(call, callContext, admissions?.get(call), settled, journal)
     return Effect.map(
       Effect.forEach(groups, (group) =>
         group.length === 1
@@ -427,23 +459,23 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   return Result.succeed({
     run: (calls, context, assigns) => {
       const snapshot = Object.freeze({ ...assigns })
-      const approvals = context.approvals
-      // The tools never see the session's side of approvals.
-      const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns: snapshot, approvals: undefined }
+      const { approvals, journal, ...shared } = context
+      // The tools never see the session's side of approvals, nor its journal.
+      const callContext = { ...shared, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
       // No rules and no flagged tool: no call asks, and none is checked.
       const asking = approvals !== undefined && (flagged || approvals.policy !== undefined)
       // One call (a turn's usual): no groups to walk.
       if (calls.length === 1) {
         const call = calls[0]!
         const admission: Admission<R> | undefined = asking ? (tool, args, context) => gate(approvals, tool, call, args, context) : undefined
-        return Effect.map(runOne(call, callContext, admission, asking ? approvals.settled : undefined), ({ patch, result }) => ({
+        return Effect.map(runOne(call, callContext, admission, asking ? approvals.settled : undefined, journal), ({ patch, result }) => ({
           results: [result],
           assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
         }))
       }
       return asking
-        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions, approvals.settled))
-        : runAll(calls, callContext, snapshot, undefined, undefined)
+        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions, approvals.settled, journal))
+        : runAll(calls, callContext, snapshot, undefined, undefined, journal)
     }
   })
 }

@@ -226,6 +226,16 @@ export const awaitTools = (state: State): State => {
 }
 
 /**
+ * A resumed state whose history ends with tool results the model has not read yet (a run whose
+ * process died after committing them): the run's next request, as `receiveToolOutputs` makes it.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const requestNext = (state: State): Step =>
+  state.status !== "Idle" ? rejected(state, "TurnInProgress") : request({ ...state, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+
+/**
  * Stops the run wherever it is. Pending calls are answered with `interruptedText` so the history
  * stays one a provider accepts (every tool call has its result).
  *

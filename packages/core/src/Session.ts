@@ -23,6 +23,7 @@ import { Actor } from "./internal/session/Actor.ts"
 import { Approvals } from "./internal/session/approvals.ts"
 import * as Conversation from "./internal/session/Conversation.ts"
 import * as EventHub from "./internal/session/eventHub.ts"
+import * as Journal from "./internal/session/journal.ts"
 import * as Persistence from "./internal/session/persistence.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
 import * as SubAgents from "./internal/session/subAgents.ts"
@@ -150,6 +151,12 @@ export const DefaultSandbox = Context.Reference<Layer.Layer<Sandbox.Sandbox, unk
 /** What a model reads for calls that were running when their turn was aborted. */
 export const ABORTED_RESULT = Conversation.ABORTED_RESULT
 
+/**
+ * What a model reads for a call that was running when the process holding its session died, once
+ * a session resumes from the store (unless its tool is `retrySafe`: it then runs once more).
+ */
+export const INTERRUPTED_RESULT = Journal.INTERRUPTED_RESULT
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -225,9 +232,10 @@ const noAssigns: Readonly<Record<string, unknown>> = {}
  * `needsApproval`) or its snapshot left some waiting, which it lists again.
  */
 const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined, resumed: Persistence.Resumed): Approvals | undefined => {
-  if (policy === undefined && resumed.batch === undefined && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
+  const waiting = resumed.batch?.waiting ?? []
+  if (policy === undefined && waiting.length === 0 && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
   const approvals = new Approvals(id, policy)
-  if (resumed.batch !== undefined) approvals.restore(resumed.batch.waiting)
+  if (waiting.length > 0) approvals.restore(waiting)
   return approvals
 }
 
@@ -321,7 +329,9 @@ const make = <R, RIn>(
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.
         const ending = Scope.addFinalizer(scope, endOf(actor))
-        if (agent.mcpServers.length === 0) return Effect.as(ending, done)
+        // Calls were running when the process holding the session died: the run goes on now (ADR 0065).
+        const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
+        if (agent.mcpServers.length === 0) return interrupted ? Effect.as(Effect.andThen(ending, actor.resumeBatch), done) : Effect.as(ending, done)
         return Effect.gen(function*() {
           yield* ending
           const sources = yield* ToolSet.start(agent.mcpServers, {
@@ -343,6 +353,7 @@ const make = <R, RIn>(
           }, Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
+          if (interrupted) yield* actor.resumeBatch
           return done
         })
       }))))

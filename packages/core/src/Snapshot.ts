@@ -4,7 +4,7 @@
  * A snapshot is versioned. The current version (2) holds the session id, the agent's name, the
  * configured model and system prompt (without the project instructions, which are read again at
  * each start), the messages, the assigns, when it was created and last updated (epoch
- * milliseconds), and the `batch` of tool calls waiting for approval when some were. `decode`
+ * milliseconds), and the `batch` of the last message's tool calls while they ran or waited for approval. `decode`
  * reads any version this Condukt knows and migrates it: a record without a version is version 1, the shape Condukt (Elixir) wrote before it versioned its snapshots
  * (messages, model, system prompt). A newer version is refused (`UnsupportedVersion`), anything
  * else that does not decode is `Corrupt`; the caller names the file or row. The module refuses
@@ -25,16 +25,21 @@ import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
 export const CURRENT_VERSION = 2
 
 /**
- * The tool calls of the last message while some wait for a person's answer (docs/approvals.md):
- * the waiting ones, and the results of those that finished. A call in neither was running when
- * the snapshot was saved.
+ * The tool calls of the last message while they run or wait (docs/persistence.md, docs/approvals.md):
+ * those waiting for a person's answer, the results of those that finished, and (`started`) those
+ * whose start was committed before they ran and that had not finished when the snapshot was saved.
+ * With `started`, a call in none of the three had not started; without it (a snapshot saved by an
+ * older Condukt, which recorded only approvals), a call in neither list was running. A batch
+ * with empty lists after a history that ends with the calls' results: the run was in flight, the
+ * model's next turn due.
  *
  * @since 0.1.0
  * @category models
  */
 export const Batch = Schema.Struct({
   waiting: Schema.Array(Schema.Struct({ callId: Schema.String, tool: Schema.String, input: Schema.Unknown })),
-  results: Schema.Array(Schema.Struct({ callId: Schema.String, content: Schema.String, isError: Schema.Boolean }))
+  results: Schema.Array(Schema.Struct({ callId: Schema.String, content: Schema.String, isError: Schema.Boolean })),
+  started: Schema.optionalKey(Schema.Array(Schema.String))
 })
 export type Batch = typeof Batch.Type
 
@@ -55,7 +60,7 @@ export const Snapshot = Schema.Struct({
   assigns: Schema.Record(Schema.String, Schema.Unknown),
   createdAt: Schema.Int,
   updatedAt: Schema.Int,
-  /** Present while calls of the last message wait for approval. */
+  /** Present while calls of the last message run or wait for approval. */
   batch: Schema.optionalKey(Batch)
 })
 export type Snapshot = typeof Snapshot.Type

@@ -167,6 +167,11 @@ export interface Tool<out R = never> {
    * runs' calls what they need for it. Absent on every other tool.
    */
   readonly subAgent?: true | undefined
+  /**
+   * Whether a call that was running when its process died runs once more when the session
+   * resumes (`true`), or reads that it was interrupted (`false`, the default): docs/persistence.md.
+   */
+  readonly retrySafe: boolean
 }
 
 /** Options shared by both forms of `make`. */
@@ -190,6 +195,12 @@ export interface Options<A, E extends Failure, R> {
    * (`allow` / `ask` / `deny` by tool name) win over it: docs/approvals.md.
    */
   readonly needsApproval?: NeedsApproval<A, R> | undefined
+  /**
+   * Running a call twice does no harm (it reads, or sets what it sets): a call that was running
+   * when its process died runs once more when the session resumes from its store. Default false:
+   * such a call is answered as interrupted by a machine failure, and never runs twice.
+   */
+  readonly retrySafe?: boolean | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +394,8 @@ export const make: {
       : Duration.fromInputUnsafe(options.timeout),
     timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
     usesSecrets: options.usesSecrets ?? false,
-    needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>
+    needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>,
+    retrySafe: options.retrySafe ?? false
   }
 }
 

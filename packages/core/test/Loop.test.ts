@@ -118,4 +118,16 @@ describe("Loop", () => {
     const idle = Loop.make({ history: History.fromIterable([Message.user("go"), reply("done")]) })
     assert.strictEqual(Loop.awaitTools(idle), idle)
   })
+
+  it("a resumed history ending with results the model has not read asks for its next turn (requestNext); a run in progress is refused", () => {
+    const history = History.fromIterable([Message.user("go"), calling("a"), Message.toolResult({ callId: "a", name: "t", content: "A", isError: false })])
+    const step = next(Loop.requestNext(Loop.make({ history })))
+    assert.deepStrictEqual([step.state.status, step.state.turn, step.action], [
+      "AwaitingCompletion",
+      1,
+      { _tag: "Request", request: { system: undefined, messages: history }, turn: 1 }
+    ])
+    const waiting = Loop.awaitTools(Loop.make({ history: History.fromIterable([Message.user("go"), calling("a")]) }))
+    assert.deepStrictEqual(Loop.requestNext(waiting), { _tag: "Rejected", state: waiting, reason: "TurnInProgress" })
+  })
 })

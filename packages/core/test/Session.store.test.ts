@@ -17,6 +17,7 @@ import * as SqliteSessionStore from "@condukt/node/sessionStore/Sqlite"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
+import { cutOff } from "./fixtures/cutOff.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 
@@ -31,11 +32,11 @@ const agent = Agent.make({ name: "echoer", model: "test:x", system: "Echo things
 /** A memory store that records every save, with how many messages it said were new. */
 const recording = Effect.sync(() => {
   const store = SessionStore.makeMemory()
-  const saves: Array<{ readonly messages: ReadonlyArray<Message.Message>; readonly appended: number | undefined }> = []
+  const saves: Array<{ readonly messages: ReadonlyArray<Message.Message>; readonly appended: number | undefined; readonly batch?: Snapshot.Batch }> = []
   const service: SessionStore.Service = {
     ...store,
     save: (snapshot, options) => {
-      saves.push({ messages: snapshot.messages, appended: options?.appended })
+      saves.push({ messages: snapshot.messages, appended: options?.appended, ...(snapshot.batch === undefined ? {} : { batch: snapshot.batch }) })
       return store.save(snapshot, options)
     }
   }
@@ -115,6 +116,50 @@ const capturedLogs = () => {
   return { lines, layer: Logger.layer([logger]) }
 }
 
+/**
+ * A store holding a message of three echo calls whose process died while c2 ran (c1 had finished,
+ * c3 had not started): the session resumed goes on with that run before the next one.
+ */
+const resumeCutOff = (echoer: Agent.Agent<never>, expect: "the machine running this call failed" | "retried") =>
+  Effect.gen(function*() {
+    const calls = [1, 2, 3].map((n) => Message.toolCallPart({ id: `c${n}`, name: "echo", input: { text: `t${n}` } }))
+    const committed = [Message.user("go"), Message.assistant(calls)]
+    const store = yield* cutOff({
+      id: "s1",
+      agent: "echoer",
+      system: "Echo things.",
+      prompt: "go",
+      calls,
+      batch: { waiting: [], results: [{ callId: "c1", content: "t1", isError: false }], started: ["c2"] }
+    })
+    const session = yield* Session.start(echoer, { id: "s1", store, projectInstructions: false })
+    // Queued behind the run the session goes on with.
+    assert.strictEqual((yield* session.run("next")).text, "next done")
+    const c2 = expect === "retried"
+      ? Message.toolResult({ callId: "c2", name: "echo", content: "t2", isError: false })
+      : Message.toolResult({
+        callId: "c2",
+        name: "echo",
+        content:
+          "Interrupted: the machine running this call failed before the call finished, and the call was not run again. Whatever it did before the failure may or may not have taken effect: check before relying on it.",
+        isError: true
+      })
+    const results = [
+      Message.toolResult({ callId: "c1", name: "echo", content: "t1", isError: false }),
+      c2,
+      Message.toolResult({ callId: "c3", name: "echo", content: "t3", isError: false })
+    ]
+    const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
+    // The committed turn is not asked for again: the first request reads the message's results.
+    assert.deepStrictEqual(requests.map((request) => request.messages), [
+      [...committed, ...results],
+      [...committed, ...results, Message.assistant([Message.textPart("go done")]), Message.user("next")]
+    ])
+    const saved = Option.getOrThrow(yield* store.load("s1"))
+    assert.deepStrictEqual([saved.messages, saved.batch], [yield* session.history, undefined])
+    assert.deepStrictEqual(yield* session.assigns, { echoed: "t3" })
+  }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("go done"), TestModel.text("next done")]), noSandbox)))
+
 describe("Session with a store", () => {
   it.live("a save another writer got to first is logged as a warning naming it; the session goes on, the other writer's turns stay", () => {
     const logs = capturedLogs()
@@ -130,8 +175,9 @@ describe("Session with a store", () => {
       yield* other.save(extended, { appended: 1 })
       assert.strictEqual((yield* session.run("two")).text, "done 2")
       const conflict =
-        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 3, 2 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
-      assert.deepStrictEqual(logs.lines, [conflict, conflict])
+        `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: another writer saved this session since it was last loaded or saved here (its row is at revision 4, 3 when last loaded or saved here); nothing was overwritten, start the session again to resume from what it saved`
+      // The tool call's start, its result, the final reply: each save refused the same way.
+      assert.deepStrictEqual(logs.lines, [conflict, conflict, conflict])
       assert.deepStrictEqual(yield* (yield* SqliteSessionStore.make({ file })).load("s1"), Option.some(extended))
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), logs.layer)))
   })
@@ -154,7 +200,9 @@ describe("Session with a store", () => {
       const refused =
         `Warn: Session s1: not saved: SessionStore.save: session s1 at ${file}#condukt_sessions/s1: not a session snapshot (it cannot be written as JSON: Converting circular structure to JSON --> starting at object with constructor 'Object' --- property 'self' closes the circle)`
       assert.deepStrictEqual(logs.lines, [refused, refused])
-      assert.isTrue(Option.isNone(yield* store.load("s1")))
+      // The call's start was committed before the tool set the cycle; nothing after it was.
+      const saved = Option.getOrThrow(yield* store.load("s1"))
+      assert.deepStrictEqual([saved.messages.length, saved.assigns, saved.batch], [2, {}, { waiting: [], results: [], started: ["c1"] }])
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
   })
 
@@ -193,22 +241,55 @@ describe("Session with a store", () => {
       yield* keepSecret(yield* SqliteSessionStore.make({ file: path.join(dir, "sessions.db") }), dir)
     })))
 
-  it.effect("saves after each completed turn, appending, and never a call without its results", () =>
+  it.effect("saves each call's start before it runs and after each completed turn, appending; never a call without its results or its start; mid-run with a batch", () =>
     Effect.gen(function*() {
       const { saves, store } = yield* recording
       const session = yield* Session.start(agent, { id: "s1", store })
       yield* session.run("one")
       yield* session.run("two")
-      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [7, 3], [8, 1]])
-      for (const { messages } of saves) {
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended, s.batch?.started]), [
+        [2, undefined, ["c1"]],
+        // Mid-run, the model's turn due: the batch stays, every call answered in the history.
+        [3, 1, []],
+        [4, 1, undefined],
+        [6, 2, ["c2"]],
+        [7, 1, []],
+        [8, 1, undefined]
+      ])
+      for (const { batch, messages } of saves) {
         const last = messages.at(-1)!
-        assert.isFalse(last._tag === "AssistantMessage" && Message.toolCalls(last).length > 0)
+        const calls = last._tag === "AssistantMessage" ? Message.toolCalls(last).map((call) => call.id) : []
+        assert.deepStrictEqual(batch?.started ?? [], calls)
       }
       const saved = Option.getOrThrow(yield* store.load("s1"))
       assert.deepStrictEqual(saved.messages, yield* session.history)
       assert.deepStrictEqual(saved.assigns, { echoed: "t2" })
       assert.deepStrictEqual([saved.agent, saved.model, saved.system], ["echoer", "test:x", "Echo things."])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), noSandbox))))
+
+  it.effect("the starts of a message's calls that run together are one commit, whatever their number", () =>
+    Effect.gen(function*() {
+      const { saves, store } = yield* recording
+      const session = yield* Session.start(agent, { id: "s1", store })
+      yield* session.run("three at once")
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.batch?.started, s.batch?.results.map((r) => r.callId)]), [
+        [2, ["c1", "c2", "c3"], []],
+        [5, [], []],
+        [6, undefined, undefined]
+      ])
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([
+        TestModel.reply(...[1, 2, 3].map((n) => TestModel.toolCall("echo", { text: `t${n}` }, `c${n}`))),
+        TestModel.text("done")
+      ]),
+      noSandbox
+    ))))
+
+  it.effect("a session resumed with calls cut off by a dead process goes on with that run: a started call reads that it was interrupted, a finished one keeps its result, one not started runs", () =>
+    resumeCutOff(agent, "the machine running this call failed"))
+
+  it.effect("a session resumed with calls cut off by a dead process runs a started call again when its tool is retrySafe", () =>
+    resumeCutOff(Agent.make({ name: "echoer", model: "test:x", system: "Echo things.", tools: [{ ...Echo, retrySafe: true }] }), "retried"))
 
   it.effect("a start with a stored id resumes: history, assigns, and the next run continues the conversation", () =>
     Effect.gen(function*() {
@@ -260,7 +341,7 @@ describe("Session with a store", () => {
       assert.deepStrictEqual(Option.map(yield* store.load("s1"), (s) => s.messages.length), Option.some(4))
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox, SessionStore.layerMemory))))
 
-  it.effect("under a permanent supervisor, a session that crashes mid-run comes back with every committed turn", () =>
+  it.effect("under a permanent supervisor, a session that crashes mid-run comes back with every committed turn and goes on with that run", () =>
     Effect.gen(function*() {
       const store = SessionStore.makeMemory()
       const sessions = yield* Sessions.make()
@@ -274,19 +355,27 @@ describe("Session with a store", () => {
       assert.deepStrictEqual(yield* Queue.takeN(probe, 2), ["released", "started"])
       const reborn = Option.getOrThrow(yield* sessions.whereis("phoenix"))
       assert.notStrictEqual(reborn, first)
-      const history = yield* reborn.history
-      assert.deepStrictEqual(history.map((m) => m._tag), [
-        "UserMessage",
-        "AssistantMessage",
-        "ToolResultMessage",
-        "AssistantMessage",
-        "UserMessage",
-        "AssistantMessage",
-        "ToolResultMessage"
-      ])
-      assert.deepStrictEqual(history[4], Message.user("two"))
-      assert.deepStrictEqual(yield* reborn.assigns, { echoed: "t2" })
+      // The second run goes on by itself (its model turn asked again: it was never answered); this one waits behind it.
       assert.strictEqual((yield* reborn.run("three")).text, "back")
+      const history = yield* reborn.history
+      assert.deepStrictEqual(history.map((m) => (m._tag === "AssistantMessage" ? m.parts.map((p) => (p._tag === "Text" ? p.text : p._tag)).join(" ") : m._tag)), [
+        "UserMessage",
+        "ToolCall",
+        "ToolResultMessage",
+        "done 1",
+        "UserMessage",
+        "ToolCall",
+        "ToolResultMessage",
+        "ToolCall",
+        "ToolResultMessage",
+        "back",
+        "UserMessage",
+        "ToolCall",
+        "ToolResultMessage",
+        "back"
+      ])
+      assert.deepStrictEqual([history[4], history[10]], [Message.user("two"), Message.user("three")])
+      assert.deepStrictEqual(yield* reborn.assigns, { echoed: "t4" })
     }).pipe(Effect.provide(Layer.mergeAll(crashAfter(4), noSandbox))))
 
   it.effect("compaction runs after each run: the history shrinks, a Compacted event says by how much, the store has it", () =>
@@ -299,7 +388,7 @@ describe("Session with a store", () => {
       const compacted = events.at(-2)!
       assert.deepStrictEqual(compacted._tag === "Compacted" ? [compacted.before, compacted.after] : [], [4, 1])
       assert.deepStrictEqual(yield* session.history, [Message.assistant([Message.textPart("done 1")])])
-      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[3, undefined], [4, 1], [1, undefined]])
+      assert.deepStrictEqual(saves.map((s) => [s.messages.length, s.appended]), [[2, undefined], [3, 1], [4, 1], [1, undefined]])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer(echoTurn(1)), noSandbox))))
 
   it.effect("session.compact compacts an idle session on demand and tells observers", () =>

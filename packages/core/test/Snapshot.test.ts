@@ -10,6 +10,14 @@ describe("Snapshot", () => {
     assert.deepStrictEqual(Snapshot.decode(written, "s1"), Result.succeed(snapshot("s1", 2)))
   })
 
+  it("decodes a batch with its started calls, and one written before calls' starts were recorded", () => {
+    const batch = { waiting: [], results: [{ callId: "c1", content: "ok", isError: false }], started: ["c2"] }
+    const written = JSON.parse(JSON.stringify({ ...snapshot("s1", 2), batch }))
+    assert.deepStrictEqual(Snapshot.decode(written, "s1"), Result.succeed({ ...snapshot("s1", 2), batch }))
+    const older = { waiting: [{ callId: "c3", tool: "rm", input: { path: "/" } }], results: [] }
+    assert.deepStrictEqual(Snapshot.decode({ ...written, batch: older }, "s1"), Result.succeed({ ...snapshot("s1", 2), batch: older }))
+  })
+
   it("migrates a version 1 record (no version: messages, model, system) to the current version", () => {
     const v1 = { messages: [Message.user("hi")], model: "anthropic:claude", system: "Be brief." }
     assert.deepStrictEqual(

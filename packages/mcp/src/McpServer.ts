@@ -127,6 +127,17 @@ interface State {
   tools: ReadonlyArray<Tool.Tool>
 }
 
+/**
+ * Whether a call of the server's tool may run again after its process died mid-call: the
+ * declaration says so (all, none, or by name), else the server's own annotations do (a tool that
+ * only reads, or whose repeated call has no further effect). ADR 0065.
+ */
+const retrySafe = (declared: boolean | ReadonlyArray<string> | undefined, descriptor: McpTool): boolean => {
+  if (typeof declared === "boolean") return declared
+  if (declared !== undefined) return declared.includes(descriptor.name)
+  return descriptor.annotations?.readOnlyHint === true || descriptor.annotations?.idempotentHint === true
+}
+
 const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<McpTool>): ReadonlyArray<Tool.Tool> => {
   const declaration = server.declaration
   const prefix = declaration.prefix ?? declaration.name
@@ -140,6 +151,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       maxResultChars: declaration.maxResultChars ?? McpClient.MAX_RESULT_CHARS,
+      retrySafe: retrySafe(declaration.retrySafe, descriptor),
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Agent, Session } from "@condukt/core"
+import { Effect, Option } from "effect"
+import { Agent, Message, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
+import { cutOff } from "../../core/test/fixtures/cutOff.ts"
 import { everything, everythingHttp, fixture, freePort, node, results, runWith } from "./support.ts"
 
 const TINY_IMAGE_TEXT_PARTS = 3
@@ -80,6 +81,47 @@ describe("McpServer", () => {
       }).pipe(Effect.scoped))
   })
 
+  describe("retrySafe (a call cut off by a dead process runs again on resume)", () => {
+    /** A session resumed with `fx.echo` and `fx.fail` started and cut off: the contents the model then reads. */
+    const resumed = (server: McpServer.McpServer) =>
+      Effect.gen(function*() {
+        const store = yield* cutOff({
+          id: "s1",
+          agent: "mcp",
+          prompt: "go",
+          calls: [
+            Message.toolCallPart({ id: "c1", name: "fx.echo", input: { text: "again" } }),
+            Message.toolCallPart({ id: "c2", name: "fx.fail", input: {} })
+          ],
+          batch: { waiting: [], results: [], started: ["c1", "c2"] }
+        })
+        const session = yield* Session.start(Agent.make({ name: "mcp", model: "test:x", mcpServers: [server] }), { id: "s1", store })
+        yield* session.run("next")
+        const history = Option.getOrThrow(yield* store.load("s1")).messages
+        return history.flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : []))
+      }).pipe(Effect.provide(TestModel.layer([TestModel.text("ok"), TestModel.text("next done")])), Effect.provide(Condukt.layer), Effect.scoped)
+
+    it.live("a tool the server annotates idempotentHint runs once more; one without annotations reads that it was interrupted", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture] })), [
+          "c1: again",
+          `c2: ${Session.INTERRUPTED_RESULT}`
+        ])
+      }))
+
+    it.live("the declaration's retrySafe wins over the annotations: false, or a list of the server's tool names", () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture], retrySafe: false })), [
+          `c1: ${Session.INTERRUPTED_RESULT}`,
+          `c2: ${Session.INTERRUPTED_RESULT}`
+        ])
+        assert.deepStrictEqual(yield* resumed(McpServer.stdio({ name: "fx", command: node, args: [fixture], retrySafe: ["fail"] })), [
+          `c1: ${Session.INTERRUPTED_RESULT}`,
+          "c2: Error: it went wrong"
+        ])
+      }))
+  })
+
   describe("the map form (McpServer.fromConfig)", () => {
     it("keeps auth, request_timeout and every option, in snake case or camel case", () => {
       const declared = (timeout: Record<string, number>) =>
@@ -149,7 +191,7 @@ describe("McpServer", () => {
       Effect.gen(function*() {
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, initTimeoutMs: 5000, bogus: true }),
-          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, sampling, maxSamplingTokens, maxMessageBytes, maxResultChars, maxToolPages, maxTools (or their snake_case forms)"
+          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, sampling, maxSamplingTokens, maxMessageBytes, maxResultChars, maxToolPages, maxTools, retrySafe (or their snake_case forms)"
         )
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, init_timeout: 1000, initTimeout: 2000 }),

@@ -30,6 +30,8 @@ const Parameters = Schema.Struct({
  * @category models
  */
 export const Glob = Tool.make("Glob", {
+  // It only reads: a call cut off by a crash runs again when the session resumes.
+  retrySafe: true,
   description: [
     "Find files by glob pattern (e.g. **/*.ts). Returns matching paths relative to the search directory,",
     `sorted, dotfiles included. Limited to ${DEFAULT_LIMIT} paths by default.`

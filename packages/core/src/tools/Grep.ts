@@ -54,6 +54,8 @@ const skippedNote = (skipped: ReadonlyArray<Sandbox.SkippedFile>): string => {
  * @category models
  */
 export const Grep = Tool.make("Grep", {
+  // It only reads: a call cut off by a crash runs again when the session resumes.
+  retrySafe: true,
   description: [
     "Search file contents by regex. Returns matching lines as `path:line_number: line`.",
     "The regex is RE2 syntax, as in ripgrep and Go: no lookaround and no backreferences.",

@@ -117,6 +117,8 @@ const readImage = (sandbox: Sandbox.Service, path: string, media: string) =>
  * @category models
  */
 export const Read = Tool.make("Read", {
+  // It only reads: a call cut off by a crash runs again when the session resumes.
+  retrySafe: true,
   description: [
     "Shows a file's text exactly as stored (no line numbers added).",
     `One call returns at most ${MAX_LINES} lines and ${MAX_BYTES / 1024}KB; when you get less than the whole file,`,

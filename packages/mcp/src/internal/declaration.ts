@@ -47,6 +47,12 @@ export interface CommonOptions {
   readonly maxTools?: number | undefined
   /** One whole `tools/list`, every page (default 30 seconds; at start, `initTimeout` bounds it too). */
   readonly listTimeout?: Duration.Input | undefined
+  /**
+   * Which of the server's tools may run again after their process died mid-call (`Tool.retrySafe`):
+   * all (`true`), none (`false`), or those named (the server's own names). Absent, a tool the
+   * server annotates `readOnlyHint` or `idempotentHint` is (ADR 0065).
+   */
+  readonly retrySafe?: boolean | ReadonlyArray<string> | undefined
 }
 
 /** @since 0.1.0 @category models */

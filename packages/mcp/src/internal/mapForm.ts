@@ -38,7 +38,8 @@ const Fields = Schema.Struct({
   maxMessageBytes: Schema.optionalKey(Count),
   maxResultChars: Schema.optionalKey(Count),
   maxToolPages: Schema.optionalKey(Count),
-  maxTools: Schema.optionalKey(Count)
+  maxTools: Schema.optionalKey(Count),
+  retrySafe: Schema.optionalKey(Schema.Union([Schema.Boolean, Schema.Array(Schema.String)]))
 })
 
 const KEYS = Object.keys(Fields.fields)

@@ -2,7 +2,7 @@
  * DiskSessionStore — session snapshots as files in one directory, exported as `DiskSessionStore`.
  *
  * A session `s` has a snapshot file `s.json` and an append log `s.log`. A save that only adds
- * messages (a turn) appends one JSON line to the log and fsyncs it, so its cost follows the turn,
+ * messages (a turn, or a tool call's start with its batch) appends one JSON line to the log and fsyncs it, so its cost follows the turn,
  * not the history; when the log has grown past the snapshot (and past `MIN_REWRITE_BYTES`), or
  * the history was rewritten (a compaction), the save writes a new snapshot file instead: a temp
  * file, fsync, rename, fsync of the directory, then the log is removed. The snapshot file names
@@ -73,7 +73,9 @@ const LogEntry = Schema.Struct({
   from: Schema.Int,
   messages: Schema.Array(Message),
   assigns: Schema.Record(Schema.String, Schema.Unknown),
-  updatedAt: Schema.Int
+  updatedAt: Schema.Int,
+  /** The batch of calls running or waiting when the line was written; a line without one ends it. */
+  batch: Schema.optionalKey(Snapshot.Batch)
 })
 
 /** What this store last wrote for a session, so the next save can append. */
@@ -273,7 +275,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     if (Result.isFailure(base)) return yield* corrupt(base.failure)
     const generation = wrapper.success.generation
     const messages = [...base.success.messages]
-    let { assigns, updatedAt } = base.success
+    let { assigns, batch, updatedAt } = base.success
     const logBytes = (yield* readIfExists(log, id)) ?? new Uint8Array(0)
     const logText = decoder.decode(logBytes)
     const lines = logText.split("\n")
@@ -292,12 +294,14 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
       messages.push(...entry.success.messages)
       assigns = entry.success.assigns
       updatedAt = entry.success.updatedAt
+      batch = entry.success.batch
     }
     // After a torn append the log must not grow: the next save rewrites.
     if (torn) written.delete(id)
     else written.set(id, { generation, snapshotBytes: bytes.length, logBytes: logBytes.length, length: messages.length })
     expected.set(id, { generation, logBytes: logBytes.length })
-    return Option.some({ ...base.success, messages, assigns, updatedAt })
+    const { batch: _, ...rest } = base.success
+    return Option.some({ ...rest, messages, assigns, updatedAt, ...(batch === undefined ? {} : { batch }) })
   })
 
   const append = (id: string, snapshot: Snapshot.Snapshot, appended: number, last: Written, logBytes: number) => {
@@ -307,7 +311,8 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
       from: last.length,
       messages: snapshot.messages.slice(snapshot.messages.length - appended),
       assigns: snapshot.assigns,
-      updatedAt: snapshot.updatedAt
+      updatedAt: snapshot.updatedAt,
+      ...(snapshot.batch === undefined ? {} : { batch: snapshot.batch })
     }
     // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
     return Effect.flatMap(encode(line, id, log, "\n"), (bytes) =>

@@ -143,6 +143,18 @@ export const conformance = <R = never>(
       })
     ))
 
+  test("an appended save with a batch of running calls keeps it; the next save without one ends it", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const batch = { waiting: [], results: [{ callId: "c1", content: "ok", isError: false }], started: ["c2"] }
+        yield* store.save(snapshot("s1", 1))
+        yield* store.save({ ...snapshot("s1", 2), batch }, { appended: 4 })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some({ ...snapshot("s1", 2), batch }))
+        yield* store.save(snapshot("s1", 3), { appended: 4 })
+        assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 3)))
+      })
+    ))
+
   test("sessions are kept apart, and clear forgets one (twice is fine)", () =>
     use((store) =>
       Effect.gen(function*() {

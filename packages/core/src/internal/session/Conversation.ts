@@ -31,6 +31,7 @@ import { MaxTurnsExceeded, OutputInvalid, type RunError, SessionError } from "..
 import type * as Tool from "../../Tool.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import type { Approvals } from "./approvals.ts"
+import * as Journal from "./journal.ts"
 import * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
 import * as SubAgents from "./subAgents.ts"
@@ -334,26 +335,33 @@ export class Conversation<R> {
   /**
    * Continues the batch the store held: the calls that were waiting run through the gate again
    * (the answered one at once, the others ask again), the finished ones keep their saved results,
-   * and those that were running when the snapshot was saved read the aborted-run text (none runs
-   * twice). Then the loop goes on as after any batch.
+   * those that had not started run, and those that were running when their process died read
+   * that they were interrupted, unless their tool is `retrySafe` (internal/session/journal.ts).
+   * Then the loop goes on as after any batch: the model is not asked for the turn again.
    */
   private continueBatch(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
     const restored = this.restored
     const state = this.#loop
     this.restored = undefined
-    if (restored === undefined || state.status !== "AwaitingTools") {
-      return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
+    if (restored === undefined) return Effect.succeed({ text: "", finishReason: "other", usage: Model.emptyUsage, turns: 0, messages: [] })
+    // Every call of the message answered in the history: the model's next turn was due.
+    if (state.status !== "AwaitingTools") {
+      return this.advance(events, run, Loop.requestNext(state), { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 })
     }
     // A parked run's batch goes on in the same process: its results are published here, all in
     // order, the finished calls' with the others (the run parked before publishing any).
     const parked = this.parked
     const progress = parked?.progress ?? { from: state.history.length, usage: Model.emptyUsage, finishReason: "other", retries: 0 }
     this.parked = undefined
-    const waiting = new Set(restored.waiting.map((w) => w.callId))
-    const finished = new Map<string, Snapshot.Batch["results"][number]>(restored.results.map((r) => [r.callId, r]))
+    const resolved = Journal.resolve(state.pending, restored, (name) => ToolSet.retrySafe(this.agent, this.#tools, name), ABORTED_RESULT)
+    // What will not run counts as finished: a save while the others run keeps it.
+    const known = [...restored.results, ...resolved.outputs]
+    const finished = new Map<string, Snapshot.Batch["results"][number]>(known.map((r) => [r.callId, r]))
     if (parked !== undefined) for (const result of parked.finished) finished.set(result.callId, result)
-    const calls = state.pending.filter((call) => waiting.has(call.id))
-    return Effect.flatMap(this.runTools(events, run, calls, { known: restored.results, parked: parked !== undefined }), (results) => {
+    const ran = resolved.run.length === 0
+      ? Effect.succeed<ReadonlyArray<Executor.Result>>([])
+      : this.runTools(events, run, resolved.run, { known, parked: parked !== undefined })
+    return Effect.flatMap(ran, (results) => {
       if (results === PARKED) return this.park(progress)
       const ran = new Map(results.map((r) => [r.callId, r]))
       const outputs = state.pending.map((call) =>
@@ -503,12 +511,22 @@ export class Conversation<R> {
     })
   }
 
-  /** A turn is complete (a reply without calls, or every result of its calls): it is saved before the next step. */
+  /**
+   * A turn is complete (a reply without calls, or every result of its calls): it is saved before
+   * the next step. Mid-run (the model's next turn due), with an empty batch: the run is in flight,
+   * and a session resumed from it goes on with it (journal.ts).
+   */
   private saved(events: Publisher, run: Run, step: Loop.Step, progress: Progress): Effect.Effect<RunResult | Parked, RunError, R> {
     return step.state.status === "AwaitingTools" || this.#persistence === undefined
       ? this.advance(events, run, step, progress)
       : Effect.andThen(
-        Persistence.commit(this.#persistence, step.state.history, this.#assigns, this.#redact),
+        Persistence.commit(
+          this.#persistence,
+          step.state.history,
+          this.#assigns,
+          this.#redact,
+          step.state.status === "AwaitingCompletion" ? Journal.answered : undefined
+        ),
         Effect.suspend(() => this.advance(events, run, step, progress))
       )
   }
@@ -604,9 +622,15 @@ export class Conversation<R> {
     return announced.pipe(
       Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
       Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
-        if (this.approvals === undefined) return this.#tools.executor.run(calls, context, this.#assigns)
-        const gate = this.approvals.gate(events, run, calls.length, options.known, options.parks !== false)
-        const ran = this.#tools.executor.run(calls, { ...context, approvals: gate }, this.#assigns)
+        // With a store, each call's start is committed before it runs (journal.ts).
+        const approvals = this.approvals
+        const journal = this.#persistence === undefined
+          ? undefined
+          : new Journal.Journal((batchOf) => this.saveBatch(batchOf), () => approvals?.pending ?? [], options.known ?? [])
+        const journaled = journal === undefined ? context : { ...context, journal }
+        if (approvals === undefined) return this.#tools.executor.run(calls, journaled, this.#assigns)
+        const gate = approvals.gate(events, run, calls.length, options.known, options.parks !== false, journal?.running)
+        const ran = this.#tools.executor.run(calls, { ...journaled, approvals: gate }, this.#assigns)
         if (gate.parked === undefined) return ran
         // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
         return Effect.raceFirst(ran, Effect.map(Deferred.await(gate.parked), (parking): Parked => {

@@ -77,6 +77,8 @@ export class Approvals {
   #patches: Array<Readonly<Record<string, unknown>>> | undefined = undefined
   #asking = 0
   #parked: Deferred.Deferred<Parking> | undefined = undefined
+  /** The running batch's calls started and not finished, as its journal has them (with a store). */
+  #started: (() => ReadonlyArray<string>) | undefined = undefined
 
   constructor(sessionId: string, policy: Approval.Policy | undefined) {
     this.#sessionId = sessionId
@@ -114,6 +116,7 @@ export class Approvals {
   /** The run holding the batch ended (an abort): nothing waits any more. */
   drop(): void {
     this.#waiting = undefined
+    this.#started = undefined
     this.#results = []
     this.#finished = undefined
     this.#patches = undefined
@@ -122,8 +125,17 @@ export class Approvals {
   /**
    * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
    * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
+   * `started`: the calls running, which a save records (internal/session/journal.ts).
    */
-  gate(events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = [], parks = true): Gate {
+  gate(
+    events: Publisher,
+    run: Run,
+    calls: number,
+    results: ReadonlyArray<Snapshot.Batch["results"][number]> = [],
+    parks = true,
+    started?: () => ReadonlyArray<string>
+  ): Gate {
+    this.#started = started
     this.#results = [...results]
     this.#calls = calls
     this.#finished = undefined
@@ -148,7 +160,7 @@ export class Approvals {
     if (parked === undefined || this.#asking === 0 || this.#asking + (this.#finished?.length ?? 0) < this.#calls || this.#waiting === undefined) return
     this.#parked = undefined
     // The batch's last results: no call of it settles any more, and the next batch starts its own.
-    const batch = { waiting: this.pending, results: this.#results }
+    const batch = this.batch()
     const all = this.#waiting
     all.forEach((waiting, i) => {
       if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
@@ -164,7 +176,8 @@ export class Approvals {
 
   /** The batch as it stands, copied: what a save writes. */
   private batch(): Snapshot.Batch {
-    return { waiting: this.pending, results: [...this.#results] }
+    const results = [...this.#results]
+    return this.#started === undefined ? { waiting: this.pending, results } : { waiting: this.pending, results, started: this.#started() }
   }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
@@ -173,8 +186,8 @@ export class Approvals {
       this.#results = this.#results.concat({ callId: result.callId, content: result.content, isError: result.isError })
       this.#finished = this.#finished === undefined ? [result] : this.#finished.concat(result)
       if (patch !== undefined) this.#patches = this.#patches === undefined ? [patch] : this.#patches.concat(patch)
-      this.parkIfWaiting()
-      return this.save()
+      // Saved before the batch parks: parking interrupts this call's fiber.
+      return Effect.andThen(this.save(), Effect.sync(() => this.parkIfWaiting()))
     })
   }
 

@@ -3,7 +3,8 @@
  * completed turn and after a compaction.
  *
  * A save says how many messages are new since the previous one when the history was only
- * appended to since (its first messages the saved ones, see `History.startsWith`), so the store can append;
+ * appended to since (its first messages the saved ones, see `History.startsWith`; with or without
+ * a batch of calls running or waiting), so the store can append;
  * after a compaction, a failed save or a resume it is a rewrite. Saves are serialised and cannot
  * be interrupted halfway (an abort waits for the save it started). A save that fails is logged and
  * the session goes on: the next save rewrites, so nothing is lost once the store is back. A save
@@ -33,10 +34,7 @@ export interface Persistence {
   saved: History.History | undefined
   /** The messages of `saved` as the store holds them (redacted). */
   stored: ReadonlyArray<Message.Message>
-  /**
-   * Whether the last save held a batch waiting for approval: the next save then rewrites (the
-   * disk store's appended lines carry no batch, and must not leave an answered one behind).
-   */
+  /** Whether the last save held a batch (calls running or waiting for approval): an abort saves again without it. */
   batched: boolean
 }
 
@@ -157,7 +155,8 @@ export const commit = (
     const batch = batchOf?.()
     const saved = persistence.saved
     const appending = saved !== undefined && History.startsWith(history, saved)
-    const appended = appending && batch === undefined && !persistence.batched ? history.length - saved.length : undefined
+    // A save with a batch appends too: each save says whether a batch runs (a store keeps the last one's).
+    const appended = appending ? history.length - saved.length : undefined
     const { agent, model, system, ...fields } = persistence.fields
     const updatedAt = yield* Clock.currentTimeMillis
     // What throws while redacting (a getter in the assigns) fails this save like a store would.

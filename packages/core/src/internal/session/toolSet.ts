@@ -103,3 +103,7 @@ export const refresh = <R>(
   sources.length === 0
     ? Effect.succeed(current)
     : Effect.catch(build(agent, current, sources), (clash) => Effect.as(Effect.logWarning(redact(`MCP tools not refreshed: ${clash.message}`)), current))
+
+/** Whether the tool `name` (the agent's, or a source's as last seen) says a call may run twice (`Tool.retrySafe`). */
+export const retrySafe = <R>(agent: Agent<R>, current: ToolSet<R>, name: string): boolean =>
+  agent.tools.some((tool) => tool.name === name && tool.retrySafe) || current.seen.some((tools) => tools.some((tool) => tool.name === name && tool.retrySafe))
