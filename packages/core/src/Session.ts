@@ -19,11 +19,13 @@ import { Context, Deferred, Effect, Exit, type Layer, Option, type Redacted, Res
 import type { Agent } from "./Agent.ts"
 import * as Approval from "./Approval.ts"
 import * as Compactor from "./Compactor.ts"
+import * as Elicitation from "./Elicitation.ts"
 import { Actor } from "./internal/session/Actor.ts"
 import { Approvals } from "./internal/session/approvals.ts"
 import * as Conversation from "./internal/session/Conversation.ts"
 import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
+import { ServerRequests } from "./internal/session/serverRequests.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
 import type { RunOptions, RunResult, TypedResult } from "./internal/session/Run.ts"
@@ -79,6 +81,12 @@ export interface StartOptions<RIn = never> {
   readonly projectInstructions?: boolean | undefined
   /** Approval rules added to the agent's (its lists joined with these; this timeout wins). */
   readonly approvals?: Approval.Rules | undefined
+  /**
+   * How the session answers its MCP servers' questions (`elicitation/create`): a handler for all,
+   * or (without one) an `ElicitationRequested` event each, answered with `respond`; and how long
+   * one waits (docs/mcp.md, Server requests).
+   */
+  readonly elicitation?: Elicitation.Options | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -132,6 +140,12 @@ export interface Session {
   readonly deny: (callId: string, reason?: string) => Effect.Effect<void, Approval.NotPending>
   /** Lets every waiting call run. */
   readonly approveAll: Effect.Effect<void>
+  /**
+   * Answers an MCP server's question (`ElicitationRequested`): accepted values the form does not
+   * take fail with `ElicitationInvalidAnswer` (the question still waits); a question not waiting
+   * fails with `ElicitationNotPending`.
+   */
+  readonly respond: (id: string, answer: Elicitation.Answer) => Effect.Effect<void, Elicitation.NotPending | Elicitation.InvalidAnswer>
 }
 
 /**
@@ -313,7 +327,11 @@ const make = <R, RIn>(
         if (conversation.approvals !== undefined) {
           conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
         }
-        const handle: Session = new Handle(actor)
+        // A session with MCP servers answers what they ask (approvals of sampling, questions).
+        const requests = agent.mcpServers.length === 0
+          ? undefined
+          : new ServerRequests(id, actor, options.elicitation, policy?.success?.timeoutMs)
+        const handle: Session = requests === undefined ? new Handle(actor) : new AskedHandle(actor, requests)
         const done = [handle, scope] as const
         if (onEnd !== undefined) actor.forgetWith(onEnd, handle)
         // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
@@ -329,12 +347,22 @@ const make = <R, RIn>(
             secrets,
             redact: redactor.redact,
             emit: (event) => actor.emit(event),
-            // A server's sampled request spends the session's tokens: they count in its usage.
+            // A server's sampled request spends the session's tokens: they count in its usage, and
+            // in the run's running now.
             model: {
               name: model.name,
               stream: (request) =>
-                model.stream(request).pipe(Stream.tap((part) => Effect.sync(() => part._tag === "Usage" && conversation.spend(part))))
+                model.stream(request).pipe(Stream.tap((part) =>
+                  Effect.sync(() => {
+                    if (part._tag !== "Usage") return
+                    conversation.spend(part)
+                    const run = actor.current
+                    if (run !== undefined) run.sampled = Model.addUsage(run.sampled ?? Model.emptyUsage, part)
+                  })
+                ))
             },
+            approve: (request) => requests!.approve(request),
+            elicit: (request) => requests!.elicit(request),
             roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
               Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])
@@ -416,26 +444,63 @@ class Handle<R> implements Session {
   get join() {
     return this.#actor.join
   }
+  /** What its MCP servers ask, when it has any (`AskedHandle`). */
+  protected get requests(): ServerRequests | undefined {
+    return undefined
+  }
   get pending() {
     const actor = this.#actor
-    return Effect.sync(() => actor.approvals?.pending ?? [])
+    const requests = this.requests
+    return Effect.sync(() => {
+      const calls = actor.approvals?.pending ?? []
+      return requests === undefined ? calls : [...calls, ...requests.pending]
+    })
   }
   get approve(): Session["approve"] {
     const actor = this.#actor
-    return (callId) => answer(actor, callId, Approval.approved)
+    const requests = this.requests
+    return (callId) => answer(actor, requests, callId, Approval.approved)
   }
   get deny(): Session["deny"] {
     const actor = this.#actor
-    return (callId, reason) => answer(actor, callId, Approval.denied(reason))
+    const requests = this.requests
+    return (callId, reason) => answer(actor, requests, callId, Approval.denied(reason))
   }
   get approveAll() {
     const actor = this.#actor
-    return Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void)
+    const requests = this.requests
+    return Effect.andThen(
+      Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void),
+      Effect.suspend(() => requests?.answerAll(Approval.approved) ?? Effect.void)
+    )
+  }
+  get respond(): Session["respond"] {
+    const actor = this.#actor
+    const requests = this.requests
+    return (id, given) => requests?.respond(id, given) ?? Effect.fail(new Elicitation.NotPending({ sessionId: actor.id, id }))
   }
 }
 
-/** One call's answer; a session that never asks has none waiting. */
-const answer = <R>(actor: Actor<R>, callId: string, given: Approval.Answer): Effect.Effect<void, Approval.NotPending> =>
-  Effect.suspend(() =>
-    actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
-  )
+/** The handle of a session with MCP servers: it also answers what they ask. */
+class AskedHandle<R> extends Handle<R> {
+  readonly #requests: ServerRequests
+  constructor(actor: Actor<R>, requests: ServerRequests) {
+    super(actor)
+    this.#requests = requests
+  }
+  protected override get requests(): ServerRequests {
+    return this.#requests
+  }
+}
+
+/** One call's answer: a tool call's, else an MCP server's request's; a session that never asks has none waiting. */
+const answer = <R>(
+  actor: Actor<R>,
+  requests: ServerRequests | undefined,
+  callId: string,
+  given: Approval.Answer
+): Effect.Effect<void, Approval.NotPending> =>
+  Effect.suspend(() => {
+    const call = actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
+    return requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
+  })

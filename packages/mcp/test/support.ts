@@ -1,6 +1,7 @@
 /** Shared by the MCP tests: the servers' paths, a free port, an HTTP server process ready to serve. */
 import { Deferred, Effect, Scope, Stream } from "effect"
 import { spawn } from "node:child_process"
+import * as fs from "node:fs"
 import * as http from "node:http"
 import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -111,3 +112,42 @@ export const protectedServer = Effect.acquireRelease(
     server.close(() => resume(Effect.void))
   })
 )
+
+/** The processes under this one (any depth) whose command line names `needle`. */
+export const descendants = (needle: string): ReadonlyArray<number> => {
+  const parents = new Map<number, number>()
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = fs.readFileSync(`/proc/${entry}/stat`, { encoding: "utf8", flag: "r" }).toString()
+    parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
+  }
+  const under = (pid: number): boolean => {
+    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
+    return false
+  }
+  return [...parents.keys()].filter((pid) => {
+    if (!under(pid)) return false
+    const cmdline = fs.existsSync(`/proc/${pid}/cmdline`) ? fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") : ""
+    return cmdline.includes(needle)
+  })
+}
+
+/** This process's open sockets (from /proc/self/fd). */
+export const sockets = (): number =>
+  fs.readdirSync("/proc/self/fd").filter((fd) => {
+    const target = (() => {
+      const path = `/proc/self/fd/${fd}`
+      return fs.existsSync(path) ? fs.readlinkSync(path) : ""
+    })()
+    return target.startsWith("socket:")
+  }).length
+
+/** Polls (bounded: 15 s) until this process holds `count` sockets; fails with how many it holds. */
+export const awaitSockets = (count: number) =>
+  Effect.gen(function*() {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      if (sockets() === count) return
+      yield* Effect.sleep("50 millis")
+    }
+    return yield* Effect.fail(`${sockets()} sockets are open, ${count} before the session`)
+  })

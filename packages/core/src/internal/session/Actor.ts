@@ -123,6 +123,21 @@ export class Actor<R> implements Publisher {
     return this.#conversation.costIn(this.#context as Context.Context<never>)
   }
 
+  /** The run running now, if one is (what a server's request is asked in: it ends with it). */
+  get current(): Run | undefined {
+    return this.#running?.run
+  }
+
+  /** Whether anyone reads the session's events now: the running run's stream, or an observer. */
+  get observed(): boolean {
+    return this.#running?.run.sink !== undefined || (this.#hub.observers?.size ?? 0) > 0
+  }
+
+  /** The session's redaction, for what its servers ask. */
+  get redact(): (text: string) => string {
+    return this.#conversation.redact
+  }
+
   /** The calls waiting for a person's answer, when the session can have any. */
   get approvals(): Approvals | undefined {
     return this.#conversation.approvals
@@ -251,7 +266,7 @@ export class Actor<R> implements Publisher {
     this.#parked = undefined
     if (this.#phase === "stopped") return Effect.void
     this.#flags |= CONTINUING
-    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, continues: true }
+    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, continues: true, sampled: parked.sampled }
     if (this.#mailbox === undefined) this.#mailbox = [run]
     else this.#mailbox.unshift(run)
     if (this.has(SERVING)) return Effect.void

@@ -26,6 +26,8 @@ export interface Run {
   readonly resume?: boolean | undefined
   /** Whether the run's tracer exports spans, read when it starts (internal/tracing.ts). */
   traced?: boolean | undefined
+  /** Tokens the session's MCP servers sampled while it ran: they count in its result's `usage`. */
+  sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
 }
@@ -60,7 +62,10 @@ export interface RunResult {
   readonly text: string
   /** Why the model ended its final reply. */
   readonly finishReason: Model.FinishReason
-  /** Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`. */
+  /**
+   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, plus
+   * what its MCP servers sampled from the session's model while it ran.
+   */
   readonly usage: Model.Usage
   /** What `usage` cost, when the program provides `Usage.Prices` naming the session's model. */
   readonly cost?: number
