@@ -142,12 +142,21 @@ export const sockets = (): number =>
     return target.startsWith("socket:")
   }).length
 
-/** Polls (bounded: 15 s) until this process holds `count` sockets; fails with how many it holds. */
-export const awaitSockets = (count: number) =>
+/** This process's open file descriptors (from /proc/self/fd; the directory's own read counts in every reading alike). */
+export const fds = (): number => fs.readdirSync("/proc/self/fd").length
+
+/** Polls (bounded: 15 s) until `read` gives `count`; fails saying how many `what` are open. */
+const awaitCount = (read: () => number, count: number, what: string) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 300; attempt++) {
-      if (sockets() === count) return
+      if (read() === count) return
       yield* Effect.sleep("50 millis")
     }
-    return yield* Effect.fail(`${sockets()} sockets are open, ${count} before the session`)
+    return yield* Effect.fail(`${read()} ${what} are open, ${count} before`)
   })
+
+/** Polls (bounded: 15 s) until this process holds `count` sockets; fails with how many it holds. */
+export const awaitSockets = (count: number) => awaitCount(sockets, count, "sockets")
+
+/** Polls (bounded: 15 s) until this process holds `count` file descriptors; fails with how many it holds. */
+export const awaitFds = (count: number) => awaitCount(fds, count, "file descriptors")
