@@ -21,6 +21,9 @@ import type { Message } from "./Message.ts"
  * @since 0.1.0
  * @category models
  */
+/** Below this many messages, appending copies the buffer to its exact size instead of growing it. */
+const SHORT = 8
+
 export class History implements Iterable<Message> {
   readonly #buffer: Array<Message>
   readonly length: number
@@ -45,7 +48,10 @@ export class History implements Iterable<Message> {
   /** @internal */
   appendAll(messages: ReadonlyArray<Message>): History {
     if (messages.length === 0) return this
-    // Only the newest view may extend the buffer in place; an older one forks a copy.
+    // Only the newest view may extend the buffer in place; an older one forks a copy. A short
+    // history is copied exactly: a first push would reserve room for 17 (a waiting session's
+    // two messages held 152 bytes of buffer), and copying a few messages costs less.
+    if (this.length < SHORT) return new History(this.#buffer.slice(0, this.length).concat(messages), this.length + messages.length)
     const buffer = this.#buffer.length === this.length ? this.#buffer : this.#buffer.slice(0, this.length)
     for (const message of messages) buffer.push(message)
     return new History(buffer, buffer.length)
@@ -54,7 +60,11 @@ export class History implements Iterable<Message> {
   /** @internal */
   startsWith(prefix: History): boolean {
     // Views over one buffer agree below the shorter one's length: nothing there ever changes.
-    return prefix.#buffer === this.#buffer && prefix.length <= this.length
+    // Over two (a short history copied, a fork), the same messages in the same places agree.
+    if (prefix.length > this.length) return false
+    if (prefix.#buffer === this.#buffer) return true
+    for (let i = 0; i < prefix.length; i++) if (prefix.#buffer[i] !== this.#buffer[i]) return false
+    return true
   }
 
   /** @internal */
@@ -111,9 +121,10 @@ export const append = (self: History, ...messages: ReadonlyArray<Message>): Hist
 export const toArray = (self: History): ReadonlyArray<Message> => self.toArray()
 
 /**
- * Whether `self` was made by appending to `prefix` (or is `prefix`): then its first
- * `prefix.length` messages are `prefix`'s. A history rebuilt from messages (a compaction) never
- * starts with another, even one holding the same messages.
+ * Whether `self`'s first `prefix.length` messages are `prefix`'s own (the same message values, in
+ * the same places), as appending to `prefix` makes them: then a store holding `prefix` can append
+ * the rest. A compaction's history, which starts with its summary, never starts with the one it
+ * replaced; one holding equal but not the same messages (decoded again) does not either.
  *
  * @since 0.1.0
  * @category combinators

@@ -143,5 +143,11 @@ export const text = (message: AssistantMessage): string =>
  * @since 0.1.0
  * @category combinators
  */
-export const toolCalls = (message: AssistantMessage): ReadonlyArray<ToolCallPart> =>
-  message.parts.filter((part): part is ToolCallPart => part._tag === "ToolCall")
+export const toolCalls = (message: AssistantMessage): ReadonlyArray<ToolCallPart> => {
+  // A reply of calls only (the usual one) is its own list: no copy held while the calls run.
+  let calls = 0
+  for (const part of message.parts) if (part._tag === "ToolCall") calls++
+  return calls === message.parts.length
+    ? message.parts as ReadonlyArray<ToolCallPart>
+    : message.parts.filter((part): part is ToolCallPart => part._tag === "ToolCall")
+}

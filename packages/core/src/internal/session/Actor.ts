@@ -233,7 +233,8 @@ export class Actor<R> implements Publisher {
       if (self.#phase === "stopped") return yield* new SessionError({ sessionId: self.id, reason: new SessionStopped() })
       // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
       const text = self.#conversation.redact(prompt)
-      const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink, resume }
+      // Every field set here, `traced` too: a field added later moves them all out of the object (40 bytes a run).
+      const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink, resume, traced: undefined, continues: false }
       yield* Effect.suspend(() => {
         if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
@@ -266,7 +267,9 @@ export class Actor<R> implements Publisher {
     this.#parked = undefined
     if (this.#phase === "stopped") return Effect.void
     this.#flags |= CONTINUING
-    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, continues: true, sampled: parked.sampled }
+    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, traced: parked.traced, continues: true }
+    // Only a run a server sampled in carries its tokens (every other run's record stays as made).
+    if (parked.sampled !== undefined) run.sampled = parked.sampled
     if (this.#mailbox === undefined) this.#mailbox = [run]
     else this.#mailbox.unshift(run)
     if (this.has(SERVING)) return Effect.void

@@ -85,10 +85,12 @@ export class Approvals {
 
   /** The calls still waiting for an answer (a restored call answered is no longer listed). */
   get pending(): ReadonlyArray<Approval.Pending> {
-    if (this.#waiting === undefined) return []
-    const out: Array<Approval.Pending> = []
-    for (const waiting of this.#waiting) if (!Deferred.isDoneUnsafe(waiting.answer)) out.push(waiting.pending)
-    return out
+    const all = this.#waiting
+    if (all === undefined) return []
+    // `map` and `filter` size their arrays to what they hold; a pushed one reserves room for 17.
+    return all.every((waiting) => !Deferred.isDoneUnsafe(waiting.answer))
+      ? all.map((waiting) => waiting.pending)
+      : all.filter((waiting) => !Deferred.isDoneUnsafe(waiting.answer)).map((waiting) => waiting.pending)
   }
 
   /** A session saves its batch through `saver` (with a store) and continues it through `resumer`. */
@@ -157,17 +159,20 @@ export class Approvals {
   private save(): Effect.Effect<void> {
     const saver = this.#saver
     if (saver === undefined || this.#waiting === undefined || this.#waiting.length === 0) return Effect.void
-    return saver.saveBatch(this.#batch)
+    return saver.saveBatch(() => this.batch())
   }
 
   /** The batch as it stands, copied: what a save writes. */
-  readonly #batch = (): Snapshot.Batch => ({ waiting: this.pending, results: [...this.#results] })
+  private batch(): Snapshot.Batch {
+    return { waiting: this.pending, results: [...this.#results] }
+  }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
     return Effect.suspend(() => {
-      this.#results.push({ callId: result.callId, content: result.content, isError: result.isError })
-      ;(this.#finished ??= []).push(result)
-      if (patch !== undefined) (this.#patches ??= []).push(patch)
+      // Copied, not pushed onto, as the waiting calls are (`put`): what a parked batch keeps is sized to it.
+      this.#results = this.#results.concat({ callId: result.callId, content: result.content, isError: result.isError })
+      this.#finished = this.#finished === undefined ? [result] : this.#finished.concat(result)
+      if (patch !== undefined) this.#patches = this.#patches === undefined ? [patch] : this.#patches.concat(patch)
       this.parkIfWaiting()
       return this.save()
     })
@@ -217,10 +222,11 @@ export class Approvals {
 
   /** Adds `entry`, or puts it in the place of its call's. */
   private put(entry: Waiting): void {
-    const all = (this.#waiting ??= [])
-    const at = all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
-    if (at === -1) all.push(entry)
-    else all[at] = entry
+    const all = this.#waiting
+    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
+    // Copied, not pushed onto: a batch asks for a few calls, and a grown array keeps room for 17.
+    if (at === -1) this.#waiting = all === undefined ? [entry] : all.concat(entry)
+    else all![at] = entry
   }
 
   private remove(callId: string): void {

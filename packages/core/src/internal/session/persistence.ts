@@ -3,7 +3,7 @@
  * completed turn and after a compaction.
  *
  * A save says how many messages are new since the previous one when the history was only
- * appended to since (the same `History` buffer, see `History.startsWith`), so the store can append;
+ * appended to since (its first messages the saved ones, see `History.startsWith`), so the store can append;
  * after a compaction, a failed save or a resume it is a rewrite. Saves are serialised and cannot
  * be interrupted halfway (an abort waits for the save it started). A save that fails is logged and
  * the session goes on: the next save rewrites, so nothing is lost once the store is back. A save
