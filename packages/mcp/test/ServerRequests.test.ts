@@ -5,9 +5,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Agent, Secret, Session, ToolSource } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
-import { Processes, TestModel } from "@condukt/testing"
+import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { awaitSockets, descendants, everything, everythingHttp, fixture, node, results, sockets } from "./support.ts"
+import { everything, everythingLeavesNothing, fixture, node, results } from "./support.ts"
 
 const SAMPLING_TOOL = "everything.trigger-sampling-request"
 const ELICITATION_TOOL = "everything.trigger-elicitation-request"
@@ -85,26 +85,10 @@ const check = (run: Effect.Success<ReturnType<typeof answered>>) => {
 
 describe("server requests", () => {
   it.live("server-everything over stdio: sampled by the session's model, elicited through the handler, roots listed; no process left", () =>
-    Effect.gen(function*() {
-      const run = yield* answered(McpServer.stdio({ ...declaration, command: node, args: [everything, "stdio"] }))
-      check(run)
-      const pids = descendants(everything)
-      assert.strictEqual(pids.length, 1)
-      yield* run.session.stop
-      yield* Effect.forEach(pids, (pid) => Processes.awaitDeath(pid))
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("stdio", declaration, answered, check))
 
   it.live("server-everything over Streamable HTTP: the same answers; no socket left", () =>
-    Effect.gen(function*() {
-      const port = yield* everythingHttp("streamableHttp")
-      const before = sockets()
-      const run = yield* answered(McpServer.http({ ...declaration, url: `http://127.0.0.1:${port}/mcp` }))
-      check(run)
-      yield* run.session.stop
-      // Idle keep-alive connections of the platform's fetch pool close when the server's keep-alive
-      // timeout (5 s) ends them; a stream or a session the client left open would stay.
-      yield* awaitSockets(before)
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("streamableHttp", declaration, answered, check))
 
   it.live("by default sampling is not offered, elicitation is (the session answers it): server-everything lists two tools of the three", () =>
     Effect.gen(function*() {

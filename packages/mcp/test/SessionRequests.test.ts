@@ -10,9 +10,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream } from "effect"
 import { Agent, Elicitation, Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { Processes, TestModel } from "@condukt/testing"
+import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { awaitSockets, descendants, everything, everythingHttp, node, results, sockets } from "./support.ts"
+import { everything, everythingLeavesNothing, node, results } from "./support.ts"
 
 const SAMPLING_TOOL = "everything.trigger-sampling-request"
 const ELICITATION_TOOL = "everything.trigger-elicitation-request"
@@ -81,24 +81,10 @@ const check = (run: Effect.Success<ReturnType<typeof answeredThroughTheSession>>
 
 describe("server requests answered through the session", () => {
   it.live("server-everything over stdio: its form answered with session.respond, its sampling under ask approved then denied; no process left", () =>
-    Effect.gen(function*() {
-      const run = yield* answeredThroughTheSession(McpServer.stdio({ ...declaration, command: node, args: [everything, "stdio"] }))
-      check(run)
-      const pids = descendants(everything)
-      assert.strictEqual(pids.length, 1)
-      yield* run.session.stop
-      yield* Effect.forEach(pids, (pid) => Processes.awaitDeath(pid))
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("stdio", declaration, answeredThroughTheSession, check))
 
   it.live("server-everything over Streamable HTTP: the same answers; no socket left", () =>
-    Effect.gen(function*() {
-      const port = yield* everythingHttp("streamableHttp")
-      const before = sockets()
-      const run = yield* answeredThroughTheSession(McpServer.http({ ...declaration, url: `http://127.0.0.1:${port}/mcp` }))
-      check(run)
-      yield* run.session.stop
-      yield* awaitSockets(before)
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("streamableHttp", declaration, answeredThroughTheSession, check))
 })
 
 describe("questions", () => {

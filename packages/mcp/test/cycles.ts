@@ -4,9 +4,11 @@
  * (SIGKILL), comes back, the tool is called again, and the session closes. Over stdio the
  * session's supervisor restarts the server (a new process); over Streamable HTTP the server's
  * process is started again on the same port and the client opens a new session (the old one is a
- * 404 there), and the server is stopped after the session. After the cycles: which server processes are still alive, and this process's file
- * descriptors (from /proc/self/fd) against the count before them (after one warm-up cycle, so what
- * the first spawn and the first socket make once, Node's own, is not counted).
+ * 404 there), and the server is stopped after the session. Each cycle's server processes (the
+ * pids its calls answered) must have ended right after it (checked then: on a busy machine a pid
+ * is soon reused); after the cycles, no process under this one may run the server, and this
+ * process's file descriptors (/proc/self/fd) are counted against the count before them (after one
+ * warm-up cycle, so what the first spawn and the first socket make once, Node's own, is not counted).
  */
 import { Deferred, Effect, Exit, Scope, Stream } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
@@ -25,7 +27,7 @@ export type Transport = "stdio" | "http"
 export interface Outcome {
   readonly cycles: number
   readonly ms: number
-  /** The servers' processes (every pid a call answered, and any process running the fixture under this one) still alive. */
+  /** The servers' processes still alive: a pid a cycle's call answered, alive after its cycle; a process under this one running the server after them all. */
   readonly alive: ReadonlyArray<number>
   readonly fdsBefore: number
   readonly fdsAfter: number
@@ -55,8 +57,8 @@ const kill = (child: ChildProcess): Effect.Effect<void> =>
     child.kill("SIGKILL")
   })
 
-/** One cycle: connect, call, crash, back, call, close. `pids` gets the pids the calls answered. */
-const cycle = (transport: Transport, pids: Array<number>, port: number) =>
+/** One cycle: connect, call, crash, back, call, close; the pids its two calls answered. */
+const cycle = (transport: Transport, port: number) =>
   Effect.gen(function*() {
     const server = transport === "stdio"
       ? McpServer.stdio({ name: "tiny", command: node, args: [tiny, "stdio"], restart: "permanent" })
@@ -67,7 +69,6 @@ const cycle = (transport: Transport, pids: Array<number>, port: number) =>
     yield* Scope.addFinalizer(scope, Effect.suspend(() => (http.server === undefined ? Effect.void : kill(http.server))))
     const session = yield* Session.start(Agent.make({ name: "cycle", model: "test:x", mcpServers: [server] })).pipe(Scope.provide(scope))
     const first = pidOf(yield* session.run("pid"))
-    pids.push(first)
     if (transport === "stdio") {
       // The restart's McpServerStarted, watched from before the crash.
       const back = yield* Deferred.make<void>()
@@ -83,10 +84,14 @@ const cycle = (transport: Transport, pids: Array<number>, port: number) =>
       http.server = yield* httpServer(port)
     }
     const second = pidOf(yield* session.run("pid"))
-    pids.push(second)
     if (second === first) throw new Error(`the server did not come back: ${first} answered both calls`)
     yield* Scope.close(scope, Exit.void)
-  }).pipe(Effect.provide(TestModel.layer(script)))
+    return [first, second]
+  }).pipe(Effect.provide(TestModel.layer(script)), Effect.orDie)
+
+/** The pids of `pids` still alive after the bounded wait for their death (2 s each). */
+const survivors = (pids: ReadonlyArray<number>) =>
+  Effect.filter(pids, (pid) => Effect.match(Processes.awaitDeath(pid), { onFailure: () => true, onSuccess: () => false }))
 
 /** Polls (bounded: 15 s) until this process holds at most `count` descriptors; the count then. */
 const settledFds = (count: number) =>
@@ -95,20 +100,26 @@ const settledFds = (count: number) =>
     return fds()
   })
 
+/** This process's descriptors once the count held still for 10 readings 50 ms apart (bounded: 15 s). */
+const steadyFds = Effect.gen(function*() {
+  let last = fds()
+  for (let attempt = 0, same = 0; attempt < 300 && same < 10; attempt++) {
+    yield* Effect.sleep("50 millis")
+    const now = fds()
+    same = now === last ? same + 1 : 0
+    last = now
+  }
+  return last
+})
+
 /** Runs `count` cycles over `transport` (after one warm-up cycle) and says what they left. */
-export const run = (transport: Transport, count: number): Effect.Effect<Outcome, unknown> =>
+export const run = (transport: Transport, count: number): Effect.Effect<Outcome> =>
   Effect.gen(function*() {
-    const pids: Array<number> = []
     const port = yield* freePort
-    yield* cycle(transport, pids, port)
-    // Every process of the warm-up is dead before the count is taken.
-    yield* Effect.forEach(pids, (pid) => Effect.ignore(Processes.awaitDeath(pid)), { discard: true })
-    const fdsBefore = yield* settledFds(Number.MAX_SAFE_INTEGER)
+    const alive = [...yield* survivors(yield* cycle(transport, port))]
+    const fdsBefore = yield* steadyFds
     const started = performance.now()
-    for (let i = 0; i < count; i++) yield* cycle(transport, pids, port)
+    for (let i = 0; i < count; i++) alive.push(...yield* survivors(yield* cycle(transport, port)))
     const ms = performance.now() - started
-    yield* Effect.forEach(pids, (pid) => Effect.ignore(Processes.awaitDeath(pid)), { discard: true })
-    const living = yield* Effect.filter(pids, (pid) => Effect.map(Processes.isDead(pid), (gone) => !gone))
-    const alive = [...living, ...descendants(tiny)]
-    return { cycles: count, ms, alive: [...new Set(alive)], fdsBefore, fdsAfter: yield* settledFds(fdsBefore) }
+    return { cycles: count, ms, alive: [...alive, ...descendants(tiny)], fdsBefore, fdsAfter: yield* settledFds(fdsBefore) }
   }).pipe(Effect.provide(Condukt.layer))
