@@ -6,7 +6,8 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as Agent from "../src/Agent.ts"
 import * as Approval from "../src/Approval.ts"
 import * as Elicitation from "../src/Elicitation.ts"
@@ -138,4 +139,36 @@ describe("Session: what its sources ask", () => {
       TestModel.toolCall("src.sample", {}),
       TestModel.text("done again")
     ]))))
+
+  it.effect("a source's approval nobody answers within the rules' timeout is a denial", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent, { approvals: { timeout: "1 second" } })
+      const asked = yield* Deferred.make<void>()
+      yield* Effect.forkChild(
+        session.events.pipe(Stream.runForEach((event) => (event._tag === "ApprovalRequested" ? Deferred.succeed(asked, undefined) : Effect.void))),
+        { startImmediately: true }
+      )
+      const running = yield* Effect.forkChild(session.run("go"), { startImmediately: true })
+      yield* Deferred.await(asked)
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(running)
+      assert.deepStrictEqual(result.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), ["Denied: nobody approved this call within 1000ms"])
+    }).pipe(Effect.provide(env([TestModel.toolCall("src.sample", {}), TestModel.text("done")]))))
+
+  it.effect("an abort while a source's approval waits ends it: it is no longer pending", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent)
+      const asked = yield* Deferred.make<string>()
+      yield* Effect.forkChild(
+        session.events.pipe(Stream.runForEach((event) => (event._tag === "ApprovalRequested" ? Deferred.succeed(asked, event.callId) : Effect.void))),
+        { startImmediately: true }
+      )
+      const running = yield* Effect.forkChild(Effect.exit(session.run("go")), { startImmediately: true })
+      const callId = yield* Deferred.await(asked)
+      yield* session.abort
+      yield* Fiber.join(running)
+      assert.deepStrictEqual(yield* session.pending, [])
+      const late = yield* Effect.flip(session.approve(callId))
+      assert.strictEqual(late._tag, "ApprovalNotPending")
+    }).pipe(Effect.provide(env([TestModel.toolCall("src.sample", {}), TestModel.text("done")]))))
 })
