@@ -338,7 +338,7 @@ const make = <R, RIn>(
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.
         const ending = Scope.addFinalizer(scope, endOf(actor))
-        if (agent.mcpServers.length === 0) return Effect.as(ending, done)
+        if (requests === undefined) return Effect.as(ending, done)
         return Effect.gen(function*() {
           yield* ending
           const sources = yield* ToolSet.start(agent.mcpServers, {
@@ -361,8 +361,8 @@ const make = <R, RIn>(
                   })
                 ))
             },
-            approve: (request) => requests!.approve(request),
-            elicit: (request) => requests!.elicit(request),
+            approve: (request) => requests.approve(request),
+            elicit: (request) => requests.elicit(request),
             roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
               Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])

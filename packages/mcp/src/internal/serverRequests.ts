@@ -97,8 +97,11 @@ const STOP_REASONS: Readonly<Record<Model.FinishReason, string>> = {
   other: "other"
 }
 
-/** The model's request a server's `sampling/createMessage` makes, within the bounds; or why not. */
-const samplingRequest = (declaration: Declaration, params: (typeof CreateMessageRequestSchema)["_output"]["params"]): Model.Request => {
+/** The model's request a server's `sampling/createMessage` makes, within the bounds (and its messages' texts); or why not. */
+const samplingRequest = (
+  declaration: Declaration,
+  params: (typeof CreateMessageRequestSchema)["_output"]["params"]
+): { readonly request: Model.Request; readonly texts: ReadonlyArray<string> } => {
   if (params.messages.length > MAX_SAMPLING_MESSAGES) {
     throw refuse(`a sampling request holds at most ${MAX_SAMPLING_MESSAGES} messages (this one ${params.messages.length})`)
   }
@@ -108,7 +111,7 @@ const samplingRequest = (declaration: Declaration, params: (typeof CreateMessage
   const messages = params.messages.map((message, i) =>
     message.role === "user" ? Message.user(texts[i]!) : Message.assistant([Message.textPart(texts[i]!)])
   )
-  return {
+  const request: Model.Request = {
     system: params.systemPrompt,
     messages: History.fromIterable(messages),
     tools: [],
@@ -118,6 +121,7 @@ const samplingRequest = (declaration: Declaration, params: (typeof CreateMessage
       ...(params.stopSequences === undefined ? {} : { stopSequences: params.stopSequences })
     }
   }
+  return { request, texts }
 }
 
 /** The sampled answer, redacted; a model's failure is the server's error, redacted too. */
@@ -140,7 +144,13 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
  * A person's approval of the sampling request first, when the declaration says `ask`: what they
  * read is the request as the model would (its system prompt, its texts, the tokens it may take).
  */
-const approved = (declaration: Declaration, requests: Requests, request: Model.Request, texts: ReadonlyArray<string>, roles: ReadonlyArray<string>) => {
+const approved = (
+  declaration: Declaration,
+  requests: Requests,
+  request: Model.Request,
+  texts: ReadonlyArray<string>,
+  roles: ReadonlyArray<string>
+): Effect.Effect<void, WireError> => {
   if (declaration.sampling !== "ask" || requests.approve === undefined) return Effect.void
   const input = {
     server: declaration.name,
@@ -173,8 +183,7 @@ export const install = (client: Client, declaration: Declaration, requests: Requ
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
     client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
-      const asked = samplingRequest(declaration, request.params)
-      const texts = request.params.messages.map(textOf)
+      const { request: asked, texts } = samplingRequest(declaration, request.params)
       const roles = request.params.messages.map((message) => message.role)
       return Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.signal })
     })
