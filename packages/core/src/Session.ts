@@ -363,10 +363,16 @@ const make = <R, RIn>(
             },
             approve: (request) => requests.approve(request),
             elicit: (request) => requests.elicit(request),
-            roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
+            // Suspended: `get` looks at the slot when it is made, and the sandbox is built later.
+            roots: Effect.suspend(() => SandboxSlot.get(sandbox, agent.name, scope)).pipe(
               Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])
-            )
+            ),
+            watchRoots: (onChange) =>
+              SandboxSlot.get(sandbox, agent.name, scope).pipe(
+                Effect.option,
+                Effect.flatMap((built) => (built._tag === "Some" ? built.value.watchHostDirectories?.(onChange) : undefined) ?? Effect.void)
+              )
           }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))

@@ -56,6 +56,12 @@ export interface StartContext {
    */
   readonly roots?: Effect.Effect<ReadonlyArray<Root>> | undefined
   /**
+   * Runs `onChange` after each change of the roots (a virtual sandbox's runtime mount), before the
+   * change's tool call returns, for as long as the calling scope lasts; it builds the sandbox, as
+   * reading the roots does (MCP's `notifications/roots/list_changed`). Absent: no roots.
+   */
+  readonly watchRoots?: ((onChange: Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  /**
    * Asks a person through the session's approval flow (an `ApprovalRequested` event, answered with
    * `session.approve` / `deny`) whether the source may do `tool` with `input` (MCP's sampling
    * under `sampling: "ask"`). Absent: nobody to ask.

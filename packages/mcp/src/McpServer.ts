@@ -168,6 +168,7 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
     const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials, {
       model: context.model,
       roots: context.roots,
+      watchRoots: context.watchRoots,
       approve: context.approve,
       elicit: context.elicit
     })

@@ -1,7 +1,9 @@
 /**
  * serverRequests — what a connection answers when its server asks the client something (ADR 0063).
  *
- * `roots/list`: the session's roots (its sandbox's working directory) when the session gives them.
+ * `roots/list`: the session's roots (its sandbox's working directory) when the session gives them;
+ * once a server has read them, a change (a virtual sandbox's runtime mount) sends it
+ * `notifications/roots/list_changed` before the mount's tool call returns.
  * `sampling/createMessage`: the session's own model, when the declaration says `sampling: "allow"`,
  * or `"ask"` and a person approved the request through the session (default deny: the capability
  * is not declared and the SDK answers "method not found"); the request is bounded (messages, their
@@ -23,7 +25,7 @@ import {
   type SamplingMessage
 } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { Effect, Stream } from "effect"
+import { Effect, Scope, Stream } from "effect"
 import { Approval, type Elicitation, History, Message, Model, type ToolSource } from "@condukt/core"
 import type { Credentials } from "./credentials.ts"
 import type { Declaration, ElicitationAnswer } from "./declaration.ts"
@@ -32,6 +34,8 @@ import type { Declaration, ElicitationAnswer } from "./declaration.ts"
 export interface Requests {
   readonly model?: Model.Service | undefined
   readonly roots?: Effect.Effect<ReadonlyArray<ToolSource.Root>> | undefined
+  /** How the connection hears of a change of the roots. */
+  readonly watchRoots?: ToolSource.StartContext["watchRoots"]
   /** The session's approval flow, for `sampling: "ask"`. */
   readonly approve?: ToolSource.StartContext["approve"]
   /** The session's way to put a question to its user. */
@@ -58,7 +62,7 @@ const allowsSampling = (declaration: Declaration, requests: Requests): requests 
 
 /** The capabilities the client declares in `initialize`: only what it answers. */
 export const capabilities = (declaration: Declaration, requests: Requests): ClientCapabilities => ({
-  ...(requests.roots === undefined ? {} : { roots: {} }),
+  ...(requests.roots === undefined ? {} : { roots: requests.watchRoots === undefined ? {} : { listChanged: true } }),
   ...(allowsSampling(declaration, requests) ? { sampling: {} } : {}),
   ...(declaration.elicitation === undefined && requests.elicit === undefined
     ? {}
@@ -174,12 +178,26 @@ const formChecker = () => {
   }
 }
 
-/** Registers the handlers of what `capabilities` declared. */
-export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials): void => {
-  const roots = requests.roots
-  if (roots !== undefined) {
-    client.setRequestHandler(ListRootsRequestSchema, (_, extra) => Effect.runPromise(Effect.map(roots, (list) => ({ roots: [...list] })), { signal: extra.signal }))
-  }
+/**
+ * Answers `roots/list`; after the first answer (the sandbox is built by then: watching does not
+ * build a sandbox nobody asked about), each change of the roots tells the server, while the
+ * connection's `scope` lasts. A notification that cannot be sent (the connection is closing) is dropped.
+ */
+const answerRoots = (client: Client, roots: Effect.Effect<ReadonlyArray<ToolSource.Root>>, requests: Requests, scope: Scope.Scope) => {
+  const watch = requests.watchRoots
+  let watching = false
+  const changed = Effect.ignore(Effect.tryPromise(() => client.sendRootsListChanged()))
+  client.setRequestHandler(ListRootsRequestSchema, (_, extra) => {
+    const answered = Effect.map(roots, (list) => ({ roots: [...list] }))
+    if (watching || watch === undefined) return Effect.runPromise(answered, { signal: extra.signal })
+    watching = true
+    return Effect.runPromise(Effect.tap(answered, () => Scope.provide(watch(changed), scope)), { signal: extra.signal })
+  })
+}
+
+/** Registers the handlers of what `capabilities` declared; what lives with the connection lives in `scope`. */
+export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials, scope: Scope.Scope): void => {
+  if (requests.roots !== undefined) answerRoots(client, requests.roots, requests, scope)
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
     client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
