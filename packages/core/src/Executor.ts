@@ -21,6 +21,7 @@ import { Cause, Duration, Effect, Exit, Fiber, Formatter, Option, Result, Schema
 import * as Approval from "./Approval.ts"
 import * as CallDeadline from "./CallDeadline.ts"
 import * as GenAi from "./internal/genAi.ts"
+import * as TraceContent from "./TraceContent.ts"
 import * as Tracing from "./internal/tracing.ts"
 import type { ImagePart } from "./Message.ts"
 import * as Redactor from "./Redactor.ts"
@@ -375,8 +376,17 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       // A failure's text can quote what the tool saw (a command's output, a file's line).
       (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
     )
-    // `execute_tool <name>` under a real tracer (names and ids only, never arguments or results).
-    return Tracing.spanOf(done, () => GenAi.executeTool(tool.name, call.id), toolSpan)
+    // `execute_tool <name>` under a real tracer: names and ids, and the arguments and result,
+    // redacted, only when the program opted in (TraceContent).
+    return Effect.withFiber((fiber) => {
+      if (!Tracing.isTraced(fiber)) return done
+      const [name, options] = GenAi.executeTool(tool.name, call.id)
+      if (!fiber.getRef(TraceContent.TraceContent)) return Tracing.within(done, name, options, toolSpan)
+      const redact = context.redact
+      return Tracing.within(done, name, { ...options, attributes: { ...options.attributes, ...GenAi.callContent(call.input, redact) } }, {
+        ended: (done) => ({ ...GenAi.executed(done.result), ...GenAi.resultContent(done.result, redact) })
+      })
+    })
   }
 
   /** A batch of several calls, in groups. */

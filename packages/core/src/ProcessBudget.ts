@@ -11,7 +11,7 @@
  * session). It refuses to guess what a process costs: one process group, one permit, whatever the
  * group does.
  */
-import { Context, Duration, Effect, Layer, Option, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Fiber, Layer, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
 
 /** Processes per core when no `max` is given: most tool commands wait on I/O, not a CPU. */
@@ -79,6 +79,10 @@ interface Waiter {
   next: Waiter | undefined
   /** Set when a released permit was handed to this waiter: from then on the permit is its own. */
   granted: boolean
+  /** Set when its `maxWait` passed first: it has left the queue, refused. */
+  expired: boolean
+  /** When `maxWait` passes for it, by the clock of the fiber that queued it. */
+  readonly deadline: number
   resume: ((effect: Effect.Effect<void>) => void) | undefined
 }
 
@@ -91,6 +95,13 @@ interface Waiter {
  * while anyone waits and no newcomer can overtake; taking, releasing and leaving are O(1). A call
  * that finds a permit free takes it without a timer or a clock read.
  *
+ * Every waiter waits `maxWait` at most, so their deadlines come in queue order: one timer for the
+ * whole queue (a fiber sleeping until the oldest waiter's deadline, then refusing every waiter
+ * past its own) replaces a timer and two fibers per waiter (`Effect.timeoutOption` races the wait
+ * against a sleep) — 10,000 sessions whose Bash calls queue hold that much less each
+ * (bench/session-heap.ts). The timer's fiber is started by the first waiter of an empty queue, with
+ * its clock, and stopped when the queue empties.
+ *
  * @since 0.1.0
  * @category constructors
  */
@@ -102,8 +113,36 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
     let head: Waiter | undefined
     let tail: Waiter | undefined
 
-    const enqueue = (): Waiter => {
-      const waiter: Waiter = { prev: tail, next: undefined, granted: false, resume: undefined }
+    /** Sleeps until the oldest waiter's deadline, refuses every waiter past its own, and again; ends with the queue. */
+    let timer: Fiber.Fiber<void> | undefined
+    const expire: Effect.Effect<void> = Effect.suspend(() => {
+      if (head === undefined) {
+        timer = undefined
+        return Effect.void
+      }
+      return Effect.flatMap(Clock.currentTimeMillis, (now): Effect.Effect<void> => {
+        if (head !== undefined && head.deadline > now) return Effect.andThen(Effect.sleep(head.deadline - now), expire)
+        while (head !== undefined && head.deadline <= now) {
+          const waiter = head
+          unlink(waiter)
+          waiter.expired = true
+          const resume = waiter.resume
+          waiter.resume = undefined
+          resume?.(Effect.void)
+        }
+        return expire
+      })
+    })
+    /** The queue emptied (a permit handed to its last waiter, or its last waiter gone): no timer is needed. */
+    const emptied = (): void => {
+      if (head !== undefined || timer === undefined) return
+      const stopping = timer
+      timer = undefined
+      stopping.interruptUnsafe()
+    }
+
+    const enqueue = (deadline: number): Waiter => {
+      const waiter: Waiter = { prev: tail, next: undefined, granted: false, expired: false, deadline, resume: undefined }
       if (tail === undefined) head = waiter
       else tail.next = waiter
       tail = waiter
@@ -127,6 +166,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       }
       unlink(next)
       next.granted = true
+      emptied()
       const resume = next.resume
       next.resume = undefined
       // Yielding first runs the waiter on the scheduler, not inside the releaser's stack: a chain of
@@ -135,26 +175,39 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
     }
     const releaseEffect = Effect.sync(release)
 
-    /** Leaves the queue, or, when a permit was handed over meanwhile, passes it on. */
+    /** Leaves the queue (unless its deadline already took it out), or, when a permit was handed over meanwhile, passes it on. */
     const leave = (waiter: Waiter): void => {
       if (waiter.granted) release()
-      else unlink(waiter)
+      else if (!waiter.expired) {
+        unlink(waiter)
+        emptied()
+      }
     }
 
     const turn = (waiter: Waiter) =>
       Effect.callback<void>((resume) => {
-        if (waiter.granted) return resume(Effect.void)
+        if (waiter.granted || waiter.expired) return resume(Effect.void)
         waiter.resume = resume
         return Effect.sync(() => void (waiter.resume = undefined))
       })
 
-    // Whatever ends the wait (the permit, the timeout, an interruption), the waiter is settled by the
+    // Whatever ends the wait (the permit, the deadline, an interruption), the waiter is settled by the
     // caller's uninterruptible code below, so a permit handed over just as the wait ends is never lost.
     const awaitTurn = (waiter: Waiter): Effect.Effect<boolean> =>
       Effect.flatMap(
         CallDeadline.CallDeadline,
-        (deadline) => deadline.hold(Effect.map(Effect.timeoutOption(turn(waiter), maxWaitMs), Option.isSome))
+        (deadline) => deadline.hold(Effect.map(turn(waiter), () => waiter.granted))
       )
+
+    /** Queues a waiter, starting the timer from this fiber (its clock) when none runs. */
+    const queue: Effect.Effect<Waiter> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const waiter = enqueue(now + maxWaitMs)
+      if (timer !== undefined) return Effect.succeed(waiter)
+      return Effect.map(Effect.forkDetach(expire), (fiber) => {
+        timer = fiber
+        return waiter
+      })
+    })
 
     return {
       max,
@@ -165,15 +218,14 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
             free--
             return Effect.ensuring(restore(use), releaseEffect)
           }
-          const waiter = enqueue()
-          return Effect.flatMap(
-            Effect.onInterrupt(restore(awaitTurn(waiter)), () => Effect.sync(() => leave(waiter))),
-            (served): Effect.Effect<A, E | PermitTimeout, R> => {
-              if (served) return Effect.ensuring(restore(use), releaseEffect)
-              leave(waiter)
-              return Effect.fail(new PermitTimeout({ waitedMs: maxWaitMs, max }))
-            }
-          )
+          return Effect.flatMap(queue, (waiter) =>
+            Effect.flatMap(
+              Effect.onInterrupt(restore(awaitTurn(waiter)), () => Effect.sync(() => leave(waiter))),
+              (served): Effect.Effect<A, E | PermitTimeout, R> => {
+                if (served) return Effect.ensuring(restore(use), releaseEffect)
+                return Effect.fail(new PermitTimeout({ waitedMs: maxWaitMs, max }))
+              }
+            ))
         })
     }
   })

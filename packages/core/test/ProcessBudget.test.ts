@@ -92,6 +92,38 @@ describe("ProcessBudget", () => {
       assert.strictEqual(yield* budget.withPermit(Effect.succeed("next")), "next")
     }))
 
+  it.effect("each waiter is refused at its own deadline, by one timer; a queue emptied and refilled times out again", () =>
+    Effect.gen(function*() {
+      const budget = yield* ProcessBudget.make({ max: 1, maxWait: "1 second" })
+      const holder = yield* hold(budget)
+      const wait = () => Effect.forkChild(Effect.exit(budget.withPermit(Effect.succeed("ran"))), { startImmediately: true })
+      const first = yield* wait()
+      yield* TestClock.adjust("400 millis")
+      const second = yield* wait()
+      const gone = yield* wait()
+      yield* TestClock.adjust("600 millis")
+      // The first one's second has passed; the second one has 400 ms left.
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(first)))
+      assert.isUndefined(second.pollUnsafe())
+      // A waiter leaving does not disturb the timer of those behind it.
+      yield* Fiber.interrupt(gone)
+      yield* TestClock.adjust("399 millis")
+      assert.isUndefined(second.pollUnsafe())
+      yield* TestClock.adjust("1 milli")
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(second)))
+      // The queue is empty: its timer has stopped. A new waiter starts one, refused a second later.
+      const third = yield* wait()
+      yield* TestClock.adjust("999 millis")
+      assert.isUndefined(third.pollUnsafe())
+      yield* holder.release
+      assert.deepStrictEqual(yield* Fiber.join(third), Exit.succeed("ran"))
+      const fourth = yield* Effect.forkChild(Effect.exit(budget.withPermit(Effect.never)), { startImmediately: true })
+      const fifth = yield* wait()
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Exit.isFailure(yield* Fiber.join(fifth)))
+      yield* Fiber.interrupt(fourth)
+    }))
+
   it.effect("an interrupted waiter leaves the queue; a failing holder returns its permit", () =>
     Effect.gen(function*() {
       const budget = yield* ProcessBudget.make({ max: 1 })

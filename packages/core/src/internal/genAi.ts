@@ -4,12 +4,15 @@
  * gen-ai-agent-spans/), so any OTel backend reads a run as an agent invocation, its model requests
  * and its tool calls: `invoke_agent <agent>`, `chat <model>`, `execute_tool <tool>`.
  *
- * Only names, ids, models and counts: never a prompt, a reply, a tool's arguments or result (the
- * conventions' opt-in content attributes are not recorded), so no secret can reach a span this way.
- * docs/decisions/0057-genai-spans-and-cost.md.
+ * Names, ids, models and counts; a prompt, a reply, a tool's arguments or result only when the
+ * program opts in (`TraceContent`), as the conventions' content attributes, each text redacted by
+ * the caller's redaction and cut at `TraceContent.MAX_TEXT`. docs/decisions/0057-genai-spans-and-cost.md.
  */
 import type { Tracer } from "effect"
+import type * as History from "../History.ts"
+import type * as Message from "../Message.ts"
 import type * as Model from "../Model.ts"
+import { MAX_TEXT } from "../TraceContent.ts"
 
 /**
  * The conventions' `gen_ai.provider.name` for a `provider:model` prefix: a well-known value where
@@ -93,3 +96,68 @@ export const executeTool = (tool: string, callId: string): readonly [string, Tra
 /** What a call's result adds to its span: `error.type` when the model got an error result. */
 export const executed = (result: { readonly isError: boolean }): Readonly<Record<string, unknown>> =>
   result.isError ? { "error.type": "tool_error" } : {}
+
+// ---------------------------------------------------------------------------------------------
+// Content, when the program opts in (TraceContent)
+// ---------------------------------------------------------------------------------------------
+
+/** `text` redacted, then cut at `MAX_TEXT` characters, the cut said (cut first, a secret across the cut would leave its start). */
+const bounded = (text: string, redact: (text: string) => string): string => {
+  const shown = redact(text)
+  return shown.length > MAX_TEXT ? `${shown.slice(0, MAX_TEXT)}… [${shown.length - MAX_TEXT} more characters]` : shown
+}
+
+/** A value as JSON, redacted and cut (a tool's arguments). */
+const boundedJson = (value: unknown, redact: (text: string) => string): string => bounded(JSON.stringify(value) ?? "null", redact)
+
+/** The conventions' parts of an assistant message (`text`, `reasoning`, `tool_call`); provider blocks are left out. */
+const assistantParts = (parts: ReadonlyArray<Message.AssistantPart>, redact: (text: string) => string) => {
+  const out: Array<Record<string, unknown>> = []
+  for (const part of parts) {
+    if (part._tag === "Text") out.push({ type: "text", content: bounded(part.text, redact) })
+    else if (part._tag === "Thinking" && part.text !== "") out.push({ type: "reasoning", content: bounded(part.text, redact) })
+    else if (part._tag === "ToolCall") out.push({ type: "tool_call", id: part.id, name: part.name, arguments: boundedJson(part.input, redact) })
+  }
+  return out
+}
+
+/** One message in the conventions' shape (images are named by media type, not carried). */
+const message = (m: Message.Message, redact: (text: string) => string): Record<string, unknown> => {
+  if (m._tag === "UserMessage") {
+    const images = (m.images ?? []).map((image) => ({ type: "blob", modality: "image", mime_type: image.mediaType }))
+    return { role: "user", parts: [{ type: "text", content: bounded(m.content, redact) }, ...images] }
+  }
+  if (m._tag === "AssistantMessage") return { role: "assistant", parts: assistantParts(m.parts, redact) }
+  return { role: "tool", parts: [{ type: "tool_call_response", id: m.callId, response: bounded(m.content, redact) }] }
+}
+
+/** What a `chat` span holds of its request when content is on: the system instructions and the messages sent. */
+export const requestContent = (
+  request: { readonly system: string | undefined; readonly messages: History.History },
+  redact: (text: string) => string
+): Readonly<Record<string, unknown>> => {
+  const messages: Array<Record<string, unknown>> = []
+  for (const m of request.messages) messages.push(message(m, redact))
+  return {
+    ...(request.system === undefined ? {} : { "gen_ai.system_instructions": JSON.stringify([{ type: "text", content: bounded(request.system, redact) }]) }),
+    "gen_ai.input.messages": JSON.stringify(messages)
+  }
+}
+
+/** What a `chat` span holds of its reply when content is on. */
+export const replyContent = (
+  reply: { readonly message: Message.AssistantMessage; readonly finishReason: Model.FinishReason },
+  redact: (text: string) => string
+): Readonly<Record<string, unknown>> => ({
+  "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: assistantParts(reply.message.parts, redact), finish_reason: reply.finishReason }])
+})
+
+/** What an `execute_tool` span holds of its call when content is on: the arguments. */
+export const callContent = (input: unknown, redact: (text: string) => string): Readonly<Record<string, unknown>> => ({
+  "gen_ai.tool.call.arguments": boundedJson(input, redact)
+})
+
+/** What an `execute_tool` span holds of its result when content is on (already redacted by the executor). */
+export const resultContent = (result: { readonly content: string }, redact: (text: string) => string): Readonly<Record<string, unknown>> => ({
+  "gen_ai.tool.call.result": bounded(result.content, redact)
+})

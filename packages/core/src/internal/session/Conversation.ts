@@ -10,7 +10,7 @@
  * through the actor as they happen. Nothing here decides how a run ends: it returns or fails, and
  * the `Actor` settles it.
  */
-import { type Context, Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
+import { type Cause, type Context, Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
@@ -24,6 +24,7 @@ import * as Redactor from "../../Redactor.ts"
 import type * as Snapshot from "../../Snapshot.ts"
 import * as Usage from "../../Usage.ts"
 import * as GenAi from "../genAi.ts"
+import * as TraceContent from "../../TraceContent.ts"
 import * as Tracing from "../tracing.ts"
 import type { RunResult } from "./Run.ts"
 import { MaxTurnsExceeded, OutputInvalid, type RunError, SessionError } from "../../SessionError.ts"
@@ -527,7 +528,17 @@ export class Conversation<R> {
     const requested = this.request(events, run, request, turn, options)
     if (!run.traced) return requested
     const [name, span] = GenAi.chat(this.#model.name, this.id, options)
-    return Tracing.within(requested, name, span, { ended: GenAi.replied, failed: (cause) => Redactor.redactCause(this.#redact, cause) })
+    const redact = this.#redact
+    const failed = <E>(cause: Cause.Cause<E>) => Redactor.redactCause(redact, cause)
+    return Effect.withFiber((fiber) => {
+      if (!fiber.getRef(TraceContent.TraceContent)) return Tracing.within(requested, name, span, { ended: GenAi.replied, failed })
+      // The program opted in: what was sent and said, redacted (internal/genAi.ts).
+      const attributes = { ...span.attributes, ...GenAi.requestContent(request, redact) }
+      return Tracing.within(requested, name, { ...span, attributes }, {
+        ended: (reply) => ({ ...GenAi.replied(reply), ...GenAi.replyContent(reply, redact) }),
+        failed
+      })
+    })
   }
 
   /** One model request: its deltas published as they stream, the reply folded into a message. */
