@@ -54,6 +54,7 @@ export const integration = [
   "test/secret-leak-hunt.test.ts",
   "test/session-sandboxes.test.ts",
   "test/session-store-crash.test.ts",
+  "test/sub-agents.test.ts",
   "test/typecheck.test.ts",
   "test/warnings.test.ts"
 ]

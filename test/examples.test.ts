@@ -118,6 +118,17 @@ The agent answered: Hello from a local model.
 Bash printed: token [REDACTED:DEPLOY_TOKEN] has 12 characters
 The model read: token [REDACTED:DEPLOY_TOKEN] has 12 characters
 `,
+  "sub-agents.ts": `AgentStart
+→ researcher {"prompt":"When was the Eiffel Tower finished?"}
+  [lead > researcher] AgentStart
+  [lead > researcher] → submit {"answer":"In March 1889","confidence":"high"}
+  [lead > researcher] ← Answer received.
+  [lead > researcher] AgentEnd (completed)
+← {"answer":"In March 1889","confidence":"high"}
+AgentEnd (completed)
+It is 330 metres tall.
+usage {"inputTokens":30,"outputTokens":15}, by agent {"lead":{"inputTokens":20,"outputTokens":10},"lead/researcher":{"inputTokens":10,"outputTokens":5}}, cost $0.000245
+`,
   "supervision.ts": `worker: start 1, crashing
 worker: start 2, crashing
 worker: start 3, up

@@ -1,9 +1,10 @@
 /**
  * A run as any OpenTelemetry backend reads it (the GenAI semantic conventions,
  * docs/observability.md): `invoke_agent <agent>` holding a `chat <model>` per model request and an
- * `execute_tool <tool>` per call, an MCP call's own request span under its tool's, with the
- * conventions' attributes and nothing of the prompt, the replies, the arguments or the results
- * (so no secret) in any span. A real MCP server process, a custom tool, a scripted model.
+ * `execute_tool <tool>` per call, an MCP call's own request span under its tool's, a sub-agent's
+ * `invoke_agent` under the `execute_tool` of the call that started it, with the conventions'
+ * attributes and nothing of the prompt, the replies, the arguments or the results (so no secret)
+ * in any span. A real MCP server process, a custom tool, a sub-agent, a scripted model.
  */
 import { Agent, Secret, Session, Tool } from "@condukt/core"
 import { McpServer } from "@condukt/mcp"
@@ -26,10 +27,13 @@ const notes = Tool.make("release_notes", {
   call: ({ version }, { secrets }) => Effect.succeed(`notes of ${version}, fetched with ${Redacted.value(secrets["NOTES_TOKEN"]!)}`)
 })
 
+/** A sub-agent; the provided scripted model serves it too (its replies come in turn). */
+const summariser = Agent.make({ name: "summariser", model: "anthropic:claude-sonnet-4-6" })
+
 const agent = Agent.make({
   name: "releaser",
   model: "anthropic:claude-sonnet-4-6",
-  tools: [notes],
+  tools: [notes, Agent.asTool(summariser, { description: "Summarises" })],
   mcpServers: [server],
   secrets: { NOTES_TOKEN: Secret.static(SECRET) }
 })
@@ -43,6 +47,8 @@ const cached = (reply: TestModel.Reply): TestModel.Reply => ({
 const replies = [
   TestModel.toolCall("fx.echo", { text: `say ${SECRET}` }, "call_mcp"),
   cached(TestModel.toolCall("release_notes", { version: "1.2.0" }, "call_notes")),
+  TestModel.toolCall("summariser", { prompt: "Summarise the notes" }, "call_sub"),
+  TestModel.text("The summary"),
   TestModel.text(`Done with ${SECRET}`)
 ]
 
@@ -54,12 +60,13 @@ const chat = (extra: Record<string, unknown>) => ({
 })
 
 describe("GenAI spans", () => {
-  it.live("a run with an MCP call and a custom tool is invoke_agent > chat, execute_tool (> McpClient.tools/call), with the conventions' attributes and no secret", () =>
+  it.live("a run with an MCP call, a custom tool and a sub-agent is invoke_agent > chat, execute_tool (> McpClient.tools/call, > invoke_agent > chat), with the conventions' attributes and no secret", () =>
     Effect.gen(function*() {
       const recorder = yield* Spans.make
       const session = yield* Session.start(agent, { projectInstructions: false }).pipe(Effect.provideService(Tracer.Tracer, recorder.tracer))
       yield* session.run(PROMPT).pipe(Effect.provideService(Tracer.Tracer, recorder.tracer))
-      const run = recorder.spans.find((span) => span.name.startsWith("invoke_agent"))!
+      const run = recorder.spans.find((span) => span.name === "invoke_agent releaser")!
+      const child = recorder.spans.find((span) => span.name === "invoke_agent summariser")!
       // How far below the run a span is: 1 for its children, undefined for a span outside it.
       const depth = (span: Tracer.AnySpan): number | undefined => {
         if (span.spanId === run.spanId) return 0
@@ -114,13 +121,31 @@ describe("GenAI spans", () => {
           attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "release_notes", "gen_ai.tool.call.id": "call_notes", "gen_ai.tool.type": "function" },
           ended: true
         },
+        { depth: 1, name: "chat claude-sonnet-4-6", kind: "client", attributes: chat({ "gen_ai.conversation.id": session.id, "gen_ai.response.finish_reasons": ["tool-calls"], ...tokens }), ended: true },
+        {
+          depth: 1,
+          name: "execute_tool summariser",
+          kind: "internal",
+          attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "summariser", "gen_ai.tool.call.id": "call_sub", "gen_ai.tool.type": "function" },
+          ended: true
+        },
+        {
+          depth: 2,
+          name: "invoke_agent summariser",
+          kind: "internal",
+          attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "summariser", "gen_ai.conversation.id": child.attributes.get("sessionId"), sessionId: child.attributes.get("sessionId"), runId: child.attributes.get("runId") },
+          ended: true
+        },
+        { depth: 3, name: "chat claude-sonnet-4-6", kind: "client", attributes: chat({ "gen_ai.conversation.id": child.attributes.get("sessionId"), "gen_ai.response.finish_reasons": ["stop"], ...tokens }), ended: true },
         { depth: 1, name: "chat claude-sonnet-4-6", kind: "client", attributes: chat({ "gen_ai.conversation.id": session.id, "gen_ai.response.finish_reasons": ["stop"], ...tokens }), ended: true }
       ])
+      assert.notStrictEqual(child.attributes.get("sessionId"), session.id)
       const traced = Spans.text(recorder)
       assert.notInclude(traced, SECRET)
       assert.notInclude(traced, PROMPT)
       assert.notInclude(traced, "1.2.0")
       assert.notInclude(traced, "notes of")
+      assert.notInclude(traced, "Summarise")
     }).pipe(
       Effect.scoped,
       Effect.provide(Layer.mergeAll(TestModel.layer(replies, { name: "anthropic:claude-sonnet-4-6" }), Condukt.layer))

@@ -2,15 +2,18 @@
  * Agent — the description of an agent: its name, model, system prompt, tools and defaults.
  *
  * An agent is an inert value; `Session.start` runs it. Its type carries the services its tools
- * and its sandbox layer need (`R`), so a session started without them does not compile.
+ * and its sandbox layer need (`R`), so a session started without them does not compile. `asTool`
+ * offers an agent to others as a tool; the session whose run makes a call runs the child
+ * (`SubAgentHost`, internal/session/subAgents.ts), so this module knows no session.
  */
-import type { Duration, Layer, Result } from "effect"
+import { Context, type Duration, Effect, type Layer, Option, type Result, Schema } from "effect"
 import type * as Approval from "./Approval.ts"
 import * as Executor from "./Executor.ts"
 import * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
 import type * as Secret from "./Secret.ts"
-import type * as Tool from "./Tool.ts"
+import type * as Output from "./Output.ts"
+import * as Tool from "./Tool.ts"
 import type * as ToolSource from "./ToolSource.ts"
 
 /** @since 0.1.0 @category models */
@@ -92,4 +95,115 @@ export const make = <R = never>(options: Options<R>): Agent<R> => {
     mcpServers: options.mcpServers ?? [],
     approvals: options.approvals
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sub-agents
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * How deep sub-agents nest unless a tool says otherwise: a sub-agent's sub-agent's sub-agent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_MAX_DEPTH = 3
+
+/**
+ * How many sub-agents run at once under one top-level run unless a tool says otherwise.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_MAX_CONCURRENT = 8
+
+/**
+ * The input a sub-agent tool takes unless given one: the task, which is the child's prompt.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const PromptInput = Schema.Struct({
+  prompt: Schema.String.annotate({ description: "The task for the sub-agent, with everything it needs to know" })
+})
+
+/**
+ * How an agent is offered as a tool (`asTool`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AsToolOptions<I extends Schema.Top = typeof PromptInput, O extends Output.Output | undefined = undefined> {
+  /** What the calling model reads: when to call it and what it answers. */
+  readonly description: string
+  /** The tool's input (default `{ prompt: string }`, the child's prompt); any other is sent to the child as its JSON. */
+  readonly input?: I | undefined
+  /** A Schema for the child's typed answer: the call's text is its JSON, its data the value. */
+  readonly output?: O | undefined
+  /** How deep sub-agents may nest, the top-level session being level 0 (default 3). */
+  readonly maxDepth?: number | undefined
+  /** How many sub-agents may run at once under one top-level run, its whole tree counted (default 8). */
+  readonly maxConcurrent?: number | undefined
+}
+
+/**
+ * A sub-agent tool's settings, as the session running a call reads them.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SubAgentSettings {
+  readonly output: Output.Output | undefined
+  readonly maxDepth: number
+  readonly maxConcurrent: number
+  /** The child's prompt for the call's decoded input. */
+  readonly promptOf: (input: unknown) => Effect.Effect<string>
+}
+
+/**
+ * What a session gives the calls of its run for the sub-agents they start, provided around each
+ * run of an agent that has a sub-agent tool (internal/session/subAgents.ts): it starts the child,
+ * runs it and answers for the model.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class SubAgentHost extends Context.Service<SubAgentHost, {
+  readonly run: <R>(agent: Agent<R>, settings: SubAgentSettings, input: unknown, context: Tool.Context) => Effect.Effect<Tool.Output, string, R>
+}>()("@condukt/core/Agent/SubAgentHost") {}
+
+/**
+ * `agent` offered to other agents as a tool named after it: each call runs a child session of it,
+ * supervised under the caller's session, its events in the caller's stream and its tokens in the
+ * caller's result (docs/sub-agents.md). Outside a session (an executor of its own) a call is an
+ * error result.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const asTool = <
+  R,
+  I extends Schema.Top & { readonly DecodingServices: never; readonly EncodingServices: never } = typeof PromptInput,
+  O extends Output.Output | undefined = undefined
+>(agent: Agent<R>, options: AsToolOptions<I, O>): Tool.Tool<R> => {
+  const input = options.input
+  const encode = input === undefined ? undefined : Schema.encodeUnknownEffect(Schema.toCodecJson(input) as unknown as Schema.Codec<unknown, unknown>)
+  const settings: SubAgentSettings = {
+    output: options.output,
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
+    maxConcurrent: options.maxConcurrent ?? DEFAULT_MAX_CONCURRENT,
+    promptOf: encode === undefined
+      ? (args) => Effect.succeed((args as typeof PromptInput.Type).prompt)
+      : (args) => Effect.map(Effect.orDie(encode(args)), (json) => JSON.stringify(json))
+  }
+  const tool = Tool.make(agent.name, {
+    description: options.description,
+    parameters: (input ?? PromptInput) as typeof PromptInput,
+    call: (args, context) =>
+      Effect.flatMap(Effect.serviceOption(SubAgentHost), (host) =>
+        Option.isSome(host)
+          ? host.value.run(agent, settings, args, context)
+          : Effect.fail(`Sub-agent ${agent.name} can only run inside a session`))
+  })
+  return { ...tool, subAgent: true }
 }

@@ -27,6 +27,7 @@ import * as EventHub from "./internal/session/eventHub.ts"
 import * as Persistence from "./internal/session/persistence.ts"
 import { ServerRequests } from "./internal/session/serverRequests.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
+import * as SubAgents from "./internal/session/subAgents.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
 import type { RunOptions, RunResult, TypedResult } from "./internal/session/Run.ts"
 import * as uuid7 from "./internal/uuid7.ts"
@@ -322,7 +323,7 @@ const make = <R, RIn>(
           instructions: options.projectInstructions !== false,
           approvals: approvalsOf(id, agent, policy?.success, resumed)
         })
-        const actor = new Actor(conversation, scope, parent, context as Context.Context<R>)
+        const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
         if (conversation.approvals !== undefined) {
           conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
@@ -373,12 +374,22 @@ const make = <R, RIn>(
                 Effect.option,
                 Effect.flatMap((built) => (built._tag === "Some" ? built.value.watchHostDirectories?.(onChange) : undefined) ?? Effect.void)
               )
-          }).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
+          }, Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
           return done
         })
       }))))
+}
+
+/**
+ * A session's actor, which can start its calls' sub-agents' sessions: the one thing the actor
+ * needs of this module (a prototype method, so a session holds nothing more for it).
+ */
+class SessionActor<R> extends Actor<R> {
+  startSession<S>(agent: Agent<S>, scope: Scope.Scope): Effect.Effect<Actor<unknown>, StartError, S> {
+    return Effect.map(startIn(agent, { projectInstructions: false }, scope, undefined), ([session]) => Handle.actorOf(session))
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -398,6 +409,10 @@ class Handle<R> implements Session {
     this.id = actor.id
     this.agent = actor.agent
     this.#actor = actor
+  }
+  /** The actor behind a handle this module made. */
+  static actorOf(session: Session): Actor<unknown> {
+    return (session as Handle<unknown>).#actor
   }
   get run(): Session["run"] {
     const actor = this.#actor

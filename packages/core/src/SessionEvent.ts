@@ -15,6 +15,11 @@
  * Compacted event follows a run's last TurnEnd when its compactor shortened the history (one
  * from `session.compact` reaches observers with an empty run id).
  *
+ * A sub-agent's events (`Agent.asTool`) reach the stream of the run whose call started it, among
+ * that run's own, each as the sub-agent's session numbered it (its own session id, run id and
+ * `seq`) and tagged with `agentPath`, the agents from the top-level session's down to the one that
+ * emitted it (`["main", "researcher"]`). A session's own events carry no `agentPath`.
+ *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
 import { Schema } from "effect"
@@ -24,7 +29,9 @@ import { Usage } from "./Usage.ts"
 const base = {
   sessionId: Schema.String,
   runId: Schema.String,
-  seq: Schema.Int
+  seq: Schema.Int,
+  /** Set on a sub-agent's event only: the agents from the top-level session's down to the one that emitted it. */
+  agentPath: Schema.optionalKey(Schema.Array(Schema.String))
 }
 
 /** @since 0.1.0 @category models */
@@ -185,7 +192,12 @@ export const SessionEvent = Schema.Union([
 export type SessionEvent = typeof SessionEvent.Type
 
 /** The fields every event carries. */
-export type Base = { readonly sessionId: string; readonly runId: string; readonly seq: number }
+export type Base = {
+  readonly sessionId: string
+  readonly runId: string
+  readonly seq: number
+  readonly agentPath?: ReadonlyArray<string>
+}
 
 /** An event without its base fields: what the session fills in. */
 export type Payload = SessionEvent extends infer E ? E extends SessionEvent ? Omit<E, keyof Base> : never : never

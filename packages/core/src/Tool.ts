@@ -162,6 +162,11 @@ export interface Tool<out R = never> {
    * the session's rules (`Approval.Rules`) win over it.
    */
   readonly needsApproval: NeedsApproval<unknown, R>
+  /**
+   * It runs a child session of an agent (`Agent.asTool`): a session whose agent has one gives its
+   * runs' calls what they need for it. Absent on every other tool.
+   */
+  readonly subAgent?: true | undefined
 }
 
 /** Options shared by both forms of `make`. */

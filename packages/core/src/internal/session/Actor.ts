@@ -15,11 +15,12 @@
  * the order they are published; at most `MAX_PENDING` between-run events are kept.
  */
 import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
+import type { Agent } from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type { Message } from "../../Message.ts"
 import * as Redactor from "../../Redactor.ts"
 import type { RunOptions, RunResult } from "./Run.ts"
-import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped } from "../../SessionError.ts"
+import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped, type StartError } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as ToolSource from "../../ToolSource.ts"
 import type { Usage } from "../../Usage.ts"
@@ -29,7 +30,7 @@ import * as uuid7 from "../uuid7.ts"
 import type { Approvals } from "./approvals.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
-import type { Publisher, Run } from "./Run.ts"
+import type { Child, Publisher, Run } from "./Run.ts"
 
 const SERVING = 1
 const CONTINUING = 2
@@ -46,7 +47,7 @@ export const MAX_PENDING = 64
  * serving the mailbox, the mailbox itself, the observers and the between-run events are all made
  * when first needed.
  */
-export class Actor<R> implements Publisher {
+export abstract class Actor<R> implements Publisher {
   readonly #conversation: Conversation<R>
   readonly #scope: Scope.Closeable
   /** The scope `start` was called in: it outlives the session's own. */
@@ -205,6 +206,14 @@ export class Actor<R> implements Publisher {
     })
   }
 
+  /**
+   * Delivers a sub-agent's event into `run`, as its own session numbered it: it takes no number
+   * here, and its AgentEnd does not end `run`'s stream.
+   */
+  forward(run: Run, event: SessionEvent.SessionEvent, wait: boolean): Effect.Effect<void> {
+    return EventHub.deliver(this.#hub, run.sink, event, wait)
+  }
+
   /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
   private flushPending(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -218,6 +227,9 @@ export class Actor<R> implements Publisher {
       }, { discard: true })
     })
   }
+
+  /** Starts a sub-agent's session (Session.ts, which alone knows how to start one, implements it). */
+  abstract startSession<S>(agent: Agent<S>, scope: Scope.Scope): Effect.Effect<Child, StartError, S>
 
   // -------------------------------------------------------------------------------------------
   // Queueing, cancelling, aborting, compacting
@@ -270,6 +282,8 @@ export class Actor<R> implements Publisher {
     const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, traced: parked.traced, continues: true }
     // Only a run a server sampled in carries its tokens (every other run's record stays as made).
     if (parked.sampled !== undefined) run.sampled = parked.sampled
+    // What its sub-agents spent before it parked counts in its result.
+    if (parked.subAgents !== undefined) run.subAgents = parked.subAgents
     if (this.#mailbox === undefined) this.#mailbox = [run]
     else this.#mailbox.unshift(run)
     if (this.has(SERVING)) return Effect.void

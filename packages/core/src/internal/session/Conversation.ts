@@ -11,7 +11,7 @@
  * the `Actor` settles it.
  */
 import { type Cause, type Context, Deferred, Effect, type Redacted, Result, type Scope, Stream } from "effect"
-import type { Agent } from "../../Agent.ts"
+import * as Agent from "../../Agent.ts"
 import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
 import * as History from "../../History.ts"
@@ -33,6 +33,7 @@ import type * as ToolSource from "../../ToolSource.ts"
 import type { Approvals } from "./approvals.ts"
 import * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
+import * as SubAgents from "./subAgents.ts"
 import * as ToolSet from "./toolSet.ts"
 import type { Publisher, Run } from "./Run.ts"
 
@@ -96,7 +97,7 @@ const withSubmit = (specs: ReadonlyArray<Model.ToolSpec>, output: Output.Output)
  */
 export class Conversation<R> {
   readonly id: string
-  readonly agent: Agent<R>
+  readonly agent: Agent.Agent<R>
   /** The session's scope: the sandbox is built in a child of it. */
   readonly #scope: Scope.Scope
   readonly #model: Model.Service
@@ -143,7 +144,7 @@ export class Conversation<R> {
 
   constructor(init: {
     readonly id: string
-    readonly agent: Agent<R>
+    readonly agent: Agent.Agent<R>
     readonly scope: Scope.Scope
     readonly model: Model.Service
     readonly tools: ToolSet.ToolSet<R>
@@ -295,12 +296,17 @@ export class Conversation<R> {
    * generator: a run waiting on its model or its tools holds this frame all along.
    */
   drive(events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
-    return Effect.withFiber((fiber) => {
+    const driven = Effect.withFiber((fiber) => {
       run.traced = Tracing.isTraced(fiber)
       return this.#instructions
         ? Effect.andThen(this.readInstructions(), Effect.suspend(() => this.start(events, run)))
         : this.start(events, run)
     })
+    // The sub-agents its calls start work under the session and report into this run (only an
+    // agent with a sub-agent tool pays for the host and the context that carries it).
+    return this.agent.tools.some(isSubAgent)
+      ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run))
+      : driven
   }
 
   /**
@@ -431,7 +437,7 @@ export class Conversation<R> {
         messages,
         ...(run.options?.output === undefined ? {} : { value })
       }
-      return Effect.as(this.afterRun(events, run), result)
+      return Effect.as(this.afterRun(events, run), SubAgents.total(result, run, context, this.agent.name))
     })
   }
 
@@ -670,6 +676,8 @@ export class Conversation<R> {
     })
   }
 }
+
+const isSubAgent = (tool: Tool.Tool<unknown>) => tool.subAgent === true
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
 const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>

@@ -6,8 +6,9 @@
  * A run is a plain record (its caller waits on `done`, its stream reads `sink`); the `Actor`
  * queues, serves and settles it, the `Conversation` drives it.
  */
-import type { Deferred, Effect } from "effect"
-import type { RunError } from "../../SessionError.ts"
+import type { Deferred, Effect, Scope } from "effect"
+import type { Agent } from "../../Agent.ts"
+import type { RunError, SessionError, StartError } from "../../SessionError.ts"
 import type * as SessionEvent from "../../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../../Message.ts"
@@ -30,6 +31,25 @@ export interface Run {
   sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
+  /** What its calls' sub-agents spent and how many run now, made by the first (internal/session/subAgents.ts). */
+  subAgents?: Spent | undefined
+}
+
+/** A run's tally of its sub-agents: how many run now, and what those that ended spent. */
+export interface Spent {
+  running: number
+  usage: Model.Usage | undefined
+  readonly byAgent: Record<string, Model.Usage>
+  /** The sum of their costs; `undefined` once one had none (its model unpriced). */
+  cost: number | undefined
+}
+
+/** A sub-agent's session, as its caller's host drives it: its actor. */
+export interface Child {
+  readonly enqueue: (prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) => Effect.Effect<Run, SessionError>
+  readonly cancel: (run: Run) => Effect.Effect<void>
+  readonly usage: Model.Usage
+  readonly cost: number | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */
@@ -39,6 +59,13 @@ export interface Publisher {
    * between runs (no run) to the observers, with an empty run id.
    */
   readonly publish: (run: Run | undefined, payload: SessionEvent.Payload, wait?: boolean) => Effect.Effect<void>
+  /**
+   * Delivers a sub-agent's event as it is (its own ids and number) into `run`'s stream and to the
+   * observers, waiting for a slow stream reader with `wait`.
+   */
+  readonly forward: (run: Run, event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
+  /** Starts a session of `agent` in `scope`, with the current context: a sub-agent's (`Session.startIn`). */
+  readonly startSession: <R>(agent: Agent<R>, scope: Scope.Scope) => Effect.Effect<Child, StartError, R>
 }
 
 /** @since 0.1.0 @category models */
@@ -63,12 +90,21 @@ export interface RunResult {
   /** Why the model ended its final reply. */
   readonly finishReason: Model.FinishReason
   /**
-   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, plus
-   * what its MCP servers sampled from the session's model while it ran.
+   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, of
+   * its sub-agents' runs (`Agent.asTool`) when it had some, and what its MCP servers sampled from
+   * the session's model while it ran.
    */
   readonly usage: Model.Usage
-  /** What `usage` cost, when the program provides `Usage.Prices` naming the session's model. */
+  /**
+   * What `usage` cost, when the program provides `Usage.Prices` naming the session's model (and,
+   * when sub-agents ran, each of theirs).
+   */
   readonly cost?: number
+  /**
+   * When sub-agents ran: `usage` by agent, keyed by the agent path joined with `/` (`main`,
+   * `main/researcher`); two calls of one sub-agent count under one key.
+   */
+  readonly byAgent?: Readonly<Record<string, Model.Usage>>
   /** Model requests the run made. */
   readonly turns: number
   /** What the run added to the history after the prompt: replies and tool results, in order. */

@@ -35,10 +35,14 @@ export const ofAgent = <R>(agent: Agent<R>, executor: Executor.Executor<R>): Too
 /** A session without MCP servers: one array for them all. */
 export const none: ReadonlyArray<ToolSource.Running> = []
 
-/** Starts `sources` in parallel in the current scope; a duplicate name fails before any starts. */
+/**
+ * Starts `sources` in parallel in the current scope; a duplicate name fails before any starts. A
+ * source `inherited` names (a sub-agent's ancestors' connection of that name) is reused, not started.
+ */
 export const start = <R>(
   sources: ReadonlyArray<ToolSource.ToolSource<R>>,
-  context: Omit<ToolSource.StartContext, "supervisor">
+  context: Omit<ToolSource.StartContext, "supervisor">,
+  inherited?: ReadonlyMap<string, ToolSource.Running> | undefined
 ): Effect.Effect<ReadonlyArray<ToolSource.Running>, McpStartFailed, R | Scope.Scope> =>
   Effect.gen(function*() {
     if (sources.length === 0) return []
@@ -49,9 +53,14 @@ export const start = <R>(
       }
       names.add(source.name)
     }
+    if (inherited !== undefined && sources.every((source) => inherited.has(source.name))) return sources.map((source) => inherited.get(source.name)!)
     // Default options: `make` cannot refuse them.
     const supervisor = yield* Effect.orDie(Supervisor.make())
-    return yield* Effect.forEach(sources, (source) => source.start({ ...context, supervisor }), { concurrency: "unbounded" })
+    const reused = (source: ToolSource.ToolSource<R>) => inherited?.get(source.name)
+    return yield* Effect.forEach(sources, (source) => {
+      const running = reused(source)
+      return running === undefined ? source.start({ ...context, supervisor }) : Effect.succeed(running)
+    }, { concurrency: "unbounded" })
   }).pipe(Effect.withSpan("Session.startMcpServers", { attributes: { servers: sources.map((s) => s.name).join(",") } }))
 
 /**
