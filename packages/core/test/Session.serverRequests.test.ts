@@ -171,4 +171,30 @@ describe("Session: what its sources ask", () => {
       const late = yield* Effect.flip(session.approve(callId))
       assert.strictEqual(late._tag, "ApprovalNotPending")
     }).pipe(Effect.provide(env([TestModel.toolCall("src.sample", {}), TestModel.text("done")]))))
+
+  it.effect("a question asked between runs reaches the observers with an empty run id, and respond answers it", () =>
+    Effect.gen(function*() {
+      const lent = yield* Deferred.make<ToolSource.StartContext>()
+      const idle: ToolSource.ToolSource = {
+        _tag: "ToolSource",
+        name: "idle",
+        start: (context) => Effect.as(Deferred.succeed(lent, context), { tools: Effect.succeed([]) })
+      }
+      const session = yield* Session.start(Agent.make({ name: "asked", model: "test:x", mcpServers: [idle] }))
+      const seen = yield* Deferred.make<string>()
+      yield* Effect.forkChild(
+        session.events.pipe(
+          Stream.runForEach((event) =>
+            event._tag !== "ElicitationRequested" ? Effect.void : Effect.andThen(
+              Deferred.succeed(seen, event.runId),
+              session.respond(event.id, Elicitation.accept({ name: "Ada" }))
+            )
+          )
+        ),
+        { startImmediately: true }
+      )
+      const context = yield* Deferred.await(lent)
+      const answer = yield* context.elicit!({ server: "idle", message: "Your name?", schema: FORM, validate })
+      assert.deepStrictEqual({ answer, runId: yield* Deferred.await(seen) }, { answer: Elicitation.accept({ name: "Ada" }), runId: "" })
+    }).pipe(Effect.provide(env([]))))
 })
