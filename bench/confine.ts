@@ -1,8 +1,9 @@
 /**
  * bench/confine — what confinement costs a command: LocalSandbox `exec("true")` with
  * `confine: true` (bubblewrap: new namespaces, a read-only root, a fresh /dev, /proc and /tmp)
- * against the same sandbox unconfined, interleaved call by call; then 1,000 concurrent calls of
- * each (the process budget runs a few at a time), in rounds, the order alternating. Goals (issue
+ * against the same sandbox unconfined, and confined without the process limit (no cgroup), interleaved
+ * call by call; then 1,000 concurrent calls of each (the process budget runs a few at a time), in
+ * rounds, the order alternating. Goals (issue
  * 27): ≤ +15 ms a call; the burst ≤ 1.3× unconfined. bubblewrap comes from
  * scripts/setup-bubblewrap.sh when it is missing.
  *
@@ -28,13 +29,16 @@ const main = async () => {
   execFileSync("bash", [join(import.meta.dirname, "../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "inherit"] })
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-confine-"))
   const scope = Scope.makeUnsafe()
-  const sandboxOf = async (confine: boolean) =>
+  const sandboxOf = async (confine: LocalSandbox.Options["confine"]) =>
     Context.get(await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd, confine }).pipe(Layer.provide(Condukt.layer)), scope)), Sandbox.Sandbox)
   const open = await sandboxOf(false)
   const confined = await sandboxOf(true)
+  // The process limit's share: the same confinement without the cgroup each command joins.
+  const unlimited = await sandboxOf({ maxProcesses: false })
   const variants = [
     { name: "exec true", sandbox: open, times: new Array<number>() },
-    { name: "exec true, confined", sandbox: confined, times: new Array<number>() }
+    { name: "exec true, confined", sandbox: confined, times: new Array<number>() },
+    { name: "confined, no pids limit", sandbox: unlimited, times: new Array<number>() }
   ]
   for (const { sandbox } of variants) for (let i = 0; i < WARMUP; i++) await Effect.runPromise(sandbox.exec("true"))
   for (let i = 0; i < N; i++) {
@@ -55,11 +59,15 @@ const main = async () => {
   const left = children().length
   await Effect.runPromise(Scope.close(scope, Exit.void))
   rmSync(cwd, { recursive: true, force: true })
-  const [plain, fenced] = variants.map(({ times }) => median(times))
+  const [plain, fenced, unfenced] = variants.map(({ times }) => median(times))
   for (const { name, times } of variants) console.log(`${name.padEnd(22)} median ${median(times).toFixed(2)} ms`)
-  const [plainBurst, fencedBurst] = bursts.map(({ times }) => median(times))
+  const [plainBurst, fencedBurst, unfencedBurst] = bursts.map(({ times }) => median(times))
   for (const { name, times } of bursts) console.log(`${BURST} concurrent ${name.padEnd(22)} ${times.map((ms) => ms.toFixed(0)).join(" / ")} ms`)
   console.log(`child processes left after the bursts: ${left}`)
+  console.log(
+    `without the process limit: +${(unfenced! - plain!).toFixed(2)} ms a call, ${(unfencedBurst! / plainBurst!).toFixed(2)}× the burst ` +
+      "(joining a cgroup takes the kernel's cgroup migration lock, which waits for an RCU grace period)"
+  )
   report({
     benchmark: "confine: exec true confined − unconfined (median)",
     ours: `${fenced!.toFixed(2)} ms`,

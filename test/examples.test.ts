@@ -22,6 +22,15 @@ Bash: would delete: dist/ out/
 Write: Denied by a rule: Write matches "Write"
 run completed
 `,
+  "cluster-client.ts": `Noted: 1 in this session so far.
+streamed: AgentStart TurnStart TextDelta TurnEnd AgentEnd
+runner a killed
+Noted: 3 in this session so far.
+the history holds 6 messages
+`,
+  "cluster-runner.ts": `Noted: 1 in this session so far.
+Noted: 2 in this session so far.
+`,
   "compaction.ts": `"What is 2 + 2?": compacted 4 messages to 3
 "And 3 + 3?": compacted 5 messages to 3
 Messages sent with each request: 1, 3, 4

@@ -48,6 +48,16 @@ export interface ExecOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
+/** How `runConfined` runs a program. @since 0.1.0 @category models */
+export interface RunConfinedOptions {
+  /** The absolute host directory it runs in. */
+  readonly cwd: string
+  /** Variables added to the sandbox's environment for this run. */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** Wall-clock limit of the run, from its start, as `ExecOptions.timeout`. */
+  readonly timeout?: Duration.Input | undefined
+}
+
 /** @since 0.1.0 @category models */
 export interface ExecResult {
   /** stdout and stderr, interleaved as written. */
@@ -154,6 +164,12 @@ export interface Primitives extends Partial<Capabilities> {
    * Absent: the cwd alone.
    */
   readonly hostDirectories?: (() => ReadonlyArray<string>) | undefined
+  /**
+   * Present only on a sandbox that confines the commands it runs (a LocalSandbox with `confine`):
+   * runs a host program (`file` with `args`, no shell) in the host directory `cwd`, fenced as the
+   * sandbox fences its commands. `Tools.Command` runs through it unless it opts out.
+   */
+  readonly runConfined?: ((file: string, args: ReadonlyArray<string>, options: RunConfinedOptions) => Effect.Effect<ExecResult, SandboxError>) | undefined
   /**
    * The file's bytes from start to end, chunk by chunk, read as the stream is pulled. A missing
    * file, a directory or anything but a regular file fails before the first chunk, and finding
@@ -294,6 +310,7 @@ export const make = (primitives: Primitives): Service => {
   return {
     cwd: primitives.cwd,
     ...(primitives.hostDirectories === undefined ? {} : { hostDirectories: primitives.hostDirectories }),
+    ...(primitives.runConfined === undefined ? {} : { runConfined: primitives.runConfined }),
     readStream: primitives.readStream,
     readFile,
     writeFile: primitives.writeFile,

@@ -11,12 +11,22 @@
  * `temporary` session (the default, as in Condukt) costs no supervisor and no fiber; no start
  * waits for another (the registry has no lock) and none touches the other sessions; lookups always
  * see the current incarnation.
+ *
+ * `ById` is the same registry spoken to by session id and agent name only (start, run, stream,
+ * history, abort, stop), so that its sessions can live anywhere: `layerById` serves it from this
+ * process's registry, and `@condukt/cluster` serves it from runners that may be other machines
+ * (docs/decisions/0064). Nothing it takes or gives is a closure: agents are named, replies are data.
  */
-import { Context, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
+import * as Message from "./Message.ts"
+import type * as SessionEvent from "./SessionEvent.ts"
 import * as Session from "./Session.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as uuid7 from "./internal/uuid7.ts"
+import { AlreadyStarted, Failed, NotFound, SessionsError, UnknownAgent } from "./SessionsError.ts"
+
+export * from "./SessionsError.ts"
 
 /** @since 0.1.0 @category models */
 export interface StartOptions extends Session.StartOptions {
@@ -178,3 +188,114 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.S
  * @category layers
  */
 export const layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(make()))
+
+// ---------------------------------------------------------------------------------------------
+// By id: the registry where sessions may live in another process
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What a completed run gives a by-id caller: `Session.RunResult`'s data.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunReply = Schema.Struct({
+  /** The final reply's text. */
+  text: Schema.String,
+  /** Model requests the run made. */
+  turns: Schema.Int,
+  /** What the run added to the history after the prompt. */
+  messages: Schema.Array(Message.Message)
+})
+/** @since 0.1.0 @category models */
+export type RunReply = typeof RunReply.Type
+
+/** @since 0.1.0 @category models */
+export interface ByIdService {
+  /** Starts a session of the agent named `agent` (resumed from the store when it holds the id); its id. */
+  readonly start: (agent: string, options?: { readonly id?: string | undefined }) => Effect.Effect<string, SessionsError>
+  /** Runs `prompt` in the session and waits for its reply. */
+  readonly run: (id: string, prompt: string) => Effect.Effect<RunReply, SessionsError>
+  /** Runs `prompt` in the session and streams its events, AgentStart to AgentEnd, in order. */
+  readonly stream: (id: string, prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionsError>
+  /** The session's history. */
+  readonly history: (id: string) => Effect.Effect<ReadonlyArray<Message.Message>, SessionsError>
+  /** Interrupts the session's running turn; queued runs still run. */
+  readonly abort: (id: string) => Effect.Effect<void, SessionsError>
+  /** Stops the session; what its store holds stays, and a new start resumes it. Unknown ids are ignored. */
+  readonly stop: (id: string) => Effect.Effect<void, SessionsError>
+}
+
+/**
+ * The registry by session id, wherever its sessions run.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ById extends Context.Service<ById, ByIdService>()("@condukt/core/Sessions/ById") {}
+
+/**
+ * Agents by the name a start gives: what a process serving sessions by id can run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Agents<R = never> = Readonly<Record<string, Agent<R>>>
+
+/** A session's error as by-id data. */
+const failedWith = (sessionId: string) => (error: { readonly message: string }) =>
+  new SessionsError({ sessionId, reason: new Failed({ description: error.message }) })
+
+/**
+ * What a completed run gives a by-id caller.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const replyOf = (result: Session.RunResult): RunReply => ({ text: result.text, turns: result.turns, messages: result.messages })
+
+/**
+ * `ById` over a registry of this process: sessions are started with the registry's `start` (so
+ * `whereis` and `list` see them) and found with its `whereis`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeById = <R>(registry: Service, agents: Agents<R>): Effect.Effect<ByIdService, never, R> =>
+  Effect.map(Effect.context<R>(), (context) => {
+    const find = (id: string) =>
+      Effect.flatMap(registry.whereis(id), (found) =>
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(new SessionsError({ sessionId: id, reason: new NotFound() })))
+    return ById.of({
+      start: (name, options = {}) =>
+        Effect.gen(function*() {
+          const id = options.id ?? (yield* uuid7.make)
+          const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
+          if (agent === undefined) return yield* new SessionsError({ sessionId: id, reason: new UnknownAgent({ agent: name }) })
+          yield* registry.start(agent, { id }).pipe(
+            Effect.provide(context),
+            Effect.mapError((error) =>
+              error._tag === "SupervisorError" && error.reason._tag === "DuplicateChild"
+                ? new SessionsError({ sessionId: id, reason: new AlreadyStarted() })
+                : failedWith(id)(error))
+          )
+          return id
+        }),
+      run: (id, prompt) => Effect.flatMap(find(id), (session) => Effect.mapBoth(session.run(prompt), { onFailure: failedWith(id), onSuccess: replyOf })),
+      stream: (id, prompt) => Stream.unwrap(Effect.map(find(id), (session) => Stream.mapError(session.stream(prompt), failedWith(id)))),
+      history: (id) => Effect.flatMap(find(id), (session) => session.history),
+      abort: (id) => Effect.flatMap(find(id), (session) => session.abort),
+      stop: (id) => registry.stop(id)
+    })
+  })
+
+/**
+ * `ById` in this process, over the `Sessions` registry, for the agents named in `agents`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerById = <R = never>(agents: Agents<R>): Layer.Layer<ById, never, Sessions | R> =>
+  Layer.effect(ById, Effect.gen(function*() {
+    return yield* makeById(yield* Sessions, agents)
+  }))

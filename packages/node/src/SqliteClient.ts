@@ -8,7 +8,8 @@
  * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
  * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
  * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
- * opening one new file meet on, retries so itself). Transactions begin `IMMEDIATE`, so two processes never both
+ * opening one new file meet on, and each statement outside a transaction, `BEGIN` included,
+ * retry so themselves; a statement inside a transaction is the caller's to retry, whole). Transactions begin `IMMEDIATE`, so two processes never both
  * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
  */
 import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
@@ -23,7 +24,7 @@ export interface Options {
   readonly file: string
 }
 
-/** How often the setup of a database (its switch to WAL) retries one another process has locked, 20 ms apart. */
+/** How often the setup of a database (its switch to WAL) or a statement outside a transaction retries one another process has locked, 20 ms apart. */
 export const BUSY_RETRIES = 100
 
 /** How many prepared statements a client keeps. */
@@ -52,6 +53,12 @@ const failed = (operation: string) => (cause: unknown) => {
   return new SqlError.SqlError({ reason: SqlError.classifySqliteError(classified, { message, operation }) })
 }
 
+const busyRetry = {
+  while: (error: SqlError.SqlError) => error.reason._tag === "LockTimeoutError",
+  times: BUSY_RETRIES,
+  schedule: Schedule.spaced("20 millis")
+}
+
 /**
  * A client on the database `options.file`, closed with the scope.
  *
@@ -67,7 +74,7 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   yield* Effect.try({
     try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
     catch: failed("set up the database")
-  }).pipe(Effect.retry({ while: (error) => error.reason._tag === "LockTimeoutError", times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }))
+  }).pipe(Effect.retry(busyRetry))
   // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
   // rows is a text of its own): preparing costs as much as running a small statement.
   const prepared = new Map<string, NodeSqlite.Statement>()
@@ -79,7 +86,7 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
     prepared.set(sql, statement)
     return statement
   }
-  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+  const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
         const statement = prepare(sql)
@@ -91,6 +98,11 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
       },
       catch: failed("execute a statement")
     })
+  // A statement outside a transaction (a `BEGIN IMMEDIATE` among them) that finds the database
+  // locked did nothing: it is retried here, so callers that never retry (effect/cluster's storage,
+  // its migrations when runners start at once) meet another process's write as a short wait.
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+    db.isTransaction ? attempt(sql, params, arrays) : Effect.retry(attempt(sql, params, arrays), busyRetry)
   const rows = (
     sql: string,
     params: ReadonlyArray<unknown>,

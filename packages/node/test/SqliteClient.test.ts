@@ -1,9 +1,10 @@
 /**
  * SqliteClient: effect/sql statements and transactions over `node:sqlite`, and a database another
- * client holds failing at once with a retryable LockTimeoutError instead of blocking the loop.
+ * client holds: a statement outside a transaction waits on the Effect clock (never blocking the
+ * loop), one inside a transaction fails at once with a retryable LockTimeoutError.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer } from "effect"
+import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import * as SqliteClient from "../src/SqliteClient.ts"
@@ -24,16 +25,33 @@ describe("SqliteClient", () => {
       }).pipe(Effect.provide(SqliteClient.layer({ file })))
     })))
 
-  it.live("a database another client holds in a transaction fails at once with a retryable LockTimeoutError", () =>
+  it.live("a statement outside a transaction that finds the database locked waits, retried on the Effect clock, and runs once the other's transaction ends", () =>
     Effect.scoped(Effect.gen(function*() {
       const file = path.join(yield* tempDir, "db.sqlite")
       // Held open for the whole test, as another process would hold it.
       const other = Context.get(yield* Layer.build(SqliteClient.layer({ file })), SqlClient.SqlClient)
       yield* other`CREATE TABLE t (id INTEGER PRIMARY KEY)`
-      const error = yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        return yield* other.withTransaction(Effect.andThen(other`INSERT INTO t (id) VALUES (1)`, Effect.flip(sql`INSERT INTO t (id) VALUES (2)`)))
-      }).pipe(Effect.provide(SqliteClient.layer({ file })))
+      const sql = Context.get(yield* Layer.build(SqliteClient.layer({ file })), SqlClient.SqlClient)
+      const waiting = yield* other.withTransaction(Effect.gen(function*() {
+        yield* other`INSERT INTO t (id) VALUES (1)`
+        // Started at once: its first try meets the lock before the transaction commits.
+        return yield* Effect.forkChild(sql`INSERT INTO t (id) VALUES (2)`, { startImmediately: true })
+      }))
+      yield* Fiber.join(waiting)
+      assert.deepStrictEqual(yield* other`SELECT id FROM t ORDER BY id`, [{ id: 1 }, { id: 2 }])
+    })))
+
+  it.live("a statement inside a transaction that finds the database locked fails at once with a retryable LockTimeoutError", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "db.sqlite")
+      const other = Context.get(yield* Layer.build(SqliteClient.layer({ file })), SqlClient.SqlClient)
+      yield* other`CREATE TABLE t (id INTEGER PRIMARY KEY)`
+      const sql = Context.get(yield* Layer.build(SqliteClient.layer({ file })), SqlClient.SqlClient)
+      // A deferred transaction takes no lock when it begins: its first write meets the other's.
+      const error = yield* other.withTransaction(Effect.andThen(
+        other`INSERT INTO t (id) VALUES (1)`,
+        Effect.flip(Effect.andThen(sql.unsafe("BEGIN DEFERRED"), sql`INSERT INTO t (id) VALUES (2)`)).pipe(Effect.ensuring(Effect.ignore(sql.unsafe("ROLLBACK"))))
+      ))
       assert.deepStrictEqual([error.reason._tag, error.isRetryable, error.message], ["LockTimeoutError", true, "database is locked"])
       assert.deepStrictEqual(yield* other`SELECT id FROM t`, [{ id: 1 }])
     })))

@@ -3,10 +3,12 @@
  * the model's `args` reach the program verbatim, and its environment carries the tool's `env` and
  * the session's secrets, which the model never sees.
  *
- * This is the one built-in tool that deliberately bypasses the Sandbox: the point is to reach a
- * host program with host credentials. So it runs in a host directory of its own (`cwd`, the
- * process's by default), never the sandbox's (a virtual path on a VirtualSandbox), and refuses a
- * model `cwd` whose real path leaves it. Each run holds a permit of the program's ProcessBudget,
+ * It runs on the host, not in the Sandbox: the point is to reach a host program. So it runs in a
+ * host directory of its own (`cwd`, the process's by default), never the sandbox's (a virtual path
+ * on a VirtualSandbox), and refuses a model `cwd` whose real path leaves it. Where the session's
+ * sandbox confines its commands (`Sandbox.runConfined`: a LocalSandbox with `confine`), the
+ * program runs confined the same way unless the tool opts out (`confine: false`, for a trusted
+ * program that needs the network or host credentials; docs/decisions/0059). Each run holds a permit of the program's ProcessBudget,
  * and its `timeout` argument is the process's running time, from its start: the wait for a permit
  * is not counted (it has the budget's `maxWait` as its own bound; docs/decisions/0037). Its
  * answer has Bash's shape (combined output limited to `MAX_LINES` lines / `MAX_BYTES` bytes,
@@ -38,6 +40,13 @@ export interface Options {
   /** The tool's name (default: the command's basename in PascalCase, `git-lfs` → `GitLfs`). */
   readonly name?: string | undefined
   readonly description?: string | undefined
+  /**
+   * `true` (default): when the session's sandbox confines its commands (`runConfined`: a
+   * LocalSandbox with `confine`), the program runs confined the same way — no network, credentials
+   * hidden, writes only where the sandbox allows. `false`: it always runs on the host, with the
+   * user's rights (a trusted program that needs the network or its credentials: `gh`).
+   */
+  readonly confine?: boolean | undefined
 }
 
 const Parameters = Schema.Struct({
@@ -110,11 +119,26 @@ export const Command = (
       const root = (yield* Path.Path).resolve(options.cwd ?? ".")
       const directory = yield* locate(root, cwd)
       const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
+      const env = { ...options.env, ...secrets }
+      const confined = options.confine === false ? undefined : context.sandbox.runConfined
+      if (confined !== undefined) {
+        // The sandbox holds the process permit itself.
+        const ran = yield* Effect.mapError(
+          confined(options.command, args ?? [], { cwd: directory, env, timeout: Duration.seconds(seconds) }),
+          (error) =>
+            new ToolError({
+              message: error.reason._tag === "Timeout"
+                ? formatExecResult(error.reason.output ?? "", undefined, error.reason.truncated ?? false, `Command timed out after ${seconds} seconds`, context.redact)
+                : `Command failed: ${error.reason.message}`
+            })
+        )
+        return formatExecResult(ran.output, ran.exitCode, ran.truncated, undefined, context.redact)
+      }
       const budget = yield* ProcessBudget.ProcessBudget
       const runner = yield* ProcessRunner.ProcessRunner
       const command = ProcessRunner.make(options.command, args ?? [], {
         cwd: directory,
-        env: { ...options.env, ...secrets },
+        env,
         timeout: Duration.seconds(seconds)
       })
       const result = yield* Effect.mapError(

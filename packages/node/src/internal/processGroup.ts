@@ -47,6 +47,12 @@ export interface RunOptions {
   readonly maxOutputBytes?: number | undefined
   /** `merged` (default): stderr joins `output` as written; `apart`: it is collected into `stderr`. */
   readonly stderr?: "merged" | "apart" | undefined
+  /**
+   * When set, the child gets a Node IPC channel on descriptor 4 (`NODE_CHANNEL_FD`), and what comes
+   * through it — a message and the socket sent with it — is given here (a confined command's
+   * network forwarder hands its connections over this way).
+   */
+  readonly onMessage?: ((message: unknown, handle: unknown) => void) | undefined
 }
 
 /** What the runner's `run` gives, and the group leader's process id. @since 0.1.0 @category models */
@@ -281,8 +287,14 @@ const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, Run
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: ["ignore", "pipe", "pipe"]
+        stdio: options.onMessage === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "ignore", "ipc"]
       })
+      if (options.onMessage !== undefined) {
+        child.on("message", options.onMessage)
+        // The channel must not keep the host's event loop alive, nor fail it when the child goes.
+        child.channel?.unref()
+        child.on("error", ignore)
+      }
       const group: Group = {
         child,
         pgid: child.pid,

@@ -11,7 +11,8 @@
  *   (a directory shows empty, a file cannot be read) — those that exist when the sandbox is built;
  * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
  *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
- * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), or the
+ * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), the
+ *   hosts of an allow list through the program's proxy (`{ allow }`, `NetworkProxy`), or the
  *   host's (`"host"`);
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
@@ -21,15 +22,22 @@
  * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
  * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
- * missing, never an unconfined run. macOS (Seatbelt) is not supported yet: the build says so.
+ * missing, never an unconfined run. macOS (Seatbelt) is typed (`SeatbeltOptions`) but not
+ * implemented: the build says so.
  *
- * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB) and, when asked, the size of any file written
- * (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
- * `denyRead`, CPU and memory use, the number of processes.
+ * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB), the tasks a command holds at once
+ * (`maxProcesses`, through a cgroup of its own: `Cgroup`) and, when asked, the size of any file
+ * written (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
+ * `denyRead`, CPU and memory use. `Tools.Command` runs confined the same way unless it opts out.
  */
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeFs from "node:fs"
+import { Effect, Result } from "effect"
+import * as ProcessGroup from "../internal/processGroup.ts"
+import * as Cgroup from "./Cgroup.ts"
+import * as NetworkProxy from "./NetworkProxy.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -37,15 +45,59 @@ export interface Options {
   readonly writable?: ReadonlyArray<string> | undefined
   /** Paths commands must not read (`~/` is the home directory); default `DEFAULT_DENY_READ`. */
   readonly denyRead?: ReadonlyArray<string> | undefined
-  /** `"none"` (default): no network at all; `"host"`: the host's network. */
-  readonly network?: "none" | "host" | undefined
+  /**
+   * `"none"` (default): no network at all; `"host"`: the host's network; `{ allow }`: only the
+   * hosts listed (`host`, `host:port`, `*.domain`), through an HTTP proxy the command finds in
+   * `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (`NetworkProxy`); anything else is refused.
+   */
+  readonly network?: "none" | "host" | { readonly allow: ReadonlyArray<string> } | undefined
   /** The bubblewrap executable; default `bwrap`, found on the PATH. */
   readonly bwrap?: string | undefined
   /** The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. */
   readonly tmpBytes?: number | undefined
   /** The largest file a command may write (`ulimit -f`, rounded up to KiB); default: no limit. */
   readonly maxFileBytes?: number | undefined
+  /**
+   * The most tasks (processes and threads) a command may hold at once, through a control group of
+   * its own (`Cgroup`): asked for where no writable cgroup with the pids controller exists, the
+   * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere;
+   * `false`: no limit (no cgroup).
+   */
+  readonly maxProcesses?: number | false | undefined
+  /**
+   * The cgroup directory the commands' cgroups are made in (v2: a delegated one with the pids
+   * controller; v1: a directory of the pids hierarchy); default: found from `/proc/self/cgroup`.
+   */
+  readonly cgroup?: string | undefined
+  /** What the macOS backend (Seatbelt) would take: typed, not implemented — on macOS the build fails. */
+  readonly macos?: SeatbeltOptions | undefined
 }
+
+/**
+ * The options a Seatbelt backend (macOS, `sandbox-exec`) would take besides `Options`, whose
+ * writes, reads and network would map onto its profile (`maxProcesses` and `tmpBytes` would not:
+ * macOS has no per-command means for them). Not implemented: asking for confinement on macOS
+ * fails the sandbox's build.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SeatbeltOptions {
+  /** The `sandbox-exec` executable; default `/usr/bin/sandbox-exec`. */
+  readonly sandboxExec?: string | undefined
+  /** SBPL rules appended to the generated profile, e.g. `(allow mach-lookup (global-name "…"))`. */
+  readonly extraRules?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The process limit a confined command gets where a cgroup can hold it: 1,024 tasks (threads
+ * count), far more than a build or a test run holds at once, few enough that a fork bomb stops
+ * long before the host's pid table (32,768 by default) fills.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const DEFAULT_MAX_PROCESSES = 1024
 
 /**
  * The private `/tmp`'s size: 512 MiB of memory at most, so a command filling it cannot take the
@@ -135,10 +187,18 @@ export interface Plan {
   readonly bwrap: string
   /** The seccomp filter's file, handed to bwrap on descriptor 3. */
   readonly seccomp: string
-  /** The arguments before the working directory and the command. */
+  /** The arguments before the working directory and the command: the mounts up to the writable roots… */
   readonly prefix: ReadonlyArray<string>
+  /** …then the hidden paths, over everything. */
+  readonly hidden: ReadonlyArray<string>
+  /** The writable roots (real paths). */
+  readonly writable: ReadonlyArray<string>
   /** What the shell runs before the command (its limits). */
   readonly preamble: string
+  /** The allow list's proxy, when the network is one. */
+  readonly proxy: NetworkProxy.Proxy | undefined
+  /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
+  readonly processes: { readonly place: Cgroup.Place; readonly max: number } | undefined
 }
 
 const expand = (given: string, home: string, cwd: string): string =>
@@ -178,7 +238,13 @@ const real = (given: string): string | undefined => {
  * @since 0.1.0
  * @category constructors
  */
-export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Plan => {
+export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Result.Result<Plan, string> => {
+  const found = options.maxProcesses === false ? "no limit was asked for" : Cgroup.find(options.cgroup)
+  if (typeof found !== "string") Cgroup.sweep(found)
+  const place = typeof found === "string" ? found : Cgroup.probe(found) ?? found
+  if (typeof place === "string" && typeof options.maxProcesses === "number") {
+    return Result.fail(`maxProcesses needs a writable cgroup with the pids controller, and ${place}`)
+  }
   const home = os.homedir()
   const writable = [...roots, ...(options.writable ?? []).map((given) => expand(given, home, cwd))]
     .flatMap((given) => {
@@ -191,7 +257,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     const info = NodeFs.statSync(found, { throwIfNoEntry: false })
     return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
   })
-  return {
+  return Result.succeed({
     bwrap: options.bwrap ?? "bwrap",
     seccomp: seccompFile(),
     prefix: [
@@ -209,29 +275,42 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
       "--tmpfs",
       "/tmp",
-      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root]),
-      ...hidden
+      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
     ],
-    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `
-  }
+    hidden,
+    writable: [...new Set(writable)],
+    proxy: typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined,
+    preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
+    processes: typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
+  })
 }
 
 /**
- * The command line that runs `script` with bash in `directory`, confined.
+ * The command line that runs `script` with bash in `directory`, confined; `cgroup`, when given, is
+ * the cgroup the starting shell moves itself into before it becomes bwrap (before anything forks).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const command = (confined: Plan, directory: string, script: string): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
-  // A shell opens the filter on descriptor 3 for bwrap, then becomes it; the paths are positional
-  // parameters, never parsed.
+export const command = (
+  confined: Plan,
+  directory: string,
+  script: string,
+  cgroup?: string | undefined,
+  argv: ReadonlyArray<string> = []
+): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
+  // A shell joins the cgroup, opens the filter on descriptor 3 for bwrap, then becomes it; the
+  // paths are positional parameters, never parsed.
   file: "bash",
   args: [
     "-c",
-    'exec 3<"$0" && exec "$@"',
+    '{ [ -z "$1" ] || echo $$ > "$1"; } && exec 3<"$0" && shift && exec "$@"',
     confined.seccomp,
+    cgroup === undefined ? "" : path.join(cgroup, "cgroup.procs"),
     confined.bwrap,
     ...confined.prefix,
+    ...visible(confined, directory),
+    ...confined.hidden,
     "--seccomp",
     "3",
     "--chdir",
@@ -239,6 +318,66 @@ export const command = (confined: Plan, directory: string, script: string): { re
     "--",
     "bash",
     "-c",
-    `${confined.preamble}${script}`
+    `${confined.proxy === undefined ? "" : forwarding}${confined.preamble}${script}`,
+    ...argv
   ]
 })
+
+/**
+ * The forwarder: listens on the namespace's loopback, prints its port, and hands each connection
+ * (unread) to the host over the IPC channel.
+ */
+const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true }, (c) => process.send("connection", c));' +
+  's.listen(0, "127.0.0.1", () => process.stdout.write(s.address().port + "\\n"))'
+
+/**
+ * Before the command: the forwarder started (the Node running this program: `process.execPath`),
+ * its port read, the channel closed for the command, the proxy variables set.
+ */
+const forwarding = `exec 5< <(exec ${JSON.stringify(process.execPath)} -e '${FORWARDER}') && read -r port <&5 || ` +
+  `{ echo "Cannot start the sandbox's network proxy" >&2; exit 125; }; exec 5<&- 4>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE; ` +
+  `export HTTP_PROXY=http://127.0.0.1:$port HTTPS_PROXY=http://127.0.0.1:$port ALL_PROXY=http://127.0.0.1:$port; ` +
+  `export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY NODE_USE_ENV_PROXY=1; unset port; `
+
+const within = (inner: string, outer: string): boolean => inner === outer || inner.startsWith(outer.endsWith("/") ? outer : `${outer}/`)
+
+/**
+ * A directory a command runs in that the private `/tmp` would hide (a program's own, for
+ * `runConfined`) is shown read-only; the hidden paths are mounted after it, so it shows none of them.
+ */
+const visible = (confined: Plan, directory: string): ReadonlyArray<string> =>
+  within(directory, "/tmp") && !confined.writable.some((root) => within(directory, root)) ? ["--ro-bind", directory, directory] : []
+
+/**
+ * Runs `script` (its positional parameters `argv`: `$0`, `$1`…) confined in `directory` (`run`'s
+ * other options as given): in a cgroup of its own
+ * when the plan has a process limit, killed and removed when the run ends, however it ends.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = (
+  confined: Plan,
+  directory: string,
+  script: string,
+  options: Omit<ProcessGroup.RunOptions, "file" | "args">,
+  argv: ReadonlyArray<string> = []
+): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
+  const processes = confined.processes
+  const proxy = confined.proxy
+  const withProxy = proxy === undefined ? options : {
+    ...options,
+    onMessage: (_message: unknown, handle: unknown) => {
+      if (handle instanceof net.Socket) proxy.accept(handle)
+    }
+  }
+  if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...withProxy })
+  return Effect.acquireUseRelease(
+    Effect.try({
+      try: () => Cgroup.make(processes.place, processes.max),
+      catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
+    }),
+    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...withProxy }),
+    Cgroup.remove
+  )
+}

@@ -39,8 +39,9 @@ export interface Options {
   readonly maxOutputBytes?: number | undefined
   /**
    * Runs every command inside an OS sandbox (bubblewrap): writes only under the cwd and
-   * `allowedPaths`, credentials hidden, no network, the host's processes out of sight (`Confine`).
-   * Fails the build where it cannot be had. Default: off.
+   * `allowedPaths`, credentials hidden, no network (or an allow list of hosts), the host's
+   * processes out of sight, a process limit (`Confine`); `Tools.Command` too, unless it opts out
+   * (`Sandbox.runConfined`). Fails the build where it cannot be had. Default: off.
    */
   readonly confine?: boolean | Confine.Options | undefined
 }
@@ -117,6 +118,12 @@ const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file
   yield* Effect.mapError(RegularFile.write(located, file, content), (reason) => fail("writeFile", reason))
 })
 
+/** `bash -c script`, confined when the sandbox is. */
+const run = (host: Host, directory: string, script: string, options: Omit<ProcessGroup.RunOptions, "file" | "args">) =>
+  host.confined === undefined
+    ? ProcessGroup.run({ file: "bash", args: ["-c", script], ...options })
+    : Confine.run(host.confined, directory, script, options)
+
 // Combinators, not a generator, and a span only under a real tracer (`internal/tracing.ts`): a
 // call waiting for a process permit holds all of this for as long as it waits.
 const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): Effect.Effect<Sandbox.ExecResult, Sandbox.SandboxError> => {
@@ -131,8 +138,7 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
     Effect.matchEffect(
       // The timeout is the process's: it starts once a permit is held, however long the wait was.
       host.budget.withPermit(
-        ProcessGroup.run({
-          ...(host.confined === undefined ? { file: "bash", args: ["-c", command] } : Confine.command(host.confined, cwd, command)),
+        run(host, cwd, command, {
           cwd,
           env: execOptions?.env === undefined ? host.env : { ...host.env, ...execOptions.env },
           timeoutMs,
@@ -146,6 +152,28 @@ const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): E
       }
     ))
   return Tracing.span(ran, "LocalSandbox.exec")
+}
+
+/** A host program, no shell, confined (the sandbox's `runConfined`, for `Tools.Command`). */
+const runConfined = (host: Host, confined: Confine.Plan, file: string, args: ReadonlyArray<string>, options: Sandbox.RunConfinedOptions) => {
+  const timeoutMs = options.timeout === undefined ? defaultTimeoutMs : Sandbox.timeoutMillis(options.timeout)
+  return host.budget.withPermit(
+    Confine.run(confined, options.cwd, 'exec "$@"', {
+      cwd: options.cwd,
+      env: options.env === undefined ? host.env : { ...host.env, ...options.env },
+      timeoutMs,
+      maxOutputBytes: host.maxOutputBytes
+    }, ["confined", file, ...args])
+  ).pipe(Effect.mapBoth({
+    onFailure: (error) =>
+      fail(
+        "runConfined",
+        error._tag === "ProcessRunnerError" && error.reason._tag === "TimedOut"
+          ? new Sandbox.Timeout({ timeoutMs, output: error.reason.output, truncated: error.reason.truncated })
+          : new Sandbox.Failed({ description: error.message, cause: error })
+      ),
+    onSuccess: (result): Sandbox.ExecResult => ({ output: result.output, exitCode: result.exitCode, truncated: result.truncated })
+  }))
 }
 
 const execFailure = (
@@ -286,9 +314,10 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
   const planned = Effect.try({
     try: () => Confine.plan(requested, cwd, roots),
     catch: (cause) => cannot(`the sandbox's mounts could not be worked out (${cause instanceof Error ? cause.message : String(cause)})`)
-  })
+  }).pipe(Effect.flatMap(Result.match({ onFailure: (missing) => Effect.fail(cannot(missing)), onSuccess: Effect.succeed })))
+  // The probe runs as every command will (its cgroup included), so a host that cannot is found now.
   return Effect.flatMap(planned, (plan) =>
-    ProcessGroup.run({ ...Confine.command(plan, cwd, "true"), cwd, env, timeoutMs: 30_000 }).pipe(
+    Confine.run(plan, cwd, "true", { cwd, env, timeoutMs: 30_000 }).pipe(
     Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
     Effect.flatMap((result) => {
       if (result.exitCode === 0) return Effect.succeed(plan)
@@ -297,6 +326,8 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
       return Effect.fail(cannot(
         result.exitCode === 127 || result.exitCode === 126
           ? `${plan.bwrap} did not start (${said}); ${Confine.INSTALL_HINT}`
+          : said.includes("cgroup.procs")
+          ? `a command cannot join its cgroup (${said}); set maxProcesses: false, or name a delegated cgroup in cgroup`
           : `${plan.bwrap} cannot make a sandbox here (${said}); ` +
             "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
       ))
@@ -358,6 +389,7 @@ const build = (
     readStream: (file) => readStream(host, file),
     writeFile: (file, content) => writeFile(host, file, content),
     exec: (command, execOptions) => exec(host, command, execOptions),
+    ...(confined === undefined ? {} : { runConfined: (file, args, runOptions) => runConfined(host, confined, file, args, runOptions) }),
     glob: (pattern, globOptions) => glob(host, pattern, globOptions),
     grep: (pattern, grepOptions) => grep(host, pattern, grepOptions),
     list: (directory) => list(host, directory),

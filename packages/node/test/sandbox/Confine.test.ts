@@ -5,14 +5,20 @@
  */
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as http from "node:http"
 import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
+import * as Redactor from "@condukt/core/Redactor"
+import type * as Tool from "@condukt/core/Tool"
+import * as Tools from "@condukt/core/Tools"
+import * as Condukt from "../../src/Condukt.ts"
 import type * as Sandbox from "@condukt/core/Sandbox"
+import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -31,6 +37,18 @@ const unavailable = ((): string | undefined => {
     process.stderr.write(`Confine.test: bubblewrap unavailable, escape corpus skipped: ${why}\n`)
     return why
   }
+})()
+
+/**
+ * Why no cgroup can hold a process limit here (no writable one with the pids controller: a user
+ * without a delegated cgroup), or undefined. The process-limit cases are skipped then, saying why;
+ * CI runs as root, where the pids hierarchy is writable.
+ */
+const noCgroup = ((): string | undefined => {
+  const place = Cgroup.find(undefined)
+  const why = typeof place === "string" ? place : Cgroup.probe(place)
+  if (why !== undefined) process.stderr.write(`Confine.test: no cgroup for the process limit, its cases skipped: ${why}\n`)
+  return why
 })()
 
 /** A project directory (the sandbox's cwd), a directory beside it, and a fake home holding a key. */
@@ -165,6 +183,36 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.match(refused.output, /Connection refused/)
     }).pipe(Effect.scoped, Effect.provide(host)))
 
+  it.effect("an allow list: a host on it is reached through the sandbox's proxy, one not on it is refused saying why", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { open } = yield* sandboxes(at)
+      const serve = Effect.acquireRelease(
+        Effect.promise(() =>
+          new Promise<http.Server>((resolve) => {
+            const listening = http.createServer((request, response) => response.end(`hello ${request.url}\n`)).listen(0, "127.0.0.1", () => resolve(listening))
+          })
+        ),
+        (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
+      ).pipe(Effect.map((listening) => (listening.address() as net.AddressInfo).port))
+      const allowed = yield* serve
+      const other = yield* serve
+      const confined = yield* LocalSandbox.make({ cwd: at.project, confine: { network: { allow: [`127.0.0.1:${allowed}`] } } })
+      const fetch = `curl -sS http://127.0.0.1:${allowed}/a; curl -sS http://127.0.0.1:${other}/b`
+      assert.deepStrictEqual(yield* run(open, fetch), { exitCode: 0, output: "hello /a\nhello /b" })
+      assert.deepStrictEqual(yield* run(confined, fetch), {
+        exitCode: 0,
+        output: `hello /a\nBlocked by the sandbox's network allow list: 127.0.0.1:${other} is not on it (allowed: 127.0.0.1:${allowed})`
+      })
+      // Through a tunnel (as HTTPS goes) the same.
+      const tunnel = `curl -sS -p http://127.0.0.1:${allowed}/t; curl -sS -p http://127.0.0.1:${other}/u; echo " $?"`
+      assert.deepStrictEqual(yield* run(confined, tunnel), { exitCode: 0, output: "hello /t\ncurl: (56) CONNECT tunnel failed, response 403\n 56" })
+      // Around the proxy, nothing: the namespace has only its loopback.
+      const direct = yield* run(confined, `exec 3<>/dev/tcp/127.0.0.1/${allowed}`)
+      assert.notStrictEqual(direct.exitCode, 0)
+      assert.match(direct.output, /Connection refused/)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.effect("the host's processes cannot be signalled, and what a command leaves behind (setsid too) dies with the call", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -200,16 +248,104 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(confined, "echo through | cat"), { exitCode: 0, output: "through" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.effect("writes are bounded: the private /tmp by its size, any file by maxFileBytes", () =>
+  it.effect("writes are bounded: the private /tmp by its size, any file (a 10 GB one) by maxFileBytes", () =>
     Effect.gen(function*() {
       const at = yield* layout
       const smallTmp = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024 } })
       assert.match((yield* run(smallTmp, "head -c 8M /dev/zero > /tmp/fill")).output, /No space left on device/)
       const small = yield* LocalSandbox.make({ cwd: at.project, confine: { maxFileBytes: 2 * 1024 * 1024 } })
-      const big = yield* run(small, "head -c 3M /dev/zero > big.bin; echo $?; stat -c %s big.bin")
+      // A 10 GB write stops at the limit.
+      const big = yield* run(small, "head -c 10G /dev/zero > big.bin; echo $?; stat -c %s big.bin")
       assert.match(big.output, /File size limit exceeded|File too large|^153$/m)
       assert.isAtMost(Number(big.output.split("\n").at(-1)), 2 * 1024 * 1024)
       assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.live.skipIf(noCgroup !== undefined)("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      // The commands' cgroups are made in one of the test's own, whose peak counts all of theirs.
+      const place = Cgroup.find(undefined)
+      if (typeof place === "string") return assert.fail(`no cgroup can hold the process limit here: ${place}`)
+      const parent = yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const directory = join(place.directory, `condukt-confine-test-${process.pid}`)
+          mkdirSync(directory)
+          if (place.version === 2) writeFileSync(join(directory, "cgroup.subtree_control"), "+pids")
+          return directory
+        }),
+        (directory) => Cgroup.remove(directory)
+      )
+      // A cgroup left by a program killed mid-command (pid 4194305: above the kernel's largest pid_max) goes
+      // when a sandbox is built.
+      mkdirSync(join(parent, "condukt-4194305-1"))
+      const limited = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 64, cgroup: parent } })
+      assert.isFalse(existsSync(join(parent, "condukt-4194305-1")))
+      const marker = `condukt-confine-bomb-${process.pid}`
+      // The bomb, then a loop that keeps the call alive until its timeout.
+      const error = yield* Effect.flip(limited.exec(`: ${marker}; bomb() { bomb | bomb & }; bomb; while :; do :; done`, { timeout: "3 seconds" }))
+      assert.strictEqual(error.reason._tag, "Timeout")
+      assert.include(error.reason._tag === "Timeout" ? error.reason.output : "", "Resource temporarily unavailable")
+      // The kernel charges a fork to every level before it finds the command's own limit reached and
+      // takes it back: the parent's peak can see that one refused fork. The bomb did grow there.
+      const peak = Number(readFileSync(join(parent, "pids.peak"), "utf8"))
+      assert.isAtMost(peak, 64 + 1)
+      assert.isAtLeast(peak, 32)
+      assert.strictEqual(survivors(marker), "")
+      assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
+      // The host answers: a command runs, confined or not.
+      assert.deepStrictEqual(yield* run(limited, "echo alive"), { exitCode: 0, output: "alive" })
+      // A call interrupted (its turn aborted) leaves neither processes nor its cgroup.
+      const sleeper = `condukt-confine-interrupted-${process.pid}`
+      assert.isTrue(Option.isNone(yield* Effect.timeoutOption(limited.exec(`exec -a ${sleeper} sleep 300`), "1 second")))
+      assert.strictEqual(survivors(sleeper), "")
+      assert.deepStrictEqual(readdirSync(parent).filter((name) => name.startsWith("condukt-")), [])
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect.skipIf(noCgroup !== undefined)("the process limit holds for each command: more processes than it allows fail to start", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { open } = yield* sandboxes(at)
+      const limited16 = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 16 } })
+      // 30 children at once (perl's fork does not retry as bash's does), then the count of those that started.
+      const children = `perl -e 'my @started; for (1..30) { my $p = fork(); last unless defined $p; if ($p == 0) { sleep 60; exit } push @started, $p } print scalar(@started), "\\n"; kill "KILL", @started'`
+      assert.deepStrictEqual(yield* run(open, children), { exitCode: 0, output: "30" })
+      const limited = yield* run(limited16, children)
+      assert.isBelow(Number(limited.output), 16)
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("Tools.Command runs confined on a confined sandbox unless it opts out", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const { confined, open } = yield* sandboxes(at)
+      const context = (sandbox: Sandbox.Service): Tool.Context => ({
+        sessionId: "test",
+        agent: "test",
+        sandbox,
+        cwd: sandbox.cwd,
+        secrets: {},
+        redact: Redactor.secrets({}).redact,
+        assigns: {},
+        callId: "call_1"
+      })
+      const call = (tool: ReturnType<typeof Tools.Command>, sandbox: Sandbox.Service, args: ReadonlyArray<string>) =>
+        Effect.flatMap(tool.decode({ args }), (decoded) => tool.call(decoded, context(sandbox))).pipe(
+          Effect.provide(Condukt.layer),
+          Effect.map(String),
+          Effect.catch((error) => Effect.succeed(typeof error === "string" ? error : error.message))
+        )
+      const cat = Tools.Command({ command: "cat", cwd: at.project })
+      const key = join(at.home, ".ssh/id_rsa")
+      assert.strictEqual(yield* call(cat, open, [key]), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
+      const refused = yield* call(cat, confined, [key])
+      assert.notInclude(refused, "planted")
+      assert.match(refused, /\(exit code: 1\)$/)
+      const touch = Tools.Command({ command: "touch", cwd: at.project })
+      assert.match(yield* call(touch, confined, [join(at.outside, "by-command")]), /Read-only file system|No such file or directory/)
+      assert.isFalse(existsSync(join(at.outside, "by-command")))
+      // Opted out, it runs on the host with the user's rights, as on an unconfined sandbox.
+      const hostCat = Tools.Command({ command: "cat", cwd: at.project, confine: false })
+      assert.strictEqual(yield* call(hostCat, confined, [key]), "-----BEGIN OPENSSH PRIVATE KEY----- planted")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.live("a timeout still kills the confined command, and nothing of it is left", () =>
@@ -225,6 +361,17 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
 })
 
 describe("LocalSandbox confine", () => {
+  it.effect("fails closed: a process limit where no cgroup can hold it fails the build, naming what is missing", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      const error = yield* Effect.flip(LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 64, cgroup: "/nonexistent/cgroup" } }))
+      assert.strictEqual(error.method, "make")
+      assert.strictEqual(
+        error.message,
+        "Cannot confine commands: maxProcesses needs a writable cgroup with the pids controller, and /nonexistent/cgroup does not exist"
+      )
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.effect("fails closed: a bubblewrap that cannot run fails the build, naming it and how to install it", () =>
     Effect.gen(function*() {
       const at = yield* layout

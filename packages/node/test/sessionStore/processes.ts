@@ -31,6 +31,9 @@ export const storeWriter = (args: ReadonlyArray<string>, program: string = fixtu
     proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
     proc.on("close", (code) => Queue.offerUnsafe(lines, `exited ${code}: ${stderr}`))
     return {
+      pid: proc.pid!,
+      /** Kills the child without a word (SIGKILL), as a machine dies. */
+      kill: Effect.sync(() => void proc.kill("SIGKILL")),
       next: Queue.take(lines),
       send: (line: string) => Effect.sync(() => void proc.stdin.write(`${line}\n`)),
       end: Effect.sync(() => void proc.stdin.end())

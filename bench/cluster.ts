@@ -1,0 +1,115 @@
+/**
+ * bench/cluster — what a run costs through the cluster, over the same run in one process.
+ *
+ * The same code (`Sessions.ById`: one session, `run` of a one-reply prompt, a scripted model) on three layers, on one SQLite file each (the embedded default): the one-process registry
+ * (`Sessions.layerById`, the session saving to `SqlSessionStore` on the file: the baseline); this
+ * process a runner holding the session (`Runner.layerSqlite`: the run is a persisted message, its
+ * reply stored, both in the file); and this process a client of a runner in another process
+ * (examples/cluster-runner.ts), the run crossing TCP. Runs are one after another (a caller waits
+ * for its reply); medians over `RUNS` runs after a warm-up. Goal (issue 25): ≤ 1 ms added per run
+ * on loopback, for both cluster variants. SQLite's `synchronous = FULL` makes every commit an fsync:
+ * the file system's cost is in the figures (a tmpfs /tmp makes it nearly free).
+ *
+ * Run: node_modules/.bin/node bench/cluster.ts
+ */
+import { Agent, Sessions } from "@condukt/core"
+import { Runner, SqlSessionStore } from "@condukt/cluster"
+import { Condukt, SqliteClient } from "@condukt/node"
+import { TestModel } from "@condukt/testing"
+import { Effect, Layer, Queue, References } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { report } from "./report.ts"
+
+const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
+const WARMUP = 20
+const GOAL_MS = 1
+
+// The agent examples/cluster-runner.ts serves (the remote variant runs it, with its own stateless
+// model); here a scripted one answers every run.
+const agents = { notes: Agent.make({ name: "notes", model: "anthropic:claude-sonnet-4-6" }) }
+const services = Layer.mergeAll(
+  Condukt.layer,
+  TestModel.layer(Array.from({ length: 2 * (WARMUP + RUNS) }, () => TestModel.text("Noted."))),
+  Layer.succeed(References.MinimumLogLevel, "Warn")
+)
+
+const freePort = Effect.callback<number>((resume) => {
+  const server = net.createServer().listen(0, "127.0.0.1", () => {
+    const { port } = server.address() as net.AddressInfo
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
+
+/** Milliseconds per run of one session through `ById`, `RUNS` runs after `WARMUP`. */
+const timed = Effect.gen(function*() {
+  const sessions = yield* Sessions.ById
+  const id = yield* sessions.start("notes")
+  const times: Array<number> = []
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const start = performance.now()
+    yield* sessions.run(id, `note ${i}`)
+    if (i >= WARMUP) times.push(performance.now() - start)
+  }
+  return median(times)
+})
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-cluster-"))
+const file = (name: string) => path.join(dir, `${name}.db`)
+
+/** A runner process on `file`, killed with the scope. */
+const remoteRunner = (db: string) =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const up = yield* Queue.unbounded<void>()
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [path.join(import.meta.dirname, "../examples/cluster-runner.ts")], {
+          env: { ...process.env, CLUSTER_DB: db, PORT: String(port), NAME: "remote" },
+          stdio: ["ignore", "pipe", "inherit"]
+        })
+      ),
+      (child) => Effect.sync(() => child.kill("SIGKILL"))
+    )
+    child.stdout.on("data", () => Queue.offerUnsafe(up, undefined))
+    yield* Queue.take(up)
+  })
+
+const program = Effect.gen(function*() {
+  const local = yield* timed.pipe(Effect.provide(
+    Sessions.layerById(agents).pipe(
+      Layer.provide(Sessions.layer),
+      Layer.provide(SqlSessionStore.layer()),
+      Layer.provide(SqliteClient.layer({ file: file("registry") }))
+    )
+  ))
+  const port = yield* freePort
+  const own = yield* timed.pipe(Effect.provide(Runner.layerSqlite({ agents, port, file: file("own") })))
+  yield* remoteRunner(file("remote"))
+  const remote = yield* timed.pipe(Effect.provide(Runner.layerSqliteClient({ file: file("remote") })))
+
+  const ms = (value: number) => `${value.toFixed(2)} ms`
+  console.log(`one process (registry, SQL store):     ${ms(local)}/run (median of ${RUNS})`)
+  console.log(`cluster, session on this runner:       ${ms(own)}/run, +${ms(own - local)}`)
+  console.log(`cluster, session on another runner:    ${ms(remote)}/run, +${ms(remote - local)}`)
+  for (const [where, value] of [["this runner", own], ["another runner", remote]] as const) {
+    report({
+      benchmark: `cluster: a run through the cluster (session on ${where}) / the one-process registry (SQLite, median)`,
+      ours: `${ms(value)}/run`,
+      baseline: `${ms(local)}/run`,
+      ratio: value / local,
+      goal: `≤ +${GOAL_MS} ms`,
+      met: value - local <= GOAL_MS
+    })
+  }
+}).pipe(Effect.scoped, Effect.provide(services), Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
+
+Effect.runPromise(program).then(() => process.exit(0), (error) => {
+  console.error(error)
+  process.exit(1)
+})

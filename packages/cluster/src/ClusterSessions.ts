@@ -1,0 +1,50 @@
+/**
+ * ClusterSessions — `Sessions.ById` served by the cluster: each call is a message to the session's
+ * entity, on whichever runner holds it (this process, when it is a runner holding that shard).
+ * A program written against `Sessions.ById` moves from one process (`Sessions.layerById`) to a
+ * cluster by changing this Layer only. Runs are persisted messages with a run id of their own, so a
+ * run accepted before its runner died completes on the runner that takes its shard over; what the
+ * cluster fails to deliver (its storage down, a mailbox full) fails `Unavailable`.
+ */
+import { Effect, Layer, Stream } from "effect"
+import type { Sharding } from "effect/cluster"
+import * as Sessions from "@condukt/core/Sessions"
+import * as uuid7 from "@condukt/core/internal/uuid7"
+import { SessionEntity } from "./SessionEntity.ts"
+
+/**
+ * `Sessions.ById` over the current cluster (a runner's, or a client's).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> = Effect.gen(function*() {
+  const clientFor = yield* SessionEntity.client
+  /** The cluster's own failures (storage, transport) as the session's `Unavailable`. */
+  const delivered = (id: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
+    Effect.mapError(effect, (error) =>
+      error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) }))
+  return Sessions.ById.of({
+    start: (agent, options = {}) =>
+      Effect.gen(function*() {
+        const id = options.id ?? (yield* uuid7.make)
+        yield* delivered(id)(clientFor(id).Start({ agent }))
+        return id
+      }),
+    run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
+    stream: (id, prompt) =>
+      Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), (error) =>
+        error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) })),
+    history: (id) => delivered(id)(clientFor(id).History()),
+    abort: (id) => delivered(id)(clientFor(id).Abort()),
+    stop: (id) => delivered(id)(clientFor(id).Stop())
+  })
+})
+
+/**
+ * `Sessions.ById` over the cluster the Layer is given (`Runner.layer`, `Runner.layerClient`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Sessions.ById, never, Sharding.Sharding> = Layer.effect(Sessions.ById, make)

@@ -1,0 +1,106 @@
+/**
+ * Runner — the processes a cluster of sessions runs on, and the programs that only speak to it.
+ *
+ * A runner listens for other runners on TCP (`NodeClusterSocket`), keeps the cluster's mailboxes,
+ * runner list and shard locks in SQL (`storage: "sql"`) and serves the session entities of the
+ * agents it is given; every runner of one cluster shares one database and knows the same agents.
+ * A client (`layerClient`) sends to the runners through the same database and sockets, and serves
+ * no entity. Both give `Sessions.ById`.
+ *
+ * The database is the program's SqlClient: `@effect/sql-pg`'s `PgClient.layer` for a real
+ * deployment; `layerSqlite` (and `layerSqliteClient`) are the embedded default, one SQLite file
+ * through `@condukt/node`'s `SqliteClient`, for one process or several on one machine, with nothing
+ * installed. Failover is set to seconds (`FAILOVER`): a runner that dies without a word (`kill -9`)
+ * holds its shards until their locks expire, 4 s after their last refresh, then the other runners
+ * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
+ */
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import { Layer, Option } from "effect"
+import { RunnerAddress, type ShardingConfig } from "effect/cluster"
+import * as SqliteClient from "@condukt/node/SqliteClient"
+import * as ClusterSessions from "./ClusterSessions.ts"
+import * as SessionEntity from "./SessionEntity.ts"
+
+/**
+ * Sharding timings for failover in seconds: shard locks refreshed every second and expiring after 4 s
+ * (effect's defaults, 10 s and 35 s, take ~37 s to move a dead runner's sessions), assignments
+ * re-read every second, persisted messages polled every 500 ms, runners pinged every 2 s.
+ * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FAILOVER = {
+  shardsPerGroup: 100,
+  shardLockRefreshInterval: "1 second",
+  shardLockExpiration: "4 seconds",
+  refreshAssignmentsInterval: "1 second",
+  entityMessagePollInterval: "500 millis",
+  runnerHealthCheckInterval: "2 seconds"
+} as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
+
+/** @since 0.1.0 @category models */
+export interface Options<R> extends SessionEntity.Options<R> {
+  /** The address other runners and clients reach this runner at. Default `127.0.0.1`. */
+  readonly host?: string | undefined
+  readonly port: number
+  /** Sharding settings over `FAILOVER` (the same for every runner of a cluster). */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+}
+
+/** @since 0.1.0 @category models */
+export interface ClientOptions {
+  /** Sharding settings over `FAILOVER` (the runners'). */
+  readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+}
+
+/**
+ * A runner on the SqlClient's database, serving the sessions of `options.agents`, and
+ * `Sessions.ById` to the program running it.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R>(options: Options<R>) =>
+  ClusterSessions.layer.pipe(
+    Layer.provideMerge(SessionEntity.layer(options)),
+    Layer.provide(NodeClusterSocket.layer({
+      storage: "sql",
+      shardingConfig: {
+        ...FAILOVER,
+        ...options.sharding,
+        runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
+      }
+    }))
+  )
+
+/**
+ * `Sessions.ById` for a program that runs no sessions itself: it sends to the runners of the
+ * SqlClient's database.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerClient = (options: ClientOptions = {}) =>
+  ClusterSessions.layer.pipe(
+    Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: { ...FAILOVER, ...options.sharding } }))
+  )
+
+/**
+ * The embedded default: a runner on the SQLite file `options.file` (created when missing), shared
+ * by the runners and clients of one machine.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite = <R>(options: Options<R> & { readonly file: string }) =>
+  layer(options).pipe(Layer.provide(SqliteClient.layer({ file: options.file })))
+
+/**
+ * A client of the runners on the SQLite file `options.file`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqliteClient = (options: ClientOptions & { readonly file: string }) =>
+  layerClient(options).pipe(Layer.provide(SqliteClient.layer({ file: options.file })))

@@ -1,0 +1,223 @@
+/**
+ * SessionEntity — a session as an `effect/cluster` entity: one per session id, living on whichever
+ * runner holds its shard, spoken to by messages (`Start`, `Run`, `Stream`, `Abort`, `History`,
+ * `Stop`).
+ *
+ * The entity keeps nothing the database does not: its session's history is the `SqlSessionStore`
+ * in the cluster's own database, and which agent runs it is a row beside it. So a runner that takes
+ * a shard over (its owner died) activates the entity by loading both, and the session goes on
+ * where its last saved turn left it; an entity idle for `maxIdleTime` passivates (the session
+ * stops, its store stays). Agents are not data: each runner knows them by name, and a start names one.
+ *
+ * `Run` is persisted: a run accepted before its runner died is delivered again, on the runner that
+ * takes the shard over. A run delivered again is not started a second time from its prompt once
+ * part of it was saved: it began at a recorded history length, so what was saved since is either
+ * the whole run (its reply is rebuilt from the history) or a part, which fails `Interrupted`. `Stream`
+ * is not persisted (its events cross to the caller as the run makes them), but the cluster sends
+ * it again to the runner that takes the session over: it then starts again there (the caller sees a
+ * second `AgentStart`) when nothing of its run was saved, and fails `Interrupted` otherwise.
+ * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
+ */
+import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
+import { ClusterSchema, Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { SqlClient } from "effect/sql"
+import type * as Message from "@condukt/core/Message"
+import * as MessageSchema from "@condukt/core/Message"
+import * as Session from "@condukt/core/Session"
+import * as SessionEvent from "@condukt/core/SessionEvent"
+import type * as SessionStore from "@condukt/core/SessionStore"
+import * as Sessions from "@condukt/core/Sessions"
+import * as SessionRows from "./internal/sessionRows.ts"
+import * as SqlSessionStore from "./SqlSessionStore.ts"
+
+const error = Sessions.SessionsError
+
+/** Starts the session with the agent of that name (it resumes from the store when it holds the id). @since 0.1.0 @category models */
+export const Start = Rpc.make("Start", { payload: { agent: Schema.String }, error })
+
+/** Runs a prompt; persisted, and delivered once per `runId`. @since 0.1.0 @category models */
+export const Run = Rpc.make("Run", {
+  payload: { runId: Schema.String, prompt: Schema.String },
+  success: Sessions.RunReply,
+  error,
+  primaryKey: ({ runId }) => runId
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * Runs a prompt and streams its events; not persisted, but sent again to the runner that takes the
+ * session over when its runner dies, and then, like `Run`, not run a second time once part of it was
+ * saved. @since 0.1.0 @category models
+ */
+export const StreamRun = Rpc.make("Stream", {
+  payload: { runId: Schema.String, prompt: Schema.String },
+  success: SessionEvent.SessionEvent,
+  error,
+  stream: true
+})
+
+/** Interrupts the running turn. @since 0.1.0 @category models */
+export const Abort = Rpc.make("Abort", { error })
+
+/** The session's history. @since 0.1.0 @category models */
+export const History = Rpc.make("History", { success: Schema.Array(MessageSchema.Message), error })
+
+/** Stops the session (its store stays). @since 0.1.0 @category models */
+export const Stop = Rpc.make("Stop", { error })
+
+/**
+ * The entity type: one per session id.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop])
+
+/** @since 0.1.0 @category models */
+export interface Options<R> {
+  /** The agents this runner can run, by the name a start gives. */
+  readonly agents: Sessions.Agents<R>
+  /** How long an entity with no message waits before it passivates (its session stops). Default 5 minutes. */
+  readonly maxIdleTime?: Duration.Input | undefined
+}
+
+/**
+ * What a run delivered again finds in the history, given its length when the run began: nothing
+ * of it saved (`fresh`: it runs), all of it (its reply, rebuilt from the history), or a part
+ * (`partial`: it is not run again).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const redelivered = (history: ReadonlyArray<Message.Message>, before: number): "fresh" | "partial" | Sessions.RunReply => {
+  if (history.length <= before) return "fresh"
+  const messages = history.slice(before + 1)
+  const last = messages.at(-1)
+  if (last?._tag !== "AssistantMessage" || last.parts.some((part) => part._tag === "ToolCall")) return "partial"
+  const text = last.parts.flatMap((part) => (part._tag === "Text" ? [part.text] : [])).join("")
+  return { text, turns: messages.filter((message) => message._tag === "AssistantMessage").length, messages }
+}
+
+const PARTIAL = "its runner stopped after part of it was saved; the session holds what was saved"
+const SAVED = "its runner stopped after it was saved, before its events were all sent; the session holds its reply"
+
+const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
+
+/**
+ * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
+ * and rows are in the SqlClient's database.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <R>(options: Options<R>) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const store = yield* SqlSessionStore.make()
+    const rows = yield* SessionRows.make(sql)
+    const context = yield* Effect.context<R>()
+    return SessionEntity.toLayer(activate(options.agents, store, rows, context), {
+      maxIdleTime: options.maxIdleTime ?? "5 minutes",
+      concurrency: "unbounded"
+    })
+  }))
+
+/** What each activation of an entity serves. */
+const activate = <R>(
+  agents: Sessions.Agents<R>,
+  store: SessionStore.Service,
+  rows: SessionRows.SessionRows,
+  context: Context.Context<R>
+) =>
+  Effect.gen(function*() {
+    const { entityId: id } = yield* Entity.CurrentAddress
+    const scope = yield* Scope.Scope
+    /** Starts and stops one at a time; runs one at a time (a run's recorded start is its own). */
+    const starting = yield* Semaphore.make(1)
+    const running = yield* Semaphore.make(1)
+    let current: Session.Session | undefined
+    const unavailable = (cause: { readonly message: string }) => fail(id, new Sessions.Unavailable({ description: cause.message }))
+
+    const startAs = (name: string) =>
+      Effect.gen(function*() {
+        const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
+        if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
+        // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
+        const session = yield* Session.start(agent, { id, store }).pipe(
+          Effect.provideService(Scope.Scope, scope),
+          Effect.provide(context),
+          Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
+        )
+        current = session
+        // A session that ends (stopped, crashed) is started again by the next message that needs it.
+        yield* Effect.forkIn(Effect.ensuring(Effect.exit(session.join), Effect.sync(() => {
+          if (current === session) current = undefined
+        })), scope)
+        return session
+      })
+
+    /** The running session: this activation's, else started from its row and store. */
+    const ensure = starting.withPermits(1)(Effect.suspend(() => {
+      if (current !== undefined) return Effect.succeed(current)
+      return Effect.flatMap(Effect.mapError(rows.running(id), unavailable), (agent) =>
+        Option.isNone(agent) ? Effect.fail(fail(id, new Sessions.NotFound())) : startAs(agent.value))
+    }))
+
+    /**
+     * Records where a run begins; a run delivered again (its runner died) finds that record: its
+     * reply when the whole run was saved, `undefined` to run it when nothing was.
+     */
+    const begin = (session: Session.Session, runId: string) =>
+      Effect.gen(function*() {
+        const history = yield* session.history
+        const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
+        if (Option.isSome(began)) {
+          const found = redelivered(history, began.value)
+          if (found === "partial") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
+          if (found !== "fresh") return found
+        }
+        yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
+        return undefined
+      })
+
+    const run = (runId: string, prompt: string) =>
+      running.withPermits(1)(Effect.gen(function*() {
+        const session = yield* ensure
+        const done = yield* begin(session, runId)
+        if (done !== undefined) return done
+        return yield* Effect.mapBoth(session.run(prompt), {
+          onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
+          onSuccess: Sessions.replyOf
+        })
+      }))
+
+    return SessionEntity.of({
+      Start: ({ payload }) =>
+        starting.withPermits(1)(Effect.gen(function*() {
+          const found = yield* Effect.mapError(rows.running(id), unavailable)
+          if (Option.isSome(found) || current !== undefined) return yield* fail(id, new Sessions.AlreadyStarted())
+          if (!Object.hasOwn(agents, payload.agent)) return yield* fail(id, new Sessions.UnknownAgent({ agent: payload.agent }))
+          // Marked first: a runner that dies once the session started leaves it running for the next.
+          yield* Effect.mapError(rows.mark(id, payload.agent, true), unavailable)
+          yield* Effect.tapError(startAs(payload.agent), () => Effect.ignore(rows.mark(id, payload.agent, false)))
+        })),
+      Run: ({ payload }) => run(payload.runId, payload.prompt),
+      Stream: ({ payload }) =>
+        Stream.unwrap(Effect.gen(function*() {
+          yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+          const session = yield* ensure
+          // A stream cannot replay the events of a run saved whole before its runner died.
+          if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
+          return Stream.mapError(session.stream(payload.prompt), (error) => fail(id, new Sessions.Failed({ description: error.message })))
+        })),
+      Abort: () => Effect.flatMap(ensure, (session) => session.abort),
+      History: () => Effect.flatMap(ensure, (session) => session.history),
+      Stop: () =>
+        starting.withPermits(1)(Effect.gen(function*() {
+          yield* Effect.mapError(rows.stop(id), unavailable)
+          const session = current
+          current = undefined
+          if (session !== undefined) yield* session.stop
+        }))
+    })
+  })

@@ -1,0 +1,68 @@
+/**
+ * sessionRows — what the cluster keeps of its sessions beside their snapshots, in the same
+ * database: which sessions are running and with which agent (`condukt_cluster_sessions`: a session
+ * entity activated on any runner reads it to know what to start), and where each persisted run
+ * began (`condukt_cluster_runs`: the history's length when the run took its first step), so that a
+ * run delivered again after its runner died is not started a second time from its prompt.
+ *
+ * Each statement is its own short transaction: a handler never holds one across a model turn (on
+ * one-connection SQLite that starves the cluster's shard-lock refresh).
+ */
+import { Effect, Option, Schedule } from "effect"
+import { type SqlClient, type SqlError } from "effect/sql"
+
+const TABLES = [
+  "CREATE TABLE IF NOT EXISTS condukt_cluster_sessions (id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, running INTEGER NOT NULL)",
+  "CREATE TABLE IF NOT EXISTS condukt_cluster_runs (session TEXT NOT NULL, run TEXT NOT NULL, history_before INTEGER NOT NULL, PRIMARY KEY (session, run))"
+] as const
+
+/** Serialises the creation of the tables across processes on Postgres (`CREATE … IF NOT EXISTS` races there). */
+const SCHEMA_LOCK = 0x636c7573
+
+/** Another writer holds the database: worth another try, 20 ms apart. */
+const busyPolicy = {
+  while: (error: SqlError.SqlError) =>
+    error.reason._tag === "LockTimeoutError" || error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError",
+  times: 100,
+  schedule: Schedule.spaced("20 millis")
+}
+
+/** The rows, on one SqlClient. */
+export interface SessionRows {
+  /** The agent of a running session; none when it was never started or is stopped. */
+  readonly running: (id: string) => Effect.Effect<Option.Option<string>, SqlError.SqlError>
+  /** Marks the session running with `agent`, or stopped. */
+  readonly mark: (id: string, agent: string, running: boolean) => Effect.Effect<void, SqlError.SqlError>
+  /** Marks a running session stopped; an unknown one is ignored. */
+  readonly stop: (id: string) => Effect.Effect<void, SqlError.SqlError>
+  /** The history's length when the run began, if it began. */
+  readonly runBegan: (id: string, run: string) => Effect.Effect<Option.Option<number>, SqlError.SqlError>
+  /** Records the history's length as the run begins. */
+  readonly beginRun: (id: string, run: string, historyBefore: number) => Effect.Effect<void, SqlError.SqlError>
+}
+
+/** The rows on the current SqlClient's database; the tables are created when missing. */
+export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlError.SqlError> =>
+  Effect.gen(function*() {
+    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    yield* sql.withTransaction(Effect.gen(function*() {
+      if (pg) yield* sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`
+      for (const statement of TABLES) yield* sql.unsafe(statement)
+    })).pipe(Effect.retry(busyPolicy))
+    const retried = <A>(effect: Effect.Effect<A, SqlError.SqlError>) => Effect.retry(effect, busyPolicy)
+    return {
+      running: (id) =>
+        retried(Effect.map(sql`SELECT agent FROM condukt_cluster_sessions WHERE id = ${id} AND running = 1`, ([row]) =>
+          row === undefined ? Option.none() : Option.some(String(row["agent"])))),
+      mark: (id, agent, running) =>
+        retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_sessions (id, agent, running) VALUES (${id}, ${agent}, ${running ? 1 : 0})
+          ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, running = excluded.running`)),
+      stop: (id) => retried(Effect.asVoid(sql`UPDATE condukt_cluster_sessions SET running = 0 WHERE id = ${id}`)),
+      runBegan: (id, run) =>
+        retried(Effect.map(sql`SELECT history_before FROM condukt_cluster_runs WHERE session = ${id} AND run = ${run}`, ([row]) =>
+          row === undefined ? Option.none() : Option.some(Number(row["history_before"])))),
+      beginRun: (id, run, historyBefore) =>
+        retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_runs (session, run, history_before) VALUES (${id}, ${run}, ${historyBefore})
+          ON CONFLICT (session, run) DO NOTHING`))
+    } satisfies SessionRows
+  })

@@ -1,0 +1,96 @@
+/**
+ * SessionsError — the one error of `Sessions.ById`: which session, and why (`reason`) a call by id
+ * failed. Every reason is a Schema class, so the error crosses processes (a cluster's runners)
+ * as data; `Sessions` re-exports them all.
+ */
+import { Schema } from "effect"
+
+/**
+ * No session of that id is running (never started, or stopped).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {}) {
+  override get message() {
+    return "no such session is running (start it first)"
+  }
+}
+
+/**
+ * A start named an agent the process serving the session does not know.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownAgent extends Schema.TaggedError<UnknownAgent>()("UnknownAgent", { agent: Schema.String }) {
+  override get message() {
+    return `no agent is named ${this.agent} here`
+  }
+}
+
+/**
+ * A start named a session that is already running.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class AlreadyStarted extends Schema.TaggedError<AlreadyStarted>()("AlreadyStarted", {}) {
+  override get message() {
+    return "the session is already running"
+  }
+}
+
+/**
+ * The session could not be started, or a run did not complete: `description` is the session's own
+ * error message (`SessionError`, a store's error).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Failed extends Schema.TaggedError<Failed>()("Failed", { description: Schema.String }) {
+  override get message() {
+    return this.description
+  }
+}
+
+/**
+ * The process serving the run stopped (a crash, a killed machine) after part of the run was saved:
+ * the session holds what was saved, and the run is not started again from its prompt.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted", { description: Schema.String }) {
+  override get message() {
+    return `the run was interrupted: ${this.description}`
+  }
+}
+
+/**
+ * The call could not reach the process serving the session (a cluster's storage or transport
+ * failed); `description` says what failed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", { description: Schema.String }) {
+  override get message() {
+    return `the session could not be reached: ${this.description}`
+  }
+}
+
+/**
+ * Why a by-id call failed, and on which session. It is data end to end, so it crosses processes.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SessionsError extends Schema.TaggedError<SessionsError>()("SessionsError", {
+  sessionId: Schema.String,
+  reason: Schema.Union([NotFound, UnknownAgent, AlreadyStarted, Failed, Interrupted, Unavailable])
+}) {
+  override get message() {
+    return `Sessions: session ${this.sessionId}: ${this.reason.message}`
+  }
+}

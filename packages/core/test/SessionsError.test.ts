@@ -1,0 +1,31 @@
+/** SessionsError: what each reason says, whole, and that it survives a trip through its Schema (it crosses processes). */
+import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
+import * as Sessions from "../src/Sessions.ts"
+
+const reasons: ReadonlyArray<readonly [Sessions.SessionsError["reason"], string]> = [
+  [new Sessions.NotFound(), "Sessions: session s1: no such session is running (start it first)"],
+  [new Sessions.UnknownAgent({ agent: "coder" }), "Sessions: session s1: no agent is named coder here"],
+  [new Sessions.AlreadyStarted(), "Sessions: session s1: the session is already running"],
+  [new Sessions.Failed({ description: "Session s1: the run was aborted" }), "Sessions: session s1: Session s1: the run was aborted"],
+  [new Sessions.Interrupted({ description: "its runner stopped" }), "Sessions: session s1: the run was interrupted: its runner stopped"],
+  [new Sessions.Unavailable({ description: "database is locked" }), "Sessions: session s1: the session could not be reached: database is locked"]
+]
+
+describe("SessionsError", () => {
+  it("names the session and says what happened, for each reason", () => {
+    assert.deepStrictEqual(
+      reasons.map(([reason]) => new Sessions.SessionsError({ sessionId: "s1", reason }).message),
+      reasons.map(([, message]) => message)
+    )
+  })
+
+  it("encodes to JSON and decodes back to the same error, each reason", () => {
+    const codec = Schema.toCodecJson(Sessions.SessionsError)
+    for (const [reason, message] of reasons) {
+      const error = new Sessions.SessionsError({ sessionId: "s1", reason })
+      const decoded = Schema.decodeUnknownSync(codec)(JSON.parse(JSON.stringify(Schema.encodeSync(codec)(error))))
+      assert.deepStrictEqual([decoded.reason._tag, decoded.message], [reason._tag, message])
+    }
+  })
+})
