@@ -50,6 +50,7 @@ export const integration = [
   "test/genai-spans.test.ts",
   "test/hostile-files.test.ts",
   "test/hostile-patterns.test.ts",
+  "test/mcp-roots.test.ts",
   "test/off-node.test.ts",
   "test/provider-env.test.ts",
   "test/secret-leak-hunt.test.ts",

@@ -14,7 +14,7 @@
  *
  * The contract refuses to guess: no encoding detection, no retries, no shell fallback for glob.
  */
-import { Context, Duration, Effect, Layer, Result, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Result, type Scope, Stream } from "effect"
 import { RE2JS } from "re2js"
 import {
   Failed,
@@ -192,6 +192,12 @@ export interface Service extends Omit<Primitives, keyof Capabilities>, Capabilit
    * The file is read whole, so one over `DEFAULT_MAX_FILE_BYTES` fails with `TooLarge`.
    */
   readonly edit: (path: string, oldText: string, newText: string) => Effect.Effect<EditResult, SandboxError>
+  /**
+   * Runs `onChange` after each change of `hostDirectories` (a runtime `mount`), before the mount
+   * returns, for as long as the calling scope lasts. Absent: they never change (`make` gives it to
+   * a backend with both `hostDirectories` and `mount`).
+   */
+  readonly watchHostDirectories?: ((onChange: Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>) | undefined
 }
 
 /**
@@ -275,6 +281,21 @@ const collectBounded = (stream: Stream.Stream<Uint8Array, SandboxError>, path: s
     }))
   })
 
+/** A `mount` that tells its watchers of each mount it made, and how to watch it. */
+const watched = (mount: Capabilities["mount"]): Pick<Service, "mount" | "watchHostDirectories"> => {
+  const watchers = new Set<{ readonly onChange: Effect.Effect<void> }>()
+  return {
+    mount: (hostPath, path, mode) =>
+      Effect.tap(mount(hostPath, path, mode), () => Effect.forEach([...watchers], (watcher) => watcher.onChange, { discard: true })),
+    watchHostDirectories: (onChange) =>
+      Effect.asVoid(Effect.acquireRelease(Effect.sync(() => {
+        const watcher = { onChange }
+        watchers.add(watcher)
+        return watcher
+      }), (watcher) => Effect.sync(() => watchers.delete(watcher))))
+  }
+}
+
 /**
  * Builds the full service from a backend's primitives.
  *
@@ -307,7 +328,9 @@ export const make = (primitives: Primitives): Service => {
         const index = content.indexOf(oldText)
         const next = content.slice(0, index) + newText + content.slice(index + oldText.length)
         return Effect.as(primitives.writeFile(path, encoder.encode(next)), { occurrences, content: next })
-      })
+      }),
+    // Last: its `mount` replaces the backend's.
+    ...(primitives.hostDirectories === undefined || primitives.mount === undefined ? {} : watched(primitives.mount))
   }
 }
 

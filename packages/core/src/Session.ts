@@ -19,12 +19,14 @@ import { Context, Deferred, Effect, Exit, type Layer, Option, type Redacted, Res
 import type { Agent } from "./Agent.ts"
 import * as Approval from "./Approval.ts"
 import * as Compactor from "./Compactor.ts"
+import * as Elicitation from "./Elicitation.ts"
 import { Actor } from "./internal/session/Actor.ts"
 import { Approvals } from "./internal/session/approvals.ts"
 import * as Conversation from "./internal/session/Conversation.ts"
 import * as EventHub from "./internal/session/eventHub.ts"
 import * as Journal from "./internal/session/journal.ts"
 import * as Persistence from "./internal/session/persistence.ts"
+import { ServerRequests } from "./internal/session/serverRequests.ts"
 import * as SandboxSlot from "./internal/session/sandboxSlot.ts"
 import * as SubAgents from "./internal/session/subAgents.ts"
 import * as ToolSet from "./internal/session/toolSet.ts"
@@ -81,6 +83,12 @@ export interface StartOptions<RIn = never> {
   readonly projectInstructions?: boolean | undefined
   /** Approval rules added to the agent's (its lists joined with these; this timeout wins). */
   readonly approvals?: Approval.Rules | undefined
+  /**
+   * How the session answers its MCP servers' questions (`elicitation/create`): a handler for all,
+   * or (without one) an `ElicitationRequested` event each, answered with `respond`; and how long
+   * one waits (docs/mcp.md, Server requests).
+   */
+  readonly elicitation?: Elicitation.Options | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -134,6 +142,12 @@ export interface Session {
   readonly deny: (callId: string, reason?: string) => Effect.Effect<void, Approval.NotPending>
   /** Lets every waiting call run. */
   readonly approveAll: Effect.Effect<void>
+  /**
+   * Answers an MCP server's question (`ElicitationRequested`): accepted values the form does not
+   * take fail with `ElicitationInvalidAnswer` (the question still waits); a question not waiting
+   * fails with `ElicitationNotPending`.
+   */
+  readonly respond: (id: string, answer: Elicitation.Answer) => Effect.Effect<void, Elicitation.NotPending | Elicitation.InvalidAnswer>
 }
 
 /**
@@ -322,7 +336,11 @@ const make = <R, RIn>(
         if (conversation.approvals !== undefined) {
           conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
         }
-        const handle: Session = new Handle(actor)
+        // A session with MCP servers answers what they ask (approvals of sampling, questions).
+        const requests = agent.mcpServers.length === 0
+          ? undefined
+          : new ServerRequests(id, actor, options.elicitation, policy?.success?.timeoutMs)
+        const handle: Session = requests === undefined ? new Handle(actor) : new AskedHandle(actor, requests)
         const done = [handle, scope] as const
         if (onEnd !== undefined) actor.forgetWith(onEnd, handle)
         // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
@@ -331,7 +349,7 @@ const make = <R, RIn>(
         const ending = Scope.addFinalizer(scope, endOf(actor))
         // Calls were running when the process holding the session died: the run goes on now (ADR 0065).
         const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
-        if (agent.mcpServers.length === 0) return interrupted ? Effect.as(Effect.andThen(ending, actor.resumeBatch), done) : Effect.as(ending, done)
+        if (requests === undefined) return interrupted ? Effect.as(Effect.andThen(ending, actor.resumeBatch), done) : Effect.as(ending, done)
         return Effect.gen(function*() {
           yield* ending
           const sources = yield* ToolSet.start(agent.mcpServers, {
@@ -340,16 +358,32 @@ const make = <R, RIn>(
             secrets,
             redact: redactor.redact,
             emit: (event) => actor.emit(event),
-            // A server's sampled request spends the session's tokens: they count in its usage.
+            // A server's sampled request spends the session's tokens: they count in its usage, and
+            // in the run's running now.
             model: {
               name: model.name,
               stream: (request) =>
-                model.stream(request).pipe(Stream.tap((part) => Effect.sync(() => part._tag === "Usage" && conversation.spend(part))))
+                model.stream(request).pipe(Stream.tap((part) =>
+                  Effect.sync(() => {
+                    if (part._tag !== "Usage") return
+                    conversation.spend(part)
+                    const run = actor.current
+                    if (run !== undefined) run.sampled = Model.addUsage(run.sampled ?? Model.emptyUsage, part)
+                  })
+                ))
             },
-            roots: SandboxSlot.get(sandbox, agent.name, scope).pipe(
+            approve: (request) => requests.approve(request),
+            elicit: (request) => requests.elicit(request),
+            // Suspended: `get` looks at the slot when it is made, and the sandbox is built later.
+            roots: Effect.suspend(() => SandboxSlot.get(sandbox, agent.name, scope)).pipe(
               Effect.map((built) => ToolSource.rootsOf(built)),
               Effect.orElseSucceed(() => [])
-            )
+            ),
+            watchRoots: (onChange) =>
+              SandboxSlot.get(sandbox, agent.name, scope).pipe(
+                Effect.option,
+                Effect.flatMap((built) => (built._tag === "Some" ? built.value.watchHostDirectories?.(onChange) : undefined) ?? Effect.void)
+              )
           }, Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, known, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
@@ -442,26 +476,63 @@ class Handle<R> implements Session {
   get join() {
     return this.#actor.join
   }
+  /** What its MCP servers ask, when it has any (`AskedHandle`). */
+  protected get requests(): ServerRequests | undefined {
+    return undefined
+  }
   get pending() {
     const actor = this.#actor
-    return Effect.sync(() => actor.approvals?.pending ?? [])
+    const requests = this.requests
+    return Effect.sync(() => {
+      const calls = actor.approvals?.pending ?? []
+      return requests === undefined ? calls : [...calls, ...requests.pending]
+    })
   }
   get approve(): Session["approve"] {
     const actor = this.#actor
-    return (callId) => answer(actor, callId, Approval.approved)
+    const requests = this.requests
+    return (callId) => answer(actor, requests, callId, Approval.approved)
   }
   get deny(): Session["deny"] {
     const actor = this.#actor
-    return (callId, reason) => answer(actor, callId, Approval.denied(reason))
+    const requests = this.requests
+    return (callId, reason) => answer(actor, requests, callId, Approval.denied(reason))
   }
   get approveAll() {
     const actor = this.#actor
-    return Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void)
+    const requests = this.requests
+    return Effect.andThen(
+      Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void),
+      Effect.suspend(() => requests?.answerAll(Approval.approved) ?? Effect.void)
+    )
+  }
+  get respond(): Session["respond"] {
+    const actor = this.#actor
+    const requests = this.requests
+    return (id, given) => requests?.respond(id, given) ?? Effect.fail(new Elicitation.NotPending({ sessionId: actor.id, id }))
   }
 }
 
-/** One call's answer; a session that never asks has none waiting. */
-const answer = <R>(actor: Actor<R>, callId: string, given: Approval.Answer): Effect.Effect<void, Approval.NotPending> =>
-  Effect.suspend(() =>
-    actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
-  )
+/** The handle of a session with MCP servers: it also answers what they ask. */
+class AskedHandle<R> extends Handle<R> {
+  readonly #requests: ServerRequests
+  constructor(actor: Actor<R>, requests: ServerRequests) {
+    super(actor)
+    this.#requests = requests
+  }
+  protected override get requests(): ServerRequests {
+    return this.#requests
+  }
+}
+
+/** One call's answer: a tool call's, else an MCP server's request's; a session that never asks has none waiting. */
+const answer = <R>(
+  actor: Actor<R>,
+  requests: ServerRequests | undefined,
+  callId: string,
+  given: Approval.Answer
+): Effect.Effect<void, Approval.NotPending> =>
+  Effect.suspend(() => {
+    const call = actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
+    return requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
+  })

@@ -7,6 +7,7 @@
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
  * to a process), an ApprovalRequested for each call that waits for a person's answer (when it
  * starts waiting), and the ToolResults in call order; an Error when the run fails;
+ * ApprovalRequested and ElicitationRequested for what an MCP server asks while the run runs;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs
  * reaches observers at once with an empty run id, and the next run's own stream after its
@@ -22,6 +23,7 @@
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
 import { Schema } from "effect"
+import { FormSchema } from "./Elicitation.ts"
 import { Usage } from "./Usage.ts"
 
 const base = {
@@ -116,6 +118,19 @@ export const ApprovalRequested = Schema.TaggedStruct("ApprovalRequested", {
 })
 export type ApprovalRequested = typeof ApprovalRequested.Type
 
+/**
+ * A session's MCP server asks the user something (`elicitation/create`) and the session has no
+ * handler for it: `session.respond(id, answer)` answers (docs/mcp.md, Server requests).
+ */
+export const ElicitationRequested = Schema.TaggedStruct("ElicitationRequested", {
+  ...base,
+  id: Schema.String,
+  server: Schema.String,
+  message: Schema.String,
+  schema: FormSchema
+})
+export type ElicitationRequested = typeof ElicitationRequested.Type
+
 /** An MCP server's connection is up (at session start, or brought back by its restart policy). */
 export const McpServerStarted = Schema.TaggedStruct("McpServerStarted", {
   ...base,
@@ -166,6 +181,7 @@ export const SessionEvent = Schema.Union([
   ToolResult,
   SecretsUsed,
   ApprovalRequested,
+  ElicitationRequested,
   McpServerStarted,
   McpServerDown,
   McpServerStopped,

@@ -10,6 +10,8 @@
  * This module refuses to know how a source connects, what it speaks, or how it restarts.
  */
 import type { Effect, Redacted, Scope } from "effect"
+import type * as Approval from "./Approval.ts"
+import type * as Elicitation from "./Elicitation.ts"
 import type * as Model from "./Model.ts"
 import type * as Sandbox from "./Sandbox.ts"
 import type { Payload } from "./SessionEvent.ts"
@@ -53,6 +55,24 @@ export interface StartContext {
    * asks (MCP's `roots/list`); reading them builds the sandbox if it was not yet. Absent: no roots.
    */
   readonly roots?: Effect.Effect<ReadonlyArray<Root>> | undefined
+  /**
+   * Runs `onChange` after each change of the roots (a virtual sandbox's runtime mount), before the
+   * change's tool call returns, for as long as the calling scope lasts; it builds the sandbox, as
+   * reading the roots does (MCP's `notifications/roots/list_changed`). Absent: no roots.
+   */
+  readonly watchRoots?: ((onChange: Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>) | undefined
+  /**
+   * Asks a person through the session's approval flow (an `ApprovalRequested` event, answered with
+   * `session.approve` / `deny`) whether the source may do `tool` with `input` (MCP's sampling
+   * under `sampling: "ask"`). Absent: nobody to ask.
+   */
+  readonly approve?: ((request: { readonly tool: string; readonly input: unknown }) => Effect.Effect<Approval.Answer>) | undefined
+  /**
+   * Puts a server's question to the program (MCP's `elicitation/create`): the session's handler,
+   * or an `ElicitationRequested` event answered with `session.respond`; `Unanswerable` when
+   * nobody can answer. Absent: no session to ask.
+   */
+  readonly elicit?: ((request: Elicitation.Request) => Effect.Effect<Elicitation.Answer, Elicitation.Unanswerable>) | undefined
 }
 
 /**

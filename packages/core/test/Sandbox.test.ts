@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Result, Stream } from "effect"
+import { Cause, Effect, Exit, Result, Scope, Stream } from "effect"
 import * as Sandbox from "../src/Sandbox.ts"
 
 /** Primitives over a Map: the least a backend must give. */
@@ -18,6 +18,29 @@ const inMemory = (files: Map<string, Uint8Array>) =>
   })
 
 describe("Sandbox", () => {
+  it.effect("a backend that mounts and says its host directories can be watched: each mount that worked tells the watchers, until their scope closes", () =>
+    Effect.gen(function*() {
+      const mounted: Array<string> = []
+      const sandbox = Sandbox.make({
+        ...inMemory(new Map()),
+        hostDirectories: () => [...mounted],
+        mount: (hostPath) =>
+          hostPath === "/missing"
+            ? Effect.fail(new Sandbox.SandboxError({ method: "mount", reason: new Sandbox.NotFound({ path: hostPath }) }))
+            : Effect.sync(() => void mounted.push(hostPath))
+      })
+      const heard: Array<ReadonlyArray<string>> = []
+      const scope = yield* Scope.make()
+      yield* Scope.provide(sandbox.watchHostDirectories!(Effect.sync(() => void heard.push(sandbox.hostDirectories!()))), scope)
+      yield* sandbox.mount("/a", "/mnt/a", "read-only")
+      yield* Effect.flip(sandbox.mount("/missing", "/mnt/m", "read-only"))
+      yield* Scope.close(scope, Exit.void)
+      yield* sandbox.mount("/b", "/mnt/b", "read-only")
+      assert.deepStrictEqual(heard, [["/a"]])
+      // A backend that cannot mount, or does not say its directories, has nothing to watch.
+      assert.strictEqual(inMemory(new Map()).watchHostDirectories, undefined)
+    }))
+
   it.effect("derives read and edit from the primitives; edit writes only on exactly one occurrence", () =>
     Effect.gen(function*() {
       const files = new Map([["a.txt", new TextEncoder().encode("x y x")]])

@@ -139,7 +139,7 @@ export const connect = (
     const down = yield* Deferred.make<never, McpError>()
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const client = new Client(CLIENT_INFO, { capabilities: ServerRequests.capabilities(declaration, requests) })
-    ServerRequests.install(client, declaration, requests, credentials)
+    ServerRequests.install(client, declaration, requests, credentials, yield* Scope.Scope)
     // A stdio server's first protocol error during the handshake fails it at once (garbage on
     // stdout). HTTP transports report recoverable trouble the same way (a server without the
     // optional GET stream answers 404), so theirs are left to the SDK.

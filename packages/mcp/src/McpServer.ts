@@ -177,7 +177,13 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
       Effect.sync(() => {
         state.tools = toTools(server, state, descriptors)
       })
-    const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials, { model: context.model, roots: context.roots })
+    const connect = McpClient.connect(declaration, context.secrets, refreshed, credentials, {
+      model: context.model,
+      roots: context.roots,
+      watchRoots: context.watchRoots,
+      approve: context.approve,
+      elicit: context.elicit
+    })
     // The first connection opens now, concurrently with the session's other servers; the
     // supervisor, which starts children one at a time, adopts it as the child's first incarnation.
     const firstScope = yield* Scope.fork(yield* Scope.Scope)

@@ -148,10 +148,16 @@ describe("McpServer", () => {
       assert.isUndefined(declared({ requestTimeout: 5000 }).invalid)
     })
 
-    it("takes sampling and max_sampling_tokens", () => {
+    it("takes sampling (allow, ask, deny) and max_sampling_tokens", () => {
       const server = McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "allow", max_sampling_tokens: 200 })
       assert.deepStrictEqual(server.declaration, { name: "s", command: "srv", sampling: "allow", maxSamplingTokens: 200, transport: "stdio" })
-      assert.strictEqual(McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "ask" }).invalid, "sampling has the wrong type (timeouts are milliseconds, sizes positive integers)")
+      assert.deepStrictEqual(McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "ask" }).declaration, {
+        name: "s",
+        command: "srv",
+        sampling: "ask",
+        transport: "stdio"
+      })
+      assert.strictEqual(McpServer.fromConfig({ name: "s", transport: "stdio", command: "srv", sampling: "always" }).invalid, "sampling has the wrong type (timeouts are milliseconds, sizes positive integers)")
     })
 
     it.live("auth on a stdio server is accepted unused, with a warning, and the server starts", () =>

@@ -5,48 +5,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Agent, Secret, Session, ToolSource } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
-import { Processes, TestModel } from "@condukt/testing"
+import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { everything, everythingHttp, fixture, node, results } from "./support.ts"
-
-/** The processes under this one (any depth) whose command line names `needle`. */
-const descendants = (needle: string): ReadonlyArray<number> => {
-  const parents = new Map<number, number>()
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    const stat = fs.readFileSync(`/proc/${entry}/stat`, { encoding: "utf8", flag: "r" }).toString()
-    parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]))
-  }
-  const under = (pid: number): boolean => {
-    for (let p = parents.get(pid); p !== undefined && p > 1; p = parents.get(p)) if (p === process.pid) return true
-    return false
-  }
-  return [...parents.keys()].filter((pid) => {
-    if (!under(pid)) return false
-    const cmdline = fs.existsSync(`/proc/${pid}/cmdline`) ? fs.readFileSync(`/proc/${pid}/cmdline`, "utf8") : ""
-    return cmdline.includes(needle)
-  })
-}
-
-/** This process's open sockets (from /proc/self/fd). */
-const sockets = (): number =>
-  fs.readdirSync("/proc/self/fd").filter((fd) => {
-    const target = (() => {
-      const path = `/proc/self/fd/${fd}`
-      return fs.existsSync(path) ? fs.readlinkSync(path) : ""
-    })()
-    return target.startsWith("socket:")
-  }).length
-
-/** Polls (bounded: 15 s) until this process holds `count` sockets; fails with how many it holds. */
-const awaitSockets = (count: number) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 300; attempt++) {
-      if (sockets() === count) return
-      yield* Effect.sleep("50 millis")
-    }
-    return yield* Effect.fail(`${sockets()} sockets are open, ${count} before the session`)
-  })
+import { everything, everythingLeavesNothing, fixture, node, results } from "./support.ts"
 
 const SAMPLING_TOOL = "everything.trigger-sampling-request"
 const ELICITATION_TOOL = "everything.trigger-elicitation-request"
@@ -124,28 +85,12 @@ const check = (run: Effect.Success<ReturnType<typeof answered>>) => {
 
 describe("server requests", () => {
   it.live("server-everything over stdio: sampled by the session's model, elicited through the handler, roots listed; no process left", () =>
-    Effect.gen(function*() {
-      const run = yield* answered(McpServer.stdio({ ...declaration, command: node, args: [everything, "stdio"] }))
-      check(run)
-      const pids = descendants(everything)
-      assert.strictEqual(pids.length, 1)
-      yield* run.session.stop
-      yield* Effect.forEach(pids, (pid) => Processes.awaitDeath(pid))
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("stdio", declaration, answered, check))
 
   it.live("server-everything over Streamable HTTP: the same answers; no socket left", () =>
-    Effect.gen(function*() {
-      const port = yield* everythingHttp("streamableHttp")
-      const before = sockets()
-      const run = yield* answered(McpServer.http({ ...declaration, url: `http://127.0.0.1:${port}/mcp` }))
-      check(run)
-      yield* run.session.stop
-      // Idle keep-alive connections of the platform's fetch pool close when the server's keep-alive
-      // timeout (5 s) ends them; a stream or a session the client left open would stay.
-      yield* awaitSockets(before)
-    }).pipe(Effect.scoped))
+    everythingLeavesNothing("streamableHttp", declaration, answered, check))
 
-  it.live("by default neither sampling nor elicitation is offered: server-everything lists only its roots tool of the three", () =>
+  it.live("by default sampling is not offered, elicitation is (the session answers it): server-everything lists two tools of the three", () =>
     Effect.gen(function*() {
       const server = McpServer.stdio({ name: "everything", command: node, args: [everything, "stdio"] })
       const session = yield* Session.start(Agent.make({ name: "asked", model: "test:x", mcpServers: [server] }))
@@ -153,7 +98,7 @@ describe("server requests", () => {
       const [request] = yield* (yield* TestModel.TestModel).requests
       const names = request!.tools.map((tool) => tool.name)
       assert.isTrue(names.includes("everything.echo"))
-      assert.deepStrictEqual(names.filter((name) => [SAMPLING_TOOL, ELICITATION_TOOL, ROOTS_TOOL].includes(name)), [ROOTS_TOOL])
+      assert.deepStrictEqual(names.filter((name) => [SAMPLING_TOOL, ELICITATION_TOOL, ROOTS_TOOL].includes(name)), [ROOTS_TOOL, ELICITATION_TOOL])
     }).pipe(Effect.provide(TestModel.layer([TestModel.text("done")])), Effect.provide(Condukt.layer), Effect.scoped))
 })
 

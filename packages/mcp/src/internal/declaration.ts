@@ -3,7 +3,7 @@
  * (`McpServer.StdioOptions`…); they live here so the client and the transports, which McpServer
  * imports, name them without importing McpServer back.
  */
-import type { Supervisor } from "@condukt/core"
+import type { Elicitation, Supervisor } from "@condukt/core"
 import type { Duration, Effect } from "effect"
 import type * as McpAuth from "../McpAuth.ts"
 
@@ -20,17 +20,19 @@ export interface CommonOptions {
   /** What the session's supervisor does when the connection dies (default `temporary`: nothing). */
   readonly restart?: Supervisor.Restart | undefined
   /**
-   * Server requests for user input (`elicitation/create`): not offered by default (the server is
-   * told the client cannot elicit); with `accept-defaults` every form is accepted with the defaults
+   * Server requests for user input (`elicitation/create`): by default, in a session, the session
+   * answers (its handler, or an `ElicitationRequested` event and `session.respond`), and without a
+   * session they are not offered; with `accept-defaults` every form is accepted with the defaults
    * its schema gives; with a handler, each form is answered by it (a URL elicitation is declined).
    */
   readonly elicitation?: "accept-defaults" | Elicit | undefined
   /**
    * Server requests to sample the session's model (`sampling/createMessage`): `deny` (the default)
    * does not offer it; `allow` answers them with the session's own model, its tokens counted in the
-   * session's usage, the request bounded and the answer redacted (ADR 0063).
+   * session's usage and the run's, the request bounded and the answer redacted (ADR 0063); `ask`
+   * does the same once a person approved each request (`ApprovalRequested`, `session.approve`).
    */
-  readonly sampling?: "allow" | "deny" | undefined
+  readonly sampling?: "allow" | "ask" | "deny" | undefined
   /** The most tokens one sampled answer may take (default 4096; a server asking fewer gets fewer). */
   readonly maxSamplingTokens?: number | undefined
   /**
@@ -91,11 +93,8 @@ export interface ElicitationRequest {
   readonly requestedSchema: { readonly type: "object"; readonly properties: Readonly<Record<string, object>>; readonly required?: ReadonlyArray<string> | undefined }
 }
 
-/** The user's answer: the form's values, a refusal, or a dismissal. */
-export type ElicitationAnswer =
-  | { readonly action: "accept"; readonly content: Readonly<Record<string, string | number | boolean | ReadonlyArray<string>>> }
-  | { readonly action: "decline" }
-  | { readonly action: "cancel" }
+/** The user's answer: the form's values, a refusal, or a dismissal (the session's `Elicitation.Answer`). */
+export type ElicitationAnswer = Elicitation.Answer
 
 /** A program's answer to a server's elicitation. */
 export type Elicit = (request: ElicitationRequest) => Effect.Effect<ElicitationAnswer>

@@ -33,7 +33,7 @@ const Fields = Schema.Struct({
   listTimeout: Schema.optionalKey(Millis),
   restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"])),
   elicitation: Schema.optionalKey(Schema.Literal("accept-defaults")),
-  sampling: Schema.optionalKey(Schema.Literals(["allow", "deny"])),
+  sampling: Schema.optionalKey(Schema.Literals(["allow", "ask", "deny"])),
   maxSamplingTokens: Schema.optionalKey(Count),
   maxMessageBytes: Schema.optionalKey(Count),
   maxResultChars: Schema.optionalKey(Count),

@@ -1,13 +1,18 @@
 /**
  * serverRequests — what a connection answers when its server asks the client something (ADR 0063).
  *
- * `roots/list`: the session's roots (its sandbox's working directory) when the session gives them.
- * `sampling/createMessage`: the session's own model, when the declaration says `sampling: "allow"`
- * (default deny: the capability is not declared and the SDK answers "method not found"); the
- * request is bounded (messages, their text, the tokens asked) before the model sees it, and the
- * answer is redacted (the server's credentials, then the session's) before the server does.
- * `elicitation/create`: the declaration's handler, or `accept-defaults`. Each is declared in the
- * client's capabilities only when it is answered, so a server offers only what will work.
+ * `roots/list`: the session's roots (its sandbox's working directory) when the session gives them;
+ * once a server has read them, a change (a virtual sandbox's runtime mount) sends it
+ * `notifications/roots/list_changed` before the mount's tool call returns.
+ * `sampling/createMessage`: the session's own model, when the declaration says `sampling: "allow"`,
+ * or `"ask"` and a person approved the request through the session (default deny: the capability
+ * is not declared and the SDK answers "method not found"); the request is bounded (messages, their
+ * text, the tokens asked) before the model sees it or a person is asked, and the answer is
+ * redacted (the server's credentials, then the session's) before the server reads it.
+ * `elicitation/create`: the declaration's handler, or `accept-defaults`, or else the session's
+ * (its handler, or an event and `session.respond`; the values checked against the form here, with
+ * the SDK's JSON Schema validator). Each is declared in the client's capabilities only when it is
+ * answered, so a server offers only what will work.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
@@ -19,8 +24,9 @@ import {
   ListRootsRequestSchema,
   type SamplingMessage
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Stream } from "effect"
-import { History, Message, Model, type ToolSource } from "@condukt/core"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import { Effect, Scope, Stream } from "effect"
+import { Approval, type Elicitation, History, Message, Model, type ToolSource } from "@condukt/core"
 import type { Credentials } from "./credentials.ts"
 import type { Declaration, ElicitationAnswer } from "./declaration.ts"
 
@@ -28,7 +34,19 @@ import type { Declaration, ElicitationAnswer } from "./declaration.ts"
 export interface Requests {
   readonly model?: Model.Service | undefined
   readonly roots?: Effect.Effect<ReadonlyArray<ToolSource.Root>> | undefined
+  /** How the connection hears of a change of the roots. */
+  readonly watchRoots?: ToolSource.StartContext["watchRoots"]
+  /** The session's approval flow, for `sampling: "ask"`. */
+  readonly approve?: ToolSource.StartContext["approve"]
+  /** The session's way to put a question to its user. */
+  readonly elicit?: ToolSource.StartContext["elicit"]
 }
+
+/** What an approval of a sampling request names as its tool. */
+export const SAMPLING_TOOL = "sampling/createMessage"
+
+/** The JSON-RPC error code of a request the client refused (the spec's example for a sampling request the user rejected). */
+export const REFUSED = -1
 
 /** The most messages one sampling request may hold. */
 export const MAX_SAMPLING_MESSAGES = 50
@@ -40,13 +58,13 @@ export const MAX_SAMPLING_CHARS = 100_000
 export const MAX_SAMPLING_TOKENS = 4096
 
 const allowsSampling = (declaration: Declaration, requests: Requests): requests is Requests & { readonly model: Model.Service } =>
-  declaration.sampling === "allow" && requests.model !== undefined
+  requests.model !== undefined && (declaration.sampling === "allow" || (declaration.sampling === "ask" && requests.approve !== undefined))
 
 /** The capabilities the client declares in `initialize`: only what it answers. */
 export const capabilities = (declaration: Declaration, requests: Requests): ClientCapabilities => ({
-  ...(requests.roots === undefined ? {} : { roots: {} }),
+  ...(requests.roots === undefined ? {} : { roots: requests.watchRoots === undefined ? {} : { listChanged: true } }),
   ...(allowsSampling(declaration, requests) ? { sampling: {} } : {}),
-  ...(declaration.elicitation === undefined
+  ...(declaration.elicitation === undefined && requests.elicit === undefined
     ? {}
     : { elicitation: { form: declaration.elicitation === "accept-defaults" ? { applyDefaults: true } : {} } })
 })
@@ -83,8 +101,11 @@ const STOP_REASONS: Readonly<Record<Model.FinishReason, string>> = {
   other: "other"
 }
 
-/** The model's request a server's `sampling/createMessage` makes, within the bounds; or why not. */
-const samplingRequest = (declaration: Declaration, params: (typeof CreateMessageRequestSchema)["_output"]["params"]): Model.Request => {
+/** The model's request a server's `sampling/createMessage` makes, within the bounds (and its messages' texts); or why not. */
+const samplingRequest = (
+  declaration: Declaration,
+  params: (typeof CreateMessageRequestSchema)["_output"]["params"]
+): { readonly request: Model.Request; readonly texts: ReadonlyArray<string> } => {
   if (params.messages.length > MAX_SAMPLING_MESSAGES) {
     throw refuse(`a sampling request holds at most ${MAX_SAMPLING_MESSAGES} messages (this one ${params.messages.length})`)
   }
@@ -94,7 +115,7 @@ const samplingRequest = (declaration: Declaration, params: (typeof CreateMessage
   const messages = params.messages.map((message, i) =>
     message.role === "user" ? Message.user(texts[i]!) : Message.assistant([Message.textPart(texts[i]!)])
   )
-  return {
+  const request: Model.Request = {
     system: params.systemPrompt,
     messages: History.fromIterable(messages),
     tools: [],
@@ -104,6 +125,7 @@ const samplingRequest = (declaration: Declaration, params: (typeof CreateMessage
       ...(params.stopSequences === undefined ? {} : { stopSequences: params.stopSequences })
     }
   }
+  return { request, texts }
 }
 
 /** The sampled answer, redacted; a model's failure is the server's error, redacted too. */
@@ -122,18 +144,67 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
     Effect.mapError((error) => new WireError(ErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
   )
 
-/** Registers the handlers of what `capabilities` declared. */
-export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials): void => {
-  const roots = requests.roots
-  if (roots !== undefined) {
-    client.setRequestHandler(ListRootsRequestSchema, (_, extra) => Effect.runPromise(Effect.map(roots, (list) => ({ roots: [...list] })), { signal: extra.signal }))
+/**
+ * A person's approval of the sampling request first, when the declaration says `ask`: what they
+ * read is the request as the model would (its system prompt, its texts, the tokens it may take).
+ */
+const approved = (
+  declaration: Declaration,
+  requests: Requests,
+  request: Model.Request,
+  texts: ReadonlyArray<string>,
+  roles: ReadonlyArray<string>
+): Effect.Effect<void, WireError> => {
+  if (declaration.sampling !== "ask" || requests.approve === undefined) return Effect.void
+  const input = {
+    server: declaration.name,
+    ...(request.system === undefined ? {} : { systemPrompt: request.system }),
+    messages: texts.map((text, i) => ({ role: roles[i]!, text })),
+    maxTokens: request.options?.maxTokens
   }
+  return Effect.flatMap(requests.approve({ tool: SAMPLING_TOOL, input }), (answer) => {
+    const refused = Approval.render(answer)
+    return refused === undefined ? Effect.void : Effect.fail(new WireError(REFUSED, refused))
+  })
+}
+
+/** How a form's accepted values are checked: the SDK's validator (Ajv), made by the first question. */
+const formChecker = () => {
+  let validator: AjvJsonSchemaValidator | undefined
+  return (schema: Parameters<AjvJsonSchemaValidator["getValidator"]>[0]) => (content: Elicitation.Content): string | undefined => {
+    validator ??= new AjvJsonSchemaValidator()
+    const checked = validator.getValidator(schema)(content)
+    return checked.valid ? undefined : checked.errorMessage
+  }
+}
+
+/**
+ * Answers `roots/list`; after the first answer (the sandbox is built by then: watching does not
+ * build a sandbox nobody asked about), each change of the roots tells the server, while the
+ * connection's `scope` lasts. A notification that cannot be sent (the connection is closing) is dropped.
+ */
+const answerRoots = (client: Client, roots: Effect.Effect<ReadonlyArray<ToolSource.Root>>, requests: Requests, scope: Scope.Scope) => {
+  const watch = requests.watchRoots
+  let watching = false
+  const changed = Effect.ignore(Effect.tryPromise(() => client.sendRootsListChanged()))
+  client.setRequestHandler(ListRootsRequestSchema, (_, extra) => {
+    const answered = Effect.map(roots, (list) => ({ roots: [...list] }))
+    if (watching || watch === undefined) return Effect.runPromise(answered, { signal: extra.signal })
+    watching = true
+    return Effect.runPromise(Effect.tap(answered, () => Scope.provide(watch(changed), scope)), { signal: extra.signal })
+  })
+}
+
+/** Registers the handlers of what `capabilities` declared; what lives with the connection lives in `scope`. */
+export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials, scope: Scope.Scope): void => {
+  if (requests.roots !== undefined) answerRoots(client, requests.roots, requests, scope)
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
-    client.setRequestHandler(
-      CreateMessageRequestSchema,
-      (request, extra) => Effect.runPromise(sample(model, samplingRequest(declaration, request.params), credentials), { signal: extra.signal })
-    )
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+      const { request: asked, texts } = samplingRequest(declaration, request.params)
+      const roles = request.params.messages.map((message) => message.role)
+      return Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.signal })
+    })
   }
   const elicitation = declaration.elicitation
   if (elicitation === "accept-defaults") {
@@ -145,6 +216,18 @@ export const install = (client: Client, declaration: Declaration, requests: Requ
       return Effect.runPromise(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), {
         signal: extra.signal
       })
+    })
+  } else if (requests.elicit !== undefined) {
+    const elicit = requests.elicit
+    const checker = formChecker()
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+      const params = request.params
+      if (params.mode === "url") return Promise.resolve<ElicitationAnswer>({ action: "decline" })
+      const schema = params.requestedSchema
+      // The SDK's form type and its validator's schema type differ only in how their optional keys
+      // read under exactOptionalPropertyTypes: the same JSON Schema.
+      const asked = elicit({ server: declaration.name, message: params.message, schema, validate: checker(schema as Parameters<typeof checker>[0]) })
+      return Effect.runPromise(Effect.mapError(asked, (refused) => new WireError(REFUSED, credentials.redact(refused.description))), { signal: extra.signal })
     })
   }
 }

@@ -124,6 +124,21 @@ export abstract class Actor<R> implements Publisher {
     return this.#conversation.costIn(this.#context as Context.Context<never>)
   }
 
+  /** The run running now, if one is (what a server's request is asked in: it ends with it). */
+  get current(): Run | undefined {
+    return this.#running?.run
+  }
+
+  /** Whether anyone reads the session's events now: the running run's stream, or an observer. */
+  get observed(): boolean {
+    return this.#running?.run.sink !== undefined || (this.#hub.observers?.size ?? 0) > 0
+  }
+
+  /** The session's redaction, for what its servers ask. */
+  get redact(): (text: string) => string {
+    return this.#conversation.redact
+  }
+
   /** The calls waiting for a person's answer, when the session can have any. */
   get approvals(): Approvals | undefined {
     return this.#conversation.approvals
@@ -265,6 +280,8 @@ export abstract class Actor<R> implements Publisher {
     if (this.#phase === "stopped") return Effect.void
     this.#flags |= CONTINUING
     const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, traced: parked.traced, continues: true }
+    // Only a run a server sampled in carries its tokens (every other run's record stays as made).
+    if (parked.sampled !== undefined) run.sampled = parked.sampled
     // What its sub-agents spent before it parked counts in its result.
     if (parked.subAgents !== undefined) run.subAgents = parked.subAgents
     if (this.#mailbox === undefined) this.#mailbox = [run]

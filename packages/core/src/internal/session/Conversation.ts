@@ -432,13 +432,15 @@ export class Conversation<R> {
     const messages: Array<Message> = []
     for (let i = progress.from; i < history.length; i++) messages.push(history.at(i)!)
     // The price table is the program's (read from the run's context, not kept per session).
+    // What the session's MCP servers sampled while the run ran counts in it too.
+    const usage = run.sampled === undefined ? progress.usage : Model.addUsage(progress.usage, run.sampled)
     return Effect.contextWith((context: Context.Context<never>) => {
       const price = Usage.priceOf(context, this.#model.name)
       const result: RunResult = {
         text,
         finishReason: progress.finishReason,
-        usage: progress.usage,
-        ...(price === undefined ? {} : { cost: Usage.cost(progress.usage, price) }),
+        usage,
+        ...(price === undefined ? {} : { cost: Usage.cost(usage, price) }),
         turns: state.turn,
         messages,
         ...(run.options?.output === undefined ? {} : { value })

@@ -27,6 +27,8 @@ export interface Run {
   readonly resume?: boolean | undefined
   /** Whether the run's tracer exports spans, read when it starts (internal/tracing.ts). */
   traced?: boolean | undefined
+  /** Tokens the session's MCP servers sampled while it ran: they count in its result's `usage`. */
+  sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
   /** What its calls' sub-agents spent and how many run now, made by the first (internal/session/subAgents.ts). */
@@ -88,8 +90,9 @@ export interface RunResult {
   /** Why the model ended its final reply. */
   readonly finishReason: Model.FinishReason
   /**
-   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, and
-   * of its sub-agents' runs (`Agent.asTool`) when it had some.
+   * Tokens of all the run's model requests, summed: the sum of its `TurnEnd` events' `usage`, of
+   * its sub-agents' runs (`Agent.asTool`) when it had some, and what its MCP servers sampled from
+   * the session's model while it ran.
    */
   readonly usage: Model.Usage
   /**
