@@ -1,0 +1,199 @@
+/**
+ * Durable — a run of a document that outlives its process, on `effect/workflow` (ADR 0066). The
+ * run is a workflow execution of its own (`condukt/<runId>`) on an embedded single runner
+ * (`effect/cluster`'s `SingleRunner`) whose mailbox is the SQL database the caller's `SqlClient`
+ * reaches (one SQLite file, or Postgres); each leaf step is an activity, so its output is recorded
+ * once it finishes. A process killed mid-run leaves the run's message unanswered in the database:
+ * the next process given the same run id picks it up, replays the run, and the steps recorded as
+ * finished give their recorded outputs without running (`StepFinished.resumed`); a step that had
+ * started and not finished runs again from its start (`StepStarted.restarted`).
+ *
+ * A run is recorded in `condukt_workflow_runs` with its document and inputs before its first step:
+ * resuming an id not recorded there, or recorded for another document or other inputs, fails with
+ * `DurableFailed` before anything runs. A run that ended (output or failure) gives the same end
+ * again. Runs of other ids in the same database are left alone: their workflows are registered
+ * only by the processes that run them.
+ */
+import { Context, Duration, Effect, type FileSystem, Layer, type Path, References, Schema } from "effect"
+import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
+import { Digest, SecureRandom } from "effect/crypto"
+import { SqlClient, type SqlError } from "effect/sql"
+import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
+import type { ProcessBudget } from "@condukt/core"
+import type * as Document from "./Document.ts"
+import * as Executor from "./Executor.ts"
+import type * as Expression from "./Expression.ts"
+import type { Journal } from "./Journal.ts"
+import { DurableFailed, WorkflowFailed } from "./WorkflowError.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options extends Executor.Options {
+  /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
+  readonly runId: string
+  /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
+  readonly resume: boolean
+  /** The database as errors name it (a file, a URL without its password). */
+  readonly location: string
+  /** The workflow file as errors name it. */
+  readonly file: string
+}
+
+const RUNS_TABLE =
+  "CREATE TABLE IF NOT EXISTS condukt_workflow_runs (id TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, inputs TEXT NOT NULL)"
+
+/**
+ * The single runner's timings: a message of another run's workflow (registered by no process
+ * here) is left waiting for its own process, never answered as unregistered; replies are polled
+ * often, since the caller waits on its own run's.
+ */
+const SHARDING = {
+  entityRegistrationTimeout: Duration.infinity,
+  entityReplyPollInterval: Duration.millis(20),
+  entityMessagePollInterval: Duration.seconds(1)
+} as const
+
+const RunResult = Schema.Struct({
+  output: Schema.Json,
+  steps: Schema.Record(Schema.String, Schema.Json),
+  skipped: Schema.Array(Schema.String)
+})
+
+/**
+ * A fresh run id: 16 hex characters from the platform's secure random source.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newRunId: Effect.Effect<string> = SecureRandom.SecureRandom.use((random) =>
+  Effect.map(random.randomBytes(8), (bytes) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(""))
+).pipe(Effect.provide(SecureRandom.layerWebCrypto))
+
+/** A run id is a word of letters, digits, `-`, `_` and `.`: it names a workflow and an entity. */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+/** The run's row: recorded now (a new run), or checked against the document and inputs (a resumed one). */
+const record = Effect.fnUntraced(function*(
+  document: Document.Document,
+  inputs: Readonly<Record<string, unknown>>,
+  options: Options
+) {
+  const sql = yield* SqlClient.SqlClient
+  const refuse = (reason: DurableFailed["reason"], description: string, cause?: unknown) =>
+    new DurableFailed({ reason, runId: options.runId, location: options.location, description, cause })
+  const unavailable = (error: SqlError.SqlError) =>
+    refuse("StoreUnavailable", `the database ${options.location} cannot hold durable runs: ${error.message}`, error)
+  if (!RUN_ID.test(options.runId)) {
+    return yield* refuse(
+      "UnknownRun",
+      `no run ${JSON.stringify(options.runId)} in ${options.location}: a run id is letters, digits, ".", "_" and "-" (at most 128)`
+    )
+  }
+  yield* Effect.mapError(sql.unsafe(RUNS_TABLE), unavailable)
+  const documentText = JSON.stringify(document)
+  const rows = yield* Effect.mapError(
+    sql<{ readonly document: string; readonly inputs: string }>`SELECT document, inputs FROM condukt_workflow_runs WHERE id = ${options.runId}`,
+    unavailable
+  )
+  if (!options.resume) {
+    if (rows.length > 0) return yield* refuse("WorkflowChanged", `run ${options.runId} is already in ${options.location}`)
+    const inputsText = JSON.stringify(inputs)
+    yield* Effect.mapError(
+      sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`,
+      unavailable
+    )
+    return inputs
+  }
+  const row = rows[0]
+  if (row === undefined) {
+    return yield* refuse("UnknownRun", `no run ${options.runId} in ${options.location}: a durable run prints its id when it starts`)
+  }
+  if (row.document !== documentText) {
+    return yield* refuse(
+      "WorkflowChanged",
+      `run ${options.runId} in ${options.location} was started from another version of ${options.file}: resume it with the workflow it started with, or start a new run`
+    )
+  }
+  const recorded = JSON.parse(row.inputs) as Readonly<Record<string, unknown>>
+  if (Object.keys(inputs).length > 0 && JSON.stringify(inputs) !== row.inputs) {
+    return yield* refuse(
+      "InputsChanged",
+      `run ${options.runId} in ${options.location} was started with other inputs: resume it with none (its own are kept) or the same ones`
+    )
+  }
+  return recorded
+})
+
+/**
+ * A journal on the current workflow execution: each step is two activities, `<id>/started`
+ * (recorded as the step begins) and `<id>` (its output or failure, recorded as it ends). Which of
+ * them run now tells a step replayed (neither), restarted (only the second) or new (both).
+ */
+const journal = (context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>): Journal => ({
+  step: (id, run) =>
+    Effect.gen(function*() {
+      let started = false
+      let ran = false
+      yield* Activity.make({ name: `${id}/started`, execute: Effect.sync(() => void (started = true)) })
+      const value = yield* Activity.make({
+        name: id,
+        success: Schema.Json,
+        error: WorkflowFailed,
+        execute: Effect.suspend(() => {
+          ran = true
+          return run(!started)
+        })
+      })
+      // Schema.Json's values are Expression's: null, booleans, numbers, strings, lists and maps.
+      return { value: value as Expression.Value, replayed: !ran }
+    }).pipe(Effect.provideContext(context))
+})
+
+/**
+ * Runs `document` durably as run `options.runId` on the current `SqlClient`'s database: recorded
+ * (or checked, when resumed), then executed on an embedded single runner, each leaf step journaled.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run: (
+  document: Document.Document,
+  options: Options
+) => Effect.Effect<
+  Executor.RunResult,
+  WorkflowFailed | DurableFailed,
+  SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
+> = Effect.fn("Durable.run")(function*(document: Document.Document, options: Options) {
+  const inputs = yield* record(document, options.inputs ?? {}, options)
+  const definition = Workflow.make(`condukt/${options.runId}`, {
+    payload: { runId: Schema.String },
+    success: RunResult,
+    error: WorkflowFailed,
+    idempotencyKey: ({ runId }) => runId
+  })
+  const handler = definition.toLayer(() =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
+      return yield* Executor.run(document, { ...options, inputs, journal: journal(context) })
+    })
+  )
+  const engine = handler.pipe(
+    Layer.provideMerge(ClusterWorkflowEngine.layer),
+    Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: SHARDING })),
+    Layer.provide(Digest.layerWebCrypto)
+  )
+  const result = yield* definition.execute({ runId: options.runId }).pipe(
+    Effect.provide(engine),
+    // ShardingConfig reads the environment: a variable that does not parse fails the runner.
+    Effect.catchTag("ConfigError", (error) =>
+      Effect.fail(
+        new DurableFailed({
+          reason: "StoreUnavailable",
+          runId: options.runId,
+          location: options.location,
+          description: `the embedded runner could not start: ${error.message}`,
+          cause: error
+        })
+      ))
+  )
+  return result as Executor.RunResult
+}, (effect) => Effect.provideService(effect, References.MinimumLogLevel, "None"))
