@@ -1,0 +1,105 @@
+import { Tool } from "@condukt/core"
+import { Condukt, SqliteClient } from "@condukt/node"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Durable, Workflow, type WorkflowEvent } from "../src/index.ts"
+
+const SOURCE = `
+workflow "count" {
+  input "who" {
+    type = "string"
+    default = "Ada"
+  }
+  tool "first" {
+    id = "count"
+    args = { label = "first \${input.who}" }
+  }
+  tool "second" {
+    needs = ["first"]
+    id = "count"
+    args = { label = "second" }
+  }
+  output = [task.first.output, task.second.output]
+}
+`
+
+/** A tool counting its calls, in memory: what a step ran is what it counted. */
+const counter = () => {
+  const calls: Array<string> = []
+  const tool = Tool.make("count", {
+    description: "Counts its calls",
+    parameters: Schema.Struct({ label: Schema.String }),
+    call: ({ label }) => Effect.sync(() => (calls.push(label), `${label} #${calls.length}`))
+  })
+  return { calls, tool }
+}
+
+/** A database file in a fresh directory, removed with the scope. */
+const database = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "durable-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => path.join(dir, "runs.db")))
+
+const runIn = (file: string, source: string, options: Omit<Durable.Options, "location" | "file">) =>
+  Effect.flatMap(Workflow.parse(source, "count.hcl"), (document) =>
+    Durable.run(document, { sandbox: "virtual", ...options, location: "runs.db", file: "count.hcl" }).pipe(
+      Effect.provide(SqliteClient.layer({ file }))
+    ))
+
+describe("Durable", () => {
+  it.live("a run given again by its id ends as it ended, without running a step again", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const onEvent = (event: WorkflowEvent.WorkflowEvent) => Effect.sync(() => void events.push(event))
+      const first = yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool], onEvent })
+      assert.deepStrictEqual(first.output, ["first Ada #1", "second #2"])
+      assert.deepStrictEqual(
+        events.flatMap((event) => (event._tag === "StepFinished" ? [[event.step, event.resumed]] : [])),
+        [["first", false], ["second", false]]
+      )
+      const again = yield* runIn(file, SOURCE, { runId: "r1", resume: true, tools: [tool] })
+      assert.deepStrictEqual(again, first)
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("runs of other ids in the same database are runs of their own", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool] })
+      const other = yield* runIn(file, SOURCE, { runId: "r2", resume: false, tools: [tool], inputs: { who: "Grace" } })
+      assert.deepStrictEqual(other.output, ["first Grace #3", "second #4"])
+      assert.deepStrictEqual(calls, ["first Ada", "second", "first Grace", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool] })
+      const refused = (source: string, options: Omit<Durable.Options, "location" | "file">) =>
+        Effect.map(Effect.flip(runIn(file, source, { tools: [tool], ...options })), (error) => [error._tag, error.message])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "nope", resume: true }), [
+        "DurableFailed",
+        "no run nope in runs.db: a durable run prints its id when it starts"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE.replace(`label = "second"`, `label = "2nd"`), { runId: "r1", resume: true }), [
+        "DurableFailed",
+        "run r1 in runs.db was started from another version of count.hcl: resume it with the workflow it started with, or start a new run"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "r1", resume: true, inputs: { who: "Grace" } }), [
+        "DurableFailed",
+        "run r1 in runs.db was started with other inputs: resume it with none (its own are kept) or the same ones"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "r1", resume: false }), [
+        "DurableFailed",
+        "run r1 is already in runs.db"
+      ])
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+})
