@@ -192,4 +192,45 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       })
       assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 1, three: 1 })
     }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("SIGINT during a durable run stops it at once, its step's processes with it; the run resumes by its id", () =>
+    Effect.gen(function*() {
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE })
+      const node = path.join(root, "node_modules/node/bin/node")
+      const bin = path.join(root, "packages/cli/src/bin.ts")
+      const cli = child.spawn(node, [bin, "run", "flow.hcl", "--durable", "runs.db", "--quiet"], {
+        cwd: dir,
+        env,
+        stdio: ["ignore", "ignore", "pipe"],
+        detached: true
+      })
+      let stderr = ""
+      cli.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+      const exited = Effect.callback<number | null>((resume) => {
+        cli.once("close", (code) => resume(Effect.succeed(code)))
+      })
+      const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
+      process.kill(-cli.pid!, "SIGINT")
+      assert.strictEqual(yield* exited, 130)
+      yield* Processes.awaitDeath(sleeper)
+      assert.isTrue(yield* Processes.isDead(sleeper))
+      const id = /^run ([0-9a-f]{16}) /.exec(stderr)![1]!
+      fs.writeFileSync(path.join(dir, "resume"), "")
+      const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id], env)
+      assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
+        stdout: "one\ntwo\nthree\n",
+        stderr: [
+          "three: 3 steps pending (one, two, three)",
+          "  one done before the restart, not run again",
+          "  two running again: it started before the restart and did not finish",
+          "  two done in <t>",
+          "  three running",
+          "  three done in <t>",
+          "finished in <t>",
+          ""
+        ].join("\n"),
+        exitCode: 0
+      })
+      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 })

@@ -14,7 +14,7 @@
  * again. Runs of other ids in the same database are left alone: their workflows are registered
  * only by the processes that run them.
  */
-import { Context, Duration, Effect, type FileSystem, Layer, type Path, References, Schema } from "effect"
+import { Cause, type Context, Duration, Effect, Exit, Fiber, FiberSet, type FileSystem, Layer, type Path, References, Schema } from "effect"
 import { ClusterWorkflowEngine, SingleRunner } from "effect/cluster"
 import { Digest, SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -49,7 +49,9 @@ const RUNS_TABLE =
 const SHARDING = {
   entityRegistrationTimeout: Duration.infinity,
   entityReplyPollInterval: Duration.millis(20),
-  entityMessagePollInterval: Duration.seconds(1)
+  entityMessagePollInterval: Duration.seconds(1),
+  // What the runner waits, as it closes, for a step interrupted by Ctrl-C to answer (it never does).
+  entityTerminationTimeout: Duration.millis(100)
 } as const
 
 const RunResult = Schema.Struct({
@@ -128,7 +130,10 @@ const record = Effect.fnUntraced(function*(
  * (recorded as the step begins) and `<id>` (its output or failure, recorded as it ends). Which of
  * them run now tells a step replayed (neither), restarted (only the second) or new (both).
  */
-const journal = (context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>): Journal => ({
+const journal = (
+  context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>,
+  steps: FiberSet.FiberSet<Expression.Value, WorkflowFailed>
+): Journal => ({
   step: (id, run) =>
     Effect.gen(function*() {
       let started = false
@@ -138,9 +143,15 @@ const journal = (context: Context.Context<WorkflowEngine.WorkflowEngine | Workfl
         name: id,
         success: Schema.Json,
         error: WorkflowFailed,
-        execute: Effect.suspend(() => {
+        // The engine runs an activity uninterruptibly: the step runs in the run's own set of
+        // fibers, which an interrupted run (Ctrl-C) interrupts before the runner closes, so its
+        // processes end. A step interrupted so never answers: nothing is recorded, and the run's
+        // next process runs it again.
+        execute: Effect.gen(function*() {
           ran = true
-          return run(!started)
+          const exit = yield* Fiber.await(yield* FiberSet.run(steps)(Effect.interruptible(run(!started))))
+          if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.never
+          return yield* exit
         })
       })
       // Schema.Json's values are Expression's: null, booleans, numbers, strings, lists and maps.
@@ -164,6 +175,7 @@ export const run: (
   SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
 > = Effect.fn("Durable.run")(function*(document: Document.Document, options: Options) {
   const inputs = yield* record(document, options.inputs ?? {}, options)
+  const steps = yield* FiberSet.make<Expression.Value, WorkflowFailed>()
   const definition = Workflow.make(`condukt/${options.runId}`, {
     payload: { runId: Schema.String },
     success: RunResult,
@@ -173,7 +185,7 @@ export const run: (
   const handler = definition.toLayer(() =>
     Effect.gen(function*() {
       const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
-      return yield* Executor.run(document, { ...options, inputs, journal: journal(context) })
+      return yield* Executor.run(document, { ...options, inputs, journal: journal(context, steps) })
     })
   )
   const engine = handler.pipe(
@@ -182,6 +194,7 @@ export const run: (
     Layer.provide(Digest.layerWebCrypto)
   )
   const result = yield* definition.execute({ runId: options.runId }).pipe(
+    Effect.onInterrupt(() => FiberSet.clear(steps)),
     Effect.provide(engine),
     // ShardingConfig reads the environment: a variable that does not parse fails the runner.
     Effect.catchTag("ConfigError", (error) =>
@@ -196,4 +209,4 @@ export const run: (
       ))
   )
   return result as Executor.RunResult
-}, (effect) => Effect.provideService(effect, References.MinimumLogLevel, "None"))
+}, Effect.scoped, (effect) => Effect.provideService(effect, References.MinimumLogLevel, "None"))
