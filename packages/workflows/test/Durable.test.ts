@@ -1,7 +1,7 @@
 import { Tool } from "@condukt/core"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Deferred, Effect, Fiber, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -75,6 +75,26 @@ describe("Durable", () => {
       const other = yield* runIn(file, SOURCE, { runId: "r2", resume: false, tools: [tool], inputs: { who: "Grace" } })
       assert.deepStrictEqual(other.output, ["first Grace #3", "second #4"])
       assert.deepStrictEqual(calls, ["first Ada", "second", "first Grace", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("two runs on one database at once, each on its own runner, run only their own steps", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const gate = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
+      const gated = Tool.make("count", {
+        description: "Waits for the gate",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: ({ label }) => Effect.as(Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(gate)), `${label} gated`)
+      })
+      const { calls, tool } = counter()
+      const slow = yield* Effect.forkChild(runIn(file, SOURCE, { runId: "slow", resume: false, tools: [gated] }))
+      yield* Deferred.await(entered)
+      const quick = yield* runIn(file, SOURCE, { runId: "quick", resume: false, tools: [tool] })
+      assert.deepStrictEqual(quick.output, ["first Ada #1", "second #2"])
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(slow)).output, ["first Ada gated", "second gated"])
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
   it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
