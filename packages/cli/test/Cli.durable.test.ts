@@ -12,6 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { execIn, root } from "../../../test/support/exec.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
+import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
 import { serve } from "../../workflows/test/support.ts"
 import { condukt, untimed, untimedEvents } from "./notesRun.ts"
 
@@ -233,4 +234,31 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       })
       assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
     }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("on Postgres (a postgres:// URL): a run killed in step 2 resumes by its id as on SQLite", () =>
+    Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres.start
+      const database = yield* postgres.createDatabase
+      const url = `postgresql://postgres@localhost/${database}?host=${encodeURIComponent(postgres.socketDir)}`
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE })
+      const killed = yield* runKilled(dir, ["flow.hcl", "--durable", url, "--quiet"], env)
+      assert.strictEqual(killed.stderr, `run ${killed.runId} (durable, in ${url}; resume it with --run-id ${killed.runId})\n`)
+      fs.writeFileSync(path.join(dir, "resume"), "")
+      const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", url, "--run-id", killed.runId], env)
+      assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
+        stdout: "one\ntwo\nthree\n",
+        stderr: [
+          "three: 3 steps pending (one, two, three)",
+          "  one done before the restart, not run again",
+          "  two running again: it started before the restart and did not finish",
+          "  two done in <t>",
+          "  three running",
+          "  three done in <t>",
+          "finished in <t>",
+          ""
+        ].join("\n"),
+        exitCode: 0
+      })
+      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+    }).pipe(Effect.scoped), { timeout: 120_000 })
 })
