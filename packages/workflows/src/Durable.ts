@@ -14,7 +14,7 @@
  * again. Runs of other ids in the same database are left alone: their workflows are registered
  * only by the processes that run them.
  */
-import { Effect, type FileSystem, type Path } from "effect"
+import { Effect, type FileSystem, type Path, Schema } from "effect"
 import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
@@ -23,7 +23,7 @@ import type * as Executor from "./Executor.ts"
 import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
 
 /** @since 0.1.0 @category models */
-export interface Options extends Executor.Options {
+export interface Options extends Omit<Executor.Options, "journal"> {
   /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
   readonly runId: string
   /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
@@ -50,6 +50,8 @@ export const newRunId: Effect.Effect<string> = SecureRandom.SecureRandom.use((ra
 /** A run id is a word of letters, digits, `-`, `_` and `.`: it names a workflow and an entity. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
+const decodeInputs = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
+
 /** The run's row: recorded now (a new run), or checked against the document and inputs (a resumed one). */
 const record = Effect.fnUntraced(function*(
   document: Document.Document,
@@ -74,7 +76,7 @@ const record = Effect.fnUntraced(function*(
     unavailable
   )
   if (!options.resume) {
-    if (rows.length > 0) return yield* refuse("WorkflowChanged", `run ${options.runId} is already in ${options.location}`)
+    if (rows.length > 0) return yield* refuse("RunExists", `run ${options.runId} is already in ${options.location}: resume it, or start a run of another id`)
     const inputsText = JSON.stringify(inputs)
     yield* Effect.mapError(
       sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`,
@@ -92,7 +94,10 @@ const record = Effect.fnUntraced(function*(
       `run ${options.runId} in ${options.location} was started from another version of ${options.file}: resume it with the workflow it started with, or start a new run`
     )
   }
-  const recorded = JSON.parse(row.inputs) as Readonly<Record<string, unknown>>
+  const recorded = yield* Effect.mapError(
+    decodeInputs(row.inputs),
+    (error) => refuse("StoreUnavailable", `run ${options.runId} in ${options.location} has inputs that are not a JSON object: ${error.message}`, error)
+  )
   if (Object.keys(inputs).length > 0 && JSON.stringify(inputs) !== row.inputs) {
     return yield* refuse(
       "InputsChanged",

@@ -135,12 +135,13 @@ export class WorkflowFailed extends Schema.TaggedError<WorkflowFailed>()("Workfl
 /**
  * Why a durable run could not start or resume: its database (`location`) holds no run `runId`
  * (`UnknownRun`), holds it for another version of the workflow (`WorkflowChanged`) or other inputs
- * (`InputsChanged`), or cannot be used (`StoreUnavailable`).
+ * (`InputsChanged`), holds it already when it was to start (`RunExists`), or cannot be used
+ * (`StoreUnavailable`).
  *
  * @since 0.1.0
  * @category errors
  */
-export const DurableReasons = ["UnknownRun", "WorkflowChanged", "InputsChanged", "StoreUnavailable"] as const
+export const DurableReasons = ["UnknownRun", "WorkflowChanged", "InputsChanged", "RunExists", "StoreUnavailable"] as const
 
 /** @since 0.1.0 @category errors */
 export type DurableReason = typeof DurableReasons[number]

@@ -118,7 +118,7 @@ describe("Durable", () => {
       ])
       assert.deepStrictEqual(yield* refused(SOURCE, { runId: "r1", resume: false }), [
         "DurableFailed",
-        "run r1 is already in runs.db"
+        "run r1 is already in runs.db: resume it, or start a run of another id"
       ])
       assert.deepStrictEqual(calls, ["first Ada", "second"])
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
