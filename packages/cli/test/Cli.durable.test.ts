@@ -72,6 +72,32 @@ const runKilled = (dir: string, args: ReadonlyArray<string>, processEnv: Record<
     return { stderr, runId: runId! }
   })
 
+/**
+ * THREE stopped in step two, resumed by its id on `db` (its step two let through): the steps done
+ * before are not run again, step two runs again, and the output is the whole run's.
+ */
+const resumeThree = (dir: string, db: string, id: string) =>
+  Effect.gen(function*() {
+    fs.writeFileSync(path.join(dir, "resume"), "")
+    const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", db, "--run-id", id], env)
+    assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
+      stdout: "one\ntwo\nthree\n",
+      stderr: [
+        "three: 3 steps pending (one, two, three)",
+        "  one done before the restart, not run again",
+        "  two running again: it started before the restart and did not finish",
+        "  two done in <t>",
+        "  three running",
+        "  three done in <t>",
+        "finished in <t>",
+        ""
+      ].join("\n"),
+      exitCode: 0
+    })
+    assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+    return resumed
+  })
+
 describe("condukt run --durable", () => {
   it.live("a run killed in step 2 of 3 resumes by its id: step 1 not run again, step 2 run again (it had not finished), step 3 run, the output an uninterrupted run's", () =>
     Effect.gen(function*() {
@@ -91,23 +117,7 @@ describe("condukt run --durable", () => {
       )
       assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 1, three: 0 })
 
-      fs.writeFileSync(path.join(dir, "resume"), "")
-      const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id], env)
-      assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
-        stdout: "one\ntwo\nthree\n",
-        stderr: [
-          "three: 3 steps pending (one, two, three)",
-          "  one done before the restart, not run again",
-          "  two running again: it started before the restart and did not finish",
-          "  two done in <t>",
-          "  three running",
-          "  three done in <t>",
-          "finished in <t>",
-          ""
-        ].join("\n"),
-        exitCode: 0
-      })
-      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+      const resumed = yield* resumeThree(dir, "runs.db", id)
 
       // The same workflow never interrupted, in a directory of its own: the same output.
       const whole = yield* Loopback.tempFiles({ "flow.hcl": THREE, "resume": "" })
@@ -168,7 +178,7 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       assert.deepStrictEqual(counts(dir, ["last"]), { last: 2 })
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
-  it.live("an unknown run id, a file that is not a database and a changed workflow under the same id: one line each, exit 1", () =>
+  it.live("an unknown run id, a file that is not a database and a changed workflow under the same id: one line each, exit 1 (--run-id alone: exit 2)", () =>
     Effect.gen(function*() {
       const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE, "resume": "", "notes.txt": `${"not a database; ".repeat(20)}\n` })
       assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", "f00dfeedf00dfeed"], env), {
@@ -180,6 +190,11 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
         stdout: "",
         stderr: "Durable run failed: cannot open the database notes.txt: file is not a database\n",
         exitCode: 1
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "flow.hcl", "--run-id", "f00dfeedf00dfeed"], env), {
+        stdout: "",
+        stderr: "--run-id needs --durable: the database the run is kept in\n",
+        exitCode: 2
       })
       const first = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--quiet"], env)
       assert.strictEqual(first.exitCode, 0)
@@ -216,23 +231,7 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       yield* Processes.awaitDeath(sleeper)
       assert.isTrue(yield* Processes.isDead(sleeper))
       const id = /^run ([0-9a-f]{16}) /.exec(stderr)![1]!
-      fs.writeFileSync(path.join(dir, "resume"), "")
-      const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id], env)
-      assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
-        stdout: "one\ntwo\nthree\n",
-        stderr: [
-          "three: 3 steps pending (one, two, three)",
-          "  one done before the restart, not run again",
-          "  two running again: it started before the restart and did not finish",
-          "  two done in <t>",
-          "  three running",
-          "  three done in <t>",
-          "finished in <t>",
-          ""
-        ].join("\n"),
-        exitCode: 0
-      })
-      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+      yield* resumeThree(dir, "runs.db", id)
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
   it.live("on Postgres (a postgres:// URL): a run killed in step 2 resumes by its id as on SQLite", () =>
@@ -243,22 +242,6 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE })
       const killed = yield* runKilled(dir, ["flow.hcl", "--durable", url, "--quiet"], env)
       assert.strictEqual(killed.stderr, `run ${killed.runId} (durable, in ${url}; resume it with --run-id ${killed.runId})\n`)
-      fs.writeFileSync(path.join(dir, "resume"), "")
-      const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", url, "--run-id", killed.runId], env)
-      assert.deepStrictEqual({ ...resumed, stderr: untimed(resumed.stderr) }, {
-        stdout: "one\ntwo\nthree\n",
-        stderr: [
-          "three: 3 steps pending (one, two, three)",
-          "  one done before the restart, not run again",
-          "  two running again: it started before the restart and did not finish",
-          "  two done in <t>",
-          "  three running",
-          "  three done in <t>",
-          "finished in <t>",
-          ""
-        ].join("\n"),
-        exitCode: 0
-      })
-      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+      yield* resumeThree(dir, url, killed.runId)
     }).pipe(Effect.scoped), { timeout: 120_000 })
 })
