@@ -76,7 +76,9 @@ const record = Effect.fnUntraced(function*(
     unavailable
   )
   if (!options.resume) {
-    if (rows.length > 0) return yield* refuse("RunExists", `run ${options.runId} is already in ${options.location}: resume it, or start a run of another id`)
+    if (rows.length > 0) {
+      return yield* refuse("RunExists", `run ${options.runId} is already in ${options.location}: resume it, or start a run of another id`)
+    }
     const inputsText = JSON.stringify(inputs)
     yield* Effect.mapError(
       sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`,
