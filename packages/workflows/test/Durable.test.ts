@@ -97,6 +97,64 @@ describe("Durable", () => {
       assert.deepStrictEqual(calls, ["first Ada", "second"])
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
+  it.live("a run interrupted in a map's third item resumes: the first two items not run again, the third run again", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const source = `
+workflow "items" {
+  input "items" {
+    type = "array"
+    default = ["a", "b", "c"]
+  }
+  map "each" {
+    over = input.items
+    as = "item"
+    concurrency = 1
+    tool {
+      id = "count"
+      args = { label = "\${item}" }
+    }
+  }
+  output = task.each
+}
+`
+      const calls: Array<string> = []
+      const entered = yield* Deferred.make<void>()
+      const hangingAtC = Tool.make("count", {
+        description: "Counts its calls; hangs at c",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: ({ label }) =>
+          Effect.andThen(
+            Effect.sync(() => calls.push(label)),
+            label === "c" ? Effect.andThen(Deferred.succeed(entered, undefined), Effect.never) : Effect.succeed(`${label} done`)
+          )
+      })
+      const first = yield* Effect.forkChild(runIn(file, source, { runId: "items", resume: false, tools: [hangingAtC] }))
+      yield* Deferred.await(entered)
+      yield* Fiber.interrupt(first)
+      const { calls: resumedCalls, tool } = counter()
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const resumed = yield* runIn(file, source, {
+        runId: "items",
+        resume: true,
+        tools: [tool],
+        onEvent: (event) => Effect.sync(() => void events.push(event))
+      })
+      assert.deepStrictEqual(resumed.output, [
+        { ok: true, output: "a done" },
+        { ok: true, output: "b done" },
+        { ok: true, output: "c #1" }
+      ])
+      assert.deepStrictEqual({ calls, resumedCalls }, { calls: ["a", "b", "c"], resumedCalls: ["c"] })
+      assert.deepStrictEqual(
+        events.flatMap((event) =>
+          event._tag === "StepFinished" ? [`${event.step} ${event.resumed === true ? "resumed" : "ran"}`]
+          : event._tag === "StepStarted" && event.restarted === true ? [`${event.step} restarted`] : []
+        ),
+        ["each[0] resumed", "each[1] resumed", "each[2] restarted", "each[2] ran", "each ran"]
+      )
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
   it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
     Effect.gen(function*() {
       const file = yield* database
