@@ -14,7 +14,7 @@
  * again. Runs of other ids in the same database are left alone: their workflows are registered
  * only by the processes that run them.
  */
-import { Effect, type FileSystem, type Path, Schema } from "effect"
+import { Effect, type FileSystem, type Path, Schedule, Schema } from "effect"
 import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
@@ -50,6 +50,13 @@ export const newRunId: Effect.Effect<string> = SecureRandom.SecureRandom.use((ra
 /** A run id is a word of letters, digits, `-`, `_` and `.`: it names a workflow and an entity. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
+/** How long a statement waits out a database another process has locked: 100 tries, 20 ms apart. */
+const BUSY = {
+  while: (error: SqlError.SqlError) => error.reason._tag === "LockTimeoutError",
+  times: 100,
+  schedule: Schedule.spaced("20 millis")
+}
+
 const decodeInputs = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
 
 /** The run's row: recorded now (a new run), or checked against the document and inputs (a resumed one). */
@@ -69,21 +76,20 @@ const record = Effect.fnUntraced(function*(
       `no run ${JSON.stringify(options.runId)} in ${options.location}: a run id is letters, digits, ".", "_" and "-" (at most 128)`
     )
   }
-  yield* Effect.mapError(sql.unsafe(RUNS_TABLE), unavailable)
+  // Another process holding the database (SQLite's lock) is waited out, on the Effect clock.
+  const statement = <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
+    Effect.mapError(Effect.retry(effect, BUSY), unavailable)
+  yield* statement(sql.unsafe(RUNS_TABLE))
   const documentText = JSON.stringify(document)
-  const rows = yield* Effect.mapError(
-    sql<{ readonly document: string; readonly inputs: string }>`SELECT document, inputs FROM condukt_workflow_runs WHERE id = ${options.runId}`,
-    unavailable
+  const rows = yield* statement(
+    sql<{ readonly document: string; readonly inputs: string }>`SELECT document, inputs FROM condukt_workflow_runs WHERE id = ${options.runId}`
   )
   if (!options.resume) {
     if (rows.length > 0) {
       return yield* refuse("RunExists", `run ${options.runId} is already in ${options.location}: resume it, or start a run of another id`)
     }
     const inputsText = JSON.stringify(inputs)
-    yield* Effect.mapError(
-      sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`,
-      unavailable
-    )
+    yield* statement(sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`)
     return inputs
   }
   const row = rows[0]
