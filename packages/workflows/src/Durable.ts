@@ -19,7 +19,8 @@ import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
-import type * as Executor from "./Executor.ts"
+import * as Executor from "./Executor.ts"
+import * as Inputs from "./Inputs.ts"
 import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
 
 /** @since 0.1.0 @category models */
@@ -130,7 +131,14 @@ export const run: (
   WorkflowFailed | DurableFailed,
   SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
 > = Effect.fn("Durable.run")(function*(document: Document.Document, options: Options) {
+  // What a run checks before its first step (the graph, the models and their keys, the inputs)
+  // fails outside the workflow, so it is not recorded as the run's end: a new run with bad inputs
+  // is not recorded at all, and a resumed one whose model had no key goes on once it has one.
+  const check = (inputs: Readonly<Record<string, unknown>>) =>
+    Effect.andThen(Executor.plan(document, { model: options.model }), Inputs.resolve(document.inputs ?? {}, inputs))
+  if (!options.resume) yield* check(options.inputs ?? {})
   const inputs = yield* record(document, options.inputs ?? {}, options)
+  if (options.resume) yield* check(inputs)
   // effect/cluster and effect/workflow load only for a durable run: a plain `condukt run` (and
   // every other command) would pay ~0.1 s of CPU at each start for them.
   const engine = yield* Effect.promise(() => import("./internal/durableEngine.ts"))

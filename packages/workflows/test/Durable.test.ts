@@ -155,6 +155,17 @@ workflow "items" {
       )
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
+  it.live("a new run whose inputs do not match their declarations fails before it is recorded", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      const failed = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: false, tools: [tool], inputs: { who: 42 } }))
+      assert.deepStrictEqual([failed._tag, failed.message], ["WorkflowFailed", "inputs do not match their declarations: who: got 42, expected string"])
+      const unknown = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: true, tools: [tool] }))
+      assert.deepStrictEqual([unknown._tag, unknown.message], ["DurableFailed", "no run bad in runs.db: a durable run prints its id when it starts"])
+      assert.deepStrictEqual(calls, [])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
   it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
     Effect.gen(function*() {
       const file = yield* database
