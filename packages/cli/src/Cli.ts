@@ -125,8 +125,9 @@ interface DurableChoice {
 }
 
 /**
- * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and
- * printed first on stderr (even with `--quiet`: it is what resumes the run), a given one resumed.
+ * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and,
+ * once the run is recorded, printed first on stderr (even with `--quiet`: it is what resumes the
+ * run); a given one is resumed.
  */
 const runDurable = Effect.fnUntraced(function*(
   print: Printer,
@@ -137,8 +138,9 @@ const runDurable = Effect.fnUntraced(function*(
 ) {
   const resume = Option.isSome(durable.runId)
   const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
-  if (!resume) yield* print.err(`run ${runId} (durable, in ${DurableStore.location(durable.db)}; resume it with --run-id ${runId})`)
-  return yield* Durable.run(document, { ...options, runId, resume, location: DurableStore.location(durable.db), file }).pipe(
+  const location = DurableStore.location(durable.db)
+  const onRecorded = print.err(`run ${runId} (durable, in ${location}; resume it with --run-id ${runId})`)
+  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded }).pipe(
     Effect.provide(DurableStore.layer(durable.db, runId))
   )
 })

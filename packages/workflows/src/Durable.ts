@@ -33,6 +33,8 @@ export interface Options extends Omit<Executor.Options, "journal"> {
   readonly location: string
   /** The workflow file as errors name it. */
   readonly file: string
+  /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
+  readonly onRecorded?: Effect.Effect<void> | undefined
 }
 
 const RUNS_TABLE =
@@ -139,6 +141,7 @@ export const run: (
   if (!options.resume) yield* check(options.inputs ?? {})
   const inputs = yield* record(document, options.inputs ?? {}, options)
   if (options.resume) yield* check(inputs)
+  else if (options.onRecorded !== undefined) yield* options.onRecorded
   // effect/cluster and effect/workflow load only for a durable run: a plain `condukt run` (and
   // every other command) would pay ~0.1 s of CPU at each start for them.
   const engine = yield* Effect.promise(() => import("./internal/durableEngine.ts"))

@@ -55,8 +55,17 @@ describe("Durable", () => {
       const file = yield* database
       const { calls, tool } = counter()
       const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const recordedAt: Array<number> = []
       const onEvent = (event: WorkflowEvent.WorkflowEvent) => Effect.sync(() => void events.push(event))
-      const first = yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool], onEvent })
+      const first = yield* runIn(file, SOURCE, {
+        runId: "r1",
+        resume: false,
+        tools: [tool],
+        onEvent,
+        onRecorded: Effect.sync(() => void recordedAt.push(events.length))
+      })
+      // Told once, before the first event.
+      assert.deepStrictEqual(recordedAt, [0])
       assert.deepStrictEqual(first.output, ["first Ada #1", "second #2"])
       assert.deepStrictEqual(
         events.flatMap((event) => (event._tag === "StepFinished" ? [[event.step, event.resumed]] : [])),
@@ -159,11 +168,13 @@ workflow "items" {
     Effect.gen(function*() {
       const file = yield* database
       const { calls, tool } = counter()
-      const failed = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: false, tools: [tool], inputs: { who: 42 } }))
+      const recorded: Array<string> = []
+      const onRecorded = Effect.sync(() => void recorded.push("bad"))
+      const failed = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: false, tools: [tool], inputs: { who: 42 }, onRecorded }))
       assert.deepStrictEqual([failed._tag, failed.message], ["WorkflowFailed", "inputs do not match their declarations: who: got 42, expected string"])
       const unknown = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: true, tools: [tool] }))
       assert.deepStrictEqual([unknown._tag, unknown.message], ["DurableFailed", "no run bad in runs.db: a durable run prints its id when it starts"])
-      assert.deepStrictEqual(calls, [])
+      assert.deepStrictEqual({ calls, recorded }, { calls: [], recorded: [] })
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
   it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
