@@ -14,6 +14,7 @@ export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "exampl
 export const integration = [
   "packages/cli/test/Cli.agent.test.ts",
   "packages/cli/test/Cli.approvals.test.ts",
+  "packages/cli/test/Cli.durable.test.ts",
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",

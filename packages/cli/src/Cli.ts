@@ -1,5 +1,6 @@
 /**
- * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json] [--approve all|none]`,
+ * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json] [--approve all|none]
+ * [--durable DB [--run-id ID]]` (a run that survives its process: `Durable`, ADR 0066),
  * `check FILE`, `version`. `run` prints the output on stdout (a string as it is, null as nothing,
  * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
  * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
@@ -15,10 +16,11 @@
  */
 import { Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { type Document, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
+import { type Document, Durable, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { Cause, Console, Effect, Option, Result, Schema, Terminal as EffectTerminal } from "effect"
 import { Argument, CliError, Command, Flag, GlobalFlag } from "effect/cli"
 import * as Approve from "./Approve.ts"
+import * as DurableStore from "./DurableStore.ts"
 import * as InputArgs from "./InputArgs.ts"
 import * as Progress from "./Progress.ts"
 import { VERSION } from "./Version.ts"
@@ -72,9 +74,11 @@ const warn = (print: Printer, document: Document.Document, file: string) =>
 
 const fail = (print: Printer, code: number, message: string) => Effect.andThen(print.err(message), Effect.fail(new Exit({ code })))
 
-const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed) =>
+const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed | WorkflowError.DurableFailed) =>
   error._tag === "WorkflowInvalid"
     ? fail(print, 2, `check failed: ${error.message}`)
+    : error._tag === "DurableFailed"
+    ? fail(print, 1, `Durable run failed: ${error.message}`)
     : fail(print, error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
 
 /**
@@ -114,6 +118,33 @@ const file = Argument.String("file").pipe(Argument.withDescription("The workflow
 const render = (output: unknown): string | undefined =>
   output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
 
+/** Where a durable run is kept, and which run it is: `--durable` and `--run-id`. */
+interface DurableChoice {
+  readonly db: string
+  readonly runId: Option.Option<string>
+}
+
+/**
+ * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and,
+ * once the run is recorded, printed first on stderr (even with `--quiet`: it is what resumes the
+ * run); a given one is resumed.
+ */
+const runDurable = Effect.fnUntraced(function*(
+  print: Printer,
+  document: Document.Document,
+  file: string,
+  durable: DurableChoice,
+  options: Executor.Options
+) {
+  const resume = Option.isSome(durable.runId)
+  const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
+  const location = DurableStore.location(durable.db)
+  const onRecorded = print.err(`run ${runId} (durable, in ${location}; resume it with --run-id ${runId})`)
+  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded }).pipe(
+    Effect.provide(DurableStore.layer(durable.db, runId))
+  )
+})
+
 /** `run` once the workflow is loaded: its warnings, its inputs, the run, the output. */
 const runLoaded = Effect.fnUntraced(function*(
   print: Printer,
@@ -121,12 +152,16 @@ const runLoaded = Effect.fnUntraced(function*(
   file: string,
   input: ReadonlyArray<string>,
   json: boolean,
-  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent" | "approve">
+  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent" | "approve">,
+  durable: Option.Option<DurableChoice>
 ) {
   yield* warn(print, document, file)
   const inputs = InputArgs.parse(input, document.inputs ?? {})
   if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
-  const result = yield* Effect.catch(Workflow.run(document, { ...options, inputs: inputs.success }), reportError(print))
+  const running = Option.isSome(durable)
+    ? runDurable(print, document, file, durable.value, { ...options, inputs: inputs.success })
+    : Workflow.run(document, { ...options, inputs: inputs.success })
+  const result = yield* Effect.catch(running, reportError(print))
   if (json) return yield* print.out(JSON.stringify({ _tag: "Output", output: result.output }))
   const text = render(result.output)
   if (text !== undefined) yield* print.out(text.endsWith("\n") ? text.slice(0, -1) : text)
@@ -155,9 +190,18 @@ const make = (terminal: Terminal) => {
       approve: Flag.Literals("approve", ["all", "none"]).pipe(
         Flag.withDescription("Answer every tool call that waits for approval: all approves, none denies (default: ask on the terminal)"),
         Flag.optional
+      ),
+      durable: Flag.String("durable").pipe(
+        Flag.withDescription("Record each finished step in this database (a SQLite file, or a postgres:// URL), so a killed run can resume"),
+        Flag.optional
+      ),
+      runId: Flag.String("run-id").pipe(
+        Flag.withDescription("With --durable: resume this run (its id is printed when it starts) instead of starting one"),
+        Flag.optional
       )
     },
-    Effect.fn("Cli.run")(function*({ approve, concurrency, file, input, json, model, quiet }) {
+    Effect.fn("Cli.run")(function*({ approve, concurrency, durable, file, input, json, model, quiet, runId }) {
+      if (Option.isSome(runId) && Option.isNone(durable)) return yield* fail(plain, 2, "--run-id needs --durable: the database the run is kept in")
       const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
       const print = yield* printerFor(document)
       const style: Progress.Style = terminal.stderrIsTTY ? "tty" : "plain"
@@ -174,7 +218,8 @@ const make = (terminal: Terminal) => {
         onEvent,
         approve: Approve.answerer(Option.getOrUndefined(approve), ask)
       }
-      yield* reportUnexpected(print, yield* Verbose)(runLoaded(print, document, file, input, json, options))
+      const choice = Option.map(durable, (db) => ({ db, runId }))
+      yield* reportUnexpected(print, yield* Verbose)(runLoaded(print, document, file, input, json, options, choice))
     })
   ).pipe(Command.withDescription("Run a workflow and print its output"))
 

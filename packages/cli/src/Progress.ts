@@ -1,6 +1,7 @@
 /**
  * Progress — how a run shows while it goes: a line on stderr as each step becomes pending,
- * starts, finishes, is skipped or fails, with durations, and inside an agent step a line per model
+ * starts, finishes, is skipped or fails, with durations (in a durable run resumed after a restart,
+ * whether the step was done before it or runs again), and inside an agent step a line per model
  * turn (with the tokens so far), per tool call as it starts and ends, and per call that waits for approval; or, with `--json`, every
  * event as one JSON object per line on stdout. On a terminal the lines carry marks (▸ ✓ ✗);
  * elsewhere (a pipe, a CI log) they are plain text. Only rendering: the executor decides what happened.
@@ -43,7 +44,9 @@ export const line = (event: WorkflowEvent.WorkflowEvent, style: Style): string =
     case "RunStarted":
       return `${event.workflow}: ${event.steps.length} steps pending (${event.steps.join(", ")})`
     case "StepStarted":
-      return `  ${mark.running}${event.step} running`
+      return event.restarted === true
+        ? `  ${mark.running}${event.step} running again: it started before the restart and did not finish`
+        : `  ${mark.running}${event.step} running`
     case "TurnStarted":
       return `    ${event.step}: turn ${event.turn}`
     case "TurnFinished":
@@ -57,7 +60,9 @@ export const line = (event: WorkflowEvent.WorkflowEvent, style: Style): string =
     case "ApprovalRequested":
       return `    ${event.step}: ${mark.waiting}${event.tool} ${event.callId} waits for approval: ${quote(event.input)}`
     case "StepFinished":
-      return `  ${mark.done}${event.step} done in ${seconds(event.durationMs)}`
+      return event.resumed === true
+        ? `  ${mark.done}${event.step} done before the restart, not run again`
+        : `  ${mark.done}${event.step} done in ${seconds(event.durationMs)}`
     case "StepSkipped":
       return `  ${mark.skipped}${event.step} skipped (${event.why})`
     case "StepFailed":

@@ -59,4 +59,27 @@ describe("Progress", () => {
       `{"_tag":"TurnFinished","step":"notes","at":3,"turn":1,"inputTokens":56,"outputTokens":48,"tokensSoFar":168}`
     )
   })
+
+  it("in a durable run resumed after a restart, a step done before it and one that runs again say so", () => {
+    const resumed = [
+      new WorkflowEvent.StepFinished({ step: "build", at: 5, durationMs: 0, resumed: true }),
+      new WorkflowEvent.StepStarted({ step: "deploy", at: 6, restarted: true }),
+      new WorkflowEvent.StepFinished({ step: "deploy", at: 9, durationMs: 3, resumed: false })
+    ]
+    assert.deepStrictEqual(resumed.map((event) => Progress.line(event, "tty")), [
+      "  ✓ build done before the restart, not run again",
+      "  ▸ deploy running again: it started before the restart and did not finish",
+      "  ✓ deploy done in 3ms"
+    ])
+    assert.deepStrictEqual(resumed.map((event) => Progress.line(event, "plain")), [
+      "  build done before the restart, not run again",
+      "  deploy running again: it started before the restart and did not finish",
+      "  deploy done in 3ms"
+    ])
+    assert.deepStrictEqual(resumed.map(Progress.json), [
+      `{"_tag":"StepFinished","step":"build","at":5,"durationMs":0,"resumed":true}`,
+      `{"_tag":"StepStarted","step":"deploy","at":6,"restarted":true}`,
+      `{"_tag":"StepFinished","step":"deploy","at":9,"durationMs":3,"resumed":false}`
+    ])
+  })
 })

@@ -19,6 +19,7 @@ import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
+import type { Journal } from "./Journal.ts"
 import * as Outputs from "./Outputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
@@ -53,6 +54,11 @@ export interface Options {
    * tool's `needsApproval`). Without it such a call fails its step at once (`Approvals.nobody`).
    */
   readonly approve?: Approvals.Answerer | undefined
+  /**
+   * Records leaf steps so a run started again (same run, new process) does not repeat the ones
+   * that finished (`Durable.run` gives one); their `StepFinished` then says `resumed`.
+   */
+  readonly journal?: Journal | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -254,13 +260,12 @@ export const run: (
             : Effect.fail(new WorkflowFailed({ reason: "WhenFailed", step: id, description: `when must be true or false, got ${Expression.show(value)}` }))
       )
 
-  /** One leaf step under a permit, reported as it starts and ends. */
-  const leaf = (id: string, step: Exclude<Document.Step, Document.MapStep>, scope: Scope) =>
-    permits.withPermits(1)(Effect.gen(function*() {
-      const { kind: _, needs: __, when: ___, ...rest } = step
-      const fields = (yield* interpolate(id, rest, scope)) as Readonly<Record<string, Expression.Value>>
+  /** One leaf step under a permit, reported as it starts and ends; `restarted` when a journal says an earlier process died in it. */
+  const runLeaf = (id: string, step: Exclude<Document.Step, Document.MapStep>, fields: Readonly<Record<string, Expression.Value>>) =>
+  (restarted: boolean) =>
+    Effect.gen(function*() {
       const start = yield* now
-      yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start }))
+      yield* emit(new WorkflowEvent.StepStarted({ step: id, at: start, ...(restarted ? { restarted } : {}) }))
       const outcome = yield* Effect.exit<Expression.Value, WorkflowFailed, never>(
         step.kind === "cmd"
           ? Cmd.run(id, fields, context)
@@ -272,7 +277,8 @@ export const run: (
       )
       const end = yield* now
       if (outcome._tag === "Success") {
-        yield* emit(new WorkflowEvent.StepFinished({ step: id, at: end, durationMs: end - start }))
+        const resumed = options.journal === undefined ? {} : { resumed: false }
+        yield* emit(new WorkflowEvent.StepFinished({ step: id, at: end, durationMs: end - start, ...resumed }))
         return outcome.value as Expression.Value
       }
       const failure = outcome.cause.reasons.find((reason) => reason._tag === "Fail")
@@ -280,6 +286,17 @@ export const run: (
         yield* emit(new WorkflowEvent.StepFailed({ step: id, at: end, durationMs: end - start, error: failure.error.message }))
       }
       return yield* Effect.failCause(outcome.cause)
+    })
+
+  /** A leaf step through the journal, when the run has one: a step it recorded is not run again. */
+  const leaf = (id: string, step: Exclude<Document.Step, Document.MapStep>, scope: Scope) =>
+    permits.withPermits(1)(Effect.gen(function*() {
+      const { kind: _, needs: __, when: ___, ...rest } = step
+      const fields = (yield* interpolate(id, rest, scope)) as Readonly<Record<string, Expression.Value>>
+      if (options.journal === undefined) return yield* runLeaf(id, step, fields)(false)
+      const entry = yield* options.journal.step(id, runLeaf(id, step, fields))
+      if (entry.replayed) yield* emit(new WorkflowEvent.StepFinished({ step: id, at: yield* now, durationMs: 0, resumed: true }))
+      return entry.value
     }))
 
   /** A step of any kind once its dependencies are done: skipped, gated, or run. */

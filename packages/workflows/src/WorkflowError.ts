@@ -131,3 +131,37 @@ export class WorkflowFailed extends Schema.TaggedError<WorkflowFailed>()("Workfl
     return this.step === "" ? this.description : `step ${this.step}: ${this.description}`
   }
 }
+
+/**
+ * Why a durable run could not start or resume: its database (`location`) holds no run `runId`
+ * (`UnknownRun`), holds it for another version of the workflow (`WorkflowChanged`) or other inputs
+ * (`InputsChanged`), holds it already when it was to start (`RunExists`), or cannot be used
+ * (`StoreUnavailable`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const DurableReasons = ["UnknownRun", "WorkflowChanged", "InputsChanged", "RunExists", "StoreUnavailable"] as const
+
+/** @since 0.1.0 @category errors */
+export type DurableReason = typeof DurableReasons[number]
+
+/**
+ * A durable run refused before its first step (nothing ran, nothing was recorded).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DurableFailed extends Schema.TaggedError<DurableFailed>()("DurableFailed", {
+  reason: Schema.Literals(DurableReasons),
+  runId: Schema.String,
+  /** The database, as the user named it (a URL without its password). */
+  location: Schema.String,
+  /** What is wrong and what would be right, one sentence. */
+  description: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return this.description
+  }
+}

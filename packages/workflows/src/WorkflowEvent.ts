@@ -1,6 +1,6 @@
 /**
  * WorkflowEvent — what a run reports as it goes: a step started, finished, was skipped or
- * failed, each with the time (epoch milliseconds, from the Clock) and durations; inside an agent
+ * failed (in a durable run, whether it was done before a restart), each with the time (epoch milliseconds, from the Clock) and durations; inside an agent
  * step, each model turn as it starts and ends (with the tokens so far) and each tool call as it
  * starts and ends (and each call that waits for approval), named by the step. Map items report as `<map>[<i>]`. The CLI draws progress
  * from these, or prints them one JSON object per line.
@@ -14,17 +14,31 @@ export class RunStarted extends Schema.TaggedClass<RunStarted>()("RunStarted", {
   at: Schema.Number
 }) {}
 
-/** @since 0.1.0 @category models */
+/**
+ * A step started; in a durable run, `restarted` when an earlier process of the run had started it
+ * and died before it finished (it runs again from the start).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class StepStarted extends Schema.TaggedClass<StepStarted>()("StepStarted", {
   step: Schema.String,
-  at: Schema.Number
+  at: Schema.Number,
+  restarted: Schema.optionalKey(Schema.Boolean)
 }) {}
 
-/** @since 0.1.0 @category models */
+/**
+ * A step finished. In a durable run `resumed` says whether its output is the one an earlier
+ * process of the run recorded (the step did not run now, `durationMs` is 0); other runs omit it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export class StepFinished extends Schema.TaggedClass<StepFinished>()("StepFinished", {
   step: Schema.String,
   at: Schema.Number,
-  durationMs: Schema.Number
+  durationMs: Schema.Number,
+  resumed: Schema.optionalKey(Schema.Boolean)
 }) {}
 
 /** @since 0.1.0 @category models */

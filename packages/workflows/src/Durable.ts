@@ -1,0 +1,149 @@
+/**
+ * Durable — a run of a document that outlives its process, on `effect/workflow` (ADR 0066). The
+ * run is a workflow execution of its own (`condukt/<runId>`) on an embedded single runner
+ * (`effect/cluster`'s `SingleRunner`) whose mailbox is the SQL database the caller's `SqlClient`
+ * reaches (one SQLite file, or Postgres); each leaf step is an activity, so its output is recorded
+ * once it finishes. A process killed mid-run leaves the run's message unanswered in the database:
+ * the next process given the same run id picks it up, replays the run, and the steps recorded as
+ * finished give their recorded outputs without running (`StepFinished.resumed`); a step that had
+ * started and not finished runs again from its start (`StepStarted.restarted`).
+ *
+ * A run is recorded in `condukt_workflow_runs` with its document and inputs before its first step:
+ * resuming an id not recorded there, or recorded for another document or other inputs, fails with
+ * `DurableFailed` before anything runs. A run that ended (output or failure) gives the same end
+ * again. Runs of other ids in the same database are left alone: their workflows are registered
+ * only by the processes that run them.
+ */
+import { Effect, type FileSystem, type Path, Schedule, Schema } from "effect"
+import { SecureRandom } from "effect/crypto"
+import { SqlClient, type SqlError } from "effect/sql"
+import type { ProcessBudget } from "@condukt/core"
+import type * as Document from "./Document.ts"
+import * as Executor from "./Executor.ts"
+import * as Inputs from "./Inputs.ts"
+import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options extends Omit<Executor.Options, "journal"> {
+  /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
+  readonly runId: string
+  /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
+  readonly resume: boolean
+  /** The database as errors name it (a file, a URL without its password). */
+  readonly location: string
+  /** The workflow file as errors name it. */
+  readonly file: string
+  /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
+  readonly onRecorded?: Effect.Effect<void> | undefined
+}
+
+const RUNS_TABLE =
+  "CREATE TABLE IF NOT EXISTS condukt_workflow_runs (id TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, inputs TEXT NOT NULL)"
+
+/**
+ * A fresh run id: 16 hex characters from the platform's secure random source.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const newRunId: Effect.Effect<string> = SecureRandom.SecureRandom.use((random) =>
+  Effect.map(random.randomBytes(8), (bytes) => Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join(""))
+).pipe(Effect.provide(SecureRandom.layerWebCrypto))
+
+/** A run id is a word of letters, digits, `-`, `_` and `.`: it names a workflow and an entity. */
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
+
+/** How long a statement waits out a database another process has locked: 100 tries, 20 ms apart. */
+const BUSY = {
+  while: (error: SqlError.SqlError) => error.reason._tag === "LockTimeoutError",
+  times: 100,
+  schedule: Schedule.spaced("20 millis")
+}
+
+const decodeInputs = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
+
+/** The run's row: recorded now (a new run), or checked against the document and inputs (a resumed one). */
+const record = Effect.fnUntraced(function*(
+  document: Document.Document,
+  inputs: Readonly<Record<string, unknown>>,
+  options: Options
+) {
+  const sql = yield* SqlClient.SqlClient
+  const refuse = (reason: DurableFailed["reason"], description: string, cause?: unknown) =>
+    new DurableFailed({ reason, runId: options.runId, location: options.location, description, cause })
+  const unavailable = (error: SqlError.SqlError) =>
+    refuse("StoreUnavailable", `the database ${options.location} cannot hold durable runs: ${error.message}`, error)
+  if (!RUN_ID.test(options.runId)) {
+    return yield* refuse(
+      "UnknownRun",
+      `no run ${JSON.stringify(options.runId)} in ${options.location}: a run id is letters, digits, ".", "_" and "-" (at most 128)`
+    )
+  }
+  // Another process holding the database (SQLite's lock) is waited out, on the Effect clock.
+  const statement = <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
+    Effect.mapError(Effect.retry(effect, BUSY), unavailable)
+  yield* statement(sql.unsafe(RUNS_TABLE))
+  const documentText = JSON.stringify(document)
+  const rows = yield* statement(
+    sql<{ readonly document: string; readonly inputs: string }>`SELECT document, inputs FROM condukt_workflow_runs WHERE id = ${options.runId}`
+  )
+  if (!options.resume) {
+    if (rows.length > 0) {
+      return yield* refuse("RunExists", `run ${options.runId} is already in ${options.location}: resume it, or start a run of another id`)
+    }
+    const inputsText = JSON.stringify(inputs)
+    yield* statement(sql`INSERT INTO condukt_workflow_runs (id, document, inputs) VALUES (${options.runId}, ${documentText}, ${inputsText})`)
+    return inputs
+  }
+  const row = rows[0]
+  if (row === undefined) {
+    return yield* refuse("UnknownRun", `no run ${options.runId} in ${options.location}: a durable run prints its id when it starts`)
+  }
+  if (row.document !== documentText) {
+    return yield* refuse(
+      "WorkflowChanged",
+      `run ${options.runId} in ${options.location} was started from another version of ${options.file}: resume it with the workflow it started with, or start a new run`
+    )
+  }
+  const recorded = yield* Effect.mapError(
+    decodeInputs(row.inputs),
+    (error) => refuse("StoreUnavailable", `run ${options.runId} in ${options.location} has inputs that are not a JSON object: ${error.message}`, error)
+  )
+  if (Object.keys(inputs).length > 0 && JSON.stringify(inputs) !== row.inputs) {
+    return yield* refuse(
+      "InputsChanged",
+      `run ${options.runId} in ${options.location} was started with other inputs: resume it with none (its own are kept) or the same ones`
+    )
+  }
+  return recorded
+})
+
+/**
+ * Runs `document` durably as run `options.runId` on the current `SqlClient`'s database: recorded
+ * (or checked, when resumed), then executed on an embedded single runner, each leaf step journaled.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run: (
+  document: Document.Document,
+  options: Options
+) => Effect.Effect<
+  Executor.RunResult,
+  WorkflowFailed | DurableFailed,
+  SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
+> = Effect.fn("Durable.run")(function*(document: Document.Document, options: Options) {
+  // What a run checks before its first step (the graph, the models and their keys, the inputs)
+  // fails outside the workflow, so it is not recorded as the run's end: a new run with bad inputs
+  // is not recorded at all, and a resumed one whose model had no key goes on once it has one.
+  const check = (inputs: Readonly<Record<string, unknown>>) =>
+    Effect.andThen(Executor.plan(document, { model: options.model }), Inputs.resolve(document.inputs ?? {}, inputs))
+  if (!options.resume) yield* check(options.inputs ?? {})
+  const inputs = yield* record(document, options.inputs ?? {}, options)
+  if (options.resume) yield* check(inputs)
+  else if (options.onRecorded !== undefined) yield* options.onRecorded
+  // effect/cluster and effect/workflow load only for a durable run: a plain `condukt run` (and
+  // every other command) would pay ~0.1 s of CPU at each start for them.
+  const engine = yield* Effect.promise(() => import("./internal/durableEngine.ts"))
+  return yield* engine.execute(document, { ...options, inputs })
+})

@@ -1,0 +1,205 @@
+import { Tool } from "@condukt/core"
+import { Condukt, SqliteClient } from "@condukt/node"
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Schema } from "effect"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Durable, Workflow, type WorkflowEvent } from "../src/index.ts"
+
+const SOURCE = `
+workflow "count" {
+  input "who" {
+    type = "string"
+    default = "Ada"
+  }
+  tool "first" {
+    id = "count"
+    args = { label = "first \${input.who}" }
+  }
+  tool "second" {
+    needs = ["first"]
+    id = "count"
+    args = { label = "second" }
+  }
+  output = [task.first.output, task.second.output]
+}
+`
+
+/** A tool counting its calls, in memory: what a step ran is what it counted. */
+const counter = () => {
+  const calls: Array<string> = []
+  const tool = Tool.make("count", {
+    description: "Counts its calls",
+    parameters: Schema.Struct({ label: Schema.String }),
+    call: ({ label }) => Effect.sync(() => (calls.push(label), `${label} #${calls.length}`))
+  })
+  return { calls, tool }
+}
+
+/** A database file in a fresh directory, removed with the scope. */
+const database = Effect.acquireRelease(
+  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "durable-"))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+).pipe(Effect.map((dir) => path.join(dir, "runs.db")))
+
+const runIn = (file: string, source: string, options: Omit<Durable.Options, "location" | "file">) =>
+  Effect.flatMap(Workflow.parse(source, "count.hcl"), (document) =>
+    Durable.run(document, { sandbox: "virtual", ...options, location: "runs.db", file: "count.hcl" }).pipe(
+      Effect.provide(SqliteClient.layer({ file }))
+    ))
+
+describe("Durable", () => {
+  it.live("a run given again by its id ends as it ended, without running a step again", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const recordedAt: Array<number> = []
+      const onEvent = (event: WorkflowEvent.WorkflowEvent) => Effect.sync(() => void events.push(event))
+      const first = yield* runIn(file, SOURCE, {
+        runId: "r1",
+        resume: false,
+        tools: [tool],
+        onEvent,
+        onRecorded: Effect.sync(() => void recordedAt.push(events.length))
+      })
+      // Told once, before the first event.
+      assert.deepStrictEqual(recordedAt, [0])
+      assert.deepStrictEqual(first.output, ["first Ada #1", "second #2"])
+      assert.deepStrictEqual(
+        events.flatMap((event) => (event._tag === "StepFinished" ? [[event.step, event.resumed]] : [])),
+        [["first", false], ["second", false]]
+      )
+      const again = yield* runIn(file, SOURCE, { runId: "r1", resume: true, tools: [tool] })
+      assert.deepStrictEqual(again, first)
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("runs of other ids in the same database are runs of their own", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool] })
+      const other = yield* runIn(file, SOURCE, { runId: "r2", resume: false, tools: [tool], inputs: { who: "Grace" } })
+      assert.deepStrictEqual(other.output, ["first Grace #3", "second #4"])
+      assert.deepStrictEqual(calls, ["first Ada", "second", "first Grace", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("two runs on one database at once, each on its own runner, run only their own steps", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const gate = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
+      const gated = Tool.make("count", {
+        description: "Waits for the gate",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: ({ label }) => Effect.as(Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(gate)), `${label} gated`)
+      })
+      const { calls, tool } = counter()
+      const slow = yield* Effect.forkChild(runIn(file, SOURCE, { runId: "slow", resume: false, tools: [gated] }))
+      yield* Deferred.await(entered)
+      const quick = yield* runIn(file, SOURCE, { runId: "quick", resume: false, tools: [tool] })
+      assert.deepStrictEqual(quick.output, ["first Ada #1", "second #2"])
+      yield* Deferred.succeed(gate, undefined)
+      assert.deepStrictEqual((yield* Fiber.join(slow)).output, ["first Ada gated", "second gated"])
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a run interrupted in a map's third item resumes: the first two items not run again, the third run again", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const source = `
+workflow "items" {
+  input "items" {
+    type = "array"
+    default = ["a", "b", "c"]
+  }
+  map "each" {
+    over = input.items
+    as = "item"
+    concurrency = 1
+    tool {
+      id = "count"
+      args = { label = "\${item}" }
+    }
+  }
+  output = task.each
+}
+`
+      const calls: Array<string> = []
+      const entered = yield* Deferred.make<void>()
+      const hangingAtC = Tool.make("count", {
+        description: "Counts its calls; hangs at c",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: ({ label }) =>
+          Effect.andThen(
+            Effect.sync(() => calls.push(label)),
+            label === "c" ? Effect.andThen(Deferred.succeed(entered, undefined), Effect.never) : Effect.succeed(`${label} done`)
+          )
+      })
+      const first = yield* Effect.forkChild(runIn(file, source, { runId: "items", resume: false, tools: [hangingAtC] }))
+      yield* Deferred.await(entered)
+      yield* Fiber.interrupt(first)
+      const { calls: resumedCalls, tool } = counter()
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const resumed = yield* runIn(file, source, {
+        runId: "items",
+        resume: true,
+        tools: [tool],
+        onEvent: (event) => Effect.sync(() => void events.push(event))
+      })
+      assert.deepStrictEqual(resumed.output, [
+        { ok: true, output: "a done" },
+        { ok: true, output: "b done" },
+        { ok: true, output: "c #1" }
+      ])
+      assert.deepStrictEqual({ calls, resumedCalls }, { calls: ["a", "b", "c"], resumedCalls: ["c"] })
+      assert.deepStrictEqual(
+        events.flatMap((event) =>
+          event._tag === "StepFinished" ? [`${event.step} ${event.resumed === true ? "resumed" : "ran"}`]
+          : event._tag === "StepStarted" && event.restarted === true ? [`${event.step} restarted`] : []
+        ),
+        ["each[0] resumed", "each[1] resumed", "each[2] restarted", "each[2] ran", "each ran"]
+      )
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a new run whose inputs do not match their declarations fails before it is recorded", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      const recorded: Array<string> = []
+      const onRecorded = Effect.sync(() => void recorded.push("bad"))
+      const failed = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: false, tools: [tool], inputs: { who: 42 }, onRecorded }))
+      assert.deepStrictEqual([failed._tag, failed.message], ["WorkflowFailed", "inputs do not match their declarations: who: got 42, expected string"])
+      const unknown = yield* Effect.flip(runIn(file, SOURCE, { runId: "bad", resume: true, tools: [tool] }))
+      assert.deepStrictEqual([unknown._tag, unknown.message], ["DurableFailed", "no run bad in runs.db: a durable run prints its id when it starts"])
+      assert.deepStrictEqual({ calls, recorded }, { calls: [], recorded: [] })
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("an unknown id, another document or other inputs under a known id: refused before any step", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      yield* runIn(file, SOURCE, { runId: "r1", resume: false, tools: [tool] })
+      const refused = (source: string, options: Omit<Durable.Options, "location" | "file">) =>
+        Effect.map(Effect.flip(runIn(file, source, { tools: [tool], ...options })), (error) => [error._tag, error.message])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "nope", resume: true }), [
+        "DurableFailed",
+        "no run nope in runs.db: a durable run prints its id when it starts"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE.replace(`label = "second"`, `label = "2nd"`), { runId: "r1", resume: true }), [
+        "DurableFailed",
+        "run r1 in runs.db was started from another version of count.hcl: resume it with the workflow it started with, or start a new run"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "r1", resume: true, inputs: { who: "Grace" } }), [
+        "DurableFailed",
+        "run r1 in runs.db was started with other inputs: resume it with none (its own are kept) or the same ones"
+      ])
+      assert.deepStrictEqual(yield* refused(SOURCE, { runId: "r1", resume: false }), [
+        "DurableFailed",
+        "run r1 is already in runs.db: resume it, or start a run of another id"
+      ])
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+})
