@@ -20,22 +20,18 @@ import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
+import type * as Engine from "./internal/durableEngine.ts"
 import * as Inputs from "./Inputs.ts"
 import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
 
-/** @since 0.1.0 @category models */
-export interface Options extends Omit<Executor.Options, "journal"> {
-  /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
-  readonly runId: string
-  /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
-  readonly resume: boolean
-  /** The database as errors name it (a file, a URL without its password). */
-  readonly location: string
-  /** The workflow file as errors name it. */
-  readonly file: string
-  /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
-  readonly onRecorded?: Effect.Effect<void> | undefined
-}
+/**
+ * What a durable run is given (defined beside the engine, which loads only when a durable run
+ * starts, so that the engine does not import this module back).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = Engine.Options
 
 const RUNS_TABLE =
   "CREATE TABLE IF NOT EXISTS condukt_workflow_runs (id TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, inputs TEXT NOT NULL)"

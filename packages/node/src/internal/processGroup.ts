@@ -218,7 +218,7 @@ const commandLine = (options: RunOptions): Effect.Effect<CommandLine, RunError> 
 // ---------------------------------------------------------------------------------------------
 
 /** Sends `signal` to the whole group; false when nobody is left to receive it. */
-export const signalGroup = (pgid: number, signal: NodeJS.Signals): boolean => {
+export const signalGroup = (pgid: number, signal: "SIGTERM" | "SIGKILL"): boolean => {
   try {
     process.kill(-pgid, signal)
     return true

@@ -30,7 +30,6 @@
  * written (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
  * `denyRead`, CPU and memory use. `Tools.Command` runs confined the same way unless it opts out.
  */
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeFs from "node:fs"
@@ -229,6 +228,15 @@ const real = (given: string): string | undefined => {
   }
 }
 
+/** The Node running this program, by its real path: the network forwarder runs it. */
+const NODE = NodeFs.realpathSync(process.execPath)
+
+/**
+ * That Node shown read-only where the private `/tmp` would hide it (a project checked out under
+ * `/tmp`, its Node in `node_modules`): the forwarder needs it, and a command may run it.
+ */
+const ownNode = (): ReadonlyArray<string> => NODE === "/tmp" || NODE.startsWith("/tmp/") ? ["--ro-bind", NODE, NODE] : []
+
 /**
  * The bwrap arguments for a sandbox at `cwd` whose writable roots are `roots` (its cwd and allowed
  * paths, real paths). Mount order matters: the read-only root first, then the fresh `/dev`,
@@ -275,6 +283,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
       String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
       "--tmpfs",
       "/tmp",
+      ...ownNode(),
       ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
     ],
     hidden,
@@ -334,7 +343,7 @@ const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true 
  * Before the command: the forwarder started (the Node running this program: `process.execPath`),
  * its port read, the channel closed for the command, the proxy variables set.
  */
-const forwarding = `exec 5< <(exec ${JSON.stringify(process.execPath)} -e '${FORWARDER}') && read -r port <&5 || ` +
+const forwarding = `exec 5< <(exec ${JSON.stringify(NODE)} -e '${FORWARDER}') && read -r port <&5 || ` +
   `{ echo "Cannot start the sandbox's network proxy" >&2; exit 125; }; exec 5<&- 4>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE; ` +
   `export HTTP_PROXY=http://127.0.0.1:$port HTTPS_PROXY=http://127.0.0.1:$port ALL_PROXY=http://127.0.0.1:$port; ` +
   `export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY NODE_USE_ENV_PROXY=1; unset port; `
@@ -368,7 +377,7 @@ export const run = (
   const withProxy = proxy === undefined ? options : {
     ...options,
     onMessage: (_message: unknown, handle: unknown) => {
-      if (handle instanceof net.Socket) proxy.accept(handle)
+      proxy.accept(handle)
     }
   }
   if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...withProxy })

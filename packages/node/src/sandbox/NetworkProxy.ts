@@ -21,8 +21,11 @@ import * as net from "node:net"
 export interface Proxy {
   /** The entries, as given. */
   readonly allow: ReadonlyArray<string>
-  /** Serves one connection the forwarder handed over. */
-  readonly accept: (socket: net.Socket) => void
+  /**
+   * Serves one connection the forwarder handed over (a `net.Socket`; typed `unknown` so that the
+   * package's declarations need no Node types in a program that has none).
+   */
+  readonly accept: (socket: unknown) => void
 }
 
 /** `host:port` split, brackets of an IPv6 literal removed; the port is undefined when absent. */
@@ -121,7 +124,9 @@ export const make = (allow: ReadonlyArray<string>): Proxy => {
   server.on("clientError", (_error, socket) => socket.destroy())
   return {
     allow,
-    accept: (socket) => {
+    accept: (handle) => {
+      if (!(handle instanceof net.Socket)) return
+      const socket = handle
       socket.on("error", () => socket.destroy())
       server.emit("connection", socket)
       socket.resume()

@@ -7,7 +7,7 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
@@ -241,7 +241,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
         ),
         (listening) => Effect.promise(() => new Promise<void>((resolve) => listening.close(() => resolve())))
       )
-      const client = `${process.execPath} -e 'require("net").connect(process.argv[1]).on("data", (d) => process.stdout.write(d)).on("error", (e) => { console.log(e.code); process.exitCode = 1 })' ${path}`
+      const client = `${realpathSync(process.execPath)} -e 'require("net").connect(process.argv[1]).on("data", (d) => process.stdout.write(d)).on("error", (e) => { console.log(e.code); process.exitCode = 1 })' ${path}`
       assert.deepStrictEqual(yield* run(open, client), { exitCode: 0, output: "hello over unix" })
       assert.deepStrictEqual(yield* run(confined, client), { exitCode: 1, output: "EACCES" })
       // A pipe between the command's own processes works as ever.

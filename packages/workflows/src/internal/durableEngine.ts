@@ -11,7 +11,6 @@ import type { SqlClient } from "effect/sql"
 import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "../Document.ts"
-import type * as Durable from "../Durable.ts"
 import * as Executor from "../Executor.ts"
 import type * as Expression from "../Expression.ts"
 import type { Journal } from "../Journal.ts"
@@ -70,10 +69,24 @@ const journal = (
     }).pipe(Effect.provideContext(context))
 })
 
+/** What `Durable.run` is given (re-exported there as `Durable.Options`). */
+export interface Options extends Omit<Executor.Options, "journal"> {
+  /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
+  readonly runId: string
+  /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
+  readonly resume: boolean
+  /** The database as errors name it (a file, a URL without its password). */
+  readonly location: string
+  /** The workflow file as errors name it. */
+  readonly file: string
+  /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
+  readonly onRecorded?: Effect.Effect<void> | undefined
+}
+
 /** Runs `document` as the workflow of run `options.runId`, each leaf step journaled; `options.inputs` are the run's recorded ones. */
 export const execute = (
   document: Document.Document,
-  options: Durable.Options
+  options: Options
 ): Effect.Effect<
   Executor.RunResult,
   WorkflowFailed | DurableFailed,
