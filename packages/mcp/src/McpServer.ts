@@ -14,7 +14,7 @@
  */
 import { Exit, Effect, Scope } from "effect"
 import { type ProcessRunner, Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
-import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import type { Tool as McpTool } from "@modelcontextprotocol/client"
 import * as McpClient from "./McpClient.ts"
 import { McpError, TransportDown } from "./McpError.ts"
 import { Credentials } from "./internal/credentials.ts"

@@ -9,13 +9,14 @@
  * secret or with a JWT the key signs (`private_key_jwt`). The SDK's interface is promise-based, so
  * this is a plain class; it holds no secret in anything it prints.
  */
-import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
-import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
+import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
+import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/client"
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
+  OAuthDiscoveryState,
   OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+} from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 
 /** @since 0.1.0 @category models */
@@ -45,7 +46,8 @@ export class HeadlessProvider implements OAuthClientProvider {
   private client: OAuthClientInformationMixed | undefined
   private saved: OAuthTokens | undefined
   private verifier: string | undefined
-  private code: string | undefined
+  private callback: URLSearchParams | undefined
+  private discovered: OAuthDiscoveryState | undefined
   clientMetadataUrl?: string
   addClientAuthentication?: AddClientAuthentication
 
@@ -117,22 +119,33 @@ export class HeadlessProvider implements OAuthClientProvider {
       }).pipe(
         Effect.flatMap((response) => {
           const location = response.headers.get("location")
-          const code = location === null ? null : new URL(location, url).searchParams.get("code")
-          if (code === null) {
+          const callback = location === null ? undefined : new URL(location, url).searchParams
+          if (callback?.get("code") == null) {
             return Effect.fail(new Error(`the authorization endpoint wants a person (HTTP ${response.status}, no code in a redirect)`))
           }
-          this.code = code
+          this.callback = callback
           return Effect.void
         })
       )
     )
   }
 
-  /** The code `redirectToAuthorization` obtained, once. */
-  authorizationCode(): string | undefined {
-    const code = this.code
-    this.code = undefined
-    return code
+  /**
+   * The redirect's parameters `redirectToAuthorization` obtained (the code, and the issuer `iss`
+   * the client checks against the authorization server it started with), once.
+   */
+  authorizationResponse(): URLSearchParams | undefined {
+    const callback = this.callback
+    this.callback = undefined
+    return callback
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovered = state
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovered
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -155,5 +168,6 @@ export class HeadlessProvider implements OAuthClientProvider {
     if (scope === "all" || scope === "tokens") this.saved = undefined
     if (scope === "all" || scope === "verifier") this.verifier = undefined
     if ((scope === "all" || scope === "client") && this.options.clientId === undefined) this.client = undefined
+    if (scope === "all" || scope === "discovery") this.discovered = undefined
   }
 }

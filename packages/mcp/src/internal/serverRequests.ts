@@ -9,16 +9,15 @@
  * `elicitation/create`: the declaration's handler, or `accept-defaults`. Each is declared in the
  * client's capabilities only when it is answered, so a server offers only what will work.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
+  type Client,
   type ClientCapabilities,
-  CreateMessageRequestSchema,
+  type CreateMessageRequest,
   type CreateMessageResult,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
+  type ElicitResult,
+  ProtocolErrorCode,
   type SamplingMessage
-} from "@modelcontextprotocol/sdk/types.js"
+} from "@modelcontextprotocol/client"
 import { Effect, Stream } from "effect"
 import { History, Message, Model, type ToolSource } from "@condukt/core"
 import type { Credentials } from "./credentials.ts"
@@ -64,7 +63,7 @@ class WireError extends Error {
   }
 }
 
-const refuse = (message: string) => new WireError(ErrorCode.InvalidParams, message)
+const refuse = (message: string) => new WireError(ProtocolErrorCode.InvalidParams, message)
 
 /** A sampling message's text: only text content can be sampled. */
 const textOf = (message: SamplingMessage): string => {
@@ -84,7 +83,7 @@ const STOP_REASONS: Readonly<Record<Model.FinishReason, string>> = {
 }
 
 /** The model's request a server's `sampling/createMessage` makes, within the bounds; or why not. */
-const samplingRequest = (declaration: Declaration, params: (typeof CreateMessageRequestSchema)["_output"]["params"]): Model.Request => {
+const samplingRequest = (declaration: Declaration, params: CreateMessageRequest["params"]): Model.Request => {
   if (params.messages.length > MAX_SAMPLING_MESSAGES) {
     throw refuse(`a sampling request holds at most ${MAX_SAMPLING_MESSAGES} messages (this one ${params.messages.length})`)
   }
@@ -119,32 +118,32 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
         stopReason: STOP_REASONS[finish?._tag === "Finish" ? finish.reason : "other"]
       }
     }),
-    Effect.mapError((error) => new WireError(ErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
+    Effect.mapError((error) => new WireError(ProtocolErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
   )
 
 /** Registers the handlers of what `capabilities` declared. */
 export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials): void => {
   const roots = requests.roots
   if (roots !== undefined) {
-    client.setRequestHandler(ListRootsRequestSchema, (_, extra) => Effect.runPromise(Effect.map(roots, (list) => ({ roots: [...list] })), { signal: extra.signal }))
+    client.setRequestHandler("roots/list", (_, extra) => Effect.runPromise(Effect.map(roots, (list) => ({ roots: [...list] })), { signal: extra.mcpReq.signal }))
   }
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
     client.setRequestHandler(
-      CreateMessageRequestSchema,
-      (request, extra) => Effect.runPromise(sample(model, samplingRequest(declaration, request.params), credentials), { signal: extra.signal })
+      "sampling/createMessage",
+      (request, extra) => Effect.runPromise(sample(model, samplingRequest(declaration, request.params), credentials), { signal: extra.mcpReq.signal })
     )
   }
   const elicitation = declaration.elicitation
   if (elicitation === "accept-defaults") {
-    client.setRequestHandler(ElicitRequestSchema, () => Promise.resolve({ action: "accept" as const, content: {} }))
+    client.setRequestHandler("elicitation/create", () => Promise.resolve({ action: "accept" as const, content: {} }))
   } else if (elicitation !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+    client.setRequestHandler("elicitation/create", (request, extra) => {
       const params = request.params
-      if (params.mode === "url") return Promise.resolve<ElicitationAnswer>({ action: "decline" })
-      return Effect.runPromise(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), {
-        signal: extra.signal
-      })
+      if (params.mode === "url") return Promise.resolve<ElicitResult>({ action: "decline" })
+      // The answer's arrays are readonly; the SDK's result type has them mutable (it only reads them).
+      const answered = Effect.map(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), (answer: ElicitationAnswer) => answer as ElicitResult)
+      return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
     })
   }
 }

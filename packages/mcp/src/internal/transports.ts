@@ -9,9 +9,7 @@
  * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
  * described in one line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import { SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client"
 import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
@@ -42,9 +40,10 @@ export const describe = (error: unknown): string => {
 
 /** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
 export const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
-    const body = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, "")
-    return { status: error.code, body: body === "null" ? "" : body }
+  if (error instanceof SdkHttpError && error.status >= 400) {
+    const text = error.data.text
+    const body = typeof text === "string" ? text : error.message.replace(/^Error POSTing to endpoint: /, "")
+    return { status: error.status, body: body === "null" ? "" : body }
   }
   const legacy = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\): ?([\s\S]*)$/.exec(error.message) : null
   return legacy === null ? undefined : { status: Number(legacy[1]), body: legacy[2]! }
@@ -154,8 +153,13 @@ export const unreachableBecause = (error: unknown, url: string): string | undefi
   return code === undefined ? undefined : `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
 }
 
+/** What failed under the SDK's `server/discover` probe (a network error, an HTTP status), when the probe failed. */
+const probed = (error: unknown): unknown =>
+  error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined ? error.cause : error
+
 /** Why a transport failed to start or answer during the handshake, in one line. */
-export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
+export const startFailure = (transport: Transport, failure: unknown, url: string | undefined): string => {
+  const error = probed(failure)
   if (transport instanceof StdioProcess) {
     const spawnError = transport.spawnError
     if (spawnError !== undefined) return spawnError.reason._tag === "SpawnFailed" ? spawnError.reason.description : spawnError.message
