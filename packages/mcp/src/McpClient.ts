@@ -347,11 +347,17 @@ interface Target {
   /** An HTTP server's URL, named when it cannot be reached. */
   readonly url: string | undefined
   readonly span: { readonly attributes: Readonly<Record<string, string>>; readonly captureStackTrace: false }
+  /** The tool as listed: the SDK validates its output against it and mirrors its `x-mcp-header` arguments into headers. */
+  readonly definition: McpTool | undefined
 }
 
 const send = (target: Target, connection: Connection, args: Readonly<Record<string, unknown>>) =>
   Effect.tryPromise({
-    try: (signal) => connection.client.callTool({ name: target.wire, arguments: { ...args } }, { signal, timeout: target.timeoutMs }),
+    try: (signal) =>
+      connection.client.callTool(
+        { name: target.wire, arguments: { ...args } },
+        target.definition === undefined ? { signal, timeout: target.timeoutMs } : { signal, timeout: target.timeoutMs, toolDefinition: target.definition }
+      ),
     catch: identity
   })
 
@@ -392,7 +398,9 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
 /**
  * The `tools/call` of `wire` (the MCP name) on a connection of `declaration`'s server, as a
  * function of the connection and the arguments; an `isError` result fails with its text, which
- * the model reads as `Error: <text>`.
+ * the model reads as `Error: <text>`. `definition`, the tool as listed, lets the SDK check the
+ * result against its `outputSchema` and, on a 2026-07-28 Streamable HTTP connection, send the
+ * arguments its schema marks `x-mcp-header` as `Mcp-Param-*` headers (SEP-2243).
  *
  * An answered call is the hot path (issue 7's benchmark: within 1.1x of the raw SDK `Client`): one
  * request, whose timeout is the SDK's own and whose abort signal cancels it when the call is
@@ -401,8 +409,9 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
  * installed: the native tracer exports nothing, and no span is opened under this one on the hot
  * path, so none could observe it.
  */
-export const caller = (declaration: Declaration, wire: string) => {
+export const caller = (declaration: Declaration, wire: string, definition?: McpTool) => {
   const target: Target = {
+    definition,
     server: declaration.name,
     wire,
     timeoutMs: durationMs(declaration.requestTimeout, 60_000),

@@ -135,7 +135,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
   // call goes out under the server's own name.
   const safe = ToolName.safeNames(exposed, "tool")
   return descriptors.map((descriptor, i) => {
-    const call = McpClient.caller(declaration, descriptor.name)
+    const call = McpClient.caller(declaration, descriptor.name, descriptor)
     return Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,

@@ -3,13 +3,23 @@
  *
  * Stdio: our process-group transport, its environment built from the declaration (pass-through
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
- * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`. Every
+ * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`, on a socket
+ * pool of the connection's own that its scope closes. Every
  * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
  * server's `Credentials`. A failure is a reason of `McpError` (`ConnectFailed`, or a secret's
  * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
  * described in one line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
-import { SdkError, SdkErrorCode, SdkHttpError, SSEClientTransport, StreamableHTTPClientTransport, type Transport } from "@modelcontextprotocol/client"
+import {
+  type FetchLike,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport
+} from "@modelcontextprotocol/client"
+import { Agent } from "undici"
 import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
@@ -117,7 +127,12 @@ export const makeTransport = (
       const client = yield* Effect.tryPromise(() => Promise.resolve(provider.clientInformation())).pipe(Effect.orElseSucceed(() => undefined))
       if (client?.client_secret !== undefined) credentials.add("client_secret", client.client_secret)
     }
-    const base = boundedFetch(fetch, maxMessageBytes, credentials)
+    // The connection's own pool: its sockets close with its scope (the global pool would keep
+    // them open, idle, after the session is gone).
+    const pool = new Agent()
+    yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => pool.destroy()))
+    const pooled: FetchLike = (input, init) => fetch(input, { ...init, dispatcher: pool } as RequestInit)
+    const base = boundedFetch(pooled, maxMessageBytes, credentials)
     const fetchFn = yield* McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value))
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
     for (const [name, value] of Object.entries(declaration.headers ?? {})) if (Secret.isCredentialName(name)) credentials.add(name, value)

@@ -1,8 +1,9 @@
 /**
  * The client the official conformance suite runs: `node client.ts <server-url>`, the scenario in
  * MCP_CONFORMANCE_SCENARIO (and, for some, data in MCP_CONFORMANCE_CONTEXT). It starts our client
- * actor (a Streamable HTTP `McpServer`, with the headless OAuth provider) in a scope, calls each
- * tool the server lists once (arguments from the tool's schema), then closes the scope.
+ * actor (a Streamable HTTP `McpServer`, with the headless OAuth provider) in a scope, calls the
+ * tools the scenario names in its context (`toolCalls`, with their arguments) or else each tool
+ * the server lists once (arguments from the tool's schema), then closes the scope.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect } from "effect"
@@ -11,7 +12,9 @@ import { McpAuth, McpServer } from "../../src/index.ts"
 
 const url = process.argv[2]!
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ""
-const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string | undefined>
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}") as Record<string, string | undefined> & {
+  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: Record<string, unknown> }>
+}
 
 const provider = McpAuth.headless({
   clientId: context.client_id,
@@ -31,14 +34,16 @@ const server = McpServer.http({
   url,
   auth: McpAuth.oauth(provider),
   elicitation: "accept-defaults",
-  initTimeout: "20 seconds"
+  initTimeout: "60 seconds"
 })
 
 const program = Effect.gen(function*() {
   const tools = yield* yield* McpServer.startAll([server])
-  for (const tool of tools) {
-    const args = argumentsFor(tool.parameters as never)
-    yield* Effect.ignore(tool.call(args, undefined as never))
+  const calls = context.toolCalls ??
+    tools.map((tool) => ({ name: tool.name.slice("conformance.".length), arguments: argumentsFor(tool.parameters as never) }))
+  for (const call of calls) {
+    const tool = tools.find((t) => t.name === `conformance.${call.name}`)
+    if (tool !== undefined) yield* Effect.ignore(tool.call(call.arguments, undefined as never))
   }
 }).pipe(Effect.scoped, Effect.provide(NodeProcessRunner.layer))
 
