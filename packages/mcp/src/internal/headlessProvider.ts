@@ -12,6 +12,7 @@
 import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
 import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/client"
 import type {
+  OAuthClientInformationContext,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthDiscoveryState,
@@ -41,10 +42,16 @@ export interface HeadlessOptions {
 
 const DEFAULT_REDIRECT = "http://localhost:3000/callback"
 
+/** The key of the last registration or tokens saved, whichever the issuer (an issuer is a URL: never empty). */
+const LAST = ""
+
 export class HeadlessProvider implements OAuthClientProvider {
   private readonly options: HeadlessOptions
-  private client: OAuthClientInformationMixed | undefined
-  private saved: OAuthTokens | undefined
+  /** A pre-registered client, the same at every authorization server. */
+  private readonly registered: OAuthClientInformationMixed | undefined
+  /** Dynamic registrations and tokens, by the authorization server's issuer (SEP-2352: a new server, a new registration). */
+  private readonly clients = new Map<string, OAuthClientInformationMixed>()
+  private readonly saved = new Map<string, OAuthTokens>()
   private verifier: string | undefined
   private callback: URLSearchParams | undefined
   private discovered: OAuthDiscoveryState | undefined
@@ -62,7 +69,7 @@ export class HeadlessProvider implements OAuthClientProvider {
         alg: options.signingAlgorithm ?? "ES256"
       })
     }
-    this.client = options.clientId === undefined
+    this.registered = options.clientId === undefined
       ? undefined
       : { client_id: options.clientId, ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) }
   }
@@ -94,20 +101,24 @@ export class HeadlessProvider implements OAuthClientProvider {
       }
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.client
+  // Asked without an issuer (a request's Authorization header), the last saved answers.
+
+  clientInformation(ctx?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
+    return this.registered ?? this.clients.get(ctx?.issuer ?? LAST)
   }
 
-  saveClientInformation(info: OAuthClientInformationMixed): void {
-    this.client = info
+  saveClientInformation(info: OAuthClientInformationMixed, ctx?: OAuthClientInformationContext): void {
+    if (ctx !== undefined) this.clients.set(ctx.issuer, info)
+    this.clients.set(LAST, info)
   }
 
-  tokens(): OAuthTokens | undefined {
-    return this.saved
+  tokens(ctx?: OAuthClientInformationContext): OAuthTokens | undefined {
+    return this.saved.get(ctx?.issuer ?? LAST)
   }
 
-  saveTokens(tokens: OAuthTokens): void {
-    this.saved = tokens
+  saveTokens(tokens: OAuthTokens, ctx?: OAuthClientInformationContext): void {
+    if (ctx !== undefined) this.saved.set(ctx.issuer, tokens)
+    this.saved.set(LAST, tokens)
   }
 
   /** Follows the authorization URL one step and keeps the code the redirect carries. */
@@ -165,9 +176,9 @@ export class HeadlessProvider implements OAuthClientProvider {
   }
 
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
-    if (scope === "all" || scope === "tokens") this.saved = undefined
+    if (scope === "all" || scope === "tokens") this.saved.clear()
     if (scope === "all" || scope === "verifier") this.verifier = undefined
-    if ((scope === "all" || scope === "client") && this.options.clientId === undefined) this.client = undefined
+    if (scope === "all" || scope === "client") this.clients.clear()
     if (scope === "all" || scope === "discovery") this.discovered = undefined
   }
 }
