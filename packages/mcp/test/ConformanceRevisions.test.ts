@@ -23,7 +23,7 @@ const cli = path.resolve(import.meta.dirname, "../node_modules/conformance-alpha
 const client = path.resolve(import.meta.dirname, "conformance/client.ts")
 
 const SCENARIO_TIMEOUT_MS = 60_000
-const SUITE_TIMEOUT_MS = 180_000
+const SUITE_TIMEOUT_MS = 360_000
 
 type Revision = "2026-07-28" | "2025-11-25"
 
