@@ -115,7 +115,9 @@ const traced = (method: string, server: string, attributes: Record<string, strin
 /** Why a request of the handshake or the listing failed, fit to read (its span records this, not the SDK's error). */
 const failure = (declaration: Declaration, transport: Transport, credentials: Credentials) => (error: unknown) =>
   new ConnectFailed({
-    description: credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
+    description: error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded
+      ? `tools/list did not end after ${declaration.maxToolPages ?? MAX_TOOL_PAGES} pages (maxToolPages)`
+      : credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
   })
 
 /**
@@ -172,7 +174,8 @@ export const connect = (
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const client = new Client(CLIENT_INFO, {
       capabilities: ServerRequests.capabilities(declaration, requests),
-      versionNegotiation: Negotiation.options(declaration)
+      versionNegotiation: Negotiation.options(declaration),
+      listMaxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES
     })
     ServerRequests.install(client, declaration, requests, credentials)
     // A stdio server's first protocol error during the handshake fails it at once (garbage on
@@ -204,11 +207,22 @@ export const connect = (
           catch: identity
         })
       ).pipe(Effect.mapError((error) => failure(declaration, transport, credentials)(error)), traced("tools/list", declaration.name))
-    const listing = list(page, {
+    const bounds = {
       maxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES,
       maxTools: declaration.maxTools ?? MAX_TOOLS,
       timeoutMs: durationMs(declaration.listTimeout, LIST_TIMEOUT_MS)
-    })
+    }
+    // A 2026-07-28 server over HTTP: the SDK lists every page itself (at most `maxToolPages`, its
+    // `listMaxPages`), leaving out the tools whose `x-mcp-header` annotations are invalid (SEP-2243);
+    // toolListing then bounds the tools and their size.
+    const whole = () =>
+      authorized(reauthorize, Effect.tryPromise({ try: (signal) => client.listTools(undefined, { signal, timeout: initMs }), catch: identity })).pipe(
+        Effect.mapError((error) => failure(declaration, transport, credentials)(error)),
+        traced("tools/list", declaration.name)
+      )
+    const listing = Effect.suspend(() =>
+      list(client.getProtocolEra() === "modern" && !(transport instanceof StdioProcess) ? whole : page, bounds)
+    )
     const opened = Effect.andThen(handshake(client, transport, declaration, initMs, credentials, renew), listing)
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
