@@ -55,6 +55,7 @@ export class HeadlessProvider implements OAuthClientProvider {
   private verifier: string | undefined
   private callback: URLSearchParams | undefined
   private discovered: OAuthDiscoveryState | undefined
+  private authorizing = false
   clientMetadataUrl?: string
   addClientAuthentication?: AddClientAuthentication
 
@@ -117,12 +118,15 @@ export class HeadlessProvider implements OAuthClientProvider {
   }
 
   saveTokens(tokens: OAuthTokens, ctx?: OAuthClientInformationContext): void {
+    this.authorizing = false
     if (ctx !== undefined) this.saved.set(ctx.issuer, tokens)
     this.saved.set(LAST, tokens)
   }
 
   /** Follows the authorization URL one step and keeps the code the redirect carries. */
+
   redirectToAuthorization(url: URL): Promise<void> {
+    this.authorizing = true
     return Effect.runPromise(
       Effect.tryPromise({
         try: () => fetch(url, { redirect: "manual" }),
@@ -155,8 +159,13 @@ export class HeadlessProvider implements OAuthClientProvider {
     this.discovered = state
   }
 
+  /**
+   * Only while an authorization is under way (from the redirect to the tokens): the callback leg
+   * checks the response against the server it started with, and a later 401 discovers again, so a
+   * resource whose authorization server changed is followed there (SEP-2352).
+   */
   discoveryState(): OAuthDiscoveryState | undefined {
-    return this.discovered
+    return this.authorizing ? this.discovered : undefined
   }
 
   saveCodeVerifier(verifier: string): void {
