@@ -6,7 +6,8 @@
  * the authorization code from the redirect the authorization endpoint answers with, which works
  * with servers that approve a known client without asking. With a client secret or a private key
  * and no redirect URL it asks for the client-credentials grant instead, authenticating with the
- * secret or with a JWT the key signs (`private_key_jwt`). The SDK's interface is promise-based, so
+ * secret or with a JWT the key signs (`private_key_jwt`); with a workload's JWT (`assertion`), the
+ * JWT-bearer grant. The SDK's interface is promise-based, so
  * this is a plain class; it holds no secret in anything it prints.
  */
 import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
@@ -16,7 +17,8 @@ import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthDiscoveryState,
-  OAuthTokens
+  OAuthTokens,
+  StoredOAuthClientInformation
 } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 
@@ -30,6 +32,11 @@ export interface HeadlessOptions {
    * (`private_key_jwt`, issuer and subject the client id) instead of a secret.
    */
   readonly privateKey?: string | undefined
+  /**
+   * A workload identity token (a JWT the platform issued this workload): exchanged for an access
+   * token with the JWT-bearer grant (RFC 7523, SEP-1933), the client id given, no secret.
+   */
+  readonly assertion?: string | undefined
   /** The JWT's signing algorithm for `privateKey` (default ES256). */
   readonly signingAlgorithm?: string | undefined
   /** Where the authorization server redirects with the code (default http://localhost:3000/callback). */
@@ -41,6 +48,9 @@ export interface HeadlessOptions {
 }
 
 const DEFAULT_REDIRECT = "http://localhost:3000/callback"
+
+/** The JWT-bearer grant (RFC 7523). */
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 /** The key of the last registration or tokens saved, whichever the issuer (an issuer is a URL: never empty). */
 const LAST = ""
@@ -75,9 +85,10 @@ export class HeadlessProvider implements OAuthClientProvider {
       : { client_id: options.clientId, ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) }
   }
 
-  /** Client credentials: a secret or a private key, and no redirect. */
+  /** Client credentials (a secret or a private key) or a workload's JWT, and no redirect. */
   private get machine(): boolean {
-    return (this.options.clientSecret !== undefined || this.options.privateKey !== undefined) && this.options.redirectUrl === undefined
+    const { assertion, clientSecret, privateKey, redirectUrl } = this.options
+    return (clientSecret !== undefined || privateKey !== undefined || assertion !== undefined) && redirectUrl === undefined
   }
 
   get redirectUrl(): string | undefined {
@@ -89,8 +100,12 @@ export class HeadlessProvider implements OAuthClientProvider {
       ? {
         client_name: this.options.clientName ?? "condukt",
         redirect_uris: [],
-        grant_types: ["client_credentials"],
-        token_endpoint_auth_method: this.options.privateKey === undefined ? "client_secret_basic" : "private_key_jwt",
+        grant_types: [this.options.assertion === undefined ? "client_credentials" : JWT_BEARER],
+        token_endpoint_auth_method: this.options.privateKey !== undefined
+          ? "private_key_jwt"
+          : this.options.clientSecret !== undefined
+          ? "client_secret_basic"
+          : "none",
         ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
       }
       : {
@@ -104,8 +119,10 @@ export class HeadlessProvider implements OAuthClientProvider {
 
   // Asked without an issuer (a request's Authorization header), the last saved answers.
 
-  clientInformation(ctx?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
-    return this.registered ?? this.clients.get(ctx?.issuer ?? LAST)
+  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+    // A pre-registered client is bound to whichever authorization server it is asked for.
+    if (this.registered !== undefined) return ctx === undefined ? this.registered : { ...this.registered, issuer: ctx.issuer }
+    return this.clients.get(ctx?.issuer ?? LAST)
   }
 
   saveClientInformation(info: OAuthClientInformationMixed, ctx?: OAuthClientInformationContext): void {
@@ -178,7 +195,8 @@ export class HeadlessProvider implements OAuthClientProvider {
 
   prepareTokenRequest(scope?: string): URLSearchParams | undefined {
     if (!this.machine) return undefined
-    const params = new URLSearchParams({ grant_type: "client_credentials" })
+    const assertion = this.options.assertion
+    const params = new URLSearchParams(assertion === undefined ? { grant_type: "client_credentials" } : { grant_type: JWT_BEARER, assertion })
     const wanted = scope ?? this.options.scope
     if (wanted !== undefined) params.set("scope", wanted)
     return params

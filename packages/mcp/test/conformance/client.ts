@@ -21,9 +21,11 @@ const provider = McpAuth.headless({
   clientSecret: context.client_secret,
   privateKey: context.private_key_pem,
   signingAlgorithm: context.signing_algorithm,
+  // Workload identity (SEP-1933): the platform's JWT, exchanged with the JWT-bearer grant.
+  assertion: context.valid_jwt,
   // The suite's client ID metadata document (SEP-991), which its authorization server fetches.
   ...(scenario === "auth/basic-cimd" ? { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" } : {}),
-  ...(scenario.includes("client-credentials") ? {} : { redirectUrl: "http://localhost:3000/callback" })
+  ...(scenario.includes("client-credentials") || scenario.includes("wif") ? {} : { redirectUrl: "http://localhost:3000/callback" })
 })
 
 const argumentsFor = (schema: { readonly properties?: Record<string, { readonly type?: string }> | undefined }) =>
