@@ -13,14 +13,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { node } from "./support.ts"
+import { runClientSuite } from "./conformance/cli.ts"
 
 const cli = path.resolve(import.meta.dirname, "../node_modules/conformance-alpha/dist/index.js")
-const client = path.resolve(import.meta.dirname, "conformance/client.ts")
 
 const SCENARIO_TIMEOUT_MS = 60_000
 const SUITE_TIMEOUT_MS = 360_000
@@ -81,27 +78,9 @@ const parse = (output: string, root: string): Run => {
   return { output, scenarios, wireChecks }
 }
 
-/** One run of the CLI; its process group (the CLI and the clients it spawns) dies with the fiber. */
+/** One run of the CLI, within `SUITE_TIMEOUT_MS`. */
 const conformance = (selection: ReadonlyArray<string>) =>
-  Effect.callback<Run>((resume) => {
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-conformance-"))
-    const args = [cli, "client", "--command", `${node} ${client}`, ...selection, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", out]
-    const child = spawn(node, args, { cwd: out, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-    let output = ""
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString()
-    }
-    child.stdout.on("data", collect)
-    child.stderr.on("data", collect)
-    child.on("close", () => {
-      const run = parse(output, out)
-      fs.rmSync(out, { recursive: true, force: true })
-      resume(Effect.succeed(run))
-    })
-    return Effect.sync(() => {
-      if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGKILL")
-    })
-  }).pipe(
+  runClientSuite(cli, selection, SCENARIO_TIMEOUT_MS, parse).pipe(
     Effect.timeoutOrElse({
       duration: SUITE_TIMEOUT_MS,
       orElse: () => Effect.die(new Error(`the conformance suite did not finish within ${SUITE_TIMEOUT_MS / 1000} s; its processes were killed`))

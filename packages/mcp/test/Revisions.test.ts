@@ -105,14 +105,8 @@ const callOnce = (server: McpServer.McpServer, tool: string, args: Readonly<Reco
     Effect.provide(Condukt.layer)
   )
 
-const alive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
+/** Whether a process of that id exists (signal 0 only checks). */
+const alive = (pid: number): Effect.Effect<boolean> => Effect.isSuccess(Effect.try(() => process.kill(pid, 0)))
 
 describe("one declaration, a 2026-07-28 server and a 2025-06-18 one", () => {
   it.live("Streamable HTTP: the stateless server without initialize, the 2025 one through it; no connection left", () =>
@@ -155,7 +149,7 @@ describe("one declaration, a 2026-07-28 server and a 2025-06-18 one", () => {
         const [echo] = yield* callOnce(declare(revision), "echo", { text: "hi" })
         assert.deepStrictEqual(echo, { name: "rev.echo", content: `${revision}: hi`, isError: false })
         const [pid] = yield* callOnce(declare(revision), "pid", {})
-        assert.isFalse(alive(Number(pid!.content)))
+        assert.isFalse(yield* alive(Number(pid!.content)))
       }
     }))
 })

@@ -131,7 +131,8 @@ export const makeTransport = (
     // them open, idle, after the session is gone).
     const pool = new Agent()
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => pool.destroy()))
-    const pooled: FetchLike = (input, init) => fetch(input, { ...init, dispatcher: pool } as RequestInit)
+    // `dispatcher` is undici's own option of Node's `fetch` (the same major as the pool's).
+    const pooled: FetchLike = (input, init) => fetch(input, Object.assign({ dispatcher: pool }, init))
     const base = boundedFetch(pooled, maxMessageBytes, credentials)
     const fetchFn = yield* McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value))
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
