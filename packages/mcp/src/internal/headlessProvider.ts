@@ -11,7 +11,7 @@
  * this is a plain class; it holds no secret in anything it prints.
  */
 import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
-import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/client"
+import { createPrivateKeyJwtAuth, DpopSession } from "@modelcontextprotocol/client"
 import type {
   OAuthClientInformationContext,
   OAuthClientInformationMixed,
@@ -37,6 +37,12 @@ export interface HeadlessOptions {
    * token with the JWT-bearer grant (RFC 7523, SEP-1933), the client id given, no secret.
    */
   readonly assertion?: string | undefined
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449, SEP-1932): a key pair made for the provider's life
+   * signs a proof into each token request and each request to the server, which then sends the
+   * token with the `DPoP` scheme instead of `Bearer`.
+   */
+  readonly dpop?: boolean | undefined
   /** The JWT's signing algorithm for `privateKey` (default ES256). */
   readonly signingAlgorithm?: string | undefined
   /** Where the authorization server redirects with the code (default http://localhost:3000/callback). */
@@ -66,6 +72,7 @@ export class HeadlessProvider implements OAuthClientProvider {
   private callback: URLSearchParams | undefined
   private discovered: OAuthDiscoveryState | undefined
   private authorizing = false
+  private proofs: Promise<DpopSession> | undefined
   clientMetadataUrl?: string
   addClientAuthentication?: AddClientAuthentication
 
@@ -183,6 +190,13 @@ export class HeadlessProvider implements OAuthClientProvider {
    */
   discoveryState(): OAuthDiscoveryState | undefined {
     return this.authorizing ? this.discovered : undefined
+  }
+
+  /** The DPoP session (one key pair for the provider's life), when `dpop` is on. */
+  dpop(): Promise<DpopSession> | undefined {
+    if (this.options.dpop !== true) return undefined
+    this.proofs ??= DpopSession.create()
+    return this.proofs
   }
 
   saveCodeVerifier(verifier: string): void {

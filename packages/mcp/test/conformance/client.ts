@@ -23,6 +23,8 @@ const provider = McpAuth.headless({
   signingAlgorithm: context.signing_algorithm,
   // Workload identity (SEP-1933): the platform's JWT, exchanged with the JWT-bearer grant.
   assertion: context.valid_jwt,
+  // Sender-constrained tokens (SEP-1932), for the scenarios that ask for them.
+  dpop: scenario.startsWith("auth/dpop"),
   // The suite's client ID metadata document (SEP-991), which its authorization server fetches.
   ...(scenario === "auth/basic-cimd" ? { clientMetadataUrl: "https://conformance-test.local/client-metadata.json" } : {}),
   ...(scenario.includes("client-credentials") || scenario.includes("wif") ? {} : { redirectUrl: "http://localhost:3000/callback" })
