@@ -6,6 +6,7 @@
  * the server lists once (arguments from the tool's schema), then closes the scope.
  */
 import { NodeRuntime } from "@effect/platform-node"
+import { CrossAppAccessProvider, requestJwtAuthorizationGrant } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 import { NodeProcessRunner } from "@condukt/node"
 import { McpAuth, McpServer } from "../../src/index.ts"
@@ -33,10 +34,31 @@ const provider = McpAuth.headless({
 const argumentsFor = (schema: { readonly properties?: Record<string, { readonly type?: string }> | undefined }) =>
   Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, property]) => [key, property.type === "number" ? 1 : "x"]))
 
+/**
+ * Enterprise-managed authorization (cross-app access): the SDK's own provider through
+ * `McpAuth.oauth`. The identity provider's ID token is exchanged there for a JWT authorization
+ * grant (RFC 8693), which the MCP server's authorization server takes with the JWT-bearer grant.
+ */
+const crossAppAccess = () =>
+  new CrossAppAccessProvider({
+    clientId: context.client_id ?? "",
+    clientSecret: context.client_secret ?? "",
+    assertion: (ctx) =>
+      requestJwtAuthorizationGrant({
+        tokenEndpoint: context.idp_token_endpoint ?? "",
+        audience: ctx.authorizationServerUrl,
+        resource: ctx.resourceUrl,
+        idToken: context.idp_id_token ?? "",
+        clientId: context.idp_client_id ?? "",
+        ...(ctx.scope === undefined ? {} : { scope: ctx.scope }),
+        fetchFn: ctx.fetchFn
+      }).then((grant) => grant.jwtAuthGrant)
+  })
+
 const server = McpServer.http({
   name: "conformance",
   url,
-  auth: McpAuth.oauth(provider),
+  auth: McpAuth.oauth(scenario === "auth/enterprise-managed-authorization" ? crossAppAccess() : provider),
   elicitation: "accept-defaults",
   initTimeout: "60 seconds"
 })
