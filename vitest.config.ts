@@ -66,6 +66,7 @@ export const integration = [
 export const release = [
   "packages/core/test/Sessions.scale.test.ts",
   "packages/mcp/test/Conformance.test.ts",
+  "packages/mcp/test/ConformanceRevisions.test.ts",
   "test/pack.test.ts"
 ]
 

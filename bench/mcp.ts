@@ -1,5 +1,6 @@
 /**
- * bench/mcp — `tools/call` round trips over stdio through our MCP client vs the raw SDK `Client`.
+ * bench/mcp — `tools/call` round trips over stdio through our MCP client vs the raw SDK `Client`
+ * (the v2 client SDK, `@modelcontextprotocol/client`, with its default options).
  *
  * Each client gets its own `@modelcontextprotocol/server-everything` process (the same binary,
  * over stdio) and calls its `echo` tool: 1,000 sequential calls, then 1,000 concurrent ones. Four
@@ -33,9 +34,9 @@ import { NodeProcessRunner } from "../packages/node/src/index.ts"
 import { McpClient, McpServer } from "../packages/mcp/src/index.ts"
 import { VirtualSandbox } from "../packages/sandbox-virtual/src/index.ts"
 import { ToolCall } from "../packages/testing/src/index.ts"
-// The raw SDK from @condukt/mcp's own dependencies: the very copy our client runs on.
-import { Client } from "../packages/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js"
-import { StdioClientTransport } from "../packages/mcp/node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js"
+// The raw v2 SDK client from @condukt/mcp's own dependencies: the very copy our client runs on.
+import { Client } from "../packages/mcp/node_modules/@modelcontextprotocol/client/dist/index.mjs"
+import { StdioClientTransport } from "../packages/mcp/node_modules/@modelcontextprotocol/client/dist/stdio.mjs"
 import { report } from "./report.ts"
 
 const CALLS = 1_000
@@ -126,7 +127,7 @@ const mixed = effectRunner((i) => mixedCall(mixedConnection, { message: `m${i}` 
 const floorClient = await sdkClient()
 const floor = effectRunner((i) =>
   Effect.map(
-    Effect.tryPromise({ try: (signal) => floorClient.callTool({ name: "echo", arguments: { message: `m${i}` } }, undefined, { signal }), catch: (e) => e }),
+    Effect.tryPromise({ try: (signal) => floorClient.callTool({ name: "echo", arguments: { message: `m${i}` } }, { signal }), catch: (e) => e }),
     textOf
   )
 )

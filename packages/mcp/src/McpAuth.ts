@@ -9,8 +9,8 @@
  * SDK's); `headless` is a provider that needs no browser. Secret values never reach an error's text.
  * This module refuses interactive flows: nothing here opens a browser or waits for a person.
  */
-import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { OAuthClientProvider } from "@modelcontextprotocol/client"
+import type { FetchLike } from "@modelcontextprotocol/client"
 import type { ProcessRunner, Secret } from "@condukt/core"
 import { Effect, Redacted, Schema } from "effect"
 import { HeadlessProvider, type HeadlessOptions } from "./internal/headlessProvider.ts"
@@ -61,10 +61,11 @@ export const clientCredentials = (options: {
 })
 
 /**
- * Any OAuth client provider of the MCP SDK, used by the transport as the SDK does. A provider that
- * obtains the authorization code without a browser exposes it as `authorizationCode()` (as
- * `headless` does): the client then finishes the authorization and sends the request again, once
- * (a 401, or a 403 `insufficient_scope` asking for more scopes mid-session).
+ * Any OAuth client provider of the MCP SDK (`@modelcontextprotocol/client`), used by the transport
+ * as the SDK does. A provider that obtains the authorization response without a browser exposes
+ * its redirect's parameters as `authorizationResponse()` (as `headless` does; the code and `iss`),
+ * or the code alone as `authorizationCode()`: the client then finishes the authorization and sends
+ * the request again, once (a 401, or a 403 `insufficient_scope` asking for more scopes mid-session).
  *
  * @since 0.1.0
  * @category constructors

@@ -12,23 +12,25 @@
  * flagged `isError` is a failed tool result, a JSON-RPC error is `McpCallFailed`, a dead connection
  * is `TransportDown`; a connection that cannot be opened is `ConnectFailed`.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js"
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
-  ErrorCode,
-  McpError as JsonRpcError,
+  Client,
+  ProtocolError as JsonRpcError,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  type SSEClientTransport,
+  StreamableHTTPClientTransport,
   type Tool as McpTool,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
+  type Transport,
+  UnauthorizedError
+} from "@modelcontextprotocol/client"
 import { Deferred, Duration, Effect, Redacted, Scope, Semaphore, Tracer } from "effect"
 import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
+import * as Negotiation from "./internal/negotiation.ts"
 import * as ServerRequests from "./internal/serverRequests.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
 import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultTooLarge, TransportDown } from "./McpError.ts"
@@ -79,13 +81,25 @@ const durationMs = (input: Duration.Input | undefined, fallback: number): number
  */
 const finishAuthorization = (declaration: Declaration, transport: Transport) => (error: unknown): Effect.Effect<void, unknown> => {
   const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-  const code = error instanceof UnauthorizedError && provider !== undefined && "authorizationCode" in provider &&
-      typeof provider.authorizationCode === "function"
-    ? (provider.authorizationCode as () => string | undefined)()
-    : undefined
-  if (code === undefined) return Effect.fail(error)
+  const callback = error instanceof UnauthorizedError && provider !== undefined ? authorizationResponse(provider) : undefined
+  if (callback === undefined) return Effect.fail(error)
   const http = transport as StreamableHTTPClientTransport | SSEClientTransport
-  return Effect.tryPromise({ try: () => http.finishAuth(code), catch: () => error })
+  return Effect.tryPromise({ try: () => typeof callback === "string" ? http.finishAuth(callback) : http.finishAuth(callback), catch: () => error })
+}
+
+/**
+ * What a headless provider obtained from the authorization endpoint's redirect: its parameters
+ * (`authorizationResponse`: the code, and `iss` when the server sends it), or a code alone
+ * (`authorizationCode`, a provider of one's own).
+ */
+const authorizationResponse = (provider: object): URLSearchParams | string | undefined => {
+  if ("authorizationResponse" in provider && typeof provider.authorizationResponse === "function") {
+    return (provider.authorizationResponse as () => URLSearchParams | undefined)()
+  }
+  if ("authorizationCode" in provider && typeof provider.authorizationCode === "function") {
+    return (provider.authorizationCode as () => string | undefined)()
+  }
+  return undefined
 }
 
 /** `request`, sent again once after an authorization `finishAuthorization` could complete. */
@@ -101,16 +115,31 @@ const traced = (method: string, server: string, attributes: Record<string, strin
 /** Why a request of the handshake or the listing failed, fit to read (its span records this, not the SDK's error). */
 const failure = (declaration: Declaration, transport: Transport, credentials: Credentials) => (error: unknown) =>
   new ConnectFailed({
-    description: credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
+    description: error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded
+      ? `tools/list did not end after ${declaration.maxToolPages ?? MAX_TOOL_PAGES} pages (maxToolPages)`
+      : credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
   })
 
-/** The SDK's promise-based connect, with one retry after a headless OAuth provider got its code. */
-const handshake = (client: Client, transport: Transport, declaration: Declaration, timeoutMs: number, credentials: Credentials) => {
-  const connecting = Effect.tryPromise({ try: (signal) => client.connect(transport, { signal, timeout: timeoutMs }), catch: (e) => e })
-  return Effect.catch(connecting, (error) =>
+/**
+ * The SDK's promise-based connect, with one retry after a headless OAuth provider got its code:
+ * on a new transport from `renew` (an SDK transport cannot be started twice, and the
+ * `server/discover` probe has started the first).
+ */
+const handshake = (
+  client: Client,
+  transport: Transport,
+  declaration: Declaration,
+  timeoutMs: number,
+  credentials: Credentials,
+  renew: Effect.Effect<Transport, unknown>
+) => {
+  const connecting = (over: Transport) =>
+    Effect.tryPromise({ try: (signal) => client.connect(over, { signal, timeout: timeoutMs }), catch: (e) => e })
+  return Effect.catch(connecting(transport), (error) =>
     finishAuthorization(declaration, transport)(error).pipe(
-      Effect.andThen(Effect.tryPromise({ try: () => client.close(), catch: (e) => e })),
-      Effect.andThen(connecting)
+      Effect.andThen(Effect.promise(() => Promise.all([client.close(), transport.close()]).catch(() => {}))),
+      Effect.andThen(renew),
+      Effect.flatMap(connecting)
     )).pipe(Effect.mapError(failure(declaration, transport, credentials)), traced("initialize", declaration.name))
 }
 
@@ -137,15 +166,28 @@ export const connect = (
     let generation = 0
     let replacing = false
     const down = yield* Deferred.make<never, McpError>()
+    // A new transport in place of the current one, in the first one's scope and with its runner.
+    const renew = Effect.tap(Effect.provideContext(makeTransport(declaration, secrets, credentials), services), (fresh) =>
+      Effect.sync(() => {
+        transport = fresh
+      }))
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
-    const client = new Client(CLIENT_INFO, { capabilities: ServerRequests.capabilities(declaration, requests) })
+    const client = new Client(CLIENT_INFO, {
+      capabilities: ServerRequests.capabilities(declaration, requests),
+      versionNegotiation: Negotiation.options(declaration),
+      listMaxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES
+    })
     ServerRequests.install(client, declaration, requests, credentials, yield* Scope.Scope)
     // A stdio server's first protocol error during the handshake fails it at once (garbage on
     // stdout). HTTP transports report recoverable trouble the same way (a server without the
     // optional GET stream answers 404), so theirs are left to the SDK.
     const broken = yield* Deferred.make<never, ConnectFailed>()
     if (transport instanceof StdioProcess) {
-      client.onerror = (error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ description: credentials.reason(error.message) })))
+      const fail = (error: Error) => Deferred.doneUnsafe(broken, Effect.fail(new ConnectFailed({ description: credentials.reason(error.message) })))
+      // On the transport too: the `server/discover` probe runs before the client is attached, and
+      // forwards the transport's errors only to handlers it already had.
+      transport.onerror = fail
+      client.onerror = fail
     }
     client.onclose = () => {
       if (replacing) return
@@ -158,14 +200,30 @@ export const connect = (
     const page = (cursor: string | undefined) =>
       authorized(
         reauthorize,
-        Effect.tryPromise({ try: (signal) => client.listTools(cursor === undefined ? {} : { cursor }, { signal, timeout: initMs }), catch: identity })
+        Effect.tryPromise({
+          // One page a request (the SDK's `listTools()` without a cursor would walk every page
+          // unbounded): toolListing bounds the pages, the tools and their size.
+          try: (signal) => client.request({ method: "tools/list", params: cursor === undefined ? {} : { cursor } }, { signal, timeout: initMs }),
+          catch: identity
+        })
       ).pipe(Effect.mapError((error) => failure(declaration, transport, credentials)(error)), traced("tools/list", declaration.name))
-    const listing = list(page, {
+    const bounds = {
       maxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES,
       maxTools: declaration.maxTools ?? MAX_TOOLS,
       timeoutMs: durationMs(declaration.listTimeout, LIST_TIMEOUT_MS)
-    })
-    const opened = Effect.andThen(handshake(client, transport, declaration, initMs, credentials), listing)
+    }
+    // A 2026-07-28 server over HTTP: the SDK lists every page itself (at most `maxToolPages`, its
+    // `listMaxPages`), leaving out the tools whose `x-mcp-header` annotations are invalid (SEP-2243);
+    // toolListing then bounds the tools and their size.
+    const whole = () =>
+      authorized(reauthorize, Effect.tryPromise({ try: (signal) => client.listTools(undefined, { signal, timeout: initMs }), catch: identity })).pipe(
+        Effect.mapError((error) => failure(declaration, transport, credentials)(error)),
+        traced("tools/list", declaration.name)
+      )
+    const listing = Effect.suspend(() =>
+      list(client.getProtocolEra() === "modern" && !(transport instanceof StdioProcess) ? whole : page, bounds)
+    )
+    const opened = Effect.andThen(handshake(client, transport, declaration, initMs, credentials, renew), listing)
     const descriptors = yield* opened.pipe(
       Effect.raceFirst(Deferred.await(broken)),
       Effect.timeoutOption(initMs),
@@ -178,7 +236,7 @@ export const connect = (
     client.onerror = () => {}
     if (client.getServerCapabilities()?.tools?.listChanged === true) {
       const stale = yield* refresher(declaration.name, listing, onToolsChanged)
-      client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      client.setNotificationHandler("notifications/tools/list_changed", () => {
         stale()
         return Promise.resolve()
       })
@@ -190,8 +248,8 @@ export const connect = (
         replacing = true
         yield* Effect.promise(() => client.close().catch(() => {}))
         replacing = false
-        transport = yield* Effect.provideContext(makeTransport(declaration, secrets, credentials), services)
-        yield* handshake(client, transport, declaration, initMs, credentials)
+        yield* renew
+        yield* handshake(client, transport, declaration, initMs, credentials, renew)
         generation += 1
       })).pipe(Effect.catch((error: unknown) => {
         const failure = new McpError({
@@ -218,7 +276,7 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
 // Calls
 // ---------------------------------------------------------------------------------------------
 
-const sessionLost = (error: unknown): boolean => error instanceof StreamableHTTPError && error.code === 404
+const sessionLost = (error: unknown): boolean => error instanceof SdkHttpError && error.status === 404
 
 /** At most this many images of one result reach the model as images; the rest are named, not sent. */
 export const MAX_IMAGES = 8
@@ -254,8 +312,8 @@ export const render = (result: CallToolResult): string | Tool.Images => {
   return images.length === 0 ? text : Tool.images(text, images)
 }
 
-/** What `callTool` answers: its type also admits the pre-2024 `toolResult` form, of another schema. */
-type Answer = Awaited<ReturnType<Client["callTool"]>>
+/** What `callTool` answers. */
+type Answer = CallToolResult
 
 /**
  * A result the model reads: its text, or a failure with that text when flagged `isError`. Both
@@ -263,8 +321,7 @@ type Answer = Awaited<ReturnType<Client["callTool"]>>
  * error's text is also cut here, as the executor cuts only successful text.
  */
 const settle = (target: Target, connection: Connection, answer: Answer): Effect.Effect<string | Tool.Images, string> => {
-  // `callTool` parses with `CallToolResultSchema` (its default schema, which we do not override).
-  const result = answer as CallToolResult
+  const result = answer
   const rendered = render(result)
   const text = typeof rendered === "string" ? rendered : rendered.text
   const credentials = connection.credentials ?? NO_CREDENTIALS
@@ -282,8 +339,8 @@ const callError = (target: Target, connection: Connection, error: unknown): McpE
 const callReason = (target: Target, connection: Connection, error: unknown): CallReason => {
   const { timeoutMs, wire } = target
   const reason = (connection.credentials ?? NO_CREDENTIALS).reason
-  if (error instanceof JsonRpcError && error.code === ErrorCode.RequestTimeout) return new RequestTimeout({ tool: wire, timeoutMs })
-  if (error instanceof JsonRpcError && error.code === ErrorCode.ConnectionClosed) return new TransportDown({ description: "the connection closed" })
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new RequestTimeout({ tool: wire, timeoutMs })
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) return new TransportDown({ description: "the connection closed" })
   const tooLarge = error instanceof JsonRpcError ? tooLargeLimit(error) : undefined
   if (tooLarge !== undefined) return new ResultTooLarge({ tool: wire, maxBytes: tooLarge })
   if (error instanceof JsonRpcError) return new McpCallFailed({ tool: wire, description: reason(error.message) })
@@ -304,11 +361,17 @@ interface Target {
   /** An HTTP server's URL, named when it cannot be reached. */
   readonly url: string | undefined
   readonly span: { readonly attributes: Readonly<Record<string, string>>; readonly captureStackTrace: false }
+  /** The tool as listed: the SDK validates its output against it and mirrors its `x-mcp-header` arguments into headers. */
+  readonly definition: McpTool | undefined
 }
 
 const send = (target: Target, connection: Connection, args: Readonly<Record<string, unknown>>) =>
   Effect.tryPromise({
-    try: (signal) => connection.client.callTool({ name: target.wire, arguments: { ...args } }, undefined, { signal, timeout: target.timeoutMs }),
+    try: (signal) =>
+      connection.client.callTool(
+        { name: target.wire, arguments: { ...args } },
+        target.definition === undefined ? { signal, timeout: target.timeoutMs } : { signal, timeout: target.timeoutMs, toolDefinition: target.definition }
+      ),
     catch: identity
   })
 
@@ -349,7 +412,9 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
 /**
  * The `tools/call` of `wire` (the MCP name) on a connection of `declaration`'s server, as a
  * function of the connection and the arguments; an `isError` result fails with its text, which
- * the model reads as `Error: <text>`.
+ * the model reads as `Error: <text>`. `definition`, the tool as listed, lets the SDK check the
+ * result against its `outputSchema` and, on a 2026-07-28 Streamable HTTP connection, send the
+ * arguments its schema marks `x-mcp-header` as `Mcp-Param-*` headers (SEP-2243).
  *
  * An answered call is the hot path (issue 7's benchmark: within 1.1x of the raw SDK `Client`): one
  * request, whose timeout is the SDK's own and whose abort signal cancels it when the call is
@@ -358,8 +423,9 @@ const recover = (target: Target, connection: Connection, args: Readonly<Record<s
  * installed: the native tracer exports nothing, and no span is opened under this one on the hot
  * path, so none could observe it.
  */
-export const caller = (declaration: Declaration, wire: string) => {
+export const caller = (declaration: Declaration, wire: string, definition?: McpTool) => {
   const target: Target = {
+    definition,
     server: declaration.name,
     wire,
     timeoutMs: durationMs(declaration.requestTimeout, 60_000),

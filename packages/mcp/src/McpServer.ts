@@ -14,7 +14,7 @@
  */
 import { Exit, Effect, Scope } from "effect"
 import { type ProcessRunner, Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
-import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import type { Tool as McpTool } from "@modelcontextprotocol/client"
 import * as McpClient from "./McpClient.ts"
 import { McpError, TransportDown } from "./McpError.ts"
 import { Credentials } from "./internal/credentials.ts"
@@ -146,7 +146,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
   // call goes out under the server's own name.
   const safe = ToolName.safeNames(exposed, "tool")
   return descriptors.map((descriptor, i) => {
-    const call = McpClient.caller(declaration, descriptor.name)
+    const call = McpClient.caller(declaration, descriptor.name, descriptor)
     return Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,

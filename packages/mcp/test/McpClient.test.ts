@@ -112,8 +112,9 @@ describe("McpClient", () => {
     Effect.gen(function*() {
       const declaration = McpServer.stdio({ name: "fx", command: node, args: [fixture] }).declaration
       const connection = yield* McpClient.connect(declaration, {}, () => Effect.void)
-      // Started at once: the request is on its way when the interruption comes.
       const hang = yield* Effect.forkChild(McpClient.caller(declaration, "hang")(connection, {}), { startImmediately: true })
+      // The server reads in order: once a later call is answered, `hang` is on the server.
+      assert.strictEqual(yield* McpClient.caller(declaration, "echo")(connection, { text: "after" }), "after")
       yield* Fiber.interrupt(hang)
       // The server reads in order: the cancellation arrived before this call.
       assert.strictEqual(yield* McpClient.caller(declaration, "cancelled")(connection, {}), "1")

@@ -12,7 +12,7 @@
  * server's credentials before it is sent, so an error echoing it is redacted.
  * Plain promise code: it is the `FetchLike` the SDK calls.
  */
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike } from "@modelcontextprotocol/client"
 import type { Credentials } from "./credentials.ts"
 import { EDGE_BYTES, Skipped, tooLarge } from "./oversized.ts"
 

@@ -6,16 +6,20 @@
  * the authorization code from the redirect the authorization endpoint answers with, which works
  * with servers that approve a known client without asking. With a client secret or a private key
  * and no redirect URL it asks for the client-credentials grant instead, authenticating with the
- * secret or with a JWT the key signs (`private_key_jwt`). The SDK's interface is promise-based, so
+ * secret or with a JWT the key signs (`private_key_jwt`); with a workload's JWT (`assertion`), the
+ * JWT-bearer grant. The SDK's interface is promise-based, so
  * this is a plain class; it holds no secret in anything it prints.
  */
-import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js"
-import { createPrivateKeyJwtAuth } from "@modelcontextprotocol/sdk/client/auth-extensions.js"
+import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
+import { createPrivateKeyJwtAuth, DpopSession } from "@modelcontextprotocol/client"
 import type {
+  OAuthClientInformationContext,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
-  OAuthTokens
-} from "@modelcontextprotocol/sdk/shared/auth.js"
+  OAuthDiscoveryState,
+  OAuthTokens,
+  StoredOAuthClientInformation
+} from "@modelcontextprotocol/client"
 import { Effect } from "effect"
 
 /** @since 0.1.0 @category models */
@@ -28,6 +32,17 @@ export interface HeadlessOptions {
    * (`private_key_jwt`, issuer and subject the client id) instead of a secret.
    */
   readonly privateKey?: string | undefined
+  /**
+   * A workload identity token (a JWT the platform issued this workload): exchanged for an access
+   * token with the JWT-bearer grant (RFC 7523, SEP-1933), the client id given, no secret.
+   */
+  readonly assertion?: string | undefined
+  /**
+   * Sender-constrained tokens (DPoP, RFC 9449, SEP-1932): a key pair made for the provider's life
+   * signs a proof into each token request and each request to the server, which then sends the
+   * token with the `DPoP` scheme instead of `Bearer`.
+   */
+  readonly dpop?: boolean | undefined
   /** The JWT's signing algorithm for `privateKey` (default ES256). */
   readonly signingAlgorithm?: string | undefined
   /** Where the authorization server redirects with the code (default http://localhost:3000/callback). */
@@ -40,12 +55,24 @@ export interface HeadlessOptions {
 
 const DEFAULT_REDIRECT = "http://localhost:3000/callback"
 
+/** The JWT-bearer grant (RFC 7523). */
+const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+/** The key of the last registration or tokens saved, whichever the issuer (an issuer is a URL: never empty). */
+const LAST = ""
+
 export class HeadlessProvider implements OAuthClientProvider {
   private readonly options: HeadlessOptions
-  private client: OAuthClientInformationMixed | undefined
-  private saved: OAuthTokens | undefined
+  /** A pre-registered client, the same at every authorization server. */
+  private readonly registered: OAuthClientInformationMixed | undefined
+  /** Dynamic registrations and tokens, by the authorization server's issuer (SEP-2352: a new server, a new registration). */
+  private readonly clients = new Map<string, OAuthClientInformationMixed>()
+  private readonly saved = new Map<string, OAuthTokens>()
   private verifier: string | undefined
-  private code: string | undefined
+  private callback: URLSearchParams | undefined
+  private discovered: OAuthDiscoveryState | undefined
+  private authorizing = false
+  private proofs: Promise<DpopSession> | undefined
   clientMetadataUrl?: string
   addClientAuthentication?: AddClientAuthentication
 
@@ -60,14 +87,15 @@ export class HeadlessProvider implements OAuthClientProvider {
         alg: options.signingAlgorithm ?? "ES256"
       })
     }
-    this.client = options.clientId === undefined
+    this.registered = options.clientId === undefined
       ? undefined
       : { client_id: options.clientId, ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) }
   }
 
-  /** Client credentials: a secret or a private key, and no redirect. */
+  /** Client credentials (a secret or a private key) or a workload's JWT, and no redirect. */
   private get machine(): boolean {
-    return (this.options.clientSecret !== undefined || this.options.privateKey !== undefined) && this.options.redirectUrl === undefined
+    const { assertion, clientSecret, privateKey, redirectUrl } = this.options
+    return (clientSecret !== undefined || privateKey !== undefined || assertion !== undefined) && redirectUrl === undefined
   }
 
   get redirectUrl(): string | undefined {
@@ -79,8 +107,12 @@ export class HeadlessProvider implements OAuthClientProvider {
       ? {
         client_name: this.options.clientName ?? "condukt",
         redirect_uris: [],
-        grant_types: ["client_credentials"],
-        token_endpoint_auth_method: this.options.privateKey === undefined ? "client_secret_basic" : "private_key_jwt",
+        grant_types: [this.options.assertion === undefined ? "client_credentials" : JWT_BEARER],
+        token_endpoint_auth_method: this.options.privateKey !== undefined
+          ? "private_key_jwt"
+          : this.options.clientSecret !== undefined
+          ? "client_secret_basic"
+          : "none",
         ...(this.options.scope === undefined ? {} : { scope: this.options.scope })
       }
       : {
@@ -92,24 +124,33 @@ export class HeadlessProvider implements OAuthClientProvider {
       }
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.client
+  // Asked without an issuer (a request's Authorization header), the last saved answers.
+
+  clientInformation(ctx?: OAuthClientInformationContext): StoredOAuthClientInformation | undefined {
+    // A pre-registered client is bound to whichever authorization server it is asked for.
+    if (this.registered !== undefined) return ctx === undefined ? this.registered : { ...this.registered, issuer: ctx.issuer }
+    return this.clients.get(ctx?.issuer ?? LAST)
   }
 
-  saveClientInformation(info: OAuthClientInformationMixed): void {
-    this.client = info
+  saveClientInformation(info: OAuthClientInformationMixed, ctx?: OAuthClientInformationContext): void {
+    if (ctx !== undefined) this.clients.set(ctx.issuer, info)
+    this.clients.set(LAST, info)
   }
 
-  tokens(): OAuthTokens | undefined {
-    return this.saved
+  tokens(ctx?: OAuthClientInformationContext): OAuthTokens | undefined {
+    return this.saved.get(ctx?.issuer ?? LAST)
   }
 
-  saveTokens(tokens: OAuthTokens): void {
-    this.saved = tokens
+  saveTokens(tokens: OAuthTokens, ctx?: OAuthClientInformationContext): void {
+    this.authorizing = false
+    if (ctx !== undefined) this.saved.set(ctx.issuer, tokens)
+    this.saved.set(LAST, tokens)
   }
 
   /** Follows the authorization URL one step and keeps the code the redirect carries. */
+
   redirectToAuthorization(url: URL): Promise<void> {
+    this.authorizing = true
     return Effect.runPromise(
       Effect.tryPromise({
         try: () => fetch(url, { redirect: "manual" }),
@@ -117,22 +158,45 @@ export class HeadlessProvider implements OAuthClientProvider {
       }).pipe(
         Effect.flatMap((response) => {
           const location = response.headers.get("location")
-          const code = location === null ? null : new URL(location, url).searchParams.get("code")
-          if (code === null) {
+          const callback = location === null ? undefined : new URL(location, url).searchParams
+          if (callback?.get("code") == null) {
             return Effect.fail(new Error(`the authorization endpoint wants a person (HTTP ${response.status}, no code in a redirect)`))
           }
-          this.code = code
+          this.callback = callback
           return Effect.void
         })
       )
     )
   }
 
-  /** The code `redirectToAuthorization` obtained, once. */
-  authorizationCode(): string | undefined {
-    const code = this.code
-    this.code = undefined
-    return code
+  /**
+   * The redirect's parameters `redirectToAuthorization` obtained (the code, and the issuer `iss`
+   * the client checks against the authorization server it started with), once.
+   */
+  authorizationResponse(): URLSearchParams | undefined {
+    const callback = this.callback
+    this.callback = undefined
+    return callback
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    this.discovered = state
+  }
+
+  /**
+   * Only while an authorization is under way (from the redirect to the tokens): the callback leg
+   * checks the response against the server it started with, and a later 401 discovers again, so a
+   * resource whose authorization server changed is followed there (SEP-2352).
+   */
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.authorizing ? this.discovered : undefined
+  }
+
+  /** The DPoP session (one key pair for the provider's life), when `dpop` is on. */
+  dpop(): Promise<DpopSession> | undefined {
+    if (this.options.dpop !== true) return undefined
+    this.proofs ??= DpopSession.create()
+    return this.proofs
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -145,15 +209,17 @@ export class HeadlessProvider implements OAuthClientProvider {
 
   prepareTokenRequest(scope?: string): URLSearchParams | undefined {
     if (!this.machine) return undefined
-    const params = new URLSearchParams({ grant_type: "client_credentials" })
+    const assertion = this.options.assertion
+    const params = new URLSearchParams(assertion === undefined ? { grant_type: "client_credentials" } : { grant_type: JWT_BEARER, assertion })
     const wanted = scope ?? this.options.scope
     if (wanted !== undefined) params.set("scope", wanted)
     return params
   }
 
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
-    if (scope === "all" || scope === "tokens") this.saved = undefined
+    if (scope === "all" || scope === "tokens") this.saved.clear()
     if (scope === "all" || scope === "verifier") this.verifier = undefined
-    if ((scope === "all" || scope === "client") && this.options.clientId === undefined) this.client = undefined
+    if (scope === "all" || scope === "client") this.clients.clear()
+    if (scope === "all" || scope === "discovery") this.discovered = undefined
   }
 }

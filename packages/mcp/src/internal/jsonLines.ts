@@ -9,7 +9,7 @@
  * on it, so a second full validation here (as the SDK's own `ReadBuffer` does) would only cost.
  * `Batch` joins the messages sent in one turn of the event loop into one write. Pure: no I/O.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/client"
 import { Skipped } from "./oversized.ts"
 
 /** The longest line a server may write by default (bytes), as the SDK's own stdio framing allows. */

@@ -9,7 +9,7 @@
  * it back with `isTooLarge`. A frame whose id cannot be found is dropped (a notification, or a
  * response whose request then ends at its timeout). Pure: no I/O.
  */
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { JSONRPCMessage } from "@modelcontextprotocol/client"
 
 /** How much of a skipped frame's start and end is kept to find its id. */
 export const EDGE_BYTES = 512

@@ -14,17 +14,16 @@
  * the SDK's JSON Schema validator). Each is declared in the client's capabilities only when it is
  * answered, so a server offers only what will work.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import {
+  type Client,
   type ClientCapabilities,
-  CreateMessageRequestSchema,
+  type CreateMessageRequest,
   type CreateMessageResult,
-  ElicitRequestSchema,
-  ErrorCode,
-  ListRootsRequestSchema,
+  type ElicitResult,
+  ProtocolErrorCode,
   type SamplingMessage
-} from "@modelcontextprotocol/sdk/types.js"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+} from "@modelcontextprotocol/client"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv"
 import { Effect, Scope, Stream } from "effect"
 import { Approval, type Elicitation, History, Message, Model, type ToolSource } from "@condukt/core"
 import type { Credentials } from "./credentials.ts"
@@ -82,7 +81,7 @@ class WireError extends Error {
   }
 }
 
-const refuse = (message: string) => new WireError(ErrorCode.InvalidParams, message)
+const refuse = (message: string) => new WireError(ProtocolErrorCode.InvalidParams, message)
 
 /** A sampling message's text: only text content can be sampled. */
 const textOf = (message: SamplingMessage): string => {
@@ -104,7 +103,7 @@ const STOP_REASONS: Readonly<Record<Model.FinishReason, string>> = {
 /** The model's request a server's `sampling/createMessage` makes, within the bounds (and its messages' texts); or why not. */
 const samplingRequest = (
   declaration: Declaration,
-  params: (typeof CreateMessageRequestSchema)["_output"]["params"]
+  params: CreateMessageRequest["params"]
 ): { readonly request: Model.Request; readonly texts: ReadonlyArray<string> } => {
   if (params.messages.length > MAX_SAMPLING_MESSAGES) {
     throw refuse(`a sampling request holds at most ${MAX_SAMPLING_MESSAGES} messages (this one ${params.messages.length})`)
@@ -141,7 +140,7 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
         stopReason: STOP_REASONS[finish?._tag === "Finish" ? finish.reason : "other"]
       }
     }),
-    Effect.mapError((error) => new WireError(ErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
+    Effect.mapError((error) => new WireError(ProtocolErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
   )
 
 /**
@@ -187,11 +186,11 @@ const answerRoots = (client: Client, roots: Effect.Effect<ReadonlyArray<ToolSour
   const watch = requests.watchRoots
   let watching = false
   const changed = Effect.ignore(Effect.tryPromise(() => client.sendRootsListChanged()))
-  client.setRequestHandler(ListRootsRequestSchema, (_, extra) => {
+  client.setRequestHandler("roots/list", (_, extra) => {
     const answered = Effect.map(roots, (list) => ({ roots: [...list] }))
-    if (watching || watch === undefined) return Effect.runPromise(answered, { signal: extra.signal })
+    if (watching || watch === undefined) return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
     watching = true
-    return Effect.runPromise(Effect.tap(answered, () => Scope.provide(watch(changed), scope)), { signal: extra.signal })
+    return Effect.runPromise(Effect.tap(answered, () => Scope.provide(watch(changed), scope)), { signal: extra.mcpReq.signal })
   })
 }
 
@@ -200,34 +199,35 @@ export const install = (client: Client, declaration: Declaration, requests: Requ
   if (requests.roots !== undefined) answerRoots(client, requests.roots, requests, scope)
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
-    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+    client.setRequestHandler("sampling/createMessage", (request, extra) => {
       const { request: asked, texts } = samplingRequest(declaration, request.params)
       const roles = request.params.messages.map((message) => message.role)
-      return Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.signal })
+      return Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.mcpReq.signal })
     })
   }
   const elicitation = declaration.elicitation
   if (elicitation === "accept-defaults") {
-    client.setRequestHandler(ElicitRequestSchema, () => Promise.resolve({ action: "accept" as const, content: {} }))
+    client.setRequestHandler("elicitation/create", () => Promise.resolve({ action: "accept" as const, content: {} }))
   } else if (elicitation !== undefined) {
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+    client.setRequestHandler("elicitation/create", (request, extra) => {
       const params = request.params
-      if (params.mode === "url") return Promise.resolve<ElicitationAnswer>({ action: "decline" })
-      return Effect.runPromise(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), {
-        signal: extra.signal
-      })
+      if (params.mode === "url") return Promise.resolve<ElicitResult>({ action: "decline" })
+      // The answer's arrays are readonly; the SDK's result type has them mutable (it only reads them).
+      const answered = Effect.map(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), (answer: ElicitationAnswer) => answer as ElicitResult)
+      return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
     })
   } else if (requests.elicit !== undefined) {
     const elicit = requests.elicit
     const checker = formChecker()
-    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+    client.setRequestHandler("elicitation/create", (request, extra) => {
       const params = request.params
-      if (params.mode === "url") return Promise.resolve<ElicitationAnswer>({ action: "decline" })
+      if (params.mode === "url") return Promise.resolve<ElicitResult>({ action: "decline" })
       const schema = params.requestedSchema
       // The SDK's form type and its validator's schema type differ only in how their optional keys
       // read under exactOptionalPropertyTypes: the same JSON Schema.
       const asked = elicit({ server: declaration.name, message: params.message, schema, validate: checker(schema as Parameters<typeof checker>[0]) })
-      return Effect.runPromise(Effect.mapError(asked, (refused) => new WireError(REFUSED, credentials.redact(refused.description))), { signal: extra.signal })
+      const answered = Effect.map(Effect.mapError(asked, (refused) => new WireError(REFUSED, credentials.redact(refused.description))), (answer) => answer as ElicitResult)
+      return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
     })
   }
 }

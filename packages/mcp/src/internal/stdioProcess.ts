@@ -15,8 +15,8 @@
  * edges show the id of the response it was, that request gets an error response in its place
  * (oversized): the call fails, the server stays up.
  */
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js"
+import type { Transport } from "@modelcontextprotocol/client"
+import type { JSONRPCMessage } from "@modelcontextprotocol/client"
 import { Deferred, Effect, Exit, Scope } from "effect"
 import type { ProcessRunner } from "@condukt/core"
 import { Batch, type Handlers, LineReader, parse } from "./jsonLines.ts"
@@ -36,6 +36,12 @@ export class StdioProcess implements Transport {
   spawnError: ProcessRunner.ProcessRunnerError | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
+  /**
+   * Not handed out: the tail is kept for errors (`lastError`). With `pid`, what the SDK tells a
+   * stdio transport by, so that a server silent to the `server/discover` probe is a legacy one
+   * (it falls back to `initialize`) rather than an outage (negotiation.ts).
+   */
+  readonly stderr = null
   private process: ProcessRunner.Process | undefined
   private scope: Scope.Closeable | undefined
   private readonly lines: LineReader
@@ -53,6 +59,11 @@ export class StdioProcess implements Transport {
     this.command = command
     this.maxMessageBytes = maxMessageBytes
     this.lines = new LineReader(maxMessageBytes)
+  }
+
+  /** The server's process id (its group's), once spawned. */
+  get pid(): number | null {
+    return this.process?.pid ?? null
   }
 
   /** The last line the server wrote to stderr, if any. */

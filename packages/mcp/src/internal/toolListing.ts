@@ -10,7 +10,7 @@
  * is stale. So a flood of notifications costs at most the listing in flight and one more, and
  * the calls sent meanwhile are not queued behind thousands of listings.
  */
-import type { ListToolsResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
+import type { ListToolsResult, Tool as McpTool } from "@modelcontextprotocol/client"
 import { Effect, Queue, type Scope } from "effect"
 import { ConnectFailed } from "../McpError.ts"
 

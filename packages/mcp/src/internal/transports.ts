@@ -3,15 +3,23 @@
  *
  * Stdio: our process-group transport, its environment built from the declaration (pass-through
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
- * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`. Every
+ * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`, on a socket
+ * pool of the connection's own that its scope closes. Every
  * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
  * server's `Credentials`. A failure is a reason of `McpError` (`ConnectFailed`, or a secret's
  * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
  * described in one line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
-import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
-import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  type FetchLike,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
+  type Transport
+} from "@modelcontextprotocol/client"
+import { Agent } from "undici"
 import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
@@ -42,9 +50,10 @@ export const describe = (error: unknown): string => {
 
 /** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
 export const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400) {
-    const body = error.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, "")
-    return { status: error.code, body: body === "null" ? "" : body }
+  if (error instanceof SdkHttpError && error.status >= 400) {
+    const text = error.data.text
+    const body = typeof text === "string" ? text : error.message.replace(/^Error POSTing to endpoint: /, "")
+    return { status: error.status, body: body === "null" ? "" : body }
   }
   const legacy = error instanceof Error ? /^Error POSTing to endpoint \(HTTP (\d{3})\): ?([\s\S]*)$/.exec(error.message) : null
   return legacy === null ? undefined : { status: Number(legacy[1]), body: legacy[2]! }
@@ -118,7 +127,13 @@ export const makeTransport = (
       const client = yield* Effect.tryPromise(() => Promise.resolve(provider.clientInformation())).pipe(Effect.orElseSucceed(() => undefined))
       if (client?.client_secret !== undefined) credentials.add("client_secret", client.client_secret)
     }
-    const base = boundedFetch(fetch, maxMessageBytes, credentials)
+    // The connection's own pool: its sockets close with its scope (the global pool would keep
+    // them open, idle, after the session is gone).
+    const pool = new Agent()
+    yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => pool.destroy()))
+    // `dispatcher` is undici's own option of Node's `fetch` (the same major as the pool's).
+    const pooled: FetchLike = (input, init) => fetch(input, Object.assign({ dispatcher: pool }, init))
+    const base = boundedFetch(pooled, maxMessageBytes, credentials)
     const fetchFn = yield* McpAuth.fetchFor(declaration.auth, base, (what, value) => credentials.add(what, value))
     // A header is a credential by its name, as an env literal is (`X-Api-Key`, `Authorization`).
     for (const [name, value] of Object.entries(declaration.headers ?? {})) if (Secret.isCredentialName(name)) credentials.add(name, value)
@@ -154,8 +169,13 @@ export const unreachableBecause = (error: unknown, url: string): string | undefi
   return code === undefined ? undefined : `could not reach ${url}: ${CONNECTION_CODES[code] ?? "the connection failed"} (${code})`
 }
 
+/** What failed under the SDK's `server/discover` probe (a network error, an HTTP status), when the probe failed. */
+const probed = (error: unknown): unknown =>
+  error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined ? error.cause : error
+
 /** Why a transport failed to start or answer during the handshake, in one line. */
-export const startFailure = (transport: Transport, error: unknown, url: string | undefined): string => {
+export const startFailure = (transport: Transport, failure: unknown, url: string | undefined): string => {
+  const error = probed(failure)
   if (transport instanceof StdioProcess) {
     const spawnError = transport.spawnError
     if (spawnError !== undefined) return spawnError.reason._tag === "SpawnFailed" ? spawnError.reason.description : spawnError.message

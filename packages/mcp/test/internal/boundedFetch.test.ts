@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
+import type { FetchLike } from "@modelcontextprotocol/client"
 import { boundedFetch, ERROR_BODY_BYTES } from "../../src/internal/boundedFetch.ts"
 import { Credentials } from "../../src/internal/credentials.ts"
 import { tooLarge } from "../../src/internal/oversized.ts"

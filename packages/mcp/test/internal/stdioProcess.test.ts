@@ -35,8 +35,11 @@ const server = (
         answer(request.id, { protocolVersion: request.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "scripted", version: "1" } })
       } else if (request.method === "tools/list") {
         answer(request.id, { tools: [{ name: "echo", description: "Echoes", inputSchema: { type: "object", properties: { text: { type: "string" } } } }] })
-      } else if (request.method === "tools/call" && !call(request.params?.name, request.id, process)) {
-        answer(request.id, { content: [{ type: "text", text: `echo: ${request.params?.arguments?.text}` }] })
+      } else if (request.method === "tools/call") {
+        if (!call(request.params?.name, request.id, process)) answer(request.id, { content: [{ type: "text", text: `echo: ${request.params?.arguments?.text}` }] })
+      } else {
+        // A 2025 server: `server/discover` is a method it does not know, so the client falls back to `initialize`.
+        process.stdout(`${JSON.stringify({ jsonrpc: "2.0", id: request.id, error: { code: -32601, message: "Method not found" } })}\n`)
       }
     }
   }
@@ -62,7 +65,7 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
         ProcessRunner.make("npx", ["-y", "@scripted/server"], { cwd: "/srv", env: { LOG_LEVEL: "debug", API_KEY: "k-123" } })
       ])
       yield* Scope.close(scope, Exit.void)
-      assert.deepStrictEqual(methods, ["initialize", "notifications/initialized", "tools/list", "tools/call"])
+      assert.deepStrictEqual(methods, ["server/discover", "initialize", "notifications/initialized", "tools/list", "tools/call"])
     }).pipe(Effect.provide(ScriptedProcesses.layer({ spawn: server(methods) }))))
 
   it.effect("without a cwd the server runs in the process's working directory", () =>
@@ -102,9 +105,9 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
       const refused = yield* failed("missing")
       assert.deepStrictEqual(
         refused,
-        new McpError({ server: "fx", reason: new McpCallFailed({ tool: "missing", description: "MCP error -32602: Unknown tool: missing" }) })
+        new McpError({ server: "fx", reason: new McpCallFailed({ tool: "missing", description: "Unknown tool: missing" }) })
       )
-      assert.strictEqual(refused.message, "MCP server fx refused missing: MCP error -32602: Unknown tool: missing")
+      assert.strictEqual(refused.message, "MCP server fx refused missing: Unknown tool: missing")
       // One reason handled by its tag; the call's other failures pass through.
       const crash = McpClient.caller(declaration, "crash")(connection, {}).pipe(
         Effect.catchReason("McpError", "TransportDown", (reason, error) => Effect.succeed(`${error.server}: ${reason.description}`))

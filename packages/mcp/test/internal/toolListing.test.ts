@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import type { ListToolsResult } from "@modelcontextprotocol/sdk/types.js"
+import type { ListToolsResult } from "@modelcontextprotocol/client"
 import { list, MAX_LIST_CHARS } from "../../src/internal/toolListing.ts"
 import { ConnectFailed } from "../../src/McpError.ts"
 
