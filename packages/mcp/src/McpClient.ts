@@ -30,6 +30,7 @@ import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
+import { CallSignal } from "./internal/callSignal.ts"
 import * as Negotiation from "./internal/negotiation.ts"
 import * as ServerRequests from "./internal/serverRequests.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
@@ -365,14 +366,18 @@ interface Target {
   readonly definition: McpTool | undefined
 }
 
+/** One `tools/call`; interrupting it aborts the request (the SDK then sends `notifications/cancelled`). */
 const send = (target: Target, connection: Connection, args: Readonly<Record<string, unknown>>) =>
-  Effect.tryPromise({
-    try: (signal) =>
-      connection.client.callTool(
-        { name: target.wire, arguments: { ...args } },
-        target.definition === undefined ? { signal, timeout: target.timeoutMs } : { signal, timeout: target.timeoutMs, toolDefinition: target.definition }
-      ),
-    catch: identity
+  Effect.callback<Awaited<ReturnType<Client["callTool"]>>, unknown>((resume) => {
+    const signal = new CallSignal()
+    const options = target.definition === undefined
+      ? { signal: signal.asAbortSignal, timeout: target.timeoutMs }
+      : { signal: signal.asAbortSignal, timeout: target.timeoutMs, toolDefinition: target.definition }
+    connection.client.callTool({ name: target.wire, arguments: { ...args } }, options).then(
+      (answer) => resume(Effect.succeed(answer)),
+      (error: unknown) => resume(Effect.fail(error))
+    )
+    return Effect.sync(() => signal.abort(new Error("The call was interrupted")))
   })
 
 /**
