@@ -12,7 +12,8 @@ import { Agent, Elicitation, Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { everything, everythingLeavesNothing, node, results } from "./support.ts"
+import { MAX_ASKING, MAX_ELICITATION_CHARS } from "../src/internal/serverRequests.ts"
+import { everything, everythingLeavesNothing, fixture, node, results } from "./support.ts"
 
 const SAMPLING_TOOL = "everything.trigger-sampling-request"
 const ELICITATION_TOOL = "everything.trigger-elicitation-request"
@@ -116,6 +117,39 @@ describe("questions", () => {
       ])
       assert.deepStrictEqual(yield* session.pending, [])
     }).pipe(Effect.provide(TestModel.layer(elicitOnce)), Effect.provide(Condukt.layer), Effect.scoped))
+
+  it.live("a server asking more than MAX_ASKING questions at once is refused past them; a message too long is refused", () =>
+    Effect.gen(function*() {
+      // The handler holds every question it gets until MAX_ASKING are waiting, then answers them all.
+      const held: Array<Deferred.Deferred<void>> = []
+      const full = yield* Deferred.make<void>()
+      const handler = () =>
+        Effect.gen(function*() {
+          const mine = yield* Deferred.make<void>()
+          held.push(mine)
+          if (held.length === MAX_ASKING) yield* Deferred.succeed(full, undefined)
+          yield* Deferred.await(full)
+          return Elicitation.accept({ name: "ada" })
+        })
+      const agent = Agent.make({ name: "asked", model: "test:x", mcpServers: [McpServer.stdio({ name: "fx", command: node, args: [fixture] })] })
+      const session = yield* Session.start(agent, { elicitation: { handler } })
+      const result = yield* session.run("go")
+      const [many, long] = result.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
+      const refused = `MCP error -1: the client takes at most ${MAX_ASKING} of a server's sampling requests and questions at once`
+      assert.deepStrictEqual(JSON.parse(many!), [...Array(MAX_ASKING).fill("accept"), ...Array(4).fill(refused)])
+      assert.strictEqual(held.length, MAX_ASKING)
+      assert.deepStrictEqual(JSON.parse(long!), [
+        `MCP error -32602: a question's message holds at most ${MAX_ELICITATION_CHARS} characters (this one ${MAX_ELICITATION_CHARS + 1})`
+      ])
+    }).pipe(
+      Effect.provide(TestModel.layer([
+        TestModel.toolCall("fx.ask", { count: MAX_ASKING + 4, message: "Your name?" }),
+        TestModel.toolCall("fx.ask", { count: 1, message: "x".repeat(MAX_ELICITATION_CHARS + 1) }),
+        TestModel.text("done")
+      ])),
+      Effect.provide(Condukt.layer),
+      Effect.scoped
+    ))
 
   it.live("a form nobody answers within the timeout is cancelled", () =>
     Effect.gen(function*() {

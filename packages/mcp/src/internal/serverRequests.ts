@@ -56,6 +56,40 @@ export const MAX_SAMPLING_CHARS = 100_000
 /** The most tokens a sampled answer may take unless the declaration says otherwise. */
 export const MAX_SAMPLING_TOKENS = 4096
 
+/**
+ * The most of a server's sampling requests and questions the client takes on at once, per
+ * connection: each may hold a model request, an event, a person's attention; a server that sends
+ * more is refused, not queued.
+ */
+export const MAX_ASKING = 16
+
+/** The most text an elicitation's message may hold, and its form's schema as JSON (code units). */
+export const MAX_ELICITATION_CHARS = 10_000
+export const MAX_ELICITATION_SCHEMA_CHARS = 100_000
+
+/** Counts what a connection's server has the client doing for it, refusing past `MAX_ASKING`. */
+const asking = () => {
+  let now = 0
+  return <A>(answer: () => Promise<A>): Promise<A> => {
+    if (now >= MAX_ASKING) throw new WireError(REFUSED, `the client takes at most ${MAX_ASKING} of a server's sampling requests and questions at once`)
+    now++
+    return answer().finally(() => {
+      now--
+    })
+  }
+}
+
+/** Refuses a question too long for a person to read, or a form too large to show. */
+const boundedQuestion = (params: { readonly message: string; readonly requestedSchema: unknown }): void => {
+  if (params.message.length > MAX_ELICITATION_CHARS) {
+    throw refuse(`a question's message holds at most ${MAX_ELICITATION_CHARS} characters (this one ${params.message.length})`)
+  }
+  const schema = JSON.stringify(params.requestedSchema) ?? ""
+  if (schema.length > MAX_ELICITATION_SCHEMA_CHARS) {
+    throw refuse(`a question's form holds at most ${MAX_ELICITATION_SCHEMA_CHARS} characters of schema (this one ${schema.length})`)
+  }
+}
+
 const allowsSampling = (declaration: Declaration, requests: Requests): requests is Requests & { readonly model: Model.Service } =>
   requests.model !== undefined && (declaration.sampling === "allow" || (declaration.sampling === "ask" && requests.approve !== undefined))
 
@@ -197,12 +231,15 @@ const answerRoots = (client: Client, roots: Effect.Effect<ReadonlyArray<ToolSour
 /** Registers the handlers of what `capabilities` declared; what lives with the connection lives in `scope`. */
 export const install = (client: Client, declaration: Declaration, requests: Requests, credentials: Credentials, scope: Scope.Scope): void => {
   if (requests.roots !== undefined) answerRoots(client, requests.roots, requests, scope)
+  const limited = asking()
   if (allowsSampling(declaration, requests)) {
     const model = requests.model
     client.setRequestHandler("sampling/createMessage", (request, extra) => {
       const { request: asked, texts } = samplingRequest(declaration, request.params)
       const roles = request.params.messages.map((message) => message.role)
-      return Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.mcpReq.signal })
+      return limited(() =>
+        Effect.runPromise(Effect.andThen(approved(declaration, requests, asked, texts, roles), sample(model, asked, credentials)), { signal: extra.mcpReq.signal })
+      )
     })
   }
   const elicitation = declaration.elicitation
@@ -212,9 +249,10 @@ export const install = (client: Client, declaration: Declaration, requests: Requ
     client.setRequestHandler("elicitation/create", (request, extra) => {
       const params = request.params
       if (params.mode === "url") return Promise.resolve<ElicitResult>({ action: "decline" })
+      boundedQuestion(params)
       // The answer's arrays are readonly; the SDK's result type has them mutable (it only reads them).
       const answered = Effect.map(elicitation({ server: declaration.name, message: params.message, requestedSchema: params.requestedSchema }), (answer: ElicitationAnswer) => answer as ElicitResult)
-      return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
+      return limited(() => Effect.runPromise(answered, { signal: extra.mcpReq.signal }))
     })
   } else if (requests.elicit !== undefined) {
     const elicit = requests.elicit
@@ -222,12 +260,13 @@ export const install = (client: Client, declaration: Declaration, requests: Requ
     client.setRequestHandler("elicitation/create", (request, extra) => {
       const params = request.params
       if (params.mode === "url") return Promise.resolve<ElicitResult>({ action: "decline" })
+      boundedQuestion(params)
       const schema = params.requestedSchema
       // The SDK's form type and its validator's schema type differ only in how their optional keys
       // read under exactOptionalPropertyTypes: the same JSON Schema.
       const asked = elicit({ server: declaration.name, message: params.message, schema, validate: checker(schema as Parameters<typeof checker>[0]) })
       const answered = Effect.map(Effect.mapError(asked, (refused) => new WireError(REFUSED, credentials.redact(refused.description))), (answer) => answer as ElicitResult)
-      return Effect.runPromise(answered, { signal: extra.mcpReq.signal })
+      return limited(() => Effect.runPromise(answered, { signal: extra.mcpReq.signal }))
     })
   }
 }

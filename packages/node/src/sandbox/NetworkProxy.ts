@@ -103,6 +103,8 @@ export const make = (allow: ReadonlyArray<string>): Proxy => {
       if (response.headersSent) response.destroy()
       else response.writeHead(502, { "Content-Type": "text/plain; charset=utf-8" }).end(`Cannot reach ${url.host}: ${error.message}\n`)
     })
+    // The command gone (its sandbox's socket closed) ends the request to the host too.
+    response.on("close", () => upstream.destroy())
     request.pipe(upstream)
   })
   server.on("connect", (request: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
