@@ -64,7 +64,7 @@ const agent = (model: string) =>
   Agent.make({ name: "wire", model, tools: [Tools.Read, Clock, List, Shape, Label, Rows], mcpServers: [fixtureServer] })
 
 /** What the model is given: our tools, then the server's (`fx.<name>`, sent as `fx_<name>`). */
-const TOOL_NAMES = ["Read", "clock", "list", "shape", "label", "rows", "fx_pid", "fx_echo", "fx_hang", "fx_fail", "fx_sample", "fx_cancelled"]
+const TOOL_NAMES = ["Read", "clock", "list", "shape", "label", "rows", "fx_pid", "fx_echo", "fx_hang", "fx_fail", "fx_sample", "fx_ask", "fx_cancelled"]
 
 interface Wire {
   readonly name: string
