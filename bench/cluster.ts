@@ -7,8 +7,10 @@
  * reply stored, both in the file); and this process a client of a runner in another process
  * (examples/cluster-runner.ts), the run crossing TCP. Runs are one after another (a caller waits
  * for its reply); medians over `RUNS` runs after a warm-up. Goal (issue 25): ≤ 1 ms added per run
- * on loopback, for both cluster variants. SQLite's `synchronous = FULL` makes every commit an fsync:
- * the file system's cost is in the figures (a tmpfs /tmp makes it nearly free).
+ * on loopback, for both cluster variants. All three use the embedded default's `synchronous = NORMAL`
+ * (a commit is written, not synced: it survives a `kill -9`, docs/decisions/0071); with `FULL` every
+ * commit is an fsync, and the file system's cost dominates the figures (a run through the cluster
+ * commits four to six times, the registry once).
  *
  * Run: node_modules/.bin/node bench/cluster.ts
  */
@@ -85,7 +87,8 @@ const program = Effect.gen(function*() {
     Sessions.layerById(agents).pipe(
       Layer.provide(Sessions.layer),
       Layer.provide(SqlSessionStore.layer()),
-      Layer.provide(SqliteClient.layer({ file: file("registry") }))
+      // The runners' own setting (`Runner.layerSqlite`'s default): commits written, not synced.
+      Layer.provide(SqliteClient.layer({ file: file("registry"), synchronous: "normal" }))
     )
   ))
   const port = yield* freePort

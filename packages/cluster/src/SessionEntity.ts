@@ -19,14 +19,15 @@
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
-import { ClusterSchema, Entity } from "effect/cluster"
+import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import type * as Message from "@condukt/core/Message"
 import * as MessageSchema from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
@@ -103,6 +104,9 @@ const SAVED = "its runner stopped after it was saved, before its events were all
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
 
+/** Every how many runs of an activation (its first included) the rows of the session's settled runs are deleted. */
+const PRUNE_EVERY = 16
+
 /**
  * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
  * and rows are in the SqlClient's database.
@@ -130,7 +134,9 @@ const activate = <R>(
   context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
-    const { entityId: id } = yield* Entity.CurrentAddress
+    const address = yield* Entity.CurrentAddress
+    const { entityId: id } = address
+    const storage = yield* MessageStorage.MessageStorage
     const scope = yield* Scope.Scope
     /** Starts and stops one at a time; runs one at a time (a run's recorded start is its own). */
     const starting = yield* Semaphore.make(1)
@@ -138,12 +144,44 @@ const activate = <R>(
     let current: Session.Session | undefined
     const unavailable = (cause: { readonly message: string }) => fail(id, new Sessions.Unavailable({ description: cause.message }))
 
+    /** The run whose beginning the session's next save records (in its transaction), and how many runs began here. */
+    let beginning: { readonly runId: string; readonly before: number } | undefined
+    let begun = 0
+    const recording: SessionStore.Service = {
+      ...store,
+      save: (snapshot, saveOptions) => {
+        const run = beginning
+        if (run === undefined) return store.save(snapshot, saveOptions)
+        return rows.withRunBegun(id, run.runId, run.before, store.save(snapshot, saveOptions)).pipe(
+          Effect.mapError((error) =>
+            SqlError.isSqlError(error)
+              ? new SessionStoreError({ method: "save", sessionId: id, location: "condukt_cluster_runs", reason: new Unavailable({ description: error.message }), cause: error })
+              : error
+          ),
+          Effect.tap(() => Effect.sync(() => { if (beginning === run) beginning = undefined }))
+        )
+      }
+    }
+    /** A run whose reply the cluster saved (it is not delivered again), or a stream's (the cluster keeps no message of it). */
+    const settled = (runId: string) =>
+      Effect.flatMap(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: runId }), (request) =>
+        Option.isNone(request)
+          ? Effect.succeed(true)
+          : Effect.map(storage.repliesForUnfiltered([request.value]), (replies) => replies.some((reply) => reply._tag === "WithExit")))
+    /** Deletes the rows of the session's settled runs but `runId`'s (best effort: a row left is deleted next time). */
+    const prune = (runId: string) =>
+      Effect.ignore(Effect.gen(function*() {
+        const runs = (yield* rows.runs(id)).filter((run) => run !== runId)
+        const done = yield* Effect.filter(runs, settled, { concurrency: 1 })
+        yield* rows.forget(id, done)
+      }))
+
     const startAs = (name: string) =>
       Effect.gen(function*() {
         const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
         if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
         // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
-        const session = yield* Session.start(agent, { id, store }).pipe(
+        const session = yield* Session.start(agent, { id, store: recording }).pipe(
           Effect.provideService(Scope.Scope, scope),
           Effect.provide(context),
           Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
@@ -176,9 +214,14 @@ const activate = <R>(
           if (found === "partial") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
           if (found !== "fresh") return found
         }
-        yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
+        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId)
+        // Written with the run's first save: a run with no row is one of which nothing was saved.
+        beginning = { runId, before: history.length }
         return undefined
       })
+
+    /** The end of a run: a save after it records no beginning. */
+    const ended = Effect.sync(() => { beginning = undefined })
 
     const run = (runId: string, prompt: string) =>
       running.withPermits(1)(Effect.gen(function*() {
@@ -189,7 +232,7 @@ const activate = <R>(
           onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
           onSuccess: Sessions.replyOf
         })
-      }))
+      }).pipe(Effect.ensuring(ended)))
 
     return SessionEntity.of({
       Start: ({ payload }) =>
@@ -204,7 +247,7 @@ const activate = <R>(
       Run: ({ payload }) => run(payload.runId, payload.prompt),
       Stream: ({ payload }) =>
         Stream.unwrap(Effect.gen(function*() {
-          yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+          yield* Effect.acquireRelease(running.take(1), () => Effect.andThen(ended, running.release(1)))
           const session = yield* ensure
           // A stream cannot replay the events of a run saved whole before its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))

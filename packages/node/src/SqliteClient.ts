@@ -4,13 +4,18 @@
  * when nothing is installed (`@effect/sql-sqlite-node` has no build for effect 4.1).
  *
  * One connection per client, guarded by a semaphore (SQLite writes one at a time anyway). The
- * journal is WAL with `synchronous = FULL`, as the SQLite session store keeps it. `node:sqlite` is
+ * journal is WAL; `synchronous` is `FULL` by default, as the SQLite session store keeps it (each
+ * commit is an fsync: what was committed survives a power loss), or `NORMAL` (`options.synchronous`:
+ * a commit is written, not synced; it survives the process's `kill -9`, and a power loss may lose the
+ * last commits, never the file's consistency — docs/decisions/0071). `node:sqlite` is
  * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
  * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
  * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
  * opening one new file meet on, and each statement outside a transaction, `BEGIN` included,
  * retry so themselves; a statement inside a transaction is the caller's to retry, whole). Transactions begin `IMMEDIATE`, so two processes never both
- * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
+ * read and then both try to upgrade to a write. Statements are prepared once and kept by their text;
+ * an unprepared one (its values written into its text, a new text each time) is prepared, run and
+ * dropped, so it does not push the kept ones out. No streaming: `executeStream` is a defect.
  */
 import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -22,6 +27,13 @@ import * as NodeSqlite from "./internal/nodeSqlite.ts"
 export interface Options {
   /** The database file (created when missing); its directory must exist. */
   readonly file: string
+  /**
+   * `"full"` (the default): each commit is synced to the disk, and survives a power loss.
+   * `"normal"`: a commit is written to the WAL, not synced (fsync at checkpoints only); it survives
+   * the process's crash or `kill -9`, and a power loss or an OS crash may lose the last commits
+   * (the database stays consistent). The cluster's embedded default (`Runner.layerSqlite`).
+   */
+  readonly synchronous?: "full" | "normal" | undefined
 }
 
 /** How often the setup of a database (its switch to WAL) or a statement outside a transaction retries one another process has locked, 20 ms apart. */
@@ -72,7 +84,7 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   )
   // Several processes opening a new file at once meet on its switch to WAL: retried like a statement.
   yield* Effect.try({
-    try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
+    try: () => db.exec(`PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"};`),
     catch: failed("set up the database")
   }).pipe(Effect.retry(busyRetry))
   // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
@@ -86,10 +98,10 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
     prepared.set(sql, statement)
     return statement
   }
-  const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+  const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, unprepared: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
-        const statement = prepare(sql)
+        const statement = unprepared ? db.prepare(sql) : prepare(sql)
         statement.setReturnArrays(arrays)
         const args = params.map(toParam)
         if (statement.columns().length > 0) return statement.all(...args)
@@ -101,20 +113,21 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   // A statement outside a transaction (a `BEGIN IMMEDIATE` among them) that finds the database
   // locked did nothing: it is retried here, so callers that never retry (effect/cluster's storage,
   // its migrations when runners start at once) meet another process's write as a short wait.
-  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
-    db.isTransaction ? attempt(sql, params, arrays) : Effect.retry(attempt(sql, params, arrays), busyRetry)
-  const rows = (
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, unprepared = false) =>
+    db.isTransaction ? attempt(sql, params, arrays, unprepared) : Effect.retry(attempt(sql, params, arrays, unprepared), busyRetry)
+  const rows = (unprepared: boolean) =>
+  (
     sql: string,
     params: ReadonlyArray<unknown>,
     transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ) => Effect.map(run(sql, params, false), (result) => (transformRows ? transformRows(result) : result))
+  ) => Effect.map(run(sql, params, false, unprepared), (result) => (transformRows ? transformRows(result) : result))
   const connection: SqlConnection.Connection = {
-    execute: rows,
-    executeUnprepared: rows,
+    execute: rows(false),
+    executeUnprepared: rows(true),
     executeRaw: (sql, params) => run(sql, params, false),
     // With `setReturnArrays` each row is an array of its values.
     executeValues: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
-    executeValuesUnprepared: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeValuesUnprepared: (sql, params) => run(sql, params, true, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
     executeStream: () => Stream.die("SqliteClient does not stream rows")
   }
   const acquirers = SqlClient.makeSqliteAcquirers({
