@@ -162,18 +162,20 @@ const activate = <R>(
         )
       }
     }
-    /** A run whose reply the cluster saved (it is not delivered again), or a stream's (the cluster keeps no message of it). */
-    const settled = (runId: string) =>
-      Effect.flatMap(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: runId }), (request) =>
-        Option.isNone(request)
-          ? Effect.succeed(true)
-          : Effect.map(storage.repliesForUnfiltered([request.value]), (replies) => replies.some((reply) => reply._tag === "WithExit")))
-    /** Deletes the rows of the session's settled runs but `runId`'s (best effort: a row left is deleted next time). */
+    /**
+     * Deletes the rows of the session's settled runs but `runId`'s: a run whose reply the cluster
+     * saved (it is not delivered again), or a stream's (the cluster keeps no message of it). Best
+     * effort: a row left is deleted next time.
+     */
     const prune = (runId: string) =>
       Effect.ignore(Effect.gen(function*() {
         const runs = (yield* rows.runs(id)).filter((run) => run !== runId)
-        const done = yield* Effect.filter(runs, settled, { concurrency: 1 })
-        yield* rows.forget(id, done)
+        const requests = yield* Effect.forEach(runs, (run) =>
+          Effect.map(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: run }), (request) => [run, request] as const))
+        const ids = requests.flatMap(([, request]) => (Option.isSome(request) ? [request.value] : []))
+        const replies = ids.length === 0 ? [] : yield* storage.repliesForUnfiltered(ids)
+        const exited = new Set(replies.flatMap((reply) => (reply._tag === "WithExit" ? [reply.requestId] : [])))
+        yield* rows.forget(id, requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : [])))
       }))
 
     const startAs = (name: string) =>

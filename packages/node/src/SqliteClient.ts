@@ -13,9 +13,8 @@
  * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
  * opening one new file meet on, and each statement outside a transaction, `BEGIN` included,
  * retry so themselves; a statement inside a transaction is the caller's to retry, whole). Transactions begin `IMMEDIATE`, so two processes never both
- * read and then both try to upgrade to a write. Statements are prepared once and kept by their text;
- * an unprepared one (its values written into its text, a new text each time) is prepared, run and
- * dropped, so it does not push the kept ones out. No streaming: `executeStream` is a defect.
+ * read and then both try to upgrade to a write. Statements are prepared once and kept by their text,
+ * the least recently used dropped first. No streaming: `executeStream` is a defect.
  */
 import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -87,21 +86,26 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
     try: () => db.exec(`PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"};`),
     catch: failed("set up the database")
   }).pipe(Effect.retry(busyRetry))
-  // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
-  // rows is a text of its own): preparing costs as much as running a small statement.
+  // Prepared statements by their text, the least recently used dropped past `STATEMENT_CACHE` (an
+  // insert of N rows, a statement with its values in its text, is a text of its own: those come
+  // and go while the ones run again and again stay): preparing costs as much as running a small statement.
   const prepared = new Map<string, NodeSqlite.Statement>()
   const prepare = (sql: string) => {
     const cached = prepared.get(sql)
-    if (cached !== undefined) return cached
+    if (cached !== undefined) {
+      prepared.delete(sql)
+      prepared.set(sql, cached)
+      return cached
+    }
     const statement = db.prepare(sql)
     if (prepared.size >= STATEMENT_CACHE) prepared.delete(prepared.keys().next().value!)
     prepared.set(sql, statement)
     return statement
   }
-  const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, unprepared: boolean) =>
+  const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
-        const statement = unprepared ? db.prepare(sql) : prepare(sql)
+        const statement = prepare(sql)
         statement.setReturnArrays(arrays)
         const args = params.map(toParam)
         if (statement.columns().length > 0) return statement.all(...args)
@@ -113,21 +117,20 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   // A statement outside a transaction (a `BEGIN IMMEDIATE` among them) that finds the database
   // locked did nothing: it is retried here, so callers that never retry (effect/cluster's storage,
   // its migrations when runners start at once) meet another process's write as a short wait.
-  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean, unprepared = false) =>
-    db.isTransaction ? attempt(sql, params, arrays, unprepared) : Effect.retry(attempt(sql, params, arrays, unprepared), busyRetry)
-  const rows = (unprepared: boolean) =>
-  (
+  const run = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
+    db.isTransaction ? attempt(sql, params, arrays) : Effect.retry(attempt(sql, params, arrays), busyRetry)
+  const rows = (
     sql: string,
     params: ReadonlyArray<unknown>,
     transformRows: (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
-  ) => Effect.map(run(sql, params, false, unprepared), (result) => (transformRows ? transformRows(result) : result))
+  ) => Effect.map(run(sql, params, false), (result) => (transformRows ? transformRows(result) : result))
   const connection: SqlConnection.Connection = {
-    execute: rows(false),
-    executeUnprepared: rows(true),
+    execute: rows,
+    executeUnprepared: rows,
     executeRaw: (sql, params) => run(sql, params, false),
     // With `setReturnArrays` each row is an array of its values.
     executeValues: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
-    executeValuesUnprepared: (sql, params) => run(sql, params, true, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
+    executeValuesUnprepared: (sql, params) => run(sql, params, true) as Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError.SqlError>,
     executeStream: () => Stream.die("SqliteClient does not stream rows")
   }
   const acquirers = SqlClient.makeSqliteAcquirers({
