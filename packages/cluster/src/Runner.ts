@@ -12,7 +12,7 @@
  * through `@condukt/node`'s `SqliteClient`, for one process or several on one machine, with nothing
  * installed; its commits are written, not synced (`synchronous: "normal"`: they survive a runner's
  * `kill -9`, not a power loss; `"full"` syncs each one, docs/decisions/0071). Failover is set to seconds (`FAILOVER`): a runner that dies without a word (`kill -9`)
- * holds its shards until their locks expire, 4 s after their last refresh, then the other runners
+ * holds its shards until their locks expire, 3 s after their last refresh, then the other runners
  * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
@@ -23,9 +23,12 @@ import * as ClusterSessions from "./ClusterSessions.ts"
 import * as SessionEntity from "./SessionEntity.ts"
 
 /**
- * Sharding timings for failover in seconds: shard locks refreshed every second and expiring after 4 s
- * (effect's defaults, 10 s and 35 s, take ~37 s to move a dead runner's sessions), assignments
- * re-read every second, persisted messages polled every 500 ms, runners pinged every 2 s.
+ * Sharding timings for failover in seconds: shard locks refreshed every 500 ms and expiring after
+ * 3 s (effect's defaults, 10 s and 35 s, take ~37 s to move a dead runner's sessions): a live runner
+ * keeps its shards through 2.5 s without a refresh (a stalled event loop, a database another writer
+ * holds, 2 s at most on SQLite), and a dead one's are free 3 to 4 s after its last refresh (SQLite's
+ * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
+ * every 500 ms, runners pinged every 2 s (docs/decisions/0071).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
  *
  * @since 0.1.0
@@ -33,9 +36,9 @@ import * as SessionEntity from "./SessionEntity.ts"
  */
 export const FAILOVER = {
   shardsPerGroup: 100,
-  shardLockRefreshInterval: "1 second",
-  shardLockExpiration: "4 seconds",
-  refreshAssignmentsInterval: "1 second",
+  shardLockRefreshInterval: "500 millis",
+  shardLockExpiration: "3 seconds",
+  refreshAssignmentsInterval: "500 millis",
   entityMessagePollInterval: "500 millis",
   runnerHealthCheckInterval: "2 seconds"
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
