@@ -21,7 +21,7 @@ import * as Processes from "../../testing/src/Processes.ts"
 import * as Runner from "../src/Runner.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
-import { awaitGroupGone, groupOf, twoRunners } from "./support/runners.ts"
+import { awaitGroupGone, groupOf, parentOf, settled, twoRunners } from "./support/runners.ts"
 
 /** What the model reads for a call whose runner died while it ran (core's journal). */
 const INTERRUPTED =
@@ -56,6 +56,7 @@ const whoami = (ids: ReadonlyArray<string>) =>
 const failover = (kind: "sqlite" | "pg", location: string, dir: string, database: Layer.Layer<SqlClient.SqlClient, unknown>) =>
   Effect.gen(function*() {
     const runners = yield* twoRunners(kind, location, dir)
+    yield* settled(runners)
     yield* Effect.gen(function*() {
       const sessions = yield* Sessions.ById
       const ids = Array.from({ length: SESSIONS }, (_, i) => `s${i}`)
@@ -72,7 +73,9 @@ const failover = (kind: "sqlite" | "pg", location: string, dir: string, database
       const shell = yield* Processes.awaitPidFile(path.join(dir, "pid-x"))
       const group = groupOf(shell)
       assert.isDefined(group)
-      yield* awaitLines(path.join(dir, "side-y"), 1)
+      // Both calls run on the victim: the Bash call's shell is its child, the retrySafe call wrote its name.
+      assert.strictEqual(parentOf(shell), runners[victim].pid)
+      assert.deepStrictEqual(yield* awaitLines(path.join(dir, "side-y"), 1), [victim])
 
       yield* runners[victim].kill
       // Nothing the dead runner's tools started is left.
@@ -112,6 +115,7 @@ describe("ClusterSessions, two runner processes on one SQLite file, tools runnin
       const dir = yield* tempDir
       const file = path.join(dir, "cluster.db")
       const runners = yield* twoRunners("sqlite", file, dir)
+      yield* settled(runners)
       yield* Effect.gen(function*() {
         const sessions = yield* Sessions.ById
         const ids = Array.from({ length: 10 }, (_, i) => `t${i}`)
@@ -119,11 +123,12 @@ describe("ClusterSessions, two runner processes on one SQLite file, tools runnin
         const owners = yield* whoami(ids)
         const z = ids[0]!
         // Sent from the runner that does not hold the session.
-        const sender = owners[0] === "a" ? runners.b : runners.a
+        const [holder, sender] = owners[0] === "a" ? [runners.a, runners.b] : [runners.b, runners.a]
         const run = yield* Effect.forkChild(sessions.run(z, "bash z"))
         const shell = yield* Processes.awaitPidFile(path.join(dir, "pid-z"))
         const group = groupOf(shell)
         assert.isDefined(group)
+        assert.strictEqual(parentOf(shell), holder.pid)
         yield* sender.send(`abort ${z}`)
         assert.strictEqual(yield* sender.next, `aborted ${z}`)
         const exit = yield* Fiber.await(run)

@@ -20,25 +20,14 @@ import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
-import { twoRunners } from "./support/runners.ts"
+import { ask, type Child, twoRunners } from "./support/runners.ts"
 
 const SESSIONS = 10_000
 const WARM_UP = 2_000
 
-type Child = Effect.Success<ReturnType<typeof twoRunners>>["a"]
-
-/** Sends `command` to a runner; the number of its answer (`<command> <n>`). */
-const ask = (runner: Child, command: string) =>
-  Effect.gen(function*() {
-    yield* runner.send(command)
-    const [word, value] = (yield* runner.next).split(" ")
-    assert.strictEqual(word, command)
-    return Number(value)
-  })
-
 /** Waits until no session is active on `runner` (asked every 200 ms, for at most 2 minutes). */
 const passivated = (runner: Child) =>
-  Effect.flatMap(ask(runner, "entities"), (active) => (active === 0 ? Effect.void : Effect.fail(active))).pipe(
+  Effect.flatMap(ask(runner, "entities"), ([active]) => (active === 0 ? Effect.void : Effect.fail(active))).pipe(
     Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 600 })
   )
 
@@ -61,17 +50,17 @@ describe("ClusterSessions, 10,000 sessions on two runner processes", () => {
         const sessions = yield* Sessions.ById
         yield* touch("w", WARM_UP)
         yield* Effect.forEach(both, passivated, { discard: true })
-        const before = yield* Effect.forEach(both, (runner) => ask(runner, "rss"))
-        const heapBefore = yield* Effect.forEach(both, (runner) => ask(runner, "heap"))
+        const before = yield* Effect.forEach(both, (runner) => Effect.map(ask(runner, "rss"), ([bytes]) => bytes!))
+        const heapBefore = yield* Effect.forEach(both, (runner) => Effect.map(ask(runner, "heap"), ([bytes]) => bytes!))
 
         const started = yield* Clock.currentTimeMillis
         yield* touch("s", SESSIONS)
         const touched = (yield* Clock.currentTimeMillis) - started
-        const active = yield* Effect.forEach(both, (runner) => ask(runner, "entities"))
+        const active = yield* Effect.forEach(both, (runner) => Effect.map(ask(runner, "entities"), ([count]) => count!))
         yield* Effect.forEach(both, passivated, { discard: true })
         const idle = (yield* Clock.currentTimeMillis) - started - touched
-        const after = yield* Effect.forEach(both, (runner) => ask(runner, "rss"))
-        const heapAfter = yield* Effect.forEach(both, (runner) => ask(runner, "heap"))
+        const after = yield* Effect.forEach(both, (runner) => Effect.map(ask(runner, "rss"), ([bytes]) => bytes!))
+        const heapAfter = yield* Effect.forEach(both, (runner) => Effect.map(ask(runner, "heap"), ([bytes]) => bytes!))
         const mb = (bytes: number) => (bytes / 1024 / 1024).toFixed(1)
         yield* Effect.log(
           `${SESSIONS} sessions touched in ${touched} ms (${active.join(" + ")} still active), all passivated ${idle} ms later; ` +
