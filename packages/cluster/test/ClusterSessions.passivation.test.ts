@@ -20,7 +20,7 @@ import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
-import { ask, type Child, twoRunners } from "./support/runners.ts"
+import { ask, type Child, settled, twoRunners } from "./support/runners.ts"
 
 const SESSIONS = 10_000
 const WARM_UP = 2_000
@@ -46,6 +46,8 @@ describe("ClusterSessions, 10,000 sessions on two runner processes", () => {
       const file = path.join(dir, "cluster.db")
       const runners = yield* twoRunners("sqlite", file, dir, "2 seconds")
       const both = [runners.a, runners.b] as const
+      // Shards moving to the runner that joined last would interrupt what is under way on them.
+      yield* settled(runners)
       yield* Effect.gen(function*() {
         const sessions = yield* Sessions.ById
         yield* touch("w", WARM_UP)
