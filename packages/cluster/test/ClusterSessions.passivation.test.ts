@@ -14,7 +14,7 @@
  * About two minutes: it is in the `release` project.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Effect, Schedule } from "effect"
+import { Cause, Clock, Effect, Exit, Schedule } from "effect"
 import * as path from "node:path"
 import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
@@ -31,12 +31,21 @@ const passivated = (runner: Child) =>
     Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 600 })
   )
 
-/** Starts sessions `<prefix>0`… and runs one prompt in each; which runner answered, per runner. */
+/**
+ * Starts sessions `<prefix>0`… and runs one prompt in each, 64 at a time; fails listing those that
+ * failed (the session, the step, the cause), all having been tried.
+ */
 const touch = (prefix: string, count: number) =>
   Effect.gen(function*() {
     const sessions = yield* Sessions.ById
-    return yield* Effect.forEach(Array.from({ length: count }, (_, i) => `${prefix}${i}`), (id) =>
-      Effect.andThen(sessions.start("worker", { id }), sessions.run(id, "hello")), { concurrency: 64, discard: true })
+    const failures = yield* Effect.forEach(Array.from({ length: count }, (_, i) => `${prefix}${i}`), (id) =>
+      Effect.gen(function*() {
+        const started = yield* Effect.exit(sessions.start("worker", { id }))
+        if (Exit.isFailure(started)) return [`${id} start: ${Cause.pretty(started.cause).split("\n")[0]}`]
+        const ran = yield* Effect.exit(sessions.run(id, "hello"))
+        return Exit.isFailure(ran) ? [`${id} run: ${Cause.pretty(ran.cause).split("\n")[0]}`] : []
+      }), { concurrency: 64 })
+    assert.deepStrictEqual(failures.flat().slice(0, 5), [], `${failures.flat().length} of ${count} failed`)
   })
 
 describe("ClusterSessions, 10,000 sessions on two runner processes", () => {
