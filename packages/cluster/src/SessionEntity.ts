@@ -12,10 +12,14 @@
  * `Run` is persisted: a run accepted before its runner died is delivered again, on the runner that
  * takes the shard over. A run delivered again is not started a second time from its prompt once
  * part of it was saved: it began at a recorded history length, so what was saved since is either
- * the whole run (its reply is rebuilt from the history) or a part, which fails `Interrupted`. `Stream`
- * is not persisted (its events cross to the caller as the run makes them), but the cluster sends
- * it again to the runner that takes the session over: it then starts again there (the caller sees a
- * second `AgentStart`) when nothing of its run was saved, and fails `Interrupted` otherwise.
+ * the whole run (its reply is rebuilt from the history) or a part, which the session, started
+ * again from the store, goes on with by itself (ADR 0065): the run waits for that continuation
+ * (`Session.idle`) and answers with its reply, or fails `Interrupted` when it did not complete.
+ * `Stream` is not persisted (its events cross to the caller as the run makes them), but the
+ * cluster sends it again to the runner that takes the session over: it then starts again there
+ * (the caller sees a second `AgentStart`) when nothing of its run was saved; otherwise, the saved
+ * events cannot be replayed: once the run completed (or its continuation did), it fails
+ * `Interrupted` saying that the history holds the reply (ADR 0072).
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
@@ -98,8 +102,8 @@ export const redelivered = (history: ReadonlyArray<Message.Message>, before: num
   return { text, turns: messages.filter((message) => message._tag === "AssistantMessage").length, messages }
 }
 
-const PARTIAL = "its runner stopped after part of it was saved; the session holds what was saved"
-const SAVED = "its runner stopped after it was saved, before its events were all sent; the session holds its reply"
+const PARTIAL = "its runner stopped after part of it was saved, and the session could not complete it; the session holds what was saved"
+const SAVED = "its runner stopped before its events were all sent; the run completed, and the session's history holds its reply"
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
 
@@ -165,7 +169,9 @@ const activate = <R>(
 
     /**
      * Records where a run begins; a run delivered again (its runner died) finds that record: its
-     * reply when the whole run was saved, `undefined` to run it when nothing was.
+     * reply when the whole run was saved, `undefined` to run it when nothing was. A run saved in
+     * part is the one the session, started again from the store, goes on with (ADR 0065): its
+     * reply is that continuation's, once the session is idle (ADR 0072).
      */
     const begin = (session: Session.Session, runId: string) =>
       Effect.gen(function*() {
@@ -173,7 +179,12 @@ const activate = <R>(
         const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
         if (Option.isSome(began)) {
           const found = redelivered(history, began.value)
-          if (found === "partial") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
+          if (found === "partial") {
+            yield* session.idle
+            const continued = redelivered(yield* session.history, began.value)
+            if (typeof continued === "string") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
+            return continued
+          }
           if (found !== "fresh") return found
         }
         yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
@@ -206,7 +217,7 @@ const activate = <R>(
         Stream.unwrap(Effect.gen(function*() {
           yield* Effect.acquireRelease(running.take(1), () => running.release(1))
           const session = yield* ensure
-          // A stream cannot replay the events of a run saved whole before its runner died.
+          // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
           return Stream.mapError(session.stream(payload.prompt), (error) => fail(id, new Sessions.Failed({ description: error.message })))
         })),
