@@ -1,7 +1,7 @@
 /**
  * SessionEntity — a session as an `effect/cluster` entity: one per session id, living on whichever
  * runner holds its shard, spoken to by messages (`Start`, `Run`, `Stream`, `Abort`, `History`,
- * `Stop`).
+ * `Stop`, and the answers a session waits for: `Pending`, `Approve`, `Deny`, `Respond`).
  *
  * The entity keeps nothing the database does not: its session's history is the `SqlSessionStore`
  * in the cluster's own database, and which agent runs it is a row beside it. So a runner that takes
@@ -20,6 +20,9 @@
  * (the caller sees a second `AgentStart`) when nothing of its run was saved; otherwise, the saved
  * events cannot be replayed: once the run completed (or its continuation did), it fails
  * `Interrupted` saying that the history holds the reply (ADR 0072).
+ * `Approve`, `Deny` and `Respond` are persisted too (each with an id of its own): an answer given
+ * while the session's runner dies reaches the session started again from the store, which lists
+ * the calls it saved waiting (a first answer continues their batch).
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
@@ -69,13 +72,37 @@ export const History = Rpc.make("History", { success: Schema.Array(MessageSchema
 /** Stops the session (its store stays). @since 0.1.0 @category models */
 export const Stop = Rpc.make("Stop", { error })
 
+/** The calls waiting for a person's answer. @since 0.1.0 @category models */
+export const Pending = Rpc.make("Pending", { success: Schema.Array(Sessions.Pending), error })
+
+/** Lets a waiting call run; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Approve = Rpc.make("Approve", {
+  payload: { answerId: Schema.String, callId: Schema.String },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Refuses a waiting call; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Deny = Rpc.make("Deny", {
+  payload: { answerId: Schema.String, callId: Schema.String, reason: Schema.optional(Schema.String) },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Answers an MCP server's question; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Respond = Rpc.make("Respond", {
+  payload: { answerId: Schema.String, requestId: Schema.String, answer: Sessions.ElicitationAnswer },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
 /**
  * The entity type: one per session id.
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop])
+export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop, Pending, Approve, Deny, Respond])
 
 /** @since 0.1.0 @category models */
 export interface Options<R> {
@@ -223,6 +250,11 @@ const activate = <R>(
         })),
       Abort: () => Effect.flatMap(ensure, (session) => session.abort),
       History: () => Effect.flatMap(ensure, (session) => session.history),
+      Pending: () => Effect.flatMap(ensure, (session) => session.pending),
+      Approve: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.approve(payload.callId), Sessions.unanswered(id))),
+      Deny: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.deny(payload.callId, payload.reason), Sessions.unanswered(id))),
+      Respond: ({ payload }) =>
+        Effect.flatMap(ensure, (session) => Effect.mapError(session.respond(payload.requestId, payload.answer), Sessions.unanswered(id))),
       Stop: () =>
         starting.withPermits(1)(Effect.gen(function*() {
           yield* Effect.mapError(rows.stop(id), unavailable)

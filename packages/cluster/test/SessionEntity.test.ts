@@ -5,7 +5,7 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Queue, Schema, Stream } from "effect"
+import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
@@ -80,11 +80,19 @@ const worker = (ran: Array<string>) =>
     name: "worker",
     model: "test:x",
     sandbox: Sandbox.layerNoop(),
-    tools: [Tool.make("note", {
-      description: "Notes",
-      parameters: Schema.Struct({ n: Schema.Number }),
-      call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`noted ${n}`))
-    })]
+    tools: [
+      Tool.make("note", {
+        description: "Notes",
+        parameters: Schema.Struct({ n: Schema.Number }),
+        call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`noted ${n}`))
+      }),
+      Tool.make("rm", {
+        description: "Removes",
+        parameters: Schema.Struct({ path: Schema.String }),
+        needsApproval: true,
+        call: ({ path }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`removed ${path}`))
+      })
+    ]
   })
 
 /**
@@ -92,7 +100,7 @@ const worker = (ran: Array<string>) =>
  * the session's row, where `r1` began (after two messages), and the snapshot its session saved,
  * the run's model turn with calls `c1` (started, cut off) and `c2` (not started) committed.
  */
-const deadRunnerLeft = Effect.gen(function*() {
+const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [], results: [], started: ["c1"] }) => Effect.gen(function*() {
   const rows = yield* SessionRows.make(yield* SqlClient.SqlClient)
   const store = yield* SqlSessionStore.make()
   yield* rows.mark("w", "worker", true)
@@ -101,11 +109,11 @@ const deadRunnerLeft = Effect.gen(function*() {
     id: "w",
     agent: "worker",
     model: "test:x",
-    messages: [...before, Message.user("work"), twoCalls],
+    messages: [...before, Message.user("work"), reply],
     assigns: {},
     createdAt: 1,
     updatedAt: 1,
-    batch: { waiting: [], results: [], started: ["c1"] }
+    batch
   }))
 })
 
@@ -133,7 +141,7 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
   it.live("answers the reply of the session's own continuation; the history holds each turn once, the cut-off call not run again", () => {
     const ran: Array<string> = []
     return Effect.gen(function*() {
-      yield* deadRunnerLeft
+      yield* deadRunnerLeft()
       const reply = yield* (yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" })
       assert.deepStrictEqual(reply, { text: "done", turns: 2, messages: continued })
       assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...before, Message.user("work"), ...continued])
@@ -144,13 +152,33 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
   it.live("a stream delivered again cannot replay the saved events: it fails Interrupted once the continuation completed, which the history holds", () => {
     const ran: Array<string> = []
     return Effect.gen(function*() {
-      yield* deadRunnerLeft
+      yield* deadRunnerLeft()
       const error = yield* Effect.flip(Stream.runDrain((yield* SessionEntity.SessionEntity.client)("w").Stream({ runId: "r1", prompt: "work" })))
       assert.strictEqual(
         error.message,
         "Sessions: session w: the run was interrupted: its runner stopped before its events were all sent; the run completed, and the session's history holds its reply"
       )
       assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...before, Message.user("work"), ...continued])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
+
+  it.live("a run that waited for approval when its runner died: its call is listed and approved by id on the runner that took it over, and the run answers the reply", () => {
+    const ran: Array<string> = []
+    const rm = Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } })
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft(Message.assistant([rm]), { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] })
+      const sessions = yield* Sessions.ById
+      assert.deepStrictEqual(yield* sessions.pending("w"), [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }])
+      const run = yield* Effect.forkChild((yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" }))
+      yield* sessions.approve("w", "c_rm")
+      const messages = [
+        Message.assistant([rm]),
+        Message.toolResult({ callId: "c_rm", name: "rm", content: "removed /tmp/x", isError: false }),
+        Message.assistant([Message.textPart("done")])
+      ]
+      assert.deepStrictEqual(yield* Fiber.join(run), { text: "done", turns: 2, messages })
+      assert.deepStrictEqual(yield* sessions.history("w"), [...before, Message.user("work"), ...messages])
+      assert.deepStrictEqual(ran, ["c_rm"])
     }).pipe(Effect.provide(runnerOf(ran)))
   })
 })
