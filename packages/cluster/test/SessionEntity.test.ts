@@ -5,7 +5,7 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Queue, Schema, Stream } from "effect"
+import { Effect, Fiber, Layer, Queue, Stream } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
@@ -17,7 +17,6 @@ import * as Sandbox from "@condukt/core/Sandbox"
 import * as Session from "@condukt/core/Session"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Snapshot from "@condukt/core/Snapshot"
-import * as Tool from "@condukt/core/Tool"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as SessionRows from "../src/internal/sessionRows.ts"
@@ -25,6 +24,7 @@ import * as SessionEntity from "../src/SessionEntity.ts"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { echoModel } from "../../core/test/fixtures/sessionsById.ts"
+import * as LoggedTools from "../../core/test/fixtures/loggedTools.ts"
 import { startProbe } from "../../core/test/fixtures/startProbe.ts"
 
 const before = [Message.user("earlier"), Message.assistant([Message.textPart("sure")])]
@@ -74,25 +74,13 @@ describe("SessionEntity on one in-memory runner", () => {
     }))
 })
 
-/** A `note` tool that counts its runs: it is not `retrySafe`. */
+/** Its tools log their runs: `note` is not `retrySafe`, `rm` waits for approval. */
 const worker = (ran: Array<string>) =>
   Agent.make({
     name: "worker",
     model: "test:x",
     sandbox: Sandbox.layerNoop(),
-    tools: [
-      Tool.make("note", {
-        description: "Notes",
-        parameters: Schema.Struct({ n: Schema.Number }),
-        call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`noted ${n}`))
-      }),
-      Tool.make("rm", {
-        description: "Removes",
-        parameters: Schema.Struct({ path: Schema.String }),
-        needsApproval: true,
-        call: ({ path }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`removed ${path}`))
-      })
-    ]
+    tools: [LoggedTools.note(ran), LoggedTools.rm(ran)]
   })
 
 /**

@@ -4,13 +4,13 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Schema } from "effect"
+import { Effect, Fiber } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Message from "../src/Message.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
-import * as Tool from "../src/Tool.ts"
 import { cutOff } from "./fixtures/cutOff.ts"
+import * as LoggedTools from "./fixtures/loggedTools.ts"
 
 const sandbox = Sandbox.layerNoop()
 
@@ -18,19 +18,7 @@ const worker = (ran: Array<string>) =>
   Agent.make({
     name: "worker",
     model: "test:x",
-    tools: [
-      Tool.make("note", {
-        description: "Notes",
-        parameters: Schema.Struct({ n: Schema.Number }),
-        call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`noted ${n}`))
-      }),
-      Tool.make("rm", {
-        description: "Removes",
-        parameters: Schema.Struct({ path: Schema.String }),
-        needsApproval: true,
-        call: ({ path }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`removed ${path}`))
-      })
-    ]
+    tools: [LoggedTools.note(ran), LoggedTools.rm(ran)]
   })
 
 const note = Message.toolCallPart({ id: "c1", name: "note", input: { n: 1 } })
