@@ -169,4 +169,23 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
       assert.deepStrictEqual(ran, ["c_rm"])
     }).pipe(Effect.provide(runnerOf(ran)))
   })
+
+  it.live("a run that waited for approval when its runner died, aborted by id instead: it fails Interrupted, the session holding what was saved", () => {
+    const ran: Array<string> = []
+    const rm = Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } })
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft(Message.assistant([rm]), { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] })
+      const sessions = yield* Sessions.ById
+      assert.strictEqual((yield* sessions.pending("w")).length, 1)
+      const run = yield* Effect.forkChild(Effect.flip((yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" })))
+      yield* sessions.abort("w")
+      assert.strictEqual(
+        (yield* Fiber.join(run)).message,
+        "Sessions: session w: the run was interrupted: its runner stopped after part of it was saved, and the session could not complete it; the session holds what was saved"
+      )
+      const aborted = Message.toolResult({ callId: "c_rm", name: "rm", content: Session.ABORTED_RESULT, isError: true })
+      assert.deepStrictEqual(yield* sessions.history("w"), [...before, Message.user("work"), Message.assistant([rm]), aborted])
+      assert.deepStrictEqual(ran, [])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
 })

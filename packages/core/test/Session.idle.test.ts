@@ -61,6 +61,28 @@ describe("Session.idle", () => {
       assert.deepStrictEqual(ran, ["c_rm"])
     }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("clean done")]))))
 
+  it.effect("an abort ends a batch restored waiting for approval: idle completes, its calls read the aborted-run text, the store offers it no more", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      const store = yield* cutOff({
+        id: "w",
+        agent: "worker",
+        prompt: "clean",
+        calls: [rm],
+        batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] }
+      })
+      const session = yield* Session.start(worker(ran), { id: "w", store, sandbox, projectInstructions: false })
+      const waiting = yield* Effect.forkChild(session.idle)
+      yield* session.abort
+      yield* Fiber.join(waiting)
+      const aborted = Message.toolResult({ callId: "c_rm", name: "rm", content: Session.ABORTED_RESULT, isError: true })
+      assert.deepStrictEqual((yield* session.history).at(-1), aborted)
+      assert.deepStrictEqual(yield* session.pending, [])
+      const saved = yield* store.load("w")
+      assert.deepStrictEqual(saved._tag === "Some" ? [saved.value.batch, saved.value.messages.at(-1)] : [], [undefined, aborted])
+      assert.deepStrictEqual(ran, [])
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([]))))
+
   it.effect("an idle session and a stopped one answer at once", () =>
     Effect.gen(function*() {
       const session = yield* Session.start(worker([]), { sandbox, projectInstructions: false })

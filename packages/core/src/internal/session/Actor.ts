@@ -349,12 +349,18 @@ export abstract class Actor<R> implements Publisher {
     })
   }
 
-  /** Interrupts the running run, if any; queued runs still run. */
+  /**
+   * Interrupts the running run, if any; queued runs still run. A batch restored from the store
+   * waiting for answers, with no run yet, ends as a parked run's would (its calls read the
+   * aborted-run text, the store no longer offers it).
+   */
   get abort(): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked !== undefined) return this.abortParked()
-      return this.has(CONTINUING) ? this.abortContinuation() : Effect.void
+      if (this.has(CONTINUING)) return this.abortContinuation()
+      if (this.has(SERVING) || (this.#conversation.approvals?.pending.length ?? 0) === 0) return Effect.void
+      return Effect.andThen(this.#conversation.aborted(), Effect.sync(() => this.wake()))
     })
   }
 
