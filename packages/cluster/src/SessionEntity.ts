@@ -20,6 +20,8 @@
  * (the caller sees a second `AgentStart`) when nothing of its run was saved; otherwise, the saved
  * events cannot be replayed: once the run completed (or its continuation did), it fails
  * `Interrupted` saying that the history holds the reply (ADR 0072).
+ * A runner that stops gracefully stops its sessions first: a run then in flight is left
+ * unanswered, for the runner that takes the session over.
  * `Approve`, `Deny` and `Respond` are persisted too (each with an id of its own): an answer given
  * while the session's runner dies reaches the session started again from the store, which lists
  * the calls it saved waiting (a first answer continues their batch).
@@ -168,6 +170,13 @@ const activate = <R>(
     const running = yield* Semaphore.make(1)
     let current: Session.Session | undefined
     const unavailable = (cause: { readonly message: string }) => fail(id, new Sessions.Unavailable({ description: cause.message }))
+    /**
+     * A run whose session stopped because this activation is ending (the runner shutting down)
+     * is not answered: it waits for the shutdown to interrupt it, and an interrupt then is no
+     * reply, so the cluster delivers the run to the runner that takes the session over. (The
+     * session's scope closes first, before the cluster marks the activation as shutting down.)
+     */
+    const handedOver = (error: Sessions.SessionsError) => (scope.state._tag === "Closed" ? Effect.never : Effect.fail(error))
 
     const startAs = (name: string) =>
       Effect.gen(function*() {
@@ -226,7 +235,7 @@ const activate = <R>(
         return yield* Effect.mapBoth(session.run(prompt), {
           onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
           onSuccess: Sessions.replyOf
-        })
+        }).pipe(Effect.catch(handedOver))
       }))
 
     return SessionEntity.of({
