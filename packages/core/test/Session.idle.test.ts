@@ -24,6 +24,19 @@ const worker = (ran: Array<string>) =>
 const note = Message.toolCallPart({ id: "c1", name: "note", input: { n: 1 } })
 const rm = Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } })
 
+/** A session started from a store holding a call of `rm` waiting for approval, and the store. */
+const restoredWaiting = (ran: Array<string>) =>
+  Effect.gen(function*() {
+    const store = yield* cutOff({
+      id: "w",
+      agent: "worker",
+      prompt: "clean",
+      calls: [rm],
+      batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] }
+    })
+    return { session: yield* Session.start(worker(ran), { id: "w", store, sandbox, projectInstructions: false }), store }
+  })
+
 describe("Session.idle", () => {
   it.effect("waits for the run a session started from the store goes on with, to its reply", () =>
     Effect.gen(function*() {
@@ -44,14 +57,7 @@ describe("Session.idle", () => {
   it.effect("waits for a batch restored waiting for approval until it is answered and its run ends", () =>
     Effect.gen(function*() {
       const ran: Array<string> = []
-      const store = yield* cutOff({
-        id: "w",
-        agent: "worker",
-        prompt: "clean",
-        calls: [rm],
-        batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] }
-      })
-      const session = yield* Session.start(worker(ran), { id: "w", store, sandbox, projectInstructions: false })
+      const { session } = yield* restoredWaiting(ran)
       const waiting = yield* Effect.forkChild(session.idle)
       yield* Effect.yieldNow
       assert.isUndefined(waiting.pollUnsafe())
@@ -64,14 +70,7 @@ describe("Session.idle", () => {
   it.effect("an abort ends a batch restored waiting for approval: idle completes, its calls read the aborted-run text, the store offers it no more", () =>
     Effect.gen(function*() {
       const ran: Array<string> = []
-      const store = yield* cutOff({
-        id: "w",
-        agent: "worker",
-        prompt: "clean",
-        calls: [rm],
-        batch: { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] }
-      })
-      const session = yield* Session.start(worker(ran), { id: "w", store, sandbox, projectInstructions: false })
+      const { session, store } = yield* restoredWaiting(ran)
       const waiting = yield* Effect.forkChild(session.idle)
       yield* session.abort
       yield* Fiber.join(waiting)
