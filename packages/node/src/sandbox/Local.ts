@@ -17,7 +17,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as nodePath from "node:path"
-import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } from "effect"
+import { Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Scope, Stream } from "effect"
 import * as GlobPattern from "@condukt/core/GlobPattern"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
@@ -27,6 +27,7 @@ import * as Tracing from "@condukt/core/internal/tracing"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Confine from "./Confine.ts"
+import * as Launcher from "./Launcher.ts"
 import * as Sandbox from "@condukt/core/Sandbox"
 
 /** @since 0.1.0 @category models */
@@ -294,8 +295,24 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const path = yield* Path.Path
   const cwd = yield* resolveCwd(fs, path, options)
   const env = ProcessGroup.baseEnv()
-  return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env, yield* confinement(options, cwd, env))
+  const confined = yield* confinement(options, cwd, env)
+  yield* hold(confined)
+  return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env, confined)
 })
+
+/**
+ * The confined commands' launcher (`Launcher`) held by the scope building the sandbox, when there
+ * is one: its last holder's scope closing stops it. Built outside any scope (`make` without one),
+ * it lives as long as the program (it dies with it).
+ */
+const hold = (confined: Confine.Plan | undefined): Effect.Effect<void> => {
+  const launcher = confined?.launcher
+  if (launcher === undefined) return Effect.void
+  return Effect.flatMap(Effect.serviceOption(Scope.Scope), (scope) =>
+    Option.isNone(scope)
+      ? Launcher.retain(launcher)
+      : Effect.andThen(Launcher.retain(launcher), Scope.addFinalizer(scope.value, Launcher.release(launcher))))
+}
 
 /**
  * The confinement `options` ask for, checked by running bubblewrap once: one that cannot be had
@@ -317,7 +334,7 @@ const confinement = (options: Options, cwd: string, env: Readonly<Record<string,
   }).pipe(Effect.flatMap(Result.match({ onFailure: (missing) => Effect.fail(cannot(missing)), onSuccess: Effect.succeed })))
   // The probe runs as every command will (its cgroup included), so a host that cannot is found now.
   return Effect.flatMap(planned, (plan) =>
-    Confine.run(plan, cwd, "true", { cwd, env, timeoutMs: 30_000 }).pipe(
+    Confine.runOnce(plan, cwd, "true", { cwd, env, timeoutMs: 30_000 }).pipe(
     Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
     Effect.flatMap((result) => {
       if (result.exitCode === 0) return Effect.succeed(plan)
@@ -426,11 +443,13 @@ export const layer = (
       const path = yield* Path.Path
       const budget = yield* ProcessBudget.ProcessBudget
       if (shared !== undefined && shared.services[0] === fs && shared.services[1] === path && shared.services[2] === budget) {
+        yield* hold(confined?.plan)
         return shared.service
       }
       cwd ??= yield* resolveCwd(fs, path, options)
       env ??= ProcessGroup.baseEnv()
       confined ??= { plan: yield* confinement(options, cwd, env) }
+      yield* hold(confined.plan)
       const service = build(fs, path, budget, cwd, options, env, confined.plan)
       shared = { services: [fs, path, budget], service }
       return service
