@@ -64,6 +64,8 @@ interface Live {
   readonly pending: Map<number, Pending>
   /** The host pids of the launcher's own processes (bwrap, its init, Node): never a command's. */
   fixed: ReadonlySet<number>
+  /** The host pid of the sandbox's init (pid 1 there), once ready. */
+  init: number | undefined
   stderr: string
   gone: boolean
 }
@@ -108,6 +110,16 @@ const signal = (pid: number, name: "SIGTERM" | "SIGKILL") => {
   }
 }
 
+/**
+ * Ends the sandbox: its init killed, the kernel kills everything in its pid namespace, and bwrap
+ * exits once init has reaped them all, so its exit means they are all gone (before it is ready, its
+ * whole process group).
+ */
+const kill = (live: Live) => {
+  if (live.init === undefined) ProcessGroup.signalGroup(live.pgid, "SIGKILL")
+  else signal(live.init, "SIGKILL")
+}
+
 /** Every pending command fails, the launcher is forgotten: the next command starts another. */
 const lost = (launcher: Launcher, live: Live, why: string) => {
   if (live.gone) return
@@ -117,7 +129,7 @@ const lost = (launcher: Launcher, live: Live, why: string) => {
   Deferred.doneUnsafe(live.ready, Effect.fail(error))
   for (const pending of live.pending.values()) Deferred.doneUnsafe(pending.done, Effect.fail(error))
   live.pending.clear()
-  ProcessGroup.signalGroup(live.pgid, "SIGKILL")
+  kill(live)
   Effect.runFork(Cgroup.remove(live.cgroup))
 }
 
@@ -148,6 +160,7 @@ const onMessage = (launcher: Launcher, live: Live) => (message: unknown, handle:
   const m = message as { readonly t: unknown; readonly id?: unknown; readonly pid?: unknown; readonly data?: unknown; readonly code?: unknown; readonly message?: unknown }
   if (m.t === "ready") {
     live.fixed = new Set(members(live.cgroup))
+    live.init = [...live.fixed].find((pid) => pid !== live.pgid && innerPid(pid) === 1)
     if (live.pending.size === 0) live.child.channel?.unref()
     return Deferred.doneUnsafe(live.ready, Effect.void)
   }
@@ -200,6 +213,7 @@ const start = (launcher: Launcher): Effect.Effect<Live, ProcessGroup.RunError> =
       ready: Deferred.makeUnsafe(),
       pending: new Map(),
       fixed: new Set(),
+      init: undefined,
       stderr: "",
       gone: false
     }
@@ -336,7 +350,7 @@ export const stop = (launcher: Launcher): Effect.Effect<void> =>
         live.child.ref()
         live.child.once("exit", () => resume(Effect.void))
       })
-    ProcessGroup.signalGroup(live.pgid, "SIGKILL")
+    kill(live)
     return Effect.andThen(exited, Cgroup.remove(live.cgroup))
   })
 
