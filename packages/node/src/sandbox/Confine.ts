@@ -19,8 +19,10 @@
  * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
  *   stay out of reach even though the root they sit on is readable.
  *
- * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
- * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
+ * Where each command can have a cgroup of its own, the sandbox's commands run through one bwrap
+ * per sandbox whose launcher starts them (`Launcher`, docs/decisions/0070); otherwise each command
+ * gets a bwrap of its own. Timeouts, output limits, the process budget and the process-group kill
+ * work as unconfined. Fail closed: asking for confinement where bwrap cannot run
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
  * missing, never an unconfined run. macOS (Seatbelt) is typed (`SeatbeltOptions`) but not
  * implemented: the build says so.

@@ -267,6 +267,11 @@ const command = (launcher: Launcher, live: Live, options: RunOptions): Effect.Ef
   return Effect.acquireUseRelease(
     Effect.sync(() => {
       const pending: Pending = { output: ProcessGroup.makeCollector(max), done: Deferred.makeUnsafe(), cgroup: options.cgroup, went: false }
+      // Lost between being found and this command: it fails as those it was running did.
+      if (live.gone) {
+        Deferred.doneUnsafe(pending.done, Effect.fail(failed("the sandbox's launcher exited before the command started")))
+        return pending
+      }
       live.pending.set(id, pending)
       if (live.pending.size === 1) live.child.channel?.ref()
       live.child.send({ t: "run", id, script: options.script, argv: options.argv, cwd: options.directory, env: options.env, max }, ignore)
@@ -353,6 +358,3 @@ export const stop = (launcher: Launcher): Effect.Effect<void> =>
     kill(live)
     return Effect.andThen(exited, Cgroup.remove(live.cgroup))
   })
-
-/** The launcher's host pid of bwrap (its process group), while one runs: for tests. */
-export const pid = (launcher: Launcher): number | undefined => launcher.live?.pgid
