@@ -64,7 +64,8 @@ export interface Options {
    * The most tasks (processes and threads) a command may hold at once, through a control group of
    * its own (`Cgroup`): asked for where no writable cgroup with the pids controller exists, the
    * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere;
-   * `false`: no limit (no cgroup).
+   * `false`: no limit (no cgroup, and so no launcher: each command gets a bwrap of its own, which
+   * costs more under a burst: docs/decisions/0070).
    */
   readonly maxProcesses?: number | false | undefined
   /**
