@@ -148,4 +148,16 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher",
       assert.deepStrictEqual(readdirSync(parent).filter((name) => name.endsWith("-launcher")), [])
       assert.isTrue(Exit.isFailure(yield* Fiber.join(fiber)))
     }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.live("output comes back through the launcher whole and in order, and cut at the sandbox's limit", () =>
+    Effect.gen(function*() {
+      const { parent, project } = yield* setting
+      const sandbox = yield* LocalSandbox.make({ cwd: project, confine: { cgroup: parent } })
+      assert.deepStrictEqual(yield* sandbox.exec("echo a; echo b >&2; echo c; exit 3"), { output: "a\nb\nc\n", exitCode: 3, truncated: false })
+      const big = yield* sandbox.exec("head -c 3000000 /dev/zero | tr '\\0' x")
+      assert.deepStrictEqual([big.output.length, big.output.replaceAll("x", ""), big.truncated], [3_000_000, "", false])
+      const small = yield* LocalSandbox.make({ cwd: project, maxOutputBytes: 1000, confine: { cgroup: parent } })
+      const cut = yield* small.exec("head -c 100000 /dev/zero | tr '\\0' y; echo never")
+      assert.deepStrictEqual([cut.output, cut.exitCode, cut.truncated], ["y".repeat(1000), 0, true])
+    }).pipe(Effect.scoped, Effect.provide(host)))
 })
