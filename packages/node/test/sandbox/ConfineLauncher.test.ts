@@ -93,6 +93,9 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher",
       assert.strictEqual(launcher.length, 3)
       assert.deepStrictEqual([first.output, (yield* sandbox.exec("echo two")).output], ["one\n", "two\n"])
       assert.deepStrictEqual(launcherPids(parent), launcher)
+      // The commands see the launcher, but cannot leave their cgroup: nothing inside can write one.
+      assert.include((yield* sandbox.exec("ps -eo comm")).output, "node")
+      assert.match((yield* sandbox.exec(`echo $$ > ${parent}/cgroup.procs`)).output, /Read-only file system/)
       const marker = `condukt-launcher-interrupted-${process.pid}`
       // A detached child, then the command itself, each a perl whose command line holds the marker.
       const fiber = yield* started(
@@ -159,5 +162,16 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher",
       const small = yield* LocalSandbox.make({ cwd: project, maxOutputBytes: 1000, confine: { cgroup: parent } })
       const cut = yield* small.exec("head -c 100000 /dev/zero | tr '\\0' y; echo never")
       assert.deepStrictEqual([cut.output, cut.exitCode, cut.truncated], ["y".repeat(1000), 0, true])
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.live("without a cgroup (maxProcesses: false) each command has a bwrap of its own, and what it leaves still dies with it", () =>
+    Effect.gen(function*() {
+      const { project } = yield* setting
+      const sandbox = yield* LocalSandbox.make({ cwd: project, confine: { maxProcesses: false } })
+      // Its namespace holds bwrap's init and the command (bash became ps), no launcher.
+      assert.deepStrictEqual((yield* sandbox.exec("ps -eo comm --no-headers")).output.split("\n").filter((name) => name !== ""), ["bwrap", "ps"])
+      const marker = `condukt-launcher-none-${process.pid}`
+      assert.strictEqual((yield* sandbox.exec(`setsid perl -e 'sleep 300; # ${marker}' >/dev/null 2>&1 & echo started`)).output, "started\n")
+      assert.deepStrictEqual(withMarker(marker), [])
     }).pipe(Effect.scoped, Effect.provide(host)))
 })
