@@ -230,14 +230,14 @@ export const signalGroup = (pgid: number, signal: "SIGTERM" | "SIGKILL"): boolea
 
 /** Output kept up to a cap: what a run collects of its pipes. */
 export interface Collector {
-  readonly push: (chunk: Buffer) => void
+  readonly push: (chunk: Uint8Array) => void
   readonly text: () => string
   readonly truncated: () => boolean
 }
 
 /** A collector keeping `maxBytes` at most (the rest is read and dropped, `truncated` set). */
 export const makeCollector = (maxBytes: number): Collector => {
-  const chunks: Array<Buffer> = []
+  const chunks: Array<Uint8Array> = []
   let bytes = 0
   let truncated = false
   return {

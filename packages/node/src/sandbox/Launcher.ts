@@ -70,16 +70,29 @@ interface Live {
   gone: boolean
 }
 
-/** A sandbox's launcher: none running until the first command. */
+/** A sandbox's launcher: none running until the first command. Its state is this module's. */
 export interface Launcher {
+  readonly setup: Setup
+}
+
+/** What a launcher holds: the running process, the scopes holding it, the last command's id. */
+interface State {
   readonly setup: Setup
   live: Live | undefined
   users: number
   ids: number
 }
 
+const states = new WeakMap<Launcher, State>()
+
 /** @since 0.1.0 @category constructors */
-export const make = (setup: Setup): Launcher => ({ setup, live: undefined, users: 0, ids: 0 })
+export const make = (setup: Setup): Launcher => {
+  const launcher: Launcher = { setup }
+  states.set(launcher, { setup, live: undefined, users: 0, ids: 0 })
+  return launcher
+}
+
+const stateOf = (launcher: Launcher): State => states.get(launcher)!
 
 const failed = (description: string): ProcessGroup.RunError =>
   new ProcessRunner.ProcessRunnerError({ file: "bash", reason: new ProcessRunner.SpawnFailed({ description }) })
@@ -121,7 +134,7 @@ const kill = (live: Live) => {
 }
 
 /** Every pending command fails, the launcher is forgotten: the next command starts another. */
-const lost = (launcher: Launcher, live: Live, why: string) => {
+const lost = (launcher: State, live: Live, why: string) => {
   if (live.gone) return
   live.gone = true
   if (launcher.live === live) launcher.live = undefined
@@ -155,7 +168,7 @@ const place = (live: Live, id: number, inner: number) => {
 
 const ignore = (): void => {}
 
-const onMessage = (launcher: Launcher, live: Live) => (message: unknown, handle: unknown) => {
+const onMessage = (launcher: State, live: Live) => (message: unknown, handle: unknown) => {
   if (typeof message !== "object" || message === null || !("t" in message)) return
   const m = message as { readonly t: unknown; readonly id?: unknown; readonly pid?: unknown; readonly data?: unknown; readonly code?: unknown; readonly message?: unknown }
   if (m.t === "ready") {
@@ -180,7 +193,7 @@ const onMessage = (launcher: Launcher, live: Live) => (message: unknown, handle:
 const STDERR_BYTES = 4096
 
 /** Starts the launcher: its shell joins the launcher's group, opens the filter, becomes bwrap. */
-const start = (launcher: Launcher): Effect.Effect<Live, ProcessGroup.RunError> =>
+const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
     const { setup } = launcher
     let cgroup: string
@@ -232,7 +245,7 @@ const start = (launcher: Launcher): Effect.Effect<Live, ProcessGroup.RunError> =
   })
 
 /** The running launcher, started when there is none. */
-const running = (launcher: Launcher): Effect.Effect<Live, ProcessGroup.RunError> =>
+const running = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
     const live = launcher.live
     return live === undefined ? start(launcher) : Effect.as(Deferred.await(live.ready), live)
@@ -261,7 +274,7 @@ export interface RunOptions {
   readonly cgroup: string
 }
 
-const command = (launcher: Launcher, live: Live, options: RunOptions): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
+const command = (launcher: State, live: Live, options: RunOptions): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
   const id = ++launcher.ids
   const max = options.maxOutputBytes ?? ProcessGroup.DEFAULT_MAX_OUTPUT_BYTES
   return Effect.acquireUseRelease(
@@ -314,8 +327,10 @@ const command = (launcher: Launcher, live: Live, options: RunOptions): Effect.Ef
  * @since 0.1.0
  * @category constructors
  */
-export const run = (launcher: Launcher, options: RunOptions): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> =>
-  Effect.flatMap(running(launcher), (live) => command(launcher, live, options))
+export const run = (launcher: Launcher, options: RunOptions): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
+  const state = stateOf(launcher)
+  return Effect.flatMap(running(state), (live) => command(state, live, options))
+}
 
 /**
  * One more scope holds the sandbox: its launcher lives until the last one releases it.
@@ -323,7 +338,7 @@ export const run = (launcher: Launcher, options: RunOptions): Effect.Effect<Proc
  * @since 0.1.0
  * @category constructors
  */
-export const retain = (launcher: Launcher): Effect.Effect<void> => Effect.sync(() => void launcher.users++)
+export const retain = (launcher: Launcher): Effect.Effect<void> => Effect.sync(() => void stateOf(launcher).users++)
 
 /**
  * A scope that held the sandbox closed: the last one stops its launcher, and with it every
@@ -334,7 +349,7 @@ export const retain = (launcher: Launcher): Effect.Effect<void> => Effect.sync((
  */
 export const release = (launcher: Launcher): Effect.Effect<void> =>
   Effect.suspend(() => {
-    if (--launcher.users > 0) return Effect.void
+    if (--stateOf(launcher).users > 0) return Effect.void
     return stop(launcher)
   })
 
@@ -346,7 +361,7 @@ export const release = (launcher: Launcher): Effect.Effect<void> =>
  */
 export const stop = (launcher: Launcher): Effect.Effect<void> =>
   Effect.suspend(() => {
-    const live = launcher.live
+    const live = stateOf(launcher).live
     if (live === undefined) return Effect.void
     const exited = live.child.exitCode !== null || live.child.signalCode !== null
       ? Effect.void

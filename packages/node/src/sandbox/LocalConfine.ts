@@ -8,7 +8,6 @@ import { Effect, Option, Result, Scope } from "effect"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as Confine from "./Confine.ts"
 import * as Launcher from "./Launcher.ts"
-import type * as LocalSandbox from "./Local.ts"
 
 /**
  * The confined commands' launcher (`Launcher`) held by the scope building the sandbox, when there
@@ -28,7 +27,11 @@ export const hold = (confined: Confine.Plan | undefined): Effect.Effect<void> =>
  * The confinement `options` ask for, checked by running bubblewrap once: one that cannot be had
  * fails here, naming what is missing, so no command ever runs unconfined by surprise.
  */
-export const confinement = (options: LocalSandbox.Options, cwd: string, env: Readonly<Record<string, string>>): Effect.Effect<Confine.Plan | undefined, Sandbox.SandboxError> => {
+export const confinement = (
+  options: { readonly confine?: boolean | Confine.Options | undefined; readonly allowedPaths?: ReadonlyArray<string> | undefined },
+  cwd: string,
+  env: Readonly<Record<string, string>>
+): Effect.Effect<Confine.Plan | undefined, Sandbox.SandboxError> => {
   if (options.confine === undefined || options.confine === false) return Effect.succeed(undefined)
   const cannot = (why: string) => new Sandbox.SandboxError({ method: "make", reason: new Sandbox.Failed({ description: `Cannot confine commands: ${why}` }) })
   if (process.platform !== "linux") {
