@@ -280,11 +280,13 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
         }),
         (directory) => Cgroup.remove(directory)
       )
-      // A cgroup left by a program killed mid-command (pid 4194305: above the kernel's largest pid_max) goes
-      // when a sandbox is built.
+      // A cgroup left by a program killed mid-command (pid 4194305: above the kernel's largest pid_max),
+      // and its sandbox's launcher's, go when a sandbox is built.
       mkdirSync(join(parent, "condukt-4194305-1"))
+      mkdirSync(join(parent, "condukt-4194305-2-launcher"))
       const limited = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: 64, cgroup: parent } })
       assert.isFalse(existsSync(join(parent, "condukt-4194305-1")))
+      assert.isFalse(existsSync(join(parent, "condukt-4194305-2-launcher")))
       const marker = `condukt-confine-bomb-${process.pid}`
       // The bomb, then a loop that keeps the call alive until its timeout.
       const error = yield* Effect.flip(limited.exec(`: ${marker}; bomb() { bomb | bomb & }; bomb; while :; do :; done`, { timeout: "3 seconds" }))
