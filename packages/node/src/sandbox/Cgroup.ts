@@ -104,13 +104,13 @@ export const find = (given: string | undefined): Place | string => {
 let made = 0
 
 /**
- * Makes a command's cgroup with its limit (`"max"`: none); the path is the one its pid is written to.
+ * Makes a command's cgroup with its limit; the path is the one its pid is written to.
  * `suffix` ends the name (`-launcher`: a sandbox's launcher's, `Launcher`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (place: Place, maxProcesses: number | "max", suffix = ""): string => {
+export const make = (place: Place, maxProcesses: number, suffix = ""): string => {
   const directory = path.join(place.directory, `condukt-${process.pid}-${++made}${suffix}`)
   NodeFs.mkdirSync(directory)
   try {

@@ -257,7 +257,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     processes,
     launcher: processes === undefined
       ? undefined
-      : Launcher.make({ bwrap, seccomp, mounts: [...prefix, ...hidden], directory: cwd, node: NODE, proxy, place: processes.place })
+      : Launcher.make({ bwrap, seccomp, mounts: [...prefix, ...hidden], directory: cwd, node: NODE, proxy, place: processes.place, maxProcesses: processes.max })
   })
 }
 

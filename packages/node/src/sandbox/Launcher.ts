@@ -45,7 +45,16 @@ export interface Setup {
   readonly node: string
   readonly proxy: NetworkProxy.Proxy | undefined
   readonly place: Cgroup.Place
+  /** A command's process limit: the launcher's own group gets it too, with room for its threads. */
+  readonly maxProcesses: number
 }
+
+/**
+ * Room in the launcher's group beyond a command's limit: bwrap, its init and Node's threads (a
+ * dozen), and the shells waiting to be moved. The group is bounded even so: a command that took
+ * the launcher over (same user, same namespace) could fork there.
+ */
+const LAUNCHER_TASKS = 64
 
 interface Pending {
   readonly output: ProcessGroup.Collector
@@ -198,7 +207,7 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
     const { setup } = launcher
     let cgroup: string
     try {
-      cgroup = Cgroup.make(setup.place, "max", "-launcher")
+      cgroup = Cgroup.make(setup.place, setup.maxProcesses + LAUNCHER_TASKS, "-launcher")
     } catch (cause) {
       return Effect.fail(failed(`cannot make the launcher's cgroup (${cause instanceof Error ? cause.message : String(cause)})`))
     }

@@ -13,6 +13,7 @@ import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
+import * as Confine from "../../src/sandbox/Confine.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -91,6 +92,9 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher",
       const first = yield* sandbox.exec("echo one")
       const launcher = launcherPids(parent)
       assert.strictEqual(launcher.length, 3)
+      // The launcher's own group is bounded too: a command's limit, and room for its threads and waiting shells.
+      const [group] = readdirSync(parent).filter((name) => name.endsWith("-launcher"))
+      assert.strictEqual(readFileSync(join(parent, group!, "pids.max"), "utf8").trim(), String(Confine.DEFAULT_MAX_PROCESSES + 64))
       assert.deepStrictEqual([first.output, (yield* sandbox.exec("echo two")).output], ["one\n", "two\n"])
       assert.deepStrictEqual(launcherPids(parent), launcher)
       // The commands see the launcher, but cannot leave their cgroup: nothing inside can write one.
