@@ -19,6 +19,7 @@ export const integration = [
   "packages/cli/test/bin.test.ts",
   "packages/cluster/test/ClusterSessions.failover.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
+  "packages/cluster/test/SessionEntity.handover.test.ts",
   "packages/cluster/test/SqlSessionStore.pg.test.ts",
   "packages/cluster/test/SqlSessionStore.processes.test.ts",
   "packages/core/test/Secret.test.ts",
