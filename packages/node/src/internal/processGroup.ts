@@ -28,6 +28,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
+import * as Reaper from "./reaper.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -278,6 +279,7 @@ const killGroup = (group: Group): void => {
   if (group.pgid === undefined || group.killed) return
   group.killed = true
   signalGroup(group.pgid, "SIGKILL")
+  Reaper.forget(group.pgid)
 }
 
 const ignore = (): void => {}
@@ -291,6 +293,8 @@ const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, Run
         detached: true,
         stdio: options.onMessage === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "ignore", "ipc"]
       })
+      // Killed with this process, should it die before the group ends (reaper.ts).
+      if (child.pid !== undefined) Reaper.watch(child.pid)
       if (options.onMessage !== undefined) {
         child.on("message", options.onMessage)
         // The channel must not keep the host's event loop alive, nor fail it when the child goes.
