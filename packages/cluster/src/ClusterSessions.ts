@@ -37,7 +37,13 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
         error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) })),
     history: (id) => delivered(id)(clientFor(id).History()),
     abort: (id) => delivered(id)(clientFor(id).Abort()),
-    stop: (id) => delivered(id)(clientFor(id).Stop())
+    stop: (id) => delivered(id)(clientFor(id).Stop()),
+    // The answers a session waits for (issue 25, clustercore): persisted, each with an id of its own.
+    pending: (id) => delivered(id)(clientFor(id).Pending()),
+    approve: (id, callId) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Approve({ answerId, callId }))),
+    deny: (id, callId, reason) =>
+      Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Deny(reason === undefined ? { answerId, callId } : { answerId, callId, reason }))),
+    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Respond({ answerId, requestId, answer })))
   })
 })
 
