@@ -1,13 +1,13 @@
 /**
  * sessionRows: the record of where each run began (`condukt_cluster_runs`) is written with the run's
- * first save and deleted once the run is settled, so the table stays bounded however many runs a
+ * first save (no commit of its own) and deleted once the run is settled, so the table stays bounded however many runs a
  * session makes; a run whose reply the cluster has not saved (its runner died before, so the run is
  * delivered again) keeps its row. The cluster is effect/cluster's in-memory runner, its storage
  * holding back one run's reply as a runner that dies before saving it would.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
-import { MessageStorage, RunnerHealth, Runners, RunnerStorage, Sharding, ShardingConfig } from "effect/cluster"
+import { Deferred, Effect, Fiber, Layer, Stream } from "effect"
+import { MessageStorage, RunnerHealth, Runners, RunnerStorage, Sharding, ShardingConfig, TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import * as Model from "@condukt/core/Model"
@@ -73,5 +73,35 @@ describe("condukt_cluster_runs", () => {
         assert.strictEqual((yield* sessions.history(id)).length, 82)
         yield* Fiber.interrupt(waiting)
       }).pipe(Effect.ensuring(Deferred.succeed(release, undefined)), Effect.provide(cluster))
+    }))
+
+  it.live("a run has no row until its first save: a run whose model has not answered left nothing to find", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const asked = yield* Deferred.make<void>()
+      // Answers the first request, then never again (the run in flight), saying when it was asked.
+      let requests = 0
+      const model = Model.Model.of({
+        name: "test:echo",
+        stream: (request) => (requests++ === 0 ? echoModel.stream(request) : Stream.unwrap(Effect.as(Deferred.succeed(asked, undefined), Stream.never)))
+      })
+      const cluster = ClusterSessions.layer.pipe(
+        Layer.provideMerge(SessionEntity.layer({ agents })),
+        Layer.provideMerge(TestRunner.layer),
+        Layer.provideMerge(Layer.mergeAll(SqliteClient.layer({ file: path.join(dir, "cluster.db") }), Layer.succeed(Model.Model, model)))
+      )
+      yield* Effect.gen(function*() {
+        const sessions = yield* Sessions.ById
+        const sql = yield* SqlClient.SqlClient
+        const id = yield* sessions.start("echo", { id: "slow" })
+        yield* sessions.run(id, "first")
+        const count = Effect.map(sql`SELECT COUNT(*) AS n FROM condukt_cluster_runs WHERE session = ${id}`, ([row]) => Number(row?.["n"]))
+        assert.strictEqual(yield* count, 1)
+        yield* Effect.forkChild(sessions.run(id, "second"), { startImmediately: true })
+        yield* Deferred.await(asked)
+        // The second run began (its model was asked): its row comes with its first save, not before.
+        assert.strictEqual(yield* count, 1)
+        yield* sessions.abort(id)
+      }).pipe(Effect.provide(cluster))
     }))
 })
