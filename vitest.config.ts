@@ -34,6 +34,7 @@ export const integration = [
   "packages/core/test/tools/Write.test.ts",
   "packages/mcp/test/*.test.ts",
   "packages/node/test/Condukt.test.ts",
+  "packages/node/test/SqliteClient.processes.test.ts",
   "packages/node/test/internal/processGroup.test.ts",
   "packages/node/test/internal/reaper.test.ts",
   "packages/node/test/processRunner/Node.test.ts",

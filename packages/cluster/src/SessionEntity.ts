@@ -28,14 +28,15 @@
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
-import { ClusterSchema, Entity } from "effect/cluster"
+import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import type * as Message from "@condukt/core/Message"
 import * as MessageSchema from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
@@ -136,6 +137,9 @@ const SAVED = "its runner stopped before its events were all sent; the run compl
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
 
+/** Every how many runs of an activation (its first included) the rows of the session's settled runs are deleted. */
+const PRUNE_EVERY = 16
+
 /**
  * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
  * and rows are in the SqlClient's database.
@@ -163,7 +167,9 @@ const activate = <R>(
   context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
-    const { entityId: id } = yield* Entity.CurrentAddress
+    const address = yield* Entity.CurrentAddress
+    const { entityId: id } = address
+    const storage = yield* MessageStorage.MessageStorage
     const scope = yield* Scope.Scope
     /** Starts and stops one at a time; runs one at a time (a run's recorded start is its own). */
     const starting = yield* Semaphore.make(1)
@@ -178,12 +184,46 @@ const activate = <R>(
      */
     const handedOver = (error: Sessions.SessionsError) => (scope.state._tag === "Closed" ? Effect.never : Effect.fail(error))
 
+    /** The run whose beginning the session's next save records (in its transaction), and how many runs began here. */
+    let beginning: { readonly runId: string; readonly before: number } | undefined
+    let begun = 0
+    const recording: SessionStore.Service = {
+      ...store,
+      save: (snapshot, saveOptions) => {
+        const run = beginning
+        if (run === undefined) return store.save(snapshot, saveOptions)
+        return rows.withRunBegun(id, run.runId, run.before, store.save(snapshot, saveOptions)).pipe(
+          Effect.mapError((error) =>
+            SqlError.isSqlError(error)
+              ? new SessionStoreError({ method: "save", sessionId: id, location: "condukt_cluster_runs", reason: new Unavailable({ description: error.message }), cause: error })
+              : error
+          ),
+          Effect.tap(() => Effect.sync(() => { if (beginning === run) beginning = undefined }))
+        )
+      }
+    }
+    /**
+     * Deletes the rows of the session's settled runs but `runId`'s: a run whose reply the cluster
+     * saved (it is not delivered again), or a stream's (the cluster keeps no message of it). Best
+     * effort: a row left is deleted next time.
+     */
+    const prune = (runId: string) =>
+      Effect.ignore(Effect.gen(function*() {
+        const runs = (yield* rows.runs(id)).filter((run) => run !== runId)
+        const requests = yield* Effect.forEach(runs, (run) =>
+          Effect.map(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: run }), (request) => [run, request] as const))
+        const ids = requests.flatMap(([, request]) => (Option.isSome(request) ? [request.value] : []))
+        const replies = ids.length === 0 ? [] : yield* storage.repliesForUnfiltered(ids)
+        const exited = new Set(replies.flatMap((reply) => (reply._tag === "WithExit" ? [reply.requestId] : [])))
+        yield* rows.forget(id, requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : [])))
+      }))
+
     const startAs = (name: string) =>
       Effect.gen(function*() {
         const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
         if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
         // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
-        const session = yield* Session.start(agent, { id, store }).pipe(
+        const session = yield* Session.start(agent, { id, store: recording }).pipe(
           Effect.provideService(Scope.Scope, scope),
           Effect.provide(context),
           Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
@@ -223,9 +263,14 @@ const activate = <R>(
           }
           if (found !== "fresh") return found
         }
-        yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
+        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId)
+        // Written with the run's first save: a run with no row is one of which nothing was saved.
+        beginning = { runId, before: history.length }
         return undefined
       })
+
+    /** The end of a run: a save after it records no beginning. */
+    const ended = Effect.sync(() => { beginning = undefined })
 
     const run = (runId: string, prompt: string) =>
       running.withPermits(1)(Effect.gen(function*() {
@@ -236,7 +281,7 @@ const activate = <R>(
           onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
           onSuccess: Sessions.replyOf
         }).pipe(Effect.catch(handedOver))
-      }))
+      }).pipe(Effect.ensuring(ended)))
 
     return SessionEntity.of({
       Start: ({ payload }) =>
@@ -251,7 +296,7 @@ const activate = <R>(
       Run: ({ payload }) => run(payload.runId, payload.prompt),
       Stream: ({ payload }) =>
         Stream.unwrap(Effect.gen(function*() {
-          yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+          yield* Effect.acquireRelease(running.take(1), () => Effect.andThen(ended, running.release(1)))
           const session = yield* ensure
           // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))

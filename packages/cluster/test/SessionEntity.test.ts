@@ -92,8 +92,8 @@ const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [],
   const rows = yield* SessionRows.make(yield* SqlClient.SqlClient)
   const store = yield* SqlSessionStore.make()
   yield* rows.mark("w", "worker", true)
-  yield* rows.beginRun("w", "r1", 2)
-  yield* store.save(Snapshot.make({
+  // The run's row is written with its first save, in one transaction.
+  yield* rows.withRunBegun("w", "r1", 2, store.save(Snapshot.make({
     id: "w",
     agent: "worker",
     model: "test:x",
@@ -102,7 +102,7 @@ const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [],
     createdAt: 1,
     updatedAt: 1,
     batch
-  }))
+  })))
 })
 
 const twoCalls = Message.assistant([
