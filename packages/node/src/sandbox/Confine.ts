@@ -227,6 +227,10 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
   const prefix = [
     "--die-with-parent",
     "--unshare-all",
+    // No capability inside, even for a program run as root (bwrap keeps them all for root): with
+    // CAP_SYS_ADMIN in the sandbox's namespaces a command could unmount what hides a denied path.
+    "--cap-drop",
+    "ALL",
     ...(options.network === "host" ? ["--share-net"] : []),
     "--ro-bind",
     "/",

@@ -34,6 +34,7 @@ import * as ProcessGroup from "../internal/processGroup.ts"
 import * as Cgroup from "./Cgroup.ts"
 import { LAUNCHER } from "./launcherScript.ts"
 import type * as NetworkProxy from "./NetworkProxy.ts"
+import * as Undumpable from "./Undumpable.ts"
 
 /** What starting a launcher needs: the bwrap command line before the program, and where its groups go. */
 export interface Setup {
@@ -205,6 +206,12 @@ const STDERR_BYTES = 4096
 const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
     const { setup } = launcher
+    let node: string
+    try {
+      node = Undumpable.node(setup.node)
+    } catch (cause) {
+      return Effect.fail(failed(`cannot copy the launcher's Node (${cause instanceof Error ? cause.message : String(cause)})`))
+    }
     let cgroup: string
     try {
       cgroup = Cgroup.make(setup.place, setup.maxProcesses + LAUNCHER_TASKS, "-launcher")
@@ -218,12 +225,17 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
       path.join(cgroup, "cgroup.procs"),
       setup.bwrap,
       ...setup.mounts,
+      // Its execute-only copy (non-dumpable: no command attaches to it), under the host's /tmp
+      // which the private one hides.
+      "--ro-bind",
+      node,
+      node,
       "--seccomp",
       "3",
       "--chdir",
       setup.directory,
       "--",
-      setup.node,
+      node,
       "-e",
       LAUNCHER,
       ...(setup.proxy === undefined ? [] : ["proxy"])
