@@ -32,6 +32,7 @@ import { Deferred, Effect, Exit, Option } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as Cgroup from "./Cgroup.ts"
+import * as ChannelGuard from "./ChannelGuard.ts"
 import { LAUNCHER } from "./launcherScript.ts"
 import type * as NetworkProxy from "./NetworkProxy.ts"
 import * as Undumpable from "./Undumpable.ts"
@@ -202,6 +203,13 @@ const onMessage = (launcher: State, live: Live) => (message: unknown, handle: un
 
 const STDERR_BYTES = 4096
 
+/**
+ * The longest message the launcher may send (characters, before its newline): its largest is a
+ * pipe read (64 KiB) of output in base64. A launcher sending more, or a line that is not JSON, is
+ * hostile (taken over from inside): its channel is cut and it is stopped (`ChannelGuard`).
+ */
+const MESSAGE_LENGTH = 1024 * 1024
+
 /** Starts the launcher: its shell joins the launcher's group, opens the filter, becomes bwrap. */
 const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
@@ -257,6 +265,7 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
     })
     child.stderr?.on("error", ignore)
     child.on("message", onMessage(launcher, live))
+    ChannelGuard.guard(child, MESSAGE_LENGTH, (why) => lost(launcher, live, why))
     child.once("exit", (code, signalName) => lost(launcher, live, `exited (${signalName ?? `exit code ${code}`})`))
     // An idle launcher keeps nothing alive: the channel is held only while it starts or a command runs.
     child.unref()
