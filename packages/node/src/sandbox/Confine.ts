@@ -17,7 +17,9 @@
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
  * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
- *   stay out of reach even though the root they sit on is readable.
+ *   stay out of reach even though the root they sit on is readable;
+ * - no attaching to another process (the filter refuses `ptrace`, `process_vm_*`, `kcmp`,
+ *   `pidfd_getfd`), and no capability, even for a program run as root (`--cap-drop ALL`).
  *
  * Where each command can have a cgroup of its own, the sandbox's commands run through one bwrap
  * per sandbox whose launcher starts them (`Launcher`, docs/decisions/0070); otherwise each command
