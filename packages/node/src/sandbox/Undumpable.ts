@@ -1,6 +1,6 @@
 /**
- * Undumpable — the launcher's Node, copied once per program to a file its user can execute but not
- * read, so that the launcher runs non-dumpable (docs/decisions/0070).
+ * Undumpable — the launcher's Node, copied to a file its user can execute but not read, so that
+ * the launcher runs non-dumpable (docs/decisions/0070).
  *
  * The kernel marks a process non-dumpable when it executes a file it cannot read, and no process
  * then attaches to it without `CAP_SYS_PTRACE` — which no confined command has: neither `ptrace`
@@ -14,9 +14,12 @@ import * as path from "node:path"
 const copies = new Map<string, string>()
 
 /**
- * The execute-only copy of the Node at `node` (a real path), made the first time it is asked for
- * (on disk, ~100 MB, tens of milliseconds) in a directory only this user can enter, removed when
- * the program exits. Throws when it cannot be made.
+ * The execute-only copy of the Node at `source` (a real path). One per Node binary and user, kept
+ * (~100 MB on disk, made in tens of milliseconds) in `condukt-node-<uid>` under the temporary
+ * directory, a directory only this user may enter, and shared by this user's programs, so none
+ * leaves one behind; named by the binary's inode, size and time, so an upgraded Node gets its own.
+ * Made under a name of its own, then renamed: two programs making it at once both succeed. Throws
+ * when it cannot be made, or when that directory is not this user's own private one.
  *
  * @since 0.1.0
  * @category constructors
@@ -24,11 +27,25 @@ const copies = new Map<string, string>()
 export const node = (source: string): string => {
   const found = copies.get(source)
   if (found !== undefined) return found
-  const directory = NodeFs.mkdtempSync(path.join(os.tmpdir(), "condukt-node-"))
-  process.once("exit", () => NodeFs.rmSync(directory, { recursive: true, force: true }))
-  const copy = path.join(directory, "node")
-  NodeFs.copyFileSync(source, copy, NodeFs.constants.COPYFILE_FICLONE)
-  NodeFs.chmodSync(copy, 0o111)
+  const uid = process.getuid?.() ?? 0
+  const directory = path.join(os.tmpdir(), `condukt-node-${uid}`)
+  NodeFs.mkdirSync(directory, { recursive: true, mode: 0o700 })
+  const own = NodeFs.lstatSync(directory)
+  if (!own.isDirectory() || own.uid !== uid || (own.mode & 0o077) !== 0) {
+    throw new Error(`${directory} is not this user's own private directory`)
+  }
+  const info = NodeFs.statSync(source)
+  // Named `node` still (its process's name), in a directory of its own.
+  const version = path.join(directory, `${info.ino}-${info.size}-${Math.trunc(info.mtimeMs)}`)
+  NodeFs.mkdirSync(version, { recursive: true, mode: 0o700 })
+  const copy = path.join(version, "node")
+  const made = NodeFs.statSync(copy, { throwIfNoEntry: false })
+  if (made === undefined || made.size !== info.size || (made.mode & 0o777) !== 0o111) {
+    const partial = path.join(directory, `.${process.pid}-${Math.random().toString(36).slice(2)}`)
+    NodeFs.copyFileSync(source, partial, NodeFs.constants.COPYFILE_FICLONE)
+    NodeFs.chmodSync(partial, 0o111)
+    NodeFs.renameSync(partial, copy)
+  }
   copies.set(source, copy)
   return copy
 }
