@@ -24,7 +24,7 @@
  * What a command shares with the others of its sandbox: the pid namespace (it sees, and may
  * signal, them and the launcher), the private `/tmp`, the network namespace. The host's processes
  * stay out of sight, as before. It cannot attach to the launcher, which runs non-dumpable
- * (`Undumpable`), and the host reads the launcher's channel as hostile (`ChannelGuard`).
+ * (`setup.node` is an execute-only copy: `Undumpable`), and the host reads the launcher's channel as hostile (`ChannelGuard`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -36,7 +36,6 @@ import * as Cgroup from "./Cgroup.ts"
 import * as ChannelGuard from "./ChannelGuard.ts"
 import { LAUNCHER } from "./launcherScript.ts"
 import type * as NetworkProxy from "./NetworkProxy.ts"
-import * as Undumpable from "./Undumpable.ts"
 
 /** What starting a launcher needs: the bwrap command line before the program, and where its groups go. */
 export interface Setup {
@@ -45,6 +44,7 @@ export interface Setup {
   /** The bwrap arguments up to (not including) `--seccomp`: namespaces and mounts. */
   readonly mounts: ReadonlyArray<string>
   readonly directory: string
+  /** The Node it runs: an execute-only copy (`Undumpable`, shown in `mounts`), so it runs non-dumpable. */
   readonly node: string
   readonly proxy: NetworkProxy.Proxy | undefined
   readonly place: Cgroup.Place
@@ -215,12 +215,6 @@ const MESSAGE_LENGTH = 1024 * 1024
 const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
     const { setup } = launcher
-    let node: string
-    try {
-      node = Undumpable.node(setup.node)
-    } catch (cause) {
-      return Effect.fail(failed(`cannot copy the launcher's Node (${cause instanceof Error ? cause.message : String(cause)})`))
-    }
     let cgroup: string
     try {
       cgroup = Cgroup.make(setup.place, setup.maxProcesses + LAUNCHER_TASKS, "-launcher")
@@ -234,17 +228,12 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
       path.join(cgroup, "cgroup.procs"),
       setup.bwrap,
       ...setup.mounts,
-      // Its execute-only copy (non-dumpable: no command attaches to it), under the host's /tmp
-      // which the private one hides.
-      "--ro-bind",
-      node,
-      node,
       "--seccomp",
       "3",
       "--chdir",
       setup.directory,
       "--",
-      node,
+      setup.node,
       "-e",
       LAUNCHER,
       ...(setup.proxy === undefined ? [] : ["proxy"])

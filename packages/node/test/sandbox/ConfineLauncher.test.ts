@@ -188,18 +188,18 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher",
 })
 
 /**
- * The attacks on process `$pid` (or, given `launcher`, the sandbox's launcher: the Node running
- * its program, not bwrap's init holding the same arguments), its descriptor `$fd` being its IPC channel: each line says what the kernel answered.
+ * The attacks on process `$pid` (or, given `node`, the sandbox's launcher or forwarder: the Node
+ * running `-e`, not bwrap's init holding the same arguments), its descriptor `$fd` being its IPC channel: each line says what the kernel answered.
  * PTRACE_SEIZE does not stop the target, and the tracer's exit detaches it.
  */
 const ATTACK = String.raw`use strict;
 my ($pid, $fd) = @ARGV;
-if ($pid eq "launcher") {
+if ($pid eq "node") {
   for my $cmdline (glob("/proc/[0-9]*/cmdline")) {
     open(my $f, "<", $cmdline) or next;
     local $/;
     my $text = <$f>;
-    if (defined $text && $text =~ /^[^\0]*\/node\0-e\0[^\0]*running = new Map/) { ($pid) = $cmdline =~ m{/proc/(\d+)/}; last }
+    if (defined $text && $text =~ /^[^\0]*\/node\0-e\0/) { ($pid) = $cmdline =~ m{/proc/(\d+)/}; last }
   }
 }
 my $arm = qx(uname -m) =~ /aarch64/;
@@ -234,7 +234,7 @@ const attackSetting = Effect.acquireRelease(
 )
 
 describe.skipIf(unavailable !== undefined)("LocalSandbox confine: a command cannot attach to the launcher", () => {
-  it.effect("ptrace, process_vm_writev, /proc/<pid>/mem, environ, its descriptors and pidfd_getfd: allowed against a bystander unconfined, refused against the launcher confined", () =>
+  it.effect("ptrace, process_vm_writev, /proc/<pid>/mem, environ, its descriptors and pidfd_getfd: allowed against a bystander unconfined, refused against the launcher (and the forwarder) confined", () =>
     Effect.gen(function*() {
       const at = yield* attackSetting
       const open = yield* LocalSandbox.make({ cwd: at.project })
@@ -261,22 +261,23 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: a command cann
         ].join("\n")
       )
       // The launcher's channel is its descriptor 4 (its stdio's fifth).
-      const inside = yield* confined.exec("perl attack.pl launcher 4")
-      assert.strictEqual(
-        inside.output,
-        [
-          "ptrace: Operation not permitted",
-          "process_vm_writev: Operation not permitted",
-          "mem: Permission denied",
-          "environ: Permission denied",
-          "fd link: Permission denied",
-          "fd reopen: Permission denied",
-          // A pidfd only signals, which a command of the sandbox may do anyway.
-          "pidfd_open: ok",
-          "pidfd_getfd: Operation not permitted",
-          ""
-        ].join("\n")
-      )
+      const refused = [
+        "ptrace: Operation not permitted",
+        "process_vm_writev: Operation not permitted",
+        "mem: Permission denied",
+        "environ: Permission denied",
+        "fd link: Permission denied",
+        "fd reopen: Permission denied",
+        // A pidfd only signals, which a command of the sandbox may do anyway.
+        "pidfd_open: ok",
+        "pidfd_getfd: Operation not permitted",
+        ""
+      ].join("\n")
+      assert.strictEqual((yield* confined.exec("perl attack.pl node 4")).output, refused)
+      // Without a cgroup, no launcher: the allow list's forwarder, beside the command in its bwrap,
+      // holds the channel (its descriptor 4 too), and is as closed.
+      const forwarded = yield* LocalSandbox.make({ cwd: at.project, confine: { maxProcesses: false, network: { allow: ["127.0.0.1:9"] } } })
+      assert.strictEqual((yield* forwarded.exec("perl attack.pl node 4")).output, refused)
       // The filter alone, against a command's own child (dumpable, as any command is): attaching
       // and taking its descriptors refused; its /proc files, the sandbox's own, stay open to it.
       assert.strictEqual(
