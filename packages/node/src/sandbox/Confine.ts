@@ -324,8 +324,8 @@ const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true 
   's.listen(0, "127.0.0.1", () => process.stdout.write(s.address().port + "\\n"))'
 
 /**
- * Before the command: the forwarder started (the Node running this program: `process.execPath`),
- * its port read, the channel closed for the command, the proxy variables set.
+ * Before the command: the forwarder started (the execute-only copy of the Node running this
+ * program: `Plan.node`), its port read, the channel closed for the command, the proxy variables set.
  */
 const forwarding = (node: string) =>
   `exec 5< <(exec ${JSON.stringify(node)} -e '${FORWARDER}') && read -r port <&5 || ` +

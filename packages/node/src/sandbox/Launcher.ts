@@ -24,7 +24,8 @@
  * What a command shares with the others of its sandbox: the pid namespace (it sees, and may
  * signal, them and the launcher), the private `/tmp`, the network namespace. The host's processes
  * stay out of sight, as before. It cannot attach to the launcher, which runs non-dumpable
- * (`setup.node` is an execute-only copy: `Undumpable`), and the host reads the launcher's channel as hostile (`ChannelGuard`).
+ * (`setup.node` is an execute-only copy: `Undumpable`), and the host reads the launcher's channel
+ * as hostile (`ChannelGuard`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
