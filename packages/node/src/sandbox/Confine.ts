@@ -17,7 +17,9 @@
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
  * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
- *   stay out of reach even though the root they sit on is readable.
+ *   stay out of reach even though the root they sit on is readable;
+ * - no attaching to another process (the filter refuses `ptrace`, `process_vm_*`, `kcmp`,
+ *   `pidfd_getfd`), and no capability, even for a program run as root (`--cap-drop ALL`).
  *
  * Where each command can have a cgroup of its own, the sandbox's commands run through one bwrap
  * per sandbox whose launcher starts them (`Launcher`, docs/decisions/0070); otherwise each command
@@ -41,6 +43,7 @@ import * as Cgroup from "./Cgroup.ts"
 import * as Launcher from "./Launcher.ts"
 import * as NetworkProxy from "./NetworkProxy.ts"
 import * as Seccomp from "./Seccomp.ts"
+import * as Undumpable from "./Undumpable.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -150,6 +153,12 @@ export interface Plan {
   readonly preamble: string
   /** The allow list's proxy, when the network is one. */
   readonly proxy: NetworkProxy.Proxy | undefined
+  /**
+   * The Node the launcher and the forwarder run: an execute-only copy of the program's
+   * (`Undumpable`), so that they run non-dumpable and no command attaches to them; bound at its
+   * path in the prefix. Undefined when neither runs.
+   */
+  readonly node: string | undefined
   /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
   readonly processes: { readonly place: Cgroup.Place; readonly max: number } | undefined
   /**
@@ -224,9 +233,13 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     const info = NodeFs.statSync(found, { throwIfNoEntry: false })
     return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
   })
-  const prefix = [
+  const prefix: Array<string> = [
     "--die-with-parent",
     "--unshare-all",
+    // No capability inside, even for a program run as root (bwrap keeps them all for root): with
+    // CAP_SYS_ADMIN in the sandbox's namespaces a command could unmount what hides a denied path.
+    "--cap-drop",
+    "ALL",
     ...(options.network === "host" ? ["--share-net"] : []),
     "--ro-bind",
     "/",
@@ -246,6 +259,9 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
   const seccomp = Seccomp.file()
   const proxy = typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined
   const processes = typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
+  const node = proxy === undefined && processes === undefined ? undefined : Undumpable.node(NODE)
+  // Under the host's /tmp, which the private one hides: shown read-only at its path.
+  if (node !== undefined) prefix.push("--ro-bind", node, node)
   return Result.succeed({
     bwrap,
     seccomp,
@@ -253,11 +269,12 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     hidden,
     writable: [...new Set(writable)],
     proxy,
+    node,
     preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
     processes,
     launcher: processes === undefined
       ? undefined
-      : Launcher.make({ bwrap, seccomp, mounts: [...prefix, ...hidden], directory: cwd, node: NODE, proxy, place: processes.place, maxProcesses: processes.max })
+      : Launcher.make({ bwrap, seccomp, mounts: [...prefix, ...hidden], directory: cwd, node: node ?? NODE, proxy, place: processes.place, maxProcesses: processes.max })
   })
 }
 
@@ -294,7 +311,7 @@ export const command = (
     "--",
     "bash",
     "-c",
-    `${confined.proxy === undefined ? "" : forwarding}${confined.preamble}${script}`,
+    `${confined.proxy === undefined ? "" : forwarding(confined.node ?? NODE)}${confined.preamble}${script}`,
     ...argv
   ]
 })
@@ -307,10 +324,11 @@ const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true 
   's.listen(0, "127.0.0.1", () => process.stdout.write(s.address().port + "\\n"))'
 
 /**
- * Before the command: the forwarder started (the Node running this program: `process.execPath`),
- * its port read, the channel closed for the command, the proxy variables set.
+ * Before the command: the forwarder started (the execute-only copy of the Node running this
+ * program: `Plan.node`), its port read, the channel closed for the command, the proxy variables set.
  */
-const forwarding = `exec 5< <(exec ${JSON.stringify(NODE)} -e '${FORWARDER}') && read -r port <&5 || ` +
+const forwarding = (node: string) =>
+  `exec 5< <(exec ${JSON.stringify(node)} -e '${FORWARDER}') && read -r port <&5 || ` +
   `{ echo "Cannot start the sandbox's network proxy" >&2; exit 125; }; exec 5<&- 4>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE; ` +
   `export HTTP_PROXY=http://127.0.0.1:$port HTTPS_PROXY=http://127.0.0.1:$port ALL_PROXY=http://127.0.0.1:$port; ` +
   `export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY NODE_USE_ENV_PROXY=1; unset port; `

@@ -23,7 +23,9 @@
  *
  * What a command shares with the others of its sandbox: the pid namespace (it sees, and may
  * signal, them and the launcher), the private `/tmp`, the network namespace. The host's processes
- * stay out of sight, as before.
+ * stay out of sight, as before. It cannot attach to the launcher, which runs non-dumpable
+ * (`setup.node` is an execute-only copy: `Undumpable`), and the host reads the launcher's channel
+ * as hostile (`ChannelGuard`).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as NodeFs from "node:fs"
@@ -32,6 +34,7 @@ import { Deferred, Effect, Exit, Option } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as Cgroup from "./Cgroup.ts"
+import * as ChannelGuard from "./ChannelGuard.ts"
 import { LAUNCHER } from "./launcherScript.ts"
 import type * as NetworkProxy from "./NetworkProxy.ts"
 
@@ -42,6 +45,7 @@ export interface Setup {
   /** The bwrap arguments up to (not including) `--seccomp`: namespaces and mounts. */
   readonly mounts: ReadonlyArray<string>
   readonly directory: string
+  /** The Node it runs: an execute-only copy (`Undumpable`, shown in `mounts`), so it runs non-dumpable. */
   readonly node: string
   readonly proxy: NetworkProxy.Proxy | undefined
   readonly place: Cgroup.Place
@@ -201,6 +205,13 @@ const onMessage = (launcher: State, live: Live) => (message: unknown, handle: un
 
 const STDERR_BYTES = 4096
 
+/**
+ * The longest message the launcher may send (characters, before its newline): its largest is a
+ * pipe read (64 KiB) of output in base64. A launcher sending more, or a line that is not JSON, is
+ * hostile (taken over from inside): its channel is cut and it is stopped (`ChannelGuard`).
+ */
+const MESSAGE_LENGTH = 1024 * 1024
+
 /** Starts the launcher: its shell joins the launcher's group, opens the filter, becomes bwrap. */
 const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
   Effect.suspend(() => {
@@ -245,6 +256,7 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
     })
     child.stderr?.on("error", ignore)
     child.on("message", onMessage(launcher, live))
+    ChannelGuard.guard(child, MESSAGE_LENGTH, (why) => lost(launcher, live, why))
     child.once("exit", (code, signalName) => lost(launcher, live, `exited (${signalName ?? `exit code ${code}`})`))
     // An idle launcher keeps nothing alive: the channel is held only while it starts or a command runs.
     child.unref()
