@@ -17,6 +17,7 @@ export const integration = [
   "packages/cli/test/Cli.durable.test.ts",
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
+  "packages/cluster/test/ClusterSessions.burst.test.ts",
   "packages/cluster/test/ClusterSessions.failover.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
   "packages/cluster/test/SessionEntity.handover.test.ts",

@@ -43,8 +43,16 @@ import * as SqlSessionStore from "./SqlSessionStore.ts"
 
 const error = Sessions.SessionsError
 
-/** Starts the session with the agent of that name (it resumes from the store when it holds the id). @since 0.1.0 @category models */
-export const Start = Rpc.make("Start", { payload: { agent: Schema.String }, error })
+/**
+ * Starts the session with the agent of that name (it resumes from the store when it holds the id);
+ * persisted, and delivered once per `startId`: a start the cluster cut off is sent again and answered
+ * as the first was, not `AlreadyStarted`. @since 0.1.0 @category models
+ */
+export const Start = Rpc.make("Start", {
+  payload: { startId: Schema.String, agent: Schema.String },
+  error,
+  primaryKey: ({ startId }) => startId
+}).annotate(ClusterSchema.Persisted, true)
 
 /** Runs a prompt; persisted, and delivered once per `runId`. @since 0.1.0 @category models */
 export const Run = Rpc.make("Run", {
@@ -286,11 +294,13 @@ const activate = <R>(
     return SessionEntity.of({
       Start: ({ payload }) =>
         starting.withPermits(1)(Effect.gen(function*() {
-          const found = yield* Effect.mapError(rows.running(id), unavailable)
+          const found = yield* Effect.mapError(rows.startedBy(id), unavailable)
+          // This start, delivered again (cut off after it marked the session): done; the session starts with its next message.
+          if (Option.isSome(found) && found.value === payload.startId) return
           if (Option.isSome(found) || current !== undefined) return yield* fail(id, new Sessions.AlreadyStarted())
           if (!Object.hasOwn(agents, payload.agent)) return yield* fail(id, new Sessions.UnknownAgent({ agent: payload.agent }))
           // Marked first: a runner that dies once the session started leaves it running for the next.
-          yield* Effect.mapError(rows.mark(id, payload.agent, true), unavailable)
+          yield* Effect.mapError(rows.mark(id, payload.agent, true, payload.startId), unavailable)
           yield* Effect.tapError(startAs(payload.agent), () => Effect.ignore(rows.mark(id, payload.agent, false)))
         })),
       Run: ({ payload }) => run(payload.runId, payload.prompt),

@@ -19,19 +19,23 @@ import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { agents, echoModel } from "../../core/test/fixtures/sessionsById.ts"
 
 /**
- * The in-memory storage, but the first reply is held back until `release`, then dropped: its
- * request stays unprocessed, as when its runner dies before saving it.
+ * The in-memory storage, but the second reply (the first is the start's) is held back until
+ * `release`, then dropped: its request stays unprocessed, as when its runner dies before saving it.
  */
 const holdingStorage = (held: Deferred.Deferred<string>, release: Deferred.Deferred<void>) =>
   Layer.effect(
     MessageStorage.MessageStorage,
-    Effect.map(MessageStorage.MessageStorage, (storage) =>
-      MessageStorage.MessageStorage.of({
+    Effect.map(MessageStorage.MessageStorage, (storage) => {
+      let replies = 0
+      return MessageStorage.MessageStorage.of({
         ...storage,
         saveReply: (reply) =>
           Effect.flatMap(Deferred.isDone(held), (done) =>
-            done ? storage.saveReply(reply) : Effect.andThen(Deferred.succeed(held, String(reply.reply.requestId)), Deferred.await(release)))
-      }))
+            done || replies++ === 0
+              ? storage.saveReply(reply)
+              : Effect.andThen(Deferred.succeed(held, String(reply.reply.requestId)), Deferred.await(release)))
+      })
+    })
   ).pipe(Layer.provideMerge(MessageStorage.layerMemory))
 
 /** TestRunner.layer, on `holdingStorage`. */
