@@ -17,8 +17,11 @@ export const integration = [
   "packages/cli/test/Cli.durable.test.ts",
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
+  "packages/cluster/test/ClusterSessions.burst.test.ts",
   "packages/cluster/test/ClusterSessions.crash.test.ts",
+  "packages/cluster/test/ClusterSessions.failover.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
+  "packages/cluster/test/SessionEntity.handover.test.ts",
   "packages/cluster/test/SqlSessionStore.pg.test.ts",
   "packages/cluster/test/SqlSessionStore.processes.test.ts",
   "packages/core/test/Secret.test.ts",
@@ -33,7 +36,9 @@ export const integration = [
   "packages/core/test/tools/Write.test.ts",
   "packages/mcp/test/*.test.ts",
   "packages/node/test/Condukt.test.ts",
+  "packages/node/test/SqliteClient.processes.test.ts",
   "packages/node/test/internal/processGroup.test.ts",
+  "packages/node/test/internal/reaper.test.ts",
   "packages/node/test/processRunner/Node.test.ts",
   "packages/node/test/sandbox/*.test.ts",
   "packages/node/test/sessionStore/*.test.ts",
@@ -65,6 +70,7 @@ export const integration = [
 
 /** Files that check a release: the packed packages installed outside the workspace, whole suites, scale. */
 export const release = [
+  "packages/cluster/test/ClusterSessions.passivation.test.ts",
   "packages/core/test/Sessions.scale.test.ts",
   "packages/mcp/test/Conformance.test.ts",
   "packages/mcp/test/ConformanceRevisions.test.ts",

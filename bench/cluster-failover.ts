@@ -9,7 +9,8 @@
  * max over `ROUNDS` rounds per database; goal (issue 25): median ≤ 5 s. The baseline column is
  * the shard-lock expiry (4 s), the floor of failover without a word from the dead runner.
  *
- * Run: node_modules/.bin/node bench/cluster-failover.ts (ROUNDS=20 by default)
+ * Run: node_modules/.bin/node bench/cluster-failover.ts (ROUNDS=20 by default; DATABASES=sqlite or
+ * DATABASES=pg for one of the two)
  */
 import { Runner } from "@condukt/cluster"
 import { Sessions } from "@condukt/core"
@@ -24,6 +25,7 @@ import { start as startPostgres } from "../packages/cluster/test/support/embedde
 import { report } from "./report.ts"
 
 const ROUNDS = Number(process.env["ROUNDS"] ?? 20)
+const DATABASES = (process.env["DATABASES"] ?? "sqlite,pg").split(",")
 const GOAL_MS = 5000
 const fixture = path.resolve(import.meta.dirname, "../packages/cluster/test/fixtures/runner.ts")
 
@@ -69,12 +71,17 @@ const rounds = (kind: string, location: string, database: Layer.Layer<SqlClient.
   })
 
 const program = Effect.gen(function*() {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-failover-db-")), "cluster.db")
-  const onSqlite = yield* rounds("sqlite", file, SqliteClient.layer({ file }))
-  const postgres = yield* startPostgres
-  const database = yield* postgres.createDatabase
-  const onPostgres = yield* rounds("pg", `${postgres.socketDir}:${database}`, postgres.client(database))
-  for (const [name, times] of [["one SQLite file", onSqlite], ["Postgres", onPostgres]] as const) {
+  const measured: Array<readonly [string, ReadonlyArray<number>]> = []
+  if (DATABASES.includes("sqlite")) {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-failover-db-")), "cluster.db")
+    measured.push(["one SQLite file", yield* rounds("sqlite", file, SqliteClient.layer({ file }))])
+  }
+  if (DATABASES.includes("pg")) {
+    const postgres = yield* startPostgres
+    const database = yield* postgres.createDatabase
+    measured.push(["Postgres", yield* rounds("pg", `${postgres.socketDir}:${database}`, postgres.client(database))])
+  }
+  for (const [name, times] of measured) {
     const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
     console.log(`${name}: ${times.map(s).join(", ")}`)
     console.log(`${name}: median ${s(median(times))}, max ${s(Math.max(...times))} over ${times.length} kills`)

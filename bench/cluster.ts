@@ -7,8 +7,10 @@
  * reply stored, both in the file); and this process a client of a runner in another process
  * (examples/cluster-runner.ts), the run crossing TCP. Runs are one after another (a caller waits
  * for its reply); medians over `RUNS` runs after a warm-up. Goal (issue 25): ≤ 1 ms added per run
- * on loopback, for both cluster variants. SQLite's `synchronous = FULL` makes every commit an fsync:
- * the file system's cost is in the figures (a tmpfs /tmp makes it nearly free).
+ * on loopback, for both cluster variants. All three use the embedded default's `synchronous = NORMAL`
+ * (a commit is written, not synced: it survives a `kill -9`, docs/decisions/0071); with `FULL` every
+ * commit is an fsync, and the file system's cost dominates the figures (a run through the cluster
+ * commits four to six times, the registry once).
  *
  * Run: node_modules/.bin/node bench/cluster.ts
  */
@@ -16,13 +18,12 @@ import { Agent, Sessions } from "@condukt/core"
 import { Runner, SqlSessionStore } from "@condukt/cluster"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { Effect, Layer, Queue, References } from "effect"
-import { spawn } from "node:child_process"
+import { Effect, Layer, References } from "effect"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./report.ts"
+import { freePort, runner } from "./support/clusterRunner.ts"
 
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
 const WARMUP = 20
@@ -36,13 +37,6 @@ const services = Layer.mergeAll(
   TestModel.layer(Array.from({ length: 2 * (WARMUP + RUNS) }, () => TestModel.text("Noted."))),
   Layer.succeed(References.MinimumLogLevel, "Warn")
 )
-
-const freePort = Effect.callback<number>((resume) => {
-  const server = net.createServer().listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
 
 const median = (values: ReadonlyArray<number>) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
@@ -62,35 +56,18 @@ const timed = Effect.gen(function*() {
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-cluster-"))
 const file = (name: string) => path.join(dir, `${name}.db`)
 
-/** A runner process on `file`, killed with the scope. */
-const remoteRunner = (db: string) =>
-  Effect.gen(function*() {
-    const port = yield* freePort
-    const up = yield* Queue.unbounded<void>()
-    const child = yield* Effect.acquireRelease(
-      Effect.sync(() =>
-        spawn(process.execPath, [path.join(import.meta.dirname, "../examples/cluster-runner.ts")], {
-          env: { ...process.env, CLUSTER_DB: db, PORT: String(port), NAME: "remote" },
-          stdio: ["ignore", "pipe", "inherit"]
-        })
-      ),
-      (child) => Effect.sync(() => child.kill("SIGKILL"))
-    )
-    child.stdout.on("data", () => Queue.offerUnsafe(up, undefined))
-    yield* Queue.take(up)
-  })
-
 const program = Effect.gen(function*() {
   const local = yield* timed.pipe(Effect.provide(
     Sessions.layerById(agents).pipe(
       Layer.provide(Sessions.layer),
       Layer.provide(SqlSessionStore.layer()),
-      Layer.provide(SqliteClient.layer({ file: file("registry") }))
+      // The runners' own setting (`Runner.layerSqlite`'s default): commits written, not synced.
+      Layer.provide(SqliteClient.layer({ file: file("registry"), synchronous: "normal" }))
     )
   ))
   const port = yield* freePort
   const own = yield* timed.pipe(Effect.provide(Runner.layerSqlite({ agents, port, file: file("own") })))
-  yield* remoteRunner(file("remote"))
+  yield* runner(file("remote"), "remote")
   const remote = yield* timed.pipe(Effect.provide(Runner.layerSqliteClient({ file: file("remote") })))
 
   const ms = (value: number) => `${value.toFixed(2)} ms`

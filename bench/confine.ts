@@ -1,11 +1,13 @@
 /**
  * bench/confine — what confinement costs a command: LocalSandbox `exec("true")` with
- * `confine: true` (bubblewrap: new namespaces, a read-only root, a fresh /dev, /proc and /tmp)
- * against the same sandbox unconfined, and confined without the process limit (no cgroup), interleaved
- * call by call; then 1,000 concurrent calls of each (the process budget runs a few at a time), in
- * rounds, the order alternating. Goals (issue
- * 27): ≤ +15 ms a call; the burst ≤ 1.3× unconfined. bubblewrap comes from
- * scripts/setup-bubblewrap.sh when it is missing.
+ * `confine: true` (one bubblewrap sandbox per sandbox — new namespaces, a read-only root, a fresh
+ * /dev, /proc and /tmp — whose launcher starts each command in a cgroup of its own: docs/decisions/0070)
+ * against the same sandbox unconfined, and confined without the process limit (no cgroup, so a
+ * bwrap per command, as every confined command ran before 0070), interleaved call by call; then
+ * 1,000 concurrent calls of each (the process budget runs a few at a time), in rounds, the order
+ * alternating. Goals (issue 27): ≤ +15 ms a call; the burst ≤ 1.3× unconfined. bubblewrap comes
+ * from scripts/setup-bubblewrap.sh when it is missing. The launchers stop when the scope closes:
+ * the child processes are counted after it.
  *
  * Run: node_modules/.bin/node bench/confine.ts
  */
@@ -56,8 +58,8 @@ const main = async () => {
       variant.times.push(performance.now() - start)
     }
   }
-  const left = children().length
   await Effect.runPromise(Scope.close(scope, Exit.void))
+  const left = children().length
   rmSync(cwd, { recursive: true, force: true })
   const [plain, fenced, unfenced] = variants.map(({ times }) => median(times))
   for (const { name, times } of variants) console.log(`${name.padEnd(22)} median ${median(times).toFixed(2)} ms`)
@@ -66,7 +68,7 @@ const main = async () => {
   console.log(`child processes left after the bursts: ${left}`)
   console.log(
     `without the process limit: +${(unfenced! - plain!).toFixed(2)} ms a call, ${(unfencedBurst! / plainBurst!).toFixed(2)}× the burst ` +
-      "(joining a cgroup takes the kernel's cgroup migration lock, which waits for an RCU grace period)"
+      "(no cgroup, so no launcher: a bwrap per command, whose user and mount namespaces a burst serialises on)"
   )
   report({
     benchmark: "confine: exec true confined − unconfined (median)",

@@ -4,13 +4,21 @@
  * A program written against `Sessions.ById` moves from one process (`Sessions.layerById`) to a
  * cluster by changing this Layer only. Runs are persisted messages with a run id of their own, so a
  * run accepted before its runner died completes on the runner that takes its shard over; what the
- * cluster fails to deliver (its storage down, a mailbox full) fails `Unavailable`.
+ * cluster fails to deliver (its storage down, a mailbox full) fails `Unavailable`. A call the
+ * cluster cuts off (the session's entity moved, or was started again, while the call was in
+ * flight) is sent again.
  */
-import { Effect, Layer, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import * as Sessions from "@condukt/core/Sessions"
 import * as uuid7 from "@condukt/core/internal/uuid7"
 import { SessionEntity } from "./SessionEntity.ts"
+
+/** What a call the cluster kept cutting off fails with. */
+const CUT_OFF = {
+  _tag: "CutOff",
+  message: "the session moved between runners while this call was in flight, again and again for 10 s"
+} as const
 
 /**
  * `Sessions.ById` over the current cluster (a runner's, or a client's).
@@ -20,15 +28,28 @@ import { SessionEntity } from "./SessionEntity.ts"
  */
 export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> = Effect.gen(function*() {
   const clientFor = yield* SessionEntity.client
-  /** The cluster's own failures (storage, transport) as the session's `Unavailable`. */
+  /**
+   * The call answered: the cluster's own failures (storage, transport) as the session's
+   * `Unavailable`; a call the cluster cut off comes back interrupted, not failed (the caller's own
+   * interruption still interrupts it), and is sent again — the same message, so a persisted one is
+   * handled once, by its primary key — every 200 ms for at most 10 s.
+   */
   const delivered = (id: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
-    Effect.mapError(effect, (error) =>
-      error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) }))
+    Effect.forkChild(effect).pipe(
+      Effect.flatMap(Fiber.await),
+      Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit)),
+      Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
+      Effect.mapError((error) =>
+        error instanceof Sessions.SessionsError
+          ? error
+          : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error === CUT_OFF ? CUT_OFF.message : error.message }) }))
+    )
   return Sessions.ById.of({
     start: (agent, options = {}) =>
       Effect.gen(function*() {
         const id = options.id ?? (yield* uuid7.make)
-        yield* delivered(id)(clientFor(id).Start({ agent }))
+        const startId = yield* uuid7.make
+        yield* delivered(id)(clientFor(id).Start({ startId, agent }))
         return id
       }),
     run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
@@ -37,7 +58,13 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
         error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) })),
     history: (id) => delivered(id)(clientFor(id).History()),
     abort: (id) => delivered(id)(clientFor(id).Abort()),
-    stop: (id) => delivered(id)(clientFor(id).Stop())
+    stop: (id) => delivered(id)(clientFor(id).Stop()),
+    // The answers a session waits for (issue 25, clustercore): persisted, each with an id of its own.
+    pending: (id) => delivered(id)(clientFor(id).Pending()),
+    approve: (id, callId) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Approve({ answerId, callId }))),
+    deny: (id, callId, reason) =>
+      Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Deny(reason === undefined ? { answerId, callId } : { answerId, callId, reason }))),
+    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Respond({ answerId, requestId, answer })))
   })
 })
 

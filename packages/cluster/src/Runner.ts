@@ -10,8 +10,9 @@
  * The database is the program's SqlClient: `@effect/sql-pg`'s `PgClient.layer` for a real
  * deployment; `layerSqlite` (and `layerSqliteClient`) are the embedded default, one SQLite file
  * through `@condukt/node`'s `SqliteClient`, for one process or several on one machine, with nothing
- * installed. Failover is set to seconds (`FAILOVER`): a runner that dies without a word (`kill -9`)
- * holds its shards until their locks expire, 4 s after their last refresh, then the other runners
+ * installed; its commits are written, not synced (`synchronous: "normal"`: they survive a runner's
+ * `kill -9`, not a power loss; `"full"` syncs each one, docs/decisions/0071). Failover is set to seconds (`FAILOVER`): a runner that dies without a word (`kill -9`)
+ * holds its shards until their locks expire, 3 s after their last refresh, then the other runners
  * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
@@ -22,9 +23,12 @@ import * as ClusterSessions from "./ClusterSessions.ts"
 import * as SessionEntity from "./SessionEntity.ts"
 
 /**
- * Sharding timings for failover in seconds: shard locks refreshed every second and expiring after 4 s
- * (effect's defaults, 10 s and 35 s, take ~37 s to move a dead runner's sessions), assignments
- * re-read every second, persisted messages polled every 500 ms, runners pinged every 2 s.
+ * Sharding timings for failover in seconds: shard locks refreshed every 500 ms and expiring after
+ * 3 s (effect's defaults, 10 s and 35 s, take ~37 s to move a dead runner's sessions): a live runner
+ * keeps its shards through 2.5 s without a refresh (a stalled event loop, a database another writer
+ * holds, 2 s at most on SQLite), and a dead one's are free 3 to 4 s after its last refresh (SQLite's
+ * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
+ * every 500 ms, runners pinged every 2 s (docs/decisions/0071).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
  *
  * @since 0.1.0
@@ -32,9 +36,9 @@ import * as SessionEntity from "./SessionEntity.ts"
  */
 export const FAILOVER = {
   shardsPerGroup: 100,
-  shardLockRefreshInterval: "1 second",
-  shardLockExpiration: "4 seconds",
-  refreshAssignmentsInterval: "1 second",
+  shardLockRefreshInterval: "500 millis",
+  shardLockExpiration: "3 seconds",
+  refreshAssignmentsInterval: "500 millis",
   entityMessagePollInterval: "500 millis",
   runnerHealthCheckInterval: "2 seconds"
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
@@ -87,14 +91,33 @@ export const layerClient = (options: ClientOptions = {}) =>
   )
 
 /**
+ * Where the embedded default keeps the cluster: one SQLite file, and how its commits reach the disk.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteOptions {
+  /** The database file (created when missing), shared by the runners and clients of one machine. */
+  readonly file: string
+  /**
+   * `"normal"` (the default): a commit is written to the file's WAL, not synced; it survives the
+   * `kill -9` of any runner, and a power loss or an OS crash may lose the last commits (the machine's
+   * runners all stop then). `"full"`: each commit is synced, and survives a power loss too, at an
+   * fsync per commit (several per run).
+   */
+  readonly synchronous?: "full" | "normal" | undefined
+}
+
+const sqlite = (options: SqliteOptions) => SqliteClient.layer({ file: options.file, synchronous: options.synchronous ?? "normal" })
+
+/**
  * The embedded default: a runner on the SQLite file `options.file` (created when missing), shared
  * by the runners and clients of one machine.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite = <R>(options: Options<R> & { readonly file: string }) =>
-  layer(options).pipe(Layer.provide(SqliteClient.layer({ file: options.file })))
+export const layerSqlite = <R>(options: Options<R> & SqliteOptions) => layer(options).pipe(Layer.provide(sqlite(options)))
 
 /**
  * A client of the runners on the SQLite file `options.file`.
@@ -102,5 +125,4 @@ export const layerSqlite = <R>(options: Options<R> & { readonly file: string }) 
  * @since 0.1.0
  * @category layers
  */
-export const layerSqliteClient = (options: ClientOptions & { readonly file: string }) =>
-  layerClient(options).pipe(Layer.provide(SqliteClient.layer({ file: options.file })))
+export const layerSqliteClient = (options: ClientOptions & SqliteOptions) => layerClient(options).pipe(Layer.provide(sqlite(options)))

@@ -1,7 +1,7 @@
 /**
  * SessionEntity — a session as an `effect/cluster` entity: one per session id, living on whichever
  * runner holds its shard, spoken to by messages (`Start`, `Run`, `Stream`, `Abort`, `History`,
- * `Stop`).
+ * `Stop`, and the answers a session waits for: `Pending`, `Approve`, `Deny`, `Respond`).
  *
  * The entity keeps nothing the database does not: its session's history is the `SqlSessionStore`
  * in the cluster's own database, and which agent runs it is a row beside it. So a runner that takes
@@ -12,29 +12,47 @@
  * `Run` is persisted: a run accepted before its runner died is delivered again, on the runner that
  * takes the shard over. A run delivered again is not started a second time from its prompt once
  * part of it was saved: it began at a recorded history length, so what was saved since is either
- * the whole run (its reply is rebuilt from the history) or a part, which fails `Interrupted`. `Stream`
- * is not persisted (its events cross to the caller as the run makes them), but the cluster sends
- * it again to the runner that takes the session over: it then starts again there (the caller sees a
- * second `AgentStart`) when nothing of its run was saved, and fails `Interrupted` otherwise.
+ * the whole run (its reply is rebuilt from the history) or a part, which the session, started
+ * again from the store, goes on with by itself (ADR 0065): the run waits for that continuation
+ * (`Session.idle`) and answers with its reply, or fails `Interrupted` when it did not complete.
+ * `Stream` is not persisted (its events cross to the caller as the run makes them), but the
+ * cluster sends it again to the runner that takes the session over: it then starts again there
+ * (the caller sees a second `AgentStart`) when nothing of its run was saved; otherwise, the saved
+ * events cannot be replayed: once the run completed (or its continuation did), it fails
+ * `Interrupted` saying that the history holds the reply (ADR 0072).
+ * A runner that stops gracefully stops its sessions first: a run then in flight is left
+ * unanswered, for the runner that takes the session over.
+ * `Approve`, `Deny` and `Respond` are persisted too (each with an id of its own): an answer given
+ * while the session's runner dies reaches the session started again from the store, which lists
+ * the calls it saved waiting (a first answer continues their batch).
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
-import { ClusterSchema, Entity } from "effect/cluster"
+import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { SqlClient } from "effect/sql"
+import { SqlClient, SqlError } from "effect/sql"
 import type * as Message from "@condukt/core/Message"
 import * as MessageSchema from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
 
 const error = Sessions.SessionsError
 
-/** Starts the session with the agent of that name (it resumes from the store when it holds the id). @since 0.1.0 @category models */
-export const Start = Rpc.make("Start", { payload: { agent: Schema.String }, error })
+/**
+ * Starts the session with the agent of that name (it resumes from the store when it holds the id);
+ * persisted, and delivered once per `startId`: a start the cluster cut off is sent again and answered
+ * as the first was, not `AlreadyStarted`. @since 0.1.0 @category models
+ */
+export const Start = Rpc.make("Start", {
+  payload: { startId: Schema.String, agent: Schema.String },
+  error,
+  primaryKey: ({ startId }) => startId
+}).annotate(ClusterSchema.Persisted, true)
 
 /** Runs a prompt; persisted, and delivered once per `runId`. @since 0.1.0 @category models */
 export const Run = Rpc.make("Run", {
@@ -65,13 +83,37 @@ export const History = Rpc.make("History", { success: Schema.Array(MessageSchema
 /** Stops the session (its store stays). @since 0.1.0 @category models */
 export const Stop = Rpc.make("Stop", { error })
 
+/** The calls waiting for a person's answer. @since 0.1.0 @category models */
+export const Pending = Rpc.make("Pending", { success: Schema.Array(Sessions.Pending), error })
+
+/** Lets a waiting call run; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Approve = Rpc.make("Approve", {
+  payload: { answerId: Schema.String, callId: Schema.String },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Refuses a waiting call; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Deny = Rpc.make("Deny", {
+  payload: { answerId: Schema.String, callId: Schema.String, reason: Schema.optional(Schema.String) },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** Answers an MCP server's question; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
+export const Respond = Rpc.make("Respond", {
+  payload: { answerId: Schema.String, requestId: Schema.String, answer: Sessions.ElicitationAnswer },
+  error,
+  primaryKey: ({ answerId }) => answerId
+}).annotate(ClusterSchema.Persisted, true)
+
 /**
  * The entity type: one per session id.
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop])
+export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop, Pending, Approve, Deny, Respond])
 
 /** @since 0.1.0 @category models */
 export interface Options<R> {
@@ -98,10 +140,13 @@ export const redelivered = (history: ReadonlyArray<Message.Message>, before: num
   return { text, turns: messages.filter((message) => message._tag === "AssistantMessage").length, messages }
 }
 
-const PARTIAL = "its runner stopped after part of it was saved; the session holds what was saved"
-const SAVED = "its runner stopped after it was saved, before its events were all sent; the session holds its reply"
+const PARTIAL = "its runner stopped after part of it was saved, and the session could not complete it; the session holds what was saved"
+const SAVED = "its runner stopped before its events were all sent; the run completed, and the session's history holds its reply"
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
+
+/** Every how many runs of an activation (its first included) the rows of the session's settled runs are deleted. */
+const PRUNE_EVERY = 16
 
 /**
  * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
@@ -130,20 +175,63 @@ const activate = <R>(
   context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
-    const { entityId: id } = yield* Entity.CurrentAddress
+    const address = yield* Entity.CurrentAddress
+    const { entityId: id } = address
+    const storage = yield* MessageStorage.MessageStorage
     const scope = yield* Scope.Scope
     /** Starts and stops one at a time; runs one at a time (a run's recorded start is its own). */
     const starting = yield* Semaphore.make(1)
     const running = yield* Semaphore.make(1)
     let current: Session.Session | undefined
     const unavailable = (cause: { readonly message: string }) => fail(id, new Sessions.Unavailable({ description: cause.message }))
+    /**
+     * A run whose session stopped because this activation is ending (the runner shutting down)
+     * is not answered: it waits for the shutdown to interrupt it, and an interrupt then is no
+     * reply, so the cluster delivers the run to the runner that takes the session over. (The
+     * session's scope closes first, before the cluster marks the activation as shutting down.)
+     */
+    const handedOver = (error: Sessions.SessionsError) => (scope.state._tag === "Closed" ? Effect.never : Effect.fail(error))
+
+    /** The run whose beginning the session's next save records (in its transaction), and how many runs began here. */
+    let beginning: { readonly runId: string; readonly before: number } | undefined
+    let begun = 0
+    const recording: SessionStore.Service = {
+      ...store,
+      save: (snapshot, saveOptions) => {
+        const run = beginning
+        if (run === undefined) return store.save(snapshot, saveOptions)
+        return rows.withRunBegun(id, run.runId, run.before, store.save(snapshot, saveOptions)).pipe(
+          Effect.mapError((error) =>
+            SqlError.isSqlError(error)
+              ? new SessionStoreError({ method: "save", sessionId: id, location: "condukt_cluster_runs", reason: new Unavailable({ description: error.message }), cause: error })
+              : error
+          ),
+          Effect.tap(() => Effect.sync(() => { if (beginning === run) beginning = undefined }))
+        )
+      }
+    }
+    /**
+     * Deletes the rows of the session's settled runs but `runId`'s: a run whose reply the cluster
+     * saved (it is not delivered again), or a stream's (the cluster keeps no message of it). Best
+     * effort: a row left is deleted next time.
+     */
+    const prune = (runId: string) =>
+      Effect.ignore(Effect.gen(function*() {
+        const runs = (yield* rows.runs(id)).filter((run) => run !== runId)
+        const requests = yield* Effect.forEach(runs, (run) =>
+          Effect.map(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: run }), (request) => [run, request] as const))
+        const ids = requests.flatMap(([, request]) => (Option.isSome(request) ? [request.value] : []))
+        const replies = ids.length === 0 ? [] : yield* storage.repliesForUnfiltered(ids)
+        const exited = new Set(replies.flatMap((reply) => (reply._tag === "WithExit" ? [reply.requestId] : [])))
+        yield* rows.forget(id, requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : [])))
+      }))
 
     const startAs = (name: string) =>
       Effect.gen(function*() {
         const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
         if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
         // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
-        const session = yield* Session.start(agent, { id, store }).pipe(
+        const session = yield* Session.start(agent, { id, store: recording }).pipe(
           Effect.provideService(Scope.Scope, scope),
           Effect.provide(context),
           Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
@@ -165,7 +253,9 @@ const activate = <R>(
 
     /**
      * Records where a run begins; a run delivered again (its runner died) finds that record: its
-     * reply when the whole run was saved, `undefined` to run it when nothing was.
+     * reply when the whole run was saved, `undefined` to run it when nothing was. A run saved in
+     * part is the one the session, started again from the store, goes on with (ADR 0065): its
+     * reply is that continuation's, once the session is idle (ADR 0072).
      */
     const begin = (session: Session.Session, runId: string) =>
       Effect.gen(function*() {
@@ -173,12 +263,22 @@ const activate = <R>(
         const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
         if (Option.isSome(began)) {
           const found = redelivered(history, began.value)
-          if (found === "partial") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
+          if (found === "partial") {
+            yield* session.idle
+            const continued = redelivered(yield* session.history, began.value)
+            if (typeof continued === "string") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
+            return continued
+          }
           if (found !== "fresh") return found
         }
-        yield* Effect.mapError(rows.beginRun(id, runId, history.length), unavailable)
+        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId)
+        // Written with the run's first save: a run with no row is one of which nothing was saved.
+        beginning = { runId, before: history.length }
         return undefined
       })
+
+    /** The end of a run: a save after it records no beginning. */
+    const ended = Effect.sync(() => { beginning = undefined })
 
     const run = (runId: string, prompt: string) =>
       running.withPermits(1)(Effect.gen(function*() {
@@ -188,30 +288,37 @@ const activate = <R>(
         return yield* Effect.mapBoth(session.run(prompt), {
           onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
           onSuccess: Sessions.replyOf
-        })
-      }))
+        }).pipe(Effect.catch(handedOver))
+      }).pipe(Effect.ensuring(ended)))
 
     return SessionEntity.of({
       Start: ({ payload }) =>
         starting.withPermits(1)(Effect.gen(function*() {
-          const found = yield* Effect.mapError(rows.running(id), unavailable)
+          const found = yield* Effect.mapError(rows.startedBy(id), unavailable)
+          // This start, delivered again (cut off after it marked the session): done; the session starts with its next message.
+          if (Option.isSome(found) && found.value === payload.startId) return
           if (Option.isSome(found) || current !== undefined) return yield* fail(id, new Sessions.AlreadyStarted())
           if (!Object.hasOwn(agents, payload.agent)) return yield* fail(id, new Sessions.UnknownAgent({ agent: payload.agent }))
           // Marked first: a runner that dies once the session started leaves it running for the next.
-          yield* Effect.mapError(rows.mark(id, payload.agent, true), unavailable)
+          yield* Effect.mapError(rows.mark(id, payload.agent, true, payload.startId), unavailable)
           yield* Effect.tapError(startAs(payload.agent), () => Effect.ignore(rows.mark(id, payload.agent, false)))
         })),
       Run: ({ payload }) => run(payload.runId, payload.prompt),
       Stream: ({ payload }) =>
         Stream.unwrap(Effect.gen(function*() {
-          yield* Effect.acquireRelease(running.take(1), () => running.release(1))
+          yield* Effect.acquireRelease(running.take(1), () => Effect.andThen(ended, running.release(1)))
           const session = yield* ensure
-          // A stream cannot replay the events of a run saved whole before its runner died.
+          // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
           return Stream.mapError(session.stream(payload.prompt), (error) => fail(id, new Sessions.Failed({ description: error.message })))
         })),
       Abort: () => Effect.flatMap(ensure, (session) => session.abort),
       History: () => Effect.flatMap(ensure, (session) => session.history),
+      Pending: () => Effect.flatMap(ensure, (session) => session.pending),
+      Approve: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.approve(payload.callId), Sessions.unanswered(id))),
+      Deny: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.deny(payload.callId, payload.reason), Sessions.unanswered(id))),
+      Respond: ({ payload }) =>
+        Effect.flatMap(ensure, (session) => Effect.mapError(session.respond(payload.requestId, payload.answer), Sessions.unanswered(id))),
       Stop: () =>
         starting.withPermits(1)(Effect.gen(function*() {
           yield* Effect.mapError(rows.stop(id), unavailable)

@@ -17,21 +17,11 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
-import { storeWriter } from "../../node/test/sessionStore/processes.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
-
-const fixture = path.resolve(import.meta.dirname, "fixtures/runner.ts")
+import { twoRunners } from "./support/runners.ts"
 
 const echo = (prompt: string) => [Message.user(prompt), Message.assistant([Message.textPart(`echo: ${prompt}`)])]
 const held = [Message.user("hold on"), Message.assistant([Message.textPart("done: hold on")])]
-
-/** Runners `a` and `b` on `location` (their markers in `dir`), up. */
-const twoRunners = (kind: "sqlite" | "pg", location: string, dir: string) =>
-  Effect.gen(function*() {
-    const runners = { a: yield* storeWriter([kind, location, "a", dir], fixture), b: yield* storeWriter([kind, location, "b", dir], fixture) }
-    assert.deepStrictEqual([(yield* runners.a.next).split(" ", 2), (yield* runners.b.next).split(" ", 2)], [["ready", "a"], ["ready", "b"]])
-    return runners
-  })
 
 /**
  * Two runners on `location`, a session on them, the kill; what failover took (from the kill to the

@@ -1,22 +1,30 @@
 /**
  * SessionEntity: what a run delivered again after its runner died finds in the history (nothing of
- * it, all of it, a part), and an entity that passivates after `maxIdleTime` (its session stops, its
- * history stays and comes back with the next message).
+ * it, all of it, a part: then the session's own continuation completes it), and an entity that
+ * passivates after `maxIdleTime` (its session stops, its history stays and comes back with the
+ * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Queue } from "effect"
+import { Effect, Fiber, Layer, Queue, Stream } from "effect"
 import { TestRunner } from "effect/cluster"
+import { SqlClient } from "effect/sql"
 import * as path from "node:path"
+import { TestModel } from "@condukt/testing"
 import * as Agent from "@condukt/core/Agent"
 import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
 import * as Sandbox from "@condukt/core/Sandbox"
+import * as Session from "@condukt/core/Session"
 import * as Sessions from "@condukt/core/Sessions"
+import * as Snapshot from "@condukt/core/Snapshot"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "../src/ClusterSessions.ts"
+import * as SessionRows from "../src/internal/sessionRows.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
+import * as SqlSessionStore from "../src/SqlSessionStore.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { echoModel } from "../../core/test/fixtures/sessionsById.ts"
+import * as LoggedTools from "../../core/test/fixtures/loggedTools.ts"
 import { startProbe } from "../../core/test/fixtures/startProbe.ts"
 
 const before = [Message.user("earlier"), Message.assistant([Message.textPart("sure")])]
@@ -64,4 +72,120 @@ describe("SessionEntity on one in-memory runner", () => {
         assert.strictEqual(yield* Queue.take(told), "started")
       }).pipe(Effect.provide(cluster))
     }))
+})
+
+/** Its tools log their runs: `note` is not `retrySafe`, `rm` waits for approval. */
+const worker = (ran: Array<string>) =>
+  Agent.make({
+    name: "worker",
+    model: "test:x",
+    sandbox: Sandbox.layerNoop(),
+    tools: [LoggedTools.note(ran), LoggedTools.rm(ran)]
+  })
+
+/**
+ * What a runner that died in the middle of run `r1` of session `w` left in the cluster's database:
+ * the session's row, where `r1` began (after two messages), and the snapshot its session saved,
+ * the run's model turn with calls `c1` (started, cut off) and `c2` (not started) committed.
+ */
+const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [], results: [], started: ["c1"] }) => Effect.gen(function*() {
+  const rows = yield* SessionRows.make(yield* SqlClient.SqlClient)
+  const store = yield* SqlSessionStore.make()
+  yield* rows.mark("w", "worker", true)
+  // The run's row is written with its first save, in one transaction.
+  yield* rows.withRunBegun("w", "r1", 2, store.save(Snapshot.make({
+    id: "w",
+    agent: "worker",
+    model: "test:x",
+    messages: [...before, Message.user("work"), reply],
+    assigns: {},
+    createdAt: 1,
+    updatedAt: 1,
+    batch
+  })))
+})
+
+const twoCalls = Message.assistant([
+  Message.toolCallPart({ id: "c1", name: "note", input: { n: 1 } }),
+  Message.toolCallPart({ id: "c2", name: "note", input: { n: 2 } })
+])
+const continued = [
+  twoCalls,
+  Message.toolResult({ callId: "c1", name: "note", content: Session.INTERRUPTED_RESULT, isError: true }),
+  Message.toolResult({ callId: "c2", name: "note", content: "noted 2", isError: false }),
+  Message.assistant([Message.textPart("done")])
+]
+
+/** One in-memory runner on a new SQLite file, its sessions' model scripted with `done`. */
+const runnerOf = (ran: Array<string>) =>
+  Layer.unwrap(Effect.map(tempDir, (dir) =>
+    ClusterSessions.layer.pipe(
+      Layer.provideMerge(SessionEntity.layer({ agents: { worker: worker(ran) } })),
+      Layer.provideMerge(TestRunner.layer),
+      Layer.provideMerge(Layer.mergeAll(SqliteClient.layer({ file: path.join(dir, "cluster.db") }), TestModel.layer([TestModel.text("done")])))
+    )))
+
+describe("SessionEntity: a run delivered again after part of it was saved", () => {
+  it.live("answers the reply of the session's own continuation; the history holds each turn once, the cut-off call not run again", () => {
+    const ran: Array<string> = []
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft()
+      const reply = yield* (yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" })
+      assert.deepStrictEqual(reply, { text: "done", turns: 2, messages: continued })
+      assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...before, Message.user("work"), ...continued])
+      assert.deepStrictEqual(ran, ["c2"])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
+
+  it.live("a stream delivered again cannot replay the saved events: it fails Interrupted once the continuation completed, which the history holds", () => {
+    const ran: Array<string> = []
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft()
+      const error = yield* Effect.flip(Stream.runDrain((yield* SessionEntity.SessionEntity.client)("w").Stream({ runId: "r1", prompt: "work" })))
+      assert.strictEqual(
+        error.message,
+        "Sessions: session w: the run was interrupted: its runner stopped before its events were all sent; the run completed, and the session's history holds its reply"
+      )
+      assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...before, Message.user("work"), ...continued])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
+
+  it.live("a run that waited for approval when its runner died: its call is listed and approved by id on the runner that took it over, and the run answers the reply", () => {
+    const ran: Array<string> = []
+    const rm = Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } })
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft(Message.assistant([rm]), { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] })
+      const sessions = yield* Sessions.ById
+      assert.deepStrictEqual(yield* sessions.pending("w"), [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }])
+      const run = yield* Effect.forkChild((yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" }))
+      yield* sessions.approve("w", "c_rm")
+      const messages = [
+        Message.assistant([rm]),
+        Message.toolResult({ callId: "c_rm", name: "rm", content: "removed /tmp/x", isError: false }),
+        Message.assistant([Message.textPart("done")])
+      ]
+      assert.deepStrictEqual(yield* Fiber.join(run), { text: "done", turns: 2, messages })
+      assert.deepStrictEqual(yield* sessions.history("w"), [...before, Message.user("work"), ...messages])
+      assert.deepStrictEqual(ran, ["c_rm"])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
+
+  it.live("a run that waited for approval when its runner died, aborted by id instead: it fails Interrupted, the session holding what was saved", () => {
+    const ran: Array<string> = []
+    const rm = Message.toolCallPart({ id: "c_rm", name: "rm", input: { path: "/tmp/x" } })
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft(Message.assistant([rm]), { waiting: [{ callId: "c_rm", tool: "rm", input: { path: "/tmp/x" } }], results: [], started: [] })
+      const sessions = yield* Sessions.ById
+      assert.strictEqual((yield* sessions.pending("w")).length, 1)
+      const run = yield* Effect.forkChild(Effect.flip((yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r1", prompt: "work" })))
+      yield* sessions.abort("w")
+      assert.strictEqual(
+        (yield* Fiber.join(run)).message,
+        "Sessions: session w: the run was interrupted: its runner stopped after part of it was saved, and the session could not complete it; the session holds what was saved"
+      )
+      const aborted = Message.toolResult({ callId: "c_rm", name: "rm", content: Session.ABORTED_RESULT, isError: true })
+      assert.deepStrictEqual(yield* sessions.history("w"), [...before, Message.user("work"), Message.assistant([rm]), aborted])
+      assert.deepStrictEqual(ran, [])
+    }).pipe(Effect.provide(runnerOf(ran)))
+  })
 })

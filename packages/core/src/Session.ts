@@ -134,6 +134,12 @@ export interface Session {
   readonly stop: Effect.Effect<void>
   /** Waits for the session to end: succeeds when it is stopped, fails (`SessionCrashed`) when it crashes. */
   readonly join: Effect.Effect<void, SessionError>
+  /**
+   * Waits until no run is in progress: none running or queued, none parked or restored from the
+   * store waiting for a person's answer; so the run a session started from the store continues
+   * (ADR 0065) is waited for too. Succeeds at once when the session is idle or has stopped.
+   */
+  readonly idle: Effect.Effect<void>
   /** The calls waiting for a person's answer, in the order they asked (docs/approvals.md). */
   readonly pending: Effect.Effect<ReadonlyArray<Approval.Pending>>
   /** Lets a waiting call run; a call not waiting (unknown, or answered) fails with `ApprovalNotPending`. */
@@ -475,6 +481,9 @@ class Handle<R> implements Session {
   }
   get join() {
     return this.#actor.join
+  }
+  get idle() {
+    return this.#actor.idle
   }
   /** What its MCP servers ask, when it has any (`AskedHandle`). */
   protected get requests(): ServerRequests | undefined {

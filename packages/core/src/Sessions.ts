@@ -13,18 +13,29 @@
  * see the current incarnation.
  *
  * `ById` is the same registry spoken to by session id and agent name only (start, run, stream,
- * history, abort, stop), so that its sessions can live anywhere: `layerById` serves it from this
+ * history, abort, stop; and the answers a session waits for: pending, approve, deny, respond), so that its sessions can live anywhere: `layerById` serves it from this
  * process's registry, and `@condukt/cluster` serves it from runners that may be other machines
  * (docs/decisions/0064). Nothing it takes or gives is a closure: agents are named, replies are data.
  */
 import { Context, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
+import type * as Approval from "./Approval.ts"
+import type * as Elicitation from "./Elicitation.ts"
 import * as Message from "./Message.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as Session from "./Session.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as uuid7 from "./internal/uuid7.ts"
-import { AlreadyStarted, Failed, NotFound, SessionsError, UnknownAgent } from "./SessionsError.ts"
+import {
+  AlreadyStarted,
+  ApprovalNotPending,
+  ElicitationInvalidAnswer,
+  ElicitationNotPending,
+  Failed,
+  NotFound,
+  SessionsError,
+  UnknownAgent
+} from "./SessionsError.ts"
 
 export * from "./SessionsError.ts"
 
@@ -210,6 +221,31 @@ export const RunReply = Schema.Struct({
 /** @since 0.1.0 @category models */
 export type RunReply = typeof RunReply.Type
 
+/**
+ * A call waiting for a person's answer, as by-id `pending` lists it (`Approval.Pending` as data).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Pending = Schema.Struct({ callId: Schema.String, tool: Schema.String, input: Schema.Unknown })
+/** @since 0.1.0 @category models */
+export type Pending = typeof Pending.Type
+
+/**
+ * An answer to an MCP server's question, as by-id `respond` takes it (`Elicitation.Answer` as data).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ElicitationAnswer = Schema.Union([
+  Schema.Struct({
+    action: Schema.Literal("accept"),
+    content: Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)]))
+  }),
+  Schema.Struct({ action: Schema.Literal("decline") }),
+  Schema.Struct({ action: Schema.Literal("cancel") })
+])
+
 /** @since 0.1.0 @category models */
 export interface ByIdService {
   /** Starts a session of the agent named `agent` (resumed from the store when it holds the id); its id. */
@@ -224,6 +260,17 @@ export interface ByIdService {
   readonly abort: (id: string) => Effect.Effect<void, SessionsError>
   /** Stops the session; what its store holds stays, and a new start resumes it. Unknown ids are ignored. */
   readonly stop: (id: string) => Effect.Effect<void, SessionsError>
+  /** The session's calls waiting for a person's answer, in the order they asked (`ApprovalRequested`). */
+  readonly pending: (id: string) => Effect.Effect<ReadonlyArray<Pending>, SessionsError>
+  /** Lets a waiting call run; a call not waiting fails `ApprovalNotPending`. */
+  readonly approve: (id: string, callId: string) => Effect.Effect<void, SessionsError>
+  /** Refuses a waiting call: the model reads `Denied by the user: <reason>`; a call not waiting fails `ApprovalNotPending`. */
+  readonly deny: (id: string, callId: string, reason?: string) => Effect.Effect<void, SessionsError>
+  /**
+   * Answers an MCP server's question (`ElicitationRequested`, its `id`): a question not waiting
+   * fails `ElicitationNotPending`; accepted values its form does not take, `ElicitationInvalidAnswer`.
+   */
+  readonly respond: (id: string, requestId: string, answer: Elicitation.Answer) => Effect.Effect<void, SessionsError>
 }
 
 /**
@@ -245,6 +292,22 @@ export type Agents<R = never> = Readonly<Record<string, Agent<R>>>
 /** A session's error as by-id data. */
 const failedWith = (sessionId: string) => (error: { readonly message: string }) =>
   new SessionsError({ sessionId, reason: new Failed({ description: error.message }) })
+
+/**
+ * A session's refusal of an answer (`approve`, `deny`, `respond`) as by-id data.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unanswered = (sessionId: string) => (error: Approval.NotPending | Elicitation.NotPending | Elicitation.InvalidAnswer): SessionsError =>
+  new SessionsError({
+    sessionId,
+    reason: error._tag === "ApprovalNotPending"
+      ? new ApprovalNotPending({ callId: error.callId })
+      : error._tag === "ElicitationNotPending"
+      ? new ElicitationNotPending({ id: error.id })
+      : new ElicitationInvalidAnswer({ id: error.id, description: error.description })
+  })
 
 /**
  * What a completed run gives a by-id caller.
@@ -285,7 +348,11 @@ export const makeById = <R>(registry: Service, agents: Agents<R>): Effect.Effect
       stream: (id, prompt) => Stream.unwrap(Effect.map(find(id), (session) => Stream.mapError(session.stream(prompt), failedWith(id)))),
       history: (id) => Effect.flatMap(find(id), (session) => session.history),
       abort: (id) => Effect.flatMap(find(id), (session) => session.abort),
-      stop: (id) => registry.stop(id)
+      stop: (id) => registry.stop(id),
+      pending: (id) => Effect.flatMap(find(id), (session) => session.pending),
+      approve: (id, callId) => Effect.flatMap(find(id), (session) => Effect.mapError(session.approve(callId), unanswered(id))),
+      deny: (id, callId, reason) => Effect.flatMap(find(id), (session) => Effect.mapError(session.deny(callId, reason), unanswered(id))),
+      respond: (id, requestId, answer) => Effect.flatMap(find(id), (session) => Effect.mapError(session.respond(requestId, answer), unanswered(id)))
     })
   })
 

@@ -81,6 +81,48 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
 }
 
 /**
+ * `approve` or `deny` named a call that is not waiting for a person's answer: no such call, or one
+ * already answered (or ended by its timeout or an abort). `pending` lists those waiting.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApprovalNotPending extends Schema.TaggedError<ApprovalNotPending>()("ApprovalNotPending", { callId: Schema.String }) {
+  override get message() {
+    return `no call ${this.callId} is waiting for approval (unknown, or already answered): pending lists the calls that are`
+  }
+}
+
+/**
+ * `respond` named a question of an MCP server that is not waiting: no such id, or one already
+ * answered (or ended by its timeout, its run's end or its server).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ElicitationNotPending extends Schema.TaggedError<ElicitationNotPending>()("ElicitationNotPending", { id: Schema.String }) {
+  override get message() {
+    return `no question ${this.id} is waiting for an answer (unknown, or already answered)`
+  }
+}
+
+/**
+ * `respond` accepted a question with values its form does not take: the question still waits, for
+ * an answer that fits.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ElicitationInvalidAnswer extends Schema.TaggedError<ElicitationInvalidAnswer>()("ElicitationInvalidAnswer", {
+  id: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `the answer to question ${this.id} does not fit its form (${this.description}); the question still waits for one that does`
+  }
+}
+
+/**
  * Why a by-id call failed, and on which session. It is data end to end, so it crosses processes.
  *
  * @since 0.1.0
@@ -88,7 +130,17 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
  */
 export class SessionsError extends Schema.TaggedError<SessionsError>()("SessionsError", {
   sessionId: Schema.String,
-  reason: Schema.Union([NotFound, UnknownAgent, AlreadyStarted, Failed, Interrupted, Unavailable])
+  reason: Schema.Union([
+    NotFound,
+    UnknownAgent,
+    AlreadyStarted,
+    Failed,
+    Interrupted,
+    Unavailable,
+    ApprovalNotPending,
+    ElicitationNotPending,
+    ElicitationInvalidAnswer
+  ])
 }) {
   override get message() {
     return `Sessions: session ${this.sessionId}: ${this.reason.message}`

@@ -9,7 +9,7 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
@@ -17,29 +17,16 @@ import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as SessionStore from "../src/SessionStore.ts"
 import type * as Snapshot from "../src/Snapshot.ts"
-import * as Tool from "../src/Tool.ts"
 import { cutOff } from "./fixtures/cutOff.ts"
+import { look, note, rm } from "./fixtures/loggedTools.ts"
 
 /** Two tools that log each run by call id: `note` may not run twice, `look` may. */
 const agentLogging = (ran: Array<string>) =>
   Agent.make({
     name: "worker",
     model: "test:x",
-    tools: [
-      Tool.make("note", {
-        description: "Notes",
-        parameters: Schema.Struct({ n: Schema.Number }),
-        // Runs alone: the call after it in the same message starts (and commits) once it finished.
-        concurrent: false,
-        call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`noted ${n}`))
-      }),
-      Tool.make("look", {
-        description: "Looks",
-        parameters: Schema.Struct({ n: Schema.Number }),
-        retrySafe: true,
-        call: ({ n }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`seen ${n}`))
-      })
-    ]
+    // `note` runs alone: the call after it in the same message starts (and commits) once it finished.
+    tools: [note(ran, { concurrent: false }), look(ran)]
   })
 
 const call = (tool: "note" | "look", id: string, n: number) => TestModel.toolCall(tool, { n }, id)
@@ -146,15 +133,7 @@ describe("no silent repeats", () => {
       const careful = Agent.make({
         name: "worker",
         model: "test:x",
-        tools: [
-          ...agentLogging(ran).tools,
-          Tool.make("rm", {
-            description: "Removes",
-            parameters: Schema.Struct({ path: Schema.String }),
-            needsApproval: true,
-            call: ({ path }, context) => Effect.sync(() => ran.push(context.callId)).pipe(Effect.as(`removed ${path}`))
-          })
-        ]
+        tools: [...agentLogging(ran).tools, rm(ran)]
       })
       const store = yield* cutOff({
         id: "w",

@@ -9,7 +9,16 @@ const reasons: ReadonlyArray<readonly [Sessions.SessionsError["reason"], string]
   [new Sessions.AlreadyStarted(), "Sessions: session s1: the session is already running"],
   [new Sessions.Failed({ description: "Session s1: the run was aborted" }), "Sessions: session s1: Session s1: the run was aborted"],
   [new Sessions.Interrupted({ description: "its runner stopped" }), "Sessions: session s1: the run was interrupted: its runner stopped"],
-  [new Sessions.Unavailable({ description: "database is locked" }), "Sessions: session s1: the session could not be reached: database is locked"]
+  [new Sessions.Unavailable({ description: "database is locked" }), "Sessions: session s1: the session could not be reached: database is locked"],
+  [
+    new Sessions.ApprovalNotPending({ callId: "c1" }),
+    "Sessions: session s1: no call c1 is waiting for approval (unknown, or already answered): pending lists the calls that are"
+  ],
+  [new Sessions.ElicitationNotPending({ id: "q1" }), "Sessions: session s1: no question q1 is waiting for an answer (unknown, or already answered)"],
+  [
+    new Sessions.ElicitationInvalidAnswer({ id: "q1", description: "age: expected a number" }),
+    "Sessions: session s1: the answer to question q1 does not fit its form (age: expected a number); the question still waits for one that does"
+  ]
 ]
 
 describe("SessionsError", () => {

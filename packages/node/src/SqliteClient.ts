@@ -4,13 +4,17 @@
  * when nothing is installed (`@effect/sql-sqlite-node` has no build for effect 4.1).
  *
  * One connection per client, guarded by a semaphore (SQLite writes one at a time anyway). The
- * journal is WAL with `synchronous = FULL`, as the SQLite session store keeps it. `node:sqlite` is
+ * journal is WAL; `synchronous` is `FULL` by default, as the SQLite session store keeps it (each
+ * commit is an fsync: what was committed survives a power loss), or `NORMAL` (`options.synchronous`:
+ * a commit is written, not synced; it survives the process's `kill -9`, and a power loss may lose the
+ * last commits, never the file's consistency — docs/decisions/0071). `node:sqlite` is
  * synchronous: a statement runs on the event loop, so the busy timeout is 0 and a database another
  * process holds fails at once with `LockTimeoutError` (retryable): callers retry on the Effect
  * clock instead of blocking the loop (the client's own setup, the switch to WAL that processes
  * opening one new file meet on, and each statement outside a transaction, `BEGIN` included,
  * retry so themselves; a statement inside a transaction is the caller's to retry, whole). Transactions begin `IMMEDIATE`, so two processes never both
- * read and then both try to upgrade to a write. No streaming: `executeStream` is a defect.
+ * read and then both try to upgrade to a write. Statements are prepared once and kept by their text,
+ * the least recently used dropped first. No streaming: `executeStream` is a defect.
  */
 import { Effect, Layer, Schedule, Semaphore, Stream } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
@@ -22,6 +26,13 @@ import * as NodeSqlite from "./internal/nodeSqlite.ts"
 export interface Options {
   /** The database file (created when missing); its directory must exist. */
   readonly file: string
+  /**
+   * `"full"` (the default): each commit is synced to the disk, and survives a power loss.
+   * `"normal"`: a commit is written to the WAL, not synced (fsync at checkpoints only); it survives
+   * the process's crash or `kill -9`, and a power loss or an OS crash may lose the last commits
+   * (the database stays consistent). The cluster's embedded default (`Runner.layerSqlite`).
+   */
+  readonly synchronous?: "full" | "normal" | undefined
 }
 
 /** How often the setup of a database (its switch to WAL) or a statement outside a transaction retries one another process has locked, 20 ms apart. */
@@ -72,15 +83,20 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   )
   // Several processes opening a new file at once meet on its switch to WAL: retried like a statement.
   yield* Effect.try({
-    try: () => db.exec("PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;"),
+    try: () => db.exec(`PRAGMA busy_timeout = 0; PRAGMA journal_mode = WAL; PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"};`),
     catch: failed("set up the database")
   }).pipe(Effect.retry(busyRetry))
-  // Prepared statements by their text, the oldest dropped past `STATEMENT_CACHE` (an insert of N
-  // rows is a text of its own): preparing costs as much as running a small statement.
+  // Prepared statements by their text, the least recently used dropped past `STATEMENT_CACHE` (an
+  // insert of N rows, a statement with its values in its text, is a text of its own: those come
+  // and go while the ones run again and again stay): preparing costs as much as running a small statement.
   const prepared = new Map<string, NodeSqlite.Statement>()
   const prepare = (sql: string) => {
     const cached = prepared.get(sql)
-    if (cached !== undefined) return cached
+    if (cached !== undefined) {
+      prepared.delete(sql)
+      prepared.set(sql, cached)
+      return cached
+    }
     const statement = db.prepare(sql)
     if (prepared.size >= STATEMENT_CACHE) prepared.delete(prepared.keys().next().value!)
     prepared.set(sql, statement)

@@ -55,4 +55,16 @@ describe("SqliteClient", () => {
       assert.deepStrictEqual([error.reason._tag, error.isRetryable, error.message], ["LockTimeoutError", true, "database is locked"])
       assert.deepStrictEqual(yield* other`SELECT id FROM t`, [{ id: 1 }])
     })))
+
+  it.live("commits are synced (FULL) by default, written but not synced with synchronous: normal", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      const level = (options: Omit<SqliteClient.Options, "file">) =>
+        Effect.flatMap(Layer.build(SqliteClient.layer({ file: path.join(dir, "db.sqlite"), ...options })), (context) =>
+          Context.get(context, SqlClient.SqlClient)`PRAGMA synchronous`)
+      // SQLite's levels: 1 NORMAL, 2 FULL; the journal is WAL in both.
+      assert.deepStrictEqual(yield* level({}), [{ synchronous: 2 }])
+      assert.deepStrictEqual(yield* level({ synchronous: "normal" }), [{ synchronous: 1 }])
+      assert.deepStrictEqual(yield* level({ synchronous: "full" }), [{ synchronous: 2 }])
+    })))
 })

@@ -1,18 +1,22 @@
 /**
  * sessionRows — what the cluster keeps of its sessions beside their snapshots, in the same
- * database: which sessions are running and with which agent (`condukt_cluster_sessions`: a session
- * entity activated on any runner reads it to know what to start), and where each persisted run
- * began (`condukt_cluster_runs`: the history's length when the run took its first step), so that a
- * run delivered again after its runner died is not started a second time from its prompt.
+ * database: which sessions are running, with which agent and by which start (`condukt_cluster_sessions`:
+ * a session entity activated on any runner reads it to know what to start; a start delivered again
+ * knows itself by its id), and where each persisted run
+ * began (`condukt_cluster_runs`: the history's length when the run began), so that a run delivered
+ * again after its runner died is not started a second time from its prompt. A run's row is written
+ * in the transaction of the run's first save (`withRunBegun`): no commit of its own, and a run with
+ * no row is one of which nothing was saved. Rows of settled runs (their replies saved) are deleted
+ * (`runs`, `forget`): the table holds the runs that may still be delivered again, and a few more.
  *
- * Each statement is its own short transaction: a handler never holds one across a model turn (on
+ * Each statement or transaction is short: a handler never holds one across a model turn (on
  * one-connection SQLite that starves the cluster's shard-lock refresh).
  */
 import { Effect, Option, Schedule } from "effect"
-import { type SqlClient, type SqlError } from "effect/sql"
+import { type SqlClient, SqlError } from "effect/sql"
 
 const TABLES = [
-  "CREATE TABLE IF NOT EXISTS condukt_cluster_sessions (id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, running INTEGER NOT NULL)",
+  "CREATE TABLE IF NOT EXISTS condukt_cluster_sessions (id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, running INTEGER NOT NULL, start TEXT)",
   "CREATE TABLE IF NOT EXISTS condukt_cluster_runs (session TEXT NOT NULL, run TEXT NOT NULL, history_before INTEGER NOT NULL, PRIMARY KEY (session, run))"
 ] as const
 
@@ -31,14 +35,28 @@ const busyPolicy = {
 export interface SessionRows {
   /** The agent of a running session; none when it was never started or is stopped. */
   readonly running: (id: string) => Effect.Effect<Option.Option<string>, SqlError.SqlError>
-  /** Marks the session running with `agent`, or stopped. */
-  readonly mark: (id: string, agent: string, running: boolean) => Effect.Effect<void, SqlError.SqlError>
+  /** The id of the start that marked a running session running (empty when unknown); none when it is not running. */
+  readonly startedBy: (id: string) => Effect.Effect<Option.Option<string>, SqlError.SqlError>
+  /** Marks the session running with `agent` by the start `start`, or stopped. */
+  readonly mark: (id: string, agent: string, running: boolean, start?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Marks a running session stopped; an unknown one is ignored. */
   readonly stop: (id: string) => Effect.Effect<void, SqlError.SqlError>
   /** The history's length when the run began, if it began. */
   readonly runBegan: (id: string, run: string) => Effect.Effect<Option.Option<number>, SqlError.SqlError>
-  /** Records the history's length as the run begins. */
-  readonly beginRun: (id: string, run: string, historyBefore: number) => Effect.Effect<void, SqlError.SqlError>
+  /**
+   * Runs `effect` (a save of the session) in one transaction with the record of the run's
+   * beginning: both are committed, or neither. Retried whole while another writer holds the database.
+   */
+  readonly withRunBegun: <A, E>(
+    id: string,
+    run: string,
+    historyBefore: number,
+    effect: Effect.Effect<A, E>
+  ) => Effect.Effect<A, E | SqlError.SqlError>
+  /** The runs of the session that have a row. */
+  readonly runs: (id: string) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+  /** Deletes the rows of these runs of the session. */
+  readonly forget: (id: string, runs: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 }
 
 /** The rows on the current SqlClient's database; the tables are created when missing. */
@@ -54,15 +72,30 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlEr
       running: (id) =>
         retried(Effect.map(sql`SELECT agent FROM condukt_cluster_sessions WHERE id = ${id} AND running = 1`, ([row]) =>
           row === undefined ? Option.none() : Option.some(String(row["agent"])))),
-      mark: (id, agent, running) =>
-        retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_sessions (id, agent, running) VALUES (${id}, ${agent}, ${running ? 1 : 0})
-          ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, running = excluded.running`)),
+      startedBy: (id) =>
+        retried(Effect.map(sql`SELECT start FROM condukt_cluster_sessions WHERE id = ${id} AND running = 1`, ([row]) =>
+          row === undefined ? Option.none() : Option.some(typeof row["start"] === "string" ? row["start"] : ""))),
+      mark: (id, agent, running, start) =>
+        retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_sessions (id, agent, running, start) VALUES (${id}, ${agent}, ${running ? 1 : 0}, ${start ?? null})
+          ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, running = excluded.running, start = excluded.start`)),
       stop: (id) => retried(Effect.asVoid(sql`UPDATE condukt_cluster_sessions SET running = 0 WHERE id = ${id}`)),
       runBegan: (id, run) =>
         retried(Effect.map(sql`SELECT history_before FROM condukt_cluster_runs WHERE session = ${id} AND run = ${run}`, ([row]) =>
           row === undefined ? Option.none() : Option.some(Number(row["history_before"])))),
-      beginRun: (id, run, historyBefore) =>
-        retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_runs (session, run, history_before) VALUES (${id}, ${run}, ${historyBefore})
-          ON CONFLICT (session, run) DO NOTHING`))
+      withRunBegun: <A, E>(id: string, run: string, historyBefore: number, effect: Effect.Effect<A, E>) =>
+        Effect.retry(
+          sql.withTransaction(Effect.andThen(
+            sql`INSERT INTO condukt_cluster_runs (session, run, history_before) VALUES (${id}, ${run}, ${historyBefore})
+              ON CONFLICT (session, run) DO NOTHING`,
+            effect
+          )),
+          { ...busyPolicy, while: (error: E | SqlError.SqlError) => SqlError.isSqlError(error) && busyPolicy.while(error) }
+        ),
+      runs: (id) =>
+        retried(Effect.map(sql`SELECT run FROM condukt_cluster_runs WHERE session = ${id}`, (rows) => rows.map((row) => String(row["run"])))),
+      forget: (id, runs) =>
+        runs.length === 0
+          ? Effect.void
+          : retried(Effect.asVoid(sql`DELETE FROM condukt_cluster_runs WHERE session = ${id} AND ${sql.in("run", [...runs])}`))
     } satisfies SessionRows
   })

@@ -28,6 +28,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
+import * as Reaper from "./reaper.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -74,13 +75,13 @@ export type RunError = ProcessRunner.ProcessRunnerError
 // Limits
 // ---------------------------------------------------------------------------------------------
 
-const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024
+export const DEFAULT_MAX_OUTPUT_BYTES = 10 * 1024 * 1024
 
 /**
  * Between SIGTERM and SIGKILL on timeout or interruption: enough for a well-behaved tool to flush
  * and remove its lock files (git's index.lock), short enough not to hold up a cancelled turn.
  */
-const TERMINATE_GRACE_MS = 500
+export const TERMINATE_GRACE_MS = 500
 
 /**
  * Once the leader has exited and its group is killed, EOF follows as soon as the killed members
@@ -228,14 +229,16 @@ export const signalGroup = (pgid: number, signal: "SIGTERM" | "SIGKILL"): boolea
   }
 }
 
-interface Collector {
-  readonly push: (chunk: Buffer) => void
+/** Output kept up to a cap: what a run collects of its pipes. */
+export interface Collector {
+  readonly push: (chunk: Uint8Array) => void
   readonly text: () => string
   readonly truncated: () => boolean
 }
 
-const makeCollector = (maxBytes: number): Collector => {
-  const chunks: Array<Buffer> = []
+/** A collector keeping `maxBytes` at most (the rest is read and dropped, `truncated` set). */
+export const makeCollector = (maxBytes: number): Collector => {
+  const chunks: Array<Uint8Array> = []
   let bytes = 0
   let truncated = false
   return {
@@ -276,6 +279,7 @@ const killGroup = (group: Group): void => {
   if (group.pgid === undefined || group.killed) return
   group.killed = true
   signalGroup(group.pgid, "SIGKILL")
+  Reaper.forget(group.pgid)
 }
 
 const ignore = (): void => {}
@@ -289,6 +293,8 @@ const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, Run
         detached: true,
         stdio: options.onMessage === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "ignore", "ipc"]
       })
+      // Killed with this process, should it die before the group ends (reaper.ts).
+      if (child.pid !== undefined) Reaper.watch(child.pid)
       if (options.onMessage !== undefined) {
         child.on("message", options.onMessage)
         // The channel must not keep the host's event loop alive, nor fail it when the child goes.

@@ -13,6 +13,7 @@ import { spawn as nodeSpawn } from "node:child_process"
 import * as os from "node:os"
 import { Deferred, Effect, type Scope } from "effect"
 import { type RunError, signalGroup, spawnFailed } from "./processGroup.ts"
+import * as Reaper from "./reaper.ts"
 
 /** @since 0.1.0 @category models */
 export interface SpawnOptions {
@@ -58,6 +59,8 @@ const start = (options: SpawnOptions): Effect.Effect<Running, RunError> =>
     })
     child.once("spawn", () => {
       const pid = child.pid!
+      // Killed with this process, should it die before the group ends (reaper.ts).
+      Reaper.watch(pid)
       resume(Effect.succeed({
         pid,
         exited,
@@ -72,7 +75,10 @@ const start = (options: SpawnOptions): Effect.Effect<Running, RunError> =>
     })
     child.once("exit", (code, signal) => {
       // Nothing the process started may outlive it.
-      if (child.pid !== undefined) signalGroup(child.pid, "SIGKILL")
+      if (child.pid !== undefined) {
+        signalGroup(child.pid, "SIGKILL")
+        Reaper.forget(child.pid)
+      }
       const exitCode = code ?? 128 + (signal === null ? 0 : os.constants.signals[signal])
       Deferred.doneUnsafe(exited, Effect.succeed(exitCode))
       options.exit(exitCode)

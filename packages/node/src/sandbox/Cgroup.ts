@@ -104,13 +104,14 @@ export const find = (given: string | undefined): Place | string => {
 let made = 0
 
 /**
- * Makes a command's cgroup with its limit; the path is the one the starting shell writes its pid to.
+ * Makes a command's cgroup with its limit; the path is the one its pid is written to.
+ * `suffix` ends the name (`-launcher`: a sandbox's launcher's, `Launcher`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (place: Place, maxProcesses: number): string => {
-  const directory = path.join(place.directory, `condukt-${process.pid}-${++made}`)
+export const make = (place: Place, maxProcesses: number, suffix = ""): string => {
+  const directory = path.join(place.directory, `condukt-${process.pid}-${++made}${suffix}`)
   NodeFs.mkdirSync(directory)
   try {
     NodeFs.writeFileSync(path.join(directory, "pids.max"), String(maxProcesses))
@@ -146,7 +147,7 @@ export const sweep = (place: Place): void => {
     return
   }
   for (const name of names) {
-    const owner = /^condukt-(\d+)-\d+$/.exec(name)?.[1]
+    const owner = /^condukt-(\d+)-\d+(?:-launcher)?$/.exec(name)?.[1]
     if (owner === undefined || alive(Number(owner))) continue
     try {
       NodeFs.rmdirSync(path.join(place.directory, name))

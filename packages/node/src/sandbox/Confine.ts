@@ -17,10 +17,14 @@
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
  * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
- *   stay out of reach even though the root they sit on is readable.
+ *   stay out of reach even though the root they sit on is readable;
+ * - no attaching to another process (the filter refuses `ptrace`, `process_vm_*`, `kcmp`,
+ *   `pidfd_getfd`), and no capability, even for a program run as root (`--cap-drop ALL`).
  *
- * Timeouts, output limits, the process budget and the process-group kill are the Local sandbox's,
- * unchanged: bwrap is the group's leader. Fail closed: asking for confinement where bwrap cannot run
+ * Where each command can have a cgroup of its own, the sandbox's commands run through one bwrap
+ * per sandbox whose launcher starts them (`Launcher`, docs/decisions/0070); otherwise each command
+ * gets a bwrap of its own. Timeouts, output limits, the process budget and the process-group kill
+ * work as unconfined. Fail closed: asking for confinement where bwrap cannot run
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
  * missing, never an unconfined run. macOS (Seatbelt) is typed (`SeatbeltOptions`) but not
  * implemented: the build says so.
@@ -36,7 +40,10 @@ import * as NodeFs from "node:fs"
 import { Effect, Result } from "effect"
 import * as ProcessGroup from "../internal/processGroup.ts"
 import * as Cgroup from "./Cgroup.ts"
+import * as Launcher from "./Launcher.ts"
 import * as NetworkProxy from "./NetworkProxy.ts"
+import * as Seccomp from "./Seccomp.ts"
+import * as Undumpable from "./Undumpable.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -60,7 +67,8 @@ export interface Options {
    * The most tasks (processes and threads) a command may hold at once, through a control group of
    * its own (`Cgroup`): asked for where no writable cgroup with the pids controller exists, the
    * build fails. Default: `DEFAULT_MAX_PROCESSES` where such a cgroup exists, no limit elsewhere;
-   * `false`: no limit (no cgroup).
+   * `false`: no limit (no cgroup, and so no launcher: each command gets a bwrap of its own, which
+   * costs more under a burst: docs/decisions/0070).
    */
   readonly maxProcesses?: number | false | undefined
   /**
@@ -130,57 +138,6 @@ export const DEFAULT_DENY_READ: ReadonlyArray<string> = [
 /** How to install bubblewrap, said when it is missing. */
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
 
-/**
- * The seccomp filter every confined command runs under, as the kernel reads it (classic BPF over
- * `struct seccomp_data`): `socket(AF_UNIX, …)` fails with EACCES, on x86-64 and arm64; anything
- * else, and any other architecture, is allowed. A Unix socket on the host — `/var/run/docker.sock`,
- * a D-Bus bus, an agent's socket — is a door out of any filesystem fence: connecting to one needs
- * no write access to the read-only root, so only refusing the socket itself closes them all.
- * (`socketpair`, which makes a connected pair and reaches nothing, stays allowed.)
- */
-const seccompFilter = (): Uint8Array => {
-  const LD_W_ABS = 0x20
-  const JEQ_K = 0x15
-  const RET_K = 0x06
-  const ALLOW = 0x7fff0000
-  const EACCES = 0x00050000 | 13
-  const program: ReadonlyArray<readonly [code: number, jt: number, jf: number, k: number]> = [
-    [LD_W_ABS, 0, 0, 4], // 0: the architecture
-    [JEQ_K, 0, 2, 0xc000003e], // 1: x86-64 → 2, else → 4
-    [LD_W_ABS, 0, 0, 0], // 2: the syscall number
-    [JEQ_K, 3, 5, 41], // 3: socket → 7, else → 9
-    [JEQ_K, 0, 4, 0xc00000b7], // 4: arm64 → 5, else → 9
-    [LD_W_ABS, 0, 0, 0], // 5: the syscall number
-    [JEQ_K, 0, 2, 198], // 6: socket → 7, else → 9
-    [LD_W_ABS, 0, 0, 16], // 7: the domain (args[0], low half)
-    [JEQ_K, 1, 0, 1], // 8: AF_UNIX → 10, else → 9
-    [RET_K, 0, 0, ALLOW], // 9
-    [RET_K, 0, 0, EACCES] // 10
-  ]
-  const bytes = new Uint8Array(program.length * 8)
-  const view = new DataView(bytes.buffer)
-  program.forEach(([code, jt, jf, k], i) => {
-    view.setUint16(i * 8, code, true)
-    view.setUint8(i * 8 + 2, jt)
-    view.setUint8(i * 8 + 3, jf)
-    view.setUint32(i * 8 + 4, k, true)
-  })
-  return bytes
-}
-
-let filterPath: string | undefined
-
-/** The filter's file, written once per process into a directory only this user can enter. */
-const seccompFile = (): string => {
-  if (filterPath === undefined) {
-    const directory = NodeFs.mkdtempSync(path.join(os.tmpdir(), "condukt-confine-"))
-    const file = path.join(directory, "seccomp.bpf")
-    NodeFs.writeFileSync(file, seccompFilter(), { mode: 0o600 })
-    filterPath = file
-  }
-  return filterPath
-}
-
 /** A confinement ready to wrap commands: the executable and the mounts, worked out once. */
 export interface Plan {
   readonly bwrap: string
@@ -196,8 +153,19 @@ export interface Plan {
   readonly preamble: string
   /** The allow list's proxy, when the network is one. */
   readonly proxy: NetworkProxy.Proxy | undefined
+  /**
+   * The Node the launcher and the forwarder run: an execute-only copy of the program's
+   * (`Undumpable`), so that they run non-dumpable and no command attaches to them; bound at its
+   * path in the prefix. Undefined when neither runs.
+   */
+  readonly node: string | undefined
   /** Where each command's cgroup is made, and its `pids.max`; undefined: no process limit. */
   readonly processes: { readonly place: Cgroup.Place; readonly max: number } | undefined
+  /**
+   * The sandbox's launcher, which starts its commands inside one bwrap (`Launcher`): there when
+   * each command can have a cgroup of its own, which binds it and takes what it leaves behind.
+   */
+  readonly launcher: Launcher.Launcher | undefined
 }
 
 const expand = (given: string, home: string, cwd: string): string =>
@@ -265,32 +233,48 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     const info = NodeFs.statSync(found, { throwIfNoEntry: false })
     return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
   })
+  const prefix: Array<string> = [
+    "--die-with-parent",
+    "--unshare-all",
+    // No capability inside, even for a program run as root (bwrap keeps them all for root): with
+    // CAP_SYS_ADMIN in the sandbox's namespaces a command could unmount what hides a denied path.
+    "--cap-drop",
+    "ALL",
+    ...(options.network === "host" ? ["--share-net"] : []),
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    "--size",
+    String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
+    "--tmpfs",
+    "/tmp",
+    ...ownNode(),
+    ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
+  ]
+  const bwrap = options.bwrap ?? "bwrap"
+  const seccomp = Seccomp.file()
+  const proxy = typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined
+  const processes = typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
+  const node = proxy === undefined && processes === undefined ? undefined : Undumpable.node(NODE)
+  // Under the host's /tmp, which the private one hides: shown read-only at its path.
+  if (node !== undefined) prefix.push("--ro-bind", node, node)
   return Result.succeed({
-    bwrap: options.bwrap ?? "bwrap",
-    seccomp: seccompFile(),
-    prefix: [
-      "--die-with-parent",
-      "--unshare-all",
-      ...(options.network === "host" ? ["--share-net"] : []),
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--size",
-      String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
-      "--tmpfs",
-      "/tmp",
-      ...ownNode(),
-      ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
-    ],
+    bwrap,
+    seccomp,
+    prefix,
     hidden,
     writable: [...new Set(writable)],
-    proxy: typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined,
+    proxy,
+    node,
     preamble: options.maxFileBytes === undefined ? "" : `ulimit -f ${Math.ceil(options.maxFileBytes / 1024)}; `,
-    processes: typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
+    processes,
+    launcher: processes === undefined
+      ? undefined
+      : Launcher.make({ bwrap, seccomp, mounts: [...prefix, ...hidden], directory: cwd, node: node ?? NODE, proxy, place: processes.place, maxProcesses: processes.max })
   })
 }
 
@@ -327,7 +311,7 @@ export const command = (
     "--",
     "bash",
     "-c",
-    `${confined.proxy === undefined ? "" : forwarding}${confined.preamble}${script}`,
+    `${confined.proxy === undefined ? "" : forwarding(confined.node ?? NODE)}${confined.preamble}${script}`,
     ...argv
   ]
 })
@@ -340,10 +324,11 @@ const FORWARDER = 'const s = require("net").createServer({ pauseOnConnect: true 
   's.listen(0, "127.0.0.1", () => process.stdout.write(s.address().port + "\\n"))'
 
 /**
- * Before the command: the forwarder started (the Node running this program: `process.execPath`),
- * its port read, the channel closed for the command, the proxy variables set.
+ * Before the command: the forwarder started (the execute-only copy of the Node running this
+ * program: `Plan.node`), its port read, the channel closed for the command, the proxy variables set.
  */
-const forwarding = `exec 5< <(exec ${JSON.stringify(NODE)} -e '${FORWARDER}') && read -r port <&5 || ` +
+const forwarding = (node: string) =>
+  `exec 5< <(exec ${JSON.stringify(node)} -e '${FORWARDER}') && read -r port <&5 || ` +
   `{ echo "Cannot start the sandbox's network proxy" >&2; exit 125; }; exec 5<&- 4>&-; unset NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE; ` +
   `export HTTP_PROXY=http://127.0.0.1:$port HTTPS_PROXY=http://127.0.0.1:$port ALL_PROXY=http://127.0.0.1:$port; ` +
   `export http_proxy=$HTTP_PROXY https_proxy=$HTTPS_PROXY all_proxy=$ALL_PROXY NODE_USE_ENV_PROXY=1; unset port; `
@@ -359,13 +344,59 @@ const visible = (confined: Plan, directory: string): ReadonlyArray<string> =>
 
 /**
  * Runs `script` (its positional parameters `argv`: `$0`, `$1`…) confined in `directory` (`run`'s
- * other options as given): in a cgroup of its own
- * when the plan has a process limit, killed and removed when the run ends, however it ends.
+ * other options as given), in a cgroup of its own when the plan has a process limit, killed and
+ * removed when the run ends, however it ends: through the sandbox's launcher when it has one and
+ * `directory` is in its view, otherwise in a bwrap of its own (`runOnce`).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const run = (
+  confined: Plan,
+  directory: string,
+  script: string,
+  options: Omit<ProcessGroup.RunOptions, "file" | "args">,
+  argv: ReadonlyArray<string> = []
+): Effect.Effect<ProcessGroup.RunResult, ProcessGroup.RunError> => {
+  const { launcher, processes } = confined
+  if (launcher === undefined || processes === undefined || visible(confined, directory).length > 0) {
+    return runOnce(confined, directory, script, options, argv)
+  }
+  return withCgroup(directory, processes, (cgroup) =>
+    Launcher.run(launcher, {
+      directory,
+      script: `${confined.preamble}${script}`,
+      argv,
+      env: options.env,
+      timeoutMs: options.timeoutMs,
+      maxOutputBytes: options.maxOutputBytes,
+      cgroup
+    }))
+}
+
+/** A cgroup of the plan's limit for `use`, killed and removed afterwards. */
+const withCgroup = <A, E>(
+  directory: string,
+  processes: NonNullable<Plan["processes"]>,
+  use: (cgroup: string) => Effect.Effect<A, E>
+): Effect.Effect<A, E | ProcessGroup.RunError> =>
+  Effect.acquireUseRelease(
+    Effect.try({
+      try: () => Cgroup.make(processes.place, processes.max),
+      catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
+    }),
+    use,
+    Cgroup.remove
+  )
+
+/**
+ * Runs `script` as `run` does, in a bwrap of its own (the build's probe; a directory the
+ * launcher's mounts do not show).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const runOnce = (
   confined: Plan,
   directory: string,
   script: string,
@@ -381,12 +412,5 @@ export const run = (
     }
   }
   if (processes === undefined) return ProcessGroup.run({ ...command(confined, directory, script, undefined, argv), ...withProxy })
-  return Effect.acquireUseRelease(
-    Effect.try({
-      try: () => Cgroup.make(processes.place, processes.max),
-      catch: (cause) => ProcessGroup.spawnFailed({ file: "bash", cwd: directory }, undefined, `cannot make its cgroup (${cause instanceof Error ? cause.message : String(cause)})`)
-    }),
-    (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...withProxy }),
-    Cgroup.remove
-  )
+  return withCgroup(directory, processes, (cgroup) => ProcessGroup.run({ ...command(confined, directory, script, cgroup, argv), ...withProxy }))
 }

@@ -16,7 +16,6 @@
  * reported as skipped. Limits of either are clamped to 1..100,000, never refused.
  */
 import * as NodeFs from "node:fs"
-import * as nodePath from "node:path"
 import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } from "effect"
 import * as GlobPattern from "@condukt/core/GlobPattern"
 import * as GrepFiles from "../internal/grepFiles.ts"
@@ -27,6 +26,7 @@ import * as Tracing from "@condukt/core/internal/tracing"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Confine from "./Confine.ts"
+import * as LocalConfine from "./LocalConfine.ts"
 import * as Sandbox from "@condukt/core/Sandbox"
 
 /** @since 0.1.0 @category models */
@@ -294,46 +294,10 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
   const path = yield* Path.Path
   const cwd = yield* resolveCwd(fs, path, options)
   const env = ProcessGroup.baseEnv()
-  return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env, yield* confinement(options, cwd, env))
+  const confined = yield* LocalConfine.confinement(options, cwd, env)
+  yield* LocalConfine.hold(confined)
+  return build(fs, path, yield* ProcessBudget.ProcessBudget, cwd, options, env, confined)
 })
-
-/**
- * The confinement `options` ask for, checked by running bubblewrap once: one that cannot be had
- * fails here, naming what is missing, so no command ever runs unconfined by surprise.
- */
-const confinement = (options: Options, cwd: string, env: Readonly<Record<string, string>>): Effect.Effect<Confine.Plan | undefined, Sandbox.SandboxError> => {
-  if (options.confine === undefined || options.confine === false) return Effect.succeed(undefined)
-  const cannot = (why: string) => fail("make", new Sandbox.Failed({ description: `Cannot confine commands: ${why}` }))
-  if (process.platform !== "linux") {
-    return Effect.fail(cannot(`confinement runs on Linux (bubblewrap); ${process.platform} is not supported yet`))
-  }
-  const roots = [cwd, ...(options.allowedPaths ?? []).map((root) => nodePath.resolve(cwd, root))]
-  const requested = options.confine === true ? {} : options.confine
-  // Working out the mounts reads the host (real paths, the filter's file): a failure there is this
-  // build's typed failure, not a defect.
-  const planned = Effect.try({
-    try: () => Confine.plan(requested, cwd, roots),
-    catch: (cause) => cannot(`the sandbox's mounts could not be worked out (${cause instanceof Error ? cause.message : String(cause)})`)
-  }).pipe(Effect.flatMap(Result.match({ onFailure: (missing) => Effect.fail(cannot(missing)), onSuccess: Effect.succeed })))
-  // The probe runs as every command will (its cgroup included), so a host that cannot is found now.
-  return Effect.flatMap(planned, (plan) =>
-    Confine.run(plan, cwd, "true", { cwd, env, timeoutMs: 30_000 }).pipe(
-    Effect.mapError((error) => cannot(`${plan.bwrap} did not start (${error.message}); ${Confine.INSTALL_HINT}`)),
-    Effect.flatMap((result) => {
-      if (result.exitCode === 0) return Effect.succeed(plan)
-      const said = result.output.trim() || `exit code ${result.exitCode}`
-      // 126/127: the shell that hands bwrap its filter could not run it.
-      return Effect.fail(cannot(
-        result.exitCode === 127 || result.exitCode === 126
-          ? `${plan.bwrap} did not start (${said}); ${Confine.INSTALL_HINT}`
-          : said.includes("cgroup.procs")
-          ? `a command cannot join its cgroup (${said}); set maxProcesses: false, or name a delegated cgroup in cgroup`
-          : `${plan.bwrap} cannot make a sandbox here (${said}); ` +
-            "it needs unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, user.max_user_namespaces > 0)"
-      ))
-    })
-  ))
-}
 
 /**
  * The real path of the configured cwd (the process's by default), which must be an existing
@@ -426,11 +390,13 @@ export const layer = (
       const path = yield* Path.Path
       const budget = yield* ProcessBudget.ProcessBudget
       if (shared !== undefined && shared.services[0] === fs && shared.services[1] === path && shared.services[2] === budget) {
+        yield* LocalConfine.hold(confined?.plan)
         return shared.service
       }
       cwd ??= yield* resolveCwd(fs, path, options)
       env ??= ProcessGroup.baseEnv()
-      confined ??= { plan: yield* confinement(options, cwd, env) }
+      confined ??= { plan: yield* LocalConfine.confinement(options, cwd, env) }
+      yield* LocalConfine.hold(confined.plan)
       const service = build(fs, path, budget, cwd, options, env, confined.plan)
       shared = { services: [fs, path, budget], service }
       return service

@@ -88,6 +88,8 @@ export abstract class Actor<R> implements Publisher {
    */
   #forget: OnEnd | undefined = undefined
   #owner: object | undefined = undefined
+  /** Completed once the session is idle (`idle`); made by the first wait while it is busy. */
+  #idle: Deferred.Deferred<void> | undefined = undefined
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
     this.#conversation = conversation
@@ -146,6 +148,26 @@ export abstract class Actor<R> implements Publisher {
 
   get events(): Stream.Stream<SessionEvent.SessionEvent> {
     return EventHub.observe(this.#hub)
+  }
+
+  /**
+   * Whether a run is in progress: running or queued, parked waiting for approval, or a batch
+   * restored from the store waiting for an answer (its run starts with the first one).
+   */
+  private get busy(): boolean {
+    return this.#phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.pending.length ?? 0) > 0)
+  }
+
+  /** Waits until no run is in progress (`busy`), or the session has stopped. */
+  get idle(): Effect.Effect<void> {
+    return Effect.suspend(() => (this.busy ? Deferred.await(this.#idle ??= Deferred.makeUnsafe<void>()) : Effect.void))
+  }
+
+  /** Completes the wait for `idle`, once nothing is in progress. */
+  private wake(): void {
+    if (this.#idle === undefined || this.busy) return
+    Deferred.doneUnsafe(this.#idle, Exit.void)
+    this.#idle = undefined
   }
 
   /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
@@ -308,7 +330,7 @@ export abstract class Actor<R> implements Publisher {
   /** Settles `run`, which has no fiber, as aborted; then serves the queued runs. */
   private settleAborted(run: Run): Effect.Effect<void> {
     return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
-      if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.void
+      if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.sync(() => this.wake())
       this.#flags |= SERVING
       return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
     }))
@@ -327,12 +349,18 @@ export abstract class Actor<R> implements Publisher {
     })
   }
 
-  /** Interrupts the running run, if any; queued runs still run. */
+  /**
+   * Interrupts the running run, if any; queued runs still run. A batch restored from the store
+   * waiting for answers, with no run yet, ends as a parked run's would (its calls read the
+   * aborted-run text, the store no longer offers it).
+   */
   get abort(): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked !== undefined) return this.abortParked()
-      return this.has(CONTINUING) ? this.abortContinuation() : Effect.void
+      if (this.has(CONTINUING)) return this.abortContinuation()
+      if (this.has(SERVING) || (this.#conversation.approvals?.pending.length ?? 0) === 0) return Effect.void
+      return Effect.andThen(this.#conversation.aborted(), Effect.sync(() => this.wake()))
     })
   }
 
@@ -360,6 +388,7 @@ export abstract class Actor<R> implements Publisher {
       if (run === undefined) {
         if (this.#mailbox?.length === 0) this.#mailbox = undefined
         this.#flags &= ~SERVING
+        this.wake()
         return Effect.void
       }
       return Effect.flatMap(this.serve(run), () => this.serveMailbox())
@@ -479,6 +508,7 @@ export abstract class Actor<R> implements Publisher {
     this.#parked = undefined
     const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
     const runs = [...(interrupted === undefined ? [] : [interrupted.run]), ...(parked === undefined ? [] : [parked]), ...queued]
+    this.wake()
     // The common end — an idle session stopped — has nothing to settle: no error, no span.
     if (runs.length === 0) {
       EventHub.end(this.#hub)
