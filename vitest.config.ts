@@ -18,6 +18,7 @@ export const integration = [
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
   "packages/cluster/test/ClusterSessions.burst.test.ts",
+  "packages/cluster/test/ClusterSessions.crash.test.ts",
   "packages/cluster/test/ClusterSessions.failover.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
   "packages/cluster/test/SessionEntity.handover.test.ts",
