@@ -28,7 +28,9 @@ import * as SessionEntity from "./SessionEntity.ts"
  * keeps its shards through 2.5 s without a refresh (a stalled event loop, a database another writer
  * holds, 2 s at most on SQLite), and a dead one's are free 3 to 4 s after its last refresh (SQLite's
  * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
- * every 500 ms, runners pinged every 2 s (docs/decisions/0071).
+ * every 500 ms, runners pinged every 2 s (docs/decisions/0071). A runner stopping gracefully gives
+ * its entities 2 s before it interrupts them (effect's default is 15 s): a run in flight then is
+ * handed to the next runner sooner (its session stopped at once, ADR 0072).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
  *
  * @since 0.1.0
@@ -40,7 +42,8 @@ export const FAILOVER = {
   shardLockExpiration: "3 seconds",
   refreshAssignmentsInterval: "500 millis",
   entityMessagePollInterval: "500 millis",
-  runnerHealthCheckInterval: "2 seconds"
+  runnerHealthCheckInterval: "2 seconds",
+  entityTerminationTimeout: "2 seconds"
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
 
 /** @since 0.1.0 @category models */
