@@ -39,6 +39,12 @@ const RESUMING = 4
 /** What a registry calls with a session's handle once it has ended (`forgetWith` checks the pairing). */
 type OnEnd = (owner: object) => void
 
+/**
+ * The waits for a busy session to be idle (`idle`), by session: a map beside the sessions, not a
+ * field of each (a registry of 100,000 idle sessions notices 8 bytes each), made by the first wait.
+ */
+const idleWaits = new WeakMap<object, Deferred.Deferred<void>>()
+
 /** How many between-run MCP events a session keeps for its next run's stream. */
 export const MAX_PENDING = 64
 
@@ -88,8 +94,6 @@ export abstract class Actor<R> implements Publisher {
    */
   #forget: OnEnd | undefined = undefined
   #owner: object | undefined = undefined
-  /** Completed once the session is idle (`idle`); made by the first wait while it is busy. */
-  #idle: Deferred.Deferred<void> | undefined = undefined
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
     this.#conversation = conversation
@@ -160,14 +164,20 @@ export abstract class Actor<R> implements Publisher {
 
   /** Waits until no run is in progress (`busy`), or the session has stopped. */
   get idle(): Effect.Effect<void> {
-    return Effect.suspend(() => (this.busy ? Deferred.await(this.#idle ??= Deferred.makeUnsafe<void>()) : Effect.void))
+    return Effect.suspend(() => {
+      if (!this.busy) return Effect.void
+      let waiting = idleWaits.get(this)
+      if (waiting === undefined) idleWaits.set(this, waiting = Deferred.makeUnsafe<void>())
+      return Deferred.await(waiting)
+    })
   }
 
   /** Completes the wait for `idle`, once nothing is in progress. */
   private wake(): void {
-    if (this.#idle === undefined || this.busy) return
-    Deferred.doneUnsafe(this.#idle, Exit.void)
-    this.#idle = undefined
+    const waiting = idleWaits.get(this)
+    if (waiting === undefined || this.busy) return
+    idleWaits.delete(this)
+    Deferred.doneUnsafe(waiting, Exit.void)
   }
 
   /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
