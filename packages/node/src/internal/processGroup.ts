@@ -336,7 +336,9 @@ const terminate = (group: Group): Effect.Effect<void> =>
   Effect.suspend(() => {
     if (group.pgid === undefined || group.killed) return Effect.void
     if (!signalGroup(group.pgid, "SIGTERM")) {
+      // Found empty: off the reaper's list too, or a later group given the same id would be killed with this program.
       group.killed = true
+      Reaper.forget(group.pgid)
       return Effect.void
     }
     // The leader's exit already kills the group, so waiting on it is the poll, without polling.
