@@ -259,6 +259,9 @@ const activate = <R>(
      */
     const begin = (session: Session.Session, runId: string) =>
       Effect.gen(function*() {
+        // A session started again from the store may be going on with a partly-saved run (ADR
+        // 0065): this run begins after it, and its row must say so, not where that one stood.
+        yield* session.idle
         const history = yield* session.history
         const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
         if (Option.isSome(began)) {

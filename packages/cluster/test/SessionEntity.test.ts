@@ -5,7 +5,7 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Queue, Stream } from "effect"
+import { Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
@@ -117,12 +117,12 @@ const continued = [
 ]
 
 /** One in-memory runner on a new SQLite file, its sessions' model scripted with `done`. */
-const runnerOf = (ran: Array<string>) =>
+const runnerOf = (ran: Array<string>, replies = [TestModel.text("done")]) =>
   Layer.unwrap(Effect.map(tempDir, (dir) =>
     ClusterSessions.layer.pipe(
       Layer.provideMerge(SessionEntity.layer({ agents: { worker: worker(ran) } })),
       Layer.provideMerge(TestRunner.layer),
-      Layer.provideMerge(Layer.mergeAll(SqliteClient.layer({ file: path.join(dir, "cluster.db") }), TestModel.layer([TestModel.text("done")])))
+      Layer.provideMerge(Layer.mergeAll(SqliteClient.layer({ file: path.join(dir, "cluster.db") }), TestModel.layer(replies)))
     )))
 
 describe("SessionEntity: a run delivered again after part of it was saved", () => {
@@ -135,6 +135,20 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
       assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...before, Message.user("work"), ...continued])
       assert.deepStrictEqual(ran, ["c2"])
     }).pipe(Effect.provide(runnerOf(ran)))
+  })
+
+  it.live("a new run that arrives while the session goes on with the saved one begins after it: its row records the history's length once the continuation ended", () => {
+    const ran: Array<string> = []
+    return Effect.gen(function*() {
+      yield* deadRunnerLeft()
+      const reply = yield* (yield* SessionEntity.SessionEntity.client)("w").Run({ runId: "r2", prompt: "next" })
+      assert.deepStrictEqual(reply, { text: "again", turns: 1, messages: [Message.assistant([Message.textPart("again")])] })
+      const history = [...before, Message.user("work"), ...continued]
+      assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...history, Message.user("next"), Message.assistant([Message.textPart("again")])])
+      // Delivered again, the run would read its own reply from where its row says it began.
+      const began = yield* (yield* SessionRows.make(yield* SqlClient.SqlClient)).runBegan("w", "r2")
+      assert.deepStrictEqual(began, Option.some(history.length))
+    }).pipe(Effect.provide(runnerOf(ran, [TestModel.text("done"), TestModel.text("again")])))
   })
 
   it.live("a stream delivered again cannot replay the saved events: it fails Interrupted once the continuation completed, which the history holds", () => {
