@@ -33,11 +33,12 @@ const copyIn = (root: string, source: string, uid: number): string => {
   const made = NodeFs.statSync(copy, { throwIfNoEntry: false })
   if (made === undefined || made.size !== info.size || (made.mode & 0o777) !== 0o111) {
     const partial = path.join(directory, `.${process.pid}-${Math.random().toString(36).slice(2)}`)
-    NodeFs.copyFileSync(source, partial, NodeFs.constants.COPYFILE_FICLONE)
-    NodeFs.chmodSync(partial, 0o111)
     try {
+      NodeFs.copyFileSync(source, partial, NodeFs.constants.COPYFILE_FICLONE)
+      NodeFs.chmodSync(partial, 0o111)
       execFileSync(partial, ["-e", ""], { stdio: "ignore", env: {} })
     } catch (error) {
+      // A copy cut short (a full disk) or one that cannot run: nothing of it is left behind.
       NodeFs.rmSync(partial, { force: true })
       throw error
     }
