@@ -62,6 +62,33 @@ export interface ClientOptions {
 }
 
 /**
+ * The cluster a runner takes part in, without entities: sharding over the SqlClient's database,
+ * listening for other runners on `options.port` (what `layer` serves its sessions on; a program
+ * with entities of its own registers them on it).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSharding = (options: { readonly host?: string | undefined; readonly port: number; readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined }) =>
+  NodeClusterSocket.layer({
+    storage: "sql",
+    shardingConfig: {
+      ...FAILOVER,
+      ...options.sharding,
+      runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
+    }
+  })
+
+/**
+ * The cluster of a program that runs no entity: it sends to the runners of the SqlClient's database.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerShardingClient = (options: ClientOptions = {}) =>
+  NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: { ...FAILOVER, ...options.sharding } })
+
+/**
  * A runner on the SqlClient's database, serving the sessions of `options.agents`, and
  * `Sessions.ById` to the program running it.
  *
@@ -71,14 +98,7 @@ export interface ClientOptions {
 export const layer = <R>(options: Options<R>) =>
   ClusterSessions.layer.pipe(
     Layer.provideMerge(SessionEntity.layer(options)),
-    Layer.provide(NodeClusterSocket.layer({
-      storage: "sql",
-      shardingConfig: {
-        ...FAILOVER,
-        ...options.sharding,
-        runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
-      }
-    }))
+    Layer.provide(layerSharding(options))
   )
 
 /**
@@ -88,10 +108,7 @@ export const layer = <R>(options: Options<R>) =>
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions = {}) =>
-  ClusterSessions.layer.pipe(
-    Layer.provide(NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: { ...FAILOVER, ...options.sharding } }))
-  )
+export const layerClient = (options: ClientOptions = {}) => ClusterSessions.layer.pipe(Layer.provide(layerShardingClient(options)))
 
 /**
  * Where the embedded default keeps the cluster: one SQLite file, and how its commits reach the disk.
