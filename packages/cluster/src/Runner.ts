@@ -17,9 +17,10 @@
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import { Layer, Option } from "effect"
-import { RunnerAddress, type ShardingConfig } from "effect/cluster"
+import { RunnerAddress, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "./ClusterSessions.ts"
+import * as MessageStorage from "./internal/messageStorage.ts"
 import * as SessionEntity from "./SessionEntity.ts"
 
 /**
@@ -62,6 +63,13 @@ export interface ClientOptions {
 }
 
 /**
+ * The cluster's storage on the SqlClient's database: effect's SQL mailboxes (their claim made cheap
+ * on SQLite, internal/messageStorage.ts) and runner list and shard locks.
+ */
+const storage = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
+  Layer.merge(MessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(Layer.provide(ShardingConfig.layerFromEnv(config)))
+
+/**
  * The cluster a runner takes part in, without entities: sharding over the SqlClient's database,
  * listening for other runners on `options.port` (what `layer` serves its sessions on; a program
  * with entities of its own registers them on it).
@@ -69,15 +77,14 @@ export interface ClientOptions {
  * @since 0.1.0
  * @category layers
  */
-export const layerSharding = (options: { readonly host?: string | undefined; readonly port: number; readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined }) =>
-  NodeClusterSocket.layer({
-    storage: "sql",
-    shardingConfig: {
-      ...FAILOVER,
-      ...options.sharding,
-      runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
-    }
-  })
+export const layerSharding = (options: { readonly host?: string | undefined; readonly port: number; readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined }) => {
+  const shardingConfig = {
+    ...FAILOVER,
+    ...options.sharding,
+    runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
+  }
+  return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig)))
+}
 
 /**
  * The cluster of a program that runs no entity: it sends to the runners of the SqlClient's database.
@@ -85,8 +92,10 @@ export const layerSharding = (options: { readonly host?: string | undefined; rea
  * @since 0.1.0
  * @category layers
  */
-export const layerShardingClient = (options: ClientOptions = {}) =>
-  NodeClusterSocket.layer({ clientOnly: true, storage: "sql", shardingConfig: { ...FAILOVER, ...options.sharding } })
+export const layerShardingClient = (options: ClientOptions = {}) => {
+  const shardingConfig = { ...FAILOVER, ...options.sharding }
+  return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig)))
+}
 
 /**
  * A runner on the SqlClient's database, serving the sessions of `options.agents`, and
