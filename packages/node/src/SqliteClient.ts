@@ -70,6 +70,12 @@ const busyRetry = {
   schedule: Schedule.spaced("20 millis")
 }
 
+/** A prepared statement, and whether it returns rows. */
+interface Prepared {
+  readonly statement: NodeSqlite.Statement
+  readonly rows: boolean
+}
+
 /**
  * A client on the database `options.file`, closed with the scope.
  *
@@ -89,8 +95,8 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
   // Prepared statements by their text, the least recently used dropped past `STATEMENT_CACHE` (an
   // insert of N rows, a statement with its values in its text, is a text of its own: those come
   // and go while the ones run again and again stay): preparing costs as much as running a small statement.
-  const prepared = new Map<string, NodeSqlite.Statement>()
-  const prepare = (sql: string) => {
+  const prepared = new Map<string, Prepared>()
+  const prepare = (sql: string): Prepared => {
     const cached = prepared.get(sql)
     if (cached !== undefined) {
       prepared.delete(sql)
@@ -98,17 +104,19 @@ export const make = Effect.fn("SqliteClient.make")(function*(options: Options) {
       return cached
     }
     const statement = db.prepare(sql)
+    // Whether it returns rows is fixed by its text (`columns()` builds a list on every call).
+    const entry = { statement, rows: statement.columns().length > 0 }
     if (prepared.size >= STATEMENT_CACHE) prepared.delete(prepared.keys().next().value!)
-    prepared.set(sql, statement)
-    return statement
+    prepared.set(sql, entry)
+    return entry
   }
   const attempt = (sql: string, params: ReadonlyArray<unknown>, arrays: boolean) =>
     Effect.try({
       try: (): ReadonlyArray<object> => {
-        const statement = prepare(sql)
+        const { rows, statement } = prepare(sql)
         statement.setReturnArrays(arrays)
         const args = params.map(toParam)
-        if (statement.columns().length > 0) return statement.all(...args)
+        if (rows) return statement.all(...args)
         statement.run(...args)
         return []
       },
