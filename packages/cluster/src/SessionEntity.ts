@@ -234,7 +234,7 @@ const activate = <R>(
         const session = yield* Session.start(agent, { id, store: recording }).pipe(
           Effect.provideService(Scope.Scope, scope),
           Effect.provide(context),
-          Effect.mapError((error) => fail(id, new Sessions.Failed({ description: error.message })))
+          Effect.mapError((error) => Sessions.failed(id, error))
         )
         current = session
         // A session that ends (stopped, crashed) is started again by the next message that needs it.
@@ -289,7 +289,7 @@ const activate = <R>(
         const done = yield* begin(session, runId)
         if (done !== undefined) return done
         return yield* Effect.mapBoth(session.run(prompt), {
-          onFailure: (error) => fail(id, new Sessions.Failed({ description: error.message })),
+          onFailure: (error) => Sessions.failed(id, error),
           onSuccess: Sessions.replyOf
         }).pipe(Effect.catch(handedOver))
       }).pipe(Effect.ensuring(ended)))
@@ -313,7 +313,7 @@ const activate = <R>(
           const session = yield* ensure
           // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
-          return Stream.mapError(session.stream(payload.prompt), (error) => fail(id, new Sessions.Failed({ description: error.message })))
+          return Stream.mapError(session.stream(payload.prompt), (error) => Sessions.failed(id, error))
         })),
       Abort: () => Effect.flatMap(ensure, (session) => session.abort),
       History: () => Effect.flatMap(ensure, (session) => session.history),

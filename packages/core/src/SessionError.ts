@@ -119,6 +119,11 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
         return reason.message
     }
   }
+
+  /** What happened, without the session's id: for a caller that names the session itself (`Sessions.ById`). */
+  get description(): string {
+    return this.reason.message
+  }
 }
 
 /** Why a run did not produce a final text. */

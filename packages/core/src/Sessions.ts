@@ -289,9 +289,20 @@ export class ById extends Context.Service<ById, ByIdService>()("@condukt/core/Se
  */
 export type Agents<R = never> = Readonly<Record<string, Agent<R>>>
 
-/** A session's error as by-id data. */
-const failedWith = (sessionId: string) => (error: { readonly message: string }) =>
-  new SessionsError({ sessionId, reason: new Failed({ description: error.message }) })
+/**
+ * A session's error as by-id data: `Failed` with what happened (a `SessionError` of that session
+ * without its id, which the by-id error gives already).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const failed = (sessionId: string, error: { readonly message: string }): SessionsError =>
+  new SessionsError({
+    sessionId,
+    reason: new Failed({ description: error instanceof Session.SessionError && error.sessionId === sessionId ? error.description : error.message })
+  })
+
+const failedWith = (sessionId: string) => (error: { readonly message: string }) => failed(sessionId, error)
 
 /**
  * A session's refusal of an answer (`approve`, `deny`, `respond`) as by-id data.

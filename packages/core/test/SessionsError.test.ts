@@ -1,13 +1,14 @@
 /** SessionsError: what each reason says, whole, and that it survives a trip through its Schema (it crosses processes). */
 import { assert, describe, it } from "@effect/vitest"
 import { Schema } from "effect"
+import * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
 
 const reasons: ReadonlyArray<readonly [Sessions.SessionsError["reason"], string]> = [
   [new Sessions.NotFound(), "Sessions: session s1: no such session is running (start it first)"],
   [new Sessions.UnknownAgent({ agent: "coder" }), "Sessions: session s1: no agent is named coder here"],
   [new Sessions.AlreadyStarted(), "Sessions: session s1: the session is already running"],
-  [new Sessions.Failed({ description: "Session s1: the run was aborted" }), "Sessions: session s1: Session s1: the run was aborted"],
+  [new Sessions.Failed({ description: "the run was aborted" }), "Sessions: session s1: the run was aborted"],
   [new Sessions.Interrupted({ description: "its runner stopped" }), "Sessions: session s1: the run was interrupted: its runner stopped"],
   [new Sessions.Unavailable({ description: "database is locked" }), "Sessions: session s1: the session could not be reached: database is locked"],
   [
@@ -26,6 +27,22 @@ describe("SessionsError", () => {
     assert.deepStrictEqual(
       reasons.map(([reason]) => new Sessions.SessionsError({ sessionId: "s1", reason }).message),
       reasons.map(([, message]) => message)
+    )
+  })
+
+  it("failed: a session's error says what happened once, naming the session once; another session's, or another error, whole", () => {
+    const aborted = new Session.SessionError({ sessionId: "s1", reason: new Session.RunAborted() })
+    const stopped = new Session.SessionError({ sessionId: "s1", reason: new Session.SessionStopped() })
+    assert.deepStrictEqual(
+      [aborted, stopped, new Session.SessionError({ sessionId: "s2", reason: new Session.RunAborted() }), new Error("anthropic: overloaded")].map((error) =>
+        Sessions.failed("s1", error).message
+      ),
+      [
+        "Sessions: session s1: the run was aborted",
+        "Sessions: session s1: the session is stopped",
+        "Sessions: session s1: Session s2: the run was aborted",
+        "Sessions: session s1: anthropic: overloaded"
+      ]
     )
   })
 
