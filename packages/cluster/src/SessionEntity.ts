@@ -283,8 +283,18 @@ const activate = <R>(
     /** The end of a run: a save after it records no beginning. */
     const ended = Effect.sync(() => { beginning = undefined })
 
-    const run = (runId: string, prompt: string) =>
+    /**
+     * Stops of this activation so far: a run that waited its turn while the session was stopped
+     * fails as the registry's does ("the session is stopped"), not as one sent after the stop
+     * (`NotFound`).
+     */
+    let stops = 0
+    const stoppedWhileWaiting = (seen: number) =>
+      stops === seen ? Effect.void : Effect.fail(Sessions.failed(id, new Session.SessionError({ sessionId: id, reason: new Session.SessionStopped() })))
+
+    const run = (runId: string, prompt: string, seen = stops) =>
       running.withPermits(1)(Effect.gen(function*() {
+        yield* stoppedWhileWaiting(seen)
         const session = yield* ensure
         const done = yield* begin(session, runId)
         if (done !== undefined) return done
@@ -309,7 +319,9 @@ const activate = <R>(
       Run: ({ payload }) => run(payload.runId, payload.prompt),
       Stream: ({ payload }) =>
         Stream.unwrap(Effect.gen(function*() {
+          const seen = stops
           yield* Effect.acquireRelease(running.take(1), () => Effect.andThen(ended, running.release(1)))
+          yield* stoppedWhileWaiting(seen)
           const session = yield* ensure
           // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
@@ -325,6 +337,7 @@ const activate = <R>(
       Stop: () =>
         starting.withPermits(1)(Effect.gen(function*() {
           yield* Effect.mapError(rows.stop(id), unavailable)
+          stops++
           const session = current
           current = undefined
           if (session !== undefined) yield* session.stop
