@@ -7,7 +7,8 @@
  * Both runs complete on the other runner: `x`'s call reads as interrupted by a machine failure, `y`'s
  * ran once more (two lines in its side-effect file); each history holds every committed turn once;
  * the dead runner's Bash left no process; the other 98 sessions still answer. An abort sent from
- * one runner stops a run inside a Bash call on the other and kills its process group.
+ * one runner stops a run inside a Bash call on the other and kills its process group; so do the
+ * caller's interruption, from a third process, and a stop.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schedule } from "effect"
@@ -110,7 +111,7 @@ describe("ClusterSessions, two runner processes on one SQLite file, tools runnin
       yield* failover("sqlite", file, dir, SqliteClient.layer({ file }))
     })), 180_000)
 
-  it.live("an abort sent from one runner stops a run inside a Bash call on the other and kills its process group", () =>
+  it.live("an abort sent from one runner stops a run inside a Bash call on the other and kills its process group; so do the caller's interruption and a stop", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir
       const file = path.join(dir, "cluster.db")
@@ -141,6 +142,33 @@ describe("ClusterSessions, two runner processes on one SQLite file, tools runnin
           Message.toolResult({ callId: "call_1", name: "Bash", content: "Interrupted: the user aborted the run before this call finished", isError: true })
         ])
         assert.strictEqual((yield* sessions.run(z, "after")).text, "echo: after")
+
+        // The caller's interruption, in this process, reaches the run on the holder the same way.
+        const interrupted = yield* Effect.forkChild(sessions.run(z, "bash w"))
+        const second = yield* Processes.awaitPidFile(path.join(dir, "pid-w"))
+        const secondGroup = groupOf(second)
+        assert.isDefined(secondGroup)
+        assert.strictEqual(parentOf(second), holder.pid)
+        yield* Fiber.interrupt(interrupted)
+        yield* awaitGroupGone(secondGroup!)
+        yield* Processes.awaitDeath(second)
+        assert.deepStrictEqual((yield* sessions.history(z)).slice(7), [
+          Message.user("bash w"),
+          Message.assistant([Message.toolCallPart({ id: "call_1", name: "Bash", input: { command: `echo $$ > ${path.join(dir, "pid-w")}; sleep 1000` } })]),
+          Message.toolResult({ callId: "call_1", name: "Bash", content: "Interrupted: the user aborted the run before this call finished", isError: true })
+        ])
+        assert.strictEqual((yield* sessions.run(z, "after")).text, "echo: after")
+
+        // And a stop: the run fails, its process group is killed.
+        const stopped = yield* Effect.forkChild(sessions.run(z, "bash v"))
+        const third = yield* Processes.awaitPidFile(path.join(dir, "pid-v"))
+        const thirdGroup = groupOf(third)
+        assert.isDefined(thirdGroup)
+        yield* sessions.stop(z)
+        const outcome = yield* Effect.match(Fiber.join(stopped), { onFailure: (error) => error.message, onSuccess: (reply) => reply.text })
+        assert.strictEqual(outcome, `Sessions: session ${z}: the session is stopped`)
+        yield* awaitGroupGone(thirdGroup!)
+        yield* Processes.awaitDeath(third)
       }).pipe(Effect.provide(Runner.layerSqliteClient({ file })))
     })), 120_000)
 })
