@@ -19,15 +19,19 @@ import { Runner, SqlSessionStore } from "@condukt/cluster"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { Effect, Layer, References } from "effect"
+import type { Sharding } from "effect/cluster"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./report.ts"
+import * as BareEntity from "./support/bareEntity.ts"
 import { freePort, runner } from "./support/clusterRunner.ts"
 
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
 const WARMUP = 20
 const GOAL_MS = 1
+/** What ours may add over effect/cluster's own cost per call (docs/decisions/0071, amendment of session 9). */
+const FLOOR_GOAL_MS = 0.5
 
 // The agent examples/cluster-runner.ts serves (the remote variant runs it, with its own stateless
 // model); here a scripted one answers every run.
@@ -53,6 +57,18 @@ const timed = Effect.gen(function*() {
   return median(times)
 })
 
+/** Milliseconds per call of the bare entity (effect/cluster's floor), called as `timed` runs. */
+const bare: Effect.Effect<number, unknown, Sharding.Sharding> = Effect.gen(function*() {
+  const client = (yield* BareEntity.Bare.client)("bare")
+  const times: Array<number> = []
+  for (let i = 0; i < WARMUP + RUNS; i++) {
+    const start = performance.now()
+    yield* client.Run({ runId: crypto.randomUUID(), prompt: `note ${i}` })
+    if (i >= WARMUP) times.push(performance.now() - start)
+  }
+  return median(times)
+})
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-cluster-"))
 const file = (name: string) => path.join(dir, `${name}.db`)
 
@@ -65,16 +81,23 @@ const program = Effect.gen(function*() {
       Layer.provide(SqliteClient.layer({ file: file("registry"), synchronous: "normal" }))
     )
   ))
-  const port = yield* freePort
-  const own = yield* timed.pipe(Effect.provide(Runner.layerSqlite({ agents, port, file: file("own") })))
+  const sqlite = (name: string) => SqliteClient.layer({ file: file(name), synchronous: "normal" })
+  const floorOwn = yield* bare.pipe(Effect.provide(
+    BareEntity.layer.pipe(Layer.provideMerge(Runner.layerSharding({ port: yield* freePort })), Layer.provide(sqlite("bare-own")))
+  ))
+  const own = yield* timed.pipe(Effect.provide(Runner.layerSqlite({ agents, port: yield* freePort, file: file("own") })))
+  yield* runner(file("bare-remote"), "bare", path.join(import.meta.dirname, "support/bareRunner.ts"))
+  const floorRemote = yield* bare.pipe(Effect.provide(Runner.layerShardingClient().pipe(Layer.provide(sqlite("bare-remote")))))
   yield* runner(file("remote"), "remote")
   const remote = yield* timed.pipe(Effect.provide(Runner.layerSqliteClient({ file: file("remote") })))
 
   const ms = (value: number) => `${value.toFixed(2)} ms`
-  console.log(`one process (registry, SQL store):     ${ms(local)}/run (median of ${RUNS})`)
-  console.log(`cluster, session on this runner:       ${ms(own)}/run, +${ms(own - local)}`)
-  console.log(`cluster, session on another runner:    ${ms(remote)}/run, +${ms(remote - local)}`)
-  for (const [where, value] of [["this runner", own], ["another runner", remote]] as const) {
+  console.log(`one process (registry, SQL store):           ${ms(local)}/run (median of ${RUNS})`)
+  console.log(`bare effect/cluster entity, this runner:     ${ms(floorOwn)}/call, +${ms(floorOwn - local)}`)
+  console.log(`bare effect/cluster entity, another runner:  ${ms(floorRemote)}/call, +${ms(floorRemote - local)}`)
+  console.log(`cluster, session on this runner:             ${ms(own)}/run, +${ms(own - local)}; over the floor +${ms(own - floorOwn)}`)
+  console.log(`cluster, session on another runner:          ${ms(remote)}/run, +${ms(remote - local)}; over the floor +${ms(remote - floorRemote)}`)
+  for (const [where, value, floor] of [["this runner", own, floorOwn], ["another runner", remote, floorRemote]] as const) {
     report({
       benchmark: `cluster: a run through the cluster (session on ${where}) / the one-process registry (SQLite, median)`,
       ours: `${ms(value)}/run`,
@@ -82,6 +105,14 @@ const program = Effect.gen(function*() {
       ratio: value / local,
       goal: `≤ +${GOAL_MS} ms`,
       met: value - local <= GOAL_MS
+    })
+    report({
+      benchmark: `cluster: a run through the cluster (session on ${where}) / a bare effect/cluster persisted call (SQLite, median)`,
+      ours: `${ms(value)}/run`,
+      baseline: `${ms(floor)}/call`,
+      ratio: value / floor,
+      goal: `≤ +${FLOOR_GOAL_MS} ms`,
+      met: value - floor <= FLOOR_GOAL_MS
     })
   }
 }).pipe(Effect.scoped, Effect.provide(services), Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
