@@ -35,7 +35,7 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
    * handled once, by its primary key — every 200 ms for at most 10 s.
    */
   const delivered = (id: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
-    Effect.forkChild(effect).pipe(
+    Effect.forkChild(effect, { startImmediately: true }).pipe(
       Effect.flatMap(Fiber.await),
       Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit)),
       Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),

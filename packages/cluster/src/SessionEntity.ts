@@ -195,6 +195,13 @@ const activate = <R>(
     /** The run whose beginning the session's next save records (in its transaction), and how many runs began here. */
     let beginning: { readonly runId: string; readonly before: number } | undefined
     let begun = 0
+    /**
+     * Where the session's runs with a row began, read from the rows at this activation's first run
+     * and kept since: the rows are written and deleted only by the activation of the session (one
+     * runner holds it at a time), here after that read, so a run reads no row of its own (a
+     * statement per run, ~0.04 ms of bench/cluster's run).
+     */
+    let rowsRead: Map<string, number> | undefined
     const recording: SessionStore.Service = {
       ...store,
       save: (snapshot, saveOptions) => {
@@ -206,7 +213,13 @@ const activate = <R>(
               ? new SessionStoreError({ method: "save", sessionId: id, location: "condukt_cluster_runs", reason: new Unavailable({ description: error.message }), cause: error })
               : error
           ),
-          Effect.tap(() => Effect.sync(() => { if (beginning === run) beginning = undefined }))
+          Effect.tap(() =>
+            Effect.sync(() => {
+              if (beginning === run) beginning = undefined
+              // The row's insert does nothing when the run has one: its first record stands.
+              if (rowsRead !== undefined && !rowsRead.has(run.runId)) rowsRead.set(run.runId, run.before)
+            })
+          )
         )
       }
     }
@@ -215,15 +228,17 @@ const activate = <R>(
      * saved (it is not delivered again), or a stream's (the cluster keeps no message of it). Best
      * effort: a row left is deleted next time.
      */
-    const prune = (runId: string) =>
+    const prune = (runId: string, read: Map<string, number>) =>
       Effect.ignore(Effect.gen(function*() {
-        const runs = (yield* rows.runs(id)).filter((run) => run !== runId)
+        const runs = [...read.keys()].filter((run) => run !== runId)
         const requests = yield* Effect.forEach(runs, (run) =>
           Effect.map(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: run }), (request) => [run, request] as const))
         const ids = requests.flatMap(([, request]) => (Option.isSome(request) ? [request.value] : []))
         const replies = ids.length === 0 ? [] : yield* storage.repliesForUnfiltered(ids)
         const exited = new Set(replies.flatMap((reply) => (reply._tag === "WithExit" ? [reply.requestId] : [])))
-        yield* rows.forget(id, requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : [])))
+        const settled = requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : []))
+        yield* rows.forget(id, settled)
+        for (const run of settled) read.delete(run)
       }))
 
     const startAs = (name: string) =>
@@ -263,18 +278,19 @@ const activate = <R>(
         // 0065): this run begins after it, and its row must say so, not where that one stood.
         yield* session.idle
         const history = yield* session.history
-        const began = yield* Effect.mapError(rows.runBegan(id, runId), unavailable)
-        if (Option.isSome(began)) {
-          const found = redelivered(history, began.value)
+        const read = rowsRead ?? (rowsRead = yield* Effect.mapError(rows.begun(id), unavailable))
+        const began = read.get(runId)
+        if (began !== undefined) {
+          const found = redelivered(history, began)
           if (found === "partial") {
             yield* session.idle
-            const continued = redelivered(yield* session.history, began.value)
+            const continued = redelivered(yield* session.history, began)
             if (typeof continued === "string") return yield* fail(id, new Sessions.Interrupted({ description: PARTIAL }))
             return continued
           }
           if (found !== "fresh") return found
         }
-        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId)
+        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId, read)
         // Written with the run's first save: a run with no row is one of which nothing was saved.
         beginning = { runId, before: history.length }
         return undefined

@@ -7,7 +7,7 @@
  * again after its runner died is not started a second time from its prompt. A run's row is written
  * in the transaction of the run's first save (`withRunBegun`): no commit of its own, and a run with
  * no row is one of which nothing was saved. Rows of settled runs (their replies saved) are deleted
- * (`runs`, `forget`): the table holds the runs that may still be delivered again, and a few more.
+ * (`begun`, `forget`): the table holds the runs that may still be delivered again, and a few more.
  *
  * Each statement or transaction is short: a handler never holds one across a model turn (on
  * one-connection SQLite that starves the cluster's shard-lock refresh).
@@ -53,8 +53,8 @@ export interface SessionRows {
     historyBefore: number,
     effect: Effect.Effect<A, E>
   ) => Effect.Effect<A, E | SqlError.SqlError>
-  /** The runs of the session that have a row. */
-  readonly runs: (id: string) => Effect.Effect<ReadonlyArray<string>, SqlError.SqlError>
+  /** The runs of the session that have a row, each with the history's length when it began. */
+  readonly begun: (id: string) => Effect.Effect<Map<string, number>, SqlError.SqlError>
   /** Deletes the rows of these runs of the session. */
   readonly forget: (id: string, runs: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 }
@@ -91,8 +91,9 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlEr
           )),
           { ...busyPolicy, while: (error: E | SqlError.SqlError) => SqlError.isSqlError(error) && busyPolicy.while(error) }
         ),
-      runs: (id) =>
-        retried(Effect.map(sql`SELECT run FROM condukt_cluster_runs WHERE session = ${id}`, (rows) => rows.map((row) => String(row["run"])))),
+      begun: (id) =>
+        retried(Effect.map(sql`SELECT run, history_before FROM condukt_cluster_runs WHERE session = ${id}`, (rows) =>
+          new Map(rows.map((row) => [String(row["run"]), Number(row["history_before"])])))),
       forget: (id, runs) =>
         runs.length === 0
           ? Effect.void
