@@ -28,7 +28,7 @@ import * as BareEntity from "./support/bareEntity.ts"
 import { freePort, runner } from "./support/clusterRunner.ts"
 
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
-const WARMUP = 20
+const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 20)
 const GOAL_MS = 1
 /** What ours may add over effect/cluster's own cost per call (docs/decisions/0071, amendment of session 9). */
 const FLOOR_GOAL_MS = 0.5

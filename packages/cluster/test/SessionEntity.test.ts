@@ -5,11 +5,11 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Queue, Stream } from "effect"
+import { Effect, Fiber, Layer, Option, Queue, Stream, Tracer } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
-import { TestModel } from "@condukt/testing"
+import { Spans, TestModel } from "@condukt/testing"
 import * as Agent from "@condukt/core/Agent"
 import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
@@ -202,4 +202,24 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
       assert.deepStrictEqual(ran, [])
     }).pipe(Effect.provide(runnerOf(ran)))
   })
+})
+
+describe("SessionEntity: what a run asks of the database", () => {
+  it.live("the rows of where runs began are read once per activation, not by each run: five runs, one read, five records", () =>
+    Effect.gen(function*() {
+      const recorder = yield* Spans.make
+      const statements = (pattern: RegExp) =>
+        recorder.spans.filter((span) => pattern.test(String(span.attributes.get("db.query.text") ?? ""))).length
+      yield* Effect.gen(function*() {
+        const sessions = yield* Sessions.ById
+        yield* sessions.start("worker", { id: "five" })
+        for (let i = 0; i < 5; i++) yield* sessions.run("five", `run ${i}`)
+      }).pipe(Effect.provide(runnerOf([], Array.from({ length: 5 }, () => TestModel.text("noted"))).pipe(
+        Layer.provide(Layer.succeed(Tracer.Tracer, recorder.tracer))
+      )))
+      assert.deepStrictEqual(
+        { read: statements(/^SELECT .* FROM condukt_cluster_runs/), recorded: statements(/^INSERT INTO condukt_cluster_runs/) },
+        { read: 1, recorded: 5 }
+      )
+    }))
 })
