@@ -12,6 +12,14 @@
  * commit is an fsync, and the file system's cost dominates the figures (a run through the cluster
  * commits four to six times, the registry once).
  *
+ * In the same run, effect/cluster's floor: a bare entity (bench/support/bareEntity.ts, one persisted
+ * Rpc answering a constant) on the same cluster layers (`Runner.layerSharding`, one SQLite file),
+ * called the same way, on this runner and on a runner process of its own (bench/support/bareRunner.ts):
+ * what any persisted call costs, none of ours in it. Reported: each cluster variant over the
+ * registry (goal ≤ +1 ms, issue 25) and over the floor of its variant (goal ≤ +0.5 ms: the
+ * registry's own run and the run's record, docs/decisions/0071, amendment of session 9).
+ * `BENCH_WARMUP` (default 20) sets the untimed runs before each variant's `RUNS`.
+ *
  * Run: node_modules/.bin/node bench/cluster.ts
  */
 import { Agent, Sessions } from "@condukt/core"
