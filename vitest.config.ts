@@ -22,6 +22,7 @@ export const integration = [
   "packages/cluster/test/ClusterSessions.failover.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
   "packages/cluster/test/SessionEntity.handover.test.ts",
+  "packages/cluster/test/mailboxSweep.test.ts",
   "packages/cluster/test/SqlSessionStore.pg.test.ts",
   "packages/cluster/test/SqlSessionStore.processes.test.ts",
   "packages/core/test/Secret.test.ts",

@@ -16,10 +16,11 @@
  * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
-import { Layer, Option } from "effect"
+import { Duration, Layer, Option } from "effect"
 import { RunnerAddress, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "./ClusterSessions.ts"
+import * as MailboxSweep from "./internal/mailboxSweep.ts"
 import * as MessageStorage from "./internal/messageStorage.ts"
 import * as SessionEntity from "./SessionEntity.ts"
 
@@ -54,6 +55,12 @@ export interface Options<R> extends SessionEntity.Options<R> {
   readonly port: number
   /** Sharding settings over `FAILOVER` (the same for every runner of a cluster). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+  /**
+   * How long the cluster keeps a session's answered messages (a run's prompt and reply, sent
+   * again within it, is answered from them, not run again). Default 1 hour; swept every minute
+   * (every `mailboxRetention` when shorter, at least a second apart).
+   */
+  readonly mailboxRetention?: Duration.Input | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -104,11 +111,19 @@ export const layerShardingClient = (options: ClientOptions = {}) => {
  * @since 0.1.0
  * @category layers
  */
-export const layer = <R>(options: Options<R>) =>
-  ClusterSessions.layer.pipe(
+export const layer = <R>(options: Options<R>) => {
+  const retention = Duration.fromInputUnsafe(options.mailboxRetention ?? "1 hour")
+  const sweep = MailboxSweep.layer({
+    entityType: SessionEntity.SessionEntity.type,
+    retention,
+    interval: Duration.clamp(retention, { minimum: Duration.seconds(1), maximum: Duration.minutes(1) })
+  })
+  return ClusterSessions.layer.pipe(
     Layer.provideMerge(SessionEntity.layer(options)),
+    Layer.merge(sweep),
     Layer.provide(layerSharding(options))
   )
+}
 
 /**
  * `Sessions.ById` for a program that runs no sessions itself: it sends to the runners of the
