@@ -11,7 +11,7 @@
  *
  * A fiber outside any tool call sees a deadline whose `hold` does nothing.
  */
-import { Clock, Context, Deferred, Effect, Exit } from "effect"
+import { Clock, Context, Effect, type Fiber } from "effect"
 
 /** @since 0.1.0 @category models */
 export interface CallDeadline {
@@ -33,54 +33,87 @@ export const CallDeadline = Context.Reference<CallDeadline>("@condukt/core/CallD
 export interface Timer {
   /** What the call's fiber is given as its `CallDeadline`. */
   readonly deadline: CallDeadline
-  /** Ends once the call has run `ms` milliseconds, not counting the time spent in `hold`. */
-  readonly passed: Effect.Effect<void>
+  /**
+   * Runs `call` in the current fiber against the timer: once `ms` milliseconds of running time
+   * have passed (the time spent in `hold` not counted), the fiber is interrupted and `expired`
+   * turns true. Run it in a fiber of the call's own.
+   */
+  readonly within: <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** Whether the time ran out (the call's fiber was interrupted for it). */
+  readonly expired: boolean
 }
 
 /**
- * A timer of `ms` milliseconds of running time. Until something holds it, `passed` is one sleep,
- * as `Effect.timeoutOption` would be; a hold only adds a check when that sleep ends.
+ * A timer of `ms` milliseconds of running time. While the call runs it is one sleep, in a fiber of
+ * its own that interrupts the call's when it ends; a hold stops that fiber, and its end starts
+ * another for the time left, so a call waiting its turn has no timer at all (10,000 sessions whose
+ * Bash calls queue for a permit hold that much less each: bench/session-heap.ts).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (ms: number): Timer => {
   let holds = 0
-  let heldSince = 0
-  let heldMs = 0
-  let everHeld = false
-  let released: Deferred.Deferred<void> | undefined
+  /** The running time left when the alarm was last started (or the call's whole time). */
+  let left = ms
+  let startedAt = 0
+  let expired = false
+  /** The fiber running the call, once `within` started it; undefined again when the call ended. */
+  let call: Fiber.Fiber<unknown, unknown> | undefined
+  /** The fiber sleeping out the time left, while the call runs and nothing holds the clock. */
+  let alarm: Fiber.Fiber<void> | undefined
+
+  const ring = Effect.sync(() => {
+    alarm = undefined
+    if (holds > 0 || call === undefined) return
+    expired = true
+    call.interruptUnsafe()
+  })
+  // Not a child of the fiber that starts it: a hold may end in a fiber the tool forked, which can
+  // end before the call does. The alarm ends with the call instead (`within`), or with a hold.
+  const start = (now: number): Effect.Effect<void> => {
+    startedAt = now
+    return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(left), ring)), (fiber) => {
+      alarm = fiber
+    })
+  }
+  const stop = (): void => {
+    const stopping = alarm
+    alarm = undefined
+    stopping?.interruptUnsafe()
+  }
 
   const deadline: CallDeadline = {
     hold: (wait) =>
       Effect.acquireUseRelease(
         Effect.map(Clock.currentTimeMillis, (now) => {
-          if (holds++ > 0) return
-          heldSince = now
-          everHeld = true
+          if (holds++ > 0 || alarm === undefined) return
+          left -= now - startedAt
+          stop()
         }),
         () => wait,
         () =>
-          Effect.map(Clock.currentTimeMillis, (now) => {
-            if (--holds > 0) return
-            heldMs += now - heldSince
-            if (released !== undefined) Deferred.doneUnsafe(released, Exit.void)
-            released = undefined
-          })
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            --holds > 0 || call === undefined || expired ? Effect.void : start(now))
       )
   }
 
-  const passed = Effect.flatMap(Clock.currentTimeMillis, (start) => {
-    // Once the first sleep ends: wait out a hold still in progress, then sleep what the holds took.
-    const check: Effect.Effect<void> = Effect.suspend(() => {
-      if (holds > 0) return Effect.andThen(Deferred.await(released ??= Deferred.makeUnsafe<void>()), check)
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const left = ms - (now - start - heldMs)
-        return left <= 0 ? Effect.void : Effect.andThen(Effect.sleep(left), check)
-      })
-    })
-    return Effect.andThen(Effect.sleep(ms), Effect.suspend(() => everHeld ? check : Effect.void))
-  })
-
-  return { deadline, passed }
+  return {
+    deadline,
+    within: (run) =>
+      Effect.withFiber((fiber) => {
+        call = fiber
+        return Effect.onExit(
+          Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, start), run),
+          () =>
+            Effect.sync(() => {
+              call = undefined
+              stop()
+            })
+        )
+      }),
+    get expired() {
+      return expired
+    }
+  }
 }

@@ -280,6 +280,31 @@ const crashed = (
   )
 }
 
+/**
+ * `call` in a fiber of its own under a `CallDeadline` timer of `ms`: its output, or none once its
+ * time ran out. Waiting for that fiber is one callback (not a race of the call and a sleep, two
+ * fibers more): a session whose call waits for a process permit holds the call's fiber only.
+ */
+const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Effect<Option.Option<A>, E, R> => {
+  const timer = CallDeadline.make(ms)
+  return Effect.flatMap(
+    Effect.forkChild(timer.within(Effect.provideService(call, CallDeadline.CallDeadline, timer.deadline)), { startImmediately: true }),
+    (fiber) =>
+      Effect.flatMap(
+        Effect.callback<Exit.Exit<A, E>>((resume) => {
+          const stop = fiber.addObserver((exit) => resume(Effect.succeed(exit)))
+          // The run was interrupted (aborted): the call goes first.
+          return Effect.suspend(() => {
+            stop()
+            return Fiber.interrupt(fiber)
+          })
+        }),
+        (exit): Effect.Effect<Option.Option<A>, E> =>
+          Exit.isSuccess(exit) ? Effect.succeed(Option.some(exit.value)) : timer.expired ? Effect.succeedNone : Effect.failCause(exit.cause)
+      )
+  )
+}
+
 /** What a call's span learns from its result, made once. */
 const toolSpan: Tracing.Hooks<Done, never> = { ended: (done) => GenAi.executed(done.result) }
 
@@ -359,19 +384,11 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const timeoutMs = own === undefined
       ? Duration.toMillis(tool.timeout ?? defaultTimeout)
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
-    // The deadline races the call in a fiber of its own: an interruption or defect inside the
-    // tool ends up in this exit, not in the executor. A wait for a process permit stops its clock.
-    // A call without a deadline (`timeout: Duration.infinity`) has no timer and no race.
+    // The call runs in a fiber of its own, which its deadline interrupts: an interruption or
+    // defect inside the tool ends up in this exit, not in the executor. A wait for a process
+    // permit stops its clock. A call without a deadline (`timeout: Duration.infinity`) has no timer.
     const running = Effect.suspend(() => tool.call(decoded.success, context))
-    const called = timeoutMs === Infinity
-      ? Effect.asSome(running)
-      : Effect.suspend(() => {
-        const timer = CallDeadline.make(timeoutMs)
-        return Effect.raceFirst(
-          Effect.asSome(Effect.provideService(running, CallDeadline.CallDeadline, timer.deadline)),
-          Effect.as(timer.passed, Option.none())
-        )
-      })
+    const called = timeoutMs === Infinity ? Effect.asSome(running) : Effect.suspend(() => deadlined(running, timeoutMs))
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
     // The audit names the secrets a call's process received, never their values.
     const exit = yield* Effect.exit(

@@ -285,7 +285,7 @@ export abstract class Actor<R> implements Publisher {
         else self.#mailbox.push(run)
         if (self.has(SERVING)) return Effect.void
         self.#flags |= SERVING
-        return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
+        return self.serveNext()
       })
       return run
     })
@@ -320,7 +320,7 @@ export abstract class Actor<R> implements Publisher {
     else this.#mailbox.unshift(run)
     if (this.has(SERVING)) return Effect.void
     this.#flags |= SERVING
-    return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+    return this.serveNext()
   }
 
   /** The parked run ends as an aborted one (its calls read the aborted-run text); queued runs then run. */
@@ -342,7 +342,7 @@ export abstract class Actor<R> implements Publisher {
     return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
       if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.sync(() => this.wake())
       this.#flags |= SERVING
-      return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+      return this.serveNext()
     }))
   }
 
@@ -388,10 +388,14 @@ export abstract class Actor<R> implements Publisher {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Serves queued runs in order, with the start's context; the fiber ends when the mailbox is empty
-   * (an idle session has none) and the next `enqueue` forks another.
+   * Starts the next queued run in a fiber of its own, with the start's context; with none queued
+   * (or a parked run ahead of them) the mailbox is idle. No fiber serves the mailbox: each run's
+   * fiber, once the actor has settled its run, starts the next (`finished`), so a session with a
+   * run in flight holds that run's fiber only. The fiber is recorded before it takes a step, so
+   * whoever aborts it from then on reaches it; it starts uninterruptible, so even an abort before
+   * its first step reaches `finished` and the run is settled.
    */
-  private serveMailbox(): Effect.Effect<void, never, R> {
+  private serveNext(): Effect.Effect<void> {
     return Effect.suspend(() => {
       // Runs queued after a parked run wait for it to go on.
       const run = this.#parked === undefined ? this.#mailbox?.shift() : undefined
@@ -401,42 +405,42 @@ export abstract class Actor<R> implements Publisher {
         this.wake()
         return Effect.void
       }
-      return Effect.flatMap(this.serve(run), () => this.serveMailbox())
+      // Its caller gave up while it was queued: it never starts.
+      if (Deferred.isDoneUnsafe(run.done)) return this.serveNext()
+      if (run.continues === true) this.#flags &= ~CONTINUING
+      // The fiber starts uninterruptible (below): the run's steps are its interruptible part.
+      const served = Effect.onExit(Effect.interruptible(this.serve(run)), (exit) => this.finished(run, exit))
+      return Effect.map(
+        Effect.forkIn(Effect.provideContext(served, this.#context), this.#scope, { uninterruptible: true }),
+        (fiber) => {
+          this.#running = { run, fiber }
+        }
+      )
     })
   }
 
-  /**
-   * Serves one run. The run's fiber is forked suspended and recorded before it takes a step, so
-   * whoever aborts it from then on reaches it. The actor alone settles the run (result, loop state,
-   * last events); if the actor is interrupted meanwhile (the session is closing), the run goes first
-   * and the shutdown settles it.
-   */
-  private serve(run: Run): Effect.Effect<void, never, R> {
-    // Combinators, not a generator: this frame is held for as long as the run runs.
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        // Its caller gave up while it was queued: it never starts.
-        if (Deferred.isDoneUnsafe(run.done)) return Effect.void
-        if (run.continues === true) this.#flags &= ~CONTINUING
-        return (run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt })).pipe(
-          Effect.andThen(this.flushPending(run)),
-          Effect.andThen(Effect.forkChild(
-            Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
-          )),
-          Effect.flatMap((fiber) => {
-            this.#running = { run, fiber }
-            return Effect.flatMap(
-              Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
-              (exit) => {
-                this.#running = undefined
-                if (Exit.isSuccess(exit) && exit.value === PARKED) return this.parked(run)
-                return this.settle(run, exit as Exit.Exit<RunResult, RunError>)
-              }
-            )
-          })
-        )
-      })
+  /** One run's steps, from its AgentStart. Combinators, not a generator: its fiber holds this frame as long as the run runs. */
+  private serve(run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    return (run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt })).pipe(
+      Effect.andThen(this.flushPending(run)),
+      Effect.andThen(
+        Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
+      )
     )
+  }
+
+  /**
+   * The run's fiber is ending: the actor settles the run (result, loop state, last events), then
+   * starts the next. When the session's scope is closing (it interrupted the fiber), the shutdown
+   * settles the run instead, and nothing more is served.
+   */
+  private finished(run: Run, exit: Exit.Exit<RunResult | Parked, RunError>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.#scope.state._tag === "Closed" || this.#running?.run !== run) return Effect.void
+      this.#running = undefined
+      const settled = Exit.isSuccess(exit) && exit.value === PARKED ? this.parked(run) : this.settle(run, exit as Exit.Exit<RunResult, RunError>)
+      return Effect.andThen(settled, Effect.suspend(() => (this.#phase === "stopped" ? Effect.void : this.serveNext())))
+    })
   }
 
   /** `run`'s batch parked: it waits without a fiber, unless an answer came while it parked. */
