@@ -365,37 +365,43 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       }
     )
 
-  const invoke = Effect.fnUntraced(function*(
+  // Combinators, not a generator: a call waiting for a process permit holds this frame all along.
+  const invoke = (
     tool: Tool.Tool<R>,
     call: Call,
     context: Tool.Context,
     admission: Admission<R> | undefined,
     journal: Journal | undefined
-  ) {
-    const decoded = yield* Effect.result(tool.decode(call.input))
-    if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
-    if (admission !== undefined) {
-      const refused = yield* admission(tool, decoded.success, context)
-      if (refused !== undefined) return errorResult(call, refused)
-    }
-    if (journal !== undefined) yield* journal.started(call)
+  ): Effect.Effect<Done, never, R> =>
+    Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) => {
+      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message))
+      const args = decoded.success
+      return Effect.flatMap(admission === undefined ? Effect.undefined : admission(tool, args, context), (refused) => {
+        if (refused !== undefined) return Effect.succeed(errorResult(call, refused))
+        const started = journal === undefined ? Effect.void : journal.started(call)
+        return Effect.andThen(started, Effect.suspend(() => execute(tool, call, args, context)))
+      })
+    })
+
+  /** A decoded, admitted call: run under its deadline, its exit rendered. */
+  const execute = (tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context): Effect.Effect<Done, never, R> => {
     // A tool's own timeout is the model's request for this call: it wins over every default.
-    const own = tool.timeoutOf?.(decoded.success)
+    const own = tool.timeoutOf?.(args)
     const timeoutMs = own === undefined
       ? Duration.toMillis(tool.timeout ?? defaultTimeout)
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
     // The call runs in a fiber of its own, which its deadline interrupts: an interruption or
     // defect inside the tool ends up in this exit, not in the executor. A wait for a process
     // permit stops its clock. A call without a deadline (`timeout: Duration.infinity`) has no timer.
-    const running = Effect.suspend(() => tool.call(decoded.success, context))
+    const running = Effect.suspend(() => tool.call(args, context))
     const called = timeoutMs === Infinity ? Effect.asSome(running) : Effect.suspend(() => deadlined(running, timeoutMs))
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
     // The audit names the secrets a call's process received, never their values.
-    const exit = yield* Effect.exit(
-      secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))
+    return Effect.flatMap(
+      Effect.exit(secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))),
+      (exit) => render(tool, call, timeoutMs, exit, context.redact)
     )
-    return yield* render(tool, call, timeoutMs, exit, context.redact)
-  })
+  }
 
   const runOne = (
     call: Call,
