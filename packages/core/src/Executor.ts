@@ -288,7 +288,9 @@ const crashed = (
 const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Effect<Option.Option<A>, E, R> => {
   const timer = CallDeadline.make(ms)
   return Effect.flatMap(
-    Effect.forkChild(timer.within(Effect.provideService(call, CallDeadline.CallDeadline, timer.deadline)), { startImmediately: true }),
+    // Provided around the fork, not inside it: the call's fiber starts with the deadline in its
+    // context, and keeps no frame to take it out again.
+    Effect.provideService(Effect.forkChild(timer.within(call), { startImmediately: true }), CallDeadline.CallDeadline, timer.deadline),
     (fiber) =>
       Effect.flatMap(
         Effect.callback<Exit.Exit<A, E>>((resume) => {

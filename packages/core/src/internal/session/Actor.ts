@@ -411,7 +411,8 @@ export abstract class Actor<R> implements Publisher {
       // The fiber starts uninterruptible (below): the run's steps are its interruptible part.
       const served = Effect.onExit(Effect.interruptible(this.serve(run)), (exit) => this.finished(run, exit))
       return Effect.map(
-        Effect.forkIn(Effect.provideContext(served, this.#context), this.#scope, { uninterruptible: true }),
+        // The start's context is provided around the fork: the fiber starts with it, without a frame to restore another.
+        Effect.provideContext(Effect.forkIn(served, this.#scope, { uninterruptible: true }), this.#context),
         (fiber) => {
           this.#running = { run, fiber }
         }
