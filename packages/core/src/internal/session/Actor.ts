@@ -1,16 +1,17 @@
 /**
  * Actor — a session's runs from queue to settlement, its events, and its end.
  *
- * Runs wait in the mailbox and are served one at a time by a fiber forked on the first `enqueue`
- * and ended when the mailbox is empty, so an idle session has none. Serving a run records it as
- * running before its first step (so `cancel`, `abort` and the shutdown always reach it), lets the
- * `Conversation` drive it, and settles it: its last events, then its caller's result. A defect
+ * Runs wait in the mailbox and are served one at a time, each in a fiber of its own: the first
+ * `enqueue` starts one, and each run's fiber, once its run is settled, starts the next, so an idle
+ * session has none and no fiber serves the mailbox. Serving a run records it as running before
+ * its first step (so `cancel`, `abort` and the shutdown always reach it), lets the `Conversation`
+ * drive it, and settles it: its last events, then its caller's result. A defect
  * escaping a run crashes the session; the session's scope closing ends it (`end`): what is queued
  * or running fails with `SessionError` (`SessionStopped`) and every event stream ends. `Session`
  * builds the actor and its handle; the handle speaks only to the actor.
  *
- * The actor alone writes its fields. Its invariants: at most one fiber serves the mailbox, and
- * one does while runs wait; a run is running from before its first step until the actor settled
+ * The actor alone writes its fields. Its invariants: at most one run's fiber runs, and one does
+ * while runs wait (none while a parked run holds them back); a run is running from before its first step until the actor settled
  * it, and is settled once; nothing is queued once the session has stopped; events are numbered in
  * the order they are published; at most `MAX_PENDING` between-run events are kept.
  */
@@ -49,8 +50,8 @@ const idleWaits = new WeakMap<object, Deferred.Deferred<void>>()
 export const MAX_PENDING = 64
 
 /**
- * A session's actor. An idle one is this object, its conversation and its scope: the fiber
- * serving the mailbox, the mailbox itself, the observers and the between-run events are all made
+ * A session's actor. An idle one is this object, its conversation and its scope: a run's
+ * fiber, the mailbox itself, the observers and the between-run events are all made
  * when first needed.
  */
 export abstract class Actor<R> implements Publisher {
@@ -65,8 +66,8 @@ export abstract class Actor<R> implements Publisher {
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
   /**
-   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a fiber serves the
-   * mailbox (it ends when the mailbox is empty); `CONTINUING`, the parked run was queued to go on
+   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a run's fiber runs
+   * or is being started (cleared when the mailbox is empty); `CONTINUING`, the parked run was queued to go on
    * and has not started yet; `RESUMING`, the run continuing a restored batch is queued.
    */
   #flags = 0
@@ -268,7 +269,7 @@ export abstract class Actor<R> implements Publisher {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
+   * Queues a run, and starts its fiber when no run's fiber runs. The check, the push and the
    * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
    */
   enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined, resume = false): Effect.Effect<Run, SessionError> {
@@ -408,8 +409,9 @@ export abstract class Actor<R> implements Publisher {
       // Its caller gave up while it was queued: it never starts.
       if (Deferred.isDoneUnsafe(run.done)) return this.serveNext()
       if (run.continues === true) this.#flags &= ~CONTINUING
-      // The fiber starts uninterruptible (below): the run's steps are its interruptible part.
-      const served = Effect.onExit(Effect.interruptible(this.serve(run)), (exit) => this.finished(run, exit))
+      // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
+      // the run's steps are its interruptible part.
+      const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
       return Effect.map(
         // The start's context is provided around the fork: the fiber starts with it, without a frame to restore another.
         Effect.provideContext(Effect.forkIn(served, this.#scope, { uninterruptible: true }), this.#context),
@@ -420,14 +422,14 @@ export abstract class Actor<R> implements Publisher {
     })
   }
 
-  /** One run's steps, from its AgentStart. Combinators, not a generator: its fiber holds this frame as long as the run runs. */
+  /** A run's first events: its AgentStart (unless it continues a parked run), then what the MCP servers reported before it. */
+  private begin(run: Run): Effect.Effect<void> {
+    return Effect.andThen(run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt }), this.flushPending(run))
+  }
+
+  /** One run's steps, in its span. */
   private serve(run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
-    return (run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt })).pipe(
-      Effect.andThen(this.flushPending(run)),
-      Effect.andThen(
-        Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
-      )
-    )
+    return Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
   }
 
   /**
