@@ -17,9 +17,15 @@ import { Clock, Context, Effect, type Fiber } from "effect"
 export interface CallDeadline {
   /** Runs `wait` with the call's clock stopped: the time it takes is not counted against the call. */
   readonly hold: <A, E, R>(wait: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * `hold` for a wait that settles itself (the budget's, which has its own end for every way a
+   * wait ends): stops the clock at `now`, by the calling fiber's clock; the effect it returns, run
+   * once whatever ends the wait, starts it again.
+   */
+  readonly pause: (now: number) => Effect.Effect<void>
 }
 
-const none: CallDeadline = { hold: (wait) => wait }
+const none: CallDeadline = { hold: (wait) => wait, pause: () => Effect.void }
 
 /**
  * The deadline of the tool call the current fiber runs (the executor provides it to each call).
@@ -83,19 +89,18 @@ export const make = (ms: number): Timer => {
     stopping?.interruptUnsafe()
   }
 
+  const resume = Effect.flatMap(Clock.currentTimeMillis, (now) => --holds > 0 || call === undefined || expired ? Effect.void : start(now))
+  const pause = (now: number): Effect.Effect<void> => {
+    if (holds++ === 0 && alarm !== undefined) {
+      left -= now - startedAt
+      stop()
+    }
+    return resume
+  }
   const deadline: CallDeadline = {
     hold: (wait) =>
-      Effect.acquireUseRelease(
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          if (holds++ > 0 || alarm === undefined) return
-          left -= now - startedAt
-          stop()
-        }),
-        () => wait,
-        () =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) =>
-            --holds > 0 || call === undefined || expired ? Effect.void : start(now))
-      )
+      Effect.uninterruptibleMask((restore) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ensuring(restore(wait), pause(now)))),
+    pause
   }
 
   return {

@@ -91,6 +91,21 @@ describe("CallDeadline", () => {
       yield* cut(timer, passed)
     }))
 
+  it.effect("pause stops the clock until the effect it returns runs", () =>
+    Effect.gen(function*() {
+      const timer = CallDeadline.make(1000)
+      const passed = yield* calling(timer)
+      yield* TestClock.adjust("300 millis")
+      const resume = timer.deadline.pause(300)
+      yield* TestClock.adjust("1 hour")
+      assert.isFalse(timer.expired)
+      yield* resume
+      yield* TestClock.adjust("699 millis")
+      assert.isUndefined(passed.pollUnsafe())
+      yield* TestClock.adjust("1 milli")
+      yield* cut(timer, passed)
+    }))
+
   it.effect("outside a tool call, hold runs the wait as it is", () =>
     Effect.gen(function*() {
       const deadline = yield* CallDeadline.CallDeadline
