@@ -40,11 +40,11 @@ export interface Timer {
   /** What the call's fiber is given as its `CallDeadline`. */
   readonly deadline: CallDeadline
   /**
-   * Runs `call` in the current fiber against the timer: once `ms` milliseconds of running time
-   * have passed (the time spent in `hold` not counted), the fiber is interrupted and `expired`
-   * turns true. Run it in a fiber of the call's own.
+   * Starts the timer on the fiber running the call (forked with `deadline` in its context): once
+   * `ms` milliseconds of running time have passed (the time spent in `hold` not counted), that
+   * fiber is interrupted and `expired` turns true. The timer stops when the fiber ends.
    */
-  readonly within: <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly arm: (call: Fiber.Fiber<unknown, unknown>) => Effect.Effect<void>
   /** Whether the time ran out (the call's fiber was interrupted for it). */
   readonly expired: boolean
 }
@@ -53,7 +53,9 @@ export interface Timer {
  * A timer of `ms` milliseconds of running time. While the call runs it is one sleep, in a fiber of
  * its own that interrupts the call's when it ends; a hold stops that fiber, and its end starts
  * another for the time left, so a call waiting its turn has no timer at all (10,000 sessions whose
- * Bash calls queue for a permit hold that much less each: bench/session-heap.ts).
+ * Bash calls queue for a permit hold that much less each: bench/session-heap.ts). The executor
+ * arms it only for a call still running after its first synchronous steps: one that answers at
+ * once never starts a timer (as `Effect.timeoutOption` never forks its sleep then).
  *
  * @since 0.1.0
  * @category constructors
@@ -64,7 +66,7 @@ export const make = (ms: number): Timer => {
   let left = ms
   let startedAt = 0
   let expired = false
-  /** The fiber running the call, once `within` started it; undefined again when the call ended. */
+  /** The fiber running the call, once armed; undefined again when the call ended. */
   let call: Fiber.Fiber<unknown, unknown> | undefined
   /** The fiber sleeping out the time left, while the call runs and nothing holds the clock. */
   let alarm: Fiber.Fiber<void> | undefined
@@ -76,7 +78,7 @@ export const make = (ms: number): Timer => {
     call.interruptUnsafe()
   })
   // Not a child of the fiber that starts it: a hold may end in a fiber the tool forked, which can
-  // end before the call does. The alarm ends with the call instead (`within`), or with a hold.
+  // end before the call does. The alarm ends with the call instead (`arm`), or with a hold.
   const start = (now: number): Effect.Effect<void> => {
     startedAt = now
     return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(left), ring)), (fiber) => {
@@ -87,6 +89,10 @@ export const make = (ms: number): Timer => {
     const stopping = alarm
     alarm = undefined
     stopping?.interruptUnsafe()
+  }
+  const ended = (): void => {
+    call = undefined
+    stop()
   }
 
   const resume = Effect.flatMap(Clock.currentTimeMillis, (now) => --holds > 0 || call === undefined || expired ? Effect.void : start(now))
@@ -105,17 +111,12 @@ export const make = (ms: number): Timer => {
 
   return {
     deadline,
-    within: (run) =>
-      Effect.withFiber((fiber) => {
+    arm: (fiber) =>
+      Effect.suspend(() => {
         call = fiber
-        return Effect.onExit(
-          Effect.andThen(Effect.flatMap(Clock.currentTimeMillis, start), run),
-          () =>
-            Effect.sync(() => {
-              call = undefined
-              stop()
-            })
-        )
+        fiber.addObserver(ended)
+        // A hold already under way starts the alarm when it ends.
+        return call === undefined || holds > 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, start)
       }),
     get expired() {
       return expired

@@ -283,16 +283,17 @@ const crashed = (
 /**
  * `call` in a fiber of its own under a `CallDeadline` timer of `ms`: its output, or none once its
  * time ran out. Waiting for that fiber is one callback (not a race of the call and a sleep, two
- * fibers more): a session whose call waits for a process permit holds the call's fiber only.
+ * fibers more): a session whose call waits for a process permit holds the call's fiber only. A
+ * call that answers within its first synchronous steps starts no timer.
  */
 const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Effect<Option.Option<A>, E, R> => {
   const timer = CallDeadline.make(ms)
   return Effect.flatMap(
     // Provided around the fork, not inside it: the call's fiber starts with the deadline in its
     // context, and keeps no frame to take it out again.
-    Effect.provideService(Effect.forkChild(timer.within(call), { startImmediately: true }), CallDeadline.CallDeadline, timer.deadline),
-    (fiber) =>
-      Effect.flatMap(
+    Effect.provideService(Effect.forkChild(call, { startImmediately: true }), CallDeadline.CallDeadline, timer.deadline),
+    (fiber) => {
+      const settled = Effect.flatMap(
         Effect.callback<Exit.Exit<A, E>>((resume) => {
           const stop = fiber.addObserver((exit) => resume(Effect.succeed(exit)))
           // The run was interrupted (aborted): the call goes first.
@@ -304,6 +305,8 @@ const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Ef
         (exit): Effect.Effect<Option.Option<A>, E> =>
           Exit.isSuccess(exit) ? Effect.succeed(Option.some(exit.value)) : timer.expired ? Effect.succeedNone : Effect.failCause(exit.cause)
       )
+      return fiber.pollUnsafe() === undefined ? Effect.andThen(timer.arm(fiber), settled) : settled
+    }
   )
 }
 

@@ -15,8 +15,13 @@ const holding = (timer: CallDeadline.Timer) =>
     return Effect.andThen(Deferred.succeed(done, undefined), Fiber.join(fiber))
   })
 
-/** A call that never ends by itself, run against `timer` in a fiber of its own. */
-const calling = (timer: CallDeadline.Timer) => Effect.forkChild(timer.within(Effect.never), { startImmediately: true })
+/** A call that never ends by itself, run against `timer` in a fiber of its own, as the executor runs one. */
+const calling = (timer: CallDeadline.Timer) =>
+  Effect.gen(function*() {
+    const call = yield* Effect.forkChild(Effect.provideService(Effect.never, CallDeadline.CallDeadline, timer.deadline), { startImmediately: true })
+    yield* timer.arm(call)
+    return call
+  })
 
 /** The call was cut by its deadline. */
 const cut = (timer: CallDeadline.Timer, call: Fiber.Fiber<never>) =>
@@ -40,7 +45,12 @@ describe("CallDeadline", () => {
   it.effect("a call that ends in time is not cut, and its timer stops with it", () =>
     Effect.gen(function*() {
       const timer = CallDeadline.make(1000)
-      assert.strictEqual(yield* timer.within(Effect.succeed("done")), "done")
+      const done = yield* Deferred.make<void>()
+      const call = yield* Effect.forkChild(Deferred.await(done), { startImmediately: true })
+      yield* timer.arm(call)
+      yield* TestClock.adjust("999 millis")
+      yield* Deferred.succeed(done, undefined)
+      yield* Fiber.join(call)
       yield* TestClock.adjust("1 hour")
       assert.isFalse(timer.expired)
     }))

@@ -64,11 +64,12 @@ describe("ProcessBudget", () => {
       const ran = yield* Deferred.make<void>()
       // The call: its wait for a permit, then a command that runs until its deadline.
       const call = yield* Effect.forkChild(
-        timer.within(Effect.andThen(budget.withPermit(Deferred.succeed(ran, undefined)), Effect.never)).pipe(
+        Effect.andThen(budget.withPermit(Deferred.succeed(ran, undefined)), Effect.never).pipe(
           Effect.provideService(CallDeadline.CallDeadline, timer.deadline)
         ),
         { startImmediately: true }
       )
+      yield* timer.arm(call)
       yield* TestClock.adjust("1 minute")
       assert.isFalse(timer.expired)
       yield* holder.release
