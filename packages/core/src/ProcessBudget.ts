@@ -6,7 +6,7 @@
  * The budget is a service built once per program (`Condukt.layer` provides it), never per session:
  * 5,000 sessions each running Bash must share one bound, not get 5,000. Waiting is not running: a
  * command's timeout starts when its process does, and the wait stops the executor's clock for the
- * call (`CallDeadline.hold`). The wait has a bound of its own (`maxWait`, 10 minutes by default),
+ * call (`CallDeadline.pause`). The wait has a bound of its own (`maxWait`, 10 minutes by default),
  * after which the call is refused, and ends with an interruption (an aborted turn, a closed
  * session). It refuses to guess what a process costs: one process group, one permit, whatever the
  * group does.
@@ -50,7 +50,7 @@ export interface Service {
   readonly maxWaitMs: number
   /**
    * Runs `use` holding one permit, returned however `use` ends. The wait for it stops the calling
-   * tool call's clock (`CallDeadline.hold`) and lasts `maxWaitMs` at most.
+   * tool call's clock (`CallDeadline.pause`) and lasts `maxWaitMs` at most.
    */
   readonly withPermit: <A, E, R>(use: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PermitTimeout, R>
 }

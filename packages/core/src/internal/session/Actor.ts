@@ -11,9 +11,10 @@
  * builds the actor and its handle; the handle speaks only to the actor.
  *
  * The actor alone writes its fields. Its invariants: at most one run's fiber runs, and one does
- * while runs wait (none while a parked run holds them back); a run is running from before its first step until the actor settled
- * it, and is settled once; nothing is queued once the session has stopped; events are numbered in
- * the order they are published; at most `MAX_PENDING` between-run events are kept.
+ * while runs wait (none while a parked run holds them back); a run is running from before its
+ * first step until the actor settled it, and is settled once; nothing is queued once the session
+ * has stopped; events are numbered in the order they are published; at most `MAX_PENDING`
+ * between-run events are kept.
  */
 import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
@@ -67,8 +68,9 @@ export abstract class Actor<R> implements Publisher {
   #mailbox: Array<Run> | undefined = undefined
   /**
    * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a run's fiber runs
-   * or is being started (cleared when the mailbox is empty); `CONTINUING`, the parked run was queued to go on
-   * and has not started yet; `RESUMING`, the run continuing a restored batch is queued.
+   * or is being started (cleared when the mailbox is empty); `CONTINUING`, the parked run was
+   * queued to go on and has not started yet; `RESUMING`, the run continuing a restored batch is
+   * queued.
    */
   #flags = 0
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
@@ -412,17 +414,18 @@ export abstract class Actor<R> implements Publisher {
       // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
       // the run's steps are its interruptible part.
       const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
-      return Effect.map(
-        // The start's context is provided around the fork: the fiber starts with it, without a frame to restore another.
+      // Uninterruptible: the fiber is recorded whatever happens to the fiber starting it. The start's
+      // context is provided around the fork: the fiber starts with it, with no frame to restore another.
+      return Effect.uninterruptible(Effect.map(
         Effect.provideContext(Effect.forkIn(served, this.#scope, { uninterruptible: true }), this.#context),
         (fiber) => {
           this.#running = { run, fiber }
         }
-      )
+      ))
     })
   }
 
-  /** A run's first events: its AgentStart (unless it continues a parked run), then what the MCP servers reported before it. */
+  /** A run's first events: its AgentStart (unless it continues a parked run), then what the MCP servers reported. */
   private begin(run: Run): Effect.Effect<void> {
     return Effect.andThen(run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt }), this.flushPending(run))
   }
