@@ -11,15 +11,21 @@
  *
  * A fiber outside any tool call sees a deadline whose `hold` does nothing.
  */
-import { Clock, Context, Deferred, Effect, Exit } from "effect"
+import { Clock, Context, Effect, type Fiber } from "effect"
 
 /** @since 0.1.0 @category models */
 export interface CallDeadline {
   /** Runs `wait` with the call's clock stopped: the time it takes is not counted against the call. */
   readonly hold: <A, E, R>(wait: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * `hold` for a wait that settles itself (the budget's, which has its own end for every way a
+   * wait ends): stops the clock at `now`, by the calling fiber's clock; the effect it returns, run
+   * once whatever ends the wait, starts it again.
+   */
+  readonly pause: (now: number) => Effect.Effect<void>
 }
 
-const none: CallDeadline = { hold: (wait) => wait }
+const none: CallDeadline = { hold: (wait) => wait, pause: () => Effect.void }
 
 /**
  * The deadline of the tool call the current fiber runs (the executor provides it to each call).
@@ -33,54 +39,87 @@ export const CallDeadline = Context.Reference<CallDeadline>("@condukt/core/CallD
 export interface Timer {
   /** What the call's fiber is given as its `CallDeadline`. */
   readonly deadline: CallDeadline
-  /** Ends once the call has run `ms` milliseconds, not counting the time spent in `hold`. */
-  readonly passed: Effect.Effect<void>
+  /**
+   * Starts the timer on the fiber running the call (forked with `deadline` in its context): once
+   * `ms` milliseconds of running time have passed (the time spent in `hold` not counted), that
+   * fiber is interrupted and `expired` turns true. The timer stops when the fiber ends.
+   */
+  readonly arm: (call: Fiber.Fiber<unknown, unknown>) => Effect.Effect<void>
+  /** Whether the time ran out (the call's fiber was interrupted for it). */
+  readonly expired: boolean
 }
 
 /**
- * A timer of `ms` milliseconds of running time. Until something holds it, `passed` is one sleep,
- * as `Effect.timeoutOption` would be; a hold only adds a check when that sleep ends.
+ * A timer of `ms` milliseconds of running time. While the call runs it is one sleep, in a fiber of
+ * its own that interrupts the call's when it ends; a hold stops that fiber, and its end starts
+ * another for the time left, so a call waiting its turn has no timer at all (10,000 sessions whose
+ * Bash calls queue for a permit hold that much less each: bench/session-heap.ts). The executor
+ * arms it only for a call still running after its first synchronous steps: one that answers at
+ * once never starts a timer (as `Effect.timeoutOption` never forks its sleep then).
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = (ms: number): Timer => {
   let holds = 0
-  let heldSince = 0
-  let heldMs = 0
-  let everHeld = false
-  let released: Deferred.Deferred<void> | undefined
+  /** The running time left when the alarm was last started (or the call's whole time). */
+  let left = ms
+  let startedAt = 0
+  let expired = false
+  /** The fiber running the call, once armed; undefined again when the call ended. */
+  let call: Fiber.Fiber<unknown, unknown> | undefined
+  /** The fiber sleeping out the time left, while the call runs and nothing holds the clock. */
+  let alarm: Fiber.Fiber<void> | undefined
 
-  const deadline: CallDeadline = {
-    hold: (wait) =>
-      Effect.acquireUseRelease(
-        Effect.map(Clock.currentTimeMillis, (now) => {
-          if (holds++ > 0) return
-          heldSince = now
-          everHeld = true
-        }),
-        () => wait,
-        () =>
-          Effect.map(Clock.currentTimeMillis, (now) => {
-            if (--holds > 0) return
-            heldMs += now - heldSince
-            if (released !== undefined) Deferred.doneUnsafe(released, Exit.void)
-            released = undefined
-          })
-      )
+  const ring = Effect.sync(() => {
+    alarm = undefined
+    if (holds > 0 || call === undefined) return
+    expired = true
+    call.interruptUnsafe()
+  })
+  // Not a child of the fiber that starts it: a hold may end in a fiber the tool forked, which can
+  // end before the call does. The alarm ends with the call instead (`arm`), or with a hold.
+  const start = (now: number): Effect.Effect<void> => {
+    startedAt = now
+    return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(left), ring)), (fiber) => {
+      alarm = fiber
+    })
+  }
+  const stop = (): void => {
+    const stopping = alarm
+    alarm = undefined
+    stopping?.interruptUnsafe()
+  }
+  const ended = (): void => {
+    call = undefined
+    stop()
   }
 
-  const passed = Effect.flatMap(Clock.currentTimeMillis, (start) => {
-    // Once the first sleep ends: wait out a hold still in progress, then sleep what the holds took.
-    const check: Effect.Effect<void> = Effect.suspend(() => {
-      if (holds > 0) return Effect.andThen(Deferred.await(released ??= Deferred.makeUnsafe<void>()), check)
-      return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const left = ms - (now - start - heldMs)
-        return left <= 0 ? Effect.void : Effect.andThen(Effect.sleep(left), check)
-      })
-    })
-    return Effect.andThen(Effect.sleep(ms), Effect.suspend(() => everHeld ? check : Effect.void))
-  })
+  const resume = Effect.flatMap(Clock.currentTimeMillis, (now) => --holds > 0 || call === undefined || expired ? Effect.void : start(now))
+  const pause = (now: number): Effect.Effect<void> => {
+    if (holds++ === 0 && alarm !== undefined) {
+      left -= now - startedAt
+      stop()
+    }
+    return resume
+  }
+  const deadline: CallDeadline = {
+    hold: (wait) =>
+      Effect.uninterruptibleMask((restore) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ensuring(restore(wait), pause(now)))),
+    pause
+  }
 
-  return { deadline, passed }
+  return {
+    deadline,
+    arm: (fiber) =>
+      Effect.suspend(() => {
+        call = fiber
+        fiber.addObserver(ended)
+        // A hold already under way starts the alarm when it ends.
+        return call === undefined || holds > 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, start)
+      }),
+    get expired() {
+      return expired
+    }
+  }
 }

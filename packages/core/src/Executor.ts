@@ -280,6 +280,36 @@ const crashed = (
   )
 }
 
+/**
+ * `call` in a fiber of its own under a `CallDeadline` timer of `ms`: its output, or none once its
+ * time ran out. Waiting for that fiber is one callback (not a race of the call and a sleep, two
+ * fibers more): a session whose call waits for a process permit holds the call's fiber only. A
+ * call that answers within its first synchronous steps starts no timer.
+ */
+const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Effect<Option.Option<A>, E, R> => {
+  const timer = CallDeadline.make(ms)
+  return Effect.flatMap(
+    // Provided around the fork, not inside it: the call's fiber starts with the deadline in its
+    // context, and keeps no frame to take it out again.
+    Effect.provideService(Effect.forkChild(call, { startImmediately: true }), CallDeadline.CallDeadline, timer.deadline),
+    (fiber) => {
+      const settled = Effect.flatMap(
+        Effect.callback<Exit.Exit<A, E>>((resume) => {
+          const stop = fiber.addObserver((exit) => resume(Effect.succeed(exit)))
+          // The run was interrupted (aborted): the call goes first.
+          return Effect.suspend(() => {
+            stop()
+            return Fiber.interrupt(fiber)
+          })
+        }),
+        (exit): Effect.Effect<Option.Option<A>, E> =>
+          Exit.isSuccess(exit) ? Effect.succeed(Option.some(exit.value)) : timer.expired ? Effect.succeedNone : Effect.failCause(exit.cause)
+      )
+      return fiber.pollUnsafe() === undefined ? Effect.andThen(timer.arm(fiber), settled) : settled
+    }
+  )
+}
+
 /** What a call's span learns from its result, made once. */
 const toolSpan: Tracing.Hooks<Done, never> = { ended: (done) => GenAi.executed(done.result) }
 
@@ -340,45 +370,43 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       }
     )
 
-  const invoke = Effect.fnUntraced(function*(
+  // Combinators, not a generator: a call waiting for a process permit holds this frame all along.
+  const invoke = (
     tool: Tool.Tool<R>,
     call: Call,
     context: Tool.Context,
     admission: Admission<R> | undefined,
     journal: Journal | undefined
-  ) {
-    const decoded = yield* Effect.result(tool.decode(call.input))
-    if (decoded._tag === "Failure") return errorResult(call, decoded.failure.message)
-    if (admission !== undefined) {
-      const refused = yield* admission(tool, decoded.success, context)
-      if (refused !== undefined) return errorResult(call, refused)
-    }
-    if (journal !== undefined) yield* journal.started(call)
+  ): Effect.Effect<Done, never, R> =>
+    Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) => {
+      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message))
+      const args = decoded.success
+      return Effect.flatMap(admission === undefined ? Effect.undefined : admission(tool, args, context), (refused) => {
+        if (refused !== undefined) return Effect.succeed(errorResult(call, refused))
+        const started = journal === undefined ? Effect.void : journal.started(call)
+        return Effect.andThen(started, Effect.suspend(() => execute(tool, call, args, context)))
+      })
+    })
+
+  /** A decoded, admitted call: run under its deadline, its exit rendered. */
+  const execute = (tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context): Effect.Effect<Done, never, R> => {
     // A tool's own timeout is the model's request for this call: it wins over every default.
-    const own = tool.timeoutOf?.(decoded.success)
+    const own = tool.timeoutOf?.(args)
     const timeoutMs = own === undefined
       ? Duration.toMillis(tool.timeout ?? defaultTimeout)
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
-    // The deadline races the call in a fiber of its own: an interruption or defect inside the
-    // tool ends up in this exit, not in the executor. A wait for a process permit stops its clock.
-    // A call without a deadline (`timeout: Duration.infinity`) has no timer and no race.
-    const running = Effect.suspend(() => tool.call(decoded.success, context))
-    const called = timeoutMs === Infinity
-      ? Effect.asSome(running)
-      : Effect.suspend(() => {
-        const timer = CallDeadline.make(timeoutMs)
-        return Effect.raceFirst(
-          Effect.asSome(Effect.provideService(running, CallDeadline.CallDeadline, timer.deadline)),
-          Effect.as(timer.passed, Option.none())
-        )
-      })
+    // The call runs in a fiber of its own, which its deadline interrupts: an interruption or
+    // defect inside the tool ends up in this exit, not in the executor. A wait for a process
+    // permit stops its clock. A call without a deadline (`timeout: Duration.infinity`) has no timer.
+    const running = Effect.suspend(() => tool.call(args, context))
+    const called = timeoutMs === Infinity ? Effect.asSome(running) : Effect.suspend(() => deadlined(running, timeoutMs))
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
     // The audit names the secrets a call's process received, never their values.
-    const exit = yield* Effect.exit(
-      secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))
+    return Effect.flatMap(
+      Effect.exit(secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))),
+      (exit) => render(tool, call, timeoutMs, exit, context.redact)
     )
-    return yield* render(tool, call, timeoutMs, exit, context.redact)
-  })
+  }
 
   const runOne = (
     call: Call,

@@ -6,7 +6,7 @@
  * The budget is a service built once per program (`Condukt.layer` provides it), never per session:
  * 5,000 sessions each running Bash must share one bound, not get 5,000. Waiting is not running: a
  * command's timeout starts when its process does, and the wait stops the executor's clock for the
- * call (`CallDeadline.hold`). The wait has a bound of its own (`maxWait`, 10 minutes by default),
+ * call (`CallDeadline.pause`). The wait has a bound of its own (`maxWait`, 10 minutes by default),
  * after which the call is refused, and ends with an interruption (an aborted turn, a closed
  * session). It refuses to guess what a process costs: one process group, one permit, whatever the
  * group does.
@@ -50,7 +50,7 @@ export interface Service {
   readonly maxWaitMs: number
   /**
    * Runs `use` holding one permit, returned however `use` ends. The wait for it stops the calling
-   * tool call's clock (`CallDeadline.hold`) and lasts `maxWaitMs` at most.
+   * tool call's clock (`CallDeadline.pause`) and lasts `maxWaitMs` at most.
    */
   readonly withPermit: <A, E, R>(use: Effect.Effect<A, E, R>) => Effect.Effect<A, E | PermitTimeout, R>
 }
@@ -191,23 +191,35 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
         return Effect.sync(() => void (waiter.resume = undefined))
       })
 
-    // Whatever ends the wait (the permit, the deadline, an interruption), the waiter is settled by the
-    // caller's uninterruptible code below, so a permit handed over just as the wait ends is never lost.
-    const awaitTurn = (waiter: Waiter): Effect.Effect<boolean> =>
-      Effect.flatMap(
-        CallDeadline.CallDeadline,
-        (deadline) => deadline.hold(Effect.map(turn(waiter), () => waiter.granted))
-      )
-
-    /** Queues a waiter, starting the timer from this fiber (its clock) when none runs. */
-    const queue: Effect.Effect<Waiter> = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      const waiter = enqueue(now + maxWaitMs)
-      if (timer !== undefined) return Effect.succeed(waiter)
-      return Effect.map(Effect.forkDetach(expire), (fiber) => {
-        timer = fiber
-        return waiter
-      })
+    /** The timer runs while anyone waits: started from the first waiter's fiber (its clock). */
+    const startTimer = Effect.map(Effect.forkDetach(expire), (fiber) => {
+      timer = fiber
     })
+
+    /**
+     * Queues the calling fiber, its tool call's clock stopped meanwhile (`CallDeadline.pause`),
+     * and runs `use` once a permit is handed to it. Whatever ends the wait (the permit, the
+     * deadline, an interruption), the waiter is settled and the clock started again by the
+     * caller's uninterruptible code, so a permit handed over just as the wait ends is never lost.
+     * One frame per step: a call waiting its turn holds all of them (bench/session-heap.ts).
+     */
+    const wait = <A, E, R>(use: Effect.Effect<A, E, R>, restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) =>
+      Effect.withFiber((fiber): Effect.Effect<A, E | PermitTimeout, R> => {
+        const now = fiber.getRef(Clock.Clock).currentTimeMillisUnsafe()
+        const waiter = enqueue(now + maxWaitMs)
+        const resumeClock = fiber.getRef(CallDeadline.CallDeadline).pause(now)
+        const waited = Effect.flatMap(
+          Effect.onInterrupt(restore(turn(waiter)), () => Effect.andThen(Effect.sync(() => leave(waiter)), resumeClock)),
+          (): Effect.Effect<A, E | PermitTimeout, R> =>
+            Effect.andThen(
+              resumeClock,
+              waiter.granted
+                ? Effect.ensuring(restore(use), releaseEffect)
+                : Effect.fail<E | PermitTimeout>(new PermitTimeout({ waitedMs: maxWaitMs, max }))
+            )
+        )
+        return timer === undefined ? Effect.andThen(startTimer, waited) : waited
+      })
 
     return {
       max,
@@ -218,14 +230,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
             free--
             return Effect.ensuring(restore(use), releaseEffect)
           }
-          return Effect.flatMap(queue, (waiter) =>
-            Effect.flatMap(
-              Effect.onInterrupt(restore(awaitTurn(waiter)), () => Effect.sync(() => leave(waiter))),
-              (served): Effect.Effect<A, E | PermitTimeout, R> => {
-                if (served) return Effect.ensuring(restore(use), releaseEffect)
-                return Effect.fail(new PermitTimeout({ waitedMs: maxWaitMs, max }))
-              }
-            ))
+          return wait(use, restore)
         })
     }
   })

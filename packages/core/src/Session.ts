@@ -4,8 +4,8 @@
  * `start` decides what the session owns and records it in its own scope (its model, which sandbox
  * it will have, its snapshot when it has a store, then its MCP servers, started in parallel under
  * a supervisor of their own); what can wait is made when first needed: the sandbox by the first
- * run (which reads the project's instructions through it) or tool call, the fiber serving the
- * mailbox while runs wait, the observers' buffers. Runs are served one at a time, in order. Each
+ * run (which reads the project's instructions through it) or tool call, a fiber for each
+ * run while it runs, the observers' buffers. Runs are served one at a time, in order. Each
  * is recorded as running before it can take its first step, so `abort`, a caller's interruption
  * or a stream reader leaving always reach it; the run drives the pure `Loop` with the `Model` and
  * the `Executor`, saves each completed turn to the store, and the actor alone settles it (its
@@ -268,8 +268,8 @@ const isEmpty = (record: object) => {
 
 /** The program's price for `model`, when it provides a table naming it. */
 /**
- * Decides what the session owns and records it; what can wait (the sandbox, the fiber serving
- * the mailbox, the event observers) is made when first needed, in the session's scope. Written
+ * Decides what the session owns and records it; what can wait (the sandbox, a run's fiber,
+ * the event observers) is made when first needed, in the session's scope. Written
  * without a generator: each step that needs the runtime (an id to draw, secrets to resolve, a
  * model to build, MCP servers to start) is an effect only when it has work to do.
  */
@@ -349,7 +349,7 @@ const make = <R, RIn>(
         const handle: Session = requests === undefined ? new Handle(actor) : new AskedHandle(actor, requests)
         const done = [handle, scope] as const
         if (onEnd !== undefined) actor.forgetWith(onEnd, handle)
-        // Finalizers run in reverse order: the fiber serving the mailbox (forked later) is
+        // Finalizers run in reverse order: the running run's fiber (forked later) is
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.
         const ending = Scope.addFinalizer(scope, endOf(actor))

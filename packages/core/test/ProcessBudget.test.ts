@@ -61,19 +61,24 @@ describe("ProcessBudget", () => {
       const budget = yield* ProcessBudget.make({ max: 1 })
       const holder = yield* hold(budget)
       const timer = CallDeadline.make(3000)
-      const passed = yield* Effect.forkChild(timer.passed, { startImmediately: true })
-      const waiter = yield* Effect.forkChild(
-        budget.withPermit(Effect.succeed("ran")).pipe(Effect.provideService(CallDeadline.CallDeadline, timer.deadline)),
+      const ran = yield* Deferred.make<void>()
+      // The call: its wait for a permit, then a command that runs until its deadline.
+      const call = yield* Effect.forkChild(
+        Effect.andThen(budget.withPermit(Deferred.succeed(ran, undefined)), Effect.never).pipe(
+          Effect.provideService(CallDeadline.CallDeadline, timer.deadline)
+        ),
         { startImmediately: true }
       )
+      yield* timer.arm(call)
       yield* TestClock.adjust("1 minute")
-      assert.isUndefined(passed.pollUnsafe())
+      assert.isFalse(timer.expired)
       yield* holder.release
-      assert.strictEqual(yield* Fiber.join(waiter), "ran")
+      yield* Deferred.await(ran)
       yield* TestClock.adjust("2999 millis")
-      assert.isUndefined(passed.pollUnsafe())
+      assert.isFalse(timer.expired)
       yield* TestClock.adjust("1 milli")
-      yield* Fiber.join(passed)
+      assert.isTrue(Exit.hasInterrupts(yield* Fiber.await(call)))
+      assert.isTrue(timer.expired)
     }))
 
   it.effect("fails with PermitTimeout when nothing comes free in time, and leaks no permit", () =>

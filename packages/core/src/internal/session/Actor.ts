@@ -1,18 +1,20 @@
 /**
  * Actor — a session's runs from queue to settlement, its events, and its end.
  *
- * Runs wait in the mailbox and are served one at a time by a fiber forked on the first `enqueue`
- * and ended when the mailbox is empty, so an idle session has none. Serving a run records it as
- * running before its first step (so `cancel`, `abort` and the shutdown always reach it), lets the
- * `Conversation` drive it, and settles it: its last events, then its caller's result. A defect
+ * Runs wait in the mailbox and are served one at a time, each in a fiber of its own: the first
+ * `enqueue` starts one, and each run's fiber, once its run is settled, starts the next, so an idle
+ * session has none and no fiber serves the mailbox. Serving a run records it as running before
+ * its first step (so `cancel`, `abort` and the shutdown always reach it), lets the `Conversation`
+ * drive it, and settles it: its last events, then its caller's result. A defect
  * escaping a run crashes the session; the session's scope closing ends it (`end`): what is queued
  * or running fails with `SessionError` (`SessionStopped`) and every event stream ends. `Session`
  * builds the actor and its handle; the handle speaks only to the actor.
  *
- * The actor alone writes its fields. Its invariants: at most one fiber serves the mailbox, and
- * one does while runs wait; a run is running from before its first step until the actor settled
- * it, and is settled once; nothing is queued once the session has stopped; events are numbered in
- * the order they are published; at most `MAX_PENDING` between-run events are kept.
+ * The actor alone writes its fields. Its invariants: at most one run's fiber runs, and one does
+ * while runs wait (none while a parked run holds them back); a run is running from before its
+ * first step until the actor settled it, and is settled once; nothing is queued once the session
+ * has stopped; events are numbered in the order they are published; at most `MAX_PENDING`
+ * between-run events are kept.
  */
 import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
 import type { Agent } from "../../Agent.ts"
@@ -49,8 +51,8 @@ const idleWaits = new WeakMap<object, Deferred.Deferred<void>>()
 export const MAX_PENDING = 64
 
 /**
- * A session's actor. An idle one is this object, its conversation and its scope: the fiber
- * serving the mailbox, the mailbox itself, the observers and the between-run events are all made
+ * A session's actor. An idle one is this object, its conversation and its scope: a run's
+ * fiber, the mailbox itself, the observers and the between-run events are all made
  * when first needed.
  */
 export abstract class Actor<R> implements Publisher {
@@ -65,9 +67,10 @@ export abstract class Actor<R> implements Publisher {
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
   /**
-   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a fiber serves the
-   * mailbox (it ends when the mailbox is empty); `CONTINUING`, the parked run was queued to go on
-   * and has not started yet; `RESUMING`, the run continuing a restored batch is queued.
+   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a run's fiber runs
+   * or is being started (cleared when the mailbox is empty); `CONTINUING`, the parked run was
+   * queued to go on and has not started yet; `RESUMING`, the run continuing a restored batch is
+   * queued.
    */
   #flags = 0
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
@@ -268,7 +271,7 @@ export abstract class Actor<R> implements Publisher {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Queues a run, and forks the fiber serving the mailbox when none is. The check, the push and the
+   * Queues a run, and starts its fiber when no run's fiber runs. The check, the push and the
    * fork happen in one step: a shutdown cannot slip between them and leave the run waiting forever.
    */
   enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined, resume = false): Effect.Effect<Run, SessionError> {
@@ -285,7 +288,7 @@ export abstract class Actor<R> implements Publisher {
         else self.#mailbox.push(run)
         if (self.has(SERVING)) return Effect.void
         self.#flags |= SERVING
-        return Effect.forkIn(Effect.provideContext(self.serveMailbox(), self.#context), self.#scope)
+        return self.serveNext()
       })
       return run
     })
@@ -320,7 +323,7 @@ export abstract class Actor<R> implements Publisher {
     else this.#mailbox.unshift(run)
     if (this.has(SERVING)) return Effect.void
     this.#flags |= SERVING
-    return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+    return this.serveNext()
   }
 
   /** The parked run ends as an aborted one (its calls read the aborted-run text); queued runs then run. */
@@ -342,7 +345,7 @@ export abstract class Actor<R> implements Publisher {
     return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
       if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.sync(() => this.wake())
       this.#flags |= SERVING
-      return Effect.asVoid(Effect.forkIn(Effect.provideContext(this.serveMailbox(), this.#context), this.#scope))
+      return this.serveNext()
     }))
   }
 
@@ -388,10 +391,14 @@ export abstract class Actor<R> implements Publisher {
   // -------------------------------------------------------------------------------------------
 
   /**
-   * Serves queued runs in order, with the start's context; the fiber ends when the mailbox is empty
-   * (an idle session has none) and the next `enqueue` forks another.
+   * Starts the next queued run in a fiber of its own, with the start's context; with none queued
+   * (or a parked run ahead of them) the mailbox is idle. No fiber serves the mailbox: each run's
+   * fiber, once the actor has settled its run, starts the next (`finished`), so a session with a
+   * run in flight holds that run's fiber only. The fiber is recorded before it takes a step, so
+   * whoever aborts it from then on reaches it; it starts uninterruptible, so even an abort before
+   * its first step reaches `finished` and the run is settled.
    */
-  private serveMailbox(): Effect.Effect<void, never, R> {
+  private serveNext(): Effect.Effect<void> {
     return Effect.suspend(() => {
       // Runs queued after a parked run wait for it to go on.
       const run = this.#parked === undefined ? this.#mailbox?.shift() : undefined
@@ -401,42 +408,45 @@ export abstract class Actor<R> implements Publisher {
         this.wake()
         return Effect.void
       }
-      return Effect.flatMap(this.serve(run), () => this.serveMailbox())
+      // Its caller gave up while it was queued: it never starts.
+      if (Deferred.isDoneUnsafe(run.done)) return this.serveNext()
+      if (run.continues === true) this.#flags &= ~CONTINUING
+      // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
+      // the run's steps are its interruptible part.
+      const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
+      // Uninterruptible: the fiber is recorded whatever happens to the fiber starting it. The start's
+      // context is provided around the fork: the fiber starts with it, with no frame to restore another.
+      return Effect.uninterruptible(Effect.map(
+        Effect.provideContext(Effect.forkIn(served, this.#scope, { uninterruptible: true }), this.#context),
+        (fiber) => {
+          this.#running = { run, fiber }
+        }
+      ))
     })
   }
 
+  /** A run's first events: its AgentStart (unless it continues a parked run), then what the MCP servers reported. */
+  private begin(run: Run): Effect.Effect<void> {
+    return Effect.andThen(run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt }), this.flushPending(run))
+  }
+
+  /** One run's steps, in its span. */
+  private serve(run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
+    return Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
+  }
+
   /**
-   * Serves one run. The run's fiber is forked suspended and recorded before it takes a step, so
-   * whoever aborts it from then on reaches it. The actor alone settles the run (result, loop state,
-   * last events); if the actor is interrupted meanwhile (the session is closing), the run goes first
-   * and the shutdown settles it.
+   * The run's fiber is ending: the actor settles the run (result, loop state, last events), then
+   * starts the next. When the session's scope is closing (it interrupted the fiber), the shutdown
+   * settles the run instead, and nothing more is served.
    */
-  private serve(run: Run): Effect.Effect<void, never, R> {
-    // Combinators, not a generator: this frame is held for as long as the run runs.
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.suspend(() => {
-        // Its caller gave up while it was queued: it never starts.
-        if (Deferred.isDoneUnsafe(run.done)) return Effect.void
-        if (run.continues === true) this.#flags &= ~CONTINUING
-        return (run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt })).pipe(
-          Effect.andThen(this.flushPending(run)),
-          Effect.andThen(Effect.forkChild(
-            Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
-          )),
-          Effect.flatMap((fiber) => {
-            this.#running = { run, fiber }
-            return Effect.flatMap(
-              Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
-              (exit) => {
-                this.#running = undefined
-                if (Exit.isSuccess(exit) && exit.value === PARKED) return this.parked(run)
-                return this.settle(run, exit as Exit.Exit<RunResult, RunError>)
-              }
-            )
-          })
-        )
-      })
-    )
+  private finished(run: Run, exit: Exit.Exit<RunResult | Parked, RunError>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.#scope.state._tag === "Closed" || this.#running?.run !== run) return Effect.void
+      this.#running = undefined
+      const settled = Exit.isSuccess(exit) && exit.value === PARKED ? this.parked(run) : this.settle(run, exit as Exit.Exit<RunResult, RunError>)
+      return Effect.andThen(settled, Effect.suspend(() => (this.#phase === "stopped" ? Effect.void : this.serveNext())))
+    })
   }
 
   /** `run`'s batch parked: it waits without a fiber, unless an answer came while it parked. */
