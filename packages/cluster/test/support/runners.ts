@@ -80,6 +80,24 @@ export const membersOf = (group: number): ReadonlyArray<number> =>
     return fields[2] === String(group) && fields[0] !== "Z" ? [Number(entry)] : []
   })
 
+/**
+ * The programs' reapers (`awk`s, packages/node/src/internal/reaper.ts) alive on the machine, each
+ * `pid(parent,group,state)<-stdin`: what a group left behind is explained by (a failure message).
+ */
+const reapers = (): string =>
+  fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    const stat = statOf(entry)
+    if (!/\((mawk|gawk|awk|original-awk)\)/.test(stat)) return []
+    const [state, parent, group] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    let stdin = "?"
+    try {
+      stdin = fs.readlinkSync(`/proc/${entry}/fd/0`)
+    } catch {
+      // gone, or not ours to read
+    }
+    return [`${entry}(${parent},${group},${state})<-${stdin}`]
+  }).join(" ") || "none"
+
 /** Waits until group `group` has no live process (polled, 20 ms apart, for at most 10 s); fails naming the survivors. */
 export const awaitGroupGone = (group: number) =>
   Effect.gen(function*() {
@@ -87,5 +105,5 @@ export const awaitGroupGone = (group: number) =>
       if (membersOf(group).length === 0) return
       yield* Effect.sleep("20 millis")
     }
-    return yield* Effect.fail(`process group ${group} still has ${membersOf(group).join(", ")}`)
+    return yield* Effect.fail(`process group ${group} still has ${membersOf(group).join(", ")}; reapers: ${reapers()}`)
   })
