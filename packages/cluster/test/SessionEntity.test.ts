@@ -5,7 +5,7 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Queue, Stream, Tracer } from "effect"
+import { Effect, Fiber, Layer, Queue, Stream, Tracer } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
@@ -146,8 +146,8 @@ describe("SessionEntity: a run delivered again after part of it was saved", () =
       const history = [...before, Message.user("work"), ...continued]
       assert.deepStrictEqual(yield* (yield* Sessions.ById).history("w"), [...history, Message.user("next"), Message.assistant([Message.textPart("again")])])
       // Delivered again, the run would read its own reply from where its row says it began.
-      const began = yield* (yield* SessionRows.make(yield* SqlClient.SqlClient)).runBegan("w", "r2")
-      assert.deepStrictEqual(began, Option.some(history.length))
+      const began = yield* (yield* SessionRows.make(yield* SqlClient.SqlClient)).begun("w")
+      assert.strictEqual(began.get("r2"), history.length)
     }).pipe(Effect.provide(runnerOf(ran, [TestModel.text("done"), TestModel.text("again")])))
   })
 

@@ -41,8 +41,6 @@ export interface SessionRows {
   readonly mark: (id: string, agent: string, running: boolean, start?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Marks a running session stopped; an unknown one is ignored. */
   readonly stop: (id: string) => Effect.Effect<void, SqlError.SqlError>
-  /** The history's length when the run began, if it began. */
-  readonly runBegan: (id: string, run: string) => Effect.Effect<Option.Option<number>, SqlError.SqlError>
   /**
    * Runs `effect` (a save of the session) in one transaction with the record of the run's
    * beginning: both are committed, or neither. Retried whole while another writer holds the database.
@@ -79,9 +77,6 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlEr
         retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_sessions (id, agent, running, start) VALUES (${id}, ${agent}, ${running ? 1 : 0}, ${start ?? null})
           ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, running = excluded.running, start = excluded.start`)),
       stop: (id) => retried(Effect.asVoid(sql`UPDATE condukt_cluster_sessions SET running = 0 WHERE id = ${id}`)),
-      runBegan: (id, run) =>
-        retried(Effect.map(sql`SELECT history_before FROM condukt_cluster_runs WHERE session = ${id} AND run = ${run}`, ([row]) =>
-          row === undefined ? Option.none() : Option.some(Number(row["history_before"])))),
       withRunBegun: <A, E>(id: string, run: string, historyBefore: number, effect: Effect.Effect<A, E>) =>
         Effect.retry(
           sql.withTransaction(Effect.andThen(
