@@ -84,7 +84,13 @@ describe("the sweep of the sessions' mailboxes", () => {
         const sessions = yield* Sessions.ById
         const id = yield* sessions.start("echo", { id: "many" })
         yield* Effect.forEach(Array.from({ length: 620 }, (_, i) => `run ${i}`), (prompt) => sessions.run(id, prompt), { discard: true })
-        assert.isAtLeast((yield* counts).messages, 621)
+        const many = yield* counts
+        assert.isAtLeast(many.messages, 621)
+        // One sweep takes them all, in two batches.
+        assert.strictEqual(yield* MailboxSweep.sweep({ entityType: "Session", retention: 0 }), many.messages)
+        assert.deepStrictEqual(yield* counts, { messages: 0, replies: 0 })
+        for (let i = 0; i < 3; i++) yield* sessions.run(id, `later ${i}`)
+        assert.strictEqual((yield* counts).messages, 3)
         // The layer's first sweep comes one interval after it starts.
         yield* Layer.launch(MailboxSweep.layer({ entityType: "Session", retention: 0, interval: "200 millis" })).pipe(
           Effect.raceFirst(Effect.repeat(counts, { until: (now) => now.messages === 0 && now.replies === 0 })),
