@@ -98,15 +98,12 @@ const reapers = (): string =>
     return [`${entry}(${parent},${group},${state})<-${stdin}`]
   }).join(" ") || "none"
 
-/**
- * Waits until group `group` has no live process (polled, 20 ms apart, for at most 10 s); fails naming
- * the survivors, the reapers alive, and `reaper`: what the dead program said of its own before it died.
- */
-export const awaitGroupGone = (group: number, reaper = "not asked") =>
+/** Waits until group `group` has no live process (polled, 20 ms apart, for at most 10 s); fails naming the survivors and the reapers alive. */
+export const awaitGroupGone = (group: number) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 500; attempt++) {
       if (membersOf(group).length === 0) return
       yield* Effect.sleep("20 millis")
     }
-    return yield* Effect.fail(`process group ${group} still has ${membersOf(group).join(", ")}; its program's reaper was ${reaper}; reapers alive: ${reapers()}`)
+    return yield* Effect.fail(`process group ${group} still has ${membersOf(group).join(", ")}; reapers alive: ${reapers()}`)
   })

@@ -15,6 +15,8 @@
  * - any other executable runs as `/bin/sh -c 'exec "$@" 2>&1' sh FILE ARGS…`: the arguments are
  *   positional parameters, never parsed by the shell. The extra exec of dash costs ≈ 0.3 ms, about
  *   a sixth of a bare spawn, which is why shells skip it: LocalSandbox runs every exec through one.
+ * Both start with a wait for the program's word on descriptor 3 (`LISTED`), sent once the group is
+ * on the reaper's list: a program killed between the spawn and the listing leaves nothing running.
  * What the child writes to the original stderr before the merge (a shell's syntax error on the
  * first line) still arrives, through the separate stderr pipe. The one visible trace of the prefix:
  * bash quotes a first line it cannot parse, and `$BASH_EXECUTION_STRING` holds it.
@@ -25,6 +27,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import type { Writable } from "node:stream"
 import * as path from "node:path"
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
@@ -125,9 +128,18 @@ export const baseEnv = (): Record<string, string> => {
 // ---------------------------------------------------------------------------------------------
 
 const SHELLS = new Set(["sh", "bash", "dash", "zsh", "ksh"])
+
+/**
+ * The first words of every command: it waits for the program's word on descriptor 3, sent once its
+ * group is on the reaper's list (reaper.ts), and exits without running anything if the program died
+ * first (EOF). A program killed between the spawn and the listing leaves no command running.
+ */
+const LISTED = "read -r condukt_go <&3 || exit 125; unset condukt_go; exec 3<&-; "
 // dash exports PWD even when the caller's environment has none; unset it to keep `env` complete.
-const WRAPPER = 'exec "$@" 2>&1'
-const WRAPPER_UNSET_PWD = 'unset PWD; exec "$@" 2>&1'
+const WRAPPER = `${LISTED}exec "$@" 2>&1`
+const WRAPPER_UNSET_PWD = `${LISTED}unset PWD; exec "$@" 2>&1`
+const APART = `${LISTED}exec "$@"`
+const APART_UNSET_PWD = `${LISTED}unset PWD; exec "$@"`
 
 // Plain Node helpers: a missing or unreadable path is an answer here, not an error.
 const statOrUndefined = (p: string): fs.Stats | undefined => {
@@ -186,12 +198,13 @@ export const spawnFailed = (options: Pick<RunOptions, "file" | "cwd">, code: str
   return cannotRun(options.file, reason)
 }
 
-interface CommandLine {
+export interface CommandLine {
   readonly file: string
   readonly args: ReadonlyArray<string>
 }
 
-const commandLine = (options: RunOptions): Effect.Effect<CommandLine, RunError> =>
+/** What is spawned for `options`: the merge of stderr, and first the wait for the listing (`LISTED`). */
+export const commandLine = (options: RunOptions): Effect.Effect<CommandLine, RunError> =>
   Effect.suspend(() => {
     // execve cannot carry a NUL byte; say so rather than let Node quote the argument back.
     if (options.file.includes("\0") || options.args.some((arg) => arg.includes("\0"))) {
@@ -200,17 +213,15 @@ const commandLine = (options: RunOptions): Effect.Effect<CommandLine, RunError> 
     }
     const [flag, script, ...rest] = options.args
     const found = () => lookup(options.file, options.cwd, options.env)
-    if (options.stderr === "apart") {
-      // Two pipes, nothing merged: the file runs as given.
-      const lookedUp = found()
-      return lookedUp === "found" ? Effect.succeed({ file: options.file, args: options.args }) : Effect.fail(spawnFailed(options, lookedUp, lookedUp))
-    }
-    if (flag === "-c" && script !== undefined && SHELLS.has(path.basename(options.file))) {
-      return Effect.succeed({ file: options.file, args: ["-c", `exec 2>&1; ${script}`, ...rest] })
+    if (flag === "-c" && script !== undefined && SHELLS.has(path.basename(options.file)) && options.stderr !== "apart") {
+      return Effect.succeed({ file: options.file, args: ["-c", `${LISTED}exec 2>&1; ${script}`, ...rest] })
     }
     const lookedUp = found()
     if (lookedUp !== "found") return Effect.fail(spawnFailed(options, lookedUp, lookedUp))
-    const wrapper = "PWD" in options.env ? WRAPPER : WRAPPER_UNSET_PWD
+    // Two pipes, nothing merged, with `stderr: "apart"`.
+    const wrapper = options.stderr === "apart"
+      ? "PWD" in options.env ? APART : APART_UNSET_PWD
+      : "PWD" in options.env ? WRAPPER : WRAPPER_UNSET_PWD
     return Effect.succeed({ file: "/bin/sh", args: ["-c", wrapper, "sh", options.file, ...options.args] })
   })
 
@@ -291,10 +302,14 @@ const start = (options: RunOptions, line: CommandLine): Effect.Effect<Group, Run
         cwd: options.cwd,
         env: options.env,
         detached: true,
-        stdio: options.onMessage === undefined ? ["ignore", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "ignore", "ipc"]
+        stdio: options.onMessage === undefined ? ["ignore", "pipe", "pipe", "pipe"] : ["ignore", "pipe", "pipe", "pipe", "ipc"]
       })
-      // Killed with this process, should it die before the group ends (reaper.ts).
+      // Killed with this process, should it die before the group ends (reaper.ts); only then may
+      // the command run (LISTED).
       if (child.pid !== undefined) Reaper.watch(child.pid)
+      const listed = child.stdio[3] as Writable | null
+      listed?.on("error", ignore)
+      listed?.end("\n")
       if (options.onMessage !== undefined) {
         child.on("message", options.onMessage)
         // The channel must not keep the host's event loop alive, nor fail it when the child goes.

@@ -7,12 +7,16 @@
  * behind `npx`, `uvx` or `sh -c`) outlives it. `processGroup.ts` runs a process to completion; this
  * is its long-lived sibling and shares its group signalling and its spawn diagnosis.
  *
- * Refuses: a shell (the file runs as given), inheriting the host environment (`env` is complete).
+ * The file runs as given, exec'd by a shell that first waits until the group is on the reaper's
+ * list (processGroup's `LISTED`) and never parses the arguments.
+ *
+ * Refuses: a shell of the caller's, inheriting the host environment (`env` is complete).
  */
 import { spawn as nodeSpawn } from "node:child_process"
 import * as os from "node:os"
 import { Deferred, Effect, type Scope } from "effect"
-import { type RunError, signalGroup, spawnFailed } from "./processGroup.ts"
+import type { Writable } from "node:stream"
+import { type CommandLine, commandLine, type RunError, signalGroup, spawnFailed } from "./processGroup.ts"
 import * as Reaper from "./reaper.ts"
 
 /** @since 0.1.0 @category models */
@@ -45,12 +49,15 @@ interface Running extends Spawned {
 }
 
 const start = (options: SpawnOptions): Effect.Effect<Running, RunError> =>
+  Effect.flatMap(commandLine({ ...options, stderr: "apart" }), (line) => started(options, line))
+
+const started = (options: SpawnOptions, line: CommandLine): Effect.Effect<Running, RunError> =>
   Effect.callback<Running, RunError>((resume) => {
-    const child = nodeSpawn(options.file, [...options.args], {
+    const child = nodeSpawn(line.file, [...line.args], {
       cwd: options.cwd,
       env: options.env,
       detached: true,
-      stdio: ["pipe", "pipe", "pipe"]
+      stdio: ["pipe", "pipe", "pipe", "pipe"]
     })
     const exited = Deferred.makeUnsafe<number>()
     child.once("error", (error: NodeJS.ErrnoException) => {
@@ -59,8 +66,12 @@ const start = (options: SpawnOptions): Effect.Effect<Running, RunError> =>
     })
     child.once("spawn", () => {
       const pid = child.pid!
-      // Killed with this process, should it die before the group ends (reaper.ts).
+      // Killed with this process, should it die before the group ends (reaper.ts); only then may
+      // the server start (processGroup's LISTED).
       Reaper.watch(pid)
+      const listed = child.stdio[3] as Writable | null
+      listed?.on("error", ignore)
+      listed?.end("\n")
       resume(Effect.succeed({
         pid,
         exited,

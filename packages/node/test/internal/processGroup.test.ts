@@ -4,9 +4,11 @@
  * it, whether the leader exits, times out or is interrupted.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { spawn } from "node:child_process"
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { Writable } from "node:stream"
 import { Effect, Fiber } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
@@ -241,4 +243,31 @@ describe("processGroup.run", () => {
       const viaWrapper = yield* Effect.flip(ProcessGroup.run({ file: "ls", args: [], cwd, env }))
       assert.strictEqual(viaWrapper.message, `Cannot run ls: working directory ${cwd} does not exist`)
     }))
+})
+
+/** Spawns what `run` would for `options`, sends the word on descriptor 3 or only closes it; the exit code. */
+const spawnLine = (options: ProcessGroup.RunOptions, word: boolean) =>
+  Effect.flatMap(ProcessGroup.commandLine(options), (line) =>
+    Effect.callback<number>((resume) => {
+      const child = spawn(line.file, [...line.args], { cwd: options.cwd, env: options.env, stdio: ["ignore", "ignore", "ignore", "pipe"] })
+      child.once("exit", (code) => resume(Effect.succeed(code ?? -1)))
+      const listed = child.stdio[3] as Writable
+      listed.on("error", () => {})
+      listed.end(word ? "\n" : "")
+    }))
+
+describe("processGroup, the wait for the listing", () => {
+  it.live("a command runs only once its program says its group is listed; told nothing (its program dead), it exits 125 having run nothing", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      const env = ProcessGroup.baseEnv()
+      const forms = (marker: string): ReadonlyArray<ProcessGroup.RunOptions> => [
+        { file: "bash", args: ["-c", `echo ran > ${marker}-shell`], cwd: dir, env },
+        { file: "touch", args: [`${marker}-file`], cwd: dir, env },
+        { file: "touch", args: [`${marker}-apart`], cwd: dir, env, stderr: "apart" }
+      ]
+      for (const options of forms("dead")) assert.strictEqual(yield* spawnLine(options, false), 125)
+      for (const options of forms("listed")) assert.strictEqual(yield* spawnLine(options, true), 0)
+      assert.deepStrictEqual(readdirSync(dir).sort(), ["listed-apart", "listed-file", "listed-shell"])
+    })))
 })
