@@ -13,7 +13,9 @@
  * A group id outlives its group: a program killed between a group's end and its `-<pgid>` leaves
  * the id listed, and Linux gives a free id to the next process. So `+<pgid>` carries the leader's
  * start time (`/proc/<pgid>/stat`, read while the leader cannot have been reaped yet), and at EOF a
- * group whose id now names a process started at another time is left alone (docs/decisions/0065, its amendment).
+ * group whose id now names a process started at another time is left alone. And a group runs
+ * nothing before it is listed: processGroup.ts's `LISTED` waits for the word sent after `+<pgid>`
+ * (docs/decisions/0065, its last amendment).
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
