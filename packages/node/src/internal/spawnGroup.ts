@@ -10,7 +10,8 @@
  * The file runs as given, exec'd by a shell that first waits until the group is on the reaper's
  * list (processGroup's `LISTED`) and never parses the arguments.
  *
- * Refuses: a shell of the caller's, inheriting the host environment (`env` is complete).
+ * Refuses: shell interpretation of the caller's arguments, inheriting the host environment (`env`
+ * is complete).
  */
 import { spawn as nodeSpawn } from "node:child_process"
 import * as os from "node:os"
