@@ -152,12 +152,15 @@ describe("ClusterSessions, two runner processes on one SQLite file, tools runnin
         yield* Fiber.interrupt(interrupted)
         yield* awaitGroupGone(secondGroup!)
         yield* Processes.awaitDeath(second)
+        // The abort reaches the holder after the interruption returns: the next run waits for it.
+        assert.strictEqual((yield* sessions.run(z, "after")).text, "echo: after")
         assert.deepStrictEqual((yield* sessions.history(z)).slice(7), [
           Message.user("bash w"),
           Message.assistant([Message.toolCallPart({ id: "call_1", name: "Bash", input: { command: `echo $$ > ${path.join(dir, "pid-w")}; sleep 1000` } })]),
-          Message.toolResult({ callId: "call_1", name: "Bash", content: "Interrupted: the user aborted the run before this call finished", isError: true })
+          Message.toolResult({ callId: "call_1", name: "Bash", content: "Interrupted: the user aborted the run before this call finished", isError: true }),
+          Message.user("after"),
+          Message.assistant([Message.textPart("echo: after")])
         ])
-        assert.strictEqual((yield* sessions.run(z, "after")).text, "echo: after")
 
         // And a stop: the run fails, its process group is killed.
         const stopped = yield* Effect.forkChild(sessions.run(z, "bash v"))
