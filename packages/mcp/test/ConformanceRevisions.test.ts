@@ -58,6 +58,8 @@ interface Run {
   readonly scenarios: ReadonlyArray<Scenario>
   /** Each `wire-schema-valid` check the scenarios emitted: the scenario's name and whether it passed. */
   readonly wireChecks: ReadonlyArray<{ readonly scenario: string; readonly passed: boolean }>
+  /** Every check that did not succeed, `<scenario>: <check>: <why>` (what a failed assertion names). */
+  readonly failures: ReadonlyArray<string>
 }
 
 /** The scenarios' `checks.json` files under the output directory, with the scenario each belongs to. */
@@ -65,6 +67,14 @@ const checkFiles = (root: string): ReadonlyArray<{ readonly scenario: string; re
   fs.readdirSync(root, { recursive: true, encoding: "utf8" })
     .filter((entry) => entry.endsWith("checks.json"))
     .map((entry) => ({ scenario: path.dirname(entry).replace(/-\d{4}-\d\d-\d\dT[\d-]+Z$/, ""), file: path.join(root, entry) }))
+
+/** A check as a scenario's `checks.json` holds it. */
+interface Check {
+  readonly id: string
+  readonly status: string
+  readonly errorMessage?: string
+  readonly details?: unknown
+}
 
 const parse = (output: string, root: string): Run => {
   const summary = output.slice(output.indexOf("=== SUITE SUMMARY ==="))
@@ -77,12 +87,14 @@ const parse = (output: string, root: string): Run => {
     passed: mark === "✓",
     scored: !unscored.has(name!)
   }))
-  const wireChecks = checkFiles(root).flatMap(({ file, scenario }) =>
-    (JSON.parse(fs.readFileSync(file, "utf8")) as ReadonlyArray<{ readonly id: string; readonly status: string }>)
-      .filter((check) => check.id === "wire-schema-valid")
-      .map((check) => ({ scenario, passed: check.status === "SUCCESS" }))
+  const checks = checkFiles(root).flatMap(({ file, scenario }) =>
+    (JSON.parse(fs.readFileSync(file, "utf8")) as ReadonlyArray<Check>).map((check) => ({ scenario, check }))
   )
-  return { output, scenarios, wireChecks }
+  const wireChecks = checks.filter(({ check }) => check.id === "wire-schema-valid")
+    .map(({ check, scenario }) => ({ scenario, passed: check.status === "SUCCESS" }))
+  const failures = checks.filter(({ check }) => check.status !== "SUCCESS")
+    .map(({ check, scenario }) => `${scenario}: ${check.id}: ${check.errorMessage ?? JSON.stringify(check.details)}`)
+  return { output, scenarios, wireChecks, failures }
 }
 
 /** One run of the CLI, within `SUITE_TIMEOUT_MS`. */
@@ -101,7 +113,7 @@ describe.each(["2026-07-28", "2025-11-25"] as const)("conformance client --requi
       const scored = run.scenarios.filter((s) => s.scored)
       assert.strictEqual(scored.length, SCORED[revision], run.output.slice(run.output.indexOf("=== SUITE SUMMARY ===")))
       const failed = scored.filter((s) => !s.passed && !TIMING_SENSITIVE[revision].includes(s.name)).map((s) => s.name).sort()
-      assert.deepStrictEqual(failed, [...NOT_PASSED[revision]].sort())
+      assert.deepStrictEqual(failed, [...NOT_PASSED[revision]].sort(), run.failures.filter((line) => failed.some((name) => line.startsWith(`${name}:`))).join("\n"))
       const unscored = run.scenarios.filter((s) => !s.scored)
       assert.deepStrictEqual(unscored.filter((s) => !s.passed).map((s) => s.name), UNSCORED_NOT_PASSED)
       assert.includeMembers(unscored.map((s) => s.name), [
