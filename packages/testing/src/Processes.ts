@@ -29,13 +29,17 @@ export const awaitDeath = (pid: number, attempts = 200): Effect.Effect<void, str
     return yield* Effect.fail(`process ${pid} is still alive (state ${yield* state(pid)})`)
   })
 
-/** Waits until `file` holds a whole line, then returns it parsed as a number (a pid). */
-export const awaitPidFile = (file: string, attempts = 1000): Effect.Effect<number, string> =>
+/**
+ * Waits until `file` holds a whole line, then returns it parsed as a number (a pid); polled every
+ * 10 ms, for 30 s by default: a program that has just started (a CLI on a loaded machine, its module
+ * graph loading) can take over 10 s to reach the command that writes it.
+ */
+export const awaitPidFile = (file: string, attempts = 3000): Effect.Effect<number, string> =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < attempts; attempt++) {
       const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
       if (text.endsWith("\n")) return Number(text)
       yield* Effect.sleep("10 millis")
     }
-    return yield* Effect.fail(`${file} was never written`)
+    return yield* Effect.fail(`${file} was never written (${attempts * 10} ms)`)
   })

@@ -33,7 +33,7 @@ describe("Processes", () => {
       fs.writeFileSync(path.join(dir, "partial.pid"), "42")
       assert.strictEqual(
         yield* Effect.flip(Processes.awaitPidFile(path.join(dir, "partial.pid"), 2)),
-        `${path.join(dir, "partial.pid")} was never written`
+        `${path.join(dir, "partial.pid")} was never written (20 ms)`
       )
     }))
 })
