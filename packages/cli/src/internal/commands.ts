@@ -2,7 +2,8 @@
  * commands — what `condukt run` and `condukt check` do once their arguments are parsed. `Cli`'s
  * handlers load this module with a dynamic `import()`, so `version`, `--help` and a usage error
  * never load what it needs: the workflow executor, every model provider, MCP, the durable stores
- * and `Condukt.layer`, which each handler provides here.
+ * and `Condukt.layer`, which each handler provides here (`check` too: it asks the model providers
+ * whether an agent step's model has a key).
  *
  * The CLI is a redaction boundary: once a workflow is loaded, every line it prints (errors,
  * progress, `--json` events, the output) goes through one redactor holding every secret value the
