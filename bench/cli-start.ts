@@ -4,7 +4,7 @@
  * from its sources (packages/cli/src/bin.ts, under Node's type stripping): `condukt version`,
  * `condukt --help` and `condukt check examples/workflows/word-counts.hcl`, each a fresh process
  * on this Node, timed from spawn to exit. Baseline: `node -e 0` on the same Node, Node's own
- * start. Runs are interleaved, a shuffled order each round (a fixed seed), so the machine's load
+ * start. Runs are interleaved, the order rotated by one each round, so the machine's load
  * drifting hits every variant alike; the figures are medians, with each run's exit code and stdout
  * checked. Goal: `version` and `--help` ≤ 300 ms wall, from dist and from src; `check` (which
  * loads the workflow package) is reported without a goal.
@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process"
 import * as os from "node:os"
 import * as path from "node:path"
 import { report } from "./report.ts"
+import { median } from "./support/spawns.ts"
 import { VERSION } from "../packages/cli/src/Version.ts"
 
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 21)
@@ -66,23 +67,10 @@ const once = (v: Variant): number => {
   return elapsed
 }
 
-const median = (values: ReadonlyArray<number>): number => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
-}
-
-let seed = 0x2545f491
-const shuffled = <A>(items: ReadonlyArray<A>): ReadonlyArray<A> => {
-  const order = [...items]
-  for (let i = order.length - 1; i > 0; i--) {
-    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0
-    const j = seed % (i + 1)
-    const swap = order[i]!
-    order[i] = order[j]!
-    order[j] = swap
-  }
-  return order
+/** The variants, rotated by one more each round: each runs first, second, … in turn. */
+const rotated = <A>(items: ReadonlyArray<A>, round: number): ReadonlyArray<A> => {
+  const at = round % items.length
+  return [...items.slice(at), ...items.slice(0, at)]
 }
 
 // dist as it would be packed: `tsc -b` rebuilds it only when a source is newer.
@@ -92,7 +80,7 @@ if (build.status !== 0) throw new Error(`tsc -b packages/cli/tsconfig.build.json
 const load = () => os.loadavg().map((n) => n.toFixed(2)).join(" ")
 const loadBefore = load()
 for (let i = 0; i < WARMUP; i++) for (const v of variants) once(v)
-for (let i = 0; i < RUNS; i++) for (const v of shuffled(variants)) v.times.push(once(v))
+for (let i = 0; i < RUNS; i++) for (const v of rotated(variants, i)) v.times.push(once(v))
 
 const node0 = median(baseline.times)
 console.log(`${RUNS} rounds (${WARMUP} warm-up), Node ${process.versions.node}, ${os.cpus().length} cores, load average ${loadBefore} before, ${load()} after`)
