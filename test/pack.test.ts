@@ -165,4 +165,12 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
         assert.include(output, version)
       }))
   }
+
+  it.effect("npx condukt check loads what its command needs (a module of dist loaded on demand) from the install", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      fs.copyFileSync(path.join(root, "examples/workflows/word-counts.hcl"), path.join(dir, "word-counts.hcl"))
+      const output = yield* step("npx condukt check word-counts.hcl", dir, "npx", ["--no-install", "condukt", "check", "word-counts.hcl"])
+      assert.strictEqual(output, "ok: word-counts.hcl\n")
+    }))
 })

@@ -13,25 +13,23 @@
  * progress, `--json` events, the output) goes through one redactor holding every secret value the
  * workflow names (`Secrets.of`: host variables its MCP servers read, literal tokens and client
  * secrets, credential headers), whatever a server echoed into an error.
+ *
+ * This module holds the command tree and its parsing only: `run` and `check` load what they need
+ * (the workflow executor, the providers, MCP, the durable stores: `internal/commands`) when they
+ * start, so `version`, `--help` and a usage error answer without loading any of it.
  */
-import { Redactor } from "@condukt/core"
-import { Condukt } from "@condukt/node"
-import { type Document, Durable, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
-import { Cause, Console, Effect, Option, Result, Schema, Terminal as EffectTerminal } from "effect"
-import { Argument, CliError, Command, Flag, GlobalFlag } from "effect/cli"
-import * as Approve from "./Approve.ts"
-import * as DurableStore from "./DurableStore.ts"
-import * as InputArgs from "./InputArgs.ts"
-import * as Progress from "./Progress.ts"
+// The modules, not the indexes of `effect` and `effect/cli`, which load every module of theirs.
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as GlobalFlag from "effect/cli/GlobalFlag"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import { plain, reportUnexpected } from "./internal/print.ts"
 import { VERSION } from "./Version.ts"
 
-/**
- * The process should exit with `code` (the message is already printed).
- *
- * @since 0.1.0
- * @category errors
- */
-export class Exit extends Schema.TaggedError<Exit>()("Exit", { code: Schema.Int }) {}
+// `Exit`: the process should exit with `code` (the message is already printed).
+export { Exit } from "./internal/print.ts"
 
 /** What the CLI needs to know about its terminal. */
 export interface Terminal {
@@ -39,47 +37,6 @@ export interface Terminal {
   /** Whether stdin is a terminal: an approval can be asked there. */
   readonly stdinIsTTY?: boolean | undefined
 }
-
-/** Where the CLI prints: stdout and stderr, each line redacted first. */
-interface Printer {
-  readonly out: (text: string) => Effect.Effect<void>
-  readonly err: (text: string) => Effect.Effect<void>
-}
-
-const printer = (redactor: Redactor.Service): Printer => ({
-  out: (text) => Console.log(redactor.redact(text)),
-  err: (text) => Console.error(redactor.redact(text))
-})
-
-/** Before a workflow is loaded no secret is known. */
-const plain = printer(Redactor.none)
-
-/**
- * A printer redacting every secret value `document` names; one that cannot be resolved (a
- * variable not set) has no value to hide, and the run reports it where it is used.
- */
-const printerFor = (document: Document.Document) =>
-  Effect.map(
-    Effect.forEach(
-      Object.entries(Secrets.of(document)),
-      ([name, secret]) => Effect.map(Effect.option(secret.resolve), (value) => Option.map(value, (v) => [name, v] as const)),
-      { concurrency: "unbounded" }
-    ),
-    (resolved) => printer(Redactor.secrets(Object.fromEntries(resolved.flatMap(Option.toArray))))
-  )
-
-/** What the workflow holds unused, one `warning:` line each on stderr: `check` and `run` say the same. */
-const warn = (print: Printer, document: Document.Document, file: string) =>
-  Effect.forEach(Workflow.warnings(document, file), (warning) => print.err(`warning: ${warning.location}: ${warning.description}`), { discard: true })
-
-const fail = (print: Printer, code: number, message: string) => Effect.andThen(print.err(message), Effect.fail(new Exit({ code })))
-
-const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | WorkflowError.WorkflowFailed | WorkflowError.DurableFailed) =>
-  error._tag === "WorkflowInvalid"
-    ? fail(print, 2, `check failed: ${error.message}`)
-    : error._tag === "DurableFailed"
-    ? fail(print, 1, `Durable run failed: ${error.message}`)
-    : fail(print, error.reason === "InvalidInputs" ? 2 : 1, `Workflow run failed: ${error.message}`)
 
 /**
  * `--verbose`, accepted by every command: an unexpected error is printed with its cause and stack.
@@ -89,83 +46,10 @@ const Verbose = GlobalFlag.Setting("verbose")({
   flag: Flag.Boolean("verbose").pipe(Flag.withDescription("Print an unexpected error's cause and stack"), Flag.withDefault(false))
 })
 
-/** What an unexpected failure prints: its message (the first error's), and with `verbose` the whole cause, stacks included. */
-const unexpected = (cause: Cause.Cause<unknown>, verbose: boolean): string => {
-  const errors = Cause.prettyErrors(cause)
-  const message = errors.map((error) => error.message === "" ? error.name : error.message).join("; ")
-  return verbose
-    ? `Unexpected error: ${message}\n${Cause.pretty(cause)}`
-    : `Unexpected error: ${message} (run again with --verbose for its cause and stack)`
-}
-
-/**
- * `effect` with every unexpected failure printed (redacted by `print`) and turned into exit 1.
- * An `Exit` (its message already printed), a usage error (printed by the parser) and an
- * interruption (Ctrl-C) pass through.
- */
-const reportUnexpected = (print: Printer, verbose: boolean) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, Exit, R> =>
-  Effect.catchCause(effect, (cause) => {
-    // Interrupted (Ctrl-C): interrupted still, so the teardown exits 130.
-    if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-    const error = Cause.findErrorOption(cause)
-    if (Option.isSome(error) && error.value instanceof Exit) return Effect.fail(error.value)
-    if (Option.isSome(error) && CliError.isCliError(error.value)) return Effect.fail(new Exit({ code: 2 }))
-    return fail(print, 1, unexpected(cause, verbose))
-  })
-
 const file = Argument.String("file").pipe(Argument.withDescription("The workflow file (.hcl)"))
 
-const render = (output: unknown): string | undefined =>
-  output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
-
-/** Where a durable run is kept, and which run it is: `--durable` and `--run-id`. */
-interface DurableChoice {
-  readonly db: string
-  readonly runId: Option.Option<string>
-}
-
-/**
- * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and,
- * once the run is recorded, printed first on stderr (even with `--quiet`: it is what resumes the
- * run); a given one is resumed.
- */
-const runDurable = Effect.fnUntraced(function*(
-  print: Printer,
-  document: Document.Document,
-  file: string,
-  durable: DurableChoice,
-  options: Executor.Options
-) {
-  const resume = Option.isSome(durable.runId)
-  const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
-  const location = DurableStore.location(durable.db)
-  const onRecorded = print.err(`run ${runId} (durable, in ${location}; resume it with --run-id ${runId})`)
-  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded }).pipe(
-    Effect.provide(DurableStore.layer(durable.db, runId))
-  )
-})
-
-/** `run` once the workflow is loaded: its warnings, its inputs, the run, the output. */
-const runLoaded = Effect.fnUntraced(function*(
-  print: Printer,
-  document: Document.Document,
-  file: string,
-  input: ReadonlyArray<string>,
-  json: boolean,
-  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent" | "approve">,
-  durable: Option.Option<DurableChoice>
-) {
-  yield* warn(print, document, file)
-  const inputs = InputArgs.parse(input, document.inputs ?? {})
-  if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
-  const running = Option.isSome(durable)
-    ? runDurable(print, document, file, durable.value, { ...options, inputs: inputs.success })
-    : Workflow.run(document, { ...options, inputs: inputs.success })
-  const result = yield* Effect.catch(running, reportError(print))
-  if (json) return yield* print.out(JSON.stringify({ _tag: "Output", output: result.output }))
-  const text = render(result.output)
-  if (text !== undefined) yield* print.out(text.endsWith("\n") ? text.slice(0, -1) : text)
-})
+/** What `run` and `check` do, loaded by their handlers only: `version` and `--help` never pay for it. */
+const commands = Effect.promise(() => import("./internal/commands.ts"))
 
 /** Whether `--verbose` comes before any `--` (after which every word is an operand). */
 const verboseIn = (argv: ReadonlyArray<string>) => {
@@ -200,26 +84,10 @@ const make = (terminal: Terminal) => {
         Flag.optional
       )
     },
-    Effect.fn("Cli.run")(function*({ approve, concurrency, durable, file, input, json, model, quiet, runId }) {
-      if (Option.isSome(runId) && Option.isNone(durable)) return yield* fail(plain, 2, "--run-id needs --durable: the database the run is kept in")
-      const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
-      const print = yield* printerFor(document)
-      const style: Progress.Style = terminal.stderrIsTTY ? "tty" : "plain"
-      const onEvent = json
-        ? (event: WorkflowEvent.WorkflowEvent) => print.out(Progress.json(event))
-        : quiet
-        ? undefined
-        : (event: WorkflowEvent.WorkflowEvent) => print.err(Progress.line(event, style))
-      const terminal_ = yield* EffectTerminal.Terminal
-      const ask = terminal.stdinIsTTY === true ? (question: string) => Effect.andThen(print.err(question), terminal_.readLine) : undefined
-      const options = {
-        model: Option.getOrUndefined(model),
-        concurrency: Option.getOrUndefined(concurrency),
-        onEvent,
-        approve: Approve.answerer(Option.getOrUndefined(approve), ask)
-      }
-      const choice = Option.map(durable, (db) => ({ db, runId }))
-      yield* reportUnexpected(print, yield* Verbose)(runLoaded(print, document, file, input, json, options, choice))
+    Effect.fn("Cli.run")(function*(args) {
+      const verbose = yield* Verbose
+      const { run } = yield* commands
+      yield* run(args, { style: terminal.stderrIsTTY ? "tty" : "plain", canAsk: terminal.stdinIsTTY === true, verbose })
     })
   ).pipe(Command.withDescription("Run a workflow and print its output"))
 
@@ -227,13 +95,9 @@ const make = (terminal: Terminal) => {
     "check",
     { file },
     Effect.fn("Cli.check")(function*({ file }) {
-      const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
-      const print = yield* printerFor(document)
-      yield* reportUnexpected(print, yield* Verbose)(Effect.gen(function*() {
-        yield* warn(print, document, file)
-        yield* Effect.catch(Workflow.verify(document, file), reportError(print))
-        yield* print.out(`ok: ${file}`)
-      }))
+      const verbose = yield* Verbose
+      const { check } = yield* commands
+      yield* check(file, verbose)
     })
   ).pipe(Command.withDescription("Check a workflow without running it"))
 
@@ -255,7 +119,6 @@ const make = (terminal: Terminal) => {
  */
 export const main = (argv: ReadonlyArray<string>, terminal: Terminal) =>
   Command.runWith(make(terminal), { version: VERSION })(argv).pipe(
-    Effect.provide(Condukt.layer),
     // What failed outside a loaded workflow's handler (building the layers, say): no secret is known yet.
     reportUnexpected(plain, verboseIn(argv))
   )

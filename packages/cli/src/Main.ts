@@ -7,7 +7,10 @@
 // The modules, not the package's index, which also loads NodeRedis and so needs `redis` (ADR 0053).
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { Cause, Effect, Exit } from "effect"
+// The modules, not `effect`'s index, which loads every module of the package (`version` would pay for it).
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Cli from "./Cli.ts"
 
 Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true, stdinIsTTY: process.stdin.isTTY === true }).pipe(

@@ -2,7 +2,8 @@
  * The `condukt` executable failing as a user would see it: on a Node.js too old for the packages
  * (the system Node 20, against the built bin a package installs), and on an internal error it did
  * not expect (forced by a preload that breaks `console.log`, so printing the output throws).
- * Either way one clear line on stderr and a non-zero exit, never a silent one.
+ * Either way one clear line on stderr and a non-zero exit, never a silent one. And what it loads:
+ * `version`, `--help` and a usage error answer from the command tree alone.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -22,6 +23,28 @@ const SYSTEM_NODE = "/usr/bin/node"
 /** A module run before the CLI (`--import`): every `console.log` throws `message`. */
 const breakingStdout = (message: string) =>
   `--import=data:text/javascript,${encodeURIComponent(`console.log = () => { throw new Error(${message}) }`)}`
+
+/**
+ * A module run before the CLI (`--import`) that writes to loaded.json beside it, as the process
+ * exits, the packages whose modules were loaded (a workspace package under its `@condukt/` name),
+ * and `effect (index)` when `effect`'s or `effect/cli`'s index was (which loads all of its modules).
+ */
+const recordPackages = `
+import { registerHooks } from "node:module"
+import { writeFileSync } from "node:fs"
+const loaded = new Set()
+registerHooks({ load(url, context, next) { loaded.add(url); return next(url, context) } })
+const packageOf = (url) => {
+  if (/\\/node_modules\\/effect\\/dist\\/(cli\\/)?index\\.js$/.test(url)) return "effect (index)"
+  const inModules = url.match(/.*\\/node_modules\\/((@[^/]+\\/)?[^/]+)\\//)
+  if (inModules !== null) return inModules[1]
+  const inWorkspace = url.match(/\\/packages\\/([^/]+)\\/(src|dist)\\//)
+  return inWorkspace === null ? undefined : "@condukt/" + inWorkspace[1]
+}
+process.on("exit", () =>
+  writeFileSync(new URL("loaded.json", import.meta.url), JSON.stringify([...new Set([...loaded].map(packageOf).filter((name) => name !== undefined))].sort()))
+)
+`
 
 describe("the condukt executable", () => {
   it.live("on the system Node 20, the built bin refuses in one sentence and exits 1, whatever the command", () =>
@@ -67,5 +90,21 @@ describe("the condukt executable", () => {
         stderr: "Unexpected error: stdout is broken, holding [REDACTED:HTTP_CALL_AUTHORIZATION] (run again with --verbose for its cause and stack)\n",
         exitCode: 1
       })
+    }).pipe(Effect.scoped))
+
+  it.live("version, --help and a usage error load the command tree alone: no workflow executor, provider, MCP, store, nor effect's index", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempFiles({ "record.mjs": recordPackages })
+      const loadedBy = (args: ReadonlyArray<string>) =>
+        Effect.map(execIn(dir, node22, [`--import=${path.join(dir, "record.mjs")}`, bin, ...args], env), ({ exitCode }) => ({
+          exitCode,
+          packages: JSON.parse(fs.readFileSync(path.join(dir, "loaded.json"), "utf8")) as ReadonlyArray<string>
+        }))
+      const tree = ["@condukt/cli", "@effect/platform-node", "@effect/platform-node-shared", "effect"]
+      assert.deepStrictEqual(yield* loadedBy(["version"]), { exitCode: 0, packages: tree })
+      assert.deepStrictEqual(yield* loadedBy(["--help"]), { exitCode: 0, packages: tree })
+      assert.deepStrictEqual(yield* loadedBy(["run"]), { exitCode: 2, packages: tree })
+      // `check` loads the workflow package (and what it needs) when it starts.
+      assert.include((yield* loadedBy(["check", "missing.hcl"])).packages, "@condukt/workflows")
     }).pipe(Effect.scoped))
 })
