@@ -69,10 +69,11 @@ const started = (): Writable | "off" => {
     // (a program counting its children, to find what it left, does not find it), reading the pipe
     // on descriptor 3 (Node destroys a child's stdin when it exits). `setsid` makes it the leader of
     // a session and group of its own: a group id listed by another program's watcher and given
-    // again to the shell's group would otherwise name this awk once the shell is gone.
+    // again to the shell's group would otherwise name this awk once the shell is gone. Only the
+    // shell writes to the stdout pipe (awk's pid); awk does not hold it.
     const child = spawn(
       "/bin/sh",
-      ["-c", `if command -v setsid >/dev/null; then setsid awk "$1" <&3 3<&- & else awk "$1" <&3 3<&- & fi; echo $!`, "sh", PROGRAM],
+      ["-c", `if command -v setsid >/dev/null; then setsid awk "$1" <&3 3<&- >/dev/null & else awk "$1" <&3 3<&- >/dev/null & fi; echo $!`, "sh", PROGRAM],
       {
         detached: true,
         stdio: ["ignore", "pipe", "ignore", "pipe"],
