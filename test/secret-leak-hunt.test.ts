@@ -2,12 +2,12 @@
  * The secret leak hunt (issue 20): one value planted in every text a server controls — a provider
  * gateway's error bodies, stream error event and reply text, an MCP server's results, errors,
  * refusals and dying words over stdio and HTTP, a tool's defect, a command's output, the assigns a
- * store writes, an `http` step's answer — and looked for in every channel a reader has: events,
+ * store writes, an `http` step's answer, a sub-agent call's prompt — and looked for in every channel a reader has: events,
  * errors, log lines, spans, the disk and SQLite stores' files, and the `condukt` binary's stdout,
  * stderr and `--json`. Every scenario must show the value's name at least once (the value really
  * reached a channel) and the value nowhere.
  */
-import { Agent, Sandbox, Secret, Session, Tool, Tools } from "@condukt/core"
+import { Agent, Model, Sandbox, Secret, Session, Tool, Tools, TraceContent } from "@condukt/core"
 import { Condukt, DiskSessionStore, LocalSandbox, SqliteSessionStore } from "@condukt/node"
 import { Anthropic } from "@condukt/providers"
 import { McpAuth, McpServer } from "@condukt/mcp"
@@ -199,6 +199,53 @@ describe("secret leak hunt", () => {
       }
       clean(filesUnder(dir), ["DB_PASSWORD"])
     }).pipe(Effect.provide(Condukt.layer)))
+
+  it.live("a parent's secret written into a sub-agent's prompt, and by the sub-agent into its own's: no model request, event, span or history after the parent's holds it", () =>
+    Effect.gen(function*() {
+      // main (holds DEPLOY_TOKEN) > middle > leaf, neither below declaring it. Each model writes
+      // the value into its call (a gateway could): the children must redact with their ancestors'
+      // secrets, and each caller's next request must hold its call's arguments redacted.
+      const leaf = Agent.make({ name: "leaf", model: "leaf:x" })
+      const middle = Agent.make({ name: "middle", model: "middle:x", tools: [Agent.asTool(leaf, { description: "Leaf" })] })
+      const main = Agent.make({
+        name: "main",
+        model: "main:x",
+        tools: [Agent.asTool(middle, { description: "Middle" })],
+        secrets: { DEPLOY_TOKEN: Secret.static(SECRET) }
+      })
+      const models = yield* Effect.forEach(
+        [
+          [TestModel.toolCall("middle", { prompt: `deploy with ${SECRET}` }), TestModel.text("all done")],
+          [TestModel.toolCall("leaf", { prompt: `the token is ${SECRET}` }), TestModel.text(`middle used ${SECRET}`)],
+          [TestModel.text(`leaf says ${SECRET}`)]
+        ],
+        (script, i) => TestModel.make(script, { name: `${["main", "middle", "leaf"][i]}:x` })
+      )
+      const [parent, child, grandchild] = models
+      const providers = Model.layerProviders({
+        main: () => Effect.succeed(parent!.model),
+        middle: () => Effect.succeed(child!.model),
+        leaf: () => Effect.succeed(grandchild!.model)
+      })
+      const seen = yield* channels(Effect.gen(function*() {
+        const session = yield* Session.start(main, { sandbox: Sandbox.layerNoop(), projectInstructions: false })
+        return yield* runs(session, ["go"])
+      }).pipe(Effect.scoped, Effect.provide(Layer.merge(providers, TraceContent.layer))))
+      const [sent, childSent, grandchildSent] = yield* Effect.forEach(models, ({ recorder }) => recorder.requests)
+      const text = (messages: ReadonlyArray<unknown>) => JSON.stringify(messages)
+      // The child's and the grandchild's first requests: the prompt, the value's name in it.
+      assert.strictEqual(text(childSent![0]!.messages), text([{ _tag: "UserMessage", content: "deploy with [REDACTED:DEPLOY_TOKEN]" }]))
+      assert.strictEqual(text(grandchildSent![0]!.messages), text([{ _tag: "UserMessage", content: "the token is [REDACTED:DEPLOY_TOKEN]" }]))
+      // Each caller's next request: its call's arguments hold the name.
+      const call = (messages: ReadonlyArray<unknown>) => (messages[1] as { parts: ReadonlyArray<unknown> }).parts[0]
+      assert.deepStrictEqual(call(sent![1]!.messages), { _tag: "ToolCall", id: "call_1", name: "middle", input: { prompt: "deploy with [REDACTED:DEPLOY_TOKEN]" } })
+      assert.deepStrictEqual(call(childSent![1]!.messages), { _tag: "ToolCall", id: "call_1", name: "leaf", input: { prompt: "the token is [REDACTED:DEPLOY_TOKEN]" } })
+      assert.include(seen, "leaf says [REDACTED:DEPLOY_TOKEN]")
+      assert.include(seen, "middle used [REDACTED:DEPLOY_TOKEN]")
+      // The spans held content (TraceContent): the grandchild's own chat span among them.
+      assert.include(seen, "gen_ai.input.messages")
+      clean(`${seen}\n${JSON.stringify([sent!.slice(1), childSent, grandchildSent])}`, ["DEPLOY_TOKEN"])
+    }))
 
   it.live("the condukt binary: an MCP server and an http step echoing their credentials, on stdout, stderr and --json", () =>
     Effect.gen(function*() {

@@ -155,16 +155,18 @@ export const submit = (state: State, prompt: string): Step =>
     })
 
 /**
- * The model's reply: complete when it calls no tools, otherwise run them.
+ * The model's reply: complete when it calls no tools, otherwise run them. `shown`, when given,
+ * makes the message of calls as the history keeps it (what later requests send: a session's has
+ * its calls' arguments redacted); the calls run, and wait, as the model wrote them.
  *
  * @since 0.1.0
  * @category transitions
  */
-export const receiveCompletion = (state: State, reply: AssistantMessage): Step => {
+export const receiveCompletion = (state: State, reply: AssistantMessage, shown?: (message: AssistantMessage) => AssistantMessage): Step => {
   if (state.status !== "AwaitingCompletion") return rejected(state, "NotWaitingForCompletion")
   const message = withUniqueCallIds(reply)
   const calls = toolCalls(message)
-  const history = History.append(state.history, message)
+  const history = History.append(state.history, calls.length === 0 || shown === undefined ? message : shown(message))
   return calls.length === 0
     ? { _tag: "Next", state: { ...state, history, status: "Idle", pending: [] }, action: { _tag: "Complete", text: text(message) } }
     : {

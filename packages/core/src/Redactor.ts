@@ -70,15 +70,20 @@ const encoder = new TextEncoder()
 /**
  * Replaces every value of `secrets` of at least `MIN_SECRET_BYTES` bytes by `[REDACTED:NAME]`, in
  * one pass: at each position the longest value that starts there wins (a value that is a prefix
- * of another never cuts the longer one), and a replacement is never searched again.
+ * of another never cuts the longer one), and a replacement is never searched again. Several
+ * records (a session's own secrets, its MCP servers' credentials, its ancestors' secrets) are
+ * matched in the same pass, and a name two of them give different values redacts both: one pass,
+ * not one redactor after another, so a value inside another is never cut out of it first.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const secrets = (values: Readonly<Record<string, Redacted.Redacted<string>>>): Service => {
-  const entries = Object.entries(values)
+export const secrets = (...records: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>): Service => {
+  // A value given twice (under two names, or by two records) is matched once, under its first name.
+  const seen = new Set<string>()
+  const entries = records.flatMap((values) => Object.entries(values))
     .map(([name, value]) => ({ name, value: Redacted.value(value) }))
-    .filter(({ value }) => encoder.encode(value).length >= MIN_SECRET_BYTES)
+    .filter(({ value }) => !seen.has(value) && seen.add(value) && encoder.encode(value).length >= MIN_SECRET_BYTES)
     .sort((a, b) => b.value.length - a.value.length)
   if (entries.length === 0) return none
   const byFirst = new Map<string, Array<{ readonly name: string; readonly value: string }>>()

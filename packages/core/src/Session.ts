@@ -261,6 +261,9 @@ const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | u
 
 const noSecrets = Effect.succeed<Readonly<Record<string, Redacted.Redacted<string>>>>({})
 
+/** What a session without secrets, model key or ancestors knows (one array for all). */
+const nothingKnown: ReadonlyArray<never> = []
+
 const isEmpty = (record: object) => {
   for (const _ in record) return false
   return true
@@ -317,9 +320,14 @@ const make = <R, RIn>(
         if (sandbox instanceof SandboxInitFailed) return Effect.fail(new SessionError({ sessionId: id, reason: sandbox }))
         const provided = Context.getOption(context, Redactor.Redactor)
         const program = Option.isSome(provided) ? provided.value : Redactor.none
-        // The model's credentials (its API key) are secrets too: a gateway can echo one back.
-        const known = model.secrets === undefined ? secrets : { ...model.secrets, ...secrets }
-        const exact = Redactor.secrets(known)
+        // The model's credentials (its API key) are secrets too: a gateway can echo one back. A
+        // sub-agent's session redacts its ancestors' values as well: a caller's model can write
+        // one into its prompt.
+        const lineage = Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))
+        const known = model.secrets === undefined && lineage === undefined && isEmpty(secrets)
+          ? nothingKnown
+          : [...(model.secrets === undefined ? [] : [model.secrets]), secrets, ...(lineage?.secrets ?? [])]
+        const exact = Redactor.secrets(...known)
         const redactor = Redactor.compose(exact, program)
         const conversation = new Conversation.Conversation({
           id,
@@ -330,6 +338,7 @@ const make = <R, RIn>(
           secrets,
           redactor,
           streamed: exact,
+          known,
           sandbox,
           audited: audited(agent, secrets),
           resumed,
@@ -390,8 +399,8 @@ const make = <R, RIn>(
                 Effect.option,
                 Effect.flatMap((built) => (built._tag === "Some" ? built.value.watchHostDirectories?.(onChange) : undefined) ?? Effect.void)
               )
-          }, Option.getOrUndefined(Context.getOption(context, SubAgents.Lineage))?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
-          yield* conversation.useSources(sources, known, program)
+          }, lineage?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
+          yield* conversation.useSources(sources, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
           if (interrupted) yield* actor.resumeBatch
           return done

@@ -3,18 +3,21 @@
  * the child's events reach the parent's stream in order, tagged with their agent path (the
  * parent's own untagged); the child's tokens join the parent run's usage, by agent and at the
  * program's prices; a child whose model fails is an error result and the parent goes on; a typed
- * answer and a custom input; the depth and concurrency bounds are error results for the model.
+ * answer and a custom input; the depth and concurrency bounds are error results for the model; a
+ * child redacts its caller's secrets with its own, a name both declare with other values included.
  * Processes, MCP servers and spans: test/sub-agents.test.ts and test/genai-spans.test.ts.
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Result, Schema, Stream } from "effect"
+import { Effect, Layer, Redacted, Result, Schema, Stream } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Executor from "../src/Executor.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
+import * as Secret from "../src/Secret.ts"
 import * as Session from "../src/Session.ts"
 import type * as SessionEvent from "../src/SessionEvent.ts"
+import * as Tool from "../src/Tool.ts"
 import * as Usage from "../src/Usage.ts"
 
 const researcher = Agent.make({ name: "researcher", model: "child:x", system: "You research." })
@@ -172,6 +175,37 @@ describe("Agent.asTool", () => {
       [TestModel.toolCall("researcher", { prompt: "What?" }), TestModel.text("Fine")],
       [TestModel.delayed("1 hour", TestModel.text("Too late"))]
     ))))
+
+  it.effect("a child redacts its caller's secrets with its own, a name both declare with other values too; its tools receive its own only", () =>
+    Effect.gen(function*() {
+      const ours = "parent-7f2e9c41"
+      const theirs = "child-3b8d0a56"
+      const received: Array<string> = []
+      const peek = Tool.make("peek", {
+        description: "Reads the token it was given",
+        parameters: Schema.Struct({}),
+        call: (_, { secrets }) => Effect.sync(() => received.push(Redacted.value(secrets["TOKEN"]!))).pipe(Effect.as("seen"))
+      })
+      const child = Agent.make({ name: "researcher", model: "child:x", tools: [peek], secrets: { TOKEN: Secret.static(theirs) } })
+      const parent = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(child, { description: "Researches" })], secrets: { TOKEN: Secret.static(ours) } })
+      const p = yield* TestModel.make([TestModel.toolCall("researcher", { prompt: `use ${ours}` }), TestModel.text("Done")], { name: "parent:x" })
+      const c = yield* TestModel.make([TestModel.toolCall("peek", {}), TestModel.text(`both ${ours} ${theirs}`)], { name: "child:x" })
+      const events = yield* Effect.gen(function*() {
+        const session = yield* Session.start(parent)
+        return Array.from(yield* Stream.runCollect(session.stream("Go")))
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(Layer.merge(Model.layerProviders({ parent: () => Effect.succeed(p.model), child: () => Effect.succeed(c.model) }), Sandbox.layerNoop()))
+      )
+      const sent = yield* c.recorder.requests
+      assert.deepStrictEqual(sent[0]!.messages, [{ _tag: "UserMessage", content: "use [REDACTED:TOKEN]" }])
+      const said = events.flatMap((e) => (e._tag === "TextDelta" && e.agentPath !== undefined ? [e.text] : [])).join("")
+      assert.strictEqual(said, "both [REDACTED:TOKEN] [REDACTED:TOKEN]")
+      assert.deepStrictEqual(received, [theirs])
+      const seen = JSON.stringify({ events, sent, parent: yield* p.recorder.requests })
+      assert.notInclude(seen, ours)
+      assert.notInclude(seen, theirs)
+    }))
 
   it.effect("a call deeper than maxDepth is an error result, and the child that made it goes on", () =>
     Effect.gen(function*() {

@@ -53,6 +53,20 @@ describe("Loop", () => {
     assert.deepStrictEqual(after.action._tag === "Request" && after.action.turn, 2)
   })
 
+  it("a reply's calls run as written, the history keeps them as `shown` makes them", () => {
+    const submitted = next(Loop.submit(Loop.make(), "go"))
+    const call = Message.toolCallPart({ id: "a", name: "t", input: { key: "s3cret" } })
+    const written = Message.assistant([call])
+    const hidden = Message.assistant([Message.toolCallPart({ id: "a", name: "t", input: { key: "[hidden]" } })])
+    const tools = next(Loop.receiveCompletion(submitted.state, written, () => hidden))
+    assert.deepStrictEqual(tools.action, { _tag: "RunTools", calls: [call] })
+    assert.deepStrictEqual(tools.state.pending, [call])
+    assert.strictEqual(tools.state.history.at(-1), hidden)
+    // A reply without calls is kept as it came.
+    const done = next(Loop.receiveCompletion(submitted.state, reply("hello"), () => hidden))
+    assert.deepStrictEqual(done.state.history.at(-1), reply("hello"))
+  })
+
   it("a result's images are kept with its text in the history", () => {
     const tools = next(Loop.receiveCompletion(next(Loop.submit(Loop.make(), "look")).state, calling("a")))
     const image = Message.imagePart("image/png", "iVBORw0KGgo=")

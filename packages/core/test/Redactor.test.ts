@@ -35,6 +35,18 @@ describe("Redactor", () => {
     assert.strictEqual(r.redact("token-1234 REDACTED"), "[REDACTED:B] [REDACTED:A]")
   })
 
+  it("matches several records in one pass: a name two give different values redacts both, a value inside another is never cut out of it", () => {
+    const made = (values: Record<string, string>) => Object.fromEntries(Object.entries(values).map(([k, v]) => [k, Redacted.make(v)]))
+    const r = Redactor.secrets(made({ TOKEN: "child-token", INNER: "secret" }), made({ TOKEN: "parent-token", OUTER: "my-secret-key" }))
+    assert.strictEqual(
+      r.redact("child-token parent-token my-secret-key secret"),
+      "[REDACTED:TOKEN] [REDACTED:TOKEN] [REDACTED:OUTER] [REDACTED:INNER]"
+    )
+    // The same value in two records is matched once, under its first name.
+    assert.strictEqual(Redactor.secrets(made({ A: "same-value" }), made({ B: "same-value" })).redact("same-value"), "[REDACTED:A]")
+    assert.strictEqual(Redactor.secrets({}, {}), Redactor.none)
+  })
+
   it("returns the text itself when nothing matches", () => {
     const text = "nothing to see"
     assert.strictEqual(secrets({ T: "s3cr3t" }).redact(text), text)

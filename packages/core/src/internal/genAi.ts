@@ -12,6 +12,7 @@ import type { Tracer } from "effect"
 import type * as History from "../History.ts"
 import type * as Message from "../Message.ts"
 import type * as Model from "../Model.ts"
+import { redactValue } from "../Redactor.ts"
 import { MAX_TEXT } from "../TraceContent.ts"
 
 /**
@@ -107,8 +108,13 @@ const bounded = (text: string, redact: (text: string) => string): string => {
   return shown.length > MAX_TEXT ? `${shown.slice(0, MAX_TEXT)}… [${shown.length - MAX_TEXT} more characters]` : shown
 }
 
-/** A value as JSON, redacted and cut (a tool's arguments). */
-const boundedJson = (value: unknown, redact: (text: string) => string): string => bounded(JSON.stringify(value) ?? "null", redact)
+/**
+ * A value as JSON, redacted and cut (a tool's arguments): its strings redacted before they are
+ * written as JSON (a value holding a quote or a backslash is escaped there, and would no longer
+ * match), then the text as any other.
+ */
+const boundedJson = (value: unknown, redact: (text: string) => string): string =>
+  bounded(JSON.stringify(redactValue(redact, value)) ?? "null", redact)
 
 /** The conventions' parts of an assistant message (`text`, `reasoning`, `tool_call`); provider blocks are left out. */
 const assistantParts = (parts: ReadonlyArray<Message.AssistantPart>, redact: (text: string) => string) => {

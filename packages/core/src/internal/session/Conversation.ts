@@ -16,7 +16,7 @@ import type * as Compactor from "../../Compactor.ts"
 import type * as Executor from "../../Executor.ts"
 import * as History from "../../History.ts"
 import * as Loop from "../../Loop.ts"
-import type { Message } from "../../Message.ts"
+import { assistant, type AssistantMessage, type Message } from "../../Message.ts"
 import * as Model from "../../Model.ts"
 import * as Output from "../../Output.ts"
 import * as ProjectInstructions from "../../ProjectInstructions.ts"
@@ -117,6 +117,12 @@ export class Conversation<R> {
    * redacted chunk by chunk with it, a value split across deltas replaced whole.
    */
   #streamed: Redactor.Service
+  /**
+   * The values those exact ones are made of, by record: its secrets and model's key, its
+   * ancestors' values (a sub-agent's session), its MCP servers' credentials. What a sub-agent it
+   * starts inherits, to redact with its own.
+   */
+  #known: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>
   readonly #sandbox: SandboxSlot.Slot
   /** Made by the first tool call, with the sandbox. */
   #toolContext: ToolContext | undefined = undefined
@@ -152,6 +158,7 @@ export class Conversation<R> {
     readonly secrets: Readonly<Record<string, Redacted.Redacted<string>>>
     readonly redactor: Redactor.Service
     readonly streamed: Redactor.Service
+    readonly known: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>
     readonly sandbox: SandboxSlot.Slot
     readonly audited: Audited | undefined
     readonly resumed: Persistence.Resumed
@@ -167,6 +174,7 @@ export class Conversation<R> {
     this.#secrets = init.secrets
     this.#redact = init.redactor.redact
     this.#streamed = init.streamed
+    this.#known = init.known
     this.#sandbox = init.sandbox
     this.#audited = init.audited
     this.#loop = init.resumed.state
@@ -225,13 +233,15 @@ export class Conversation<R> {
 
   /**
    * The MCP servers started: their tools join the agent's and their own credentials (bearer
-   * tokens, values given to their env) join the secrets `known`, before `program`'s redaction.
+   * tokens, values given to their env) join the values the session knows, before `program`'s
+   * redaction.
    */
-  useSources(sources: ReadonlyArray<ToolSource.Running>, known: Readonly<Record<string, Redacted.Redacted<string>>>, program: Redactor.Service) {
+  useSources(sources: ReadonlyArray<ToolSource.Running>, program: Redactor.Service) {
     this.#sources = sources
     const credentials = sources.flatMap((source) => (source.secrets === undefined ? [] : [source.secrets]))
     if (credentials.length > 0) {
-      this.#streamed = Redactor.secrets(Object.assign({}, ...credentials, known))
+      this.#known = [...this.#known, ...credentials]
+      this.#streamed = Redactor.secrets(...this.#known)
       this.#redact = Redactor.compose(this.#streamed, program).redact
     }
     return Effect.map(ToolSet.build(this.agent, this.#tools, sources), (tools) => {
@@ -306,7 +316,7 @@ export class Conversation<R> {
     // The sub-agents its calls start work under the session and report into this run (only an
     // agent with a sub-agent tool pays for the host and the context that carries it).
     return this.agent.tools.some(isSubAgent)
-      ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#redact, events, run))
+      ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(this.#scope, this.agent.mcpServers, this.#sources, this.#known, this.#redact, events, run))
       : driven
   }
 
@@ -402,7 +412,7 @@ export class Conversation<R> {
         })
       return request.pipe(
         Effect.flatMap((reply) =>
-          this.saved(events, run, Loop.receiveCompletion(step.state, reply.message), {
+          this.saved(events, run, Loop.receiveCompletion(step.state, reply.message, this.shown()), {
             from: progress.from,
             usage: Model.addUsage(progress.usage, reply.usage),
             finishReason: reply.finishReason,
@@ -491,7 +501,7 @@ export class Conversation<R> {
       const isError = Result.isFailure(decoded)
       const next = Loop.receiveToolOutputs(state, [...results, { callId: submit.id, content, isError }])
       const announced = Effect.andThen(
-        events.publish(run, { _tag: "ToolCall", callId: submit.id, name: submit.name, input: submit.input }, true),
+        events.publish(run, { _tag: "ToolCall", callId: submit.id, name: submit.name, input: Redactor.redactValue(this.#redact, submit.input) }, true),
         events.publish(run, { _tag: "ToolResult", callId: submit.id, name: submit.name, content, isError }, true)
       )
       const retries = progress.retries
@@ -596,6 +606,17 @@ export class Conversation<R> {
     })
   }
 
+  /**
+   * How the history keeps a message of calls (Loop.receiveCompletion): their arguments redacted,
+   * so the model's next requests, the run's messages and the spans never hold a value the model
+   * wrote into a call (a caller's secret in a sub-agent's prompt, a key a gateway put there); the
+   * tools receive them as written. Nothing to do for a session without secrets.
+   */
+  private shown(): ((message: AssistantMessage) => AssistantMessage) | undefined {
+    const redact = this.#redact
+    return redact === Redactor.none.redact ? undefined : (message) => argumentsRedacted(redact, message)
+  }
+
   /** The session's tools and `submit` (the list is sent every turn). */
   private withSubmit(output: Output.Output): ReadonlyArray<Model.ToolSpec> {
     return withSubmit(this.#tools.specs, output)
@@ -620,7 +641,9 @@ export class Conversation<R> {
   ): Effect.Effect<ReadonlyArray<Executor.Result> | Parked, SessionError, R> {
     const parked = options.parked === true
     const context = this.#toolContext === undefined ? this.makeToolContext() : Effect.succeed(this.#toolContext)
-    const announced = parked ? Effect.void : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: call.input }, true))
+    const announced = parked
+      ? Effect.void
+      : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: Redactor.redactValue(this.#redact, call.input) }, true))
     return announced.pipe(
       Effect.andThen(this.#audited === undefined || parked ? context : Effect.andThen(Effect.suspend(() => this.audit(events, run, calls)), context)),
       Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parked, never, R> => {
@@ -702,6 +725,10 @@ export class Conversation<R> {
 }
 
 const isSubAgent = (tool: Tool.Tool<unknown>) => tool.subAgent === true
+
+/** `message` with each call's arguments redacted, string by string (keys too). */
+const argumentsRedacted = (redact: (text: string) => string, message: AssistantMessage): AssistantMessage =>
+  assistant(message.parts.map((part) => (part._tag === "ToolCall" ? { ...part, input: Redactor.redactValue(redact, part.input) } : part)))
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
 const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>

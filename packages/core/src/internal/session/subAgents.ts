@@ -6,13 +6,15 @@
  * alone knows how to start a session), runs its prompt with its events handed on into the run's
  * stream as they happen, tagged with their agent path, and adds its tokens to the run's tally,
  * which its result sums up (`total`). A child is started with a `Lineage` in its context: its agent
- * path, the MCP connections it may reuse, and the count of sub-agents running under the top-level
- * run, so its own sub-agents know their depth and share the bound. A session a program starts has
- * none: nothing here is held by a session that starts no sub-agent. `observe` leaves nothing
+ * path, the MCP connections it may reuse, the count of sub-agents running under the top-level
+ * run, so its own sub-agents know their depth and share the bound, and the values its ancestors
+ * redact, which it redacts too: a caller's model can write a caller's secret into the prompt (the
+ * child never declared it), and no model of the chain may read it. A session a program starts
+ * has none: nothing here is held by a session that starts no sub-agent. `observe` leaves nothing
  * behind when the caller is interrupted: the child's run is aborted, its last events (AgentEnd)
  * still handed on.
  */
-import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, Scope, Semaphore } from "effect"
+import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, type Redacted, Scope, Semaphore } from "effect"
 import * as Agent from "../../Agent.ts"
 import * as Model from "../../Model.ts"
 import * as Redactor from "../../Redactor.ts"
@@ -34,6 +36,11 @@ export class Lineage extends Context.Service<Lineage, {
   readonly sources: ReadonlyMap<string, ToolSource.Running>
   /** Sub-agents running under the top-level run now. */
   readonly tree: { running: number }
+  /**
+   * Every value its ancestors redact (their secrets, models' keys, MCP servers' credentials, and
+   * what they inherited): its session redacts them with its own, its tools never receive them.
+   */
+  readonly secrets: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>
 }>()("@condukt/core/internal/session/subAgents/Lineage") {}
 
 /** The agent path of the session whose context is `context` (its agent's name alone at the top). */
@@ -63,13 +70,15 @@ const failed = (agent: string, message: string) => `Sub-agent ${agent} failed: $
 
 /**
  * What one run's calls get for their sub-agents (`Agent.SubAgentHost`), made when the run starts:
- * the session's scope, which a child's lives under; its MCP connections by server name; the run,
- * whose stream the child's events join and whose result its tokens join.
+ * the session's scope, which a child's lives under; its MCP connections by server name; the values
+ * it redacts, which a child redacts too; the run, whose stream the child's events join and whose
+ * result its tokens join.
  */
 export class Host {
   readonly #scope: Scope.Scope
   readonly #servers: ReadonlyArray<{ readonly name: string }>
   readonly #running: ReadonlyArray<ToolSource.Running>
+  readonly #known: Lineage["Service"]["secrets"]
   readonly #redact: (text: string) => string
   readonly #events: Publisher
   readonly #run: Run
@@ -78,6 +87,7 @@ export class Host {
     scope: Scope.Scope,
     servers: ReadonlyArray<{ readonly name: string }>,
     running: ReadonlyArray<ToolSource.Running>,
+    known: Lineage["Service"]["secrets"],
     redact: (text: string) => string,
     events: Publisher,
     run: Run
@@ -85,6 +95,7 @@ export class Host {
     this.#scope = scope
     this.#servers = servers
     this.#running = running
+    this.#known = known
     this.#redact = redact
     this.#events = events
     this.#run = run
@@ -108,7 +119,7 @@ export class Host {
         return Effect.ensuring(
           Effect.acquireUseRelease(
             Scope.fork(this.#scope),
-            (scope) => this.child(agent, settings, prompt, context, scope, { path, sources, tree }),
+            (scope) => this.child(agent, settings, prompt, context, scope, { path, sources, tree, secrets: this.#known }),
             (scope, exit) => Scope.close(scope, exit)
           ),
           Effect.sync(() => tree.running--)
