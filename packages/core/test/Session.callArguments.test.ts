@@ -2,7 +2,8 @@
  * A call's arguments holding a secret's value (a model can write one it read where it should not
  * have: a gateway, the system prompt, a caller's prompt): the tool receives them as the model
  * wrote them; everything that leaves the runtime holds the name — the model's next request, the
- * run's messages and the history, the ToolCall event, the spans with TraceContent on, a store
+ * run's messages and the history, the ToolCall event, a call waiting for approval (its
+ * ApprovalRequested event, `pending`), the spans with TraceContent on, a store
  * (so a restarted session's model reads the same history as before). Values JSON would escape
  * (a quote, a backslash) are redacted too. Sub-agents: Agent.asTool.test.ts and
  * test/secret-leak-hunt.test.ts.
@@ -78,6 +79,23 @@ describe("Session: a call's arguments", () => {
       )
       clean(JSON.stringify({ events, history, requests, attributes }))
     }).pipe(Effect.provide(TestModel.layer([TestModel.toolCall("echo", { text: WRITTEN }), TestModel.text("done")]))))
+
+  it.effect("waiting for approval: ApprovalRequested and pending show them redacted; approved, the tool receives them as written", () =>
+    Effect.gen(function*() {
+      const received: Array<string> = []
+      const session = yield* Session.start(agentWith(received), { sandbox: Sandbox.layerNoop(), projectInstructions: false, approvals: { ask: ["echo"] } })
+      const shown: Array<unknown> = []
+      const events = yield* Effect.scoped(Stream.runCollect(Stream.tap(session.stream("go"), (event) =>
+        event._tag !== "ApprovalRequested"
+          ? Effect.void
+          : Effect.gen(function*() {
+            shown.push(event.input, (yield* session.pending).map((pending) => pending.input))
+            yield* Effect.forkScoped(session.approve(event.callId))
+          }))))
+      assert.deepStrictEqual(shown, [{ text: SHOWN }, [{ text: SHOWN }]])
+      assert.deepStrictEqual(received, [WRITTEN])
+      clean(JSON.stringify(Array.from(events)))
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.toolCall("echo", { text: WRITTEN }), TestModel.text("done")]))))
 
   it.effect("a session restarted from its store: its model reads the call as it read it before the restart", () =>
     Effect.gen(function*() {

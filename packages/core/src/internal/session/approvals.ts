@@ -22,6 +22,7 @@
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
 import type * as Executor from "../../Executor.ts"
+import * as Redactor from "../../Redactor.ts"
 import type * as Snapshot from "../../Snapshot.ts"
 import type { Publisher, Run } from "./Run.ts"
 
@@ -58,6 +59,11 @@ export interface Saver {
 /** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
 export interface Resumer {
   readonly resumeBatch: Effect.Effect<void>
+  /**
+   * The session's redaction: a waiting call's arguments are shown (`pending`, ApprovalRequested)
+   * redacted, as a restored one's were saved; the call runs with them as written.
+   */
+  readonly redact: (text: string) => string
 }
 
 /** A session's waiting calls, by call id, in the order they asked. */
@@ -200,7 +206,7 @@ export class Approvals {
         return Deferred.await(restored.answer)
       }
       const waiting: Waiting = restored ?? {
-        pending: { callId: call.id, tool: call.name, input: call.input },
+        pending: { callId: call.id, tool: call.name, input: Redactor.redactValue(this.#resumer?.redact ?? Redactor.none.redact, call.input) },
         answer: Deferred.makeUnsafe<Approval.Answer>(),
         restored: false
       }
@@ -215,7 +221,7 @@ export class Approvals {
       // call was published before it parked: it waits again without asking twice.
       const published = restored?.asked === true
         ? Effect.void
-        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: call.input }, true)
+        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: waiting.pending.input }, true)
       return this.save().pipe(
         Effect.andThen(published),
         Effect.andThen(Effect.sync(() => {
