@@ -2,10 +2,11 @@
  * The secret leak hunt (issue 20): one value planted in every text a server controls — a provider
  * gateway's error bodies, stream error event and reply text, an MCP server's results, errors,
  * refusals and dying words over stdio and HTTP, a tool's defect, a command's output, the assigns a
- * store writes, an `http` step's answer, a sub-agent call's prompt — and looked for in every channel a reader has: events,
- * errors, log lines, spans, the disk and SQLite stores' files, and the `condukt` binary's stdout,
- * stderr and `--json`. Every scenario must show the value's name at least once (the value really
- * reached a channel) and the value nowhere.
+ * store writes, an `http` step's answer, a sub-agent call's prompt — and looked for in every
+ * channel a reader has: events, errors, log lines, spans, the disk and SQLite stores' files, the
+ * `condukt` binary's stdout, stderr and `--json`, and the requests of the models a value must not
+ * reach. Every scenario must show the value's name at least once (the value really reached a
+ * channel) and the value nowhere.
  */
 import { Agent, Model, Sandbox, Secret, Session, Tool, Tools, TraceContent } from "@condukt/core"
 import { Condukt, DiskSessionStore, LocalSandbox, SqliteSessionStore } from "@condukt/node"
