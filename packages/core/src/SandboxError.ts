@@ -71,13 +71,21 @@ export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("Pe
   }
 }
 
-/** @since 0.1.0 @category errors */
+/**
+ * The path lies outside what the sandbox lets its file methods touch: its `allowed` directories,
+ * or a rule of its own, which `description` then states as the whole sentence (a confined
+ * LocalSandbox's: "Path … is denied by the sandbox's confinement (denyRead): …").
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class OutsideAllowedPaths extends Schema.TaggedError<OutsideAllowedPaths>()("OutsideAllowedPaths", {
   path: Schema.String,
-  allowed: Schema.Array(Schema.String)
+  allowed: Schema.Array(Schema.String),
+  description: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `Path ${this.path} is outside allowed directories`
+    return this.description ?? `Path ${this.path} is outside allowed directories`
   }
 }
 

@@ -210,7 +210,7 @@ const step = (search: Search, scan: Scan): boolean => {
 }
 
 /** Opens `absolute` for a search, or says why it will not be searched (`undefined`: silently). */
-const open = (absolute: string): number | "unreadable" | undefined => {
+const open = (absolute: string, admits: ((fd: number) => boolean) | undefined): number | "unreadable" | undefined => {
   let fd: number
   try {
     // Non-blocking, so a FIFO that replaced the file since the walk does not wait for a writer.
@@ -219,7 +219,8 @@ const open = (absolute: string): number | "unreadable" | undefined => {
     return "unreadable"
   }
   try {
-    if (NodeFs.fstatSync(fd).isFile()) return fd
+    // What was opened, not what was walked: a directory swapped for a link since is not followed.
+    if ((admits === undefined || admits(fd)) && NodeFs.fstatSync(fd).isFile()) return fd
   } catch {
     // Treated as not a regular file.
   }
@@ -239,6 +240,10 @@ export interface Request {
   readonly limit: number
   /** The path reported for a file, from its absolute path. */
   readonly report: (absolute: string) => string
+  /** What the walk may see (a confined sandbox's rules); absent: everything. */
+  readonly fence?: WalkFiles.Fence | undefined
+  /** Whether a file once opened may be searched (its descriptor); one it refuses is skipped silently. */
+  readonly admits?: ((fd: number) => boolean) | undefined
 }
 
 /** The files under the root directory that the glob admits, absolute and in path order. */
@@ -247,7 +252,7 @@ const filesUnder = (request: Request): Effect.Effect<Array<string>, PermissionDe
   if (Result.isFailure(glob)) return Effect.fail(new InvalidPattern({ pattern: request.glob, description: glob.failure }))
   const prefix = request.root === "/" ? "" : request.root
   return Effect.map(
-    WalkFiles.walk(request.root, request.display, glob.success),
+    WalkFiles.walk(request.root, request.display, glob.success, glob.success.root, "", request.fence),
     (files) => files.map((relative) => `${prefix}/${relative}`)
   )
 }
@@ -278,7 +283,7 @@ export const search = (request: Request): Effect.Effect<GrepResult, PermissionDe
     }
     const nextScan = (): void => {
       const absolute = files[next++]!
-      const fd = open(absolute)
+      const fd = open(absolute, request.admits)
       if (fd === "unreadable") return void skipped.push({ path: request.report(absolute), why: "unreadable" })
       if (fd === undefined) return
       scan = {

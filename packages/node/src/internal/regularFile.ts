@@ -48,8 +48,14 @@ const kindOf = (stats: NodeFs.Stats): Sandbox.NotRegularFile["kind"] =>
     ? "Socket"
     : "Unknown"
 
-/** `located` opened with `flags | O_NONBLOCK`, closed with the scope, and required to be a regular file. */
-const openRegular = (located: string, flags: number, given: string, action: string) =>
+/**
+ * What is asked of a descriptor once opened, before anything is read or written through it: a
+ * refusal, or undefined (a confined sandbox's rules, checked on the path the kernel opened).
+ */
+export type Check = (fd: number) => Sandbox.Reason | undefined
+
+/** `located` opened with `flags | O_NONBLOCK`, closed with the scope, passed by `check`, and required to be a regular file. */
+const openRegular = (located: string, flags: number, given: string, action: string, check: Check | undefined) =>
   Effect.gen(function*() {
     const handle = yield* Effect.acquireRelease(
       Effect.tryPromise({
@@ -58,6 +64,8 @@ const openRegular = (located: string, flags: number, given: string, action: stri
       }),
       (handle) => Effect.ignore(Effect.tryPromise(() => handle.close()))
     )
+    const refused = check?.(handle.fd)
+    if (refused !== undefined) return yield* Effect.fail(refused)
     const stats = yield* Effect.tryPromise({ try: () => handle.stat(), catch: (cause) => reasonOf(cause, given, action) })
     if (stats.isDirectory()) return yield* Effect.fail(new Sandbox.IsDirectory({ path: given }))
     if (!stats.isFile()) return yield* Effect.fail(new Sandbox.NotRegularFile({ path: given, kind: kindOf(stats) }))
@@ -66,13 +74,13 @@ const openRegular = (located: string, flags: number, given: string, action: stri
 
 /**
  * The bytes of the regular file at `located`, `CHUNK_BYTES` at a time, read as they are pulled;
- * failures name `given`, the path as the caller wrote it.
+ * failures name `given`, the path as the caller wrote it. `check` is asked first.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const stream = (located: string, given: string): Stream.Stream<Uint8Array, Sandbox.Reason> =>
-  Stream.unwrap(Effect.map(openRegular(located, O_RDONLY, given, "read"), (handle) =>
+export const stream = (located: string, given: string, check?: Check): Stream.Stream<Uint8Array, Sandbox.Reason> =>
+  Stream.unwrap(Effect.map(openRegular(located, O_RDONLY, given, "read", check), (handle) =>
     Stream.unfold(0, (position) =>
       Effect.tryPromise({
         try: () => handle.read(new Uint8Array(CHUNK_BYTES), 0, CHUNK_BYTES, position),
@@ -84,14 +92,14 @@ export const stream = (located: string, given: string): Stream.Stream<Uint8Array
 
 /**
  * Replaces the content of the regular file at `located` (creating it), refusing anything else
- * before a byte is written.
+ * (and what `check` refuses) before a byte is written or the file cut.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const write = (located: string, given: string, content: string | Uint8Array): Effect.Effect<void, Sandbox.Reason> =>
+export const write = (located: string, given: string, content: string | Uint8Array, check?: Check): Effect.Effect<void, Sandbox.Reason> =>
   Effect.scoped(Effect.gen(function*() {
-    const handle = yield* openRegular(located, O_WRONLY | O_CREAT, given, "write to")
+    const handle = yield* openRegular(located, O_WRONLY | O_CREAT, given, "write to", check)
     // Truncated only now: opening with O_TRUNC would cut the file before knowing it may be written.
     yield* Effect.tryPromise({
       try: () => handle.truncate(0).then(() => handle.writeFile(content)),

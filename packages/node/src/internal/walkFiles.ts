@@ -48,17 +48,29 @@ export const errorCode = (error: unknown): string | undefined =>
     ? error.code
     : undefined
 
+/**
+ * Which paths a walk may see (a confined sandbox's rules: `sandbox/ConfinedPaths.ts`), asked of an
+ * absolute path, and whether it is a directory: `"all"`, it and everything below it; `"some"`, a
+ * directory whose entries are each asked; `"none"`, skipped.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Fence = (absolute: string, directory: boolean) => "all" | "some" | "none"
+
 interface Directory {
   readonly absolute: string
   readonly relative: string
   readonly state: GlobPattern.State
+  /** Its entries are asked of the fence. */
+  readonly fenced: boolean
 }
 
 /**
- * Regular files under the directory `root` admitted by `glob` from `state`, relative to `root`
- * (each prefixed with `prefix/` when a prefix is given), sorted. Only `root` itself failing to be
- * listed is an error (named `display`); a directory below that vanished or cannot be listed holds
- * nothing we can search.
+ * Regular files under the directory `root` admitted by `glob` from `state` (and by `fence`, when
+ * given), relative to `root` (each prefixed with `prefix/` when a prefix is given), sorted. Only
+ * `root` itself failing to be listed is an error (named `display`); a directory below that vanished
+ * or cannot be listed holds nothing we can search.
  *
  * @since 0.1.0
  * @category combinators
@@ -68,22 +80,32 @@ export const walk = (
   display: string,
   glob: GlobPattern.GlobPattern,
   state: GlobPattern.State = glob.root,
-  prefix = ""
+  prefix = "",
+  fence?: Fence
 ): Effect.Effect<Array<string>, PermissionDenied | Failed> =>
   Effect.suspend(() => {
     const files: Array<string> = []
     const pending: Array<Directory> = []
     const visit = (directory: Directory): void => {
+      // `root` is "/" or has no trailing slash.
+      const base = directory.absolute === "/" ? "" : directory.absolute
       for (const entry of NodeFs.readdirSync(directory.absolute, { withFileTypes: true })) {
         const relative = directory.relative === "" ? entry.name : `${directory.relative}/${entry.name}`
         if (entry.isDirectory()) {
           const inside = glob.enter(directory.state, entry.name)
-          if (inside !== undefined) pending.push({ absolute: `${directory.absolute}/${entry.name}`, relative, state: inside })
-        } else if (entry.isFile() && glob.matches(directory.state, entry.name)) files.push(relative)
+          if (inside === undefined) continue
+          const absolute = `${base}/${entry.name}`
+          const seen = directory.fenced ? fence!(absolute, true) : "all"
+          if (seen !== "none") pending.push({ absolute, relative, state: inside, fenced: seen === "some" })
+        } else if (entry.isFile() && glob.matches(directory.state, entry.name)) {
+          if (!directory.fenced || fence!(`${base}/${entry.name}`, false) !== "none") files.push(relative)
+        }
       }
     }
+    const fenced = fence === undefined ? false : fence(root, true)
     const start = Effect.try({
-      try: () => visit({ absolute: root, relative: prefix, state }),
+      // A root the fence refuses holds nothing it may see.
+      try: () => fenced === "none" ? undefined : visit({ absolute: root, relative: prefix, state, fenced: fenced === "some" }),
       catch: (error) => {
         const code = errorCode(error)
         return code === "EACCES" || code === "EPERM"

@@ -9,6 +9,11 @@
  * user's rights and can reach anything they can. Without `allowedPaths`, paths are only resolved
  * against `cwd`. Runtime mounting is not supported.
  *
+ * Confined (`confine`), the file methods follow the commands' rules (`ConfinedPaths`, read off the
+ * same bwrap mounts): every path is resolved to its real path, refused (`OutsideAllowedPaths`,
+ * naming the rule) where a confined command could not read it, or write it for `writeFile`, and
+ * checked again on what the kernel opened; `glob`, `grep` and `list` skip what they refuse.
+ *
  * `glob` is a `GlobPattern` walk (`internal/walkFiles.ts`, docs/decisions/0008): files only, dot
  * entries included, sorted, relative to its `cwd`, symlinks neither entered nor reported. `grep`
  * is `internal/grepFiles.ts`: RE2 per line, files streamed, dot entries and binary files skipped,
@@ -26,6 +31,7 @@ import * as Tracing from "@condukt/core/internal/tracing"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Confine from "./Confine.ts"
+import * as ConfinedPaths from "./ConfinedPaths.ts"
 import * as LocalConfine from "./LocalConfine.ts"
 import * as Sandbox from "@condukt/core/Sandbox"
 
@@ -85,37 +91,61 @@ interface Host {
   readonly env: Readonly<Record<string, string>>
   /** Set when commands run confined. */
   readonly confined: Confine.Plan | undefined
+  /** Set when commands run confined: what the file methods may touch, by the commands' mounts. */
+  readonly paths: ConfinedPaths.Paths | undefined
 }
 
-/** The path to open for `given`: checked against the roots when there are any. */
-const locate = (host: Host, method: string, given: string): Effect.Effect<string, Sandbox.SandboxError> => {
+/**
+ * The real path of `walked` (absolute, `..` in place): one realpath(3) when it exists, the
+ * component walk otherwise (a file not created yet).
+ */
+const realPathOf = (host: Host, walked: string, expanded: string): Effect.Effect<string, Sandbox.TooManySymlinks> =>
+  Effect.try(() => NodeFs.realpathSync.native(walked)).pipe(
+    Effect.catch(() => Effect.mapError(RealPath.resolve(host.fs, walked), () => new Sandbox.TooManySymlinks({ path: expanded })))
+  )
+
+/**
+ * The path to open for `given`: checked against the roots when there are any, and, on a confined
+ * sandbox, against what its commands may do there (`access`: what the method does with it).
+ */
+const locate = (host: Host, method: string, given: string, access?: ConfinedPaths.Access): Effect.Effect<string, Sandbox.SandboxError> => {
   const expanded = host.path.resolve(host.cwd, given)
-  if (host.roots === undefined) return Effect.succeed(expanded)
+  const paths = host.paths
+  const confined = access !== undefined && paths !== undefined
+  if (host.roots === undefined && !confined) return Effect.succeed(expanded)
   // `..` is left in place so the walk applies it to the real directory, as the kernel does.
   const walked = host.path.isAbsolute(given) ? given : `${host.cwd}/${given}`
-  return Effect.mapError(RealPath.check(host.fs, walked, expanded, host.roots), (reason) => fail(method, reason))
+  const real = host.roots === undefined ? realPathOf(host, walked, expanded) : RealPath.check(host.fs, walked, expanded, host.roots)
+  const checked = confined ? Effect.flatMap(real, (found) => Effect.fromResult(ConfinedPaths.check(paths, found, expanded, access))) : real
+  return Effect.mapError(checked, (reason) => fail(method, reason))
 }
 
 /** `given` located, and required to be a directory (an exec, glob or grep starting point). */
-const locateDirectory = (host: Host, method: string, given: string, action: string) =>
+const locateDirectory = (host: Host, method: string, given: string, action: string, access?: ConfinedPaths.Access) =>
   Effect.gen(function*() {
-    const located = yield* locate(host, method, given)
+    const located = yield* locate(host, method, given, access)
     const info = yield* Effect.mapError(host.fs.stat(located), (error) => fail(method, reasonOf(error, given, action)))
     return { located, type: info.type }
   })
 
 // Files are opened by `internal/regularFile.ts`: without blocking, regular files only.
 const readStream = (host: Host, file: string): Stream.Stream<Uint8Array, Sandbox.SandboxError> =>
-  Stream.unwrap(Effect.map(locate(host, "readStream", file), (located) =>
-    Stream.mapError(RegularFile.stream(located, file), (reason) => fail("readStream", reason))))
+  Stream.unwrap(Effect.map(locate(host, "readStream", file, "read"), (located) =>
+    Stream.mapError(
+      RegularFile.stream(located, file, ConfinedPaths.openedCheck(host.paths, host.path.resolve(host.cwd, file), "read")),
+      (reason) => fail("readStream", reason)
+    )))
 
 const writeFile = Effect.fn("LocalSandbox.writeFile")(function*(host: Host, file: string, content: string | Uint8Array) {
-  const located = yield* locate(host, "writeFile", file)
+  const located = yield* locate(host, "writeFile", file, "write")
   yield* Effect.mapError(
     host.fs.makeDirectory(host.path.dirname(located), { recursive: true }),
     (error) => fail("writeFile", reasonOf(error, file, "write to"))
   )
-  yield* Effect.mapError(RegularFile.write(located, file, content), (reason) => fail("writeFile", reason))
+  yield* Effect.mapError(
+    RegularFile.write(located, file, content, ConfinedPaths.openedCheck(host.paths, host.path.resolve(host.cwd, file), "write")),
+    (reason) => fail("writeFile", reason)
+  )
 })
 
 /** `bash -c script`, confined when the sandbox is. */
@@ -201,7 +231,7 @@ const execFailure = (
 
 const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: string, globOptions?: Sandbox.GlobOptions) {
   const given = globOptions?.cwd ?? "."
-  const base = yield* locateDirectory(host, "glob", given, "list")
+  const base = yield* locateDirectory(host, "glob", given, "list", "list")
   if (base.type !== "Directory") {
     return yield* fail("glob", new Sandbox.Failed({ description: `Cannot list files in ${given}: not a directory` }))
   }
@@ -214,7 +244,7 @@ const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: strin
   const matcher = compiled.success
   // The pattern's literal directories are opened directly (symlinks and `..` followed, as the
   // kernel would), so with roots they are checked like any path the model names.
-  const start = yield* locate(host, "glob", host.path.resolve(absolutePattern ? "/" : base.located, matcher.base || "."))
+  const start = yield* locate(host, "glob", host.path.resolve(absolutePattern ? "/" : base.located, matcher.base || "."), "list")
   const state = matcher.base === ""
     ? matcher.root
     : matcher.base.split("/").reduce<GlobPattern.State | undefined>(
@@ -222,7 +252,7 @@ const glob = Effect.fn("LocalSandbox.glob")(function*(host: Host, pattern: strin
       matcher.root
     )
   if (state === undefined) return []
-  const found = yield* WalkFiles.walk(start, given, matcher, state, matcher.base).pipe(
+  const found = yield* WalkFiles.walk(start, given, matcher, state, matcher.base, ConfinedPaths.walkFence(host.paths)).pipe(
     // A base that is missing or unreadable holds no match, as for fast-glob and the shell.
     Effect.orElseSucceed(() => [])
   )
@@ -236,10 +266,13 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
     return yield* fail("grep", new Sandbox.InvalidPattern({ pattern, description: compiled.failure }))
   }
   const given = grepOptions?.path ?? "."
-  const root = yield* locateDirectory(host, "grep", given, "search")
+  const root = yield* locateDirectory(host, "grep", given, "search", "list")
   if (root.type !== "Directory" && root.type !== "File") {
     return yield* fail("grep", new Sandbox.Failed({ description: `Cannot search ${given}: not a regular file` }))
   }
+  // A file is searched only where it may be read (a directory only has to lead somewhere readable).
+  if (root.type === "File" && host.paths !== undefined) yield* locate(host, "grep", given, "read")
+  const opened = ConfinedPaths.openedCheck(host.paths, given, "read")
   return yield* Effect.mapError(
     GrepFiles.search({
       root: root.located,
@@ -248,7 +281,9 @@ const grep = Effect.fn("LocalSandbox.grep")(function*(host: Host, pattern: strin
       glob: grepOptions?.glob ?? "**/*",
       pattern: compiled.success,
       limit: Sandbox.clampLimit(grepOptions?.limit, Sandbox.DEFAULT_GREP_LIMIT),
-      report: (absolute) => RealPath.isWithin(absolute, host.cwd) ? host.path.relative(host.cwd, absolute) : absolute
+      report: (absolute) => RealPath.isWithin(absolute, host.cwd) ? host.path.relative(host.cwd, absolute) : absolute,
+      fence: ConfinedPaths.walkFence(host.paths),
+      admits: opened === undefined ? undefined : (fd) => opened(fd) === undefined
     }),
     (reason) => fail("grep", reason)
   )
@@ -267,14 +302,16 @@ const entryType = (entry: NodeFs.Dirent): Sandbox.DirectoryEntry["type"] =>
 // (`internal/walkFiles.ts`): a session's first run asks a few of them for its project
 // instructions, and a thread-pool round trip each would cost more than the call itself.
 const list = (host: Host, given: string): Effect.Effect<ReadonlyArray<Sandbox.DirectoryEntry>, Sandbox.SandboxError> =>
-  Effect.flatMap(locate(host, "list", given), (located) =>
+  Effect.flatMap(locate(host, "list", given, "list"), (located) =>
     Effect.try({
-      try: () => NodeFs.readdirSync(located, { withFileTypes: true }).map((entry) => ({ name: entry.name, type: entryType(entry) })),
+      try: () =>
+        ConfinedPaths.visibleEntries(host.paths, located, NodeFs.readdirSync(located, { withFileTypes: true }))
+          .map((entry) => ({ name: entry.name, type: entryType(entry) })),
       catch: (cause) => fail("list", reasonOfThrown(cause, given, "list"))
     }))
 
 const stat = (host: Host, given: string): Effect.Effect<Sandbox.FileInfo, Sandbox.SandboxError> =>
-  Effect.flatMap(locate(host, "stat", given), (located) =>
+  Effect.flatMap(locate(host, "stat", given, "list"), (located) =>
     Effect.try({
       try: (): Sandbox.FileInfo => {
         const info = NodeFs.statSync(located)
@@ -334,8 +371,9 @@ const build = (
   cwd: string,
   options: Options,
   env: Readonly<Record<string, string>>,
-  confined: Confine.Plan | undefined
+  confinement: LocalConfine.Confinement | undefined
 ): Sandbox.Service => {
+  const confined = confinement?.plan
   const host: Host = {
     fs,
     path,
@@ -344,7 +382,8 @@ const build = (
     maxOutputBytes: options.maxOutputBytes,
     budget,
     env,
-    confined
+    confined,
+    paths: confinement?.paths
   }
   const directories = [cwd, ...(host.roots ?? [])]
   return Sandbox.make({
@@ -381,7 +420,7 @@ export const layer = (
   // tries again.
   let cwd: string | undefined
   let env: Readonly<Record<string, string>> | undefined
-  let confined: { readonly plan: Confine.Plan | undefined } | undefined
+  let confined: { readonly confinement: LocalConfine.Confinement | undefined } | undefined
   let shared: { readonly services: ReadonlyArray<unknown>; readonly service: Sandbox.Service } | undefined
   return Layer.effect(
     Sandbox.Sandbox,
@@ -390,14 +429,14 @@ export const layer = (
       const path = yield* Path.Path
       const budget = yield* ProcessBudget.ProcessBudget
       if (shared !== undefined && shared.services[0] === fs && shared.services[1] === path && shared.services[2] === budget) {
-        yield* LocalConfine.hold(confined?.plan)
+        yield* LocalConfine.hold(confined?.confinement)
         return shared.service
       }
       cwd ??= yield* resolveCwd(fs, path, options)
       env ??= ProcessGroup.baseEnv()
-      confined ??= { plan: yield* LocalConfine.confinement(options, cwd, env) }
-      yield* LocalConfine.hold(confined.plan)
-      const service = build(fs, path, budget, cwd, options, env, confined.plan)
+      confined ??= { confinement: yield* LocalConfine.confinement(options, cwd, env) }
+      yield* LocalConfine.hold(confined.confinement)
+      const service = build(fs, path, budget, cwd, options, env, confined.confinement)
       shared = { services: [fs, path, budget], service }
       return service
     })
