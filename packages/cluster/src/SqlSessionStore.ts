@@ -19,7 +19,7 @@
  * is retried on the Effect clock. Rows that are not what this store wrote fail the load with
  * `Corrupt` naming `location#table/row`.
  */
-import { Array as Arr, Effect, Layer, Option, Schedule } from "effect"
+import { Array as Arr, Effect, Layer, Option, Result, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as SnapshotRows from "@condukt/core/internal/snapshotRows"
 import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
@@ -151,24 +151,25 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
         const found = stored === undefined ? "absent" as const : Number(stored["revision"])
         const refused = SnapshotRows.conflict(want, found)
         if (refused !== undefined) return { conflict: refused }
+        const appending = appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended
+        const from = appending ? messages.length - appended : 0
+        // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot
+        // path. All are encoded before the first write: one that cannot be leaves the rows as they were.
+        const bodies = SnapshotRows.encodeMessages(snapshot, from, location)
+        if (Result.isFailure(bodies)) return { unwritable: bodies.failure }
         const claimed = yield* claim(id, found, messages.length, body)
         // Another writer got between the read and the claim: the claim wrote nothing.
         if ("other" in claimed) return { conflict: SnapshotRows.conflict(want ?? found, claimed.other) ?? "its row was written meanwhile" }
-        let from = 0
-        if (appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended) {
-          from = messages.length - appended
-          yield* sql`DELETE FROM condukt_messages WHERE session = ${id} AND idx >= ${from}`
-        } else {
-          yield* sql`DELETE FROM condukt_messages WHERE session = ${id}`
-        }
-        for (let start = from; start < messages.length; start += INSERT_CHUNK) {
-          // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
-          const rows = messages.slice(start, start + INSERT_CHUNK).map((message, i) => ({ session: id, idx: start + i, body: JSON.stringify(message) }))
+        if (appending) yield* sql`DELETE FROM condukt_messages WHERE session = ${id} AND idx >= ${from}`
+        else yield* sql`DELETE FROM condukt_messages WHERE session = ${id}`
+        for (let start = 0; start < bodies.success.length; start += INSERT_CHUNK) {
+          const rows = bodies.success.slice(start, start + INSERT_CHUNK).map((json, i) => ({ session: id, idx: from + start + i, body: json }))
           if (Arr.isArrayNonEmpty(rows)) yield* sql`INSERT INTO condukt_messages ${sql.insert(rows)}`
         }
         return { saved: claimed.revision }
       })
     )
+    if ("unwritable" in outcome) return yield* outcome.unwritable
     if ("conflict" in outcome) {
       return yield* new SessionStoreError({ method: "save", sessionId: id, location: sessionRow(id), reason: new Conflict({ description: outcome.conflict }) })
     }

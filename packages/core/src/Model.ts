@@ -8,6 +8,7 @@
  */
 import { Context, type Duration, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
 import { fromIterable as historyOf, type History } from "./History.ts"
+import * as JsonLimits from "./JsonLimits.ts"
 import {
   assistant,
   type AssistantMessage,
@@ -362,7 +363,8 @@ const wireNames = (model: Service): Service => ({
 
 /**
  * Folds streamed parts into the assistant message they make: consecutive deltas of one kind join
- * into one part, tool calls keep their place.
+ * into one part, tool calls keep their place. A call's arguments past `JsonLimits.defaults` are
+ * replaced by `JsonLimits.standIn` (the tool then answers why, see `Tool`).
  *
  * @since 0.1.0
  * @category combinators
@@ -386,7 +388,10 @@ export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
     } else if (part._tag === "RedactedThinking") {
       out.push({ ...thinkingPart(""), redacted: part.data })
     } else if (part._tag === "ToolCall") {
-      out.push(toolCallPart(part))
+      // Arguments past JsonLimits never enter the history (every save and request would carry
+      // them): a stand-in says why, and the call's result repeats it to the model.
+      const refused = JsonLimits.check(part.input)
+      out.push(toolCallPart(refused === undefined ? part : { ...part, input: JsonLimits.standIn(refused) }))
     } else if (part._tag === "ProviderData") {
       out.push({ _tag: "Provider", provider: part.provider, value: part.value })
     }

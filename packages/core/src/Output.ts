@@ -6,10 +6,12 @@
  * Schema with the request and the final reply's text is decoded; any other model is offered a
  * `submit` tool whose arguments are the answer, so tool calls and a typed answer share one run.
  * A reply that does not decode is sent back to the model with the Schema's error, up to
- * `maxRetries` times (docs/decisions/0062-structured-output.md). This module refuses to talk
+ * `maxRetries` times (docs/decisions/0062-structured-output.md); an answer past `JsonLimits` is
+ * sent back the same way, before the Schema walks it. This module refuses to talk
  * to a model: the session's conversation does.
  */
 import { Result, Schema } from "effect"
+import * as JsonLimits from "./JsonLimits.ts"
 import type * as Model from "./Model.ts"
 import { jsonSchema } from "./Tool.ts"
 
@@ -84,6 +86,9 @@ export const submitTool = (schema: Output): Model.ToolSpec => {
  * @category decoding
  */
 export const decode = (schema: Output, input: unknown): Result.Result<unknown, string> => {
+  // Past JsonLimits (or a message's stand-in for such arguments): refused before the Schema walks it.
+  const why = JsonLimits.refusal(input) ?? JsonLimits.check(input)?.description
+  if (why !== undefined) return Result.fail(`The answer is ${why}, past what an answer may be: answer with flatter, smaller JSON.`)
   const decoded = Schema.decodeUnknownResult(Schema.toCodecJson(schema) as unknown as Schema.Decoder<unknown>)(input, {
     errors: "all",
     onExcessProperty: "error"
@@ -99,7 +104,10 @@ export const decode = (schema: Output, input: unknown): Result.Result<unknown, s
  */
 export const parse = (schema: Output, text: string): Result.Result<unknown, string> =>
   Result.flatMap(
-    Result.try({ try: (): unknown => JSON.parse(text), catch: () => "The reply is not JSON: reply with only the JSON of the answer." }),
+    Result.mapError(JsonLimits.parse(text), (error) =>
+      error.reason === "NotJson"
+        ? "The reply is not JSON: reply with only the JSON of the answer."
+        : `The answer is ${error.description}, past what an answer may be: answer with flatter, smaller JSON.`),
     (input) => decode(schema, input)
   )
 

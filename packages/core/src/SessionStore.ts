@@ -15,8 +15,9 @@
  * backends, each in its own module.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import * as JsonLimits from "./JsonLimits.ts"
 import type { Snapshot } from "./Snapshot.ts"
-import type { SessionStoreError } from "./SessionStoreError.ts"
+import { SessionStoreError, unwritable } from "./SessionStoreError.ts"
 
 export * from "./SessionStoreError.ts"
 
@@ -63,9 +64,25 @@ export const makeMemory = (): Service => {
   const byId = new Map<string, Snapshot>()
   return SessionStore.of({
     load: (sessionId) => Effect.sync(() => Option.fromNullishOr(byId.get(sessionId))),
-    save: (snapshot) => Effect.sync(() => void byId.set(snapshot.id, snapshot)),
+    save: (snapshot, options) =>
+      Effect.suspend(() => {
+        // What a durable store could not write (JsonLimits.stored) is refused here too, the
+        // snapshot before it kept: a program tested on memory meets the same failures.
+        const refused = unwritableIn(snapshot, options?.appended)
+        if (refused !== undefined) {
+          return Effect.fail(new SessionStoreError({ method: "save", sessionId: snapshot.id, location: "memory", reason: unwritable(refused) }))
+        }
+        return Effect.sync(() => void byId.set(snapshot.id, snapshot))
+      }),
     clear: (sessionId) => Effect.sync(() => void byId.delete(sessionId))
   })
+}
+
+/** Why `snapshot` breaks `JsonLimits.stored`: its fields but the messages, and the messages new since the last save. */
+const unwritableIn = (snapshot: Snapshot, appended: number | undefined): JsonLimits.JsonLimitError | undefined => {
+  const { messages, ...rest } = snapshot
+  const fresh = appended === undefined ? messages : messages.slice(messages.length - appended)
+  return JsonLimits.check(rest, JsonLimits.stored) ?? JsonLimits.check(fresh, { ...JsonLimits.stored, maxDepth: JsonLimits.stored.maxDepth - 1 })
 }
 
 /**

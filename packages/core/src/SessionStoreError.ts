@@ -7,6 +7,7 @@
  * `SessionStore` re-exports them all.
  */
 import { Schema } from "effect"
+import type { JsonLimitError } from "./JsonLimits.ts"
 
 /**
  * What was read is not a snapshot (bad JSON, a truncated file, a field of the wrong type); the
@@ -20,6 +21,29 @@ export class Corrupt extends Schema.TaggedError<Corrupt>()("Corrupt", { descript
     return `not a session snapshot (${this.description})`
   }
 }
+
+const causeText = (error: JsonLimitError): string | undefined =>
+  error.reason === "NotJson" && error.cause instanceof Error ? error.cause.message.replace(/\s*\n\s*/g, " ") : undefined
+
+/**
+ * A save's snapshot that JSON cannot hold (a cycle, a BigInt) or that its store could not read
+ * back (`JsonLimits.stored`), from `JsonLimits.stringify`'s error: nothing is written.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unwritable = (error: JsonLimitError): Corrupt =>
+  new Corrupt({ description: `it cannot be written as JSON: ${causeText(error) ?? `it is ${error.description}`}` })
+
+/**
+ * What a load read is not JSON, or not JSON a store writes (`JsonLimits.stored`), from
+ * `JsonLimits.parse`'s error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unreadable = (error: JsonLimitError): Corrupt =>
+  new Corrupt({ description: causeText(error) ?? `it is ${error.description}` })
 
 /**
  * The snapshot was written by a newer version of Condukt: reading it could lose what this one does

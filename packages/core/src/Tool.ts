@@ -9,6 +9,7 @@
  * input is decoded into a readable failure, never thrown.
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
+import * as JsonLimits from "./JsonLimits.ts"
 import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
 
@@ -341,6 +342,17 @@ const jsonSchemaDecoder = (name: string, schema: JsonSchema.JsonSchema) => {
   }
 }
 
+/**
+ * Arguments past `JsonLimits`, or a message's stand-in for them (`Model.toMessage`), are refused
+ * before a decoder walks them: the model reads which bound.
+ */
+const bounded = (name: string, decode: (input: unknown) => Effect.Effect<unknown, InvalidArguments>) => (input: unknown) => {
+  const why = JsonLimits.refusal(input) ?? JsonLimits.check(input)?.description
+  if (why === undefined) return decode(input)
+  const message = `the arguments are ${why}, past what a tool takes; call ${name} again with flatter, smaller arguments`
+  return Effect.fail(new InvalidArguments({ tool: name, issues: [{ path: "", message }] }))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -383,7 +395,7 @@ export const make: {
     name,
     description: options.description,
     parameters: parameters as JsonSchema.JsonSchema,
-    decode: isSchema ? schemaDecoder(name, options.parameters) : jsonSchemaDecoder(name, options.parameters),
+    decode: bounded(name, isSchema ? schemaDecoder(name, options.parameters) : jsonSchemaDecoder(name, options.parameters)),
     call: options.call as Tool<never>["call"],
     concurrent: options.concurrent ?? true,
     maxResultChars: options.maxResultChars,

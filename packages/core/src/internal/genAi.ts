@@ -8,8 +8,9 @@
  * program opts in (`TraceContent`), as the conventions' content attributes, each text redacted by
  * the caller's redaction and cut at `TraceContent.MAX_TEXT`. docs/decisions/0057-genai-spans-and-cost.md.
  */
-import type { Tracer } from "effect"
+import { Result, type Tracer } from "effect"
 import type * as History from "../History.ts"
+import * as JsonLimits from "../JsonLimits.ts"
 import type * as Message from "../Message.ts"
 import type * as Model from "../Model.ts"
 import { redactValue } from "../Redactor.ts"
@@ -113,8 +114,13 @@ const bounded = (text: string, redact: (text: string) => string): string => {
  * written as JSON (a value holding a quote or a backslash is escaped there, and would no longer
  * match), then the text as any other.
  */
-const boundedJson = (value: unknown, redact: (text: string) => string): string =>
-  bounded(JSON.stringify(redactValue(redact, value)) ?? "null", redact)
+const boundedJson = (value: unknown, redact: (text: string) => string): string => {
+  // A value JSON cannot hold, or nested past JsonLimits (which overflows `JSON.stringify`), is
+  // named, not written: a span attribute that throws would end the run as a defect.
+  if (value === undefined) return "null"
+  const written = JsonLimits.stringify(redactValue(redact, value), JsonLimits.defaults)
+  return Result.isSuccess(written) ? bounded(written.success, redact) : `[not shown: the value is ${written.failure.description}]`
+}
 
 /** The conventions' parts of an assistant message (`text`, `reasoning`, `tool_call`); provider blocks are left out. */
 const assistantParts = (parts: ReadonlyArray<Message.AssistantPart>, redact: (text: string) => string) => {

@@ -4,11 +4,12 @@
  * without its messages as JSON, how many messages it has and a revision, and one row per message
  * (its index and its JSON). It reads rows back into a snapshot, naming the row that is not what a
  * store wrote (`location#condukt_sessions/<id>`, `location#condukt_messages/<id>/<index>`), and
- * writes the session row's body. The messages' JSON is written by the stores themselves, on the
- * hot path, with no pass of its own.
+ * writes the rows' bodies (`encodeBody`, `encodeMessages`: what `JSON.stringify` cannot write, or
+ * what a load would refuse under `JsonLimits.stored`, fails the save before anything is written).
  */
 import { Result, Schema } from "effect"
-import { Corrupt, SessionStoreError } from "../SessionStoreError.ts"
+import * as JsonLimits from "../JsonLimits.ts"
+import { Corrupt, SessionStoreError, unreadable, unwritable } from "../SessionStoreError.ts"
 import * as Snapshot from "../Snapshot.ts"
 
 /** What a load read: the session row, and its message rows in index order. */
@@ -20,9 +21,8 @@ export interface Rows {
 const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String, revision: Schema.Int })
 const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
 
-const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
-
-const parseJson = (text: string) => Result.try({ try: (): unknown => JSON.parse(text), catch: describe })
+/** A row's JSON, within what a store writes (`JsonLimits.stored`); else why not, as a load's `Corrupt` says it. */
+const parseJson = (text: string) => Result.mapError(JsonLimits.parse(text, JsonLimits.stored), (error) => unreadable(error).description)
 
 /** A session row's revision as a store last loaded or saved it, `absent` when there was no row. */
 export type Revision = number | "absent"
@@ -72,21 +72,33 @@ export const decode = (
   return Result.succeed({ snapshot: snapshot.success, revision: session.success.revision })
 }
 
+const unwritableAt = (id: string, at: string) => (error: JsonLimits.JsonLimitError) =>
+  new SessionStoreError({ method: "save", sessionId: id, location: at, reason: unwritable(error), cause: error })
+
 /**
  * The session row's body: the snapshot without its messages, as JSON. A value JSON cannot hold (a
- * BigInt, a cycle in the assigns) fails the save naming the row, before anything is written.
+ * BigInt, a cycle in the assigns) or a load would refuse (`JsonLimits.stored`) fails the save
+ * naming the row, before anything is written.
  */
 export const encodeBody = (snapshot: Snapshot.Snapshot, location: string): Result.Result<string, SessionStoreError> => {
   const { messages: _, ...rest } = snapshot
-  return Result.try({
-    try: () => JSON.stringify(rest),
-    catch: (cause) =>
-      new SessionStoreError({
-        method: "save",
-        sessionId: snapshot.id,
-        location: sessionRow(location, snapshot.id),
-        reason: new Corrupt({ description: `it cannot be written as JSON: ${describe(cause).replace(/\s*\n\s*/g, " ")}` }),
-        cause
-      })
-  })
+  return Result.mapError(JsonLimits.stringify(rest, JsonLimits.stored), unwritableAt(snapshot.id, sessionRow(location, snapshot.id)))
+}
+
+/**
+ * The message rows' bodies from index `from` on, or the save's error naming the first message
+ * that cannot be written (as `encodeBody`): a store encodes them before its first write.
+ */
+export const encodeMessages = (
+  snapshot: Snapshot.Snapshot,
+  from: number,
+  location: string
+): Result.Result<ReadonlyArray<string>, SessionStoreError> => {
+  const bodies: Array<string> = []
+  for (let i = from; i < snapshot.messages.length; i++) {
+    const body = JsonLimits.stringify(snapshot.messages[i], JsonLimits.stored)
+    if (Result.isFailure(body)) return Result.fail(unwritableAt(snapshot.id, `${location}#condukt_messages/${snapshot.id}/${i}`)(body.failure))
+    bodies.push(body.success)
+  }
+  return Result.succeed(bodies)
 }

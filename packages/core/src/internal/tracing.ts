@@ -30,7 +30,11 @@ export const isTraced = (fiber: Fiber.Fiber<unknown, unknown>): boolean => fiber
 /** `self` in a span, made whatever the tracer: for a caller that checked `isTraced` already. */
 export const within = <A, E, R>(self: Effect.Effect<A, E, R>, name: string, options: Tracer.SpanOptions, hooks: Hooks<A, E>): Effect.Effect<A, E, R> => {
   const { ended, failed } = hooks
-  const annotated = ended === undefined ? self : Effect.tap(self, (value) => Effect.annotateCurrentSpan(ended(value)))
+  // Attributes that cannot be made (a value that throws when written) are left out: a span's
+  // attribute is no reason to fail what it observed.
+  const annotated = ended === undefined
+    ? self
+    : Effect.tap(self, (value) => Effect.ignore(Effect.flatMap(Effect.try(() => ended(value)), (attributes) => Effect.annotateCurrentSpan(attributes))))
   const rewritten = failed === undefined ? annotated : Effect.catchCause(annotated, (cause) => Effect.failCause(failed(cause)))
   return Effect.withSpan(rewritten, name, options)
 }

@@ -13,7 +13,9 @@
  * Session ids become file names, so the store refuses any id that could leave its directory or
  * is not a plain name (`InvalidSessionId`). A file that is not a snapshot fails the load with
  * `Corrupt` naming it (and its line, for the log); nothing is ever overwritten by a load, and a
- * session refused at start writes nothing.
+ * session refused at start writes nothing. A save's JSON is made before any file is opened, within
+ * `JsonLimits.stored` (what a load reads back): a snapshot JSON cannot hold fails its save with
+ * `Corrupt` and leaves the files as they were.
  *
  * Several processes may hold the same session: a save first takes the session's lock file `s.lock`
  * (created exclusively; a lock another save holds is waited for, 20 ms apart, `BUSY_RETRIES`
@@ -25,6 +27,7 @@
  */
 import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
 import * as uuid7 from "@condukt/core/internal/uuid7"
+import * as JsonLimits from "@condukt/core/JsonLimits"
 import { Message } from "@condukt/core/Message"
 import {
   Conflict,
@@ -34,7 +37,9 @@ import {
   SessionStore,
   SessionStoreError,
   type Service,
-  Unavailable
+  Unavailable,
+  unreadable,
+  unwritable
 } from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 
@@ -243,19 +248,22 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
 
   const syncDirectory = Effect.scoped(Effect.flatMap(fs.open(dir, { flag: "r" }), (handle) => handle.sync))
 
-  /** The value as JSON bytes; a value JSON cannot hold (a BigInt, a cycle in the assigns) is refused. */
-  const encode = (value: unknown, id: string, location: string, suffix = "") =>
-    Effect.try({
-      try: () => encoder.encode(`${JSON.stringify(value)}${suffix}`),
-      catch: (cause) =>
-        fail("save", id, location)(new Corrupt({ description: `it cannot be written as JSON: ${cause instanceof Error ? cause.message.replace(/\s*\n\s*/g, " ") : "unknown value"}` }), cause)
-    })
+  /**
+   * The value as JSON bytes, made before any file is opened; a value JSON cannot hold (a BigInt, a
+   * cycle in the assigns) or that a load would refuse (nested past `JsonLimits.stored`) is refused.
+   */
+  const encode = (value: unknown, id: string, location: string, suffix = "") => {
+    const text = JsonLimits.stringify(value, JsonLimits.stored)
+    return Result.isSuccess(text)
+      ? Effect.succeed(encoder.encode(`${text.success}${suffix}`))
+      : Effect.fail(fail("save", id, location)(unwritable(text.failure), text.failure))
+  }
 
-  const parse = (text: string, location: string, id: string) =>
-    Effect.try({
-      try: (): unknown => JSON.parse(text),
-      catch: (cause) => fail("load", id, location)(new Corrupt({ description: cause instanceof Error ? cause.message : "invalid JSON" }))
-    })
+  /** The JSON of a file or a log line, within `JsonLimits.stored` (what a save writes). */
+  const parse = (text: string, location: string, id: string) => {
+    const value = JsonLimits.parse(text, JsonLimits.stored)
+    return Result.isSuccess(value) ? Effect.succeed(value.success) : Effect.fail(fail("load", id, location)(unreadable(value.failure)))
+  }
 
   const load = Effect.fn("DiskSessionStore.load")(function*(id: string) {
     yield* validId("load", id)

@@ -155,25 +155,27 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
     const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, file))
     const appended = saveOptions?.appended
     const want = expected.get(id)
-    const outcome = yield* transaction("save", id, (): { readonly saved: number } | { readonly conflict: string } => {
+    type Outcome = { readonly saved: number } | { readonly conflict: string } | { readonly unwritable: SessionStoreError }
+    const outcome = yield* transaction("save", id, (): Outcome => {
       const stored = selectSession.get(id)
       const found = stored === undefined ? "absent" : Number(stored["revision"])
       const refused = SnapshotRows.conflict(want, found)
       // Nothing is written: the transaction commits no change.
       if (refused !== undefined) return { conflict: refused }
-      let from = 0
-      if (appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended) {
-        from = messages.length - appended
-        deleteTail.run(id, from)
-      } else {
-        deleteMessages.run(id)
-      }
-      // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
-      for (let i = from; i < messages.length; i++) insertMessage.run(id, i, JSON.stringify(messages[i]))
+      const appending = appended !== undefined && stored !== undefined && Number(stored["length"]) === messages.length - appended
+      const from = appending ? messages.length - appended : 0
+      // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot
+      // path. All are encoded before the first write: one that cannot be leaves the rows as they were.
+      const bodies = SnapshotRows.encodeMessages(snapshot, from, file)
+      if (Result.isFailure(bodies)) return { unwritable: bodies.failure }
+      if (appending) deleteTail.run(id, from)
+      else deleteMessages.run(id)
+      bodies.success.forEach((json, i) => insertMessage.run(id, from + i, json))
       const revision = found === "absent" ? 1 : found + 1
       upsertSession.run(id, messages.length, body, revision)
       return { saved: revision }
     })
+    if ("unwritable" in outcome) return yield* outcome.unwritable
     if ("conflict" in outcome) {
       return yield* new SessionStoreError({ method: "save", sessionId: id, location: sessionRow(id), reason: new Conflict({ description: outcome.conflict }) })
     }
