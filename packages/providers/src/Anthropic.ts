@@ -237,12 +237,7 @@ const finishReason = (stop: unknown): Model.FinishReason =>
 
 const num = (u: unknown): number => (typeof u === "number" && Number.isFinite(u) ? u : 0)
 
-const parseInput = (json: ReadonlyArray<string>): unknown => {
-  const text = json.join("")
-  if (text.trim() === "") return {}
-  const parsed = providerStream.parseJson(text)
-  return parsed.ok ? parsed.value : text
-}
+const parseInput = (json: ReadonlyArray<string>): unknown => providerStream.toolInput(json.join(""))
 
 /** A decoder for one streamed reply. */
 export const decoder = (): providerStream.Decoder => {
@@ -250,13 +245,11 @@ export const decoder = (): providerStream.Decoder => {
   let usage: Record<string, unknown> = {}
   let stop: unknown
   let done = false
-  const malformed = () =>
-    new Model.ProviderFailed({ description: "anthropic: the stream sent an event that is not JSON", retryable: false })
   return {
     event: (event: Sse.Event, out) => {
       if (event.event === "ping") return undefined
-      const parsed = providerStream.parseJson(event.data)
-      if (!parsed.ok || !isObject(parsed.value)) return malformed()
+      const parsed = providerStream.parseEvent("anthropic", event.data)
+      if (!parsed.ok) return parsed.failure
       const data = parsed.value
       const index = num(data.index)
       switch (event.event) {

@@ -157,11 +157,10 @@ export const decoder = (): providerStream.Decoder => {
   let usage: Json | undefined
   let finish: string | undefined
   let calls = 0
-  const malformed = () => new Model.ProviderFailed({ description: "google: the stream sent an event that is not JSON", retryable: false })
   return {
     event: (event: Sse.Event, out) => {
-      const parsed = providerStream.parseJson(event.data)
-      if (!parsed.ok || !isObject(parsed.value)) return malformed()
+      const parsed = providerStream.parseEvent("google", event.data)
+      if (!parsed.ok) return parsed.failure
       const chunk = parsed.value
       if (isObject(chunk.error)) {
         const said = providerFailure.fromJson(chunk) ?? { description: "an error event with no message", type: undefined }

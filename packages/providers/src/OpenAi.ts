@@ -222,9 +222,8 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
     for (const index of [...calls.keys()].sort((a, b) => a - b)) {
       const call = calls.get(index)!
       const text = call.args.join("")
-      const parsed = text.trim() === "" ? { ok: true as const, value: {} } : providerStream.parseJson(text)
       const schema = strict.get(call.name)
-      const input = !parsed.ok ? text : schema === undefined ? parsed.value : strictSchema.fromStrict(schema, parsed.value)
+      const input = providerStream.toolInput(text, (value) => (schema === undefined ? value : strictSchema.fromStrict(schema, value)))
       out.push({ _tag: "ToolCall", id: call.id, name: call.name, input })
     }
     if (usage !== undefined) {
@@ -244,10 +243,8 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
     event: (event: Sse.Event, out) => {
       if (flushed) return undefined
       if (event.data === "[DONE]") return flush(out)
-      const parsed = providerStream.parseJson(event.data)
-      if (!parsed.ok || !isObject(parsed.value)) {
-        return new Model.ProviderFailed({ description: `${provider}: the stream sent an event that is not JSON`, retryable: false })
-      }
+      const parsed = providerStream.parseEvent(provider, event.data)
+      if (!parsed.ok) return parsed.failure
       const chunk = parsed.value
       if (chunk.error !== undefined) {
         const said = providerFailure.fromJson(chunk) ?? { description: "an error event with no message", type: undefined }

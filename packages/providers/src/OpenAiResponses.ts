@@ -208,10 +208,9 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
       const pieces = args.get(index)
       args.delete(index)
       const text = pieces === undefined || pieces.length === 0 ? str(item.arguments) : pieces.join("")
-      const parsed = text.trim() === "" ? { ok: true as const, value: {} } : providerStream.parseJson(text)
       const name = str(item.name)
       const schema = strict.get(name)
-      const input = !parsed.ok ? text : schema === undefined ? parsed.value : strictSchema.fromStrict(schema, parsed.value)
+      const input = providerStream.toolInput(text, (value) => (schema === undefined ? value : strictSchema.fromStrict(schema, value)))
       const caller = isObject(item.caller) && item.caller.type === "program" ? item.caller : undefined
       out.push({
         _tag: "ToolCall",
@@ -244,10 +243,8 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
   return {
     event: (event: Sse.Event, out) => {
       if (done) return undefined
-      const parsed = providerStream.parseJson(event.data)
-      if (!parsed.ok || !isObject(parsed.value)) {
-        return new Model.ProviderFailed({ description: `${provider}: the stream sent an event that is not JSON`, retryable: false })
-      }
+      const parsed = providerStream.parseEvent(provider, event.data)
+      if (!parsed.ok) return parsed.failure
       const data = parsed.value
       const index = num(data.output_index)
       switch (data.type) {

@@ -13,9 +13,10 @@
  * redacted with the model's secrets. Interrupting the stream aborts the HTTP request (undici
  * closes the connection).
  */
-import { Cause, Clock, Duration, Effect, Pull, Random, Redacted, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Pull, Random, Redacted, Result, Stream } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
+import * as JsonLimits from "@condukt/core/JsonLimits"
 import * as Model from "@condukt/core/Model"
 import * as sse from "./sse.ts"
 import * as Provider from "../Provider.ts"
@@ -95,13 +96,49 @@ export const settings = (http: HttpClient.HttpClient, options: Provider.Options 
   headers: options?.headers ?? {}
 })
 
-/** `JSON.parse` that says when the text is not JSON instead of throwing. */
-export const parseJson = (text: string): { readonly ok: true; readonly value: unknown } | { readonly ok: false } => {
-  try {
-    return { ok: true, value: JSON.parse(text) }
-  } catch {
-    return { ok: false }
+/**
+ * The bounds of one event of a stream: `JsonLimits.defaults` with room for the envelope around a
+ * tool call's arguments (Gemini sends them inside the event, six levels down); the arguments
+ * themselves are held to the defaults by the session (`Model.toMessage`).
+ */
+export const EVENT_LIMITS: JsonLimits.Limits = { ...JsonLimits.defaults, maxDepth: JsonLimits.MAX_DEPTH + 8 }
+
+/**
+ * JSON within `limits` (`JsonLimits.parse`), saying when the text is not JSON (`refused`
+ * undefined) or breaks a bound (`refused` says which) instead of throwing.
+ */
+export const parseJson = (
+  text: string,
+  limits: JsonLimits.Limits = JsonLimits.defaults
+): { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly refused: JsonLimits.JsonLimitError | undefined } => {
+  const parsed = JsonLimits.parse(text, limits)
+  if (Result.isSuccess(parsed)) return { ok: true, value: parsed.success }
+  return { ok: false, refused: parsed.failure.reason === "NotJson" ? undefined : parsed.failure }
+}
+
+/**
+ * A tool call's arguments from their streamed text: `{}` for none; the text itself when it is not
+ * JSON (the tool's decoding tells the model); `JsonLimits.standIn` when it breaks a bound (the
+ * tool names the bound); else the value, through `then` (strict mode's nulls taken out).
+ */
+export const toolInput = (text: string, then: (value: unknown) => unknown = (value) => value): unknown => {
+  if (text.trim() === "") return {}
+  const parsed = parseJson(text)
+  if (parsed.ok) return then(parsed.value)
+  return parsed.refused === undefined ? text : JsonLimits.standIn(parsed.refused)
+}
+
+/** An event of the stream, within `EVENT_LIMITS`; else the reply's failure (not retried: the same request would stream the same). */
+export const parseEvent = (
+  provider: string,
+  data: string
+): { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly failure: Model.ModelErrorReason } => {
+  const parsed = parseJson(data, EVENT_LIMITS)
+  if (parsed.ok && typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value)) {
+    return { ok: true, value: parsed.value as Record<string, unknown> }
   }
+  const what = !parsed.ok && parsed.refused !== undefined ? parsed.refused.description : "not JSON"
+  return { ok: false, failure: new Model.ProviderFailed({ description: `${provider}: the stream sent an event that is ${what}`, retryable: false }) }
 }
 
 /** The body of a refusal, bounded: a hostile or broken server may send an endless one. */
