@@ -29,12 +29,13 @@ import { Deferred, Duration, Effect, Redacted, Scope, Semaphore, Tracer } from "
 import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
 import type { Declaration } from "./internal/declaration.ts"
 import { Credentials } from "./internal/credentials.ts"
+import { refusedBecause } from "./internal/boundedMessages.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { CallSignal } from "./internal/callSignal.ts"
 import * as Negotiation from "./internal/negotiation.ts"
 import * as ServerRequests from "./internal/serverRequests.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
-import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultTooLarge, TransportDown } from "./McpError.ts"
+import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultRefused, ResultTooLarge, TransportDown } from "./McpError.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
 import { describe, httpStatus, makeTransport, startFailure, unreachableBecause } from "./internal/transports.ts"
 
@@ -344,6 +345,8 @@ const callReason = (target: Target, connection: Connection, error: unknown): Cal
   if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) return new TransportDown({ description: "the connection closed" })
   const tooLarge = error instanceof JsonRpcError ? tooLargeLimit(error) : undefined
   if (tooLarge !== undefined) return new ResultTooLarge({ tool: wire, maxBytes: tooLarge })
+  const refused = error instanceof JsonRpcError ? refusedBecause(error) : undefined
+  if (refused !== undefined) return new ResultRefused({ tool: wire, description: refused })
   if (error instanceof JsonRpcError) return new McpCallFailed({ tool: wire, description: reason(error.message) })
   const http = httpStatus(error)
   if (http !== undefined) return new HttpCallFailed({ tool: wire, status: http.status, body: reason(http.body) })

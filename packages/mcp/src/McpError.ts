@@ -29,6 +29,16 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
   maxBytes: Schema.Finite
 }) {}
 
+/**
+ * The server's answer to a call broke a bound of JSON from outside (`JsonLimits`: nesting, keys,
+ * a string's length); it was dropped unread, the server stays up.
+ */
+export class ResultRefused extends Schema.TaggedError<ResultRefused>()("ResultRefused", {
+  tool: Schema.String,
+  /** Which bound: completes "the answer is …" (`nested more than 64 levels deep`). */
+  description: Schema.String
+}) {}
+
 /** An HTTP server answered one call with an error status; the server is not down for it. */
 export class HttpCallFailed extends Schema.TaggedError<HttpCallFailed>()("HttpCallFailed", {
   tool: Schema.String,
@@ -65,7 +75,7 @@ export class AuthSecretUnavailable extends Schema.TaggedError<AuthSecretUnavaila
 }
 
 /** Why a call failed: what the model reads about it. */
-export const CallReason = Schema.Union([TransportDown, RequestTimeout, McpCallFailed, ResultTooLarge, HttpCallFailed])
+export const CallReason = Schema.Union([TransportDown, RequestTimeout, McpCallFailed, ResultTooLarge, ResultRefused, HttpCallFailed])
 export type CallReason = typeof CallReason.Type
 
 /** @since 0.1.0 @category errors */
@@ -74,6 +84,7 @@ export const Reason = Schema.Union([
   RequestTimeout,
   McpCallFailed,
   ResultTooLarge,
+  ResultRefused,
   HttpCallFailed,
   ConnectFailed,
   TokenRequestFailed,
@@ -91,6 +102,8 @@ const sentence = (server: string, reason: Reason): string => {
       return `MCP server ${server} refused ${reason.tool}: ${reason.description}`
     case "ResultTooLarge":
       return `MCP server ${server} answered ${reason.tool} with more than ${reason.maxBytes} bytes (its maxMessageBytes); the answer was dropped`
+    case "ResultRefused":
+      return `MCP server ${server} answered ${reason.tool} with JSON that is ${reason.description}, past what Condukt takes from a server; the answer was dropped`
     case "HttpCallFailed":
       return `MCP server ${server} failed ${reason.tool}: HTTP ${reason.status}${reason.body === "" ? "" : ` ${reason.body}`}`
     case "ConnectFailed":
@@ -102,7 +115,7 @@ const sentence = (server: string, reason: Reason): string => {
 
 /**
  * The one error of the seam. A call's reasons (`TransportDown`, `RequestTimeout`,
- * `McpCallFailed`, `ResultTooLarge`, `HttpCallFailed`) read "MCP server <server> …"; a connection's
+ * `McpCallFailed`, `ResultTooLarge`, `ResultRefused`, `HttpCallFailed`) read "MCP server <server> …"; a connection's
  * (`ConnectFailed`, `TokenRequestFailed`, `AuthSecretUnavailable`) are the one line of why.
  *
  * @since 0.1.0

@@ -3,9 +3,12 @@
  * does: a JSON Schema object (declared properties with their `type`, `enum` and `items`; the ones
  * without a `default` required; no others allowed), defaults filled first. The schema is imported
  * with Effect's JSON Schema importer, so the checking is Schema's, not ours; an input that breaks
- * its declaration is named with the value it got (`env: got "qa", expected "dev" | "prod"`).
+ * its declaration is named with the value it got (`env: got "qa", expected "dev" | "prod"`). Each
+ * value is first held to `JsonLimits` (nesting, keys, strings), whoever passed it: the CLI, a
+ * program, a durable run's journal.
  */
 import { Effect, JsonSchema, Result, Schema, SchemaIssue, SchemaRepresentation } from "effect"
+import * as JsonLimits from "@condukt/core/JsonLimits"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
@@ -85,6 +88,11 @@ export const resolve = (
     const required = Object.entries(specs).filter(([, spec]) => spec.default === undefined).map(([id]) => id).sort()
     const missing = required.filter((id) => !Object.hasOwn(filled, id))
     if (missing.length > 0) return yield* invalid(`missing required input${missing.length === 1 ? "" : "s"} ${missing.join(", ")}`)
+    // Before Schema walks them: a value nested 100,000 deep would overflow its stack (JsonLimits).
+    for (const [id, value] of Object.entries(given)) {
+      const refused = JsonLimits.check(value)
+      if (refused !== undefined) return yield* invalid(`input ${id} is ${refused.description}, past what an input may be; pass a smaller value`)
+    }
     yield* decode(specs, filled, required, "inputs")
     return filled as Readonly<Record<string, Expression.Value>>
   })

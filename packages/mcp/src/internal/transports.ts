@@ -4,7 +4,8 @@
  * Stdio: our process-group transport, its environment built from the declaration (pass-through
  * names, renames, literals and secrets). Legacy HTTP+SSE and Streamable HTTP: the SDK's transports,
  * with the declaration's headers and the `fetch` its auth wraps, over `boundedFetch`, on a socket
- * pool of the connection's own that its scope closes. Every
+ * pool of the connection's own that its scope closes. Every transport's inbound messages are held
+ * to `JsonLimits` (`boundedMessages`). Every
  * credential resolved here (an env value that is one, a bearer token, a client secret) joins the
  * server's `Credentials`. A failure is a reason of `McpError` (`ConnectFailed`, or a secret's
  * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
@@ -26,6 +27,7 @@ import * as McpAuth from "../McpAuth.ts"
 import { AuthSecretUnavailable, ConnectFailed, type TokenRequestFailed } from "../McpError.ts"
 import type { Declaration } from "./declaration.ts"
 import { boundedFetch } from "./boundedFetch.ts"
+import { bound } from "./boundedMessages.ts"
 import type { Credentials } from "./credentials.ts"
 import { MAX_LINE_BYTES } from "./jsonLines.ts"
 import { StdioProcess } from "./stdioProcess.ts"
@@ -115,7 +117,7 @@ export const makeTransport = (
     if (declaration.transport === "stdio") {
       const env = yield* stdioEnv(declaration, secrets, credentials)
       const command = ProcessRunner.make(declaration.command, declaration.args ?? [], { cwd: declaration.cwd ?? ".", env })
-      return new StdioProcess(yield* ProcessRunner.ProcessRunner, yield* Scope.Scope, command, maxMessageBytes)
+      return bound(new StdioProcess(yield* ProcessRunner.ProcessRunner, yield* Scope.Scope, command, maxMessageBytes))
     }
     const url = yield* Effect.try({
       try: () => new URL(declaration.url),
@@ -140,9 +142,7 @@ export const makeTransport = (
     const requestInit = { headers: { ...declaration.headers } }
     const options = { fetch: fetchFn, requestInit, ...(provider === undefined ? {} : { authProvider: provider }) }
     // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
-    return declaration.transport === "sse"
-      ? new SSEClientTransport(url, options)
-      : new StreamableHTTPClientTransport(url, options)
+    return bound(declaration.transport === "sse" ? new SSEClientTransport(url, options) : new StreamableHTTPClientTransport(url, options))
   })
 
 /** What fetch's system error codes mean, for whoever reads why a server could not be reached. */

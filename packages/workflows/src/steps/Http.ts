@@ -6,9 +6,11 @@
  * headers and body) takes longer than `timeout` seconds (default `DEFAULT_TIMEOUT_SECONDS`), and
  * when the body passes `max_body_bytes` (default `DEFAULT_MAX_BODY_BYTES`): the body is read in
  * chunks and the read stops there, so no server can make the run hold more than that, and a cut
- * body never passes for a whole one.
+ * body never passes for a whole one. A JSON body past `JsonLimits`' nesting or keys fails the step
+ * too (`OutputTooLarge`), naming the bound.
  */
-import { Duration, Effect, Option, Stream } from "effect"
+import { Duration, Effect, Option, Result, Stream } from "effect"
+import * as JsonLimits from "@condukt/core/JsonLimits"
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "effect/http"
 import type { HttpClientError } from "effect/http/HttpClientError"
 import type { HttpMethod } from "effect/http/HttpMethod"
@@ -126,7 +128,17 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields) {
   let decoded: Expression.Value = response.text
   const type = response.headers["content-type"] ?? ""
   if (type.includes("json") && response.text !== "") {
-    decoded = yield* Effect.orElseSucceed(Effect.try(() => JSON.parse(response.text) as Expression.Value), () => response.text)
+    // Within JsonLimits' nesting and keys (`max_body_bytes` already bounds the size): a body nested
+    // 100,000 deep would overflow every later walk of the step's output. Not JSON: kept as text.
+    const parsed = JsonLimits.parse(response.text, { ...JsonLimits.defaults, maxStringChars: Infinity, maxChars: Infinity })
+    if (Result.isSuccess(parsed)) decoded = parsed.success as Expression.Value
+    else if (parsed.failure.reason !== "NotJson") {
+      return yield* failed(
+        "OutputTooLarge",
+        id,
+        `${method} ${url} answered with JSON ${parsed.failure.description}, past what a step takes; ask the server for less, or for text`
+      )
+    }
   }
   const expect = fields["expect_status"]
   const expected = typeof expect === "number" ? [expect] : Array.isArray(expect) ? expect : undefined
