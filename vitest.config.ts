@@ -57,6 +57,7 @@ export const integration = [
   "test/examples.test.ts",
   "test/genai-spans.test.ts",
   "test/hostile-files.test.ts",
+  "test/hostile-json.test.ts",
   "test/hostile-patterns.test.ts",
   "test/mcp-roots.test.ts",
   "test/off-node.test.ts",

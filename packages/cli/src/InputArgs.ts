@@ -11,7 +11,7 @@ import * as JsonLimits from "@condukt/core/JsonLimits"
 import { Result } from "effect"
 
 const refusal = (key: string, error: JsonLimits.JsonLimitError) =>
-  `--input ${key}: the value is ${error.description}, past what an input may be; pass a smaller value`
+  `--input ${key}: the value holds ${error.description}, past what an input may be; pass a smaller value`
 
 /**
  * The inputs the flags give, or a sentence saying what is wrong with them.
@@ -28,7 +28,7 @@ export const parse = (
     // Any nesting is parsed (V8's parser is iterative, and argv holds at most 128 KiB), so each
     // input past the bounds is named: the values are held to JsonLimits one by one below.
     const parsed = JsonLimits.parse(flags[0]!, { ...JsonLimits.defaults, maxDepth: Infinity })
-    if (Result.isFailure(parsed) && parsed.failure.reason !== "NotJson") return Result.fail(`--input is ${parsed.failure.description}`)
+    if (Result.isFailure(parsed) && parsed.failure.reason !== "NotJson") return Result.fail(`--input holds ${parsed.failure.description}`)
     if (Result.isFailure(parsed) || typeof parsed.success !== "object" || parsed.success === null || Array.isArray(parsed.success)) {
       return Result.fail(`--input must be a JSON object or key=value pairs, got ${flags[0]}`)
     }

@@ -94,8 +94,8 @@ export const defaults: Limits = { maxDepth: MAX_DEPTH, maxKeys: MAX_KEYS, maxStr
 export const stored: Limits = { maxDepth: 2 * MAX_DEPTH, maxKeys: Infinity, maxStringChars: Infinity, maxChars: Infinity }
 
 /**
- * A JSON value refused. `description` completes "the value is …" (`nested more than 64 levels
- * deep`), so a caller names its own subject: "the arguments are …", "input `config` is …".
+ * A JSON value refused. `description` completes "the value holds …" (`more than 64 levels of
+ * nesting`), so a caller names its own subject: "the arguments hold …", "input `config` holds …".
  *
  * @since 0.1.0
  * @category errors
@@ -107,16 +107,16 @@ export class JsonLimitError extends Schema.TaggedError<JsonLimitError>()("JsonLi
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    return `JsonLimits: the value is ${this.description}`
+    return `JsonLimits: the value holds ${this.description}`
   }
 }
 
 const tooDeep = (limits: Limits) =>
-  new JsonLimitError({ reason: "TooDeep", description: `nested more than ${limits.maxDepth} levels deep` })
+  new JsonLimitError({ reason: "TooDeep", description: `more than ${limits.maxDepth} levels of nesting` })
 const tooManyKeys = (limits: Limits) =>
-  new JsonLimitError({ reason: "TooManyKeys", description: `holding an object with more than ${limits.maxKeys} keys` })
+  new JsonLimitError({ reason: "TooManyKeys", description: `an object of more than ${limits.maxKeys} keys` })
 const stringTooLong = (limits: Limits) =>
-  new JsonLimitError({ reason: "StringTooLong", description: `holding a string of more than ${limits.maxStringChars} characters` })
+  new JsonLimitError({ reason: "StringTooLong", description: `a string of more than ${limits.maxStringChars} characters` })
 const tooLarge = (limits: Limits) =>
   new JsonLimitError({ reason: "TooLarge", description: `more than ${limits.maxChars} characters of JSON` })
 
@@ -194,19 +194,21 @@ const tooDeepAt = (text: string, maxDepth: number): number => {
 /**
  * The value of JSON `text` within `limits`, or why not: `NotJson` with the parser's message, or
  * the bound it breaks. The nesting is checked on the text before anything is built; keys and
- * strings once parsed (skipped when the text is too short to break them).
+ * strings once parsed (skipped when the text is too short to break them). `envelope`: the levels
+ * the text adds around the value the limits are for (a store's file around its snapshot), or takes
+ * below it when negative (a row holding one message of the snapshot); errors name `limits` as given.
  *
  * @since 0.1.0
  * @category decoding
  */
-export const parse = (text: string, limits: Limits = defaults): Result.Result<unknown, JsonLimitError> => {
+export const parse = (text: string, limits: Limits = defaults, envelope = 0): Result.Result<unknown, JsonLimitError> => {
   if (text.length > limits.maxChars) return Result.fail(tooLarge(limits))
-  if (tooDeepAt(text, limits.maxDepth) !== -1) return Result.fail(tooDeep(limits))
+  if (tooDeepAt(text, limits.maxDepth + envelope) !== -1) return Result.fail(tooDeep(limits))
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (cause) {
-    return Result.fail(new JsonLimitError({ reason: "NotJson", description: `not JSON (${oneLine(cause)})`, cause }))
+    return Result.fail(new JsonLimitError({ reason: "NotJson", description: `text that is not JSON (${oneLine(cause)})`, cause }))
   }
   // Each key takes at least four characters (`"":0`), each string two more than its own.
   if (text.length <= limits.maxStringChars && text.length < 4 * limits.maxKeys) return Result.succeed(value)
@@ -218,29 +220,30 @@ export const parse = (text: string, limits: Limits = defaults): Result.Result<un
  * `value` as JSON text within `limits`, or why it cannot be written: `NotJson` for what JSON
  * cannot hold (a cycle, a BigInt, nothing at all), `TooDeep` for a nesting past the bound or
  * past what the stack holds. What a store writes with it, `parse` with the same limits reads back.
+ * `envelope` as `parse`'s.
  *
  * @since 0.1.0
  * @category combinators
  */
-export const stringify = (value: unknown, limits: Limits = stored): Result.Result<string, JsonLimitError> => {
+export const stringify = (value: unknown, limits: Limits = stored, envelope = 0): Result.Result<string, JsonLimitError> => {
   let text: string | undefined
   try {
     text = JSON.stringify(value)
   } catch (cause) {
     // V8 overflows its stack on a value nested some thousands of levels deep.
     if (cause instanceof RangeError && /call stack/i.test(cause.message)) return Result.fail(tooDeep(limits))
-    return Result.fail(new JsonLimitError({ reason: "NotJson", description: `not writable as JSON (${oneLine(cause)})`, cause }))
+    return Result.fail(new JsonLimitError({ reason: "NotJson", description: `what JSON cannot write (${oneLine(cause)})`, cause }))
   }
-  if (text === undefined) return Result.fail(new JsonLimitError({ reason: "NotJson", description: "not writable as JSON (it is undefined or a function)" }))
+  if (text === undefined) return Result.fail(new JsonLimitError({ reason: "NotJson", description: "nothing JSON can write (undefined or a function)" }))
   if (text.length > limits.maxChars) return Result.fail(tooLarge(limits))
-  return tooDeepAt(text, limits.maxDepth) === -1 ? Result.succeed(text) : Result.fail(tooDeep(limits))
+  return tooDeepAt(text, limits.maxDepth + envelope) === -1 ? Result.succeed(text) : Result.fail(tooDeep(limits))
 }
 
 // ---------------------------------------------------------------------------------------------
 // Stand-ins
 // ---------------------------------------------------------------------------------------------
 
-const STAND_IN = "[refused JSON: the value is "
+const STAND_IN = "[refused JSON: the value holds "
 
 /**
  * What a message keeps in place of a refused value it must hold (a tool call's arguments): a
@@ -253,7 +256,7 @@ const STAND_IN = "[refused JSON: the value is "
 export const standIn = (error: JsonLimitError): string => `${STAND_IN}${error.description}]`
 
 /**
- * The description a stand-in carries (`nested more than 64 levels deep`), or `undefined` for
+ * The description a stand-in carries (`more than 64 levels of nesting`), or `undefined` for
  * any other value.
  *
  * @since 0.1.0

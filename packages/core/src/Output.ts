@@ -88,7 +88,7 @@ export const submitTool = (schema: Output): Model.ToolSpec => {
 export const decode = (schema: Output, input: unknown): Result.Result<unknown, string> => {
   // Past JsonLimits (or a message's stand-in for such arguments): refused before the Schema walks it.
   const why = JsonLimits.refusal(input) ?? JsonLimits.check(input)?.description
-  if (why !== undefined) return Result.fail(`The answer is ${why}, past what an answer may be: answer with flatter, smaller JSON.`)
+  if (why !== undefined) return Result.fail(`The answer holds ${why}, past what an answer may be: answer with flatter, smaller JSON.`)
   const decoded = Schema.decodeUnknownResult(Schema.toCodecJson(schema) as unknown as Schema.Decoder<unknown>)(input, {
     errors: "all",
     onExcessProperty: "error"
@@ -107,7 +107,7 @@ export const parse = (schema: Output, text: string): Result.Result<unknown, stri
     Result.mapError(JsonLimits.parse(text), (error) =>
       error.reason === "NotJson"
         ? "The reply is not JSON: reply with only the JSON of the answer."
-        : `The answer is ${error.description}, past what an answer may be: answer with flatter, smaller JSON.`),
+        : `The answer holds ${error.description}, past what an answer may be: answer with flatter, smaller JSON.`),
     (input) => decode(schema, input)
   )
 

@@ -82,7 +82,8 @@ export const makeMemory = (): Service => {
 const unwritableIn = (snapshot: Snapshot, appended: number | undefined): JsonLimits.JsonLimitError | undefined => {
   const { messages, ...rest } = snapshot
   const fresh = appended === undefined ? messages : messages.slice(messages.length - appended)
-  return JsonLimits.check(rest, JsonLimits.stored) ?? JsonLimits.check(fresh, { ...JsonLimits.stored, maxDepth: JsonLimits.stored.maxDepth - 1 })
+  // Wrapped as in the snapshot, so a message nests as deep here as there.
+  return JsonLimits.check(rest, JsonLimits.stored) ?? JsonLimits.check({ messages: fresh }, JsonLimits.stored)
 }
 
 /**

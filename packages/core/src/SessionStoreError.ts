@@ -33,7 +33,7 @@ const causeText = (error: JsonLimitError): string | undefined =>
  * @category constructors
  */
 export const unwritable = (error: JsonLimitError): Corrupt =>
-  new Corrupt({ description: `it cannot be written as JSON: ${causeText(error) ?? `it is ${error.description}`}` })
+  new Corrupt({ description: `it cannot be written as JSON: ${causeText(error) ?? `it holds ${error.description}`}` })
 
 /**
  * What a load read is not JSON, or not JSON a store writes (`JsonLimits.stored`), from
@@ -43,7 +43,7 @@ export const unwritable = (error: JsonLimitError): Corrupt =>
  * @category constructors
  */
 export const unreadable = (error: JsonLimitError): Corrupt =>
-  new Corrupt({ description: causeText(error) ?? `it is ${error.description}` })
+  new Corrupt({ description: causeText(error) ?? `it holds ${error.description}` })
 
 /**
  * The snapshot was written by a newer version of Condukt: reading it could lose what this one does

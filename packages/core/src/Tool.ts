@@ -349,7 +349,7 @@ const jsonSchemaDecoder = (name: string, schema: JsonSchema.JsonSchema) => {
 const bounded = (name: string, decode: (input: unknown) => Effect.Effect<unknown, InvalidArguments>) => (input: unknown) => {
   const why = JsonLimits.refusal(input) ?? JsonLimits.check(input)?.description
   if (why === undefined) return decode(input)
-  const message = `the arguments are ${why}, past what a tool takes; call ${name} again with flatter, smaller arguments`
+  const message = `the arguments hold ${why}, past what a tool takes; call ${name} again with flatter, smaller arguments`
   return Effect.fail(new InvalidArguments({ tool: name, issues: [{ path: "", message }] }))
 }
 

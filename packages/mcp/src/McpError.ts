@@ -35,7 +35,7 @@ export class ResultTooLarge extends Schema.TaggedError<ResultTooLarge>()("Result
  */
 export class ResultRefused extends Schema.TaggedError<ResultRefused>()("ResultRefused", {
   tool: Schema.String,
-  /** Which bound: completes "the answer is …" (`nested more than 64 levels deep`). */
+  /** Which bound: completes "the answer holds …" (`more than 64 levels of nesting`). */
   description: Schema.String
 }) {}
 
@@ -103,7 +103,7 @@ const sentence = (server: string, reason: Reason): string => {
     case "ResultTooLarge":
       return `MCP server ${server} answered ${reason.tool} with more than ${reason.maxBytes} bytes (its maxMessageBytes); the answer was dropped`
     case "ResultRefused":
-      return `MCP server ${server} answered ${reason.tool} with JSON that is ${reason.description}, past what Condukt takes from a server; the answer was dropped`
+      return `MCP server ${server} answered ${reason.tool} with JSON that holds ${reason.description}, past what Condukt takes from a server; the answer was dropped`
     case "HttpCallFailed":
       return `MCP server ${server} failed ${reason.tool}: HTTP ${reason.status}${reason.body === "" ? "" : ` ${reason.body}`}`
     case "ConnectFailed":

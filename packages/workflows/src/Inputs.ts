@@ -91,7 +91,7 @@ export const resolve = (
     // Before Schema walks them: a value nested 100,000 deep would overflow its stack (JsonLimits).
     for (const [id, value] of Object.entries(given)) {
       const refused = JsonLimits.check(value)
-      if (refused !== undefined) return yield* invalid(`input ${id} is ${refused.description}, past what an input may be; pass a smaller value`)
+      if (refused !== undefined) return yield* invalid(`input ${id} holds ${refused.description}, past what an input may be; pass a smaller value`)
     }
     yield* decode(specs, filled, required, "inputs")
     return filled as Readonly<Record<string, Expression.Value>>

@@ -119,7 +119,7 @@ const boundedJson = (value: unknown, redact: (text: string) => string): string =
   // named, not written: a span attribute that throws would end the run as a defect.
   if (value === undefined) return "null"
   const written = JsonLimits.stringify(redactValue(redact, value), JsonLimits.defaults)
-  return Result.isSuccess(written) ? bounded(written.success, redact) : `[not shown: the value is ${written.failure.description}]`
+  return Result.isSuccess(written) ? bounded(written.success, redact) : `[not shown: the value holds ${written.failure.description}]`
 }
 
 /** The conventions' parts of an assistant message (`text`, `reasoning`, `tool_call`); provider blocks are left out. */

@@ -21,8 +21,15 @@ export interface Rows {
 const SessionRow = Schema.Struct({ length: Schema.Int, body: Schema.String, revision: Schema.Int })
 const MessageRow = Schema.Struct({ idx: Schema.Int, body: Schema.String })
 
-/** A row's JSON, within what a store writes (`JsonLimits.stored`); else why not, as a load's `Corrupt` says it. */
-const parseJson = (text: string) => Result.mapError(JsonLimits.parse(text, JsonLimits.stored), (error) => unreadable(error).description)
+/**
+ * `JsonLimits.stored` holds for the snapshot, where a message nests two levels down
+ * (`{"messages":[…]}`): a message row's envelope is -2; the session row's body is the snapshot's own level.
+ */
+const MESSAGE_ROW = -2
+
+/** A row's JSON, within what a store writes; else why not, as a load's `Corrupt` says it. */
+const parseJson = (text: string, envelope: number) =>
+  Result.mapError(JsonLimits.parse(text, JsonLimits.stored, envelope), (error) => unreadable(error).description)
 
 /** A session row's revision as a store last loaded or saved it, `absent` when there was no row. */
 export type Revision = number | "absent"
@@ -50,14 +57,14 @@ export const decode = (
     Result.fail(new SessionStoreError({ method: "load", sessionId: id, location: at, reason: new Corrupt({ description }) }))
   const session = Schema.decodeUnknownResult(SessionRow)(rows.session)
   if (Result.isFailure(session)) return corrupt(sessionRow(location, id), "the row has no length or body")
-  const body = parseJson(session.success.body)
+  const body = parseJson(session.success.body, 0)
   if (Result.isFailure(body)) return corrupt(sessionRow(location, id), body.failure)
   const messages: Array<unknown> = []
   for (const row of rows.messages) {
     const message = Schema.decodeUnknownResult(MessageRow)(row)
     const at = `${location}#condukt_messages/${id}/${messages.length}`
     if (Result.isFailure(message) || message.success.idx !== messages.length) return corrupt(at, `message ${messages.length} is missing`)
-    const parsed = parseJson(message.success.body)
+    const parsed = parseJson(message.success.body, MESSAGE_ROW)
     if (Result.isFailure(parsed)) return corrupt(at, parsed.failure)
     messages.push(parsed.success)
   }
@@ -96,7 +103,7 @@ export const encodeMessages = (
 ): Result.Result<ReadonlyArray<string>, SessionStoreError> => {
   const bodies: Array<string> = []
   for (let i = from; i < snapshot.messages.length; i++) {
-    const body = JsonLimits.stringify(snapshot.messages[i], JsonLimits.stored)
+    const body = JsonLimits.stringify(snapshot.messages[i], JsonLimits.stored, MESSAGE_ROW)
     if (Result.isFailure(body)) return Result.fail(unwritableAt(snapshot.id, `${location}#condukt_messages/${snapshot.id}/${i}`)(body.failure))
     bodies.push(body.success)
   }

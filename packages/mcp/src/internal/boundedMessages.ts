@@ -29,7 +29,7 @@ const INVALID_PARAMS = -32602
 export const refused = (id: string | number, error: JsonLimits.JsonLimitError): JSONRPCMessage => ({
   jsonrpc: "2.0",
   id,
-  error: { code: REFUSED_CODE, message: `the answer is ${error.description}`, data: { jsonLimits: error.description } }
+  error: { code: REFUSED_CODE, message: `the answer holds ${error.description}`, data: { jsonLimits: error.description } }
 })
 
 /** The bound a `refused` response names, when `error` is one. */
@@ -65,9 +65,9 @@ export const bound = <T extends Transport>(transport: T): T => {
       checked.add(replacement)
       return handler(replacement, extra)
     }
-    transport.onerror?.(new Error(`the server sent ${method} with params that are ${error.description}; it was ${id === undefined ? "dropped" : "refused"}`))
+    transport.onerror?.(new Error(`the server sent ${method} with params that hold ${error.description}; it was ${id === undefined ? "dropped" : "refused"}`))
     if (id !== undefined) {
-      transport.send({ jsonrpc: "2.0", id, error: { code: INVALID_PARAMS, message: `the params are ${error.description}, past what this client takes` } })
+      transport.send({ jsonrpc: "2.0", id, error: { code: INVALID_PARAMS, message: `the params hold ${error.description}, past what this client takes` } })
         .catch(() => {})
     }
   }

@@ -72,6 +72,12 @@ const HEAD = /^\{"generation":"([^"]*)"/
 
 const Wrapper = Schema.Struct({ generation: Schema.String, snapshot: Schema.Unknown })
 
+/**
+ * `JsonLimits.stored` holds for the snapshot: the file wraps it one level down (an envelope of
+ * one); a log line nests its messages and assigns as the snapshot does (none).
+ */
+const FILE_ENVELOPE = 1
+
 const LogEntry = Schema.Struct({
   generation: Schema.String,
   /** The index of the first message this line adds. */
@@ -252,16 +258,16 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
    * The value as JSON bytes, made before any file is opened; a value JSON cannot hold (a BigInt, a
    * cycle in the assigns) or that a load would refuse (nested past `JsonLimits.stored`) is refused.
    */
-  const encode = (value: unknown, id: string, location: string, suffix = "") => {
-    const text = JsonLimits.stringify(value, JsonLimits.stored)
+  const encode = (value: unknown, id: string, location: string, envelope: number, suffix = "") => {
+    const text = JsonLimits.stringify(value, JsonLimits.stored, envelope)
     return Result.isSuccess(text)
       ? Effect.succeed(encoder.encode(`${text.success}${suffix}`))
       : Effect.fail(fail("save", id, location)(unwritable(text.failure), text.failure))
   }
 
   /** The JSON of a file or a log line, within `JsonLimits.stored` (what a save writes). */
-  const parse = (text: string, location: string, id: string) => {
-    const value = JsonLimits.parse(text, JsonLimits.stored)
+  const parse = (text: string, location: string, id: string, envelope: number) => {
+    const value = JsonLimits.parse(text, JsonLimits.stored, envelope)
     return Result.isSuccess(value) ? Effect.succeed(value.success) : Effect.fail(fail("load", id, location)(unreadable(value.failure)))
   }
 
@@ -277,7 +283,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     }
     const text = decoder.decode(bytes)
     const corrupt = fail("load", id, file)
-    const wrapper = Schema.decodeUnknownResult(Wrapper)(yield* parse(text, file, id))
+    const wrapper = Schema.decodeUnknownResult(Wrapper)(yield* parse(text, file, id, FILE_ENVELOPE))
     if (Result.isFailure(wrapper)) return yield* corrupt(new Corrupt({ description: "expected { generation, snapshot }" }))
     const base = Snapshot.decode(wrapper.success.snapshot, id)
     if (Result.isFailure(base)) return yield* corrupt(base.failure)
@@ -291,7 +297,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     const torn = lines.pop() !== ""
     for (let i = 0; i < lines.length; i++) {
       const at = `${log}:${i + 1}`
-      const entry = Schema.decodeUnknownResult(LogEntry)(yield* parse(lines[i]!, at, id))
+      const entry = Schema.decodeUnknownResult(LogEntry)(yield* parse(lines[i]!, at, id, 0))
       if (Result.isFailure(entry)) return yield* fail("load", id, at)(new Corrupt({ description: entry.failure.message.replace(/\s*\n\s*/g, " ") }))
       if (entry.success.generation !== generation) continue
       if (entry.success.from !== messages.length) {
@@ -323,7 +329,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
       ...(snapshot.batch === undefined ? {} : { batch: snapshot.batch })
     }
     // Messages are plain data whose encoded form is the value itself: no Schema pass on the hot path.
-    return Effect.flatMap(encode(line, id, log, "\n"), (bytes) =>
+    return Effect.flatMap(encode(line, id, log, 0, "\n"), (bytes) =>
       writeSynced(log, bytes, "a").pipe(
         unavailable("save", id, log),
         Effect.tap(() =>
@@ -340,7 +346,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     Effect.gen(function*() {
       const { log, snapshot: file } = files(id)
       const generation = yield* uuid7.make
-      const bytes = yield* encode({ generation, snapshot }, id, file)
+      const bytes = yield* encode({ generation, snapshot }, id, file, FILE_ENVELOPE)
       const temp = `${file}.tmp`
       yield* writeSynced(temp, bytes, "w").pipe(
         unavailable("save", id, temp),

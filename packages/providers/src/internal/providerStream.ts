@@ -137,8 +137,8 @@ export const parseEvent = (
   if (parsed.ok && typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value)) {
     return { ok: true, value: parsed.value as Record<string, unknown> }
   }
-  const what = !parsed.ok && parsed.refused !== undefined ? parsed.refused.description : "not JSON"
-  return { ok: false, failure: new Model.ProviderFailed({ description: `${provider}: the stream sent an event that is ${what}`, retryable: false }) }
+  const what = !parsed.ok && parsed.refused !== undefined ? `that holds ${parsed.refused.description}` : "that is not JSON"
+  return { ok: false, failure: new Model.ProviderFailed({ description: `${provider}: the stream sent an event ${what}`, retryable: false }) }
 }
 
 /** The body of a refusal, bounded: a hostile or broken server may send an endless one. */

@@ -136,7 +136,7 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields) {
       return yield* failed(
         "OutputTooLarge",
         id,
-        `${method} ${url} answered with JSON ${parsed.failure.description}, past what a step takes; ask the server for less, or for text`
+        `${method} ${url} answered with JSON that holds ${parsed.failure.description}, past what a step takes; ask the server for less, or for text`
       )
     }
   }
