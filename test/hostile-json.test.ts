@@ -371,3 +371,20 @@ describe("workflow inputs and http bodies", () => {
       assert.deepStrictEqual([pair, object], [expected, expected])
     }).pipe(Effect.scoped))
 })
+
+describe("a program's own store that throws while it encodes", () => {
+  it.live("fails that save, logged; the session goes on and keeps its history", () =>
+    Effect.gen(function*() {
+      const memory = SessionStore.makeMemory()
+      const throwing: SessionStore.Service = {
+        ...memory,
+        save: (snapshot, options) =>
+          Effect.flatMap(Effect.sync(() => JSON.stringify({ snapshot, deep: Hostile.nested(Hostile.DEEP) })), () => memory.save(snapshot, options))
+      }
+      const session = yield* Session.start(measurer, { id: "s1", store: throwing, sandbox: Sandbox.layerNoop() })
+      assert.strictEqual((yield* session.run("one")).text, "one done")
+      assert.strictEqual((yield* session.run("two")).text, "two done")
+      assert.deepStrictEqual((yield* session.history).length, 4)
+      assert.isTrue(Option.isNone(yield* memory.load("s1")))
+    }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("one done"), TestModel.text("two done")]))))
+})

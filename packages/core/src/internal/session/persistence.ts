@@ -7,7 +7,8 @@
  * a batch of calls running or waiting), so the store can append;
  * after a compaction, a failed save or a resume it is a rewrite. Saves are serialised and cannot
  * be interrupted halfway (an abort waits for the save it started). A save that fails is logged and
- * the session goes on: the next save rewrites, so nothing is lost once the store is back. A save
+ * the session goes on: the next save rewrites, so nothing is lost once the store is back. A store
+ * that throws (a defect) is logged the same way. A save
  * another writer got to first (`Conflict`: another process saved the same session since) is logged
  * the same way and overwrites nothing; every later save of this session fails the same way.
  *
@@ -182,6 +183,11 @@ export const commit = (
     persistence.batched = batch !== undefined
   })).pipe(
     Effect.catch((error) => Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: ${error.message}`))),
+    // A program's own store that throws (its encoding unguarded: a cycle, a stack overflow) fails
+    // this save as a failure would, rather than the session for good.
+    Effect.catchDefect((defect) =>
+      Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: the store failed: ${defect instanceof Error ? defect.message : String(defect)}`))
+    ),
     Effect.uninterruptible
   )
 }
