@@ -100,17 +100,22 @@ export interface Pending {
 
 /**
  * `approve` or `deny` named a call that is not waiting for an answer: no such call, or one
- * already answered (or ended by its timeout or an abort).
+ * already answered (or ended by its timeout or an abort), or the session has stopped (`stopped`):
+ * nothing waits in a stopped session, and a store keeps its waiting calls for its next start
+ * (docs/decisions/0080).
  *
  * @since 0.1.0
  * @category errors
  */
 export class NotPending extends Schema.TaggedError<NotPending>()("ApprovalNotPending", {
   sessionId: Schema.String,
-  callId: Schema.String
+  callId: Schema.String,
+  stopped: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
-    return `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
+    return this.stopped === true
+      ? `Session ${this.sessionId} is stopped: call ${this.callId} waits for no answer in it; with a store, start the session again with its id: pending lists the calls it left waiting, answered there`
+      : `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
   }
 }
 

@@ -105,17 +105,21 @@ export interface Options {
 
 /**
  * `respond` named a question that is not waiting: no such id, or one already answered (or ended by
- * its timeout, its run's end or its server).
+ * its timeout, its run's end or its server), or the session has stopped (`stopped`): its servers'
+ * questions ended with it (docs/decisions/0080).
  *
  * @since 0.1.0
  * @category errors
  */
 export class NotPending extends Schema.TaggedError<NotPending>()("ElicitationNotPending", {
   sessionId: Schema.String,
-  id: Schema.String
+  id: Schema.String,
+  stopped: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
-    return `Session ${this.sessionId}: no question ${this.id} is waiting for an answer (unknown, or already answered)`
+    return this.stopped === true
+      ? `Session ${this.sessionId} is stopped: question ${this.id} waits for no answer in it (it ended with the session)`
+      : `Session ${this.sessionId}: no question ${this.id} is waiting for an answer (unknown, or already answered)`
   }
 }
 

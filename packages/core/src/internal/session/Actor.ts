@@ -162,7 +162,7 @@ export abstract class Actor<R> implements Publisher {
    * restored from the store waiting for an answer (its run starts with the first one).
    */
   private get busy(): boolean {
-    return this.#phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.pending.length ?? 0) > 0)
+    return this.#phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.waiting.length ?? 0) > 0)
   }
 
   /** Waits until no run is in progress (`busy`), or the session has stopped. */
@@ -190,6 +190,15 @@ export abstract class Actor<R> implements Publisher {
 
   get stop(): Effect.Effect<void> {
     return Scope.close(this.#scope, Exit.void)
+  }
+
+  /**
+   * Whether the session has stopped, from the moment its scope starts closing (before its
+   * finalizers run): nothing waits in it any more, and an answer given now is refused, never
+   * taken by a session that will not run it (docs/decisions/0080).
+   */
+  get stopped(): boolean {
+    return this.#phase === "stopped" || this.#scope.state._tag === "Closed"
   }
 
   /** A registry's: `onEnd(owner)` is called once the session has ended (`owner` is its handle). */
@@ -372,7 +381,7 @@ export abstract class Actor<R> implements Publisher {
       if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked !== undefined) return this.abortParked()
       if (this.has(CONTINUING)) return this.abortContinuation()
-      if (this.has(SERVING) || (this.#conversation.approvals?.pending.length ?? 0) === 0) return Effect.void
+      if (this.has(SERVING) || (this.#conversation.approvals?.waiting.length ?? 0) === 0) return Effect.void
       return Effect.andThen(this.#conversation.aborted(), Effect.sync(() => this.wake()))
     })
   }

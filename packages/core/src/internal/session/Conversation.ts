@@ -651,7 +651,7 @@ export class Conversation<R> {
         const approvals = this.approvals
         const journal = this.#persistence === undefined
           ? undefined
-          : new Journal.Journal((batchOf) => this.saveBatch(batchOf), () => approvals?.pending ?? [], options.known ?? [])
+          : new Journal.Journal((batchOf) => this.saveBatch(batchOf), () => approvals?.waiting ?? [], options.known ?? [])
         const journaled = journal === undefined ? context : { ...context, journal }
         if (approvals === undefined) return this.#tools.executor.run(calls, journaled, this.#assigns)
         const gate = approvals.gate(events, run, calls.length, options.known, options.parks !== false, journal?.running)

@@ -18,6 +18,11 @@
  * request is published and after each call that finishes while one waits. A session resumed from
  * such a snapshot restores the waiting calls without a run: the first answer to one of them has
  * the session continue the batch (`Resumer`), which asks again for those still unanswered.
+ *
+ * A stopped session (its scope closing or closed) lists no call and refuses every answer with
+ * `NotPending` (`stopped`), checked in the same step that would take the answer: nothing would run
+ * the call, and an answer taken then would vanish. Its saves still record the waiting calls
+ * (`waiting`), so a store keeps them for the session's next start (docs/decisions/0080).
  */
 import { Deferred, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
@@ -59,6 +64,8 @@ export interface Saver {
 /** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
 export interface Resumer {
   readonly resumeBatch: Effect.Effect<void>
+  /** The session has stopped, or its scope is closing: nothing waits in it any more. */
+  readonly stopped: boolean
   /**
    * The session's redaction: a waiting call's arguments are shown (`pending`, ApprovalRequested)
    * redacted, as a restored one's were saved; the call runs with them as written.
@@ -91,8 +98,16 @@ export class Approvals {
     this.policy = policy
   }
 
-  /** The calls still waiting for an answer (a restored call answered is no longer listed). */
+  /** What `session.pending` lists: the calls still waiting (`waiting`), none once the session has stopped. */
   get pending(): ReadonlyArray<Approval.Pending> {
+    return this.#resumer?.stopped === true ? [] : this.waiting
+  }
+
+  /**
+   * The calls still waiting for an answer (a restored call answered is no longer listed), as a save
+   * records them: a session stopping keeps them in its store.
+   */
+  get waiting(): ReadonlyArray<Approval.Pending> {
     const all = this.#waiting
     if (all === undefined) return []
     // `map` and `filter` size their arrays to what they hold; a pushed one reserves room for 17.
@@ -183,7 +198,7 @@ export class Approvals {
   /** The batch as it stands, copied: what a save writes. */
   private batch(): Snapshot.Batch {
     const results = [...this.#results]
-    return this.#started === undefined ? { waiting: this.pending, results } : { waiting: this.pending, results, started: this.#started() }
+    return this.#started === undefined ? { waiting: this.waiting, results } : { waiting: this.waiting, results, started: this.#started() }
   }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
@@ -258,19 +273,25 @@ export class Approvals {
     if (this.find(callId) === waiting) this.remove(callId)
   }
 
-  /** Answers one waiting call; it then runs (or reads the denial) at once. */
+  /**
+   * Answers one waiting call; it then runs (or reads the denial) at once. The answer is taken in
+   * the step that checks the session has not stopped (no yield between them).
+   */
   answer(callId: string, answer: Approval.Answer): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
+      if (this.#resumer?.stopped === true) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId, stopped: true }))
       const waiting = this.find(callId)
       if (waiting === undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
       // A restored call stays listed until the batch's run takes the answer.
       if (waiting.restored) {
         if (Deferred.isDoneUnsafe(waiting.answer)) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
-        return Effect.andThen(Deferred.succeed(waiting.answer, answer), this.#resumer?.resumeBatch ?? Effect.void)
+        Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
+        return this.#resumer?.resumeBatch ?? Effect.void
       }
       this.remove(callId)
       this.#asking--
-      return Effect.asVoid(Deferred.succeed(waiting.answer, answer))
+      Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
+      return Effect.void
     })
   }
 

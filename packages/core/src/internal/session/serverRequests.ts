@@ -10,10 +10,12 @@
  * question goes on waiting). Nobody reading the session's events and no handler: the question is
  * refused at once (`Unanswerable`). Each wait is a `Deferred`, plus a timer only when a timeout is
  * set, and ends with the run that was running when it was asked (an abort ends it): a question is
- * then cancelled, an approval denied. Whatever ends a wait forgets it. Made only for a session
- * with MCP servers, by its start; the tool calls' approvals stay in `approvals.ts`.
+ * then cancelled, an approval denied. Whatever ends a wait forgets it. A stopped session (its
+ * scope closing or closed) lists none and refuses every answer (`NotPending`, `stopped`): its
+ * servers' requests end with it (docs/decisions/0080). Made only for a session with MCP servers,
+ * by its start; the tool calls' approvals stay in `approvals.ts`.
  */
-import { Deferred, Duration, Effect, Option } from "effect"
+import { Deferred, Duration, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
 import * as Elicitation from "../../Elicitation.ts"
 import * as Redactor from "../../Redactor.ts"
@@ -27,6 +29,8 @@ export interface Host extends Publisher {
   /** Whether anyone reads the session's events now: the running run's stream, or an observer. */
   readonly observed: boolean
   readonly redact: (text: string) => string
+  /** The session has stopped, or its scope is closing. */
+  readonly stopped: boolean
 }
 
 interface Waiting<A> {
@@ -65,9 +69,9 @@ export class ServerRequests {
     this.#approvalMs = approvalTimeoutMs
   }
 
-  /** The approvals waiting, in the order they were asked. */
+  /** The approvals waiting, in the order they were asked; none once the session has stopped. */
   get pending(): ReadonlyArray<Approval.Pending> {
-    return this.#approvals.map((waiting) => waiting.pending)
+    return this.#host.stopped ? [] : this.#approvals.map((waiting) => waiting.pending)
   }
 
   /**
@@ -124,10 +128,12 @@ export class ServerRequests {
   /** Answers one waiting approval; an unknown id, or one answered, fails with `NotPending`. */
   answer(callId: string, answer: Approval.Answer): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
+      if (this.#host.stopped) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId, stopped: true }))
       const waiting = this.#approvals.find((w) => w.id === callId)
       if (waiting === undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
       this.#approvals = this.#approvals.filter((w) => w !== waiting)
-      return Effect.asVoid(Deferred.succeed(waiting.answer, answer))
+      Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
+      return Effect.void
     })
   }
 
@@ -139,12 +145,14 @@ export class ServerRequests {
   /** Answers one waiting question; accepted values the form does not take fail, and it waits on. */
   respond(id: string, answer: Elicitation.Answer): Effect.Effect<void, Elicitation.NotPending | Elicitation.InvalidAnswer> {
     return Effect.suspend((): Effect.Effect<void, Elicitation.NotPending | Elicitation.InvalidAnswer> => {
+      if (this.#host.stopped) return Effect.fail(new Elicitation.NotPending({ sessionId: this.#sessionId, id, stopped: true }))
       const question = this.#questions.find((q) => q.id === id)
       if (question === undefined) return Effect.fail(new Elicitation.NotPending({ sessionId: this.#sessionId, id }))
       const misfit = answer.action === "accept" ? question.validate(answer.content) : undefined
       if (misfit !== undefined) return Effect.fail(new Elicitation.InvalidAnswer({ sessionId: this.#sessionId, id, description: misfit }))
       this.#questions = this.#questions.filter((q) => q !== question)
-      return Effect.asVoid(Deferred.succeed(question.answer, answer))
+      Deferred.doneUnsafe(question.answer, Exit.succeed(answer))
+      return Effect.void
     })
   }
 }
