@@ -6,7 +6,7 @@
  * run accepted before its runner died completes on the runner that takes its shard over; what the
  * cluster fails to deliver (its storage down, a mailbox full) fails `Unavailable`. A call the
  * cluster cuts off (the session's entity moved, or was started again, while the call was in
- * flight) is sent again.
+ * flight) is sent again. An id `SessionId` refuses fails `InvalidSessionId` and is sent nowhere.
  */
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
@@ -44,7 +44,9 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
           ? error
           : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error === CUT_OFF ? CUT_OFF.message : error.message }) }))
     )
-  return Sessions.ById.of({
+  // Every id is held to the one rule before it becomes an entity's id: effect/cluster keeps entity
+  // ids in SQL TEXT, where a NUL ends one (`alice\0x` was delivered to alice on SQLite).
+  return Sessions.checkingIds({
     start: (agent, options = {}) =>
       Effect.gen(function*() {
         const id = options.id ?? (yield* uuid7.make)

@@ -22,7 +22,7 @@
 import { Array as Arr, Effect, Layer, Option, Result, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as SnapshotRows from "@condukt/core/internal/snapshotRows"
-import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
+import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable, validId } from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 
 /** @since 0.1.0 @category models */
@@ -101,6 +101,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
   const selectSession = (id: string) => sql`SELECT length, body, revision FROM condukt_sessions WHERE id = ${id}${forShare}`
 
   const load = Effect.fn("SqlSessionStore.load")(function*(id: string) {
+    yield* validId("load", id, location)
     // Until a load succeeds, this store knows nothing of the session's row.
     expected.delete(id)
     const rows = yield* transaction(
@@ -140,6 +141,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
 
   const save = Effect.fn("SqlSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const { id, messages } = snapshot
+    yield* validId("save", id, location)
     const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, location))
     const appended = saveOptions?.appended
     const want = expected.get(id)
@@ -177,6 +179,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
   })
 
   const clear = Effect.fn("SqlSessionStore.clear")(function*(id: string) {
+    yield* validId("clear", id, location)
     // The session row first: a writer holding it finishes before its messages go.
     yield* transaction(
       "clear",

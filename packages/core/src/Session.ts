@@ -39,6 +39,7 @@ import * as Model from "./Model.ts"
 import * as Redactor from "./Redactor.ts"
 import * as Sandbox from "./Sandbox.ts"
 import * as Secret from "./Secret.ts"
+import * as SessionId from "./SessionId.ts"
 import * as SessionStore from "./SessionStore.ts"
 import { type RunError, SandboxInitFailed, SessionError, type StartError } from "./SessionError.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
@@ -60,7 +61,7 @@ export * from "./SessionError.ts"
  * @category models
  */
 export interface StartOptions<RIn = never> {
-  /** Defaults to a new UUIDv7. */
+  /** Defaults to a new UUIDv7; one `SessionId.check` refuses fails the start with `InvalidSessionId`. */
   readonly id?: string | undefined
   /** Wins over the agent's sandbox and any provided `Sandbox`. */
   readonly sandbox?: Layer.Layer<Sandbox.Sandbox, unknown, RIn> | undefined
@@ -284,6 +285,9 @@ const make = <R, RIn>(
   onEnd: ((session: Session) => void) | undefined,
   context: Context.Context<R | RIn>
 ): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
+  // An id the one rule refuses starts nothing, with a store or without (docs/decisions/0078).
+  const invalid = options.id === undefined ? undefined : SessionId.check(options.id)
+  if (invalid !== undefined) return Effect.fail(new SessionError({ sessionId: options.id ?? "", reason: invalid }))
   if (Result.isFailure(agent.executor)) return Effect.fail(agent.executor.failure)
   const executor = agent.executor.success
   const policy = agent.approvals === undefined && options.approvals === undefined ? undefined : Approval.policy(agent.approvals, options.approvals)

@@ -8,6 +8,7 @@ import type * as Approval from "./Approval.ts"
 import type * as Executor from "./Executor.ts"
 import type * as Model from "./Model.ts"
 import type * as Secret from "./Secret.ts"
+import { InvalidSessionId, show } from "./SessionId.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
 
 /** @since 0.1.0 @category errors */
@@ -89,7 +90,16 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 }
 
 /** @since 0.1.0 @category errors */
-export const Reason = Schema.Union([MaxTurnsExceeded, OutputInvalid, RunAborted, SessionStopped, SandboxInitFailed, McpStartFailed, SessionCrashed])
+export const Reason = Schema.Union([
+  MaxTurnsExceeded,
+  OutputInvalid,
+  RunAborted,
+  SessionStopped,
+  SandboxInitFailed,
+  McpStartFailed,
+  SessionCrashed,
+  InvalidSessionId
+])
 export type Reason = typeof Reason.Type
 
 /**
@@ -110,6 +120,8 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
       case "OutputInvalid":
       case "RunAborted":
         return `Session ${this.sessionId}: ${reason.message}`
+      case "InvalidSessionId":
+        return `Session ${show(this.sessionId)} cannot start: ${reason.message}`
       case "SessionStopped":
         return `Session ${this.sessionId} is stopped`
       case "SessionCrashed":

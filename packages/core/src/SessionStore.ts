@@ -17,7 +17,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import * as JsonLimits from "./JsonLimits.ts"
 import type { Snapshot } from "./Snapshot.ts"
-import { SessionStoreError, unwritable } from "./SessionStoreError.ts"
+import { SessionStoreError, unwritable, validId } from "./SessionStoreError.ts"
 
 export * from "./SessionStoreError.ts"
 
@@ -63,9 +63,10 @@ export const makeMemory = (): Service => {
   // Snapshots are immutable values: keeping the reference is keeping the snapshot.
   const byId = new Map<string, Snapshot>()
   return SessionStore.of({
-    load: (sessionId) => Effect.sync(() => Option.fromNullishOr(byId.get(sessionId))),
+    // Ids are held to the one rule here too: a program tested on memory meets the refusals a durable store gives.
+    load: (sessionId) => Effect.andThen(validId("load", sessionId, "memory"), Effect.sync(() => Option.fromNullishOr(byId.get(sessionId)))),
     save: (snapshot, options) =>
-      Effect.suspend(() => {
+      Effect.andThen(validId("save", snapshot.id, "memory"), () => {
         // What a durable store could not write (JsonLimits.stored) is refused here too, the
         // snapshot before it kept: a program tested on memory meets the same failures.
         const refused = unwritableIn(snapshot, options?.appended)
@@ -74,7 +75,7 @@ export const makeMemory = (): Service => {
         }
         return Effect.sync(() => void byId.set(snapshot.id, snapshot))
       }),
-    clear: (sessionId) => Effect.sync(() => void byId.delete(sessionId))
+    clear: (sessionId) => Effect.andThen(validId("clear", sessionId, "memory"), Effect.sync(() => void byId.delete(sessionId)))
   })
 }
 

@@ -1,13 +1,16 @@
 /**
  * SessionStoreError — the one error of the SessionStore seam and its reasons: a snapshot that is
- * not one (`Corrupt`), one written by a newer Condukt (`UnsupportedVersion`), a session id a store
- * refuses to turn into a file name (`InvalidSessionId`), a store that cannot be reached or
+ * not one (`Corrupt`), one written by a newer Condukt (`UnsupportedVersion`), a session id the
+ * one rule for ids refuses (`InvalidSessionId`, from `SessionId`), a store that cannot be reached or
  * written (`Unavailable`: a read-only directory, a full disk, a locked database), and a save that
  * another writer got to first (`Conflict`). Each names where: the file, or the table and row.
  * `SessionStore` re-exports them all.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { JsonLimitError } from "./JsonLimits.ts"
+import { check, InvalidSessionId, show } from "./SessionId.ts"
+
+export { InvalidSessionId } from "./SessionId.ts"
 
 /**
  * What was read is not a snapshot (bad JSON, a truncated file, a field of the wrong type); the
@@ -62,21 +65,6 @@ export class UnsupportedVersion extends Schema.TaggedError<UnsupportedVersion>()
 }
 
 /**
- * A session id the store will not use as a name: it could escape the store's directory (`../x`,
- * `a/b`), is empty, holds a NUL, or is too long.
- *
- * @since 0.1.0
- * @category errors
- */
-export class InvalidSessionId extends Schema.TaggedError<InvalidSessionId>()("InvalidSessionId", {
-  description: Schema.String
-}) {
-  override get message() {
-    return `invalid session id (${this.description})`
-  }
-}
-
-/**
  * The store could not be read or written: permissions, a read-only file system, a full disk.
  *
  * @since 0.1.0
@@ -120,7 +108,20 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    const session = this.sessionId === "" ? "" : ` session ${this.sessionId}`
+    const session = this.sessionId === "" ? "" : ` session ${show(this.sessionId)}`
     return `SessionStore.${this.method}:${session} at ${this.location}: ${this.reason.message}`
   }
+}
+
+/**
+ * Fails `method` on `sessionId` with `InvalidSessionId` when the id rule refuses the id
+ * (`SessionId.check`); every store's load, save and clear begins with it, before the id reaches a
+ * file name, a row or a map.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const validId = (method: SessionStoreError["method"], sessionId: string, location: string): Effect.Effect<void, SessionStoreError> => {
+  const invalid = check(sessionId)
+  return invalid === undefined ? Effect.void : Effect.fail(new SessionStoreError({ method, sessionId, location, reason: invalid }))
 }

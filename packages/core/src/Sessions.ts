@@ -24,6 +24,7 @@ import type * as Elicitation from "./Elicitation.ts"
 import * as Message from "./Message.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
 import * as Session from "./Session.ts"
+import * as SessionId from "./SessionId.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as uuid7 from "./internal/uuid7.ts"
 import {
@@ -329,6 +330,33 @@ export const unanswered = (sessionId: string) => (error: Approval.NotPending | E
 export const replyOf = (result: Session.RunResult): RunReply => ({ text: result.text, turns: result.turns, messages: result.messages })
 
 /**
+ * `service` with every call's session id held to the one rule first (`SessionId.check`): an id it
+ * refuses fails `InvalidSessionId` and reaches nothing, not the registry, not a cluster's storage
+ * (where a NUL ends SQL TEXT, and `alice\0x` would be alice). Every `ById` is made with it.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const checkingIds = (service: ByIdService): ByIdService => {
+  const valid = <A, E, R>(id: string, use: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionsError, R> => {
+    const invalid = SessionId.check(id)
+    return invalid === undefined ? Effect.suspend(use) : Effect.fail(new SessionsError({ sessionId: id, reason: invalid }))
+  }
+  return ById.of({
+    start: (agent, options = {}) => (options.id === undefined ? service.start(agent, options) : valid(options.id, () => service.start(agent, options))),
+    run: (id, prompt) => valid(id, () => service.run(id, prompt)),
+    stream: (id, prompt) => Stream.unwrap(valid(id, () => Effect.succeed(service.stream(id, prompt)))),
+    history: (id) => valid(id, () => service.history(id)),
+    abort: (id) => valid(id, () => service.abort(id)),
+    stop: (id) => valid(id, () => service.stop(id)),
+    pending: (id) => valid(id, () => service.pending(id)),
+    approve: (id, callId) => valid(id, () => service.approve(id, callId)),
+    deny: (id, callId, reason) => valid(id, () => service.deny(id, callId, reason)),
+    respond: (id, requestId, answer) => valid(id, () => service.respond(id, requestId, answer))
+  })
+}
+
+/**
  * `ById` over a registry of this process: sessions are started with the registry's `start` (so
  * `whereis` and `list` see them) and found with its `whereis`.
  *
@@ -340,7 +368,7 @@ export const makeById = <R>(registry: Service, agents: Agents<R>): Effect.Effect
     const find = (id: string) =>
       Effect.flatMap(registry.whereis(id), (found) =>
         Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(new SessionsError({ sessionId: id, reason: new NotFound() })))
-    return ById.of({
+    return checkingIds({
       start: (name, options = {}) =>
         Effect.gen(function*() {
           const id = options.id ?? (yield* uuid7.make)

@@ -1,9 +1,10 @@
 /**
  * SessionsError — the one error of `Sessions.ById`: which session, and why (`reason`) a call by id
  * failed. Every reason is a Schema class, so the error crosses processes (a cluster's runners)
- * as data; `Sessions` re-exports them all.
+ * as data; `Sessions` re-exports them all (but `InvalidSessionId`, the one rule's error, which is `SessionId`'s).
  */
 import { Schema } from "effect"
+import { InvalidSessionId, show } from "./SessionId.ts"
 
 /**
  * No session of that id is running (never started, or stopped).
@@ -139,10 +140,11 @@ export class SessionsError extends Schema.TaggedError<SessionsError>()("Sessions
     Unavailable,
     ApprovalNotPending,
     ElicitationNotPending,
-    ElicitationInvalidAnswer
+    ElicitationInvalidAnswer,
+    InvalidSessionId
   ])
 }) {
   override get message() {
-    return `Sessions: session ${this.sessionId}: ${this.reason.message}`
+    return `Sessions: session ${show(this.sessionId)}: ${this.reason.message}`
   }
 }

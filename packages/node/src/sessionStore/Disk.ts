@@ -10,8 +10,16 @@
  * and the log's removal leaves lines a load skips. A log line without its newline is an append a
  * crash cut short: it never completed, so a load ignores it (and the next save rewrites).
  *
- * Session ids become file names, so the store refuses any id that could leave its directory or
- * is not a plain name (`InvalidSessionId`). A file that is not a snapshot fails the load with
+ * A session id is held to the one rule for ids (`SessionId`: an id it refuses fails with
+ * `InvalidSessionId` before any file is touched), and every id it takes has files of its own: the
+ * file name spells the id's UTF-8 bytes, lowercase ASCII letters, digits, `_`, `-` and `.` (but
+ * first) as they are and every other byte as `%XX` (`Alice` is `%41lice`, `../x` is
+ * `%2E.%2Fx`), so no name leaves the directory, two ids never share a name on a file system that
+ * folds case (macOS, Windows) or normalizes Unicode (HFS+), and `%41` is `%2541`. A name longer
+ * than `MAX_NAME` is cut and ends with `~` and the SHA-256 of the id (no spelled name holds `~`);
+ * a load checks that the snapshot it read is the id's. A file of Condukt 0.1.0, which named files
+ * by the id as it is, is moved to the id's name when the id's first load, save or clear finds it
+ * (docs/decisions/0078). A file that is not a snapshot fails the load with
  * `Corrupt` naming it (and its line, for the log); nothing is ever overwritten by a load, and a
  * session refused at start writes nothing. A save's JSON is made before any file is opened, within
  * `JsonLimits.stored` (what a load reads back): a snapshot JSON cannot hold fails its save with
@@ -26,21 +34,23 @@
  * visible to it.
  */
 import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
+import { createHash } from "node:crypto"
 import * as uuid7 from "@condukt/core/internal/uuid7"
 import * as JsonLimits from "@condukt/core/JsonLimits"
 import { Message } from "@condukt/core/Message"
 import {
   Conflict,
   Corrupt,
-  InvalidSessionId,
   type SaveOptions,
   SessionStore,
   SessionStoreError,
   type Service,
   Unavailable,
   unreadable,
-  unwritable
+  unwritable,
+  validId
 } from "@condukt/core/SessionStore"
+import { show } from "@condukt/core/SessionId"
 import * as Snapshot from "@condukt/core/Snapshot"
 
 /** @since 0.1.0 @category models */
@@ -49,8 +59,12 @@ export interface Options {
   readonly dir: string
 }
 
-/** The longest session id the store takes (a UUID has 36 characters). */
-export const MAX_SESSION_ID_LENGTH = 128
+/**
+ * The longest file name spelled from an id; a longer one is cut and made unique by the id's
+ * SHA-256 (at most 165 characters then). With `.json.tmp`, either stays within the 255 bytes
+ * of a file name on every file system.
+ */
+export const MAX_NAME = 200
 
 /** Below this size a log is never folded into the snapshot file: small rewrites are not worth it. */
 export const MIN_REWRITE_BYTES = 64 * 1024
@@ -64,7 +78,9 @@ export const BUSY_RETRIES = 100
  */
 export const STALE_LOCK_MS = 30_000
 
-const SAFE_ID = /^[A-Za-z0-9_-][A-Za-z0-9._-]*$/
+/** Bytes a file name keeps as they are (`.` but first); a file name of Condukt 0.1.0 was the id, when it matched `LEGACY`. */
+const KEPT = /^[a-z0-9_.-]$/
+const LEGACY = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 
 /** The snapshot file's first bytes hold its generation: `{"generation":"<uuid7>",…`. */
 const HEAD_BYTES = 64
@@ -118,22 +134,33 @@ const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
 /**
- * The id, or why it cannot name a file.
+ * The name of a session's files (without their extension), one per id: its UTF-8 bytes spelled
+ * as the module comment says; cut, with the id's SHA-256, past `MAX_NAME`. The id is one the rule
+ * takes (no lone surrogate: its bytes are the id's).
  *
  * @since 0.1.0
- * @category validation
+ * @category combinators
  */
-export const checkSessionId = (id: string): InvalidSessionId | undefined => {
-  if (id.length === 0) return new InvalidSessionId({ description: "it is empty" })
-  if (id.length > MAX_SESSION_ID_LENGTH) {
-    return new InvalidSessionId({ description: `it has ${id.length} characters, more than ${MAX_SESSION_ID_LENGTH}` })
+export const fileName = (id: string): string => {
+  let name = ""
+  for (const byte of encoder.encode(id)) {
+    const char = String.fromCharCode(byte)
+    name += byte < 0x80 && KEPT.test(char) && !(char === "." && name === "") ? char : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
   }
-  if (!SAFE_ID.test(id)) {
-    return new InvalidSessionId({
-      description: "only letters, digits, '.', '_' and '-' are allowed, and it must not start with '.'"
-    })
-  }
-  return undefined
+  return name.length <= MAX_NAME ? name : `${name.slice(0, 100)}~${createHash("sha256").update(id).digest("hex")}`
+}
+
+/** What `snapshotIdIn` gives for a snapshot of version 1 that names no id: it is the file's. */
+const NO_ID = Symbol("NoId")
+
+/** The session id a snapshot file's bytes name; `undefined` when they are no snapshot file. */
+const snapshotIdIn = (bytes: Uint8Array): string | typeof NO_ID | undefined => {
+  const value = JsonLimits.parse(decoder.decode(bytes), JsonLimits.stored, FILE_ENVELOPE)
+  const wrapper = Result.isSuccess(value) ? Schema.decodeUnknownResult(Wrapper)(value.success) : undefined
+  if (wrapper === undefined || Result.isFailure(wrapper)) return undefined
+  const snapshot = wrapper.success.snapshot
+  if (typeof snapshot !== "object" || snapshot === null || !("id" in snapshot)) return NO_ID
+  return typeof snapshot.id === "string" ? snapshot.id : undefined
 }
 
 const describe = (error: PlatformError.PlatformError): string => {
@@ -155,11 +182,10 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   /** The revision this store last loaded or saved per session; a session it never saw is not checked. */
   const expected = new Map<string, Revision>()
 
-  const files = (id: string) => ({
-    snapshot: path.join(dir, `${id}.json`),
-    log: path.join(dir, `${id}.log`),
-    lock: path.join(dir, `${id}.lock`)
-  })
+  const files = (id: string) => {
+    const name = fileName(id)
+    return { snapshot: path.join(dir, `${name}.json`), log: path.join(dir, `${name}.log`), lock: path.join(dir, `${name}.lock`) }
+  }
 
   const fail = (method: SessionStoreError["method"], sessionId: string, location: string) =>
   (reason: SessionStoreError["reason"], cause?: unknown) =>
@@ -170,10 +196,29 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
       fail(method, sessionId, location)(new Unavailable({ description: describe(error) }), error)
     )
 
-  const validId = (method: SessionStoreError["method"], id: string) => {
-    const invalid = checkSessionId(id)
-    return invalid === undefined ? Effect.void : Effect.fail(fail(method, id, dir)(invalid))
+  /**
+   * Moves the files Condukt 0.1.0 named by the id as it is (`Alice.json`) to the id's name, when
+   * there is no snapshot file under that name and the old one holds this id's snapshot (on a file
+   * system that folds case, `Alice.json` may be alice's). The log first: a crash between the two
+   * leaves the old snapshot file for the next call to move, and the log's lines name its generation.
+   */
+  const moveLegacy = (method: SessionStoreError["method"], id: string) => {
+    if (!LEGACY.test(id) || fileName(id) === id) return Effect.void
+    const now = files(id)
+    const old = { snapshot: path.join(dir, `${id}.json`), log: path.join(dir, `${id}.log`) }
+    const moved = (from: string, to: string) => Effect.catchReason(fs.rename(from, to), "PlatformError", "NotFound", () => Effect.void)
+    return Effect.gen(function*() {
+      if (yield* fs.exists(now.snapshot)) return
+      const bytes = yield* Effect.catchReason(fs.readFile(old.snapshot), "PlatformError", "NotFound", () => Effect.succeed(undefined))
+      const owner = bytes === undefined ? undefined : snapshotIdIn(bytes)
+      if (owner === undefined || (owner !== id && owner !== NO_ID)) return
+      yield* moved(old.log, now.log)
+      yield* moved(old.snapshot, now.snapshot)
+    }).pipe(unavailable(method, id, old.snapshot))
   }
+
+  /** Holds the id to the one rule, and moves its files of Condukt 0.1.0 to its name. */
+  const checked = (method: SessionStoreError["method"], id: string) => Effect.andThen(validId(method, id, dir), moveLegacy(method, id))
 
   /** The file's bytes, `undefined` when there is none. */
   const readIfExists = (file: string, id: string) =>
@@ -272,7 +317,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   }
 
   const load = Effect.fn("DiskSessionStore.load")(function*(id: string) {
-    yield* validId("load", id)
+    yield* checked("load", id)
     // Until a load succeeds, this store knows nothing of what is on disk.
     expected.delete(id)
     const { log, snapshot: file } = files(id)
@@ -287,6 +332,8 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     if (Result.isFailure(wrapper)) return yield* corrupt(new Corrupt({ description: "expected { generation, snapshot }" }))
     const base = Snapshot.decode(wrapper.success.snapshot, id)
     if (Result.isFailure(base)) return yield* corrupt(base.failure)
+    // Never another session's history: a file of 0.1.0 named `Alice.json` is `alice.json` where case folds.
+    if (base.success.id !== id) return yield* corrupt(new Corrupt({ description: `it holds the snapshot of session ${show(base.success.id)}` }))
     const generation = wrapper.success.generation
     const messages = [...base.success.messages]
     let { assigns, batch, updatedAt } = base.success
@@ -370,7 +417,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
 
   const save = Effect.fn("DiskSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const id = snapshot.id
-    yield* validId("save", id)
+    yield* checked("save", id)
     yield* locked("save", id, Effect.gen(function*() {
       const found = yield* checkRevision(id)
       const last = written.get(id)
@@ -391,7 +438,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   })
 
   const clear = Effect.fn("DiskSessionStore.clear")(function*(id: string) {
-    yield* validId("clear", id)
+    yield* checked("clear", id)
     written.delete(id)
     const { log, snapshot: file } = files(id)
     yield* locked("clear", id, Effect.gen(function*() {

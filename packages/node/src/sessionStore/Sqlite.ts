@@ -22,7 +22,7 @@
 import { Effect, Layer, Option, Result, Schedule } from "effect"
 import * as NodeSqlite from "../internal/nodeSqlite.ts"
 import * as SnapshotRows from "@condukt/core/internal/snapshotRows"
-import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable } from "@condukt/core/SessionStore"
+import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable, validId } from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 
 /** @since 0.1.0 @category models */
@@ -135,6 +135,7 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
     }).pipe(Effect.retry(busyPolicy))
 
   const load = Effect.fn("SqliteSessionStore.load")(function*(id: string) {
+    yield* validId("load", id, file)
     // Until a load succeeds, this store knows nothing of the session's row.
     expected.delete(id)
     const rows = yield* transaction("load", id, () => {
@@ -152,6 +153,7 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
 
   const save = Effect.fn("SqliteSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const { id, messages } = snapshot
+    yield* validId("save", id, file)
     const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, file))
     const appended = saveOptions?.appended
     const want = expected.get(id)
@@ -183,6 +185,7 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
   })
 
   const clear = Effect.fn("SqliteSessionStore.clear")(function*(id: string) {
+    yield* validId("clear", id, file)
     yield* transaction("clear", id, () => {
       deleteMessages.run(id)
       deleteSession.run(id)

@@ -1,6 +1,7 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type FileSystem, Option, type Path, type Scope } from "effect"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
@@ -150,28 +151,54 @@ describe("DiskSessionStore", () => {
       })
     ))
 
-  it.live("ids that could leave the directory, or are not plain names, are refused before any file is touched", () =>
+  it.live("each id has files of its own in the directory, spelled from its UTF-8 bytes; a long one's name is cut and ends with its SHA-256", () =>
     withStore((store, dir) =>
       Effect.gen(function*() {
-        const refused = ["../escape", "/etc/passwd", "a/b", "a\0b", ".", "..", ".hidden", "", "x".repeat(129)]
-        const messages: Array<string> = []
-        for (const id of refused) {
-          messages.push((yield* storeError(store.save(snapshot(id, 1))))?.reason.message ?? "")
-        }
-        const plain = "invalid session id (only letters, digits, '.', '_' and '-' are allowed, and it must not start with '.')"
-        assert.deepStrictEqual(messages, [
-          plain,
-          plain,
-          plain,
-          plain,
-          plain,
-          plain,
-          plain,
-          "invalid session id (it is empty)",
-          "invalid session id (it has 129 characters, more than 128)"
+        const ids = ["../escape", "a/b", ".hidden", "Alice", "%41", "e\u0301", "\u00E9", "a.json", "x".repeat(200), "x".repeat(201)]
+        for (const id of ids) yield* store.save(snapshot(id, 1))
+        const hashed = `${"x".repeat(100)}~${createHash("sha256").update("x".repeat(201)).digest("hex")}`
+        assert.deepStrictEqual(ids.map(DiskSessionStore.fileName), [
+          "%2E.%2Fescape",
+          "a%2Fb",
+          "%2Ehidden",
+          "%41lice",
+          "%2541",
+          "e%CC%81",
+          "%C3%A9",
+          "a.json",
+          "x".repeat(200),
+          hashed
         ])
-        assert.deepStrictEqual(fs.readdirSync(dir), [])
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), ids.map((id) => `${DiskSessionStore.fileName(id)}.json`).sort())
         assert.isFalse(fs.existsSync(path.join(path.dirname(dir), "escape.json")))
+        // The longest name an id gets, with the longest extension, fits a file name's 255 bytes.
+        assert.strictEqual(`${DiskSessionStore.fileName("\u{1F600}".repeat(127))}.json.tmp`.length, 174)
+      })
+    ))
+
+  it.live("a session's files of Condukt 0.1.0, named by the id as it is, move to the id's name at its first load; a file holding another session's snapshot is not read as this one's", () =>
+    withStore((store, dir) =>
+      Effect.gen(function*() {
+        // 0.1.0 named files by the id: `Ticket-42.json` and its log, written here under today's name and renamed.
+        yield* store.save(snapshot("Ticket-42", 1))
+        yield* store.save(snapshot("Ticket-42", 2), { appended: 4 })
+        for (const extension of [".json", ".log"]) fs.renameSync(path.join(dir, `%54icket-42${extension}`), path.join(dir, `Ticket-42${extension}`))
+        const reopened = yield* DiskSessionStore.make({ dir })
+        assert.deepStrictEqual(yield* reopened.load("Ticket-42"), Option.some(snapshot("Ticket-42", 2)))
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["%54icket-42.json", "%54icket-42.log"])
+        yield* reopened.save(snapshot("Ticket-42", 3), { appended: 4 })
+        assert.deepStrictEqual(yield* (yield* DiskSessionStore.make({ dir })).load("Ticket-42"), Option.some(snapshot("Ticket-42", 3)))
+        // Where case folds, `Alice.json` of 0.1.0 is `alice.json`: alice does not read Alice's history, nor Alice alice's.
+        yield* store.save(snapshot("Alice", 1))
+        fs.renameSync(path.join(dir, "%41lice.json"), path.join(dir, "alice.json"))
+        assert.strictEqual(
+          yield* loadError(reopened, "alice"),
+          `SessionStore.load: session alice at ${path.join(dir, "alice.json")}: not a session snapshot (it holds the snapshot of session Alice)`
+        )
+        yield* store.save(snapshot("bob", 1))
+        fs.renameSync(path.join(dir, "bob.json"), path.join(dir, "Bob.json"))
+        assert.isTrue(Option.isNone(yield* reopened.load("Bob")))
+        assert.deepStrictEqual(fs.readdirSync(dir).sort(), ["%54icket-42.json", "%54icket-42.log", "Bob.json", "alice.json"])
       })
     ))
 

@@ -1,6 +1,7 @@
 /**
  * What every SessionStore backend must do, as one suite each backend's test file runs: saves that
- * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None.
+ * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None,
+ * and the hostile-id corpus (core's fixtures/hostileSessionIds.ts) is refused or kept apart.
  */
 import { assert, it, type Vitest } from "@effect/vitest"
 import { Effect, Exit, Option, type Scope } from "effect"
@@ -9,8 +10,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Message from "@condukt/core/Message"
+import * as SessionId from "@condukt/core/SessionId"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
+import * as HostileSessionIds from "../../../core/test/fixtures/hostileSessionIds.ts"
 
 /** A fresh directory, removed with the scope. */
 export const tempDir = Effect.acquireRelease(
@@ -164,6 +167,38 @@ export const conformance = <R = never>(
         yield* store.clear("a")
         assert.isTrue(Option.isNone(yield* store.load("a")))
         assert.deepStrictEqual(yield* store.load("b"), Option.some(snapshot("b", 2)))
+      })
+    ))
+
+  test("hostile ids: each is refused with InvalidSessionId by save, load and clear, or round-trips apart from every other id", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const ids = HostileSessionIds.accepted
+        /** The id's own snapshot: its assigns name it, so a load of another's shows. */
+        const own = (id: string, i: number, turns: number) => snapshot(id, turns, { assigns: { owner: i } })
+        for (const [i, id] of ids.entries()) yield* store.save(own(id, i, 1))
+        const refusals: Array<ReadonlyArray<string | undefined>> = []
+        for (const { id } of HostileSessionIds.refused) {
+          for (const attempt of [store.save(snapshot(id, 1)), store.load(id), store.clear(id)]) {
+            const error = yield* storeError(attempt)
+            refusals.push([SessionId.show(id), error?.method, error?.reason.message])
+          }
+        }
+        assert.deepStrictEqual(
+          refusals,
+          HostileSessionIds.refused.flatMap(({ description, id }) =>
+            ["save", "load", "clear"].map((method) => [SessionId.show(id), method, new SessionId.InvalidSessionId({ description }).message])
+          )
+        )
+        // A turn appended to each, then every one read back: its own history, nothing of another's.
+        for (const [i, id] of ids.entries()) yield* store.save(own(id, i, 2), { appended: 4 })
+        assert.deepStrictEqual(yield* Effect.forEach(ids, (id) => store.load(id)), ids.map((id, i) => Option.some(own(id, i, 2))))
+        // Clearing every other id leaves the rest as they were.
+        for (const [i, id] of ids.entries()) if (i % 2 === 0) yield* store.clear(id)
+        assert.deepStrictEqual(
+          yield* Effect.forEach(ids, (id) => store.load(id)),
+          ids.map((id, i) => (i % 2 === 0 ? Option.none() : Option.some(own(id, i, 2))))
+        )
       })
     ))
 }
