@@ -11,14 +11,11 @@
  * crash cut short: it never completed, so a load ignores it (and the next save rewrites).
  *
  * A session id is held to the one rule for ids (`SessionId`: an id it refuses fails with
- * `InvalidSessionId` before any file is touched), and every id it takes has files of its own: the
- * file name spells the id's UTF-8 bytes, lowercase ASCII letters, digits, `_`, `-` and `.` (but
- * first) as they are and every other byte as `%XX` (`Alice` is `%41lice`, `../x` is
- * `%2E.%2Fx`), so no name leaves the directory, two ids never share a name on a file system that
- * folds case (macOS, Windows) or normalizes Unicode (HFS+), and `%41` is `%2541`. A name longer
- * than `MAX_NAME` is cut and ends with `~` and the SHA-256 of the id (no spelled name holds `~`);
- * a load checks that the snapshot it read is the id's. A file of Condukt 0.1.0, which named files
- * by the id as it is, is moved to the id's name when the id's first load, save or clear finds it
+ * `InvalidSessionId` before any file is touched), and every id it takes has files of its own,
+ * named by spelling its bytes (`fileName`: `Alice` is `%41lice`, `../x` is `%2E.%2Fx`), so no name
+ * leaves the directory and two ids never share one, even where the file system folds case; a load
+ * checks that the snapshot it read is the id's. A file of Condukt 0.1.0, named by the id as
+ * written, is moved to the id's name when the id's first load, save or clear finds it
  * (docs/decisions/0078). A file that is not a snapshot fails the load with
  * `Corrupt` naming it (and its line, for the log); nothing is ever overwritten by a load, and a
  * session refused at start writes nothing. A save's JSON is made before any file is opened, within
@@ -34,7 +31,6 @@
  * visible to it.
  */
 import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
-import { createHash } from "node:crypto"
 import * as uuid7 from "@condukt/core/internal/uuid7"
 import * as JsonLimits from "@condukt/core/JsonLimits"
 import { Message } from "@condukt/core/Message"
@@ -52,19 +48,22 @@ import {
 } from "@condukt/core/SessionStore"
 import { show } from "@condukt/core/SessionId"
 import * as Snapshot from "@condukt/core/Snapshot"
+import { fileName, legacyName } from "../internal/sessionFileName.ts"
+
+/**
+ * The name of a session's files for its id, without their extension, and the longest name spelled
+ * in full (a longer one is cut, with the id's SHA-256).
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export { fileName, MAX_NAME } from "../internal/sessionFileName.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
   /** The directory holding the sessions' files; created on the first save. */
   readonly dir: string
 }
-
-/**
- * The longest file name spelled from an id; a longer one is cut and made unique by the id's
- * SHA-256 (at most 165 characters then). With `.json.tmp`, either stays within the 255 bytes
- * of a file name on every file system.
- */
-export const MAX_NAME = 200
 
 /** Below this size a log is never folded into the snapshot file: small rewrites are not worth it. */
 export const MIN_REWRITE_BYTES = 64 * 1024
@@ -77,10 +76,6 @@ export const BUSY_RETRIES = 100
  * time of one write and fsync), and is removed.
  */
 export const STALE_LOCK_MS = 30_000
-
-/** Bytes a file name keeps as they are (`.` but first); a file name of Condukt 0.1.0 was the id, when it matched `LEGACY`. */
-const KEPT = /^[a-z0-9_.-]$/
-const LEGACY = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 
 /** The snapshot file's first bytes hold its generation: `{"generation":"<uuid7>",…`. */
 const HEAD_BYTES = 64
@@ -133,22 +128,6 @@ const changed = (expected: Revision, found: Revision, files: { readonly snapshot
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
-/**
- * The name of a session's files (without their extension), one per id: its UTF-8 bytes spelled
- * as the module comment says; cut, with the id's SHA-256, past `MAX_NAME`. The id is one the rule
- * takes (no lone surrogate: its bytes are the id's).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const fileName = (id: string): string => {
-  let name = ""
-  for (const byte of encoder.encode(id)) {
-    const char = String.fromCharCode(byte)
-    name += byte < 0x80 && KEPT.test(char) && !(char === "." && name === "") ? char : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`
-  }
-  return name.length <= MAX_NAME ? name : `${name.slice(0, 100)}~${createHash("sha256").update(id).digest("hex")}`
-}
 
 /** What `snapshotIdIn` gives for a snapshot of version 1 that names no id: it is the file's. */
 const NO_ID = Symbol("NoId")
@@ -203,9 +182,10 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
    * leaves the old snapshot file for the next call to move, and the log's lines name its generation.
    */
   const moveLegacy = (method: SessionStoreError["method"], id: string) => {
-    if (!LEGACY.test(id) || fileName(id) === id) return Effect.void
+    const legacy = legacyName(id)
+    if (legacy === undefined) return Effect.void
     const now = files(id)
-    const old = { snapshot: path.join(dir, `${id}.json`), log: path.join(dir, `${id}.log`) }
+    const old = { snapshot: path.join(dir, `${legacy}.json`), log: path.join(dir, `${legacy}.log`) }
     const moved = (from: string, to: string) => Effect.catchReason(fs.rename(from, to), "PlatformError", "NotFound", () => Effect.void)
     return Effect.gen(function*() {
       if (yield* fs.exists(now.snapshot)) return
