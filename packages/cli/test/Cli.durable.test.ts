@@ -8,69 +8,13 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as child from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { execIn, root } from "../../../test/support/exec.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
 import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
 import { serve } from "../../workflows/test/support.ts"
+import { counts, env, hangingCmd, runKilled, THREE } from "./durableRun.ts"
 import { condukt, untimed, untimedEvents } from "./notesRun.ts"
-
-const env = { PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`, HOME: os.tmpdir() }
-
-/**
- * A cmd step that counts its runs in `<name>.count`; until a file `resume` exists it then waits
- * (a `sleep` whose pid it writes to `sleeper.pid`, for the test to wait on and end), else prints `name`.
- */
-const hangingCmd = (name: string, needs: ReadonlyArray<string>) => `  cmd "${name}" {
-    needs = ${JSON.stringify(needs)}
-    argv = ["sh", "-c", "echo run >> ${name}.count; if [ ! -f resume ]; then sleep 300 & echo $! > sleeper.pid; wait; fi; echo ${name}"]
-  }
-`
-
-const THREE = `workflow "three" {
-  cmd "one" {
-    argv = ["sh", "-c", "echo run >> one.count; echo one"]
-  }
-${hangingCmd("two", ["one"])}  cmd "three" {
-    needs = ["two"]
-    argv = ["sh", "-c", "echo run >> three.count; echo three"]
-  }
-  output = "\${task.one.stdout}\${task.two.stdout}\${task.three.stdout}"
-}
-`
-
-const counts = (dir: string, names: ReadonlyArray<string>) =>
-  Object.fromEntries(names.map((name) => {
-    const file = path.join(dir, `${name}.count`)
-    return [name, fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").length - 1 : 0]
-  }))
-
-/**
- * `condukt run <args>` in `dir` (Node itself, not the shell shim in front of it, so the signal
- * reaches the CLI), SIGKILLed once its step has written sleeper.pid; the sleeper is ended too.
- * What it printed on stderr, and the run id its first line names.
- */
-const runKilled = (dir: string, args: ReadonlyArray<string>, processEnv: Record<string, string>) =>
-  Effect.gen(function*() {
-    const node = path.join(root, "node_modules/node/bin/node")
-    const bin = path.join(root, "packages/cli/src/bin.ts")
-    const cli = child.spawn(node, [bin, "run", ...args], { cwd: dir, env: processEnv, stdio: ["ignore", "ignore", "pipe"] })
-    let stderr = ""
-    cli.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-    const exited = Effect.callback<NodeJS.Signals | null>((resume) => {
-      cli.once("close", (_, signal) => resume(Effect.succeed(signal)))
-    })
-    const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
-    cli.kill("SIGKILL")
-    assert.strictEqual(yield* exited, "SIGKILL")
-    process.kill(sleeper, "SIGKILL")
-    yield* Processes.awaitDeath(sleeper)
-    fs.rmSync(path.join(dir, "sleeper.pid"))
-    const runId = /^run ([0-9a-f]{16}) /.exec(stderr)?.[1]
-    assert.isDefined(runId, stderr)
-    return { stderr, runId: runId! }
-  })
 
 /**
  * THREE stopped in step two, resumed by its id on `db` (its step two let through): the steps done

@@ -13,14 +13,22 @@
  * `DurableFailed` before anything runs. A run that ended (output or failure) gives the same end
  * again. Runs of other ids in the same database are left alone: their workflows are registered
  * only by the processes that run them.
+ *
+ * One process at a time runs a run: it takes the run's lease before anything else and keeps it
+ * while the run is live (`internal/durableLease.ts`, ADR 0081); a second process given the same
+ * id is refused (`RunBusy`, naming the first). A run whose journal cannot be read (a record that
+ * is not what this module or the engine wrote) is refused as `JournalCorrupted`, naming the
+ * record: resuming it could only fail part-way, or run again what was done.
  */
-import { Effect, type FileSystem, type Path, Schedule, Schema } from "effect"
+import { Duration, Effect, type FileSystem, type Path, Schedule, Schema } from "effect"
 import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
 import * as Executor from "./Executor.ts"
+import * as CorruptJournal from "./internal/corruptJournal.ts"
 import type * as Engine from "./internal/durableEngine.ts"
+import * as Lease from "./internal/durableLease.ts"
 import * as Inputs from "./Inputs.ts"
 import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
 
@@ -58,6 +66,19 @@ const BUSY = {
 
 const decodeInputs = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
 
+const refusal = (options: Options) => (reason: DurableFailed["reason"], description: string, cause?: unknown) =>
+  new DurableFailed({ reason, runId: options.runId, location: options.location, description, cause })
+
+/** Whether `text` is JSON holding an object (what the runs table records); never recurses. */
+const isJsonObject = (text: string) => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value === "object" && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
 /** The run's row: recorded now (a new run), or checked against the document and inputs (a resumed one). */
 const record = Effect.fnUntraced(function*(
   document: Document.Document,
@@ -65,16 +86,10 @@ const record = Effect.fnUntraced(function*(
   options: Options
 ) {
   const sql = yield* SqlClient.SqlClient
-  const refuse = (reason: DurableFailed["reason"], description: string, cause?: unknown) =>
-    new DurableFailed({ reason, runId: options.runId, location: options.location, description, cause })
+  const refuse = refusal(options)
   const unavailable = (error: SqlError.SqlError) =>
     refuse("StoreUnavailable", `the database ${options.location} cannot hold durable runs: ${error.message}`, error)
-  if (!RUN_ID.test(options.runId)) {
-    return yield* refuse(
-      "UnknownRun",
-      `no run ${JSON.stringify(options.runId)} in ${options.location}: a run id is letters, digits, ".", "_" and "-" (at most 128)`
-    )
-  }
+  const corrupted = (what: string, cause?: unknown) => CorruptJournal.corrupted(options.runId, options.location, what, cause)
   // Another process holding the database (SQLite's lock) is waited out, on the Effect clock.
   const statement = <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
     Effect.mapError(Effect.retry(effect, BUSY), unavailable)
@@ -96,6 +111,9 @@ const record = Effect.fnUntraced(function*(
     return yield* refuse("UnknownRun", `no run ${options.runId} in ${options.location}: a durable run prints its id when it starts`)
   }
   if (row.document !== documentText) {
+    if (!isJsonObject(row.document)) {
+      return yield* corrupted("the workflow recorded when it started (condukt_workflow_runs.document) is not a JSON object")
+    }
     return yield* refuse(
       "WorkflowChanged",
       `run ${options.runId} in ${options.location} was started from another version of ${options.file}: resume it with the workflow it started with, or start a new run`
@@ -103,7 +121,7 @@ const record = Effect.fnUntraced(function*(
   }
   const recorded = yield* Effect.mapError(
     decodeInputs(row.inputs),
-    (error) => refuse("StoreUnavailable", `run ${options.runId} in ${options.location} has inputs that are not a JSON object: ${error.message}`, error)
+    (error) => corrupted("the inputs recorded when it started (condukt_workflow_runs.inputs) are not a JSON object", error)
   )
   if (Object.keys(inputs).length > 0 && JSON.stringify(inputs) !== row.inputs) {
     return yield* refuse(
@@ -135,11 +153,27 @@ export const run: (
   const check = (inputs: Readonly<Record<string, unknown>>) =>
     Effect.andThen(Executor.plan(document, { model: options.model }), Inputs.resolve(document.inputs ?? {}, inputs))
   if (!options.resume) yield* check(options.inputs ?? {})
+  if (!RUN_ID.test(options.runId)) {
+    return yield* refusal(options)(
+      "UnknownRun",
+      `no run ${JSON.stringify(options.runId)} in ${options.location}: a run id is letters, digits, ".", "_" and "-" (at most 128)`
+    )
+  }
+  // The lease first: a second process given the id checks nothing of the run, and a new run's
+  // row is written by the process that holds it.
+  const keepLease = yield* Lease.acquire({
+    runId: options.runId,
+    location: options.location,
+    holder: options.holder ?? { pid: 0, host: "" },
+    token: yield* newRunId,
+    duration: options.lease === undefined ? Lease.DEFAULT_DURATION : Duration.fromInputUnsafe(options.lease)
+  })
   const inputs = yield* record(document, options.inputs ?? {}, options)
   if (options.resume) yield* check(inputs)
   else if (options.onRecorded !== undefined) yield* options.onRecorded
   // effect/cluster and effect/workflow load only for a durable run: a plain `condukt run` (and
   // every other command) would pay ~0.1 s of CPU at each start for them.
   const engine = yield* Effect.promise(() => import("./internal/durableEngine.ts"))
-  return yield* engine.execute(document, { ...options, inputs })
-})
+  // A lease taken over by another process stops the run (its steps are interrupted).
+  return yield* Effect.raceFirst(engine.execute(document, { ...options, inputs }), keepLease)
+}, Effect.scoped)

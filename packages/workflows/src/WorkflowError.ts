@@ -135,19 +135,46 @@ export class WorkflowFailed extends Schema.TaggedError<WorkflowFailed>()("Workfl
 /**
  * Why a durable run could not start or resume: its database (`location`) holds no run `runId`
  * (`UnknownRun`), holds it for another version of the workflow (`WorkflowChanged`) or other inputs
- * (`InputsChanged`), holds it already when it was to start (`RunExists`), or cannot be used
- * (`StoreUnavailable`).
+ * (`InputsChanged`), holds it already when it was to start (`RunExists`), holds what it recorded
+ * in a form it cannot read (`JournalCorrupted`), or cannot be used (`StoreUnavailable`); or
+ * another live process runs it (`RunBusy`, with the `holder`), or took it over from this one
+ * after this one's lease lapsed (`LeaseLost`: the run stopped mid-way).
  *
  * @since 0.1.0
  * @category errors
  */
-export const DurableReasons = ["UnknownRun", "WorkflowChanged", "InputsChanged", "RunExists", "StoreUnavailable"] as const
+export const DurableReasons = [
+  "UnknownRun",
+  "WorkflowChanged",
+  "InputsChanged",
+  "RunExists",
+  "RunBusy",
+  "LeaseLost",
+  "JournalCorrupted",
+  "StoreUnavailable"
+] as const
 
 /** @since 0.1.0 @category errors */
 export type DurableReason = typeof DurableReasons[number]
 
 /**
- * A durable run refused before its first step (nothing ran, nothing was recorded).
+ * The process holding a durable run's lease, as the journal records it: its pid and host, when
+ * it took the run (milliseconds since the epoch, the database's clock), and how long its lease
+ * lasts unless renewed (what a process that died without a word keeps the run refused for).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export class LeaseHolder extends Schema.Class<LeaseHolder>("LeaseHolder")({
+  pid: Schema.Number,
+  host: Schema.String,
+  startedAt: Schema.Number,
+  expiresInMillis: Schema.Number
+}) {}
+
+/**
+ * A durable run refused before its first step (nothing ran, nothing was recorded), or stopped
+ * because another process took it over (`LeaseLost`).
  *
  * @since 0.1.0
  * @category errors
@@ -157,6 +184,8 @@ export class DurableFailed extends Schema.TaggedError<DurableFailed>()("DurableF
   runId: Schema.String,
   /** The database, as the user named it (a URL without its password). */
   location: Schema.String,
+  /** `RunBusy` and `LeaseLost`: the process that runs the run. */
+  holder: Schema.optional(LeaseHolder),
   /** What is wrong and what would be right, one sentence. */
   description: Schema.String,
   cause: Schema.optional(Schema.Defect())

@@ -13,12 +13,13 @@
 import { Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { type Document, Durable, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
-import { Effect, Option, Result, Terminal } from "effect"
+import { Config, Duration, Effect, Option, Result, Terminal } from "effect"
 import * as Approve from "../Approve.ts"
 import * as DurableStore from "../DurableStore.ts"
 import * as InputArgs from "../InputArgs.ts"
 import * as Progress from "../Progress.ts"
 import { fail, plain, type Printer, printer, reportUnexpected } from "./print.ts"
+import * as ProcessIdentity from "./processIdentity.ts"
 
 /**
  * A printer redacting every secret value `document` names; one that cannot be resolved (a
@@ -48,16 +49,23 @@ const reportError = (print: Printer) => (error: WorkflowError.WorkflowInvalid | 
 const render = (output: unknown): string | undefined =>
   output === null || output === undefined ? undefined : typeof output === "string" ? output : JSON.stringify(output)
 
-/** Where a durable run is kept, and which run it is: `--durable` and `--run-id`. */
+/** Where a durable run is kept, which run it is (`--durable` and `--run-id`), and its lease's duration. */
 interface DurableChoice {
   readonly db: string
   readonly runId: Option.Option<string>
+  readonly lease: Duration.Duration | undefined
 }
+
+/**
+ * `CONDUKT_DURABLE_LEASE`: how long, in seconds, a durable run's lease lasts unrenewed (ADR 0081;
+ * 60 by default): how long a run whose process was killed stays refused. Tests shorten it.
+ */
+const LEASE = Config.option(Config.Number("CONDUKT_DURABLE_LEASE"))
 
 /**
  * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and,
  * once the run is recorded, printed first on stderr (even with `--quiet`: it is what resumes the
- * run); a given one is resumed.
+ * run); a given one is resumed. The run's lease names this process (pid and host).
  */
 const runDurable = Effect.fnUntraced(function*(
   print: Printer,
@@ -70,7 +78,9 @@ const runDurable = Effect.fnUntraced(function*(
   const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
   const location = DurableStore.location(durable.db)
   const onRecorded = print.err(`run ${runId} (durable, in ${location}; resume it with --run-id ${runId})`)
-  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded }).pipe(
+  const holder = ProcessIdentity.current()
+  const lease = durable.lease
+  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded, holder, lease }).pipe(
     Effect.provide(DurableStore.layer(durable.db, runId))
   )
 })
@@ -124,6 +134,11 @@ export interface RunContext {
 export const run = Effect.fnUntraced(function*(args: RunArgs, context: RunContext) {
   const { approve, concurrency, durable, file, input, json, model, quiet, runId } = args
   if (Option.isSome(runId) && Option.isNone(durable)) return yield* fail(plain, 2, "--run-id needs --durable: the database the run is kept in")
+  const seconds = yield* Effect.catchTag(LEASE, "ConfigError", () => Effect.succeed(Option.some(Number.NaN)))
+  if (Option.isSome(durable) && Option.isSome(seconds) && !(seconds.value >= 1 && Number.isFinite(seconds.value))) {
+    return yield* fail(plain, 2, "CONDUKT_DURABLE_LEASE is how long a durable run's lease lasts: a number of seconds, at least 1")
+  }
+  const lease = Option.getOrUndefined(Option.map(seconds, Duration.seconds))
   const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
   const print = yield* printerFor(document)
   const onEvent = json
@@ -139,7 +154,7 @@ export const run = Effect.fnUntraced(function*(args: RunArgs, context: RunContex
     onEvent,
     approve: Approve.answerer(Option.getOrUndefined(approve), ask)
   }
-  const choice = Option.map(durable, (db) => ({ db, runId }))
+  const choice = Option.map(durable, (db) => ({ db, runId, lease }))
   yield* reportUnexpected(print, context.verbose)(runLoaded(print, document, file, input, json, options, choice))
 }, Effect.provide(Condukt.layer))
 

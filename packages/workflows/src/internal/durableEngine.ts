@@ -15,6 +15,7 @@ import * as Executor from "../Executor.ts"
 import type * as Expression from "../Expression.ts"
 import type { Journal } from "../Journal.ts"
 import { DurableFailed, WorkflowFailed } from "../WorkflowError.ts"
+import * as JournalRecords from "./journalRecords.ts"
 
 /**
  * The single runner's timings: a message of another run's workflow (registered by no process
@@ -81,6 +82,16 @@ export interface Options extends Omit<Executor.Options, "journal"> {
   readonly file: string
   /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
   readonly onRecorded?: Effect.Effect<void> | undefined
+  /**
+   * Who runs the run, as the lease names it to another process refused the same id (the CLI
+   * gives its pid and host); unnamed by default.
+   */
+  readonly holder?: { readonly pid: number; readonly host: string } | undefined
+  /**
+   * How long the run's lease lasts unrenewed (60 s by default; renewed every quarter of it
+   * while the run is live): how long a run whose process died without releasing it stays refused.
+   */
+  readonly lease?: Duration.Input | undefined
 }
 
 /** Runs `document` as the workflow of run `options.runId`, each leaf step journaled; `options.inputs` are the run's recorded ones. */
@@ -111,6 +122,9 @@ export const execute = (
       Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: SHARDING })),
       Layer.provide(Digest.layerWebCrypto)
     )
+    // The records an earlier process left are read before the runner starts (it would replay
+    // them at once): one that cannot be read refuses the run, naming it.
+    if (options.resume) yield* JournalRecords.verify(options.runId, options.location, RunResult)
     const result = yield* definition.execute({ runId: options.runId }).pipe(
       // Interrupted (Ctrl-C): the steps first, while the runner still stands.
       Effect.onInterrupt(() => FiberSet.clear(steps)),
