@@ -2,6 +2,7 @@ import { Tool } from "@condukt/core"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema } from "effect"
+import { SqlClient } from "effect/sql"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -201,5 +202,81 @@ workflow "items" {
         "run r1 is already in runs.db: resume it, or start a run of another id"
       ])
       assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a run that failed, given again by its id, fails the same way from its journal: the failure recorded is read back, nothing runs", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const { calls, tool } = counter()
+      const source = SOURCE.replace(`id = "count"\n    args = { label = "second" }`, `id = "nope"\n    args = { label = "second" }`)
+      const failed = yield* Effect.flip(runIn(file, source, { runId: "f1", resume: false, tools: [tool] }))
+      assert.deepStrictEqual([failed._tag, failed.message], ["WorkflowFailed", "step second: unknown tool \"nope\"; the tools here are Bash, Edit, Glob, Grep, Read, Write, count"])
+      const again = yield* Effect.flip(runIn(file, source, { runId: "f1", resume: true, tools: [tool] }))
+      assert.deepStrictEqual(again, failed)
+      assert.deepStrictEqual(calls, ["first Ada"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a run given to a second runner while the first runs it is refused (RunBusy, naming the first's pid and host); once the first ends, it resumes", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const gate = yield* Deferred.make<void>()
+      const entered = yield* Deferred.make<void>()
+      const calls: Array<string> = []
+      const gated = Tool.make("count", {
+        description: "Counts its calls, then waits for the gate",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: ({ label }) => Effect.as(Effect.andThen(Effect.sync(() => calls.push(label)), Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(gate))), label)
+      })
+      const holder = { pid: 4242, host: "build-7" }
+      const first = yield* Effect.forkChild(runIn(file, SOURCE, { runId: "r1", resume: false, tools: [gated], holder }))
+      yield* Deferred.await(entered)
+      const refused = yield* Effect.flip(runIn(file, SOURCE, { runId: "r1", resume: true, tools: [gated], holder: { pid: 1, host: "other" } }))
+      assert.deepStrictEqual(
+        {
+          _tag: refused._tag,
+          reason: refused._tag === "DurableFailed" ? refused.reason : undefined,
+          holder: refused._tag === "DurableFailed" ? [refused.holder?.pid, refused.holder?.host] : undefined,
+          message: refused.message.replace(/since \S+\): /, "since <time>): ").replace(/in \d+ s$/, "in <n> s")
+        },
+        {
+          _tag: "DurableFailed",
+          reason: "RunBusy",
+          holder: [4242, "build-7"],
+          message: "run r1 in runs.db is being run by another process (pid 4242 on build-7, since <time>): wait for it to end, " +
+            "then resume it; if that process is gone (killed, its machine down), the run can be resumed once its lease lapses, in <n> s"
+        }
+      )
+      assert.deepStrictEqual(calls, ["first Ada"])
+      yield* Deferred.succeed(gate, undefined)
+      const ended = yield* Fiber.join(first)
+      assert.deepStrictEqual(ended.output, ["first Ada", "second"])
+      assert.deepStrictEqual(yield* runIn(file, SOURCE, { runId: "r1", resume: true, tools: [gated] }), ended)
+      assert.deepStrictEqual(calls, ["first Ada", "second"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a run whose lease another process took over (its own lapsed) stops, its step interrupted, with LeaseLost naming the new holder", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const entered = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const hanging = Tool.make("count", {
+        description: "Waits for ever",
+        parameters: Schema.Struct({ label: Schema.String }),
+        call: () => Effect.andThen(Deferred.succeed(entered, undefined), Effect.onInterrupt(Effect.never, () => Deferred.succeed(interrupted, undefined)))
+      })
+      const running = yield* Effect.forkChild(runIn(file, SOURCE, { runId: "r1", resume: false, tools: [hanging], lease: "1 second" }))
+      yield* Deferred.await(entered)
+      // What a process that found the lease lapsed writes (durableLease's upsert), done here by hand.
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE condukt_workflow_leases SET token = 'theirs', pid = 77, host = 'elsewhere', started_at = 0 WHERE run_id = 'r1'`
+      }).pipe(Effect.provide(SqliteClient.layer({ file })))
+      const lost = yield* Effect.flip(Fiber.join(running))
+      assert.deepStrictEqual([lost._tag, lost._tag === "DurableFailed" ? lost.reason : undefined, lost.message], [
+        "DurableFailed",
+        "LeaseLost",
+        "run r1 in runs.db stopped: its lease lapsed (renewals failed for 1s) and another process runs it (pid 77 on elsewhere, since 1970-01-01T00:00:00.000Z); resume it once that process has ended"
+      ])
+      yield* Deferred.await(interrupted)
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 })
