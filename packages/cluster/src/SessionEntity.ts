@@ -37,6 +37,7 @@ import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
+import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
@@ -260,7 +261,14 @@ const activate = <R>(
       })
 
     /** The running session: this activation's, else started from its row and store. */
+    /**
+     * An entity whose id the one rule refuses (its client used directly, not through
+     * `ClusterSessions`, which sends no such id) starts nothing and touches no row.
+     */
+    const refused = SessionId.check(id)
+
     const ensure = starting.withPermits(1)(Effect.suspend(() => {
+      if (refused !== undefined) return Effect.fail(fail(id, refused))
       if (current !== undefined) return Effect.succeed(current)
       return Effect.flatMap(Effect.mapError(rows.running(id), unavailable), (agent) =>
         Option.isNone(agent) ? Effect.fail(fail(id, new Sessions.NotFound())) : startAs(agent.value))
@@ -323,6 +331,7 @@ const activate = <R>(
     return SessionEntity.of({
       Start: ({ payload }) =>
         starting.withPermits(1)(Effect.gen(function*() {
+          if (refused !== undefined) return yield* fail(id, refused)
           const found = yield* Effect.mapError(rows.startedBy(id), unavailable)
           // This start, delivered again (cut off after it marked the session): done; the session starts with its next message.
           if (Option.isSome(found) && found.value === payload.startId) return
@@ -352,6 +361,7 @@ const activate = <R>(
         Effect.flatMap(ensure, (session) => Effect.mapError(session.respond(payload.requestId, payload.answer), Sessions.unanswered(id))),
       Stop: () =>
         starting.withPermits(1)(Effect.gen(function*() {
+          if (refused !== undefined) return yield* fail(id, refused)
           yield* Effect.mapError(rows.stop(id), unavailable)
           stops++
           const session = current

@@ -15,6 +15,7 @@ import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as Session from "@condukt/core/Session"
+import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Snapshot from "@condukt/core/Snapshot"
 import * as SqliteClient from "@condukt/node/SqliteClient"
@@ -71,6 +72,29 @@ describe("SessionEntity on one in-memory runner", () => {
         assert.deepStrictEqual((yield* sessions.history(id)).length, 2)
         assert.strictEqual(yield* Queue.take(told), "started")
       }).pipe(Effect.provide(cluster))
+    }))
+})
+
+describe("SessionEntity with an id the one rule refuses", () => {
+  it.live("its client used directly, not through ClusterSessions: Start, Run, History and Stop fail InvalidSessionId and write no row", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const entities = SessionEntity.layer({ agents: { echo: Agent.make({ name: "echo", model: "test:echo", sandbox: Sandbox.layerNoop() }) } }).pipe(
+        Layer.provideMerge(TestRunner.layer),
+        Layer.provideMerge(Layer.mergeAll(SqliteClient.layer({ file: path.join(dir, "cluster.db") }), Layer.succeed(Model.Model, echoModel)))
+      )
+      yield* Effect.gen(function*() {
+        const id = "invoice\u202Efdp.exe"
+        const client = (yield* SessionEntity.SessionEntity.client)(id)
+        const reasons = yield* Effect.forEach(
+          [client.Start({ startId: "s1", agent: "echo" }), client.Run({ runId: "r1", prompt: "hi" }), client.History(), client.Stop()],
+          (call) => Effect.map(Effect.flip(call), (error) => (error instanceof Sessions.SessionsError ? error.message : error._tag))
+        )
+        const refusal = `Sessions: session "invoice\\u202efdp.exe": ${SessionId.check(id)!.message}`
+        assert.deepStrictEqual(reasons, [refusal, refusal, refusal, refusal])
+        const sql = yield* SqlClient.SqlClient
+        assert.deepStrictEqual(yield* sql`SELECT id FROM condukt_cluster_sessions`, [])
+      }).pipe(Effect.provide(entities))
     }))
 })
 
