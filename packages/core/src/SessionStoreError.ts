@@ -108,7 +108,8 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    const session = this.sessionId === "" ? "" : ` session ${show(this.sessionId)}`
+    // An open is of no session; any other call names its id, the empty one too (`""`).
+    const session = this.method === "open" && this.sessionId === "" ? "" : ` session ${show(this.sessionId)}`
     return `SessionStore.${this.method}:${session} at ${this.location}: ${this.reason.message}`
   }
 }

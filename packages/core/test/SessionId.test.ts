@@ -56,6 +56,11 @@ describe("SessionId", () => {
       `Session "alice\\u0000x" cannot start: ${reason.message}`,
       `Sessions: session "alice\\u0000x": ${reason.message}`
     ])
+    const empty = SessionId.check("")!
+    assert.strictEqual(
+      new SessionStore.SessionStoreError({ method: "load", sessionId: "", location: "memory", reason: empty }).message,
+      `SessionStore.load: session "" at memory: ${empty.message}`
+    )
     const tripped = Schema.decodeUnknownSync(Sessions.SessionsError)(Schema.encodeSync(Sessions.SessionsError)(byId))
     assert.isTrue(tripped.reason instanceof SessionId.InvalidSessionId)
     assert.strictEqual(tripped.message, byId.message)
