@@ -39,9 +39,8 @@ const twoResumes = (dir: string, db: string) =>
     const id = killed.runId
     assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 1, three: 0 })
     const args = ["run", "flow.hcl", "--durable", db, "--run-id", id, "--quiet"]
-    const a = spawn(dir, args, env)
-    const b = spawn(dir, args, env)
-    yield* Effect.addFinalizer(() => Effect.sync(() => void fs.writeFileSync(path.join(dir, "resume"), "")))
+    const a = yield* spawn(dir, args, env)
+    const b = yield* spawn(dir, args, env)
     // The one holding the run waits in step two until let through: the first to end is the other.
     const refused = yield* Effect.raceFirst(Effect.as(a.exited, a), Effect.as(b.exited, b))
     const running = refused === a ? b : a
@@ -61,8 +60,7 @@ describe("condukt run --durable: one process per run, and a journal that cannot 
   it.live("a second process given a live run's id is refused, naming the first (pid, host, since when), and runs nothing; once the first ends, the id resumes", () =>
     Effect.gen(function*() {
       const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE })
-      const first = spawn(dir, ["run", "flow.hcl", "--durable", "runs.db", "--quiet"], env)
-      yield* Effect.addFinalizer(() => Effect.sync(() => void fs.writeFileSync(path.join(dir, "resume"), "")))
+      const first = yield* spawn(dir, ["run", "flow.hcl", "--durable", "runs.db", "--quiet"], env)
       const sleeper = path.join(dir, "sleeper.pid")
       // Step two of the first process is running.
       yield* Processes.awaitPidFile(sleeper)
@@ -146,4 +144,19 @@ describe("condukt run --durable: one process per run, and a journal that cannot 
       assert.deepStrictEqual(resumed, { stdout: "one\ntwo\nthree\n", stderr: "", exitCode: 0 })
       assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
     }).pipe(Effect.scoped), { timeout: 90_000 })
+
+  it.live("CONDUKT_DURABLE_LEASE that is not a number of seconds (at least 1) is a usage error, exit 2, before anything runs", () =>
+    Effect.gen(function*() {
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": THREE, "resume": "" })
+      const refused = {
+        stdout: "",
+        stderr: "CONDUKT_DURABLE_LEASE is how long a durable run's lease lasts: a number of seconds, at least 1\n",
+        exitCode: 2
+      }
+      for (const value of ["soon", "0.5"]) {
+        const run = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db"], { ...env, CONDUKT_DURABLE_LEASE: value })
+        assert.deepStrictEqual(run, refused)
+      }
+      assert.deepStrictEqual({ db: fs.existsSync(path.join(dir, "runs.db")), ...counts(dir, ["one"]) }, { db: false, one: 0 })
+    }).pipe(Effect.scoped), { timeout: 60_000 })
 })

@@ -6,7 +6,7 @@
  */
 import { Processes } from "@condukt/testing"
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, type Scope } from "effect"
 import * as child from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -53,20 +53,34 @@ export interface Started {
   readonly exited: Effect.Effect<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
 }
 
-/** `condukt <args>` started in `dir` with exactly `processEnv`. */
-export const spawn = (dir: string, args: ReadonlyArray<string>, processEnv: Record<string, string>): Started => {
-  const node = path.join(root, "node_modules/node/bin/node")
-  const bin = path.join(root, "packages/cli/src/bin.ts")
-  const cli = child.spawn(node, [bin, ...args], { cwd: dir, env: processEnv, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  cli.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
-  cli.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
-  const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    cli.once("close", (code, signal) => resolve({ code, signal }))
-  })
-  return { pid: cli.pid!, stdout: () => stdout, stderr: () => stderr, exited: Effect.promise(() => closed) }
-}
+/**
+ * `condukt <args>` started in `dir` with exactly `processEnv`; killed with the scope if it is
+ * still running then (a test that failed half-way), with the step it waits in.
+ */
+export const spawn = (dir: string, args: ReadonlyArray<string>, processEnv: Record<string, string>): Effect.Effect<Started, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const node = path.join(root, "node_modules/node/bin/node")
+      const bin = path.join(root, "packages/cli/src/bin.ts")
+      const cli = child.spawn(node, [bin, ...args], { cwd: dir, env: processEnv, stdio: ["ignore", "pipe", "pipe"] })
+      let stdout = ""
+      let stderr = ""
+      cli.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+      cli.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+      const closed = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+        cli.once("close", (code, signal) => resolve({ code, signal }))
+      })
+      return { cli, started: { pid: cli.pid!, stdout: () => stdout, stderr: () => stderr, exited: Effect.promise(() => closed) } }
+    }),
+    ({ cli }) =>
+      Effect.sync(() => {
+        if (cli.exitCode !== null || cli.signalCode !== null) return
+        cli.kill("SIGKILL")
+        const sleeper = path.join(dir, "sleeper.pid")
+        const pid = fs.existsSync(sleeper) ? Number(fs.readFileSync(sleeper, "utf8")) : 0
+        if (pid > 0) process.kill(pid, "SIGKILL")
+      })
+  ).pipe(Effect.map(({ started }) => started))
 
 /** Ends the step waiting in `dir` (its `sleep`), so the step goes on; its pid file is removed. */
 export const endSleeper = (dir: string) =>
@@ -88,7 +102,7 @@ export const KILLED_LEASE = 1
  */
 export const runKilled = (dir: string, args: ReadonlyArray<string>, processEnv: Record<string, string>) =>
   Effect.gen(function*() {
-    const cli = spawn(dir, ["run", ...args], { ...processEnv, CONDUKT_DURABLE_LEASE: String(KILLED_LEASE) })
+    const cli = yield* spawn(dir, ["run", ...args], { ...processEnv, CONDUKT_DURABLE_LEASE: String(KILLED_LEASE) })
     const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
     process.kill(cli.pid, "SIGKILL")
     assert.strictEqual((yield* cli.exited).signal, "SIGKILL")

@@ -79,12 +79,10 @@ const holderOf = (row: LeaseRow) =>
   })
 
 /** "pid 1234 on build-7, since 2025-05-01T10:00:00.000Z" (the parts an embedder left empty omitted). */
-const describe = (holder: LeaseHolder) =>
-  [
-    holder.pid > 0 ? `pid ${holder.pid}` : "",
-    holder.host === "" ? "" : `on ${holder.host}`,
-    `since ${new Date(holder.startedAt).toISOString()}`
-  ].filter((part) => part !== "").join(" ").replace(/ since/, ", since")
+const describe = (holder: LeaseHolder) => {
+  const who = [holder.pid > 0 ? `pid ${holder.pid}` : "", holder.host === "" ? "" : `on ${holder.host}`].filter((part) => part !== "")
+  return `${who.length === 0 ? "" : `${who.join(" ")}, `}since ${new Date(holder.startedAt).toISOString()}`
+}
 
 /**
  * Takes the lease on `options.runId` for the scope: refused with `RunBusy` while another live
