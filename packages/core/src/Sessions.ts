@@ -315,9 +315,9 @@ export const unanswered = (sessionId: string) => (error: Approval.NotPending | E
   new SessionsError({
     sessionId,
     reason: error._tag === "ApprovalNotPending"
-      ? new ApprovalNotPending({ callId: error.callId })
+      ? new ApprovalNotPending(error.stopped === true ? { callId: error.callId, stopped: true } : { callId: error.callId })
       : error._tag === "ElicitationNotPending"
-      ? new ElicitationNotPending({ id: error.id })
+      ? new ElicitationNotPending(error.stopped === true ? { id: error.id, stopped: true } : { id: error.id })
       : new ElicitationInvalidAnswer({ id: error.id, description: error.description })
   })
 

@@ -83,27 +83,40 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
 
 /**
  * `approve` or `deny` named a call that is not waiting for a person's answer: no such call, or one
- * already answered (or ended by its timeout or an abort). `pending` lists those waiting.
+ * already answered (or ended by its timeout or an abort), or the session was stopping (`stopped`:
+ * started again, it lists the calls its store kept waiting; docs/decisions/0080). `pending` lists
+ * those waiting.
  *
  * @since 0.1.0
  * @category errors
  */
-export class ApprovalNotPending extends Schema.TaggedError<ApprovalNotPending>()("ApprovalNotPending", { callId: Schema.String }) {
+export class ApprovalNotPending extends Schema.TaggedError<ApprovalNotPending>()("ApprovalNotPending", {
+  callId: Schema.String,
+  stopped: Schema.optional(Schema.Boolean)
+}) {
   override get message() {
-    return `no call ${this.callId} is waiting for approval (unknown, or already answered): pending lists the calls that are`
+    return this.stopped === true
+      ? `the session is stopped: call ${this.callId} waits for no answer in it; start it again: pending lists the calls its store kept waiting, answered there`
+      : `no call ${this.callId} is waiting for approval (unknown, or already answered): pending lists the calls that are`
   }
 }
 
 /**
  * `respond` named a question of an MCP server that is not waiting: no such id, or one already
- * answered (or ended by its timeout, its run's end or its server).
+ * answered (or ended by its timeout, its run's end or its server), or the session was stopping
+ * (`stopped`: its questions ended with it).
  *
  * @since 0.1.0
  * @category errors
  */
-export class ElicitationNotPending extends Schema.TaggedError<ElicitationNotPending>()("ElicitationNotPending", { id: Schema.String }) {
+export class ElicitationNotPending extends Schema.TaggedError<ElicitationNotPending>()("ElicitationNotPending", {
+  id: Schema.String,
+  stopped: Schema.optional(Schema.Boolean)
+}) {
   override get message() {
-    return `no question ${this.id} is waiting for an answer (unknown, or already answered)`
+    return this.stopped === true
+      ? `the session is stopped: question ${this.id} waits for no answer in it (it ended with the session)`
+      : `no question ${this.id} is waiting for an answer (unknown, or already answered)`
   }
 }
 

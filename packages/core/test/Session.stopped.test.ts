@@ -239,6 +239,54 @@ describe("A stopped session's answers", () => {
     }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
 })
 
+/** A source with no tools whose release (the session's scope closing) says `releasing` and waits for `release`. */
+const slowToRelease = (releasing: Deferred.Deferred<void>, release: Deferred.Deferred<void>): ToolSource.ToolSource => ({
+  _tag: "ToolSource",
+  name: "slow",
+  start: () =>
+    Effect.acquireRelease(Effect.void, () => Effect.andThen(Deferred.succeed(releasing, undefined), Deferred.await(release))).pipe(
+      Effect.as({ tools: Effect.succeed([]) })
+    )
+})
+
+describe("A session stopping", () => {
+  it.effect("while its scope closes (a server still releasing), the session is still registered and already stopped: by id, pending is [] and approve fails ApprovalNotPending saying it is stopped; once closed, NotFound", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const releasing = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const agent = Agent.make({
+        name: "a",
+        model: "test:x",
+        tools: [counted("rm", ran, true), counted("ls", ran)],
+        mcpServers: [slowToRelease(releasing, release)]
+      })
+      const registry = yield* Sessions.make()
+      // Released before the registry closes, whatever the test's outcome.
+      yield* Effect.addFinalizer(() => Deferred.succeed(release, undefined))
+      const byId = yield* Sessions.makeById(registry, { a: agent })
+      yield* byId.start("a", { id: "w" })
+      const asked = yield* firstRequest(Option.getOrThrow(yield* registry.whereis("w")))
+      yield* Effect.forkChild(Effect.exit(byId.run("w", "clean up")), { startImmediately: true })
+      yield* asked
+      assert.deepStrictEqual((yield* byId.pending("w")).map((p) => p.callId), ["c_rm"])
+      const stopping = yield* Effect.forkChild(registry.stop("w"), { startImmediately: true })
+      yield* Deferred.await(releasing)
+      assert.deepStrictEqual(yield* registry.list, ["w"])
+      assert.deepStrictEqual(yield* byId.pending("w"), [])
+      const refused = yield* Effect.flip(byId.approve("w", "c_rm"))
+      assert.deepStrictEqual(refused.reason, new Sessions.ApprovalNotPending({ callId: "c_rm", stopped: true }))
+      assert.strictEqual(
+        refused.message,
+        "Sessions: session w: the session is stopped: call c_rm waits for no answer in it; start it again: pending lists the calls its store kept waiting, answered there"
+      )
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(stopping)
+      assert.strictEqual((yield* Effect.flip(byId.approve("w", "c_rm"))).reason._tag, "NotFound")
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls ."])
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+})
+
 /** A source whose tool `src.ask` asks the user a question, and whose tool `src.sample` asks approval. */
 const asking: ToolSource.ToolSource = {
   _tag: "ToolSource",
