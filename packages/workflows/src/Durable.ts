@@ -93,7 +93,8 @@ const record = Effect.fnUntraced(function*(
   // Another process holding the database (SQLite's lock) is waited out, on the Effect clock.
   const statement = <A>(effect: Effect.Effect<A, SqlError.SqlError>) =>
     Effect.mapError(Effect.retry(effect, BUSY), unavailable)
-  yield* statement(sql.unsafe(RUNS_TABLE))
+  // Postgres may refuse one of two `CREATE TABLE IF NOT EXISTS` run at once: tried again.
+  yield* Effect.retry(statement(sql.unsafe(RUNS_TABLE)), { times: 2 })
   const documentText = JSON.stringify(document)
   const rows = yield* statement(
     sql<{ readonly document: string; readonly inputs: string }>`SELECT document, inputs FROM condukt_workflow_runs WHERE id = ${options.runId}`

@@ -88,8 +88,9 @@ export interface Options extends Omit<Executor.Options, "journal"> {
    */
   readonly holder?: { readonly pid: number; readonly host: string } | undefined
   /**
-   * How long the run's lease lasts unrenewed (60 s by default; renewed every quarter of it
-   * while the run is live): how long a run whose process died without releasing it stays refused.
+   * How long the run's lease lasts unrenewed (60 s by default, 1 s at least; renewed every
+   * quarter of it while the run is live): how long a run whose process died without releasing it
+   * stays refused.
    */
   readonly lease?: Duration.Input | undefined
 }

@@ -104,9 +104,13 @@ export const acquire = (
         cause: error
       })
     const statement = <A>(effect: Effect.Effect<A, SqlError.SqlError>) => Effect.retry(effect, BUSY)
-    const millis = Duration.toMillis(options.duration)
+    // Renewed every quarter of it, a lease shorter than a second would keep the database busy.
+    const duration = Duration.max(options.duration, Duration.seconds(1))
+    const millis = Duration.toMillis(duration)
     const now = clock(sql)
-    yield* Effect.mapError(statement(sql.unsafe(LEASES_TABLE)), unavailable)
+    // Postgres may refuse one of two `CREATE TABLE IF NOT EXISTS` run at once (the type's name
+    // taken by the other): tried again, the table is there.
+    yield* Effect.mapError(Effect.retry(statement(sql.unsafe(LEASES_TABLE)), { times: 2 }), unavailable)
     const take = sql`INSERT INTO condukt_workflow_leases (run_id, token, pid, host, started_at, renewed_at, expires_at)
       VALUES (${runId}, ${token}, ${options.holder.pid}, ${options.holder.host}, ${now}, ${now}, ${now} + ${millis})
       ON CONFLICT (run_id) DO UPDATE SET token = excluded.token, pid = excluded.pid, host = excluded.host,
@@ -155,14 +159,14 @@ export const acquire = (
         location,
         holder,
         description: `run ${runId} in ${location} stopped: its lease lapsed (renewals failed for ${
-          Duration.format(options.duration)
+          Duration.format(duration)
         })` + (holder === undefined ? "" : ` and another process runs it (${describe(holder)})`) +
           `; resume it once that process has ended`
       })
     })
     // A renewal that fails (a database out of reach) is tried again at the next one: the lease
     // is lost only when another process has taken it.
-    const keep = Effect.sleep(Duration.divideUnsafe(options.duration, 4)).pipe(
+    const keep = Effect.sleep(Duration.divideUnsafe(duration, 4)).pipe(
       Effect.andThen(Effect.result(statement(renew))),
       Effect.flatMap((renewed) => (Result.isSuccess(renewed) && renewed.success.length === 0 ? lost : Effect.void)),
       Effect.forever
