@@ -6,9 +6,10 @@
  * namespaces), which the kernel enforces:
  *
  * - the filesystem is the host's, read-only, but for the sandbox's cwd and `allowedPaths` (and
- *   `writable`), a private `/tmp`, and a fresh `/dev`; the `denyRead` paths (credentials under the
- *   home directory by default) and the `.env` files of the directories above the cwd are hidden
- *   (a directory shows empty, a file cannot be read) — those that exist when the sandbox is built;
+ *   `writable`), a private `/tmp`, and a fresh `/dev` (read-only but for its own `/dev/shm`); the
+ *   `denyRead` paths (credentials under the home directory by default) and the `.env` files of the
+ *   directories above the cwd are hidden (a directory shows empty, a file cannot be read) — those
+ *   that exist when the sandbox is built;
  * - its own pid namespace with a fresh `/proc`: the host's processes — the program itself, other
  *   sessions' commands — are invisible, so neither signalled nor read (`/proc/<pid>/environ`);
  * - no network (`network: "none"`, the default: a loopback of its own, nothing listening), the
@@ -16,20 +17,23 @@
  *   host's (`"host"`);
  * - its own IPC, UTS and cgroup namespaces; the command dies with the sandbox (`--die-with-parent`),
  *   and everything it started dies with its namespace, `setsid` or not;
- * - no Unix sockets (a seccomp filter refuses `socket(AF_UNIX)`): the host's (`docker.sock`, D-Bus)
- *   stay out of reach even though the root they sit on is readable;
+ * - no Unix sockets (a seccomp filter, `Seccomp`, refuses them however asked for: `socket`,
+ *   io_uring, a datagram `socketpair`): the host's (`docker.sock`, D-Bus, the journal) stay out of
+ *   reach even though the root they sit on is readable; nor the descriptors the program inherited
+ *   (closed before bwrap starts);
  * - no attaching to another process (the filter refuses `ptrace`, `process_vm_*`, `kcmp`,
- *   `pidfd_getfd`), and no capability, even for a program run as root (`--cap-drop ALL`).
+ *   `pidfd_getfd`), no keyring, and no capability, even for a program run as root (`--cap-drop ALL`).
  *
  * Where each command can have a cgroup of its own, the sandbox's commands run through one bwrap
  * per sandbox whose launcher starts them (`Launcher`, docs/decisions/0070); otherwise each command
  * gets a bwrap of its own. Timeouts, output limits, the process budget and the process-group kill
  * work as unconfined. Fail closed: asking for confinement where bwrap cannot run
  * (not installed, user namespaces off) fails the sandbox's build with a typed error naming what is
- * missing, never an unconfined run. macOS (Seatbelt) is typed (`SeatbeltOptions`) but not
- * implemented: the build says so.
+ * missing (bwrap not installed, named with the package to install), never an unconfined run.
+ * macOS (Seatbelt) is typed (`SeatbeltOptions`) but not implemented: the build says so.
  *
- * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB), the tasks a command holds at once
+ * Bounded: the private `/tmp` (`tmpBytes`, 512 MiB) and `/dev/shm` (a quarter of it, emptied
+ * before a command that starts while no other runs: `launcherScript`), the tasks a command holds at once
  * (`maxProcesses`, through a cgroup of its own: `Cgroup`) and, when asked, the size of any file
  * written (`maxFileBytes`). Not stopped (docs/sandbox.md): reading what the user can read outside
  * `denyRead`, CPU and memory use. `Tools.Command` runs confined the same way unless it opts out.
@@ -57,9 +61,12 @@ export interface Options {
    * `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` (`NetworkProxy`); anything else is refused.
    */
   readonly network?: "none" | "host" | { readonly allow: ReadonlyArray<string> } | undefined
-  /** The bubblewrap executable; default `bwrap`, found on the PATH. */
+  /** The bubblewrap executable; default `bwrap`, found on the program's PATH when the sandbox is built. */
   readonly bwrap?: string | undefined
-  /** The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. */
+  /**
+   * The size of the private `/tmp` (in memory); default `DEFAULT_TMP_BYTES`. `/dev/shm` gets a
+   * quarter of it besides.
+   */
   readonly tmpBytes?: number | undefined
   /** The largest file a command may write (`ulimit -f`, rounded up to KiB); default: no limit. */
   readonly maxFileBytes?: number | undefined
@@ -135,8 +142,37 @@ export const DEFAULT_DENY_READ: ReadonlyArray<string> = [
   "~/.pgpass"
 ]
 
+/**
+ * The size of a sandbox's `/dev/shm` for a private `/tmp` of `tmpBytes`: a quarter of it (128 MiB
+ * by default: twice Docker's 64 MiB, which Chromium outgrows). Shared memory is memory too, and
+ * bwrap's own `/dev` would hold half the host's.
+ */
+const shmBytes = (tmpBytes: number): number => Math.ceil(tmpBytes / 4)
+
 /** How to install bubblewrap, said when it is missing. */
 export const INSTALL_HINT = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+
+/**
+ * The absolute path of the executable `given` names — a path (relative ones join `cwd`), or a name
+ * found on the program's PATH as a shell would find it — or why there is none, in a sentence
+ * naming what to install. Found once, when the sandbox is built: a call's own `PATH` cannot change which bwrap runs.
+ */
+const bubblewrap = (given: string, cwd: string): Result.Result<string, string> => {
+  const searched = process.env["PATH"] ?? ""
+  const candidates = given.includes("/")
+    ? [path.resolve(cwd, given)]
+    : searched.split(":").filter((directory) => path.isAbsolute(directory)).map((directory) => path.join(directory, given))
+  for (const candidate of candidates) {
+    try {
+      NodeFs.accessSync(candidate, NodeFs.constants.X_OK)
+      if (NodeFs.statSync(candidate).isFile()) return Result.succeed(candidate)
+    } catch {
+      // Not there, or not executable: the next one.
+    }
+  }
+  const where = given.includes("/") ? "no executable file there" : `no ${given} on the PATH (${searched})`
+  return Result.fail(`${given} is not installed: ${where}; ${INSTALL_HINT}`)
+}
 
 /** A confinement ready to wrap commands: the executable and the mounts, worked out once. */
 export interface Plan {
@@ -215,6 +251,10 @@ const ownNode = (): ReadonlyArray<string> => NODE === "/tmp" || NODE.startsWith(
  * @category constructors
  */
 export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>): Result.Result<Plan, string> => {
+  const unknown = Seccomp.unsupported(process.arch)
+  if (unknown !== undefined) return Result.fail(unknown)
+  const installed = bubblewrap(options.bwrap ?? "bwrap", cwd)
+  if (Result.isFailure(installed)) return Result.fail(installed.failure)
   const found = options.maxProcesses === false ? "no limit was asked for" : Cgroup.find(options.cgroup)
   if (typeof found !== "string") Cgroup.sweep(found)
   const place = typeof found === "string" ? found : Cgroup.probe(found) ?? found
@@ -233,6 +273,7 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     const info = NodeFs.statSync(found, { throwIfNoEntry: false })
     return info === undefined ? [] : info.isDirectory() ? ["--tmpfs", found] : ["--ro-bind", "/dev/null", found]
   })
+  const tmpBytes = options.tmpBytes ?? DEFAULT_TMP_BYTES
   const prefix: Array<string> = [
     "--die-with-parent",
     "--unshare-all",
@@ -244,18 +285,26 @@ export const plan = (options: Options, cwd: string, roots: ReadonlyArray<string>
     "--ro-bind",
     "/",
     "/",
+    // bwrap's /dev is a tmpfs of half the host's memory, writable, /dev/shm a directory in it:
+    // read-only here, but for a /dev/shm of its own size.
     "--dev",
     "/dev",
+    "--remount-ro",
+    "/dev",
+    "--size",
+    String(shmBytes(tmpBytes)),
+    "--tmpfs",
+    "/dev/shm",
     "--proc",
     "/proc",
     "--size",
-    String(options.tmpBytes ?? DEFAULT_TMP_BYTES),
+    String(tmpBytes),
     "--tmpfs",
     "/tmp",
     ...ownNode(),
     ...[...new Set(writable)].flatMap((root) => ["--bind", root, root])
   ]
-  const bwrap = options.bwrap ?? "bwrap"
+  const bwrap = installed.success
   const seccomp = Seccomp.file()
   const proxy = typeof options.network === "object" ? NetworkProxy.make(options.network.allow) : undefined
   const processes = typeof place === "string" ? undefined : { place, max: typeof options.maxProcesses === "number" ? options.maxProcesses : DEFAULT_MAX_PROCESSES }
@@ -292,14 +341,9 @@ export const command = (
   cgroup?: string | undefined,
   argv: ReadonlyArray<string> = []
 ): { readonly file: string; readonly args: ReadonlyArray<string> } => ({
-  // A shell joins the cgroup, opens the filter on descriptor 3 for bwrap, then becomes it; the
-  // paths are positional parameters, never parsed.
   file: "bash",
   args: [
-    "-c",
-    '{ [ -z "$1" ] || echo $$ > "$1"; } && exec 3<"$0" && shift && exec "$@"',
-    confined.seccomp,
-    cgroup === undefined ? "" : path.join(cgroup, "cgroup.procs"),
+    ...Launcher.startBwrap(confined.seccomp, cgroup === undefined ? undefined : path.join(cgroup, "cgroup.procs")),
     confined.bwrap,
     ...confined.prefix,
     ...visible(confined, directory),

@@ -22,7 +22,9 @@
  *   `SpawnFailed` naming it, and everything it started dies with its pid namespace.
  *
  * What a command shares with the others of its sandbox: the pid namespace (it sees, and may
- * signal, them and the launcher), the private `/tmp`, the network namespace. The host's processes
+ * signal, them and the launcher), the private `/tmp`, the network namespace, and `/dev/shm` and
+ * SysV IPC while another command runs (the launcher empties them before a command that starts
+ * alone: `launcherScript`). The host's processes
  * stay out of sight, as before. It cannot attach to the launcher, which runs non-dumpable
  * (`setup.node` is an execute-only copy: `Undumpable`), and the host reads the launcher's channel
  * as hostile (`ChannelGuard`).
@@ -206,6 +208,27 @@ const onMessage = (launcher: State, live: Live) => (message: unknown, handle: un
 const STDERR_BYTES = 4096
 
 /**
+ * The arguments of the `bash` that starts a bwrap, up to the bwrap command line that follows them:
+ * it closes every descriptor it inherited beyond its stdio, the program's word (3) and the IPC
+ * channel (4, when `NODE_CHANNEL_FD` says it is one), so nothing the program holds reaches the
+ * sandbox (a socket it inherited from its own parent, say, which the sandbox's filter would never let
+ * it make); joins `procs` (a `cgroup.procs`), when given, before anything forks; opens the seccomp
+ * filter on descriptor 3 for bwrap; then becomes bwrap. The paths are positional parameters, never
+ * parsed; `$0` is what bash names its own errors after.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const startBwrap = (seccomp: string, procs: string | undefined): ReadonlyArray<string> => [
+  "-c",
+  'for fd in /proc/$$/fd/*; do fd=${fd##*/}; case $fd in [0-3]) ;; 4) [ "$NODE_CHANNEL_FD" = 4 ] || exec 4>&- ;; *) exec {fd}>&- ;; esac; done; ' +
+  '{ [ -z "$2" ] || echo $$ > "$2"; } && exec 3<"$1" && shift 2 && exec "$@"',
+  "confine",
+  seccomp,
+  procs ?? ""
+]
+
+/**
  * The longest message the launcher may send (characters, before its newline): its largest is a
  * pipe read (64 KiB) of output in base64. A launcher sending more, or a line that is not JSON, is
  * hostile (taken over from inside): its channel is cut and it is stopped (`ChannelGuard`).
@@ -223,10 +246,7 @@ const start = (launcher: State): Effect.Effect<Live, ProcessGroup.RunError> =>
       return Effect.fail(failed(`cannot make the launcher's cgroup (${cause instanceof Error ? cause.message : String(cause)})`))
     }
     const child = spawn("bash", [
-      "-c",
-      'echo $$ > "$1" && exec 3<"$0" && shift && exec "$@"',
-      setup.seccomp,
-      path.join(cgroup, "cgroup.procs"),
+      ...startBwrap(setup.seccomp, path.join(cgroup, "cgroup.procs")),
       setup.bwrap,
       ...setup.mounts,
       "--seccomp",

@@ -10,6 +10,10 @@
  *   (base64; `max + 1` bytes at most, so the host sees a cut output as cut), then `{ t: "done",
  *   id, code }` once the shell has exited, its group killed and its pipes read to EOF (200 ms at
  *   most), or `{ t: "failed", id, code, message }` when it could not start;
+ * - before a command starts while none runs, what earlier ones left in memory that would outlive
+ *   them is removed: the files of `/dev/shm` (a bounded tmpfs of the sandbox's: `Confine.plan`) and
+ *   the SysV shared memory, semaphores and message queues of its IPC namespace (`ipcrm --all`, when
+ *   `/proc/sysvipc` lists any). `/tmp` is kept: it is the sandbox's, as a shell's is its host's;
  * - `{ t: "go", id }`: the shell may run the script; `{ t: "kill", id, signal }`: signals its group;
  * - with the argument `proxy`: listens on the namespace's loopback and hands each connection,
  *   unread, to the host (`{ t: "connection" }` with the socket: `NetworkProxy`), the commands
@@ -17,7 +21,7 @@
  * - `{ t: "ready" }` once it takes commands; it exits when the host's channel closes.
  */
 export const LAUNCHER = `"use strict"
-const { spawn } = require("child_process")
+const { spawn, spawnSync } = require("child_process")
 const fs = require("fs")
 const net = require("net")
 const os = require("os")
@@ -25,7 +29,15 @@ const running = new Map()
 let extra = {}
 const send = (message, handle) => { if (process.connected) process.send(message, handle, () => {}) }
 const ignore = () => {}
+const listed = (file) => { try { return fs.readFileSync(file, "latin1").split("\\n").length > 2 } catch { return false } }
+const clear = () => {
+  try { for (const name of fs.readdirSync("/dev/shm")) fs.rmSync("/dev/shm/" + name, { recursive: true, force: true }) } catch {}
+  if (["shm", "sem", "msg"].some((kind) => listed("/proc/sysvipc/" + kind))) {
+    try { spawnSync("ipcrm", ["--all"], { stdio: "ignore", timeout: 5000 }) } catch {}
+  }
+}
 const run = (m) => {
+  if (running.size === 0) clear()
   let child
   try {
     child = spawn("bash", ["-c", "read -r _ <&3 || exit 125; exec 3<&- 2>&1; " + m.script, ...m.argv], {

@@ -7,7 +7,7 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import * as net from "node:net"
 import { homedir, tmpdir } from "node:os"
@@ -265,6 +265,24 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(small, "head -c 1M /dev/zero > ok.bin && stat -c %s ok.bin"), { exitCode: 0, output: "1048576" })
     }).pipe(Effect.scoped, Effect.provide(host)))
 
+  it.effect("/dev is read-only and /dev/shm bounded (a quarter of tmpBytes); what a command leaves there, or in SysV IPC, is gone by the next", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      // /dev/shm holds 1 MiB here; bwrap's own /dev held half the host's memory, and kept what it got.
+      const sandbox = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024 } })
+      const perCommand = yield* LocalSandbox.make({ cwd: at.project, confine: { tmpBytes: 4 * 1024 * 1024, maxProcesses: false } })
+      for (const confined of [sandbox, perCommand]) {
+        assert.match((yield* run(confined, "head -c 2M /dev/zero > /dev/shm/fill")).output, /No space left on device/)
+        assert.match((yield* run(confined, "echo x > /dev/made")).output, /Read-only file system/)
+        assert.deepStrictEqual(yield* run(confined, "head -c 512K /dev/zero > /dev/shm/kept && ipcmk -M 65536 >/dev/null && ls /dev/shm && ipcs -m | grep -c '^0x'"), {
+          exitCode: 0,
+          output: "kept\n1"
+        })
+        // Writing to a device still works.
+        assert.deepStrictEqual(yield* run(confined, "echo x > /dev/null && ls -A /dev/shm; ipcs -m | grep -c '^0x'"), { exitCode: 1, output: "0" })
+      }
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
   it.live.skipIf(noCgroup !== undefined)("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -381,12 +399,42 @@ describe("LocalSandbox confine", () => {
       )
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.effect("fails closed: a bubblewrap that cannot run fails the build, naming it and how to install it", () =>
+  it.effect("fails closed: a bubblewrap that is not there fails the build, naming it and how to install it", () =>
     Effect.gen(function*() {
       const at = yield* layout
       const error = yield* Effect.flip(LocalSandbox.make({ cwd: at.project, confine: { bwrap: "/nonexistent/bwrap" } }))
       assert.strictEqual(error.method, "make")
       assert.strictEqual(error.reason._tag, "Failed")
-      assert.match(error.message, /^Cannot confine commands: \/nonexistent\/bwrap did not start \(.*\); install bubblewrap \(Debian\/Ubuntu: apt-get install bubblewrap/)
+      assert.strictEqual(
+        error.message,
+        "Cannot confine commands: /nonexistent/bwrap is not installed: no executable file there; " +
+          "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+      )
+    }).pipe(Effect.scoped, Effect.provide(host)))
+
+  it.effect("fails closed: no bwrap on the program's PATH fails the build with the same typed error, before any shell says `bwrap: not found`", () =>
+    Effect.gen(function*() {
+      const at = yield* layout
+      // A PATH with every other tool the build uses (bash, its shell's commands), and no bwrap.
+      const bin = join(at.root, "bin")
+      mkdirSync(bin)
+      for (const tool of ["bash", "sh", "true"]) symlinkSync(execFileSync("bash", ["-c", `command -v ${tool}`], { encoding: "utf8" }).trim(), join(bin, tool))
+      const path = `${bin}:/nonexistent`
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const saved = process.env["PATH"]
+          process.env["PATH"] = path
+          return saved
+        }),
+        (saved) => Effect.sync(() => void (process.env["PATH"] = saved))
+      )
+      const error = yield* Effect.flip(LocalSandbox.make({ cwd: at.project, confine: true }))
+      assert.strictEqual(error.method, "make")
+      assert.strictEqual(error.reason._tag, "Failed")
+      assert.strictEqual(
+        error.message,
+        `Cannot confine commands: bwrap is not installed: no bwrap on the PATH (${path}); ` +
+          "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"
+      )
     }).pipe(Effect.scoped, Effect.provide(host)))
 })
