@@ -151,14 +151,14 @@ describe.skipIf(unavailable !== undefined)("Seccomp: a confined command reaches 
       const dgram = join(project, "host.dgram")
       const listener = yield* lines(() => spawn(join(project, "escapeProbe"), ["dgram-listen", dgram], { stdio: ["ignore", "pipe", "inherit"] }))
       assert.deepStrictEqual([yield* listener.next, yield* listener.next], ["bind: ok", "ready"])
-      const probe = `./escapeProbe socketpair ${dgram} ${socket}`
+      const probe = (tag: string) => `./escapeProbe socketpair ${dgram} ${socket} ${tag}`
       const pairs = "socketpair stream: ok\nstream connect: Transport endpoint is already connected\nsocketpair seqpacket: ok\n"
-      assert.strictEqual(yield* output(open, probe), `socketpair dgram: ok\ndgram sendto: ok\n${pairs}`)
-      assert.strictEqual(yield* listener.next, "got: hello over a datagram pair")
-      assert.strictEqual(yield* output(confined, probe), `socketpair dgram: Permission denied\n${pairs}`)
-      // Datagrams arrive in order: the next one the listener gets is this second unconfined one.
-      yield* output(open, probe)
-      assert.strictEqual(yield* listener.next, "got: hello over a datagram pair")
+      assert.strictEqual(yield* output(open, probe("open")), `socketpair dgram: ok\ndgram sendto: ok\n${pairs}`)
+      assert.strictEqual(yield* listener.next, "got: hello from open")
+      assert.strictEqual(yield* output(confined, probe("confined")), `socketpair dgram: Permission denied\n${pairs}`)
+      // Datagrams arrive in order: the next one the listener gets is this last unconfined one.
+      yield* output(open, probe("last"))
+      assert.strictEqual(yield* listener.next, "got: hello from last")
     }).pipe(Effect.scoped, Effect.provide(host)))
 
   it.effect("socket families: AF_UNIX and AF_VSOCK (the hypervisor's host, past any network namespace) refused, AF_INET and AF_NETLINK allowed", () =>
@@ -245,13 +245,13 @@ describe.skipIf(unavailable !== undefined)("Seccomp: a confined command reaches 
       const { project } = yield* setting
       const { outputs, said } = yield* program(project, "./escapeProbe keyring-read", (args) =>
         spawn(join(project, "escapeProbe"), ["keyring-exec", "planted-in-the-keyring", ...args], { stdio: ["ignore", "pipe", "pipe"] }))
-      assert.strictEqual(said, "join: ok\nadd_key: ok\n")
+      const { open, ...confined } = outputs
+      if (said === "join: ok\nadd_key: ok\n") {
+        assert.strictEqual(open, "keyctl search: ok\nkeyctl read: ok\nkey: planted-in-the-keyring\n")
+      } else {
+        process.stderr.write(`Seccomp.escapes.test: no session keyring here (${said.trim()}): no escape to show unconfined\n`)
+      }
       const refused = "keyctl search: Operation not permitted\n"
-      assert.deepStrictEqual(outputs, {
-        open: "keyctl search: ok\nkeyctl read: ok\nkey: planted-in-the-keyring\n",
-        launcher: refused,
-        perCommand: refused,
-        forwarder: refused
-      })
+      assert.deepStrictEqual(confined, { launcher: refused, perCommand: refused, forwarder: refused })
     }).pipe(Effect.scoped, Effect.provide(host)))
 })
