@@ -174,8 +174,25 @@ export const check = (value: unknown, limits: Limits = defaults): JsonLimitError
   return undefined
 }
 
+/**
+ * Whether `text` holds at most `max` opening brackets, in strings or not: then it cannot nest
+ * deeper than `max`. `indexOf` runs in native code, so the usual text (a stream's event, a tool's
+ * arguments: a few brackets) is cleared without a character-by-character walk in JavaScript,
+ * which halved a provider stream's decoding rate (bench/providers-sse).
+ */
+const fewBrackets = (text: string, max: number): boolean => {
+  let count = 0
+  for (const bracket of ["{", "["]) {
+    for (let i = text.indexOf(bracket); i !== -1; i = text.indexOf(bracket, i + 1)) {
+      if (++count > max) return false
+    }
+  }
+  return true
+}
+
 /** The index in `text` where its nesting passes `maxDepth`, or -1: brackets counted outside strings. */
 const tooDeepAt = (text: string, maxDepth: number): number => {
+  if (fewBrackets(text, maxDepth)) return -1
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
