@@ -20,6 +20,7 @@ import * as Condukt from "../../src/Condukt.ts"
 import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
 
@@ -29,14 +30,9 @@ const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
  * fail-closed test below runs everywhere.
  */
 const unavailable = ((): string | undefined => {
-  try {
-    execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "pipe"] })
-    return undefined
-  } catch (error) {
-    const why = String((error as { stderr?: unknown }).stderr ?? error).trim()
-    process.stderr.write(`Confine.test: bubblewrap unavailable, escape corpus skipped: ${why}\n`)
-    return why
-  }
+  const why = Bubblewrap.missing()
+  if (why !== undefined) process.stderr.write(`Confine.test: bubblewrap unavailable, escape corpus skipped: ${why}\n`)
+  return why
 })()
 
 /**

@@ -22,16 +22,14 @@ import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as Confine from "../../src/sandbox/Confine.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
 
 /** Why the launcher cannot be tried here (no bubblewrap, no cgroup for its commands), or undefined. */
 const unavailable = ((): string | undefined => {
-  try {
-    execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "pipe"] })
-  } catch (error) {
-    return String((error as { stderr?: unknown }).stderr ?? error).trim()
-  }
+  const missing = Bubblewrap.missing()
+  if (missing !== undefined) return missing
   const place = Cgroup.find(undefined)
   const why = typeof place === "string" ? place : Cgroup.probe(place)
   if (why !== undefined) process.stderr.write(`ConfineLauncher.test: skipped: ${why}\n`)

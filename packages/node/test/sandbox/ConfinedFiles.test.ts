@@ -8,7 +8,6 @@
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
-import { execFileSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, openSync, closeSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
 import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
@@ -22,18 +21,14 @@ import * as Tools from "@condukt/core/Tools"
 import * as Condukt from "../../src/Condukt.ts"
 import * as ConfinedPaths from "../../src/sandbox/ConfinedPaths.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
 
 const unavailable = ((): string | undefined => {
-  try {
-    execFileSync("bash", [join(import.meta.dirname, "../../../../scripts/setup-bubblewrap.sh")], { stdio: ["ignore", "ignore", "pipe"] })
-    return undefined
-  } catch (error) {
-    const why = String((error as { stderr?: unknown }).stderr ?? error).trim()
-    process.stderr.write(`ConfinedFiles.test: bubblewrap unavailable, skipped: ${why}\n`)
-    return why
-  }
+  const why = Bubblewrap.missing()
+  if (why !== undefined) process.stderr.write(`ConfinedFiles.test: bubblewrap unavailable, skipped: ${why}\n`)
+  return why
 })()
 
 /**
