@@ -49,20 +49,23 @@ const payloadOf = (message: JSONRPCMessage): { readonly value: unknown; readonly
 
 /** `transport`, its inbound messages held to `JsonLimits.defaults` (the same instance). */
 export const bound = <T extends Transport>(transport: T): T => {
-  const checked = new WeakSet<object>()
+  // The message the outermost wrapper last let through: the SDK's chained handlers call the one
+  // they replaced within that call, with the same message (a WeakSet of every message cost each
+  // call more than the check: bench/mcp's concurrent calls 24 -> 27 ms).
+  let passed: JSONRPCMessage | undefined
   let wrapped: Handler | undefined
   const wrap = (handler: Handler): Handler => (message, extra) => {
-    if (checked.has(message)) return handler(message, extra)
+    if (message === passed) return handler(message, extra)
     const { id, method, value } = payloadOf(message)
     const error = JsonLimits.check(value)
     if (error === undefined) {
-      checked.add(message)
+      passed = message
       return handler(message, extra)
     }
     if (method === undefined) {
       if (id === undefined) return
       const replacement = refused(id, error)
-      checked.add(replacement)
+      passed = replacement
       return handler(replacement, extra)
     }
     transport.onerror?.(new Error(`the server sent ${method} with params that hold ${error.description}; it was ${id === undefined ? "dropped" : "refused"}`))
