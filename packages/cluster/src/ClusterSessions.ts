@@ -11,7 +11,7 @@
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import * as Sessions from "@condukt/core/Sessions"
-import * as uuid7 from "@condukt/core/internal/uuid7"
+import * as uuid7 from "@condukt/core/Uuid7"
 import { SessionEntity } from "./SessionEntity.ts"
 
 /** What a call the cluster kept cutting off fails with. */

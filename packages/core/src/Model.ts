@@ -21,7 +21,7 @@ import {
   toolResult
 } from "./Message.ts"
 import { ModelError, UnknownProvider } from "./ModelError.ts"
-import * as Tracing from "./internal/tracing.ts"
+import * as Tracing from "./Tracing.ts"
 import * as ToolName from "./ToolName.ts"
 import type { Usage as UsageOf } from "./Usage.ts"
 
@@ -281,7 +281,7 @@ export const layerDefaults = <A, E, R>(layer: Layer.Layer<A, E, R>): Layer.Layer
  */
 export const resolve = (model: string): Effect.Effect<Service, ModelError> => Tracing.span(resolving(model), "Model.resolve")
 
-// A span only under a real tracer (`internal/tracing.ts`): every session start resolves its model,
+// A span only under a real tracer (`Tracing.ts`): every session start resolves its model,
 // and under the default tracer a span per start cost ~8 µs for nothing to read it.
 const resolving = Effect.fnUntraced(function*(model: string) {
   const registry = yield* Effect.serviceOption(Providers)

@@ -12,7 +12,7 @@
  * run.
  */
 import { Clock, Effect } from "effect"
-import * as Tracing from "./internal/tracing.ts"
+import * as Tracing from "./Tracing.ts"
 import * as Sandbox from "./Sandbox.ts"
 
 /** The files read at the sandbox's cwd, in this order. */
@@ -275,7 +275,7 @@ const loadEach = (sandbox: Sandbox.Service) =>
  */
 export const load = (sandbox: Sandbox.Service): Effect.Effect<string | undefined> => Tracing.span(loading(sandbox), "ProjectInstructions.load")
 
-// A span only under a real tracer (`internal/tracing.ts`): under the default one a span per
+// A span only under a real tracer (`Tracing.ts`): under the default one a span per
 // session's first run cost more than the listing itself (~8 µs against ~5).
 const loading = (sandbox: Sandbox.Service): Effect.Effect<string | undefined> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>

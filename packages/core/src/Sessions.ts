@@ -26,7 +26,7 @@ import type * as SessionEvent from "./SessionEvent.ts"
 import * as Session from "./Session.ts"
 import * as SessionId from "./SessionId.ts"
 import * as Supervisor from "./Supervisor.ts"
-import * as uuid7 from "./internal/uuid7.ts"
+import * as uuid7 from "./Uuid7.ts"
 import {
   AlreadyStarted,
   ApprovalNotPending,

@@ -1,7 +1,7 @@
 /**
  * The spans of a run under a real tracer: a run is `invoke_agent <agent>`, its Bash call
  * `execute_tool Bash` holding `Bash.call` (with the names of the secrets it received), and the
- * command `LocalSandbox.exec`, each the parent of the next. Under Effect's default tracer none of them is made (internal/tracing.ts).
+ * command `LocalSandbox.exec`, each the parent of the next. Under Effect's default tracer none of them is made (Tracing.ts).
  */
 import { Spans, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"

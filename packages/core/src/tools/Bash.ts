@@ -12,7 +12,7 @@
  */
 import { Duration, Effect, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
-import * as Tracing from "../internal/tracing.ts"
+import * as Tracing from "../Tracing.ts"
 import * as Tool from "../Tool.ts"
 import { fromSandbox } from "./ToolError.ts"
 

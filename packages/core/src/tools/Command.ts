@@ -19,7 +19,7 @@
  */
 import { Duration, Effect, FileSystem, Path, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
-import * as RealPath from "../internal/realPath.ts"
+import * as RealPath from "../RealPath.ts"
 import * as ProcessBudget from "../ProcessBudget.ts"
 import * as ProcessRunner from "../ProcessRunner.ts"
 import * as Tool from "../Tool.ts"

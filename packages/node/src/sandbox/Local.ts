@@ -4,7 +4,7 @@
  *
  * With `allowedPaths`, every path a call names (a file, an exec or glob `cwd`, a grep `path`, a
  * glob's static base) is resolved as the kernel would (Alloy 0.12.5 semantics, see
- * `internal/realPath.ts`) and refused unless it lands inside an allowed root; the real path is the
+ * `@condukt/core/RealPath`) and refused unless it lands inside an allowed root; the real path is the
  * one opened. That is a guard against a confused model, not a sandbox: `exec` runs with the
  * user's rights and can reach anything they can. Without `allowedPaths`, paths are only resolved
  * against `cwd`. Runtime mounting is not supported.
@@ -25,9 +25,9 @@ import { Effect, FileSystem, Layer, Path, type PlatformError, Result, Stream } f
 import * as GlobPattern from "@condukt/core/GlobPattern"
 import * as GrepFiles from "../internal/grepFiles.ts"
 import * as ProcessGroup from "../internal/processGroup.ts"
-import * as RealPath from "@condukt/core/internal/realPath"
+import * as RealPath from "@condukt/core/RealPath"
 import * as RegularFile from "../internal/regularFile.ts"
-import * as Tracing from "@condukt/core/internal/tracing"
+import * as Tracing from "@condukt/core/Tracing"
 import * as WalkFiles from "../internal/walkFiles.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Confine from "./Confine.ts"
@@ -154,7 +154,7 @@ const run = (host: Host, directory: string, script: string, options: Omit<Proces
     ? ProcessGroup.run({ file: "bash", args: ["-c", script], ...options })
     : Confine.run(host.confined, directory, script, options)
 
-// Combinators, not a generator, and a span only under a real tracer (`internal/tracing.ts`): a
+// Combinators, not a generator, and a span only under a real tracer (`@condukt/core/Tracing`): a
 // call waiting for a process permit holds all of this for as long as it waits.
 const exec = (host: Host, command: string, execOptions?: Sandbox.ExecOptions): Effect.Effect<Sandbox.ExecResult, Sandbox.SandboxError> => {
   const given = execOptions?.cwd ?? "."

@@ -31,7 +31,7 @@
  * visible to it.
  */
 import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
-import * as uuid7 from "@condukt/core/internal/uuid7"
+import * as uuid7 from "@condukt/core/Uuid7"
 import * as JsonLimits from "@condukt/core/JsonLimits"
 import { Message } from "@condukt/core/Message"
 import {

@@ -25,7 +25,7 @@ export interface Run {
   readonly sink: EventHub.Sink | undefined
   /** A run with no prompt that continues a batch restored from the store, once a call of it is answered. */
   readonly resume?: boolean | undefined
-  /** Whether the run's tracer exports spans, read when it starts (internal/tracing.ts). */
+  /** Whether the run's tracer exports spans, read when it starts (Tracing.ts). */
   traced?: boolean | undefined
   /** Tokens the session's MCP servers sampled while it ran: they count in its result's `usage`. */
   sampled?: Model.Usage | undefined

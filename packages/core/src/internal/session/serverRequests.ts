@@ -19,7 +19,7 @@ import { Deferred, Duration, Effect, Exit, Option } from "effect"
 import * as Approval from "../../Approval.ts"
 import * as Elicitation from "../../Elicitation.ts"
 import * as Redactor from "../../Redactor.ts"
-import * as uuid7 from "../uuid7.ts"
+import * as uuid7 from "../../Uuid7.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 /** What the requests need of their session: its actor. */

@@ -2,7 +2,7 @@
 import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Option, Tracer } from "effect"
-import * as Tracing from "../../src/internal/tracing.ts"
+import * as Tracing from "../src/Tracing.ts"
 
 describe("tracing", () => {
   it.effect("makes no span under Effect's default tracer: the effect runs as it is", () =>

@@ -1,5 +1,5 @@
 /**
- * realPath — the path check behind `LocalSandbox`'s `allowedPaths` (Alloy 0.12.5 semantics).
+ * RealPath — the path check behind `LocalSandbox`'s `allowedPaths` (Alloy 0.12.5 semantics).
  *
  * A path is walked component by component from `/` the way the kernel walks it: each symlink is
  * followed (an absolute target restarts at the root, a relative one is spliced into the remaining
@@ -11,7 +11,7 @@
  * for a symlink between the check and the open.
  */
 import { Effect, type FileSystem } from "effect"
-import { OutsideAllowedPaths, TooManySymlinks } from "../Sandbox.ts"
+import { OutsideAllowedPaths, TooManySymlinks } from "./Sandbox.ts"
 
 /** The kernel's own limit (Linux MAXSYMLINKS). */
 const maxSymlinkHops = 40

@@ -1,5 +1,5 @@
 /**
- * tracing — the spans a run holds while it waits, made only when a tracer can read them.
+ * Tracing — the spans a run holds while it waits, made only when a tracer can read them.
  *
  * A span around a step that may wait (a run, a Bash call, a sandbox `exec` queued for a process
  * permit) is held for the whole wait: the span and its attributes, the two `Context` copies that

@@ -1,5 +1,5 @@
 /**
- * uuid7 — time-ordered identifiers (RFC 9562 version 7) for sessions and runs, so ids sort by
+ * Uuid7 — time-ordered identifiers (RFC 9562 version 7) for sessions and runs, so ids sort by
  * creation, also within one millisecond (Effect's `SecureRandom` keeps a counter there). The time
  * comes from the `Clock`, the randomness and the formatting from a provided `SecureRandom` (tests
  * can fix both), or when none is, from this module's own generator: Web Crypto bytes drawn from a

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { SecureRandom } from "effect/crypto"
 import { TestClock } from "effect/testing"
-import * as uuid7 from "../../src/internal/uuid7.ts"
+import * as uuid7 from "../src/Uuid7.ts"
 
 describe("uuid7", () => {
   it.effect("makes RFC 9562 version 7 ids that sort by creation time", () =>
