@@ -4,7 +4,7 @@
  * An agent is an inert value; `Session.start` runs it. Its type carries the services its tools
  * and its sandbox layer need (`R`), so a session started without them does not compile. `asTool`
  * offers an agent to others as a tool; the session whose run makes a call runs the child
- * (`SubAgentHost`, internal/session/subAgents.ts), so this module knows no session.
+ * (`SubAgentHost`, runtime/subAgents.ts), so this module knows no session.
  */
 import { Context, type Duration, Effect, type Layer, Option, type Result, Schema } from "effect"
 import type * as Approval from "./Approval.ts"
@@ -162,7 +162,7 @@ export interface SubAgentSettings {
 
 /**
  * What a session gives the calls of its run for the sub-agents they start, provided around each
- * run of an agent that has a sub-agent tool (internal/session/subAgents.ts): it starts the child,
+ * run of an agent that has a sub-agent tool (runtime/subAgents.ts): it starts the child,
  * runs it and answers for the model.
  *
  * @since 0.1.0

@@ -1,10 +1,23 @@
 /**
- * Loop — the agent loop as a pure state machine.
+ * Loop — a run of the agent loop as a pure state machine.
  *
- * Data in, data out: a state and an input give a new state and the next action (send a request to
- * the model, run tools, or complete), or a named rejection when the input is out of order. No
- * Effect, no services, no clock: the Session actor drives it with the Model and the Executor, and
- * streaming and non-streaming runs share it.
+ * Data in, data out: a state and an input give a new state and the next action, or a named
+ * rejection when the input is out of order. No Effect, no services, no clock. The state holds
+ * everything a run is: the history, where the run is (asking the model, running a batch of calls,
+ * waiting for approvals with the batch parked, done), what the run has gathered (where its
+ * messages start, its tokens, its answers corrected) and a batch's results known before it
+ * finished. A session's interpreter performs each action with the `Model` and the `Executor` and
+ * feeds the outcome back; a parked run and a run restored from a store are both this state, so
+ * going on after an answer or after a restart is one transition (`proceed`).
+ *
+ * | status              | inputs it takes                                                     |
+ * | ------------------- | ------------------------------------------------------------------- |
+ * | `Idle`              | `submit`, `correct`, `abort` (nothing to answer)                    |
+ * | `AwaitingCompletion`| `receiveCompletion`, `abort`                                        |
+ * | `AwaitingTools`     | `receiveToolOutputs`, `finish`, `park`, `proceed` (a restored batch), `abort` |
+ * | `AwaitingApproval`  | `proceed` (an answer came, or a run starts), `abort`                |
+ *
+ * Any other input is `Rejected` with its reason, the state unchanged.
  */
 import * as History from "./History.ts"
 import {
@@ -20,13 +33,29 @@ import {
   type ToolResultMessage,
   user
 } from "./Message.ts"
+import { addUsage, emptyUsage, type FinishReason, type Usage } from "./Model.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
 // ---------------------------------------------------------------------------------------------
 
 /** @since 0.1.0 @category models */
-export type Status = "Idle" | "AwaitingCompletion" | "AwaitingTools"
+export type Status = "Idle" | "AwaitingCompletion" | "AwaitingTools" | "AwaitingApproval"
+
+/**
+ * What a run has gathered: where its messages start in the history, the tokens of its replies,
+ * the last reply's finish, and how many answers were sent back to the model because they did
+ * not decode.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Progress {
+  readonly from: number
+  readonly usage: Usage
+  readonly finishReason: FinishReason
+  readonly retries: number
+}
 
 /** @since 0.1.0 @category models */
 export interface State {
@@ -38,6 +67,12 @@ export interface State {
   readonly maxTurns: number
   /** The calls the model is waiting on, in its order. */
   readonly pending: ReadonlyArray<ToolCallPart>
+  /** The run in progress; `undefined` between runs (an idle session holds none). */
+  readonly progress: Progress | undefined
+  /** Results of pending calls known before the batch finished: restored from a store, or finished before it parked. */
+  readonly finished: ReadonlyArray<ToolOutput>
+  /** A prompt to submit once the batch the run continues is done (a run queued behind a restored batch). */
+  readonly then: string | undefined
 }
 
 /** What the model is asked: the tools are the session's, so they travel separately. */
@@ -49,7 +84,10 @@ export interface Request {
 /** @since 0.1.0 @category models */
 export type Action =
   | { readonly _tag: "Request"; readonly request: Request; readonly turn: number }
-  | { readonly _tag: "RunTools"; readonly calls: ReadonlyArray<ToolCallPart> }
+  /** Run `calls`; `known`: the batch's other calls' results, which it already has (a batch going on). */
+  | { readonly _tag: "RunTools"; readonly calls: ReadonlyArray<ToolCallPart>; readonly known?: ReadonlyArray<ToolOutput> | undefined }
+  /** The batch has nothing left to do but wait for a person's answers: the run holds no fiber until one comes. */
+  | { readonly _tag: "Wait" }
   | { readonly _tag: "Complete"; readonly text: string }
 
 /** Why an input was refused; the state is unchanged unless said otherwise. */
@@ -57,6 +95,7 @@ export type Rejection =
   | "TurnInProgress"
   | "NotWaitingForCompletion"
   | "NotWaitingForTools"
+  | "NotWaitingForApproval"
   | "InvalidToolResults"
   /** The run asked for more model requests than `maxTurns`; the state is idle again. */
   | "MaxTurnsExceeded"
@@ -72,9 +111,13 @@ export interface ToolOutput {
   readonly content: string
   readonly isError: boolean
   readonly images?: ReadonlyArray<ImagePart> | undefined
+  /** A structured result's data, for events (the history keeps the text). */
+  readonly data?: unknown
 }
 
 export const DEFAULT_MAX_TURNS = 50
+
+const nothing: ReadonlyArray<never> = []
 
 // ---------------------------------------------------------------------------------------------
 // Constructors
@@ -100,8 +143,14 @@ export const make = (options: {
   status: "Idle",
   turn: 0,
   maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
-  pending: []
+  pending: nothing,
+  progress: undefined,
+  finished: nothing,
+  then: undefined
 })
+
+/** A run's tally as it starts, its messages from `from`. */
+const started = (from: number): Progress => ({ from, usage: emptyUsage, finishReason: "other", retries: 0 })
 
 // ---------------------------------------------------------------------------------------------
 // Transitions
@@ -114,6 +163,12 @@ const request = (state: State): Step => ({
   state,
   action: { _tag: "Request", request: { system: state.system, messages: state.history }, turn: state.turn }
 })
+
+/** The state asking for its next turn, within `maxTurns`. */
+const nextTurn = (state: State, history: History.History): Step =>
+  state.turn >= state.maxTurns
+    ? rejected({ ...state, history, status: "Idle", pending: nothing, finished: nothing }, "MaxTurnsExceeded")
+    : request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: nothing, finished: nothing })
 
 /**
  * A model's reply is input too: two calls sharing an id (or a call without one) could not each get
@@ -143,66 +198,121 @@ const withUniqueCallIds = (message: AssistantMessage): AssistantMessage => {
  * @since 0.1.0
  * @category transitions
  */
-export const submit = (state: State, prompt: string): Step =>
-  state.status !== "Idle"
-    ? rejected(state, "TurnInProgress")
-    : request({
-      ...state,
-      history: History.append(state.history, user(prompt)),
-      status: "AwaitingCompletion",
-      turn: 1,
-      pending: []
-    })
+export const submit = (state: State, prompt: string): Step => {
+  if (state.status !== "Idle") return rejected(state, "TurnInProgress")
+  const history = History.append(state.history, user(prompt))
+  return request({ ...state, history, status: "AwaitingCompletion", turn: 1, pending: nothing, progress: started(history.length), then: undefined })
+}
 
 /**
- * The model's reply: complete when it calls no tools, otherwise run them. `shown`, when given,
- * makes the message of calls as the history keeps it (what later requests send: a session's has
- * its calls' arguments redacted); the calls run, and wait, as the model wrote them.
+ * The model's reply: complete when it calls no tools (or, for a run that continued a restored
+ * batch with a prompt queued behind it, that prompt's first request), otherwise run them. `shown`,
+ * when given, makes the message of calls as the history keeps it (what later requests send: a
+ * session's has its calls' arguments redacted); the calls run, and wait, as the model wrote them.
+ * `spent`: the reply's tokens and finish, added to the run's.
  *
  * @since 0.1.0
  * @category transitions
  */
-export const receiveCompletion = (state: State, reply: AssistantMessage, shown?: (message: AssistantMessage) => AssistantMessage): Step => {
+export const receiveCompletion = (
+  state: State,
+  reply: AssistantMessage,
+  shown?: ((message: AssistantMessage) => AssistantMessage) | undefined,
+  spent?: { readonly usage: Usage; readonly finishReason: FinishReason } | undefined
+): Step => {
   if (state.status !== "AwaitingCompletion") return rejected(state, "NotWaitingForCompletion")
   const message = withUniqueCallIds(reply)
   const calls = toolCalls(message)
   const history = History.append(state.history, calls.length === 0 || shown === undefined ? message : shown(message))
-  return calls.length === 0
-    ? { _tag: "Next", state: { ...state, history, status: "Idle", pending: [] }, action: { _tag: "Complete", text: text(message) } }
-    : {
-      _tag: "Next",
-      state: { ...state, history, status: "AwaitingTools", pending: calls },
-      action: { _tag: "RunTools", calls }
-    }
+  const before = state.progress ?? started(state.history.length)
+  const progress = spent === undefined ? before : { ...before, usage: addUsage(before.usage, spent.usage), finishReason: spent.finishReason }
+  if (calls.length > 0) return { _tag: "Next", state: { ...state, history, status: "AwaitingTools", pending: calls, progress }, action: { _tag: "RunTools", calls } }
+  const idle: State = { ...state, history, status: "Idle", pending: nothing, progress }
+  return state.then === undefined ? { _tag: "Next", state: idle, action: { _tag: "Complete", text: text(message) } } : submit(idle, state.then)
+}
+
+/** `outputs` checked against the pending calls: in the model's order, or `undefined` when one misses, repeats or is invented. */
+const inCallOrder = (state: State, outputs: ReadonlyArray<ToolOutput>): Array<ToolResultMessage> | undefined => {
+  const byId = new Map(outputs.map((output) => [output.callId, output]))
+  if (byId.size !== outputs.length || outputs.length !== state.pending.length) return undefined
+  const results: Array<ToolResultMessage> = []
+  for (const call of state.pending) {
+    const output = byId.get(call.id)
+    if (output === undefined) return undefined
+    results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError, ...(output.images === undefined ? {} : { images: output.images }) }))
+  }
+  return results
 }
 
 /**
  * The tools' results: every pending call answered exactly once, in any order; they are recorded
- * in the model's order. Then the next request, unless the run is out of turns.
+ * in the model's order. Then the next request, unless the run is out of turns. `correction`: one
+ * result tells the model its typed answer did not decode (`submit`), and the run counts a retry.
  *
  * @since 0.1.0
  * @category transitions
  */
-export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutput>): Step => {
+export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutput>, correction = false): Step => {
   if (state.status !== "AwaitingTools") return rejected(state, "NotWaitingForTools")
-  const byId = new Map(outputs.map((output) => [output.callId, output]))
-  if (byId.size !== outputs.length || outputs.length !== state.pending.length) return rejected(state, "InvalidToolResults")
-  const results: Array<ToolResultMessage> = []
-  for (const call of state.pending) {
-    const output = byId.get(call.id)
-    if (output === undefined) return rejected(state, "InvalidToolResults")
-    results.push(toolResult({ callId: call.id, name: call.name, content: output.content, isError: output.isError, ...(output.images === undefined ? {} : { images: output.images }) }))
-  }
+  const results = inCallOrder(state, outputs)
+  if (results === undefined) return rejected(state, "InvalidToolResults")
+  const counted = correction && state.progress !== undefined ? { ...state, progress: { ...state.progress, retries: state.progress.retries + 1 } } : state
+  return nextTurn(counted, History.append(state.history, ...results))
+}
+
+/**
+ * The tools' results end the run (a typed answer submitted through a call): recorded as
+ * `receiveToolOutputs` records them, the loop idle again at this turn, the run complete with `text`.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const finish = (state: State, outputs: ReadonlyArray<ToolOutput>, text: string): Step => {
+  if (state.status !== "AwaitingTools") return rejected(state, "NotWaitingForTools")
+  const results = inCallOrder(state, outputs)
+  if (results === undefined) return rejected(state, "InvalidToolResults")
   const history = History.append(state.history, ...results)
-  if (state.turn >= state.maxTurns) {
-    return rejected({ ...state, history, status: "Idle", pending: [] }, "MaxTurnsExceeded")
+  return { _tag: "Next", state: { ...state, history, status: "Idle", pending: nothing, finished: nothing }, action: { _tag: "Complete", text } }
+}
+
+/**
+ * The batch can do nothing but wait for answers: every call finished (`finished`: their results)
+ * or waiting. The run parks, and goes on with `proceed` once an answer comes.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const park = (state: State, finished: ReadonlyArray<ToolOutput>): Step =>
+  state.status !== "AwaitingTools"
+    ? rejected(state, "NotWaitingForTools")
+    : { _tag: "Next", state: { ...state, status: "AwaitingApproval", finished: [...state.finished, ...finished] }, action: { _tag: "Wait" } }
+
+/**
+ * A batch goes on: a parked one once an answer came, or one restored from a store when a run
+ * starts (`then`: that run's prompt, submitted once the batch's run is complete). The calls
+ * without a result run (those still unanswered ask again); those with one keep it. A batch with
+ * every call answered (a run cut off between its results and its next request) asks for the turn.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const proceed = (state: State, then?: string | undefined): Step => {
+  if (state.status !== "AwaitingApproval" && state.status !== "AwaitingTools") return rejected(state, "NotWaitingForApproval")
+  const known = new Set(state.finished.map((output) => output.callId))
+  const calls = state.pending.filter((call) => !known.has(call.id))
+  const going: State = {
+    ...state,
+    status: "AwaitingTools",
+    progress: state.progress ?? started(state.history.length),
+    then: then ?? state.then
   }
-  return request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+  if (state.pending.length === 0) return nextTurn(going, state.history)
+  return { _tag: "Next", state: going, action: { _tag: "RunTools", calls, known: state.finished } }
 }
 
 /**
  * A final reply that is no answer (a typed answer that did not decode): the model reads why, as a
- * user message, and is asked again in the same run, within `maxTurns`.
+ * user message, and is asked again in the same run, within `maxTurns`; the run counts one retry.
  *
  * @since 0.1.0
  * @category transitions
@@ -210,21 +320,37 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
 export const correct = (state: State, text: string): Step => {
   if (state.status !== "Idle") return rejected(state, "TurnInProgress")
   const history = History.append(state.history, user(text))
-  if (state.turn >= state.maxTurns) return rejected({ ...state, history }, "MaxTurnsExceeded")
-  return request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+  const progress = state.progress === undefined ? undefined : { ...state.progress, retries: state.progress.retries + 1 }
+  if (state.turn >= state.maxTurns) return rejected({ ...state, history, progress }, "MaxTurnsExceeded")
+  return request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: nothing, progress })
 }
 
 /**
- * A resumed state whose history ends with a message of tool calls and no results yet (a batch
- * that waited for approval when it was saved): the loop waits for those calls' results again.
+ * A state restored from a store whose history ends with a message of tool calls and no results
+ * yet (a batch that ran or waited for approval when it was saved): the loop waits on those calls
+ * again, `finished` the results it already has. One that ends with results the model has not read
+ * (`inFlight`: a run cut off after committing them) waits on no call: `proceed` asks for the turn.
+ *
+ * @since 0.1.0
+ * @category transitions
+ */
+export const restore = (state: State, finished: ReadonlyArray<ToolOutput>, waiting: boolean): State => {
+  const last = state.history.at(state.history.length - 1)
+  const calls = last?._tag === "AssistantMessage" ? toolCalls(last) : nothing
+  if (calls.length === 0) return { ...state, status: "AwaitingTools", pending: nothing, finished: nothing }
+  return { ...state, status: waiting ? "AwaitingApproval" : "AwaitingTools", pending: calls, finished }
+}
+
+/**
+ * A resumed state whose history ends with a message of tool calls and no results yet: the loop
+ * waits for those calls' results again (`restore` with none known).
  *
  * @since 0.1.0
  * @category transitions
  */
 export const awaitTools = (state: State): State => {
   const last = state.history.at(state.history.length - 1)
-  const calls = last?._tag === "AssistantMessage" ? toolCalls(last) : []
-  return calls.length === 0 ? state : { ...state, status: "AwaitingTools", pending: calls }
+  return last?._tag === "AssistantMessage" && toolCalls(last).length > 0 ? restore(state, nothing, false) : state
 }
 
 /**
@@ -235,7 +361,15 @@ export const awaitTools = (state: State): State => {
  * @category transitions
  */
 export const requestNext = (state: State): Step =>
-  state.status !== "Idle" ? rejected(state, "TurnInProgress") : request({ ...state, status: "AwaitingCompletion", turn: state.turn + 1, pending: [] })
+  state.status !== "Idle" ? rejected(state, "TurnInProgress") : request({ ...state, status: "AwaitingCompletion", turn: state.turn + 1, pending: nothing })
+
+/**
+ * Whether a batch waits in the state: running, parked or restored (a run that starts goes on with it).
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const hasBatch = (state: State): boolean => state.status === "AwaitingTools" || state.status === "AwaitingApproval"
 
 /**
  * Stops the run wherever it is. Pending calls are answered with `interruptedText` so the history
@@ -251,5 +385,8 @@ export const abort = (state: State, interruptedText: string): State => ({
     ...state.pending.map((call) => toolResult({ callId: call.id, name: call.name, content: interruptedText, isError: true }))
   ),
   status: "Idle",
-  pending: []
+  pending: nothing,
+  progress: undefined,
+  finished: nothing,
+  then: undefined
 })

@@ -1,5 +1,5 @@
 /**
- * What a session's tool sources ask of its user (internal/session/serverRequests.ts), through a
+ * What a session's tool sources ask of its user (runtime/serverRequests.ts), through a
  * hand-made source whose tools ask: a question answered with `respond` (checked by the source's
  * `validate`), an approval answered with `approve` / `deny`, the source's use of the session's
  * model counted in the run's usage. The MCP servers' side: packages/mcp/test/SessionRequests.test.ts.

@@ -19,13 +19,13 @@
  * is stored as it came: rewriting it would make the provider refuse it.
  */
 import { Clock, Effect, Option, Semaphore } from "effect"
-import * as History from "../../History.ts"
-import * as Loop from "../../Loop.ts"
-import type * as Message from "../../Message.ts"
-import { none, redactValue } from "../../Redactor.ts"
-import type * as SessionStore from "../../SessionStore.ts"
-import { Corrupt } from "../../SessionStoreError.ts"
-import * as Snapshot from "../../Snapshot.ts"
+import * as History from "../History.ts"
+import * as Loop from "../Loop.ts"
+import type * as Message from "../Message.ts"
+import { none, redactValue } from "../Redactor.ts"
+import type * as SessionStore from "../SessionStore.ts"
+import { Corrupt } from "../SessionStoreError.ts"
+import * as Snapshot from "../Snapshot.ts"
 
 export interface Persistence {
   readonly store: SessionStore.Service

@@ -24,9 +24,9 @@
  * for no turn it had already given: the loop goes on from the batch's results.
  */
 import { Deferred, Effect, Exit } from "effect"
-import type * as Executor from "../../Executor.ts"
-import type * as Message from "../../Message.ts"
-import type * as Snapshot from "../../Snapshot.ts"
+import type * as Executor from "../Executor.ts"
+import type * as Message from "../Message.ts"
+import type * as Snapshot from "../Snapshot.ts"
 
 /** What a model reads for a call that was running when the machine (its process) running it died. */
 export const INTERRUPTED_RESULT =

@@ -16,10 +16,10 @@
  * by its start; the tool calls' approvals stay in `approvals.ts`.
  */
 import { Deferred, Duration, Effect, Exit, Option } from "effect"
-import * as Approval from "../../Approval.ts"
-import * as Elicitation from "../../Elicitation.ts"
-import * as Redactor from "../../Redactor.ts"
-import * as uuid7 from "../../Uuid7.ts"
+import * as Approval from "../Approval.ts"
+import * as Elicitation from "../Elicitation.ts"
+import * as Redactor from "../Redactor.ts"
+import * as uuid7 from "../Uuid7.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 /** What the requests need of their session: its actor. */

@@ -25,10 +25,10 @@
  * (`waiting`), so a store keeps them for the session's next start (docs/decisions/0080).
  */
 import { Deferred, Effect, Exit, Option } from "effect"
-import * as Approval from "../../Approval.ts"
-import type * as Executor from "../../Executor.ts"
-import * as Redactor from "../../Redactor.ts"
-import type * as Snapshot from "../../Snapshot.ts"
+import * as Approval from "../Approval.ts"
+import type * as Executor from "../Executor.ts"
+import * as Redactor from "../Redactor.ts"
+import type * as Snapshot from "../Snapshot.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 interface Waiting {
@@ -146,7 +146,7 @@ export class Approvals {
   /**
    * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
    * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
-   * `started`: the calls running, which a save records (internal/session/journal.ts).
+   * `started`: the calls running, which a save records (runtime/journal.ts).
    */
   gate(
     events: Publisher,

@@ -15,14 +15,14 @@
  * still handed on.
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, type Redacted, Scope, Semaphore } from "effect"
-import * as Agent from "../../Agent.ts"
-import * as Model from "../../Model.ts"
-import * as Redactor from "../../Redactor.ts"
-import * as Sandbox from "../../Sandbox.ts"
-import type { RunError, StartError } from "../../SessionError.ts"
-import type * as SessionEvent from "../../SessionEvent.ts"
-import * as Tool from "../../Tool.ts"
-import type * as ToolSource from "../../ToolSource.ts"
+import * as Agent from "../Agent.ts"
+import * as Model from "../Model.ts"
+import * as Redactor from "../Redactor.ts"
+import * as Sandbox from "../Sandbox.ts"
+import type { RunError, StartError } from "../SessionError.ts"
+import type * as SessionEvent from "../SessionEvent.ts"
+import * as Tool from "../Tool.ts"
+import type * as ToolSource from "../ToolSource.ts"
 import * as EventHub from "./eventHub.ts"
 import type { Child, Publisher, Run, RunOptions, RunResult, Spent } from "./Run.ts"
 
@@ -41,7 +41,7 @@ export class Lineage extends Context.Service<Lineage, {
    * what they inherited): its session redacts them with its own, its tools never receive them.
    */
   readonly secrets: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>
-}>()("@condukt/core/internal/session/subAgents/Lineage") {}
+}>()("@condukt/core/runtime/subAgents/Lineage") {}
 
 /** The agent path of the session whose context is `context` (its agent's name alone at the top). */
 export const pathOf = (context: Context.Context<never>, agent: string): ReadonlyArray<string> => {

@@ -17,19 +17,20 @@
  * between-run events are kept.
  */
 import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
-import type { Agent } from "../../Agent.ts"
-import type * as Compactor from "../../Compactor.ts"
-import type { Message } from "../../Message.ts"
-import * as Redactor from "../../Redactor.ts"
+import type { Agent } from "../Agent.ts"
+import type * as Compactor from "../Compactor.ts"
+import type { Message } from "../Message.ts"
+import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "./Run.ts"
-import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped, type StartError } from "../../SessionError.ts"
-import type * as SessionEvent from "../../SessionEvent.ts"
-import type * as ToolSource from "../../ToolSource.ts"
-import type { Usage } from "../../Usage.ts"
-import * as GenAi from "../genAi.ts"
-import * as Tracing from "../../Tracing.ts"
-import * as uuid7 from "../../Uuid7.ts"
+import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped, type StartError } from "../SessionError.ts"
+import type * as SessionEvent from "../SessionEvent.ts"
+import type * as ToolSource from "../ToolSource.ts"
+import type { Usage } from "../Usage.ts"
+import * as GenAi from "../internal/genAi.ts"
+import * as Tracing from "../Tracing.ts"
+import * as uuid7 from "../Uuid7.ts"
 import type { Approvals } from "./approvals.ts"
+import * as Compaction from "./compaction.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
@@ -390,7 +391,7 @@ export abstract class Actor<R> implements Publisher {
   get compact(): Effect.Effect<void, Compactor.CompactorError> {
     return Effect.suspend(() =>
       this.#running === undefined
-        ? Effect.mapError(this.#conversation.compact(this, undefined), (error) => Redactor.redactValue(this.#conversation.redact, error))
+        ? Effect.mapError(Compaction.compact(this.#conversation, this, undefined), (error) => Redactor.redactValue(this.#conversation.redact, error))
         : Effect.void
     )
   }

@@ -8,8 +8,8 @@
  * tries again.
  */
 import { Cause, Context, Effect, Exit, Layer, Scope } from "effect"
-import * as Sandbox from "../../Sandbox.ts"
-import { SandboxInitFailed } from "../../SessionError.ts"
+import * as Sandbox from "../Sandbox.ts"
+import { SandboxInitFailed } from "../SessionError.ts"
 
 export interface Slot {
   /** Set once built, or from the start when a built sandbox was provided. */

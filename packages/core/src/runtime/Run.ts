@@ -7,13 +7,13 @@
  * queues, serves and settles it, the `Conversation` drives it.
  */
 import type { Deferred, Effect, Scope } from "effect"
-import type { Agent } from "../../Agent.ts"
-import type { RunError, SessionError, StartError } from "../../SessionError.ts"
-import type * as SessionEvent from "../../SessionEvent.ts"
+import type { Agent } from "../Agent.ts"
+import type { RunError, SessionError, StartError } from "../SessionError.ts"
+import type * as SessionEvent from "../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
-import type { Message } from "../../Message.ts"
-import type * as Model from "../../Model.ts"
-import type * as Output from "../../Output.ts"
+import type { Message } from "../Message.ts"
+import type * as Model from "../Model.ts"
+import type * as Output from "../Output.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -31,7 +31,7 @@ export interface Run {
   sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   readonly continues?: boolean | undefined
-  /** What its calls' sub-agents spent and how many run now, made by the first (internal/session/subAgents.ts). */
+  /** What its calls' sub-agents spent and how many run now, made by the first (runtime/subAgents.ts). */
   subAgents?: Spent | undefined
 }
 

@@ -10,13 +10,13 @@
  * the session goes on with what worked; at start, the same clash fails the start.
  */
 import { Effect, Result, type Scope } from "effect"
-import type { Agent } from "../../Agent.ts"
-import * as Executor from "../../Executor.ts"
-import * as Model from "../../Model.ts"
-import { McpStartFailed } from "../../SessionError.ts"
-import * as Supervisor from "../../Supervisor.ts"
-import type * as Tool from "../../Tool.ts"
-import type * as ToolSource from "../../ToolSource.ts"
+import type { Agent } from "../Agent.ts"
+import * as Executor from "../Executor.ts"
+import * as Model from "../Model.ts"
+import { McpStartFailed } from "../SessionError.ts"
+import * as Supervisor from "../Supervisor.ts"
+import type * as Tool from "../Tool.ts"
+import type * as ToolSource from "../ToolSource.ts"
 
 /** The executor and the specs the model sees, and the sources' tool arrays they were built from. */
 export interface ToolSet<R> {

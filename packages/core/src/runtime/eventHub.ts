@@ -10,7 +10,7 @@
  * session nobody observes.
  */
 import { type Cause, Effect, Queue, Semaphore, Stream } from "effect"
-import type { SessionEvent } from "../../SessionEvent.ts"
+import type { SessionEvent } from "../SessionEvent.ts"
 
 /** Events an observer may leave unread before the oldest are dropped. */
 export const OBSERVER_BUFFER = 1024

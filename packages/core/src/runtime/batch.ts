@@ -1,0 +1,104 @@
+/**
+ * batch — one message's tool calls: the `RunTools` action performed.
+ *
+ * The calls are announced (`ToolCall`, their arguments redacted), the secrets each call of a tool
+ * that hands them to processes receives are named (`SecretsUsed`, names only), and the executor
+ * runs them with the session's tool context (made once, with the sandbox). With a store each
+ * call's start is committed before it runs (journal.ts); with approvals each call that must ask
+ * passes the session's waiting room (approvals.ts), and a batch with nothing left to do but wait
+ * parks: its calls' fibers end, and what finished is handed back for the loop to keep. The
+ * results are published in the model's order; a batch going on after it parked published its
+ * calls already, and its caller publishes all of its results at once.
+ */
+import { Deferred, Effect } from "effect"
+import type * as Executor from "../Executor.ts"
+import type * as Loop from "../Loop.ts"
+import * as Redactor from "../Redactor.ts"
+import type { SessionError } from "../SessionError.ts"
+import type { Parking } from "./approvals.ts"
+import type { Conversation } from "./Conversation.ts"
+import * as Journal from "./journal.ts"
+import type { Publisher, Run } from "./Run.ts"
+
+/** The calls' results in the model's order, or the batch parked waiting for approval. */
+export type Outcome = ReadonlyArray<Executor.Result> | Parking
+
+/** Whether `outcome` is the batch parked. */
+export const isParked = (outcome: Outcome): outcome is Parking => !Array.isArray(outcome)
+
+/** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
+export const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>
+  items.length === 1 ? f(items[0]!, 0) : Effect.forEach(items, f, { discard: true })
+
+/** A call's result as its event. */
+export const publishResult = (events: Publisher, run: Run, r: Executor.Result): Effect.Effect<void> =>
+  events.publish(run, {
+    _tag: "ToolResult",
+    callId: r.callId,
+    name: r.name,
+    content: r.content,
+    isError: r.isError,
+    ...(r.data === undefined ? {} : { data: r.data })
+  }, true)
+
+/**
+ * Runs `calls`. Combinators, not a generator: this frame is held for as long as the calls run.
+ */
+export const run = <R>(
+  conversation: Conversation<R>,
+  events: Publisher,
+  run: Run,
+  calls: ReadonlyArray<Executor.Call>,
+  options: {
+    /** The results of the batch's calls that finished before (a restored or parked batch's). */
+    readonly known?: ReadonlyArray<Loop.ToolOutput> | undefined
+    /** The calls of a parked run going on: announced already, their results published by the caller. */
+    readonly continued?: boolean | undefined
+    /** Whether the batch may park (not when the run's step goes on with the results itself: `submit`). */
+    readonly parks?: boolean | undefined
+  } = {}
+): Effect.Effect<Outcome, SessionError, R> => {
+  const continued = options.continued === true
+  const redact = conversation.redact
+  const announced = continued
+    ? Effect.void
+    : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: Redactor.redactValue(redact, call.input) }, true))
+  const context = conversation.toolContext()
+  return announced.pipe(
+    Effect.andThen(conversation.audited === undefined || continued ? context : Effect.andThen(Effect.suspend(() => audit(conversation, events, run, calls)), context)),
+    Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parking, never, R> => {
+      const known = options.known?.map(({ callId, content, isError }) => ({ callId, content, isError })) ?? []
+      const approvals = conversation.approvals
+      // With a store, each call's start is committed before it runs (journal.ts).
+      const journal = conversation.persistence === undefined
+        ? undefined
+        : new Journal.Journal((batchOf) => conversation.saveBatch(batchOf), () => approvals?.waiting ?? [], known)
+      const journaled = journal === undefined ? context : { ...context, journal }
+      const executor = conversation.tools.executor
+      if (approvals === undefined) return executor.run(calls, journaled, conversation.assigns)
+      const gate = approvals.gate(events, run, calls.length, known, options.parks !== false, journal?.running)
+      const ran = executor.run(calls, { ...journaled, approvals: gate }, conversation.assigns)
+      if (gate.parked === undefined) return ran
+      // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
+      return Effect.raceFirst(ran, Deferred.await(gate.parked))
+    }),
+    Effect.flatMap((outcome): Effect.Effect<Outcome> => {
+      if ("finished" in outcome) {
+        conversation.assign(outcome.patches)
+        return Effect.succeed(outcome)
+      }
+      conversation.assigns = outcome.assigns
+      return continued ? Effect.succeed(outcome.results) : Effect.as(inOrder(outcome.results, (r) => publishResult(events, run, r)), outcome.results)
+    })
+  )
+}
+
+/** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */
+const audit = <R>(conversation: Conversation<R>, events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>): Effect.Effect<void> => {
+  const audited = conversation.audited
+  if (audited === undefined) return Effect.void
+  return Effect.forEach(calls, (call) =>
+    audited.tools.has(call.name)
+      ? events.publish(run, { _tag: "SecretsUsed", callId: call.id, name: call.name, secrets: audited.secrets }, true)
+      : Effect.void, { discard: true })
+}
