@@ -9,52 +9,40 @@
  * (`CallDeadline.hold`) is not part of it. This module owns the only rendering of tool failures
  * into model-facing text.
  *
- * A call that needs approval (the session's `Approval` rules, or the tool's own flag) passes one
- * gate after its arguments are decoded and before its clock starts: a denial is its result, and
- * the other calls of the batch run meanwhile. A batch's requests are all made when it starts. A
- * batch without rules or flagged tools pays one check.
+ * What a session adds around its calls wraps the executor (`Wrapper`): a span around each call,
+ * an admission after its arguments decoded and before its clock starts (a refusal is its result,
+ * the other calls of the batch run meanwhile), a hook before it runs and one with its result.
+ * The executor knows none of them: approvals, the journal of call starts and the GenAI spans are
+ * the session runtime's (runtime/admission.ts, runtime/journal.ts, runtime/callSpans.ts).
  *
  * Assigns follow Ref-snapshot semantics: every call sees the same start-of-message snapshot and
  * the patches are merged after the whole message, last write wins in call order.
  */
-import { Cause, Duration, Effect, Exit, Fiber, Formatter, Option, Result, Schema } from "effect"
-import * as Approval from "./Approval.ts"
+import { Duration, Effect, Exit, Fiber, Option, Result, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
-import * as GenAi from "./internal/genAi.ts"
-import * as TraceContent from "./TraceContent.ts"
-import * as Tracing from "./Tracing.ts"
-import type { ImagePart } from "./Message.ts"
 import * as Redactor from "./Redactor.ts"
-import * as Tool from "./Tool.ts"
+import type * as Tool from "./Tool.ts"
+import { type Call, type Done, errorResult, refusal, render, type Result as CallResult } from "./ToolCall.ts"
+
+export {
+  /** @since 0.1.0 @category models */
+  type Call,
+  /** @since 0.1.0 @category models */
+  type Done,
+  /** @since 0.1.0 @category rendering */
+  refusal,
+  /** @since 0.1.0 @category models */
+  type CallResult as Result
+}
+export { truncate } from "./ToolCall.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
 // ---------------------------------------------------------------------------------------------
 
-/** One tool call as the model sent it. */
-export interface Call {
-  readonly id: string
-  readonly name: string
-  readonly input: unknown
-  /** Who made the call: the model directly (`human`, the default) or code it runs. */
-  readonly caller?: Tool.Caller | undefined
-}
-
-/** One call's result, ready for the model (`content`) and for events (`data`). */
-export interface Result {
-  readonly callId: string
-  readonly name: string
-  readonly content: string
-  readonly isError: boolean
-  /** The `data` of a `Tool.structured` result; absent otherwise. */
-  readonly data?: unknown
-  /** The images of a `Tool.images` result, for the model; absent otherwise. */
-  readonly images?: ReadonlyArray<ImagePart>
-}
-
 /** The results of a message's calls, in call order, and the assigns after merging their patches. */
 export interface Outcome {
-  readonly results: ReadonlyArray<Result>
+  readonly results: ReadonlyArray<CallResult>
   readonly assigns: Readonly<Record<string, unknown>>
 }
 
@@ -68,52 +56,76 @@ export interface Options {
 
 /** @since 0.1.0 @category models */
 export interface Executor<R> {
-  readonly run: (
+  /** Runs `calls`; `wrapper` (its requirements `W`) wraps each of them. */
+  readonly run: <W = never>(
     calls: ReadonlyArray<Call>,
     context: RunContext,
-    assigns: Readonly<Record<string, unknown>>
-  ) => Effect.Effect<Outcome, never, R>
+    assigns: Readonly<Record<string, unknown>>,
+    wrapper?: Wrapper<W> | undefined
+  ) => Effect.Effect<Outcome, never, R | W>
+  /** Whether one of its tools declares `needsApproval` (a call of it may ask without any rule). */
+  readonly flagged: boolean
 }
 
 /**
- * What every call of a batch gets besides its id and the assigns snapshot. Without `redact`,
- * results are not redacted (a session always passes its own).
+ * What every call of a batch gets besides its id and the assigns as the batch started. Without
+ * `redact`, results are not redacted (a session always passes its own).
  */
 export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
   readonly redact?: ((text: string) => string) | undefined
-  /** How calls that need approval get it; without it, every call runs. */
-  readonly approvals?: Approvals | undefined
-  /** Hears each call start before it runs, and each result (a session with a store commits them). */
-  readonly journal?: Journal | undefined
+}
+
+/** A call whose tool exists and allows its caller: what a wrapper sees of it. */
+export interface Found<R> {
+  readonly call: Call
+  readonly tool: Tool.Tool<R>
 }
 
 /**
- * A session's record of a batch's calls: each call's start is heard before the call runs (after
- * its arguments decoded and its approval), and waited for (a store commits it first); each
- * result is heard as the call finishes.
+ * What wraps the calls of a batch, each hook optional (`compose` joins several, the first the
+ * outermost): `batch`, before any call runs, with those found; `around`, each found call from its
+ * decoding to its rendered result; `admit`, after its arguments decoded and before it runs, the
+ * text the model reads instead of its result, or `undefined` to run it; `started`, once admitted,
+ * waited for before it runs; `settled`, every call's result (an unknown tool's too).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Journal {
-  readonly started: (call: Call) => Effect.Effect<void>
-  readonly settled: (result: Result) => Effect.Effect<void>
+export interface Wrapper<R> {
+  readonly batch?: ((found: ReadonlyArray<Found<R>>, context: Omit<Tool.Context, "callId">) => Effect.Effect<void, never, R>) | undefined
+  readonly around?: ((found: Found<R>, self: Effect.Effect<Done, never, R>, context: Tool.Context) => Effect.Effect<Done, never, R>) | undefined
+  readonly admit?: ((found: Found<R>, args: unknown, context: Tool.Context) => Effect.Effect<string | undefined, never, R>) | undefined
+  readonly started?: ((call: Call) => Effect.Effect<void>) | undefined
+  readonly settled?: ((done: Done) => Effect.Effect<void>) | undefined
 }
 
 /**
- * A session's side of approvals: its rules, and how it asks a person about one call and waits.
+ * Wrappers joined into one: `batch`, `admit` (the first refusal wins), `started` and `settled`
+ * in order; `around` nested, the first the outermost.
  *
  * @since 0.1.0
- * @category models
+ * @category combinators
  */
-export interface Approvals {
-  readonly policy: Approval.Policy | undefined
-  readonly request: (call: Call) => Effect.Effect<Approval.Answer>
-  /**
-   * Hears each call's result as it finishes, with what it sets in the assigns, while the batch's
-   * requests are asked (a store keeps them; a batch that parks keeps them for its continuation).
-   */
-  readonly settled: (result: Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
+export const compose = <R>(...wrappers: ReadonlyArray<Wrapper<R> | undefined>): Wrapper<R> | undefined => {
+  const all = wrappers.filter((wrapper): wrapper is Wrapper<R> => wrapper !== undefined)
+  if (all.length <= 1) return all[0]
+  const having = <K extends keyof Wrapper<R>>(key: K) => all.flatMap((wrapper) => (wrapper[key] === undefined ? [] : [wrapper[key]!]))
+  const batches = having("batch")
+  const arounds = having("around")
+  const admits = having("admit")
+  const starts = having("started")
+  const settles = having("settled")
+  return {
+    batch: batches.length === 0 ? undefined : (found, context) => Effect.forEach(batches, (batch) => batch(found, context), { discard: true }),
+    around: arounds.length === 0 ? undefined : (found, self, context) => arounds.reduceRight((inner, around) => around(found, inner, context), self),
+    admit: admits.length === 0 ? undefined : (found, args, context) =>
+      admits.reduce<Effect.Effect<string | undefined, never, R>>(
+        (before, admit) => Effect.flatMap(before, (refused) => (refused === undefined ? admit(found, args, context) : Effect.succeed(refused))),
+        Effect.undefined
+      ),
+    started: starts.length === 0 ? undefined : (call) => Effect.forEach(starts, (started) => started(call), { discard: true }),
+    settled: settles.length === 0 ? undefined : (done) => Effect.forEach(settles, (settled) => settled(done), { discard: true })
+  }
 }
 
 /** The default per-call timeout: long enough for a build, short enough to notice a hang. */
@@ -126,9 +138,6 @@ export const DEFAULT_TIMEOUT = Duration.minutes(10)
  */
 export const OWN_TIMEOUT_MARGIN = Duration.seconds(5)
 export const DEFAULT_CONCURRENCY = 8
-
-/** A call's gate, given its tool, decoded arguments and context: the text of its denial, or `undefined`. */
-type Admission<R> = (tool: Tool.Tool<R>, args: unknown, context: Tool.Context) => Effect.Effect<string | undefined, never, R>
 
 /**
  * Two tools of one executor share a name: the model could not tell which one it calls.
@@ -145,139 +154,6 @@ export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>()("
     const from = this.owners === undefined ? "" : ` (by ${this.owners.join(" and ")})`
     return `Two tools are named ${this.name}${from}: tool names must be unique (rename one, or give a prefix)`
   }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Rendering: the exact texts a model reads
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Cuts `text` to `max` code points: 80 % head, the marker, 20 % tail. The marker is not counted.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const truncate = (text: string, max: number | undefined): string => {
-  // A string of at most `max` UTF-16 units has at most `max` code points: skip the split.
-  if (max === undefined || !Number.isInteger(max) || max <= 0 || text.length <= max) return text
-  const points = Array.from(text)
-  if (points.length <= max) return text
-  const head = Math.floor((max * 4) / 5)
-  const tail = max - head
-  return `${points.slice(0, head).join("")}\n\n[truncated ${points.length} -> ${max} chars]\n\n${
-    points.slice(points.length - tail).join("")
-  }`
-}
-
-/** One line for whatever a tool failed or died with: its message when it has one. */
-const describe = (u: unknown): string => {
-  if (typeof u === "string") return u
-  if (typeof u === "object" && u !== null && typeof (u as { message?: unknown }).message === "string") {
-    return (u as { message: string }).message
-  }
-  return Formatter.format(u)
-}
-
-/** A result plus the assigns patch it carries (internal: patches never reach the model). */
-interface Done {
-  readonly result: Result
-  readonly patch?: Readonly<Record<string, unknown>> | undefined
-}
-
-const errorResult = (call: Call, content: string): Done => ({
-  result: { callId: call.id, name: call.name, content: content.toWellFormed(), isError: true }
-})
-
-interface Encoded {
-  readonly text: string
-  readonly data?: unknown
-  readonly images?: ReadonlyArray<ImagePart>
-}
-
-/** Encodes a successful output; a value JSON cannot encode is the tool's bug: a defect. */
-const encode = (output: Tool.Output): Effect.Effect<Encoded> => {
-  if (output === undefined) return Effect.succeed({ text: "" })
-  if (typeof output === "string") return Effect.succeed({ text: output })
-  if (output instanceof Tool.Structured) return Effect.succeed({ text: output.text, data: output.data })
-  if (output instanceof Tool.Images) return Effect.succeed({ text: output.text, images: output.images })
-  if (output instanceof Tool.Assign) return encode(output.value)
-  return Effect.map(json(output), (text) => ({ text }))
-}
-
-const json = (value: unknown): Effect.Effect<string> =>
-  Effect.try({ try: () => JSON.stringify(value), catch: (cause) => cause }).pipe(
-    Effect.orDie,
-    Effect.flatMap((text) =>
-      text === undefined ? Effect.die(new TypeError(`the result is not JSON (${typeof value})`)) : Effect.succeed(text)
-    )
-  )
-
-/**
- * What the model reads when a tool is called by a caller it does not allow: the model directly
- * (`human`) or code it runs (`code_execution`).
- */
-export const refusal = (tool: string, caller: Tool.Caller): string =>
-  caller === "human"
-    ? `Tool ${tool} cannot be called directly: call it from code execution`
-    : `Tool ${tool} cannot be called from code execution: call it directly`
-
-/**
- * A structured tool answers code (a programmatic caller) with its data as JSON, which the code
- * can parse; the model reading it directly gets the text.
- */
-const encodeFor = (tool: Tool.Tool<unknown>, call: Call, output: Tool.Output): Effect.Effect<Encoded> =>
-  call.caller === "code_execution" && tool.resultType === "structured" && output instanceof Tool.Structured
-    ? Effect.map(json(output.data ?? null), (text) => ({ text, data: output.data }))
-    : encode(output)
-
-const render = (
-  tool: Tool.Tool<unknown>,
-  call: Call,
-  timeoutMs: number,
-  exit: Exit.Exit<Option.Option<Tool.Output>, Tool.Failure>,
-  redact: (text: string) => string
-): Effect.Effect<Done> => {
-  if (Exit.isSuccess(exit)) {
-    if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
-    const output = exit.value.value
-    return encodeFor(tool, call, output).pipe(
-      Effect.map(({ data, images, text }): Done => ({
-        result: {
-          callId: call.id,
-          name: call.name,
-          // Redacted before the cut: a cut must not leave half a secret behind.
-          content: truncate(redact(text), tool.maxResultChars).toWellFormed(),
-          isError: false,
-          ...(data === undefined ? {} : { data: Redactor.redactValue(redact, data) }),
-          ...(images === undefined || images.length === 0 ? {} : { images })
-        },
-        patch: output instanceof Tool.Assign ? output.patch : undefined
-      })),
-      Effect.catchCause((cause) => crashed(tool, call, cause, redact))
-    )
-  }
-  const error = Cause.findErrorOption(exit.cause)
-  if (Option.isSome(error)) return Effect.succeed(errorResult(call, `Error: ${describe(error.value)}`))
-  if (Cause.hasDies(exit.cause)) return crashed(tool, call, exit.cause, redact)
-  return Effect.succeed(errorResult(call, `Tool ${tool.name} was interrupted`))
-}
-
-/**
- * A defect is a bug: the model gets one line, the log gets the whole defect — redacted, as
- * everything leaving the runtime (the defect's message can quote what the tool saw).
- */
-const crashed = (
-  tool: Tool.Tool<unknown>,
-  call: Call,
-  cause: Cause.Cause<unknown>,
-  redact: (text: string) => string
-): Effect.Effect<Done> => {
-  const defect = Cause.findDefect(cause)
-  const message = defect._tag === "Success" ? describe(defect.success) : "unknown defect"
-  return Effect.as(
-    Effect.logError(`Tool ${tool.name} crashed`, Redactor.redactCause(redact, cause)).pipe(Effect.annotateLogs({ tool: tool.name, callId: call.id })),
-    errorResult(call, `Tool ${tool.name} crashed: ${message}`)
-  )
 }
 
 /**
@@ -310,9 +186,6 @@ const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Ef
   )
 }
 
-/** What a call's span learns from its result, made once. */
-const toolSpan: Tracing.Hooks<Done, never> = { ended: (done) => GenAi.executed(done.result) }
-
 // ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
@@ -331,62 +204,6 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   }
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
   const defaultTimeout = Duration.fromInputUnsafe(options.timeout ?? DEFAULT_TIMEOUT)
-
-  const flagged = tools.some((tool) => tool.needsApproval !== false)
-
-  /** What the model reads instead of the call's result when it may not run; `undefined`: it runs. */
-  const gate = (approvals: Approvals, tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context) =>
-    Approval.check(approvals.policy, tool, args, context, approvals.request(call))
-
-  /**
-   * The gate of every call of a batch, each in a fiber of its own started before any call runs:
-   * every request of the batch is made at once, and each call, when its turn comes, waits for its
-   * own answer only (a call that runs alone still waits for those before it, as it always did).
-   * The fibers are the run's children: an abort ends them with it.
-   */
-  const admitAll = (approvals: Approvals, calls: ReadonlyArray<Call>, context: Omit<Tool.Context, "callId">) =>
-    Effect.map(
-      Effect.forEach(calls, (call) => {
-        const tool = byName.get(call.name)
-        // What is refused before the gate (an unknown tool, a caller it does not allow, bad arguments) asks nothing.
-        if (tool === undefined || !tool.allowedCallers.includes(call.caller ?? "human")) return Effect.undefined
-        // What the rules settle without asking (allowed, unflagged, denied) needs no fiber.
-        const verdict = Approval.verdict(approvals.policy, tool.name)
-        if (verdict._tag === "Allow" || (verdict._tag === "Tool" && tool.needsApproval === false)) return Effect.undefined
-        if (verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
-        return Effect.map(
-          Effect.forkChild(Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
-            decoded._tag === "Failure" ? Effect.undefined : gate(approvals, tool, call, decoded.success, { ...context, callId: call.id }))),
-          Fiber.join
-        )
-      }),
-      (answers) => {
-        const admissions = new Map<Call, Admission<R>>()
-        calls.forEach((call, i) => {
-          const answer = answers[i]
-          if (answer !== undefined) admissions.set(call, () => answer)
-        })
-        return admissions
-      }
-    )
-
-  // Combinators, not a generator: a call waiting for a process permit holds this frame all along.
-  const invoke = (
-    tool: Tool.Tool<R>,
-    call: Call,
-    context: Tool.Context,
-    admission: Admission<R> | undefined,
-    journal: Journal | undefined
-  ): Effect.Effect<Done, never, R> =>
-    Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) => {
-      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message))
-      const args = decoded.success
-      return Effect.flatMap(admission === undefined ? Effect.undefined : admission(tool, args, context), (refused) => {
-        if (refused !== undefined) return Effect.succeed(errorResult(call, refused))
-        const started = journal === undefined ? Effect.void : journal.started(call)
-        return Effect.andThen(started, Effect.suspend(() => execute(tool, call, args, context)))
-      })
-    })
 
   /** A decoded, admitted call: run under its deadline, its exit rendered. */
   const execute = (tool: Tool.Tool<R>, call: Call, args: unknown, context: Tool.Context): Effect.Effect<Done, never, R> => {
@@ -408,55 +225,50 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     )
   }
 
-  const runOne = (
-    call: Call,
-    context: Omit<Tool.Context, "callId">,
-    admission: Admission<R> | undefined,
-    settled: Approvals["settled"] | undefined,
-    journal: Journal | undefined
-  ): Effect.Effect<Done, never, R> => {
-    const ran = runCall(call, context, admission, journal)
-    if (journal === undefined) return settled === undefined ? ran : Effect.tap(ran, (done) => settled(done.result, done.patch))
-    return Effect.tap(ran, (done) => settled === undefined ? journal.settled(done.result) : Effect.andThen(journal.settled(done.result), settled(done.result, done.patch)))
-  }
-
-  const runCall = (
-    call: Call,
-    context: Omit<Tool.Context, "callId">,
-    admission: Admission<R> | undefined,
-    journal: Journal | undefined
-  ): Effect.Effect<Done, never, R> => {
-    const tool = byName.get(call.name)
-    if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
-    const caller = call.caller ?? "human"
-    if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
-    const done = Effect.map(
-      invoke(tool, call, { ...context, callId: call.id }, admission, journal),
-      // A failure's text can quote what the tool saw (a command's output, a file's line).
-      (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
-    )
-    // `execute_tool <name>` under a real tracer: names and ids, and the arguments and result,
-    // redacted, only when the program opted in (TraceContent).
-    return Effect.withFiber((fiber) => {
-      if (!Tracing.isTraced(fiber)) return done
-      const [name, options] = GenAi.executeTool(tool.name, call.id)
-      if (!fiber.getRef(TraceContent.TraceContent)) return Tracing.within(done, name, options, toolSpan)
-      const redact = context.redact
-      return Tracing.within(done, name, { ...options, attributes: { ...options.attributes, ...GenAi.callContent(call.input, redact) } }, {
-        ended: (done) => ({ ...GenAi.executed(done.result), ...GenAi.resultContent(done.result, redact) })
+  // Combinators, not a generator: a call waiting for a process permit holds this frame all along.
+  const invoke = <W>(found: Found<R>, context: Tool.Context, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
+    const { call, tool } = found
+    return Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) => {
+      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message))
+      const args = decoded.success
+      const admit = wrapper?.admit
+      return Effect.flatMap(admit === undefined ? Effect.undefined : admit(found, args, context), (refused) => {
+        if (refused !== undefined) return Effect.succeed(errorResult(call, refused))
+        const started = wrapper?.started
+        return started === undefined ? execute(tool, call, args, context) : Effect.andThen(started(call), Effect.suspend(() => execute(tool, call, args, context)))
       })
     })
   }
 
+  const runOne = <W>(call: Call, context: Omit<Tool.Context, "callId">, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
+    const ran = runCall(call, context, wrapper)
+    const settled = wrapper?.settled
+    return settled === undefined ? ran : Effect.tap(ran, settled)
+  }
+
+  const runCall = <W>(call: Call, context: Omit<Tool.Context, "callId">, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
+    const tool = byName.get(call.name)
+    if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
+    const caller = call.caller ?? "human"
+    if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
+    const found = { call, tool }
+    const callContext = { ...context, callId: call.id }
+    const done = Effect.map(
+      invoke(found, callContext, wrapper),
+      // A failure's text can quote what the tool saw (a command's output, a file's line).
+      (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
+    )
+    const around = wrapper?.around
+    return around === undefined ? done : around(found, done, callContext)
+  }
+
   /** A batch of several calls, in groups. */
-  const runAll = (
+  const runAll = <W>(
     calls: ReadonlyArray<Call>,
     callContext: Omit<Tool.Context, "callId">,
-    snapshot: Readonly<Record<string, unknown>>,
-    admissions: ReadonlyMap<Call, Admission<R>> | undefined,
-    settled: Approvals["settled"] | undefined,
-    journal: Journal | undefined
-  ): Effect.Effect<Outcome, never, R> => {
+    assigns: Readonly<Record<string, unknown>>,
+    wrapper: Wrapper<R | W> | undefined
+  ): Effect.Effect<Outcome, never, R | W> => {
     // Consecutive concurrent calls form one group; a non-concurrent call is a group of its own.
     // Unknown tools count as concurrent: they run nothing.
     const groups: Array<Array<Call>> = []
@@ -467,7 +279,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       else groups.push([call])
       open = concurrent
     }
-    const one = (call: Call) => runOne(call, callContext, admissions?.get(call), settled, journal)
+    const one = (call: Call) => runOne(call, callContext, wrapper)
     return Effect.map(
       Effect.forEach(groups, (group) =>
         group.length === 1
@@ -477,33 +289,39 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
         const done = grouped.flat()
         let merged: Record<string, unknown> | undefined
         for (const { patch } of done) {
-          if (patch !== undefined) merged = Object.assign(merged ?? { ...snapshot }, patch)
+          if (patch !== undefined) merged = Object.assign(merged ?? { ...assigns }, patch)
         }
-        return { results: done.map((d) => d.result), assigns: merged ?? snapshot }
+        return { results: done.map((d) => d.result), assigns: merged ?? assigns }
       }
     )
   }
 
+  /** The calls of a batch whose tool exists and allows its caller, for the wrapper's `batch`. */
+  const foundOf = <W>(calls: ReadonlyArray<Call>): ReadonlyArray<Found<R | W>> =>
+    calls.flatMap((call) => {
+      const tool = byName.get(call.name)
+      return tool === undefined || !tool.allowedCallers.includes(call.caller ?? "human") ? [] : [{ call, tool }]
+    })
+
   return Result.succeed({
-    run: (calls, context, assigns) => {
-      const snapshot = Object.freeze({ ...assigns })
-      const { approvals, journal, ...shared } = context
-      // The tools never see the session's side of approvals, nor its journal.
-      const callContext = { ...shared, redact: context.redact ?? Redactor.none.redact, assigns: snapshot }
-      // No rules and no flagged tool: no call asks, and none is checked.
-      const asking = approvals !== undefined && (flagged || approvals.policy !== undefined)
-      // One call (a turn's usual): no groups to walk.
+    flagged: tools.some((tool) => tool.needsApproval !== false),
+    run: <W>(calls: ReadonlyArray<Call>, context: RunContext, given: Readonly<Record<string, unknown>>, wrapped?: Wrapper<W>) => {
+      // The wrapper's requirements join the tools': one effect needs both.
+      const wrapper = wrapped as Wrapper<R | W> | undefined
+      const assigns = Object.freeze({ ...given })
+      // The tools see what every call shares, and the assigns as the batch started.
+      const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns }
+      // One call (a turn's usual): no groups to walk, nothing to prepare for the batch.
       if (calls.length === 1) {
-        const call = calls[0]!
-        const admission: Admission<R> | undefined = asking ? (tool, args, context) => gate(approvals, tool, call, args, context) : undefined
-        return Effect.map(runOne(call, callContext, admission, asking ? approvals.settled : undefined, journal), ({ patch, result }) => ({
+        return Effect.map(runOne(calls[0]!, callContext, wrapper), ({ patch, result }) => ({
           results: [result],
-          assigns: patch === undefined ? snapshot : { ...snapshot, ...patch }
+          assigns: patch === undefined ? assigns : { ...assigns, ...patch }
         }))
       }
-      return asking
-        ? Effect.flatMap(admitAll(approvals, calls, callContext), (admissions) => runAll(calls, callContext, snapshot, admissions, approvals.settled, journal))
-        : runAll(calls, callContext, snapshot, undefined, undefined, journal)
+      const batch = wrapper?.batch
+      return batch === undefined
+        ? runAll(calls, callContext, assigns, wrapper)
+        : Effect.andThen(batch(foundOf(calls), callContext), runAll(calls, callContext, assigns, wrapper))
     }
   })
 }

@@ -26,13 +26,14 @@ import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import type { Usage } from "../Usage.ts"
-import * as GenAi from "../internal/genAi.ts"
+import * as GenAi from "./genAi.ts"
 import * as Tracing from "../Tracing.ts"
 import * as uuid7 from "../Uuid7.ts"
 import type { Approvals } from "./approvals.ts"
 import * as Compaction from "./compaction.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
+import * as Interpreter from "./interpreter.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
 
 const SERVING = 1
@@ -442,7 +443,7 @@ export abstract class Actor<R> implements Publisher {
 
   /** One run's steps, in its span. */
   private serve(run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
-    return Tracing.spanOf(this.redacted(this.#conversation.drive(this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
+    return Tracing.spanOf(this.redacted(Interpreter.drive(this.#conversation, this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
   }
 
   /**

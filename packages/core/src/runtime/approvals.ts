@@ -50,8 +50,16 @@ export interface Parking {
   readonly patches: ReadonlyArray<Readonly<Record<string, unknown>>>
 }
 
-/** The executor's side of one batch, and what completes when the batch parks. */
-export interface Gate extends Executor.Approvals {
+/** One batch's side of the waiting room: the rules, how a call asks, each result, and what completes when the batch parks. */
+export interface Gate {
+  readonly policy: Approval.Policy | undefined
+  /** Asks a person about one call and waits for the answer. */
+  readonly request: (call: Executor.Call) => Effect.Effect<Approval.Answer>
+  /**
+   * Hears each call's result as it finishes, with what it sets in the assigns, while the batch's
+   * requests are asked (a store keeps them; a batch that parks keeps them for its continuation).
+   */
+  readonly settled: (result: Executor.Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
   /** Completed when every call is finished or waiting; made only when a batch can park (no timeout). */
   readonly parked: Deferred.Deferred<Parking> | undefined
 }

@@ -3,19 +3,22 @@
  *
  * The calls are announced (`ToolCall`, their arguments redacted), the secrets each call of a tool
  * that hands them to processes receives are named (`SecretsUsed`, names only), and the executor
- * runs them with the session's tool context (made once, with the sandbox). With a store each
- * call's start is committed before it runs (journal.ts); with approvals each call that must ask
- * passes the session's waiting room (approvals.ts), and a batch with nothing left to do but wait
+ * runs them with the session's tool context (made once, with the sandbox), wrapped by what the
+ * session adds: a span per call (callSpans.ts); with a store, each call's start committed before
+ * it runs (journal.ts); with approvals, each call that must ask admitted by the session's waiting
+ * room (admission.ts, approvals.ts), and a batch with nothing left to do but wait
  * parks: its calls' fibers end, and what finished is handed back for the loop to keep. The
  * results are published in the model's order; a batch going on after it parked published its
  * calls already, and its caller publishes all of its results at once.
  */
 import { Deferred, Effect } from "effect"
-import type * as Executor from "../Executor.ts"
+import * as Executor from "../Executor.ts"
 import type * as Loop from "../Loop.ts"
 import * as Redactor from "../Redactor.ts"
 import type { SessionError } from "../SessionError.ts"
+import * as Admission from "./admission.ts"
 import type { Parking } from "./approvals.ts"
+import * as CallSpans from "./callSpans.ts"
 import type { Conversation } from "./Conversation.ts"
 import * as Journal from "./journal.ts"
 import type { Publisher, Run } from "./Run.ts"
@@ -73,11 +76,12 @@ export const run = <R>(
       const journal = conversation.persistence === undefined
         ? undefined
         : new Journal.Journal((batchOf) => conversation.saveBatch(batchOf), () => approvals?.waiting ?? [], known)
-      const journaled = journal === undefined ? context : { ...context, journal }
       const executor = conversation.tools.executor
-      if (approvals === undefined) return executor.run(calls, journaled, conversation.assigns)
+      const journaled = journal === undefined ? undefined : Journal.wrapper<R>(journal)
+      if (approvals === undefined) return executor.run(calls, context, conversation.assigns, Executor.compose(CallSpans.wrapper<R>(), journaled))
       const gate = approvals.gate(events, run, calls.length, known, options.parks !== false, journal?.running)
-      const ran = executor.run(calls, { ...journaled, approvals: gate }, conversation.assigns)
+      const wrapper = Executor.compose(CallSpans.wrapper<R>(), journaled, Admission.admission<R>(gate, executor.flagged))
+      const ran = executor.run(calls, context, conversation.assigns, wrapper)
       if (gate.parked === undefined) return ran
       // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
       return Effect.raceFirst(ran, Deferred.await(gate.parked))

@@ -35,7 +35,7 @@ export const INTERRUPTED_RESULT =
 type BatchResult = Snapshot.Batch["results"][number]
 
 /** One batch's journal: the executor's side (`started`, `settled`) and what a save of the batch records. */
-export class Journal implements Executor.Journal {
+export class Journal {
   readonly #save: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
   readonly #waiting: () => Snapshot.Batch["waiting"]
   /** Started, not finished, in the order they started. */
@@ -138,3 +138,9 @@ export const resolve = (
   }
   return { run, outputs }
 }
+
+/** The journal as the executor's wrapper: each call's start committed before it runs, each result heard. */
+export const wrapper = <R>(journal: Journal): Executor.Wrapper<R> => ({
+  started: (call) => journal.started(call),
+  settled: (done) => journal.settled(done.result)
+})

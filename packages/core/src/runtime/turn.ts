@@ -17,7 +17,7 @@ import * as Output from "../Output.ts"
 import * as Redactor from "../Redactor.ts"
 import * as TraceContent from "../TraceContent.ts"
 import * as Tracing from "../Tracing.ts"
-import * as GenAi from "../internal/genAi.ts"
+import * as GenAi from "./genAi.ts"
 import type { Conversation } from "./Conversation.ts"
 import type { Publisher, Run } from "./Run.ts"
 

@@ -1,6 +1,6 @@
 /** genAi: the GenAI semantic conventions' names and attributes for a run's spans, as data. */
 import { assert, describe, it } from "@effect/vitest"
-import * as GenAi from "../../src/internal/genAi.ts"
+import * as GenAi from "../../src/runtime/genAi.ts"
 
 describe("genAi", () => {
   it("names a model request chat <model>, the provider as the conventions spell it", () => {

@@ -1,0 +1,52 @@
+/**
+ * admission — a session's approvals as the executor's wrapper: which calls of a batch may run.
+ *
+ * A call passes the session's rules (`Approval.check`) after its arguments are decoded and before
+ * its clock starts: a rule that denies is its result at once, one that allows lets it run, and one
+ * that asks (or the tool's own `needsApproval`) has the session's waiting room ask a person
+ * (approvals.ts); a denial is the call's result, and the other calls of the batch run meanwhile.
+ * A batch's requests are all made when it starts: each call that must ask gets a fiber of its own,
+ * a child of the run's (an abort ends them with it), and waits for its own answer when its turn
+ * comes. Every result is heard by the waiting room, which keeps it for a save and a parked batch.
+ * A session without rules and without a flagged tool has no admission at all.
+ */
+import { Effect, Fiber } from "effect"
+import * as Approval from "../Approval.ts"
+import type * as Executor from "../Executor.ts"
+import type { Gate } from "./approvals.ts"
+
+/** The wrapper for one batch through `gate`; `undefined` when no call can ask (no rules, no flagged tool). */
+export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> | undefined => {
+  if (!flagged && gate.policy === undefined) return undefined
+  /** The answers of a batch's calls, asked when it started; a call of a batch not in it runs. */
+  let answers: Map<Executor.Call, Effect.Effect<string | undefined, never, R>> | undefined
+  const check = (found: Executor.Found<R>, args: unknown, context: Parameters<typeof Approval.check>[3]) =>
+    Approval.check(gate.policy, found.tool, args, context, gate.request(found.call))
+  return {
+    batch: (found, context) =>
+      Effect.map(
+        Effect.forEach(found, ({ call, tool }) => {
+          // What the rules settle without asking (allowed, unflagged, denied) needs no fiber.
+          const verdict = Approval.verdict(gate.policy, tool.name)
+          if (verdict._tag === "Allow" || (verdict._tag === "Tool" && tool.needsApproval === false)) return Effect.undefined
+          if (verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
+          // Bad arguments ask nothing: the call reads why they do not decode.
+          const asked = Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
+            decoded._tag === "Failure" ? Effect.undefined : check({ call, tool }, decoded.success, { ...context, callId: call.id }))
+          return Effect.map(Effect.forkChild(asked), Fiber.join)
+        }),
+        (asked) => {
+          answers = new Map()
+          found.forEach(({ call }, i) => {
+            const answer = asked[i]
+            if (answer !== undefined) answers!.set(call, answer)
+          })
+        }
+      ),
+    admit: (found, args, context) => {
+      if (answers === undefined) return check(found, args, context)
+      return answers.get(found.call) ?? Effect.undefined
+    },
+    settled: (done) => gate.settled(done.result, done.patch)
+  }
+}
