@@ -15,15 +15,15 @@
  * the crash, so what it owns is released at once. `abort` interrupts only the running turn; the
  * session stays usable.
  */
-import { Context, Deferred, Effect, Exit, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
+import { Context, Effect, Exit, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as Approval from "./Approval.ts"
 import * as Compactor from "./Compactor.ts"
 import * as Elicitation from "./Elicitation.ts"
 import { Actor } from "./runtime/Actor.ts"
-import { Approvals } from "./runtime/approvals.ts"
 import * as Conversation from "./runtime/Conversation.ts"
-import * as EventHub from "./runtime/eventHub.ts"
+import { AskedHandle, Handle } from "./runtime/handle.ts"
+import * as Owned from "./runtime/owned.ts"
 import * as Journal from "./runtime/journal.ts"
 import * as Persistence from "./runtime/persistence.ts"
 import { ServerRequests } from "./runtime/serverRequests.ts"
@@ -183,27 +183,6 @@ export const INTERRUPTED_RESULT = Journal.INTERRUPTED_RESULT
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Which sandbox the session will have — its `sandbox` option, its agent's, a provided `Sandbox`,
- * then `DefaultSandbox` — built when first needed (a session with none does not start).
- */
-const chooseSandbox = <R, RIn>(
-  agent: Agent<R>,
-  options: StartOptions<RIn>,
-  context: Context.Context<R | RIn>
-): SandboxSlot.Slot | SandboxInitFailed => {
-  if (options.sandbox !== undefined) return SandboxSlot.later(options.sandbox, context)
-  if (agent.sandbox !== undefined) return SandboxSlot.later(agent.sandbox, context)
-  const provided = Context.getOption(context, Sandbox.Sandbox)
-  if (Option.isSome(provided)) return SandboxSlot.ready(provided.value)
-  const fallback = Context.getUnsafe(context, DefaultSandbox)
-  if (fallback !== undefined) return SandboxSlot.later(fallback, context)
-  return new SandboxInitFailed({
-    agent: agent.name,
-    description: "no sandbox: pass the sandbox option, give the agent one, provide a Sandbox layer, or use Condukt.layer"
-  })
-}
-
-/**
  * Starts a session for `agent` in the current scope.
  *
  * @since 0.1.0
@@ -238,27 +217,7 @@ export const startIn = <R, RIn = never>(
 // The closures a session keeps are made here, where they capture only what they use (made inside
 // `make`, each would keep all of `make`'s variables alive as long as the session).
 const endOf = <R>(actor: Actor<R>) => Effect.suspend(() => actor.end())
-/** Which tools hand the session's secrets to processes, and the names they hand (for the audit). */
-const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unknown>>) => {
-  const names = Object.keys(secrets)
-  if (names.length === 0) return undefined
-  const tools = new Set(agent.tools.flatMap((tool) => (tool.usesSecrets ? [tool.name] : [])))
-  return tools.size === 0 ? undefined : { tools, secrets: names }
-}
-
 const noAssigns: Readonly<Record<string, unknown>> = {}
-
-/**
- * The session's waiting calls, made only when some call may ask (it has rules, or a tool declares
- * `needsApproval`) or its snapshot left some waiting, which it lists again.
- */
-const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined, resumed: Persistence.Resumed): Approvals | undefined => {
-  const waiting = resumed.batch?.waiting ?? []
-  if (policy === undefined && waiting.length === 0 && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
-  const approvals = new Approvals(id, policy)
-  if (waiting.length > 0) approvals.restore(waiting)
-  return approvals
-}
 
 const noSecrets = Effect.succeed<Readonly<Record<string, Redacted.Redacted<string>>>>({})
 
@@ -270,7 +229,6 @@ const isEmpty = (record: object) => {
   return true
 }
 
-/** The program's price for `model`, when it provides a table naming it. */
 /**
  * Decides what the session owns and records it; what can wait (the sandbox, a run's fiber,
  * the event observers) is made when first needed, in the session's scope. Written
@@ -320,7 +278,7 @@ const make = <R, RIn>(
     Effect.flatMap(resolving, (secrets) =>
       Effect.flatMap(modelOf, (model) =>
         Effect.flatMap(resuming(id), (resumed): Effect.Effect<readonly [Session, Scope.Closeable], StartError, R | RIn> => {
-        const sandbox = chooseSandbox(agent, options, context)
+        const sandbox = Owned.chooseSandbox(agent, options.sandbox, Context.getUnsafe(context, DefaultSandbox), context)
         if (sandbox instanceof SandboxInitFailed) return Effect.fail(new SessionError({ sessionId: id, reason: sandbox }))
         const provided = Context.getOption(context, Redactor.Redactor)
         const program = Option.isSome(provided) ? provided.value : Redactor.none
@@ -344,11 +302,11 @@ const make = <R, RIn>(
           streamed: exact,
           known,
           sandbox,
-          audited: audited(agent, secrets),
+          audited: Owned.audited(agent, secrets),
           resumed,
           compactor,
           instructions: options.projectInstructions !== false,
-          approvals: approvalsOf(id, agent, policy?.success, resumed)
+          approvals: Owned.approvalsOf(id, agent, policy?.success, resumed)
         })
         const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
@@ -421,140 +379,3 @@ class SessionActor<R> extends Actor<R> {
     return Effect.map(startIn(agent, { projectInstructions: false }, scope, undefined), ([session]) => Handle.actorOf(session))
   }
 }
-
-// ---------------------------------------------------------------------------------------------
-// The handle
-// ---------------------------------------------------------------------------------------------
-
-/**
- * A session's handle: its id and name, and the actor it speaks to. Everything else is made on
- * access (an accessor, so `const { run } = session` still works), so 100,000 idle sessions hold
- * no closures and no effects.
- */
-class Handle<R> implements Session {
-  readonly id: string
-  readonly agent: string
-  readonly #actor: Actor<R>
-  constructor(actor: Actor<R>) {
-    this.id = actor.id
-    this.agent = actor.agent
-    this.#actor = actor
-  }
-  /** The actor behind a handle this module made. */
-  static actorOf(session: Session): Actor<unknown> {
-    return (session as Handle<unknown>).#actor
-  }
-  get run(): Session["run"] {
-    const actor = this.#actor
-    const run = (prompt: string, options?: RunOptions) =>
-      Effect.flatMap(
-        actor.enqueue(prompt, options, undefined),
-        (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => actor.cancel(run)))
-      )
-    // With an `output`, the conversation decoded `value` with it before settling the run.
-    return run as Session["run"]
-  }
-  get stream(): Session["stream"] {
-    const actor = this.#actor
-    return (prompt, options) =>
-      Stream.unwrap(Effect.gen(function*() {
-        const sink = yield* EventHub.makeSink
-        const run = yield* actor.enqueue(prompt, options, sink)
-        yield* Effect.addFinalizer(() => actor.cancel(run))
-        return EventHub.read(sink)
-      }))
-  }
-  get events() {
-    return this.#actor.events
-  }
-  get history() {
-    const actor = this.#actor
-    return Effect.sync(() => actor.history)
-  }
-  get assigns() {
-    const actor = this.#actor
-    return Effect.sync(() => actor.assigns)
-  }
-  get usage() {
-    const actor = this.#actor
-    return Effect.sync(() => actor.usage)
-  }
-  get cost() {
-    const actor = this.#actor
-    return Effect.sync(() => actor.cost)
-  }
-  get compact() {
-    return this.#actor.compact
-  }
-  get abort() {
-    return this.#actor.abort
-  }
-  get stop() {
-    return this.#actor.stop
-  }
-  get join() {
-    return this.#actor.join
-  }
-  get idle() {
-    return this.#actor.idle
-  }
-  /** What its MCP servers ask, when it has any (`AskedHandle`). */
-  protected get requests(): ServerRequests | undefined {
-    return undefined
-  }
-  get pending() {
-    const actor = this.#actor
-    const requests = this.requests
-    return Effect.sync(() => {
-      const calls = actor.approvals?.pending ?? []
-      return requests === undefined ? calls : [...calls, ...requests.pending]
-    })
-  }
-  get approve(): Session["approve"] {
-    const actor = this.#actor
-    const requests = this.requests
-    return (callId) => answer(actor, requests, callId, Approval.approved)
-  }
-  get deny(): Session["deny"] {
-    const actor = this.#actor
-    const requests = this.requests
-    return (callId, reason) => answer(actor, requests, callId, Approval.denied(reason))
-  }
-  get approveAll() {
-    const actor = this.#actor
-    const requests = this.requests
-    return Effect.andThen(
-      Effect.suspend(() => actor.approvals?.answerAll(Approval.approved) ?? Effect.void),
-      Effect.suspend(() => requests?.answerAll(Approval.approved) ?? Effect.void)
-    )
-  }
-  get respond(): Session["respond"] {
-    const actor = this.#actor
-    const requests = this.requests
-    return (id, given) => requests?.respond(id, given) ?? Effect.fail(new Elicitation.NotPending({ sessionId: actor.id, id }))
-  }
-}
-
-/** The handle of a session with MCP servers: it also answers what they ask. */
-class AskedHandle<R> extends Handle<R> {
-  readonly #requests: ServerRequests
-  constructor(actor: Actor<R>, requests: ServerRequests) {
-    super(actor)
-    this.#requests = requests
-  }
-  protected override get requests(): ServerRequests {
-    return this.#requests
-  }
-}
-
-/** One call's answer: a tool call's, else an MCP server's request's; a session that never asks has none waiting. */
-const answer = <R>(
-  actor: Actor<R>,
-  requests: ServerRequests | undefined,
-  callId: string,
-  given: Approval.Answer
-): Effect.Effect<void, Approval.NotPending> =>
-  Effect.suspend(() => {
-    const call = actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
-    return requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
-  })

@@ -16,14 +16,13 @@
  * has stopped; events are numbered in the order they are published; at most `MAX_PENDING`
  * between-run events are kept.
  */
-import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope, type Stream } from "effect"
+import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
 import type * as Compactor from "../Compactor.ts"
 import type { Message } from "../Message.ts"
 import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "./Run.ts"
 import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped, type StartError } from "../SessionError.ts"
-import type * as SessionEvent from "../SessionEvent.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import type { Usage } from "../Usage.ts"
 import * as GenAi from "./genAi.ts"
@@ -34,6 +33,7 @@ import * as Compaction from "./compaction.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import * as Interpreter from "./interpreter.ts"
+import { Outbox } from "./outbox.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
 
 const SERVING = 1
@@ -49,22 +49,18 @@ type OnEnd = (owner: object) => void
  */
 const idleWaits = new WeakMap<object, Deferred.Deferred<void>>()
 
-/** How many between-run MCP events a session keeps for its next run's stream. */
-export const MAX_PENDING = 64
-
 /**
  * A session's actor. An idle one is this object, its conversation and its scope: a run's
  * fiber, the mailbox itself, the observers and the between-run events are all made
  * when first needed.
  */
-export abstract class Actor<R> implements Publisher {
+export abstract class Actor<R> extends Outbox implements Publisher {
   readonly #conversation: Conversation<R>
   readonly #scope: Scope.Closeable
   /** The scope `start` was called in: it outlives the session's own. */
   readonly #parent: Scope.Scope
   /** The start's context: runs are served with it, whoever queued them. */
   readonly #context: Context.Context<R>
-  readonly #hub: EventHub.Hub = EventHub.make()
   readonly #ended: Deferred.Deferred<void, SessionError> = Deferred.makeUnsafe<void, SessionError>()
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
@@ -82,17 +78,6 @@ export abstract class Actor<R> implements Publisher {
    * after it still wait, and the first answer has it go on (`resumeBatch`).
    */
   #parked: Run | undefined = undefined
-  #seq = 0
-  /**
-   * MCP events that happened between runs, published when the next run starts; only the latest
-   * `MAX_PENDING` are kept (a server flapping for hours between runs must not grow the session).
-   */
-  #pending: Array<ToolSource.Event> | undefined = undefined
-  /**
-   * Open; closing once the session's scope closes (its MCP servers' events then go to observers
-   * only); stopped once the shutdown ran (nothing is queued any more). It only moves forward.
-   */
-  #phase: "open" | "closing" | "stopped" = "open"
   /**
    * Set by a registry: forgets this session (its handle, `#owner`), once it has ended. Two fields,
    * not a closure over both: a registry of 100,000 idle sessions notices ~80 bytes each.
@@ -101,6 +86,7 @@ export abstract class Actor<R> implements Publisher {
   #owner: object | undefined = undefined
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
+    super()
     this.#conversation = conversation
     this.#scope = scope
     this.#parent = parent
@@ -142,7 +128,7 @@ export abstract class Actor<R> implements Publisher {
 
   /** Whether anyone reads the session's events now: the running run's stream, or an observer. */
   get observed(): boolean {
-    return this.#running?.run.sink !== undefined || (this.#hub.observers?.size ?? 0) > 0
+    return this.#running?.run.sink !== undefined || this.watched
   }
 
   /** The session's redaction, for what its servers ask. */
@@ -155,16 +141,12 @@ export abstract class Actor<R> implements Publisher {
     return this.#conversation.approvals
   }
 
-  get events(): Stream.Stream<SessionEvent.SessionEvent> {
-    return EventHub.observe(this.#hub)
-  }
-
   /**
    * Whether a run is in progress: running or queued, parked waiting for approval, or a batch
    * restored from the store waiting for an answer (its run starts with the first one).
    */
   private get busy(): boolean {
-    return this.#phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.waiting.length ?? 0) > 0)
+    return this.phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.waiting.length ?? 0) > 0)
   }
 
   /** Waits until no run is in progress (`busy`), or the session has stopped. */
@@ -200,7 +182,7 @@ export abstract class Actor<R> implements Publisher {
    * taken by a session that will not run it (docs/decisions/0080).
    */
   get stopped(): boolean {
-    return this.#phase === "stopped" || this.#scope.state._tag === "Closed"
+    return this.phase === "stopped" || this.#scope.state._tag === "Closed"
   }
 
   /** A registry's: `onEnd(owner)` is called once the session has ended (`owner` is its handle). */
@@ -209,33 +191,6 @@ export abstract class Actor<R> implements Publisher {
     this.#owner = owner
   }
 
-  /** The session's scope is closing: its MCP servers' events go to observers only from now on. */
-  markClosing(): void {
-    if (this.#phase === "open") this.#phase = "closing"
-  }
-
-  // -------------------------------------------------------------------------------------------
-  // Publishing
-  // -------------------------------------------------------------------------------------------
-
-  /**
-   * Numbers and delivers one event: of `run` (events from inside the run wait for a slow stream
-   * reader; the actor's own, AgentStart, Error and AgentEnd, never wait), or between runs to the
-   * observers, with an empty run id.
-   */
-  publish(run: Run | undefined, payload: SessionEvent.Payload, wait = false): Effect.Effect<void> {
-    // Nobody reads it (a `run` with no stream, no observer): it is numbered, not made.
-    if (run?.sink === undefined && this.#hub.observers === undefined) {
-      this.#seq++
-      return Effect.void
-    }
-    // The payload is one member of the union; adding the base fields gives back that member.
-    const event = { ...payload, sessionId: this.id, runId: run === undefined ? "" : run.id, seq: this.#seq++ } as SessionEvent.SessionEvent
-    if (run === undefined) return EventHub.deliver(this.#hub, undefined, event, false)
-    const delivered = EventHub.deliver(this.#hub, run.sink, event, wait)
-    if (payload._tag === "AgentEnd" && run.sink !== undefined) EventHub.endSink(run.sink)
-    return delivered
-  }
 
   /**
    * Publishes an MCP server's event where `ToolSource.StartContext.emit` promises: into the running
@@ -247,30 +202,8 @@ export abstract class Actor<R> implements Publisher {
       // A server's words (why it went down) leave the runtime here: redacted like everything else.
       const event = Redactor.redactValue(this.#conversation.redact, raw)
       if (this.#running !== undefined) return this.publish(this.#running.run, event)
-      if (this.#phase === "open" && (this.#pending ??= []).push(event) > MAX_PENDING) this.#pending.shift()
+      this.keep(event)
       return this.publish(undefined, event)
-    })
-  }
-
-  /**
-   * Delivers a sub-agent's event into `run`, as its own session numbered it: it takes no number
-   * here, and its AgentEnd does not end `run`'s stream.
-   */
-  forward(run: Run, event: SessionEvent.SessionEvent, wait: boolean): Effect.Effect<void> {
-    return EventHub.deliver(this.#hub, run.sink, event, wait)
-  }
-
-  /** Hands `run`'s own stream what the MCP servers reported since the previous run (observers had it). */
-  private flushPending(run: Run): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      const pending = this.#pending
-      this.#pending = undefined
-      if (pending === undefined || run.sink === undefined) return Effect.void
-      const sink = run.sink
-      return Effect.forEach(pending, (event) => {
-        const delivered = { ...event, sessionId: this.id, runId: run.id, seq: this.#seq++ } as SessionEvent.SessionEvent
-        return EventHub.deliver(EventHub.unobserved, sink, delivered, false)
-      }, { discard: true })
     })
   }
 
@@ -288,13 +221,13 @@ export abstract class Actor<R> implements Publisher {
   enqueue(prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined, resume = false): Effect.Effect<Run, SessionError> {
     const self = this
     return Effect.gen(function*() {
-      if (self.#phase === "stopped") return yield* new SessionError({ sessionId: self.id, reason: new SessionStopped() })
+      if (self.phase === "stopped") return yield* new SessionError({ sessionId: self.id, reason: new SessionStopped() })
       // The prompt is an outbound message: its secrets are redacted before it is stored or sent.
       const text = self.#conversation.redact(prompt)
       // Every field set here, `traced` too: a field added later moves them all out of the object (40 bytes a run).
       const run: Run = { id: yield* uuid7.make, prompt: text, options, done: yield* Deferred.make<RunResult, RunError>(), sink, resume, traced: undefined, continues: false }
       yield* Effect.suspend(() => {
-        if (self.#phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
+        if (self.phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
         else self.#mailbox.push(run)
         if (self.has(SERVING)) return Effect.void
@@ -323,7 +256,7 @@ export abstract class Actor<R> implements Publisher {
   private continueParked(): Effect.Effect<void> {
     const parked = this.#parked!
     this.#parked = undefined
-    if (this.#phase === "stopped") return Effect.void
+    if (this.phase === "stopped") return Effect.void
     this.#flags |= CONTINUING
     const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, traced: parked.traced, continues: true }
     // Only a run a server sampled in carries its tokens (every other run's record stays as made).
@@ -456,7 +389,7 @@ export abstract class Actor<R> implements Publisher {
       if (this.#scope.state._tag === "Closed" || this.#running?.run !== run) return Effect.void
       this.#running = undefined
       const settled = Exit.isSuccess(exit) && exit.value === PARKED ? this.parked(run) : this.settle(run, exit as Exit.Exit<RunResult, RunError>)
-      return Effect.andThen(settled, Effect.suspend(() => (this.#phase === "stopped" ? Effect.void : this.serveNext())))
+      return Effect.andThen(settled, Effect.suspend(() => (this.phase === "stopped" ? Effect.void : this.serveNext())))
     })
   }
 
@@ -532,7 +465,7 @@ export abstract class Actor<R> implements Publisher {
    * every event stream then ends.
    */
   private shutdown(reason: () => SessionError): Effect.Effect<void> {
-    this.#phase = "stopped"
+    this.phase = "stopped"
     const interrupted = this.#running
     this.#running = undefined
     const parked = this.#parked
@@ -542,7 +475,7 @@ export abstract class Actor<R> implements Publisher {
     this.wake()
     // The common end — an idle session stopped — has nothing to settle: no error, no span.
     if (runs.length === 0) {
-      EventHub.end(this.#hub)
+      EventHub.end(this.hub)
       return Effect.void
     }
     const error = reason()
@@ -555,7 +488,7 @@ export abstract class Actor<R> implements Publisher {
             yield* Deferred.fail(run.done, error)
           }
         }
-        EventHub.end(self.#hub)
+        EventHub.end(self.hub)
       }),
       "Session.shutdown",
       { attributes: { sessionId: this.id, reason: error.reason._tag }, captureStackTrace: false }

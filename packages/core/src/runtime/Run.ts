@@ -113,6 +113,12 @@ export interface RunResult {
   readonly value?: unknown
 }
 
+/** `Session.run`: with an `output` Schema, the result's `value` is typed by it. */
+export interface Runs {
+  <S extends Output.Output>(prompt: string, options: RunOptions & { readonly output: S }): Effect.Effect<TypedResult<S["Type"]>, RunError>
+  (prompt: string, options?: RunOptions): Effect.Effect<RunResult, RunError>
+}
+
 /**
  * What a run given an `output` Schema produced: its `value` typed.
  *
