@@ -16,28 +16,17 @@
  * history, abort, stop; and the answers a session waits for: pending, approve, deny, respond), so that its sessions can live anywhere: `layerById` serves it from this
  * process's registry, and `@condukt/cluster` serves it from runners that may be other machines
  * (docs/decisions/0064). Nothing it takes or gives is a closure: agents are named, replies are data.
+ * The service and its data are in `SessionsById`, re-exported here.
  */
-import { Context, Effect, Exit, Fiber, Layer, Option, Schema, Scope, Stream } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
-import type * as Approval from "./Approval.ts"
-import type * as Elicitation from "./Elicitation.ts"
-import * as Message from "./Message.ts"
-import type * as SessionEvent from "./SessionEvent.ts"
 import * as Session from "./Session.ts"
-import * as SessionId from "./SessionId.ts"
+import { type Agents, ById, type ByIdService, checkingIds, failed, replyOf, unanswered } from "./SessionsById.ts"
+import { AlreadyStarted, NotFound, SessionsError, UnknownAgent } from "./SessionsError.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as uuid7 from "./Uuid7.ts"
-import {
-  AlreadyStarted,
-  ApprovalNotPending,
-  ElicitationInvalidAnswer,
-  ElicitationNotPending,
-  Failed,
-  NotFound,
-  SessionsError,
-  UnknownAgent
-} from "./SessionsError.ts"
 
+export * from "./SessionsById.ts"
 export * from "./SessionsError.ts"
 
 /** @since 0.1.0 @category models */
@@ -202,159 +191,10 @@ export const make = (options: Options = {}): Effect.Effect<Service, Supervisor.S
 export const layer: Layer.Layer<Sessions> = Layer.effect(Sessions, Effect.orDie(make()))
 
 // ---------------------------------------------------------------------------------------------
-// By id: the registry where sessions may live in another process
+// By id, in this process (the service and its data: SessionsById)
 // ---------------------------------------------------------------------------------------------
 
-/**
- * What a completed run gives a by-id caller: `Session.RunResult`'s data.
- *
- * @since 0.1.0
- * @category models
- */
-export const RunReply = Schema.Struct({
-  /** The final reply's text. */
-  text: Schema.String,
-  /** Model requests the run made. */
-  turns: Schema.Int,
-  /** What the run added to the history after the prompt. */
-  messages: Schema.Array(Message.Message)
-})
-/** @since 0.1.0 @category models */
-export type RunReply = typeof RunReply.Type
-
-/**
- * A call waiting for a person's answer, as by-id `pending` lists it (`Approval.Pending` as data).
- *
- * @since 0.1.0
- * @category models
- */
-export const Pending = Schema.Struct({ callId: Schema.String, tool: Schema.String, input: Schema.Unknown })
-/** @since 0.1.0 @category models */
-export type Pending = typeof Pending.Type
-
-/**
- * An answer to an MCP server's question, as by-id `respond` takes it (`Elicitation.Answer` as data).
- *
- * @since 0.1.0
- * @category models
- */
-export const ElicitationAnswer = Schema.Union([
-  Schema.Struct({
-    action: Schema.Literal("accept"),
-    content: Schema.Record(Schema.String, Schema.Union([Schema.String, Schema.Number, Schema.Boolean, Schema.Array(Schema.String)]))
-  }),
-  Schema.Struct({ action: Schema.Literal("decline") }),
-  Schema.Struct({ action: Schema.Literal("cancel") })
-])
-
-/** @since 0.1.0 @category models */
-export interface ByIdService {
-  /** Starts a session of the agent named `agent` (resumed from the store when it holds the id); its id. */
-  readonly start: (agent: string, options?: { readonly id?: string | undefined }) => Effect.Effect<string, SessionsError>
-  /** Runs `prompt` in the session and waits for its reply. */
-  readonly run: (id: string, prompt: string) => Effect.Effect<RunReply, SessionsError>
-  /** Runs `prompt` in the session and streams its events, AgentStart to AgentEnd, in order. */
-  readonly stream: (id: string, prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionsError>
-  /** The session's history. */
-  readonly history: (id: string) => Effect.Effect<ReadonlyArray<Message.Message>, SessionsError>
-  /** Interrupts the session's running turn; queued runs still run. */
-  readonly abort: (id: string) => Effect.Effect<void, SessionsError>
-  /** Stops the session; what its store holds stays, and a new start resumes it. Unknown ids are ignored. */
-  readonly stop: (id: string) => Effect.Effect<void, SessionsError>
-  /** The session's calls waiting for a person's answer, in the order they asked (`ApprovalRequested`). */
-  readonly pending: (id: string) => Effect.Effect<ReadonlyArray<Pending>, SessionsError>
-  /** Lets a waiting call run; a call not waiting fails `ApprovalNotPending`. */
-  readonly approve: (id: string, callId: string) => Effect.Effect<void, SessionsError>
-  /** Refuses a waiting call: the model reads `Denied by the user: <reason>`; a call not waiting fails `ApprovalNotPending`. */
-  readonly deny: (id: string, callId: string, reason?: string) => Effect.Effect<void, SessionsError>
-  /**
-   * Answers an MCP server's question (`ElicitationRequested`, its `id`): a question not waiting
-   * fails `ElicitationNotPending`; accepted values its form does not take, `ElicitationInvalidAnswer`.
-   */
-  readonly respond: (id: string, requestId: string, answer: Elicitation.Answer) => Effect.Effect<void, SessionsError>
-}
-
-/**
- * The registry by session id, wherever its sessions run.
- *
- * @since 0.1.0
- * @category services
- */
-export class ById extends Context.Service<ById, ByIdService>()("@condukt/core/Sessions/ById") {}
-
-/**
- * Agents by the name a start gives: what a process serving sessions by id can run.
- *
- * @since 0.1.0
- * @category models
- */
-export type Agents<R = never> = Readonly<Record<string, Agent<R>>>
-
-/**
- * A session's error as by-id data: `Failed` with what happened (a `SessionError` of that session
- * without its id, which the by-id error gives already).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const failed = (sessionId: string, error: { readonly message: string }): SessionsError =>
-  new SessionsError({
-    sessionId,
-    reason: new Failed({ description: error instanceof Session.SessionError && error.sessionId === sessionId ? error.description : error.message })
-  })
-
 const failedWith = (sessionId: string) => (error: { readonly message: string }) => failed(sessionId, error)
-
-/**
- * A session's refusal of an answer (`approve`, `deny`, `respond`) as by-id data.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const unanswered = (sessionId: string) => (error: Approval.NotPending | Elicitation.NotPending | Elicitation.InvalidAnswer): SessionsError =>
-  new SessionsError({
-    sessionId,
-    reason: error._tag === "ApprovalNotPending"
-      ? new ApprovalNotPending(error.stopped === true ? { callId: error.callId, stopped: true } : { callId: error.callId })
-      : error._tag === "ElicitationNotPending"
-      ? new ElicitationNotPending(error.stopped === true ? { id: error.id, stopped: true } : { id: error.id })
-      : new ElicitationInvalidAnswer({ id: error.id, description: error.description })
-  })
-
-/**
- * What a completed run gives a by-id caller.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const replyOf = (result: Session.RunResult): RunReply => ({ text: result.text, turns: result.turns, messages: result.messages })
-
-/**
- * `service` with every call's session id held to the one rule first (`SessionId.check`): an id it
- * refuses fails `InvalidSessionId` and reaches nothing, not the registry, not a cluster's storage
- * (where a NUL ends SQL TEXT, and `alice\0x` would be alice). Every `ById` is made with it.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const checkingIds = (service: ByIdService): ByIdService => {
-  const valid = <A, E, R>(id: string, use: () => Effect.Effect<A, E, R>): Effect.Effect<A, E | SessionsError, R> => {
-    const invalid = SessionId.check(id)
-    return invalid === undefined ? Effect.suspend(use) : Effect.fail(new SessionsError({ sessionId: id, reason: invalid }))
-  }
-  return ById.of({
-    start: (agent, options = {}) => (options.id === undefined ? service.start(agent, options) : valid(options.id, () => service.start(agent, options))),
-    run: (id, prompt) => valid(id, () => service.run(id, prompt)),
-    stream: (id, prompt) => Stream.unwrap(valid(id, () => Effect.succeed(service.stream(id, prompt)))),
-    history: (id) => valid(id, () => service.history(id)),
-    abort: (id) => valid(id, () => service.abort(id)),
-    stop: (id) => valid(id, () => service.stop(id)),
-    pending: (id) => valid(id, () => service.pending(id)),
-    approve: (id, callId) => valid(id, () => service.approve(id, callId)),
-    deny: (id, callId, reason) => valid(id, () => service.deny(id, callId, reason)),
-    respond: (id, requestId, answer) => valid(id, () => service.respond(id, requestId, answer))
-  })
-}
 
 /**
  * `ById` over a registry of this process: sessions are started with the registry's `start` (so

@@ -10,8 +10,10 @@
  */
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
 import * as JsonLimits from "./JsonLimits.ts"
-import type { ImagePart } from "./Message.ts"
 import type * as Sandbox from "./Sandbox.ts"
+import type { Failure, Output } from "./ToolResult.ts"
+
+export * from "./ToolResult.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -43,48 +45,6 @@ export interface Context {
   /** The model's id for this call. */
   readonly callId: string
 }
-
-/** The model sees `text`; `data` goes to events and metadata only. */
-export class Structured {
-  readonly _tag = "Structured"
-  readonly text: string
-  readonly data: unknown
-  constructor(text: string, data: unknown) {
-    this.text = text
-    this.data = data
-  }
-}
-
-/**
- * Text plus images the model sees as images (a picture Read returned): each provider sends them
- * as its image blocks; one that cannot carry images sends the text and says they were left out.
- */
-export class Images {
-  readonly _tag = "Images"
-  readonly text: string
-  readonly images: ReadonlyArray<ImagePart>
-  constructor(text: string, images: ReadonlyArray<ImagePart>) {
-    this.text = text
-    this.images = images
-  }
-}
-
-/** A result (`value`) plus a patch merged into the session's assigns after the message. */
-export class Assign {
-  readonly _tag = "Assign"
-  readonly value: Output
-  readonly patch: Readonly<Record<string, unknown>>
-  constructor(value: Output, patch: Readonly<Record<string, unknown>>) {
-    this.value = value
-    this.patch = patch
-  }
-}
-
-/** Everything `call` may succeed with: a string, any JSON value, `structured`, `images` or `assign`. */
-export type Output = string | Schema.Json | Structured | Images | Assign | void
-
-/** A typed failure: a string or any error with a message. The model reads `Error: <message>`. */
-export type Failure = string | { readonly message: string }
 
 /** The input could not be decoded; `issues` name each failing field. */
 export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("InvalidArguments", {
@@ -410,45 +370,3 @@ export const make: {
     retrySafe: options.retrySafe ?? false
   }
 }
-
-/**
- * A result whose `text` the model reads and whose `data` goes to events and metadata.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const structured = (text: string, data: unknown): Structured => new Structured(text, data)
-
-/**
- * The largest image a tool result carries as an image: 3.5 MiB, whose base64 (4,893,356
- * characters) stays within the 5 MB per image of Anthropic, the smallest vendor limit
- * (docs/decisions/0050). Read returns no larger picture; an MCP server's larger one is left out.
- *
- * @since 0.1.0
- * @category models
- */
-export const MAX_IMAGE_BYTES = 3.5 * 1024 * 1024
-
-/**
- * The image types every provider accepts as an image.
- *
- * @since 0.1.0
- * @category models
- */
-export const IMAGE_TYPES: ReadonlySet<string> = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
-
-/**
- * A result the model reads as `text` and sees as `images` (base64 image parts).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const images = (text: string, images: ReadonlyArray<ImagePart>): Images => new Images(text, images)
-
-/**
- * A result that also merges `patch` into the session's assigns once the message's calls finish.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const assign = (value: Output, patch: Readonly<Record<string, unknown>>): Assign => new Assign(value, patch)
