@@ -10,6 +10,7 @@ import type { Deferred, Effect, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
 import type { RunError, SessionError, StartError } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
+import type { Approvals } from "./approvals.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../Message.ts"
 import type * as Model from "../Model.ts"
@@ -42,6 +43,8 @@ export interface Spent {
   readonly byAgent: Record<string, Model.Usage>
   /** The sum of their costs; `undefined` once one had none (its model unpriced). */
   cost: number | undefined
+  /** The sub-agents running now, whose waiting calls the session's `approve` and `deny` answer too. */
+  readonly children: Set<Child>
 }
 
 /** A sub-agent's session, as its caller's host drives it: its actor. */
@@ -50,6 +53,10 @@ export interface Child {
   readonly cancel: (run: Run) => Effect.Effect<void>
   readonly usage: Model.Usage
   readonly cost: number | undefined
+  /** Its calls waiting for a person's answer, when it can have any. */
+  readonly approvals: Approvals | undefined
+  /** Its run running now, whose sub-agents may wait for answers too. */
+  readonly current: Run | undefined
 }
 
 /** Where a run's steps publish its events: the session's actor. */

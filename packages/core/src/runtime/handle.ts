@@ -13,6 +13,7 @@ import type { Actor } from "./Actor.ts"
 import * as EventHub from "./eventHub.ts"
 import type { RunOptions, Runs } from "./Run.ts"
 import type { ServerRequests } from "./serverRequests.ts"
+import * as SubAgents from "./subAgents.ts"
 
 /**
  * A session's handle: its id and name, and the actor it speaks to. Everything else is made on
@@ -135,7 +136,11 @@ export class AskedHandle<R> extends Handle<R> {
   }
 }
 
-/** One call's answer: a tool call's, else an MCP server's request's; a session that never asks has none waiting. */
+/**
+ * One call's answer: a tool call's, else an MCP server's request's, else a call waiting in a
+ * sub-agent of the running run (its request reached this session's stream); a session that never
+ * asks has none waiting.
+ */
 const answer = <R>(
   actor: Actor<R>,
   requests: ServerRequests | undefined,
@@ -144,5 +149,6 @@ const answer = <R>(
 ): Effect.Effect<void, Approval.NotPending> =>
   Effect.suspend(() => {
     const call = actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
-    return requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
+    const own = requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
+    return Effect.catch(own, (refused) => (refused.stopped === true ? Effect.fail(refused) : SubAgents.answerWaiting(actor.current, callId, given) ?? Effect.fail(refused)))
   })

@@ -16,6 +16,7 @@
  */
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, type Redacted, Scope, Semaphore } from "effect"
 import * as Agent from "../Agent.ts"
+import type * as Approval from "../Approval.ts"
 import * as Model from "../Model.ts"
 import * as Redactor from "../Redactor.ts"
 import * as Sandbox from "../Sandbox.ts"
@@ -51,7 +52,7 @@ export const pathOf = (context: Context.Context<never>, agent: string): Readonly
 
 const addUsage = (a: Model.Usage | undefined, b: Model.Usage): Model.Usage => (a === undefined ? b : Model.addUsage(a, b))
 
-const tallyOf = (run: Run): Spent => run.subAgents ??= { running: 0, usage: undefined, byAgent: {}, cost: 0 }
+const tallyOf = (run: Run): Spent => run.subAgents ??= { running: 0, usage: undefined, byAgent: {}, cost: 0, children: new Set() }
 
 /** One sub-agent run's tokens for its caller's result: its total, by agent path, and its cost. */
 interface Share {
@@ -146,10 +147,14 @@ export class Host {
         agent.sandbox === undefined ? Effect.provideService(starting, Sandbox.Sandbox, context.sandbox) : starting,
         (error) => failed(agent.name, error.message)
       )
-      const exit = yield* Effect.exit(
+      // While it runs, its waiting calls can be answered through this session (`answerWaiting`).
+      const children = tallyOf(self.#run).children
+      children.add(child)
+      const exit = yield* Effect.exit(Effect.ensuring(
         observe(child, prompt, settings.output === undefined ? undefined : { output: settings.output }, (event, wait) =>
-          self.forward(event.agentPath === undefined ? { ...event, agentPath: lineage.path } : event, wait))
-      )
+          self.forward(event.agentPath === undefined ? { ...event, agentPath: lineage.path } : event, wait)),
+        Effect.sync(() => children.delete(child))
+      ))
       if (Exit.isSuccess(exit)) {
         const result = exit.value
         self.spend({ usage: result.usage, byAgent: result.byAgent ?? { [key]: result.usage }, cost: result.cost })
@@ -261,3 +266,25 @@ export const observe = (
       return yield* (hurried && !aborted ? Effect.interrupt : exit)
     })
   )
+
+/**
+ * Answers `callId` where it waits in a sub-agent running under `run` (or under one of theirs, the
+ * nearest first): the sub-agent's `ApprovalRequested` reached the caller's stream, so the caller's
+ * session answers it. `undefined` when no sub-agent waits on that call.
+ */
+export const answerWaiting = (
+  run: Run | undefined,
+  callId: string,
+  answer: Approval.Answer
+): Effect.Effect<void, Approval.NotPending> | undefined => {
+  const children = run?.subAgents?.children
+  if (children === undefined) return undefined
+  for (const child of children) {
+    if (child.approvals?.pending.some((pending) => pending.callId === callId) === true) return child.approvals.answer(callId, answer)
+  }
+  for (const child of children) {
+    const deeper = answerWaiting(child.current, callId, answer)
+    if (deeper !== undefined) return deeper
+  }
+  return undefined
+}
