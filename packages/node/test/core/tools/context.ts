@@ -7,9 +7,9 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { ToolCall } from "@condukt/testing"
 import { Context, Effect, Layer, type Redacted } from "effect"
-import * as Condukt from "@condukt/node/Condukt"
-import * as Sandbox from "../../src/Sandbox.ts"
-import * as LocalSandbox from "@condukt/node/sandbox/Local"
+import * as Sandbox from "@condukt/core/Sandbox"
+import * as Condukt from "../../../src/Condukt.ts"
+import * as LocalSandbox from "../../../src/sandbox/Local.ts"
 
 /** A temporary directory holding `files` (relative path → content), deleted with the scope. */
 export const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>

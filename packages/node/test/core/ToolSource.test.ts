@@ -1,11 +1,11 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Ref, Schema, Stream } from "effect"
-import * as Agent from "../src/Agent.ts"
-import * as Condukt from "@condukt/node/Condukt"
-import * as Session from "../src/Session.ts"
-import * as Tool from "../src/Tool.ts"
-import type * as ToolSource from "../src/ToolSource.ts"
+import * as Agent from "@condukt/core/Agent"
+import * as Session from "@condukt/core/Session"
+import * as Tool from "@condukt/core/Tool"
+import type * as ToolSource from "@condukt/core/ToolSource"
+import * as Condukt from "../../src/Condukt.ts"
 
 const named = (name: string, text: string) =>
   Tool.make(name, { description: name, parameters: Schema.Struct({}), call: () => Effect.succeed(text) })

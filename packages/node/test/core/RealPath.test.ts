@@ -3,7 +3,7 @@ import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, FileSystem } from "effect"
 import { realpathSync } from "node:fs"
-import * as RealPath from "../src/RealPath.ts"
+import * as RealPath from "@condukt/core/RealPath"
 
 /** A fresh temporary directory (its real path), removed with the test's scope. */
 const setup = Effect.gen(function*() {
