@@ -33,35 +33,23 @@ import * as Compaction from "./compaction.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
 import * as Interpreter from "./interpreter.ts"
-import { Outbox } from "./outbox.ts"
+import { Ending } from "./ending.ts"
+import * as Idle from "./idle.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
 
 const SERVING = 1
 const CONTINUING = 2
 const RESUMING = 4
 
-/** What a registry calls with a session's handle once it has ended (`forgetWith` checks the pairing). */
-type OnEnd = (owner: object) => void
-
-/**
- * The waits for a busy session to be idle (`idle`), by session: a map beside the sessions, not a
- * field of each (a registry of 100,000 idle sessions notices 8 bytes each), made by the first wait.
- */
-const idleWaits = new WeakMap<object, Deferred.Deferred<void>>()
-
 /**
  * A session's actor. An idle one is this object, its conversation and its scope: a run's
  * fiber, the mailbox itself, the observers and the between-run events are all made
  * when first needed.
  */
-export abstract class Actor<R> extends Outbox implements Publisher {
+export abstract class Actor<R> extends Ending implements Publisher {
   readonly #conversation: Conversation<R>
-  readonly #scope: Scope.Closeable
-  /** The scope `start` was called in: it outlives the session's own. */
-  readonly #parent: Scope.Scope
   /** The start's context: runs are served with it, whoever queued them. */
   readonly #context: Context.Context<R>
-  readonly #ended: Deferred.Deferred<void, SessionError> = Deferred.makeUnsafe<void, SessionError>()
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
   /**
@@ -78,18 +66,10 @@ export abstract class Actor<R> extends Outbox implements Publisher {
    * after it still wait, and the first answer has it go on (`resumeBatch`).
    */
   #parked: Run | undefined = undefined
-  /**
-   * Set by a registry: forgets this session (its handle, `#owner`), once it has ended. Two fields,
-   * not a closure over both: a registry of 100,000 idle sessions notices ~80 bytes each.
-   */
-  #forget: OnEnd | undefined = undefined
-  #owner: object | undefined = undefined
 
   constructor(conversation: Conversation<R>, scope: Scope.Closeable, parent: Scope.Scope, context: Context.Context<R>) {
-    super()
+    super(scope, parent)
     this.#conversation = conversation
-    this.#scope = scope
-    this.#parent = parent
     this.#context = context
   }
 
@@ -151,46 +131,23 @@ export abstract class Actor<R> extends Outbox implements Publisher {
 
   /** Waits until no run is in progress (`busy`), or the session has stopped. */
   get idle(): Effect.Effect<void> {
-    return Effect.suspend(() => {
-      if (!this.busy) return Effect.void
-      let waiting = idleWaits.get(this)
-      if (waiting === undefined) idleWaits.set(this, waiting = Deferred.makeUnsafe<void>())
-      return Deferred.await(waiting)
-    })
+    return Idle.wait(this, () => this.busy)
   }
 
   /** Completes the wait for `idle`, once nothing is in progress. */
-  private wake(): void {
-    const waiting = idleWaits.get(this)
-    if (waiting === undefined || this.busy) return
-    idleWaits.delete(this)
-    Deferred.doneUnsafe(waiting, Exit.void)
+  protected wake(): void {
+    Idle.wake(this, this.busy)
   }
 
-  /** Waits for the session to end: succeeds when it is stopped, fails when it crashes. */
-  get join(): Effect.Effect<void, SessionError> {
-    return Deferred.await(this.#ended)
+  /** Every run not settled yet, forgotten: the session is ending (`Ending.shutdown` settles them). */
+  protected drain(): ReadonlyArray<Run> {
+    const interrupted = this.#running
+    this.#running = undefined
+    const parked = this.#parked
+    this.#parked = undefined
+    const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
+    return [...(interrupted === undefined ? [] : [interrupted.run]), ...(parked === undefined ? [] : [parked]), ...queued]
   }
-
-  get stop(): Effect.Effect<void> {
-    return Scope.close(this.#scope, Exit.void)
-  }
-
-  /**
-   * Whether the session has stopped, from the moment its scope starts closing (before its
-   * finalizers run): nothing waits in it any more, and an answer given now is refused, never
-   * taken by a session that will not run it (docs/decisions/0080).
-   */
-  get stopped(): boolean {
-    return this.phase === "stopped" || this.#scope.state._tag === "Closed"
-  }
-
-  /** A registry's: `onEnd(owner)` is called once the session has ended (`owner` is its handle). */
-  forgetWith<S extends object>(onEnd: (owner: S) => void, owner: S): void {
-    this.#forget = onEnd as OnEnd
-    this.#owner = owner
-  }
-
 
   /**
    * Publishes an MCP server's event where `ToolSource.StartContext.emit` promises: into the running
@@ -361,7 +318,7 @@ export abstract class Actor<R> extends Outbox implements Publisher {
       // Uninterruptible: the fiber is recorded whatever happens to the fiber starting it. The start's
       // context is provided around the fork: the fiber starts with it, with no frame to restore another.
       return Effect.uninterruptible(Effect.map(
-        Effect.provideContext(Effect.forkIn(served, this.#scope, { uninterruptible: true }), this.#context),
+        Effect.provideContext(Effect.forkIn(served, this.scope, { uninterruptible: true }), this.#context),
         (fiber) => {
           this.#running = { run, fiber }
         }
@@ -386,7 +343,7 @@ export abstract class Actor<R> extends Outbox implements Publisher {
    */
   private finished(run: Run, exit: Exit.Exit<RunResult | Parked, RunError>): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.#scope.state._tag === "Closed" || this.#running?.run !== run) return Effect.void
+      if (this.scope.state._tag === "Closed" || this.#running?.run !== run) return Effect.void
       this.#running = undefined
       const settled = Exit.isSuccess(exit) && exit.value === PARKED ? this.parked(run) : this.settle(run, exit as Exit.Exit<RunResult, RunError>)
       return Effect.andThen(settled, Effect.suspend(() => (this.phase === "stopped" ? Effect.void : this.serveNext())))
@@ -434,75 +391,4 @@ export abstract class Actor<R> extends Outbox implements Publisher {
     })
   }
 
-  // -------------------------------------------------------------------------------------------
-  // Ending
-  // -------------------------------------------------------------------------------------------
-
-  /**
-   * Let it crash: a defect escaped the run, so the session's state may be inconsistent. The run and
-   * everything queued fail with `SessionError` (`SessionCrashed`), `join` reports it, and the session's scope is
-   * closed with the crash (from the parent scope: the actor cannot close the scope it runs in), so
-   * its sandbox and processes go now, not when the caller's scope ends. Its supervisor decides what
-   * comes next.
-   */
-  private crash(run: Run, cause: Cause.Cause<RunError>): Effect.Effect<void> {
-    const self = this
-    return Effect.gen(function*() {
-      const crashed = new SessionError({ sessionId: self.id, reason: new SessionCrashed({ cause: Cause.squash(cause) }) })
-      yield* self.publish(run, { _tag: "Error", message: crashed.message })
-      yield* self.publish(run, { _tag: "AgentEnd", outcome: "failed" })
-      yield* Deferred.fail(run.done, crashed)
-      yield* self.shutdown(() => crashed)
-      yield* Deferred.fail(self.#ended, crashed)
-      self.#forget?.(self.#owner!)
-      yield* Effect.forkIn(Scope.close(self.#scope, Exit.fail(crashed)), self.#parent)
-    })
-  }
-
-  /**
-   * Nobody waits forever: the running and queued runs of a session that ends fail with `reason`,
-   * their streams get their AgentEnd (once: a run the actor has settled is no longer running), and
-   * every event stream then ends.
-   */
-  private shutdown(reason: () => SessionError): Effect.Effect<void> {
-    this.phase = "stopped"
-    const interrupted = this.#running
-    this.#running = undefined
-    const parked = this.#parked
-    this.#parked = undefined
-    const queued = this.#mailbox === undefined ? [] : this.#mailbox.splice(0)
-    const runs = [...(interrupted === undefined ? [] : [interrupted.run]), ...(parked === undefined ? [] : [parked]), ...queued]
-    this.wake()
-    // The common end — an idle session stopped — has nothing to settle: no error, no span.
-    if (runs.length === 0) {
-      EventHub.end(this.hub)
-      return Effect.void
-    }
-    const error = reason()
-    const self = this
-    return Effect.withSpan(
-      Effect.gen(function*() {
-        for (const run of runs) {
-          if (!(yield* Deferred.isDone(run.done))) {
-            yield* self.publish(run, { _tag: "AgentEnd", outcome: "aborted" })
-            yield* Deferred.fail(run.done, error)
-          }
-        }
-        EventHub.end(self.hub)
-      }),
-      "Session.shutdown",
-      { attributes: { sessionId: this.id, reason: error.reason._tag }, captureStackTrace: false }
-    )
-  }
-
-  /** The session's scope closes: settle what is left, then `join` returns and its registry forgets it. */
-  end(): Effect.Effect<void> {
-    return Effect.andThen(
-      this.shutdown(() => new SessionError({ sessionId: this.id, reason: new SessionStopped() })),
-      Effect.sync(() => {
-        Deferred.doneUnsafe(this.#ended, Exit.void)
-        this.#forget?.(this.#owner!)
-      })
-    )
-  }
 }
