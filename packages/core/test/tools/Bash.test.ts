@@ -1,4 +1,7 @@
-/** Bash's description, parameters and timeouts, with no sandbox (its runs through a real LocalSandbox: packages/node/test/core/tools/Bash.test.ts). */
+/**
+ * Bash's description, parameters and timeouts, with no sandbox; Bash on the Node host is tested in
+ * packages/node/test/core/tools/Bash.test.ts.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Duration } from "effect"
 import { Bash } from "../../src/tools/Bash.ts"

@@ -1,4 +1,7 @@
-/** Command's name, description and parameters, with no process (its runs on real host processes and on a scripted runner: packages/node/test/core/tools/Command.test.ts). */
+/**
+ * Command's name, description and parameters, with no process; Command on host processes and on a
+ * scripted runner is tested in packages/node/test/core/tools/Command.test.ts.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Duration } from "effect"
 import { Command } from "../../src/tools/Command.ts"

@@ -1,4 +1,7 @@
-/** Edit's description and parameters, with no sandbox (its edits through a real LocalSandbox: packages/node/test/core/tools/Edit.test.ts). */
+/**
+ * Edit's description and parameters, with no sandbox; Edit on the Node host is tested in
+ * packages/node/test/core/tools/Edit.test.ts.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Edit } from "../../src/tools/Edit.ts"
 

@@ -1,4 +1,7 @@
-/** Glob's description and parameters, and Glob on a sandbox without glob (through a real LocalSandbox: packages/node/test/core/tools/Glob.test.ts). */
+/**
+ * Glob's description and parameters, and Glob on a sandbox without glob; Glob on the Node host is
+ * tested in packages/node/test/core/tools/Glob.test.ts.
+ */
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

@@ -1,4 +1,7 @@
-/** Grep's description and parameters, and Grep on a sandbox without grep (through a real LocalSandbox: packages/node/test/core/tools/Grep.test.ts). */
+/**
+ * Grep's description and parameters, and Grep on a sandbox without grep; Grep on the Node host is
+ * tested in packages/node/test/core/tools/Grep.test.ts.
+ */
 import { ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

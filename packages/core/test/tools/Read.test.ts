@@ -1,4 +1,7 @@
-/** Read's description and parameters, with no sandbox (its reads through a real LocalSandbox: packages/node/test/core/tools/Read.test.ts). */
+/**
+ * Read's description and parameters, with no sandbox; Read on the Node host is tested in
+ * packages/node/test/core/tools/Read.test.ts.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Read } from "../../src/tools/Read.ts"
 

@@ -1,4 +1,7 @@
-/** Write's description and parameters, with no sandbox (its writes through a real LocalSandbox: packages/node/test/core/tools/Write.test.ts). */
+/**
+ * Write's description and parameters, with no sandbox; Write on the Node host is tested in
+ * packages/node/test/core/tools/Write.test.ts.
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { Write } from "../../src/tools/Write.ts"
 
