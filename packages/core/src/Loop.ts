@@ -84,8 +84,16 @@ export interface Request {
 /** @since 0.1.0 @category models */
 export type Action =
   | { readonly _tag: "Request"; readonly request: Request; readonly turn: number }
-  /** Run `calls`; `known`: the batch's other calls' results, which it already has (a batch going on). */
-  | { readonly _tag: "RunTools"; readonly calls: ReadonlyArray<ToolCallPart>; readonly known?: ReadonlyArray<ToolOutput> | undefined }
+  /**
+   * Run `calls`; `known`: the batch's other calls' results, which it already has (a batch going on);
+   * `announced`: a parked batch going on, whose calls were announced before it parked.
+   */
+  | {
+    readonly _tag: "RunTools"
+    readonly calls: ReadonlyArray<ToolCallPart>
+    readonly known?: ReadonlyArray<ToolOutput> | undefined
+    readonly announced?: boolean | undefined
+  }
   /** The batch has nothing left to do but wait for a person's answers: the run holds no fiber until one comes. */
   | { readonly _tag: "Wait" }
   | { readonly _tag: "Complete"; readonly text: string }
@@ -307,7 +315,7 @@ export const proceed = (state: State, then?: string | undefined): Step => {
     then: then ?? state.then
   }
   if (state.pending.length === 0) return nextTurn(going, state.history)
-  return { _tag: "Next", state: going, action: { _tag: "RunTools", calls, known: state.finished } }
+  return { _tag: "Next", state: going, action: { _tag: "RunTools", calls, known: state.finished, announced: state.status === "AwaitingApproval" } }
 }
 
 /**

@@ -22,7 +22,7 @@ import type * as Compactor from "../Compactor.ts"
 import type { Message } from "../Message.ts"
 import * as Redactor from "../Redactor.ts"
 import type { RunOptions, RunResult } from "./Run.ts"
-import { type RunError, RunAborted, SessionCrashed, SessionError, SessionStopped, type StartError } from "../SessionError.ts"
+import { type RunError, RunAborted, SessionError, SessionStopped, type StartError } from "../SessionError.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import type { Usage } from "../Usage.ts"
 import * as GenAi from "./genAi.ts"
@@ -37,10 +37,6 @@ import { Ending } from "./ending.ts"
 import * as Idle from "./idle.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
 
-const SERVING = 1
-const CONTINUING = 2
-const RESUMING = 4
-
 /**
  * A session's actor. An idle one is this object, its conversation and its scope: a run's
  * fiber, the mailbox itself, the observers and the between-run events are all made
@@ -53,12 +49,10 @@ export abstract class Actor<R> extends Ending implements Publisher {
   /** Runs waiting their turn, oldest first; made by the first `enqueue`. */
   #mailbox: Array<Run> | undefined = undefined
   /**
-   * Three facts in one field (an idle session holds 100,000 of it): `SERVING`, a run's fiber runs
-   * or is being started (cleared when the mailbox is empty); `CONTINUING`, the parked run was
-   * queued to go on and has not started yet; `RESUMING`, the run continuing a restored batch is
-   * queued.
+   * A run's fiber runs or is being started (cleared when the mailbox is empty). A parked run queued
+   * to go on is the mailbox's first (`continues`); a run continuing a restored batch, `resume`.
    */
-  #flags = 0
+  #serving = false
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
   #running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult | Parked, RunError> } | undefined = undefined
   /**
@@ -71,10 +65,6 @@ export abstract class Actor<R> extends Ending implements Publisher {
     super(scope, parent)
     this.#conversation = conversation
     this.#context = context
-  }
-
-  private has(flag: number): boolean {
-    return (this.#flags & flag) !== 0
   }
 
   get id(): string {
@@ -126,7 +116,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
    * restored from the store waiting for an answer (its run starts with the first one).
    */
   private get busy(): boolean {
-    return this.phase !== "stopped" && (this.has(SERVING) || this.#parked !== undefined || (this.#conversation.approvals?.waiting.length ?? 0) > 0)
+    return this.phase !== "stopped" && (this.#serving || this.#parked !== undefined || (this.#conversation.approvals?.waiting.length ?? 0) > 0)
   }
 
   /** Waits until no run is in progress (`busy`), or the session has stopped. */
@@ -187,8 +177,8 @@ export abstract class Actor<R> extends Ending implements Publisher {
         if (self.phase === "stopped") return Deferred.fail(run.done, new SessionError({ sessionId: self.id, reason: new SessionStopped() }))
         if (self.#mailbox === undefined) self.#mailbox = [run]
         else self.#mailbox.push(run)
-        if (self.has(SERVING)) return Effect.void
-        self.#flags |= SERVING
+        if (self.#serving) return Effect.void
+        self.#serving = true
         return self.serveNext()
       })
       return run
@@ -203,8 +193,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
     return Effect.suspend(() => {
       if (this.#parked !== undefined) return this.continueParked()
       // A running run takes the answer itself, or parks and then sees it answered.
-      if (this.#running !== undefined || this.has(CONTINUING) || this.has(RESUMING)) return Effect.void
-      this.#flags |= RESUMING
+      if (this.#running !== undefined || this.#mailbox?.some(goesOn) === true) return Effect.void
       return Effect.ignore(this.enqueue("", undefined, undefined, true))
     })
   }
@@ -214,16 +203,12 @@ export abstract class Actor<R> extends Ending implements Publisher {
     const parked = this.#parked!
     this.#parked = undefined
     if (this.phase === "stopped") return Effect.void
-    this.#flags |= CONTINUING
-    const run: Run = { id: parked.id, prompt: parked.prompt, options: parked.options, done: parked.done, sink: parked.sink, resume: true, traced: parked.traced, continues: true }
-    // Only a run a server sampled in carries its tokens (every other run's record stays as made).
-    if (parked.sampled !== undefined) run.sampled = parked.sampled
-    // What its sub-agents spent before it parked counts in its result.
-    if (parked.subAgents !== undefined) run.subAgents = parked.subAgents
-    if (this.#mailbox === undefined) this.#mailbox = [run]
-    else this.#mailbox.unshift(run)
-    if (this.has(SERVING)) return Effect.void
-    this.#flags |= SERVING
+    // The same record goes on: its caller, its stream, its tokens so far and its sub-agents' tally.
+    parked.continues = true
+    if (this.#mailbox === undefined) this.#mailbox = [parked]
+    else this.#mailbox.unshift(parked)
+    if (this.#serving) return Effect.void
+    this.#serving = true
     return this.serveNext()
   }
 
@@ -236,16 +221,14 @@ export abstract class Actor<R> extends Ending implements Publisher {
 
   /** The parked run was answered and queued to go on, but has not started: it ends as an aborted one. */
   private abortContinuation(): Effect.Effect<void> {
-    const run = this.#mailbox!.shift()!
-    this.#flags &= ~CONTINUING
-    return this.settleAborted(run)
+    return this.settleAborted(this.#mailbox!.shift()!)
   }
 
   /** Settles `run`, which has no fiber, as aborted; then serves the queued runs. */
   private settleAborted(run: Run): Effect.Effect<void> {
     return Effect.andThen(this.settle(run, Exit.interrupt()), Effect.suspend(() => {
-      if (this.has(SERVING) || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.sync(() => this.wake())
-      this.#flags |= SERVING
+      if (this.#serving || this.#mailbox === undefined || this.#mailbox.length === 0) return Effect.sync(() => this.wake())
+      this.#serving = true
       return this.serveNext()
     }))
   }
@@ -258,7 +241,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
     return Effect.suspend(() => {
       if (this.#running?.run.done === run.done) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked?.done === run.done) return this.abortParked()
-      if (this.has(CONTINUING) && this.#mailbox?.[0]?.done === run.done) return this.abortContinuation()
+      if (this.#mailbox?.[0]?.continues === true && this.#mailbox[0].done === run.done) return this.abortContinuation()
       return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
     })
   }
@@ -272,8 +255,8 @@ export abstract class Actor<R> extends Ending implements Publisher {
     return Effect.suspend(() => {
       if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
       if (this.#parked !== undefined) return this.abortParked()
-      if (this.has(CONTINUING)) return this.abortContinuation()
-      if (this.has(SERVING) || (this.#conversation.approvals?.waiting.length ?? 0) === 0) return Effect.void
+      if (this.#mailbox?.[0]?.continues === true) return this.abortContinuation()
+      if (this.#serving || (this.#conversation.approvals?.waiting.length ?? 0) === 0) return Effect.void
       return Effect.andThen(this.#conversation.aborted(), Effect.sync(() => this.wake()))
     })
   }
@@ -305,13 +288,12 @@ export abstract class Actor<R> extends Ending implements Publisher {
       const run = this.#parked === undefined ? this.#mailbox?.shift() : undefined
       if (run === undefined) {
         if (this.#mailbox?.length === 0) this.#mailbox = undefined
-        this.#flags &= ~SERVING
+        this.#serving = false
         this.wake()
         return Effect.void
       }
       // Its caller gave up while it was queued: it never starts.
       if (Deferred.isDoneUnsafe(run.done)) return this.serveNext()
-      if (run.continues === true) this.#flags &= ~CONTINUING
       // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
       // the run's steps are its interruptible part.
       const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
@@ -392,3 +374,6 @@ export abstract class Actor<R> extends Ending implements Publisher {
   }
 
 }
+
+/** A queued run that goes on with a batch: a parked run answered, or one continuing a restored batch. */
+const goesOn = (run: Run) => run.continues === true || run.resume === true

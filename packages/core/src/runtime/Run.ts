@@ -31,7 +31,7 @@ export interface Run {
   /** Tokens the session's MCP servers sampled while it ran: they count in its result's `usage`. */
   sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
-  readonly continues?: boolean | undefined
+  continues?: boolean | undefined
   /** What its calls' sub-agents spent and how many run now, made by the first (runtime/subAgents.ts). */
   subAgents?: Spent | undefined
 }

@@ -61,8 +61,10 @@ const first = <R>(c: Conversation<R>, run: Run): Loop.Step | undefined => {
     const resolved = Journal.resolve(c.loop.pending, restored, (name) => ToolSet.retrySafe(c.agent, c.tools, name), ABORTED_RESULT)
     c.loop = Loop.restore(c.loop, [...restored.results, ...resolved.outputs], false)
   }
-  if (Loop.hasBatch(c.loop)) return Loop.proceed(c.loop, run.resume === true ? undefined : run.prompt)
-  return run.resume === true ? undefined : Loop.submit(c.loop, run.prompt)
+  // A parked run going on, or a run continuing a restored batch, has no prompt of its own to submit.
+  const prompt = run.resume === true || run.continues === true ? undefined : run.prompt
+  if (Loop.hasBatch(c.loop)) return Loop.proceed(c.loop, prompt)
+  return prompt === undefined ? undefined : Loop.submit(c.loop, prompt)
 }
 
 /** One step of the loop: its state becomes the session's, then its action is performed and its outcome fed back. */
