@@ -17,7 +17,6 @@ import * as Session from "./Session.ts"
 import * as SessionId from "./SessionId.ts"
 import { ApprovalNotPending, ElicitationInvalidAnswer, ElicitationNotPending, Failed, SessionsError } from "./SessionsError.ts"
 
-
 /**
  * What a completed run gives a by-id caller: `Session.RunResult`'s data.
  *
