@@ -8,9 +8,9 @@
  */
 import type { Deferred, Effect, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
+import type * as Approval from "../Approval.ts"
 import type { RunError, SessionError, StartError } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
-import type { Approvals } from "./approvals.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../Message.ts"
 import type * as Model from "../Model.ts"
@@ -47,6 +47,12 @@ export interface Spent {
   readonly children: Set<Child>
 }
 
+/** What a sub-agent's waiting room offers its caller's session: the calls waiting, and their answers. */
+export interface Waiting {
+  readonly pending: ReadonlyArray<Approval.Pending>
+  readonly answer: (callId: string, answer: Approval.Answer) => Effect.Effect<void, Approval.NotPending>
+}
+
 /** A sub-agent's session, as its caller's host drives it: its actor. */
 export interface Child {
   readonly enqueue: (prompt: string, options: RunOptions | undefined, sink: EventHub.Sink | undefined) => Effect.Effect<Run, SessionError>
@@ -54,7 +60,7 @@ export interface Child {
   readonly usage: Model.Usage
   readonly cost: number | undefined
   /** Its calls waiting for a person's answer, when it can have any. */
-  readonly approvals: Approvals | undefined
+  readonly approvals: Waiting | undefined
   /** Its run running now, whose sub-agents may wait for answers too. */
   readonly current: Run | undefined
 }
