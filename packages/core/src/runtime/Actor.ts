@@ -54,7 +54,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
    */
   #serving = false
   /** Set before the run's fiber takes its first step, cleared once the actor has settled it. */
-  #running: { readonly run: Run; readonly fiber: Fiber.Fiber<RunResult | Parked, RunError> } | undefined = undefined
+  #running: Running | undefined = undefined
   /**
    * The run whose batch parked waiting for approval (no fiber): its caller still waits, runs queued
    * after it still wait, and the first answer has it go on (`resumeBatch`).
@@ -239,7 +239,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
    */
   cancel(run: Run): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.#running?.run.done === run.done) return Fiber.interrupt(this.#running.fiber)
+      if (this.#running?.run.done === run.done) return interrupt(this.#running)
       if (this.#parked?.done === run.done) return this.abortParked()
       if (this.#mailbox?.[0]?.continues === true && this.#mailbox[0].done === run.done) return this.abortContinuation()
       return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
@@ -253,7 +253,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
    */
   get abort(): Effect.Effect<void> {
     return Effect.suspend(() => {
-      if (this.#running !== undefined) return Fiber.interrupt(this.#running.fiber)
+      if (this.#running !== undefined) return interrupt(this.#running)
       if (this.#parked !== undefined) return this.abortParked()
       if (this.#mailbox?.[0]?.continues === true) return this.abortContinuation()
       if (this.#serving || (this.#conversation.approvals?.waiting.length ?? 0) === 0) return Effect.void
@@ -278,9 +278,11 @@ export abstract class Actor<R> extends Ending implements Publisher {
    * Starts the next queued run in a fiber of its own, with the start's context; with none queued
    * (or a parked run ahead of them) the mailbox is idle. No fiber serves the mailbox: each run's
    * fiber, once the actor has settled its run, starts the next (`finished`), so a session with a
-   * run in flight holds that run's fiber only. The fiber is recorded before it takes a step, so
-   * whoever aborts it from then on reaches it; it starts uninterruptible, so even an abort before
-   * its first step reaches `finished` and the run is settled.
+   * run in flight holds that run's fiber only. The run is recorded as running before its fiber is
+   * forked: the fiber may take every step of the run before the fork hands it back (the forking
+   * fiber can yield in between, under load), and still finds its run recorded when it ends
+   * (`finished`); an abort in between reaches it once it is known (`interrupt`). It starts
+   * uninterruptible, so even an abort before its first step reaches `finished` and the run is settled.
    */
   private serveNext(): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -297,12 +299,15 @@ export abstract class Actor<R> extends Ending implements Publisher {
       // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
       // the run's steps are its interruptible part.
       const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
+      const running: Running = { run, fiber: undefined, aborted: false }
+      this.#running = running
       // Uninterruptible: the fiber is recorded whatever happens to the fiber starting it. The start's
       // context is provided around the fork: the fiber starts with it, with no frame to restore another.
       return Effect.uninterruptible(Effect.map(
         Effect.provideContext(Effect.forkIn(served, this.scope, { uninterruptible: true }), this.#context),
         (fiber) => {
-          this.#running = { run, fiber }
+          running.fiber = fiber
+          if (running.aborted) fiber.interruptUnsafe()
         }
       ))
     })
@@ -377,3 +382,18 @@ export abstract class Actor<R> extends Ending implements Publisher {
 
 /** A queued run that goes on with a batch: a parked run answered, or one continuing a restored batch. */
 const goesOn = (run: Run) => run.continues === true || run.resume === true
+
+/** The run running now, and its fiber once the fork has handed it back. */
+interface Running {
+  readonly run: Run
+  fiber: Fiber.Fiber<RunResult | Parked, RunError> | undefined
+  /** Aborted before its fiber was known: interrupted as soon as it is. */
+  aborted: boolean
+}
+
+/** Interrupts the running run's fiber, waiting for it to end; one not known yet is interrupted once it is. */
+const interrupt = (running: Running): Effect.Effect<void> => {
+  if (running.fiber !== undefined) return Fiber.interrupt(running.fiber)
+  running.aborted = true
+  return Effect.void
+}
