@@ -1,20 +1,24 @@
 /**
  * bench/store — the cost of saving a turn must not grow with the history.
  *
- * For each store (memory, disk, SQLite, and the SQL store of @condukt/cluster on SQLite through
- * effect/sql's SqlClient), in the same process: a session's history is built up to
- * 10 messages and to 1,000 messages (one whole save), then 200 turns of two messages each (a tool
- * call and its result) are saved one by one, as the session does after each completed turn: a new
- * snapshot with the whole message array copied, and `appended: 2`. Reported: the median (and mean)
- * time of a save at 1,000 messages against the same store's at 10 (goal ≤ 1.5×: appends, not
- * rewrites), and each durable store against the memory store. The disk store fsyncs every save,
- * so its absolute figure is the file system's (a tmpfs `/tmp` makes fsync nearly free).
+ * For each store (memory, disk, SQLite, and the SQL store on SQLite through effect/sql's
+ * SqlClient, as the cluster runs it: the same store as `SqliteSessionStore`, whose statements run
+ * on a `node:sqlite` connection of its own instead; docs/decisions/0082), in the same process: a
+ * session's history is built up to 10 messages and to 1,000 messages (one whole save), then 200
+ * turns of two messages each (a tool call and its result) are saved one by one, as the session
+ * does after each completed turn: a new snapshot with the whole message array copied, and
+ * `appended: 2`. Reported: the median (and mean) time of a save at 1,000 messages against the
+ * same store's at 10 (goal ≤ 1.5×: appends, not rewrites), and each durable store against the
+ * memory store; then what effect/sql's machinery adds to a save on SQLite (the SQL store through
+ * SqliteClient against `SqliteSessionStore`, at 1,000 messages): the reason the embedded store
+ * keeps a connection of its own. The disk and SQLite stores fsync every save, so their absolute
+ * figures are the file system's (a tmpfs `/tmp` makes fsync nearly free; `TMPDIR` picks the
+ * directory).
  *
  * Run: node_modules/.bin/node bench/store.ts [--saves=N]
  */
 import { Message, type SessionStore, Snapshot } from "@condukt/core"
-import { SqlSessionStore } from "@condukt/cluster"
-import { DiskSessionStore, SqliteClient, SqliteSessionStore } from "@condukt/node"
+import { DiskSessionStore, SqliteClient, SqliteSessionStore, SqlSessionStore } from "@condukt/node"
 import { SessionStore as Store } from "@condukt/core"
 import { NodeServices } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
@@ -93,3 +97,15 @@ for (const { large, name, small } of results) {
     met: ratio <= GOAL
   })
 }
+const sqlite = results.find((r) => r.name === "sqlite")!
+const throughSql = results.find((r) => r.name === "sql (sqlite)")!
+const sqlRatio = median(throughSql.large) / median(sqlite.large)
+console.log(`through effect/sql's SqliteClient: ${sqlRatio.toFixed(2)}x a save on SqliteSessionStore's own connection, at 1,000 messages`)
+report({
+  benchmark: "store: save of a turn at 1,000 messages, the SQL store through SqliteClient / SqliteSessionStore (median)",
+  ours: `${(median(throughSql.large) * 1000).toFixed(1)} µs/save`,
+  baseline: `${(median(sqlite.large) * 1000).toFixed(1)} µs/save`,
+  ratio: sqlRatio,
+  goal: "report",
+  met: null
+})

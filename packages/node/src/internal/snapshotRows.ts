@@ -1,6 +1,6 @@
 /**
- * snapshotRows — the row layout the SQL session stores share (`SqliteSessionStore` in
- * @condukt/node, `SqlSessionStore` in @condukt/cluster): one session row holding the snapshot
+ * snapshotRows — the row layout of the SQL session store (`SqlSessionStore`, which
+ * `SqliteSessionStore` is on its own SQLite file): one session row holding the snapshot
  * without its messages as JSON, how many messages it has and a revision, and one row per message
  * (its index and its JSON). It reads rows back into a snapshot, naming the row that is not what a
  * store wrote (`location#condukt_sessions/<id>`, `location#condukt_messages/<id>/<index>`), and
@@ -8,9 +8,9 @@
  * what a load would refuse under `JsonLimits.stored`, fails the save before anything is written).
  */
 import { Result, Schema } from "effect"
-import * as JsonLimits from "../JsonLimits.ts"
-import { Corrupt, SessionStoreError, unreadable, unwritable } from "../SessionStoreError.ts"
-import * as Snapshot from "../Snapshot.ts"
+import * as JsonLimits from "@condukt/core/JsonLimits"
+import { Corrupt, SessionStoreError, unreadable, unwritable } from "@condukt/core/SessionStoreError"
+import * as Snapshot from "@condukt/core/Snapshot"
 
 /** What a load read: the session row, and its message rows in index order. */
 export interface Rows {
