@@ -1,6 +1,7 @@
 /**
  * The shape of the packages (issue 21, ADR 0047), checked by test/dependencies.test.ts over every
- * package's src/: no import cycles; core imports no Node module and no other Condukt package; only
+ * package's src/: no import cycles; core imports no Node module and no other Condukt package, and its
+ * floors hold (internal/ helpers at the bottom, public modules, the session runtime on top); only
  * the providers package knows wire formats, and only the Node host's composition root, cli and
  * workflows import it; nothing but cli imports workflows or cli.
  */
@@ -34,6 +35,20 @@ module.exports = {
       severity: "error",
       from: { path: "^packages/core/src/" },
       to: { path: "^packages/(?!core/)[^/]+/" }
+    },
+    {
+      name: "core-basement",
+      comment: "core's internal/ is the basement: small helpers importing only effect and each other, never a public module or the session runtime.",
+      severity: "error",
+      from: { path: "^packages/core/src/internal/" },
+      to: { path: "^packages/core/src/(?!internal/)" }
+    },
+    {
+      name: "core-runtime-on-top",
+      comment: "core's runtime/ (the session runtime) is the top floor: only Session.ts and the runtime itself import it, no public module reaches up into it.",
+      severity: "error",
+      from: { path: "^packages/core/src/", pathNot: "^packages/core/src/(runtime/|Session[.]ts$)" },
+      to: { path: "^packages/core/src/runtime/" }
     },
     {
       name: "providers-only-from-the-root",

@@ -60,66 +60,80 @@ export interface Timer {
  * @since 0.1.0
  * @category constructors
  */
-export const make = (ms: number): Timer => {
-  let holds = 0
-  /** The running time left when the alarm was last started (or the call's whole time). */
-  let left = ms
-  let startedAt = 0
-  let expired = false
-  /** The fiber running the call, once armed; undefined again when the call ended. */
-  let call: Fiber.Fiber<unknown, unknown> | undefined
-  /** The fiber sleeping out the time left, while the call runs and nothing holds the clock. */
-  let alarm: Fiber.Fiber<void> | undefined
+export const make = (ms: number): Timer => new Alarm(ms)
 
-  const ring = Effect.sync(() => {
-    alarm = undefined
-    if (holds > 0 || call === undefined) return
-    expired = true
-    call.interruptUnsafe()
-  })
-  // Not a child of the fiber that starts it: a hold may end in a fiber the tool forked, which can
-  // end before the call does. The alarm ends with the call instead (`arm`), or with a hold.
-  const start = (now: number): Effect.Effect<void> => {
-    startedAt = now
-    return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(left), ring)), (fiber) => {
-      alarm = fiber
+/**
+ * The timer as one object: its state in fields and its steps on the prototype, not a closure each
+ * (a call waiting for a permit holds its timer: 10,000 of them notice nine closures each).
+ */
+class Alarm implements Timer, CallDeadline {
+  #holds = 0
+  /** The running time left when the alarm was last started (or the call's whole time). */
+  #left: number
+  #startedAt = 0
+  #expired = false
+  /** The fiber running the call, once armed; undefined again when the call ended. */
+  #call: Fiber.Fiber<unknown, unknown> | undefined = undefined
+  /** The fiber sleeping out the time left, while the call runs and nothing holds the clock. */
+  #alarm: Fiber.Fiber<void> | undefined = undefined
+
+  constructor(ms: number) {
+    this.#left = ms
+  }
+
+  get deadline(): CallDeadline {
+    return this
+  }
+
+  get expired(): boolean {
+    return this.#expired
+  }
+
+  hold<A, E, R>(wait: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.uninterruptibleMask((restore) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ensuring(restore(wait), this.pause(now))))
+  }
+
+  pause(now: number): Effect.Effect<void> {
+    if (this.#holds++ === 0 && this.#alarm !== undefined) {
+      this.#left -= now - this.#startedAt
+      this.stop()
+    }
+    return Effect.flatMap(Clock.currentTimeMillis, (later) => --this.#holds > 0 || this.#call === undefined || this.#expired ? Effect.void : this.start(later))
+  }
+
+  arm(fiber: Fiber.Fiber<unknown, unknown>): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      this.#call = fiber
+      fiber.addObserver(() => this.ended())
+      // A call already ended (its observer ran at once) needs none; a hold under way starts it when it ends.
+      return this.#call === undefined || this.#holds > 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, (now) => this.start(now))
     })
   }
-  const stop = (): void => {
-    const stopping = alarm
-    alarm = undefined
+
+  // Not a child of the fiber that starts it: a hold may end in a fiber the tool forked, which can
+  // end before the call does. The alarm ends with the call instead (`arm`), or with a hold.
+  private start(now: number): Effect.Effect<void> {
+    this.#startedAt = now
+    return Effect.map(Effect.forkDetach(Effect.andThen(Effect.sleep(this.#left), Effect.sync(() => this.ring()))), (fiber) => {
+      this.#alarm = fiber
+    })
+  }
+
+  private ring(): void {
+    this.#alarm = undefined
+    if (this.#holds > 0 || this.#call === undefined) return
+    this.#expired = true
+    this.#call.interruptUnsafe()
+  }
+
+  private stop(): void {
+    const stopping = this.#alarm
+    this.#alarm = undefined
     stopping?.interruptUnsafe()
   }
-  const ended = (): void => {
-    call = undefined
-    stop()
-  }
 
-  const resume = Effect.flatMap(Clock.currentTimeMillis, (now) => --holds > 0 || call === undefined || expired ? Effect.void : start(now))
-  const pause = (now: number): Effect.Effect<void> => {
-    if (holds++ === 0 && alarm !== undefined) {
-      left -= now - startedAt
-      stop()
-    }
-    return resume
-  }
-  const deadline: CallDeadline = {
-    hold: (wait) =>
-      Effect.uninterruptibleMask((restore) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ensuring(restore(wait), pause(now)))),
-    pause
-  }
-
-  return {
-    deadline,
-    arm: (fiber) =>
-      Effect.suspend(() => {
-        call = fiber
-        fiber.addObserver(ended)
-        // A hold already under way starts the alarm when it ends.
-        return call === undefined || holds > 0 ? Effect.void : Effect.flatMap(Clock.currentTimeMillis, start)
-      }),
-    get expired() {
-      return expired
-    }
+  private ended(): void {
+    this.#call = undefined
+    this.stop()
   }
 }

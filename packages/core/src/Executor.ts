@@ -169,18 +169,16 @@ const deadlined = <A, E, R>(call: Effect.Effect<A, E, R>, ms: number): Effect.Ef
     // context, and keeps no frame to take it out again.
     Effect.provideService(Effect.forkChild(call, { startImmediately: true }), CallDeadline.CallDeadline, timer.deadline),
     (fiber) => {
-      const settled = Effect.flatMap(
-        Effect.callback<Exit.Exit<A, E>>((resume) => {
-          const stop = fiber.addObserver((exit) => resume(Effect.succeed(exit)))
-          // The run was interrupted (aborted): the call goes first.
-          return Effect.suspend(() => {
-            stop()
-            return Fiber.interrupt(fiber)
-          })
-        }),
-        (exit): Effect.Effect<Option.Option<A>, E> =>
-          Exit.isSuccess(exit) ? Effect.succeed(Option.some(exit.value)) : timer.expired ? Effect.succeedNone : Effect.failCause(exit.cause)
-      )
+      const settled = Effect.callback<Option.Option<A>, E>((resume) => {
+        const stop = fiber.addObserver((exit) =>
+          resume(Exit.isSuccess(exit) ? Effect.succeed(Option.some(exit.value)) : timer.expired ? Effect.succeedNone : Effect.failCause(exit.cause))
+        )
+        // The run was interrupted (aborted): the call goes first.
+        return Effect.suspend(() => {
+          stop()
+          return Fiber.interrupt(fiber)
+        })
+      })
       return fiber.pollUnsafe() === undefined ? Effect.andThen(timer.arm(fiber), settled) : settled
     }
   )
@@ -212,28 +210,32 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const timeoutMs = own === undefined
       ? Duration.toMillis(tool.timeout ?? defaultTimeout)
       : Duration.toMillis(Duration.sum(own, OWN_TIMEOUT_MARGIN))
-    // The call runs in a fiber of its own, which its deadline interrupts: an interruption or
-    // defect inside the tool ends up in this exit, not in the executor. A wait for a process
-    // permit stops its clock. A call without a deadline (`timeout: Duration.infinity`) has no timer.
+    // Built once the call starts (a suspension): a call waiting for a permit holds its steps, not these.
+    return Effect.flatMap(Effect.exit(Effect.suspend(() => called(tool, args, context, timeoutMs))), (exit) => render(tool, call, timeoutMs, exit, context.redact))
+  }
+
+  /**
+   * The call in a fiber of its own, which its deadline interrupts: an interruption or defect inside
+   * the tool ends up in its exit, not in the executor. A wait for a process permit stops its clock.
+   * A call without a deadline (`timeout: Duration.infinity`) has no timer. The audit names the
+   * secrets a call's process received, never their values.
+   */
+  const called = (tool: Tool.Tool<R>, args: unknown, context: Tool.Context, timeoutMs: number): Effect.Effect<Option.Option<Tool.Output>, Tool.Failure, R> => {
     const running = Effect.suspend(() => tool.call(args, context))
-    const called = timeoutMs === Infinity ? Effect.asSome(running) : Effect.suspend(() => deadlined(running, timeoutMs))
+    const timed = timeoutMs === Infinity ? Effect.asSome(running) : deadlined(running, timeoutMs)
     const secretNames = tool.usesSecrets ? Object.keys(context.secrets) : []
-    // The audit names the secrets a call's process received, never their values.
-    return Effect.flatMap(
-      Effect.exit(secretNames.length === 0 ? called : Effect.annotateSpans(called, "condukt.secrets", secretNames.join(","))),
-      (exit) => render(tool, call, timeoutMs, exit, context.redact)
-    )
+    return secretNames.length === 0 ? timed : Effect.annotateSpans(timed, "condukt.secrets", secretNames.join(","))
   }
 
   // Combinators, not a generator: a call waiting for a process permit holds this frame all along.
   const invoke = <W>(found: Found<R>, context: Tool.Context, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
     const { call, tool } = found
     return Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) => {
-      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message))
+      if (decoded._tag === "Failure") return Effect.succeed(errorResult(call, decoded.failure.message, context.redact))
       const args = decoded.success
       const admit = wrapper?.admit
       return Effect.flatMap(admit === undefined ? Effect.undefined : admit(found, args, context), (refused) => {
-        if (refused !== undefined) return Effect.succeed(errorResult(call, refused))
+        if (refused !== undefined) return Effect.succeed(errorResult(call, refused, context.redact))
         const started = wrapper?.started
         return started === undefined ? execute(tool, call, args, context) : Effect.andThen(started(call), Effect.suspend(() => execute(tool, call, args, context)))
       })
@@ -253,11 +255,8 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     const found = { call, tool }
     const callContext = { ...context, callId: call.id }
-    const done = Effect.map(
-      invoke(found, callContext, wrapper),
-      // A failure's text can quote what the tool saw (a command's output, a file's line).
-      (done) => (done.result.isError ? { result: { ...done.result, content: context.redact(done.result.content) } } : done)
-    )
+    // Its error results are redacted where they are made: a failure's text can quote what the tool saw.
+    const done = invoke(found, callContext, wrapper)
     const around = wrapper?.around
     return around === undefined ? done : around(found, done, callContext)
   }
@@ -313,7 +312,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
       const callContext = { ...context, redact: context.redact ?? Redactor.none.redact, assigns }
       // One call (a turn's usual): no groups to walk, nothing to prepare for the batch.
       if (calls.length === 1) {
-        return Effect.map(runOne(calls[0]!, callContext, wrapper), ({ patch, result }) => ({
+        return Effect.map(Effect.suspend(() => runOne(calls[0]!, callContext, wrapper)), ({ patch, result }) => ({
           results: [result],
           assigns: patch === undefined ? assigns : { ...assigns, ...patch }
         }))

@@ -14,7 +14,7 @@
  * | ------------------- | ------------------------------------------------------------------- |
  * | `Idle`              | `submit`, `correct`, `abort` (nothing to answer)                    |
  * | `AwaitingCompletion`| `receiveCompletion`, `abort`                                        |
- * | `AwaitingTools`     | `receiveToolOutputs`, `finish`, `park`, `proceed` (a restored batch), `abort` |
+ * | `AwaitingTools`     | `receiveToolOutputs`, `finish`, `park` (calls pending), `proceed`, `abort` |
  * | `AwaitingApproval`  | `proceed` (an answer came, or a run starts), `abort`                |
  *
  * Any other input is `Rejected` with its reason, the state unchanged.
@@ -175,7 +175,7 @@ const request = (state: State): Step => ({
 /** The state asking for its next turn, within `maxTurns`. */
 const nextTurn = (state: State, history: History.History): Step =>
   state.turn >= state.maxTurns
-    ? rejected({ ...state, history, status: "Idle", pending: nothing, finished: nothing }, "MaxTurnsExceeded")
+    ? rejected({ ...state, history, status: "Idle", pending: nothing, finished: nothing, then: undefined }, "MaxTurnsExceeded")
     : request({ ...state, history, status: "AwaitingCompletion", turn: state.turn + 1, pending: nothing, finished: nothing })
 
 /**
@@ -261,7 +261,7 @@ const inCallOrder = (state: State, outputs: ReadonlyArray<ToolOutput>): Array<To
  * @category transitions
  */
 export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutput>, correction = false): Step => {
-  if (state.status !== "AwaitingTools") return rejected(state, "NotWaitingForTools")
+  if (state.status !== "AwaitingTools" || state.pending.length === 0) return rejected(state, "NotWaitingForTools")
   const results = inCallOrder(state, outputs)
   if (results === undefined) return rejected(state, "InvalidToolResults")
   const counted = correction && state.progress !== undefined ? { ...state, progress: { ...state.progress, retries: state.progress.retries + 1 } } : state
@@ -270,17 +270,18 @@ export const receiveToolOutputs = (state: State, outputs: ReadonlyArray<ToolOutp
 
 /**
  * The tools' results end the run (a typed answer submitted through a call): recorded as
- * `receiveToolOutputs` records them, the loop idle again at this turn, the run complete with `text`.
+ * `receiveToolOutputs` records them, the loop idle again at this turn, the run complete with `text`
+ * (or, a prompt queued behind a restored batch, that prompt's first request, as a reply's would).
  *
  * @since 0.1.0
  * @category transitions
  */
 export const finish = (state: State, outputs: ReadonlyArray<ToolOutput>, text: string): Step => {
-  if (state.status !== "AwaitingTools") return rejected(state, "NotWaitingForTools")
+  if (state.status !== "AwaitingTools" || state.pending.length === 0) return rejected(state, "NotWaitingForTools")
   const results = inCallOrder(state, outputs)
   if (results === undefined) return rejected(state, "InvalidToolResults")
-  const history = History.append(state.history, ...results)
-  return { _tag: "Next", state: { ...state, history, status: "Idle", pending: nothing, finished: nothing }, action: { _tag: "Complete", text } }
+  const idle: State = { ...state, history: History.append(state.history, ...results), status: "Idle", pending: nothing, finished: nothing }
+  return state.then === undefined ? { _tag: "Next", state: idle, action: { _tag: "Complete", text } } : submit(idle, state.then)
 }
 
 /**
@@ -291,7 +292,7 @@ export const finish = (state: State, outputs: ReadonlyArray<ToolOutput>, text: s
  * @category transitions
  */
 export const park = (state: State, finished: ReadonlyArray<ToolOutput>): Step =>
-  state.status !== "AwaitingTools"
+  state.status !== "AwaitingTools" || state.pending.length === 0
     ? rejected(state, "NotWaitingForTools")
     : { _tag: "Next", state: { ...state, status: "AwaitingApproval", finished: [...state.finished, ...finished] }, action: { _tag: "Wait" } }
 
@@ -368,8 +369,7 @@ export const awaitTools = (state: State): State => {
  * @since 0.1.0
  * @category transitions
  */
-export const requestNext = (state: State): Step =>
-  state.status !== "Idle" ? rejected(state, "TurnInProgress") : request({ ...state, status: "AwaitingCompletion", turn: state.turn + 1, pending: nothing })
+export const requestNext = (state: State): Step => (state.status !== "Idle" ? rejected(state, "TurnInProgress") : nextTurn(state, state.history))
 
 /**
  * Whether a batch waits in the state: running, parked or restored (a run that starts goes on with it).

@@ -71,8 +71,9 @@ const describe = (u: unknown): string => {
   return Formatter.format(u)
 }
 
-export const errorResult = (call: Call, content: string): Done => ({
-  result: { callId: call.id, name: call.name, content: content.toWellFormed(), isError: true }
+/** A call's error result; `redact` given for a call that ran (a failure's text can quote what the tool saw). */
+export const errorResult = (call: Call, content: string, redact?: (text: string) => string): Done => ({
+  result: { callId: call.id, name: call.name, content: redact === undefined ? content.toWellFormed() : redact(content.toWellFormed()), isError: true }
 })
 
 interface Encoded {
@@ -125,7 +126,7 @@ export const render = (
   redact: (text: string) => string
 ): Effect.Effect<Done> => {
   if (Exit.isSuccess(exit)) {
-    if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`))
+    if (Option.isNone(exit.value)) return Effect.succeed(errorResult(call, `Tool ${tool.name} timed out after ${timeoutMs}ms`, redact))
     const output = exit.value.value
     return encodeFor(tool, call, output).pipe(
       Effect.map(({ data, images, text }): Done => ({
@@ -144,9 +145,9 @@ export const render = (
     )
   }
   const error = Cause.findErrorOption(exit.cause)
-  if (Option.isSome(error)) return Effect.succeed(errorResult(call, `Error: ${describe(error.value)}`))
+  if (Option.isSome(error)) return Effect.succeed(errorResult(call, `Error: ${describe(error.value)}`, redact))
   if (Cause.hasDies(exit.cause)) return crashed(tool, call, exit.cause, redact)
-  return Effect.succeed(errorResult(call, `Tool ${tool.name} was interrupted`))
+  return Effect.succeed(errorResult(call, `Tool ${tool.name} was interrupted`, redact))
 }
 
 /**
@@ -163,6 +164,6 @@ const crashed = (
   const message = defect._tag === "Success" ? describe(defect.success) : "unknown defect"
   return Effect.as(
     Effect.logError(`Tool ${tool.name} crashed`, Redactor.redactCause(redact, cause)).pipe(Effect.annotateLogs({ tool: tool.name, callId: call.id })),
-    errorResult(call, `Tool ${tool.name} crashed: ${message}`)
+    errorResult(call, `Tool ${tool.name} crashed: ${message}`, redact)
   )
 }

@@ -118,7 +118,7 @@ const request = (state: Plain) => ({ _tag: "Request", request: { system: "sys", 
 const step = (state: Plain, action: unknown = request(state)) => ({ value: { _tag: "Next", state, action } })
 const state = (value: Plain) => ({ value })
 const same = (row: Row) => state(fixtures[row])
-/** A cell whose behaviour today is a bug: its test is in "found bugs", expecting this. */
+/** A cell whose behaviour was a bug when these tests were written: its test is in "bugs found by these tests", expecting the fix. */
 const found = (value: unknown) => ({ value, found: true as const })
 const exceeded = (value: Plain) => ({ value: { _tag: "Rejected", state: value, reason: "MaxTurnsExceeded" } })
 
@@ -210,12 +210,12 @@ const matrix: Record<Row, Record<Input, Cell>> = {
     "submit": "TurnInProgress",
     "receiveCompletion (text)": "NotWaitingForCompletion",
     "receiveCompletion (calls)": "NotWaitingForCompletion",
-    // Found: no call waits, yet an empty set of results is taken as the batch's: the turn is asked
-    // (and saved again: interpreter.ts `feed` saves after results), the run completes, or it parks
-    // waiting on no call (see "found bugs"). `proceed` is this state's way on.
+    // Was a bug: no call waits, yet an empty set of results was taken as the batch's: the turn was
+    // asked (and saved again: interpreter.ts `feed` saves after results), the run completed, or it
+    // parked waiting on no call. Nothing is waited on: every result is refused. `proceed` is this state's way on.
     "receiveToolOutputs": found({ _tag: "Rejected", state: F, reason: "NotWaitingForTools" }),
     "receiveToolOutputs (correction)": found({ _tag: "Rejected", state: F, reason: "NotWaitingForTools" }),
-    "receiveToolOutputs (an invented call)": "InvalidToolResults",
+    "receiveToolOutputs (an invented call)": "NotWaitingForTools",
     "finish": found({ _tag: "Rejected", state: F, reason: "NotWaitingForTools" }),
     "park": found({ _tag: "Rejected", state: F, reason: "NotWaitingForTools" }),
     "proceed": step({ ...F, status: "AwaitingCompletion", turn: 1, progress: tally(3, 0, 0, "other") }),
@@ -240,7 +240,7 @@ const matrix: Record<Row, Record<Input, Cell>> = {
     "correct": exceeded({ ...IU, history: [...IU.history, Message.user("fix it")], progress: tally(1, 10, 5, "stop", 1) }),
     "restore": state(noCall(IU)),
     "awaitTools": same("Idle, its turns used up"),
-    // Found: requestNext asks for turn 2 of 1 (see "found bugs").
+    // Was a bug: requestNext asked for turn 2 of 1.
     "requestNext": found({ _tag: "Rejected", state: IU, reason: "MaxTurnsExceeded" }),
     "abort": state({ ...IU, progress: undefined }),
     "hasBatch": { value: false }
@@ -336,7 +336,7 @@ describe("Loop states", () => {
   })
 })
 
-describe("found bugs", () => {
+describe("bugs found by these tests (issue 38), fixed", () => {
   for (const cell of cells.filter(({ cell }) => typeof cell !== "string" && cell.found === true)) it(named(cell), () => check(cell))
 
   it("finish with a prompt queued behind the restored batch submits that prompt, as a reply would", () => {

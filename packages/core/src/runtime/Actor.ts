@@ -16,7 +16,7 @@
  * has stopped; events are numbered in the order they are published; at most `MAX_PENDING`
  * between-run events are kept.
  */
-import { Cause, type Context, Deferred, Effect, Exit, Fiber, Option, Scope } from "effect"
+import { Cause, type Context, Deferred, Effect, Exit, Option, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
 import type * as Compactor from "../Compactor.ts"
 import type { Message } from "../Message.ts"
@@ -36,6 +36,7 @@ import * as Interpreter from "./interpreter.ts"
 import { Ending } from "./ending.ts"
 import * as Idle from "./idle.ts"
 import type { Child, Publisher, Run } from "./Run.ts"
+import { goesOn, interrupt, type Running } from "./running.ts"
 
 /**
  * A session's actor. An idle one is this object, its conversation and its scope: a run's
@@ -320,7 +321,14 @@ export abstract class Actor<R> extends Ending implements Publisher {
 
   /** One run's steps, in its span. */
   private serve(run: Run): Effect.Effect<RunResult | Parked, RunError, R> {
-    return Tracing.spanOf(this.redacted(Interpreter.drive(this.#conversation, this, run)), () => GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id))
+    return Effect.withFiber((fiber) => {
+      // Read once a run: its turns and calls make spans only when its tracer exports them.
+      run.traced = Tracing.isTraced(fiber)
+      const driven = this.redacted(Interpreter.drive(this.#conversation, this, run))
+      if (!run.traced) return driven
+      const [name, options] = GenAi.invokeAgent(this.#conversation.agent.name, this.id, run.id)
+      return Tracing.within(driven, name, options, {})
+    })
   }
 
   /**
@@ -378,22 +386,4 @@ export abstract class Actor<R> extends Ending implements Publisher {
     })
   }
 
-}
-
-/** A queued run that goes on with a batch: a parked run answered, or one continuing a restored batch. */
-const goesOn = (run: Run) => run.continues === true || run.resume === true
-
-/** The run running now, and its fiber once the fork has handed it back. */
-interface Running {
-  readonly run: Run
-  fiber: Fiber.Fiber<RunResult | Parked, RunError> | undefined
-  /** Aborted before its fiber was known: interrupted as soon as it is. */
-  aborted: boolean
-}
-
-/** Interrupts the running run's fiber, waiting for it to end; one not known yet is interrupted once it is. */
-const interrupt = (running: Running): Effect.Effect<void> => {
-  if (running.fiber !== undefined) return Fiber.interrupt(running.fiber)
-  running.aborted = true
-  return Effect.void
 }

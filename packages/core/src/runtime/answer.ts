@@ -70,6 +70,8 @@ export const submitted = <R>(
     const reply = typeof submit.input === "string" ? submit.input : JSON.stringify(submit.input) ?? ""
     // The run ends here: the loop is idle again, at the turn of this reply, the results saved.
     const step = Loop.finish(state, outputs, reply)
+    // A prompt queued behind a restored batch goes on from here: the loop asked for its first turn.
+    if (Result.isSuccess(decoded) && !(step._tag === "Next" && step.action._tag === "Complete")) return Effect.as(announced, { _tag: "Step", step, save: true } satisfies Next)
     conversation.loop = step.state
     const settled = Effect.andThen(announced, conversation.commit())
     return Result.isSuccess(decoded)

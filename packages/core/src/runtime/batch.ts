@@ -19,7 +19,7 @@ import type { SessionError } from "../SessionError.ts"
 import * as Admission from "./admission.ts"
 import type { Parking } from "./approvals.ts"
 import * as CallSpans from "./callSpans.ts"
-import type { Conversation } from "./Conversation.ts"
+import type { Conversation, ToolContext } from "./Conversation.ts"
 import * as Journal from "./journal.ts"
 import type { Publisher, Run } from "./Run.ts"
 
@@ -67,34 +67,48 @@ export const run = <R>(
     ? Effect.void
     : inOrder(calls, (call) => events.publish(run, { _tag: "ToolCall", callId: call.id, name: call.name, input: Redactor.redactValue(redact, call.input) }, true))
   const context = conversation.toolContext()
-  return announced.pipe(
-    Effect.andThen(conversation.audited === undefined || continued ? context : Effect.andThen(Effect.suspend(() => audit(conversation, events, run, calls)), context)),
-    Effect.flatMap((context): Effect.Effect<Executor.Outcome | Parking, never, R> => {
-      const known = options.known?.map(({ callId, content, isError }) => ({ callId, content, isError })) ?? []
-      const approvals = conversation.approvals
-      // With a store, each call's start is committed before it runs (journal.ts).
-      const journal = conversation.persistence === undefined
-        ? undefined
-        : new Journal.Journal((batchOf) => conversation.saveBatch(batchOf), () => approvals?.waiting ?? [], known)
-      const executor = conversation.tools.executor
-      const journaled = journal === undefined ? undefined : Journal.wrapper<R>(journal)
-      if (approvals === undefined) return executor.run(calls, context, conversation.assigns, Executor.compose(CallSpans.wrapper<R>(), journaled))
-      const gate = approvals.gate(events, run, calls.length, known, options.parks !== false, journal?.running)
-      const wrapper = Executor.compose(CallSpans.wrapper<R>(), journaled, Admission.admission<R>(gate, executor.flagged))
-      const ran = executor.run(calls, context, conversation.assigns, wrapper)
-      if (gate.parked === undefined) return ran
-      // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
-      return Effect.raceFirst(ran, Deferred.await(gate.parked))
-    }),
-    Effect.flatMap((outcome): Effect.Effect<Outcome> => {
-      if ("finished" in outcome) {
-        conversation.assign(outcome.patches)
-        return Effect.succeed(outcome)
-      }
-      conversation.assigns = outcome.assigns
-      return continued ? Effect.succeed(outcome.results) : Effect.as(inOrder(outcome.results, (r) => publishResult(events, run, r)), outcome.results)
-    })
-  )
+  const started = conversation.audited === undefined || continued ? context : Effect.andThen(Effect.suspend(() => audit(conversation, events, run, calls)), context)
+  // The outcome's step is taken inside the one that starts the calls: a batch waiting on its calls
+  // holds that step, not the announcements before it.
+  return Effect.flatMap(Effect.andThen(announced, started), (context) => Effect.flatMap(ran(conversation, events, run, calls, options, context), (outcome) => settled(conversation, events, run, outcome, continued)))
+}
+
+/** The executor over `calls`, wrapped by what the session adds; or the batch parked. */
+const ran = <R>(
+  conversation: Conversation<R>,
+  events: Publisher,
+  run: Run,
+  calls: ReadonlyArray<Executor.Call>,
+  options: { readonly known?: ReadonlyArray<Loop.ToolOutput> | undefined; readonly parks?: boolean | undefined },
+  context: ToolContext
+): Effect.Effect<Executor.Outcome | Parking, never, R> => {
+  const known = options.known?.map(({ callId, content, isError }) => ({ callId, content, isError })) ?? []
+  const approvals = conversation.approvals
+  // With a store, each call's start is committed before it runs (journal.ts).
+  const journal = conversation.persistence === undefined
+    ? undefined
+    : new Journal.Journal((batchOf) => conversation.saveBatch(batchOf), () => approvals?.waiting ?? [], known)
+  const executor = conversation.tools.executor
+  const journaled = journal === undefined ? undefined : Journal.wrapper<R>(journal)
+  // Spans only when the run's tracer exports them: an untraced call carries no wrapper for them.
+  const spans = run.traced === true ? CallSpans.wrapper<R>() : undefined
+  if (approvals === undefined) return executor.run(calls, context, conversation.assigns, Executor.compose(spans, journaled))
+  const gate = approvals.gate(events, run, calls.length, known, options.parks !== false, journal?.running)
+  const wrapper = Executor.compose(spans, journaled, Admission.admission<R>(gate, executor.flagged))
+  const running = executor.run(calls, context, conversation.assigns, wrapper)
+  if (gate.parked === undefined) return running
+  // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
+  return Effect.raceFirst(running, Deferred.await(gate.parked))
+}
+
+/** The batch's outcome kept: the assigns its calls set, its results published in order (unless its caller publishes them). */
+const settled = <R>(conversation: Conversation<R>, events: Publisher, run: Run, outcome: Executor.Outcome | Parking, continued: boolean): Effect.Effect<Outcome> => {
+  if ("finished" in outcome) {
+    conversation.assign(outcome.patches)
+    return Effect.succeed(outcome)
+  }
+  conversation.assigns = outcome.assigns
+  return continued ? Effect.succeed(outcome.results) : Effect.as(inOrder(outcome.results, (r) => publishResult(events, run, r)), outcome.results)
 }
 
 /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */

@@ -37,7 +37,8 @@ export class Handle<R> {
     const actor = this.#actor
     const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(
-        actor.enqueue(prompt, options, undefined),
+        // Queued once the caller's fiber runs it: a caller waiting for its result holds only this.
+        Effect.suspend(() => actor.enqueue(prompt, options, undefined)),
         (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => actor.cancel(run)))
       )
     // With an `output`, the interpreter decoded `value` with it before settling the run.

@@ -17,7 +17,6 @@ import * as Loop from "../Loop.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../SessionError.ts"
 import type * as Tool from "../Tool.ts"
-import * as Tracing from "../Tracing.ts"
 import * as Answer from "./answer.ts"
 import * as Batch from "./batch.ts"
 import { ABORTED_RESULT, type Conversation, PARKED, type Parked } from "./Conversation.ts"
@@ -33,14 +32,11 @@ import * as Turn from "./turn.ts"
  * generator: a run waiting on its model or its tools holds this frame all along.
  */
 export const drive = <R>(c: Conversation<R>, events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> => {
-  const driven = Effect.withFiber((fiber) => {
-    run.traced = Tracing.isTraced(fiber)
-    const started = Effect.suspend(() => {
-      const step = first(c, run)
-      return step === undefined ? Effect.succeed(Result.empty) : interpret(c, events, run, step)
-    })
-    return c.instructions ? Effect.andThen(readInstructions(c), started) : started
+  const started = Effect.suspend(() => {
+    const step = first(c, run)
+    return step === undefined ? Effect.succeed(Result.empty) : interpret(c, events, run, step)
   })
+  const driven = c.instructions ? Effect.andThen(readInstructions(c), started) : started
   // The sub-agents its calls start work under the session and report into this run (only an
   // agent with a sub-agent tool pays for the host and the context that carries it).
   return c.agent.tools.some(isSubAgent)
@@ -92,10 +88,11 @@ const interpret = <R>(c: Conversation<R>, events: Publisher, run: Run, step: Loo
       const submit = Answer.submitCall(c, run, action.calls)
       if (submit !== undefined) return Effect.flatMap(Answer.submitted(c, events, run, state, action.calls, submit, run.options!.output!), (decided) => next(c, events, run, decided))
       // A parked run going on published its calls before it parked: it publishes all their results now, in order.
-      const continued = run.continues === true && action.known !== undefined
+      const continued = action.announced === true
+      // Built once it runs (a suspension): a run waiting on its calls holds the next step, not these.
       const ran = action.calls.length === 0
         ? Effect.succeed<Batch.Outcome>([])
-        : Batch.run(c, events, run, action.calls, { known: action.known, continued })
+        : Effect.suspend(() => Batch.run(c, events, run, action.calls, { known: action.known, continued }))
       return Effect.flatMap(ran, (outcome) => {
         if (Batch.isParked(outcome)) return interpret(c, events, run, Loop.park(state, outcome.finished))
         const byId = new Map<string, Loop.ToolOutput & { readonly name?: string }>(state.finished.map((r) => [r.callId, r]))
