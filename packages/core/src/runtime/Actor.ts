@@ -299,7 +299,8 @@ export abstract class Actor<R> extends Ending implements Publisher {
       if (Deferred.isDoneUnsafe(run.done)) return this.serveNext()
       // The fiber starts uninterruptible (below): the run's AgentStart is always published, and
       // the run's steps are its interruptible part.
-      const served = Effect.onExit(Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run))), (exit) => this.finished(run, exit))
+      // Built when the fiber starts (a suspension): a run waiting in a tool holds its steps, not its start's.
+      const served = Effect.onExit(Effect.suspend(() => Effect.andThen(this.begin(run), Effect.interruptible(this.serve(run)))), (exit) => this.finished(run, exit))
       const running: Running = { run, fiber: undefined, aborted: false }
       this.#running = running
       // Uninterruptible: the fiber is recorded whatever happens to the fiber starting it. The start's
@@ -316,7 +317,9 @@ export abstract class Actor<R> extends Ending implements Publisher {
 
   /** A run's first events: its AgentStart (unless it continues a parked run), then what the MCP servers reported. */
   private begin(run: Run): Effect.Effect<void> {
-    return Effect.andThen(run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt }), this.flushPending(run))
+    const begun = Effect.andThen(run.continues === true ? Effect.void : this.publish(run, { _tag: "AgentStart", prompt: run.prompt }), this.flushPending(run))
+    // Observers are let read the run's first events before its steps take the thread.
+    return this.watched ? Effect.andThen(begun, Effect.yieldNow) : begun
   }
 
   /** One run's steps, in its span. */
