@@ -1,5 +1,5 @@
 /**
- * bench/workflows — what the workflow executor costs per step.
+ * bench/workflows — what the workflow run engine costs per step.
  *
  * A workflow of 1,000 trivial `tool` steps in a 10-wide dependency lattice (100 layers of 10;
  * each step needs every step of the layer before it and passes on its neighbour's output) against calling

@@ -7,7 +7,7 @@
  * the step fails at once, naming the tool and the flag, rather than waiting forever.
  */
 import { Approval } from "@condukt/core"
-import { Approvals } from "@condukt/workflows"
+import { StepApprovals } from "@condukt/workflows"
 import { Effect, type Terminal } from "effect"
 import { quote } from "./Progress.ts"
 
@@ -36,7 +36,7 @@ export const parse = (line: string): Approval.Answer => {
 }
 
 /** The question for `request`, one line. */
-export const question = (request: Approvals.Request): string =>
+export const question = (request: StepApprovals.Request): string =>
   `    ${request.step}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
 
 /**
@@ -50,13 +50,13 @@ export const question = (request: Approvals.Request): string =>
 export const answerer = (
   mode: Mode | undefined,
   ask: ((question: string) => Effect.Effect<string, Terminal.QuitError>) | undefined
-): Approvals.Answerer => {
+): StepApprovals.Answerer => {
   if (mode === "all") return () => Effect.succeed(Approval.approved)
   if (mode === "none") return () => Effect.succeed(Approval.denied(DENIED_BY_FLAG))
   if (ask === undefined) {
     return (request) =>
       Effect.fail(
-        new Approvals.Unanswered({
+        new StepApprovals.Unanswered({
           ...request,
           description: `${request.tool} (call ${request.callId}) needs approval and there is no terminal to ask on; run with --approve all or --approve none`
         })
@@ -67,7 +67,7 @@ export const answerer = (
       Effect.map(parse),
       Effect.catchTag("QuitError", () =>
         Effect.fail(
-          new Approvals.Unanswered({
+          new StepApprovals.Unanswered({
             ...request,
             description: `${request.tool} (call ${request.callId}) needs approval and the terminal closed before an answer`
           })

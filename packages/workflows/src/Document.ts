@@ -1,5 +1,5 @@
 /**
- * Document — the canonical workflow: what an HCL file compiles to and what the executor runs.
+ * Document — the canonical workflow: what an HCL file compiles to and what the run engine runs.
  *
  * A plain, string-keyed JSON value (Condukt's shape): `name`, `inputs`, `runtime`,
  * `mcp_servers`, `steps` and `output`, with `inputs.`/`steps.` references inside `${…}` strings.

@@ -25,7 +25,7 @@ import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "./Document.ts"
-import * as Executor from "./Executor.ts"
+import * as RunEngine from "./RunEngine.ts"
 import * as CorruptJournal from "./internal/corruptJournal.ts"
 import type * as Engine from "./internal/durableEngine.ts"
 import * as Lease from "./internal/durableLease.ts"
@@ -144,7 +144,7 @@ export const run: (
   document: Document.Document,
   options: Options
 ) => Effect.Effect<
-  Executor.RunResult,
+  RunEngine.RunResult,
   WorkflowFailed | DurableFailed,
   SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
 > = Effect.fn("Durable.run")(function*(document: Document.Document, options: Options) {
@@ -152,7 +152,7 @@ export const run: (
   // fails outside the workflow, so it is not recorded as the run's end: a new run with bad inputs
   // is not recorded at all, and a resumed one whose model had no key goes on once it has one.
   const check = (inputs: Readonly<Record<string, unknown>>) =>
-    Effect.andThen(Executor.plan(document, { model: options.model }), Inputs.resolve(document.inputs ?? {}, inputs))
+    Effect.andThen(RunEngine.plan(document, { model: options.model }), Inputs.resolve(document.inputs ?? {}, inputs))
   if (!options.resume) yield* check(options.inputs ?? {})
   if (!RUN_ID.test(options.runId)) {
     return yield* refusal(options)(

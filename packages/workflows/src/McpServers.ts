@@ -1,5 +1,5 @@
 /**
- * McpServers — the executor's one question about MCP: "open these servers for the length of this
+ * McpServers — the run engine's one question about MCP: "open these servers for the length of this
  * scope and give me their tools, named `<id>.<tool>` (or `<prefix>.<tool>`)". By default the MCP
  * client actors of @condukt/mcp answer it: each `mcp_server` block is the map form
  * `McpServer.fromConfig` reads (its `auth` included), all start in parallel in the run's scope and
@@ -91,7 +91,7 @@ const live: Service = {
 }
 
 /**
- * Where the executor opens MCP servers; by default with @condukt/mcp (see the module comment).
+ * Where the run engine opens MCP servers; by default with @condukt/mcp (see the module comment).
  *
  * @since 0.1.0
  * @category services

@@ -4,7 +4,7 @@
  * tool lists, allowed values (`sandbox`, `transport`, `method`), and every `${…}` string parsed
  * (an `mcp_server`'s may use only `inputs`: servers open before the first step).
  * Each error names the block path (`workflow.steps.deploy.argv`). It does not look at the graph:
- * an unknown dependency or a cycle is the executor's error, found before the first step runs.
+ * an unknown dependency or a cycle is the run engine's error, found before the first step runs.
  */
 import { Approval } from "@condukt/core"
 import { Effect, Result, Schema } from "effect"

@@ -1,13 +1,13 @@
 /**
  * Workflow — the package's front door: HCL source or a file to a validated document (`parse`,
- * `load`), a file checked (`check`), a document run (`run`, the executor's). Files must end in
+ * `load`), a file checked (`check`), a document run (`run`, the run engine's). Files must end in
  * `.hcl`: Condukt's engine refuses JSON and YAML workflows, and so do we. A file is read only when
  * it is a regular file (after following links) of at most `MAX_FILE_BYTES`: a named pipe would
  * block the read forever and a link to a device would never end it.
  */
 import { Effect, FileSystem, Option } from "effect"
 import type * as Document from "./Document.ts"
-import * as Executor from "./Executor.ts"
+import * as RunEngine from "./RunEngine.ts"
 import * as HclCompiler from "./HclCompiler.ts"
 import * as Validator from "./Validator.ts"
 import { McpServersError, warnings as serverWarnings } from "./McpServers.ts"
@@ -96,7 +96,7 @@ export const load: (path: string) => Effect.Effect<Document.Document, WorkflowIn
   return yield* parse(yield* readBounded(path), path)
 })
 
-/** A run's check (`Executor.plan`) refusing the document, as a validation error at its block path. */
+/** A run's check (`RunEngine.plan`) refusing the document, as a validation error at its block path. */
 const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid => {
   const steps = error.step === "" ? "workflow.steps" : `workflow.steps.${error.step}`
   const [reason, block]: readonly [InvalidReason, string] = error.reason === "Cycle"
@@ -115,7 +115,7 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
 }
 
 /**
- * Makes every check a run makes before its first step (`Executor.plan`: the graph, the members
+ * Makes every check a run makes before its first step (`RunEngine.plan`: the graph, the members
  * read of step outputs, input defaults, MCP server declarations, the agent steps' models) on a
  * loaded document; `file` names it in errors.
  *
@@ -123,7 +123,7 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
  * @category constructors
  */
 export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
-  Effect.asVoid(Effect.mapError(Executor.plan(document), planInvalid(file)))
+  Effect.asVoid(Effect.mapError(RunEngine.plan(document), planInvalid(file)))
 
 /**
  * Something a document holds that a run accepts but does not use (`auth` on a stdio server).
@@ -161,9 +161,9 @@ export const check = (path: string): Effect.Effect<void, WorkflowInvalid, FileSy
   Effect.flatMap(load(path), (document) => verify(document, path))
 
 /**
- * Runs a document (see `Executor.run`).
+ * Runs a document (see `RunEngine.run`).
  *
  * @since 0.1.0
  * @category constructors
  */
-export const run: typeof Executor.run = Executor.run
+export const run: typeof RunEngine.run = RunEngine.run

@@ -56,7 +56,7 @@ export const InvalidReasons = [
   "InvalidValue",
   "ExpectedModel",
   "InvalidExpression",
-  // What a run checks before its first step (`Executor.plan`)
+  // What a run checks before its first step (`RunEngine.plan`)
   "UnknownDependency",
   "Cycle",
   "InvalidDefault",

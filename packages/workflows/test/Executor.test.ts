@@ -47,7 +47,7 @@ workflow "checks" {
 }
 `
 
-describe("Executor", () => {
+describe("RunEngine", () => {
   it.live("runs a workflow: defaults filled, template interpolated, types kept in the output", () =>
     Effect.gen(function*() {
       const result = yield* run(GREET, { inputs: { name: "Ada" } })

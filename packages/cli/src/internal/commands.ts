@@ -12,7 +12,7 @@
  */
 import { Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { type Document, Durable, type Executor, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
+import { type Document, Durable, type RunEngine, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { Config, Duration, Effect, Option, Result, Terminal } from "effect"
 import * as Approve from "../Approve.ts"
 import * as DurableStore from "../DurableStore.ts"
@@ -72,7 +72,7 @@ const runDurable = Effect.fnUntraced(function*(
   document: Document.Document,
   file: string,
   durable: DurableChoice,
-  options: Executor.Options
+  options: RunEngine.Options
 ) {
   const resume = Option.isSome(durable.runId)
   const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
@@ -92,7 +92,7 @@ const runLoaded = Effect.fnUntraced(function*(
   file: string,
   input: ReadonlyArray<string>,
   json: boolean,
-  options: Pick<Executor.Options, "model" | "concurrency" | "onEvent" | "approve">,
+  options: Pick<RunEngine.Options, "model" | "concurrency" | "onEvent" | "approve">,
   durable: Option.Option<DurableChoice>
 ) {
   yield* warn(print, document, file)

@@ -1,7 +1,7 @@
 /**
  * durableEngine — the part of `Durable.run` on `effect/workflow` and `effect/cluster` (ADR 0066),
  * loaded only when a durable run starts: the run as a workflow of its own (`condukt/<runId>`) on
- * an embedded `SingleRunner` over the current SqlClient, and the `Journal` whose two activities
+ * an embedded `SingleRunner` over the current SqlClient, and the `RunJournal` whose two activities
  * per leaf step record it. The run's row is checked before this module loads (`Durable`).
  */
 import { Cause, type Context, Duration, Effect, Exit, Fiber, FiberSet, type FileSystem, Layer, type Path, References, Schema } from "effect"
@@ -11,9 +11,9 @@ import type { SqlClient } from "effect/sql"
 import { Activity, Workflow, type WorkflowEngine } from "effect/workflow"
 import type { ProcessBudget } from "@condukt/core"
 import type * as Document from "../Document.ts"
-import * as Executor from "../Executor.ts"
+import * as RunEngine from "../RunEngine.ts"
 import type * as Expression from "../Expression.ts"
-import type { Journal } from "../Journal.ts"
+import type { RunJournal } from "../RunJournal.ts"
 import { DurableFailed, WorkflowFailed } from "../WorkflowError.ts"
 import * as JournalRecords from "./journalRecords.ts"
 
@@ -44,7 +44,7 @@ const RunResult = Schema.Struct({
 const journal = (
   context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>,
   steps: FiberSet.FiberSet<Expression.Value, WorkflowFailed>
-): Journal => ({
+): RunJournal => ({
   step: (id, run) =>
     Effect.gen(function*() {
       let started = false
@@ -71,7 +71,7 @@ const journal = (
 })
 
 /** What `Durable.run` is given (re-exported there as `Durable.Options`). */
-export interface Options extends Omit<Executor.Options, "journal"> {
+export interface Options extends Omit<RunEngine.Options, "journal"> {
   /** The run: a new one's id (see `newRunId`), or the id of one to resume. */
   readonly runId: string
   /** Resume `runId` (it must be recorded) rather than start it (it must not be). */
@@ -100,7 +100,7 @@ export const execute = (
   document: Document.Document,
   options: Options
 ): Effect.Effect<
-  Executor.RunResult,
+  RunEngine.RunResult,
   WorkflowFailed | DurableFailed,
   SqlClient.SqlClient | FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget
 > =>
@@ -115,7 +115,7 @@ export const execute = (
     const handler = definition.toLayer(() =>
       Effect.gen(function*() {
         const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
-        return yield* Executor.run(document, { ...options, journal: journal(context, steps) })
+        return yield* RunEngine.run(document, { ...options, journal: journal(context, steps) })
       })
     )
     const engine = handler.pipe(
@@ -142,6 +142,6 @@ export const execute = (
           })
         ))
     )
-    // Schema.Json's values are Expression's, and RunResult's fields are the executor's.
-    return result as Executor.RunResult
+    // Schema.Json's values are Expression's, and RunResult's fields are the run engine's.
+    return result as RunEngine.RunResult
   }).pipe(Effect.scoped, Effect.provideService(References.MinimumLogLevel, "None"))

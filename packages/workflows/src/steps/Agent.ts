@@ -13,7 +13,7 @@
 import { Approval, type Output, Sandbox, type Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { Clock, Effect, JsonSchema, Layer, SchemaRepresentation } from "effect"
-import type * as Approvals from "../Approvals.ts"
+import type * as StepApprovals from "../StepApprovals.ts"
 import type * as Expression from "../Expression.ts"
 import type * as Document from "../Document.ts"
 import * as WorkflowEvent from "../WorkflowEvent.ts"
@@ -74,9 +74,9 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
  */
 const answering = (
   step: string,
-  approve: Approvals.Answerer,
+  approve: StepApprovals.Answerer,
   emit: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined,
-  unanswered: { value: Approvals.Unanswered | undefined }
+  unanswered: { value: StepApprovals.Unanswered | undefined }
 ) =>
 (event: SessionEvent.ApprovalRequested, session: Session.Session): Effect.Effect<void> => {
   const request = { step, callId: event.callId, tool: event.tool, input: event.input }
@@ -116,7 +116,7 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
   const system = typeof fields["system"] === "string" && fields["system"] !== "" ? fields["system"] : undefined
   const rules = fields["approvals"] as (typeof Document.AgentStep.Type)["approvals"]
   const report = context.onEvent === undefined ? undefined : progress(id, context.onEvent)
-  const unanswered: { value: Approvals.Unanswered | undefined } = { value: undefined }
+  const unanswered: { value: StepApprovals.Unanswered | undefined } = { value: undefined }
   const answer = answering(id, context.approve, context.onEvent, unanswered)
   const exit = yield* Effect.exit(
     Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {

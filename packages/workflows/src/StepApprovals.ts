@@ -1,9 +1,10 @@
 /**
- * Approvals — who answers when a tool call of an agent step waits for a person (docs/approvals.md):
+ * StepApprovals — who answers when a tool call of an agent step waits for a person (docs/approvals.md):
  * the step's `approvals` rules, or a caller's tool flagged `needsApproval`, make a call ask; the
  * run's `approve` answerer says yes or no (the CLI asks on its terminal, or follows `--approve`).
  * A run given no answerer cannot ask anyone: the step fails at the first request, naming the
- * tool, instead of waiting forever (docs/decisions/0060).
+ * tool, instead of waiting forever (docs/decisions/0060). (Not core's approvals, a session's
+ * waiting calls: an agent step's session asks, and this answers for the run.)
  */
 import type { Approval } from "@condukt/core"
 import { Effect, Schema } from "effect"

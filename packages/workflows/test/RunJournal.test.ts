@@ -2,7 +2,7 @@ import { Tool } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { type Expression, type Journal, Workflow, type WorkflowEvent } from "../src/index.ts"
+import { type Expression, type RunJournal, Workflow, type WorkflowEvent } from "../src/index.ts"
 
 const SOURCE = `
 workflow "chain" {
@@ -28,7 +28,7 @@ workflow "chain" {
  * A journal in memory, as a durable run's store would hold it after a restart: `recorded` steps'
  * outputs, and the steps an earlier process had `started` without finishing.
  */
-const memoryJournal = (recorded: Map<string, Expression.Value>, started: ReadonlySet<string>): Journal.Journal => ({
+const memoryJournal = (recorded: Map<string, Expression.Value>, started: ReadonlySet<string>): RunJournal.RunJournal => ({
   step: (id, run) => {
     const known = recorded.get(id)
     if (known !== undefined) return Effect.succeed({ value: known, replayed: true })
@@ -39,7 +39,7 @@ const memoryJournal = (recorded: Map<string, Expression.Value>, started: Readonl
   }
 })
 
-describe("Executor with a journal", () => {
+describe("RunEngine with a run journal", () => {
   it.live("a recorded step is not run and says it was resumed; a step started before runs again and says so; the others run as usual", () =>
     Effect.gen(function*() {
       const calls: Array<string> = []

@@ -1,7 +1,8 @@
 /**
- * Journal — what a run that outlives its process asks of whoever records its steps: run a leaf
+ * RunJournal — what a run that outlives its process asks of whoever records its steps: run a leaf
  * step (cmd, http, tool, agent) unless its output was recorded before, and say which happened.
- * The executor stays the same run with or without one; `Durable` gives it a journal on
+ * (Not core's `Journal`, a session's record of call starts.) The run engine stays the same run
+ * with or without one; `Durable` gives it a journal on
  * `effect/workflow` activities. A journal records finished steps only: a step that had started but
  * not finished when the process died runs again, and is told so (`restarted`), so its progress
  * says it. It refuses nothing itself: the steps' failures are the run's.
@@ -28,7 +29,7 @@ export interface Entry {
  * @since 0.1.0
  * @category models
  */
-export interface Journal {
+export interface RunJournal {
   /**
    * The output of step `id`: the recorded one, else `run`'s, recorded once it succeeds. `run` is
    * told whether an earlier process started the step and died before it finished.

@@ -1,5 +1,5 @@
 /**
- * Executor — runs a validated document as one Effect: inputs checked, the graph built (unknown
+ * RunEngine — runs a validated document as one Effect: inputs checked, the graph built (unknown
  * dependencies and cycles refused before anything starts), the sandbox and MCP servers opened in
  * the run's scope, then every step as soon as its dependencies are done. Independent steps run in
  * parallel, at most `concurrency` leaf steps (cmd, agent, http, tool) at once; a `map` runs its
@@ -13,13 +13,13 @@ import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
-import * as Approvals from "./Approvals.ts"
+import * as StepApprovals from "./StepApprovals.ts"
 import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
-import type { Journal } from "./Journal.ts"
+import type { RunJournal } from "./RunJournal.ts"
 import * as Outputs from "./Outputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
 import * as Agent from "./steps/Agent.ts"
@@ -51,14 +51,14 @@ export interface Options {
   readonly onEvent?: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
   /**
    * Answers the tool calls of agent steps that wait for approval (the step's `approvals` rules, a
-   * tool's `needsApproval`). Without it such a call fails its step at once (`Approvals.nobody`).
+   * tool's `needsApproval`). Without it such a call fails its step at once (`StepApprovals.nobody`).
    */
-  readonly approve?: Approvals.Answerer | undefined
+  readonly approve?: StepApprovals.Answerer | undefined
   /**
    * Records leaf steps so a run started again (same run, new process) does not repeat the ones
    * that finished (`Durable.run` gives one); their `StepFinished` then says `resumed`.
    */
-  readonly journal?: Journal | undefined
+  readonly journal?: RunJournal | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -223,7 +223,7 @@ export const run: (
     model: options.model ?? runtimeModel,
     maxOutputBytes: collects,
     onEvent: options.onEvent,
-    approve: options.approve ?? Approvals.nobody
+    approve: options.approve ?? StepApprovals.nobody
   }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))
