@@ -9,14 +9,12 @@
  * 2024-11-05). On stdio a server that does not answer the probe at all is a legacy one after half
  * of `initTimeout` (the other half is left for `initialize`); over HTTP silence is an outage, and
  * the connection fails at `initTimeout`. Legacy HTTP+SSE predates 2026-07-28 (it was deprecated in
- * 2025-03-26): it runs `initialize` only, as before.
+ * 2025-03-26): it runs `initialize` only, as before. The list of revisions is the SDK's
+ * (`SUPPORTED_PROTOCOL_VERSIONS` and its modern-era twin): this module only picks the mode.
  */
 import type { VersionNegotiationOptions } from "@modelcontextprotocol/client"
 import { Duration } from "effect"
 import type { Declaration } from "./declaration.ts"
-
-/** The revision the probe asks for first; older ones come through `initialize`. */
-export const LATEST = "2026-07-28"
 
 /** How a declaration's connection negotiates its revision. */
 export const options = (declaration: Declaration): VersionNegotiationOptions => {
