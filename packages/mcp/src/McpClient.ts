@@ -33,7 +33,7 @@ import { refusedBecause } from "./internal/boundedMessages.ts"
 import { tooLargeLimit } from "./internal/oversized.ts"
 import { CallSignal } from "./internal/callSignal.ts"
 import * as Negotiation from "./internal/negotiation.ts"
-import * as ServerRequests from "./internal/serverRequests.ts"
+import * as ClientHandlers from "./internal/clientHandlers.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
 import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultRefused, ResultTooLarge, TransportDown } from "./McpError.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
@@ -150,14 +150,14 @@ const handshake = (
  * new list after `notifications/tools/list_changed` (coalesced: see toolListing). `credentials`
  * collects the server's own secrets (a session's server keeps one across its connections); every
  * server text in an error, event or log line passes through its `reason`. `requests` lends what
- * the server's own requests are answered with (the session's model and roots: serverRequests).
+ * the server's own requests are answered with (the session's model and roots: clientHandlers).
  */
 export const connect = (
   declaration: Declaration,
   secrets: Readonly<Record<string, Redacted.Redacted<string>>>,
   onToolsChanged: (tools: ReadonlyArray<McpTool>) => Effect.Effect<void>,
   credentials: Credentials = new Credentials(declaration.name, identity),
-  requests: ServerRequests.Requests = {}
+  requests: ClientHandlers.Requests = {}
 ): Effect.Effect<Connection, McpError, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
     const initMs = durationMs(declaration.initTimeout, 10_000)
@@ -175,11 +175,11 @@ export const connect = (
       }))
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
     const client = new Client(CLIENT_INFO, {
-      capabilities: ServerRequests.capabilities(declaration, requests),
+      capabilities: ClientHandlers.capabilities(declaration, requests),
       versionNegotiation: Negotiation.options(declaration),
       listMaxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES
     })
-    ServerRequests.install(client, declaration, requests, credentials, yield* Scope.Scope)
+    ClientHandlers.install(client, declaration, requests, credentials, yield* Scope.Scope)
     // A stdio server's first protocol error during the handshake fails it at once (garbage on
     // stdout). HTTP transports report recoverable trouble the same way (a server without the
     // optional GET stream answers 404), so theirs are left to the SDK.

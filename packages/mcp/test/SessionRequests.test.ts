@@ -12,7 +12,7 @@ import { Agent, Elicitation, Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
-import { MAX_ASKING, MAX_ELICITATION_CHARS } from "../src/internal/serverRequests.ts"
+import { MAX_ASKING, MAX_ELICITATION_CHARS } from "../src/internal/clientHandlers.ts"
 import { everything, everythingLeavesNothing, fixture, node, results } from "./support.ts"
 
 const SAMPLING_TOOL = "everything.trigger-sampling-request"

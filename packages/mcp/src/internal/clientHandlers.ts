@@ -1,5 +1,6 @@
 /**
- * serverRequests — what a connection answers when its server asks the client something (ADR 0063).
+ * clientHandlers — the handlers an MCP client installs for its server's requests to it: what a
+ * connection answers when its server asks the client something (ADR 0063).
  *
  * `roots/list`: the session's roots (its sandbox's working directory) when the session gives them;
  * once a server has read them, a change (a virtual sandbox's runtime mount) sends it
