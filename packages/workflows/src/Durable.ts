@@ -10,9 +10,11 @@
  *
  * A run is recorded in `condukt_workflow_runs` with its document and inputs before its first step:
  * resuming an id not recorded there, or recorded for another document or other inputs, fails with
- * `DurableFailed` before anything runs. A run that ended (output or failure) gives the same end
- * again. Runs of other ids in the same database are left alone: their workflows are registered
- * only by the processes that run them.
+ * `DurableFailed` before anything runs. A run that succeeded gives its output again, running
+ * nothing; a run that failed is retried (ADR 0084, `internal/durableRetry.ts`): the steps that
+ * finished keep their outputs, the failed ones run again as their next attempt, and so do those
+ * that never ran; each retry is recorded with the run's attempt. Runs of other ids in the same
+ * database are left alone: their workflows are registered only by the processes that run them.
  *
  * One process at a time runs a run: it takes the run's lease before anything else and keeps it
  * while the run is live (`internal/durableLease.ts`, ADR 0081); a second process given the same
@@ -20,7 +22,7 @@
  * is not what this module or the engine wrote) is refused as `JournalCorrupted`, naming the
  * record: resuming it could only fail part-way, or run again what was done.
  */
-import { Duration, Effect, type FileSystem, type Path, Schedule, Schema } from "effect"
+import { Duration, Effect, type FileSystem, type Path, Schema } from "effect"
 import { SecureRandom } from "effect/crypto"
 import { SqlClient, type SqlError } from "effect/sql"
 import type { ProcessBudget } from "@condukt/core"
@@ -29,6 +31,7 @@ import * as RunEngine from "./RunEngine.ts"
 import * as CorruptJournal from "./internal/corruptJournal.ts"
 import type * as Engine from "./internal/durableEngine.ts"
 import * as Lease from "./internal/durableLease.ts"
+import { BUSY } from "./internal/sqlBusy.ts"
 import * as Inputs from "./Inputs.ts"
 import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
 
@@ -40,6 +43,15 @@ import { DurableFailed, type WorkflowFailed } from "./WorkflowError.ts"
  * @category models
  */
 export type Options = Engine.Options
+
+/**
+ * A run that failed, given again by its id (ADR 0084): the attempt it starts (2 for the first
+ * retry) and the steps that failed and run again, sorted (`Options.onRetried` is told it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Retry = Engine.Retry
 
 const RUNS_TABLE =
   "CREATE TABLE IF NOT EXISTS condukt_workflow_runs (id TEXT PRIMARY KEY NOT NULL, document TEXT NOT NULL, inputs TEXT NOT NULL)"
@@ -56,13 +68,6 @@ export const newRunId: Effect.Effect<string> = SecureRandom.SecureRandom.use((ra
 
 /** A run id is a word of letters, digits, `-`, `_` and `.`: it names a workflow and an entity. */
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
-
-/** How long a statement waits out a database another process has locked: 100 tries, 20 ms apart. */
-const BUSY = {
-  while: (error: SqlError.SqlError) => error.reason._tag === "LockTimeoutError",
-  times: 100,
-  schedule: Schedule.spaced("20 millis")
-}
 
 const decodeInputs = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
 

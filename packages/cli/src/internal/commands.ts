@@ -65,7 +65,8 @@ const LEASE = Config.option(Config.Number("CONDUKT_DURABLE_LEASE"))
 /**
  * A durable run of `document` (`Durable.run` on the database `db`): a new run's id is made and,
  * once the run is recorded, printed first on stderr (even with `--quiet`: it is what resumes the
- * run); a given one is resumed. The run's lease names this process (pid and host).
+ * run); a given one is resumed, or retried when it failed (its attempt and the steps that run
+ * again printed first, as the id is). The run's lease names this process (pid and host).
  */
 const runDurable = Effect.fnUntraced(function*(
   print: Printer,
@@ -78,9 +79,13 @@ const runDurable = Effect.fnUntraced(function*(
   const runId = Option.isSome(durable.runId) ? durable.runId.value : yield* Durable.newRunId
   const location = DurableStore.location(durable.db)
   const onRecorded = print.err(`run ${runId} (durable, in ${location}; resume it with --run-id ${runId})`)
+  const onRetried = ({ attempt, steps }: Durable.Retry) =>
+    print.err(`run ${runId} (durable, in ${location}): attempt ${attempt}, retrying ${
+      steps.length === 0 ? "it (no step failed)" : `its failed step${steps.length === 1 ? "" : "s"} ${steps.join(", ")}`
+    }`)
   const holder = ProcessIdentity.current()
   const lease = durable.lease
-  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded, holder, lease }).pipe(
+  return yield* Durable.run(document, { ...options, runId, resume, location, file, onRecorded, onRetried, holder, lease }).pipe(
     Effect.provide(DurableStore.layer(durable.db, runId))
   )
 })

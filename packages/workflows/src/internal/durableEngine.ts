@@ -15,7 +15,7 @@ import * as RunEngine from "../RunEngine.ts"
 import type * as Expression from "../Expression.ts"
 import type { RunJournal } from "../RunJournal.ts"
 import { DurableFailed, WorkflowFailed } from "../WorkflowError.ts"
-import * as JournalRecords from "./journalRecords.ts"
+import * as DurableRetry from "./durableRetry.ts"
 
 /**
  * The single runner's timings: a message of another run's workflow (registered by no process
@@ -38,12 +38,14 @@ const RunResult = Schema.Struct({
 
 /**
  * A journal on the current workflow execution: each step is two activities, `<id>/started`
- * (recorded as the step begins) and `<id>` (its output or failure, recorded as it ends). Which of
- * them run now tells a step replayed (neither), restarted (only the second) or new (both).
+ * (recorded as the step begins) and `<id>` (its output or failure, recorded as it ends), both of
+ * the step's attempt (`attempts`, 1 when absent; a retried run's failed steps run as their next).
+ * Which of them run now tells a step replayed (neither), restarted (only the second) or new (both).
  */
 const journal = (
   context: Context.Context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>,
-  steps: FiberSet.FiberSet<Expression.Value, WorkflowFailed>
+  steps: FiberSet.FiberSet<Expression.Value, WorkflowFailed>,
+  attempts: ReadonlyMap<string, number>
 ): RunJournal => ({
   step: (id, run) =>
     Effect.gen(function*() {
@@ -67,8 +69,11 @@ const journal = (
       })
       // Schema.Json's values are Expression's: null, booleans, numbers, strings, lists and maps.
       return { value: value as Expression.Value, replayed: !ran }
-    }).pipe(Effect.provideContext(context))
+    }).pipe(Effect.provideService(Activity.CurrentAttempt, attempts.get(id) ?? 1), Effect.provideContext(context))
 })
+
+/** A failed run given again: its attempt and the steps that run again (re-exported as `Durable.Retry`). */
+export type Retry = DurableRetry.Retry
 
 /** What `Durable.run` is given (re-exported there as `Durable.Options`). */
 export interface Options extends Omit<RunEngine.Options, "journal"> {
@@ -82,6 +87,11 @@ export interface Options extends Omit<RunEngine.Options, "journal"> {
   readonly file: string
   /** Told once a new run is recorded, before its first step: where the CLI prints the run's id. */
   readonly onRecorded?: Effect.Effect<void> | undefined
+  /**
+   * Told once a run that failed, given again, is recorded as retried (ADR 0084), before its first
+   * step: the run's attempt and the steps that failed and run again.
+   */
+  readonly onRetried?: ((retry: Retry) => Effect.Effect<void>) | undefined
   /**
    * Who runs the run, as the lease names it to another process refused the same id (the CLI
    * gives its pid and host); unnamed by default.
@@ -112,10 +122,15 @@ export const execute = (
       error: WorkflowFailed,
       idempotencyKey: ({ runId }) => runId
     })
+    // The records an earlier process left are read before the runner starts (it would replay
+    // them at once): one that cannot be read refuses the run, naming it; a failed run is retried.
+    const plan = options.resume ? yield* DurableRetry.prepare(options.runId, options.location, RunResult) : undefined
+    if (plan?.retry !== undefined && options.onRetried !== undefined) yield* options.onRetried(plan.retry)
+    const attempts = plan?.attempts ?? new Map<string, number>()
     const handler = definition.toLayer(() =>
       Effect.gen(function*() {
         const context = yield* Effect.context<WorkflowEngine.WorkflowEngine | WorkflowEngine.WorkflowInstance>()
-        return yield* RunEngine.run(document, { ...options, journal: journal(context, steps) })
+        return yield* RunEngine.run(document, { ...options, journal: journal(context, steps, attempts) })
       })
     )
     const engine = handler.pipe(
@@ -123,9 +138,6 @@ export const execute = (
       Layer.provideMerge(SingleRunner.layer({ runnerStorage: "memory", shardingConfig: SHARDING })),
       Layer.provide(Digest.layerWebCrypto)
     )
-    // The records an earlier process left are read before the runner starts (it would replay
-    // them at once): one that cannot be read refuses the run, naming it.
-    if (options.resume) yield* JournalRecords.verify(options.runId, options.location, RunResult)
     const result = yield* definition.execute({ runId: options.runId }).pipe(
       // Interrupted (Ctrl-C): the steps first, while the runner still stands.
       Effect.onInterrupt(() => FiberSet.clear(steps)),

@@ -16,9 +16,10 @@
  * renewals failed for the whole duration: a database out of reach, a process frozen) stops the
  * run: another process runs it now.
  */
-import { Duration, Effect, Result, type Scope, Schedule } from "effect"
+import { Duration, Effect, Result, type Scope } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { DurableFailed, LeaseHolder } from "../WorkflowError.ts"
+import { BUSY } from "./sqlBusy.ts"
 
 const LEASES_TABLE = "CREATE TABLE IF NOT EXISTS condukt_workflow_leases (" +
   "run_id TEXT PRIMARY KEY NOT NULL, token TEXT NOT NULL, pid BIGINT NOT NULL, host TEXT NOT NULL, " +
@@ -44,13 +45,6 @@ export interface Options {
   readonly holder: Holder
   readonly token: string
   readonly duration: Duration.Duration
-}
-
-/** How long a statement waits out a database another process has locked: 100 tries, 20 ms apart. */
-const BUSY = {
-  while: (error: SqlError.SqlError) => error.reason._tag === "LockTimeoutError",
-  times: 100,
-  schedule: Schedule.spaced("20 millis")
 }
 
 interface LeaseRow {

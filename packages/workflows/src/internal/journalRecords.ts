@@ -5,12 +5,14 @@
  * wrote (`JournalCorrupted`, naming the record). The engine, given such a record, fails in ways
  * that name neither the run nor the record (`PersistenceError`, a schema issue), or replays the
  * run around it; so the records are checked with the schemas the engine decodes them with, here.
+ * What they hold is summed up on the way (`Recorded`: how the run ended, each step's latest
+ * attempt and whether it failed there), for a failed run's retry (`durableRetry`).
  *
  * The tables are the storage's defaults (`SingleRunner.layer` uses `SqlMessageStorage.layer`
  * with its `cluster_` prefix); a run's records are those of its workflow's entity type,
  * `Workflow/condukt/<runId>`. A database where the engine never started holds none.
  */
-import { Effect, Result, Schema } from "effect"
+import { Effect, Exit, Result, Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
 import { Workflow } from "effect/workflow"
 import { type DurableFailed, WorkflowFailed } from "../WorkflowError.ts"
@@ -49,10 +51,10 @@ const naming = (tag: string | null, payload: unknown) => {
   if (tag === "run") return { message: "the record of the run's start", reply: "the record of the run's end", kind: "run" } as const
   if (tag === "activity" && name !== undefined && name.endsWith("/started")) {
     const step = name.slice(0, -"/started".length)
-    return { message: `the record that step ${step} started`, reply: `the record that step ${step} started`, kind: "started" } as const
+    return { message: `the record that step ${step} started`, reply: `the record that step ${step} started`, kind: "started", step } as const
   }
   if (tag === "activity" && name !== undefined) {
-    return { message: `the record of step ${name}`, reply: `the recorded output of step ${name}`, kind: "step" } as const
+    return { message: `the record of step ${name}`, reply: `the recorded output of step ${name}`, kind: "step", step: name } as const
   }
   if (tag === "activity") return { message: "the record of one of its steps", reply: "the record of one of its steps", kind: "other" } as const
   return { message: `a record of the run tagged ${tag}`, reply: `a reply to its record tagged ${tag}`, kind: "other" } as const
@@ -73,19 +75,49 @@ const tablesExist = (sql: SqlClient.SqlClient) =>
   )
 
 /**
- * Refuses run `runId` when one of its engine records cannot be read; `runResult` is the schema
- * of the run's output.
+ * A step as its records leave it: the latest attempt of it recorded (the engine keys a step's
+ * records by attempt; 1 unless a retry ran it again), and whether its output record of that
+ * attempt holds a failure.
  */
-export const verify = <S extends Schema.Top & { readonly "DecodingServices": never }>(
+export interface StepRecord {
+  readonly attempt: number
+  readonly failed: boolean
+}
+
+/** What a run's records hold: how it ended (not yet, when its process died or was stopped) and each step that has a record. */
+export interface Recorded {
+  readonly end: "none" | "succeeded" | "failed"
+  readonly steps: ReadonlyMap<string, StepRecord>
+}
+
+/** How a decoded reply ends its run or step: `Complete` with a success or a failure, else not (`Suspended`). */
+const outcome = (reply: unknown): Recorded["end"] => {
+  if (!Exit.isExit(reply) || Exit.isFailure(reply)) return "none"
+  const result: unknown = reply.value
+  if (typeof result !== "object" || result === null || !("exit" in result) || !Exit.isExit(result.exit)) return "none"
+  return Exit.isSuccess(result.exit) ? "succeeded" : "failed"
+}
+
+/** The attempt a record's payload names (`{ name, attempt }`); 1 when it names none. */
+const attemptOf = (payload: unknown) =>
+  typeof payload === "object" && payload !== null && "attempt" in payload && typeof payload.attempt === "number" ? payload.attempt : 1
+
+/**
+ * Reads run `runId`'s engine records back: refused when one cannot be read; `runResult` is the
+ * schema of the run's output.
+ */
+export const read = <S extends Schema.Top & { readonly "DecodingServices": never }>(
   runId: string,
   location: string,
   runResult: S
-): Effect.Effect<void, DurableFailed, SqlClient.SqlClient> =>
+): Effect.Effect<Recorded, DurableFailed, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const unreadable = (error: SqlError.SqlError) =>
       corrupted(runId, location, `its records (cluster_messages, cluster_replies) cannot be read: ${error.message}`, error)
-    if (!(yield* Effect.mapError(tablesExist(sql), unreadable))) return
+    let end: Recorded["end"] = "none"
+    const steps = new Map<string, StepRecord>()
+    if (!(yield* Effect.mapError(tablesExist(sql), unreadable))) return { end, steps }
     const rows = yield* Effect.mapError(
       sql<Row>`SELECT m.tag AS tag, m.payload AS payload, m.headers AS headers, r.kind AS reply_kind, r.payload AS reply
         FROM cluster_messages m LEFT JOIN cluster_replies r ON r.request_id = m.id
@@ -103,6 +135,11 @@ export const verify = <S extends Schema.Top & { readonly "DecodingServices": nev
       if (row.tag === "activity" && name.kind === "other") {
         return yield* corrupted(runId, location, `${name.message} (a row of cluster_messages) names no step`)
       }
+      const attempt = attemptOf(payload.value)
+      if (name.kind === "started" || name.kind === "step") {
+        const known = steps.get(name.step)
+        if (known === undefined || attempt > known.attempt) steps.set(name.step, { attempt, failed: false })
+      }
       if (row.reply === null) continue
       const reply = parse(row.reply)
       if (reply === undefined) return yield* corrupted(runId, location, `${name.reply} (a row of cluster_replies) is not JSON`)
@@ -117,5 +154,10 @@ export const verify = <S extends Schema.Top & { readonly "DecodingServices": nev
         const holds = name.kind === "run" ? "a run's output or failure" : name.kind === "started" ? "a step's start" : "a step's output or failure"
         return yield* corrupted(runId, location, `${name.reply} (a row of cluster_replies) does not hold ${holds}`, decoded.failure)
       }
+      if (name.kind === "run") end = outcome(decoded.success)
+      else if (name.kind === "step" && outcome(decoded.success) === "failed" && steps.get(name.step)?.attempt === attempt) {
+        steps.set(name.step, { attempt, failed: true })
+      }
     }
+    return { end, steps }
   })
