@@ -20,6 +20,12 @@ const CUT_OFF = {
   message: "the session moved between runners while this call was in flight, again and again for 10 s"
 } as const
 
+/** A failure of the cluster's own (storage, transport, a call cut off too often) as the session's `Unavailable`. */
+const unavailable = (sessionId: string) => (error: Sessions.SessionsError | { readonly message: string }): Sessions.SessionsError =>
+  error instanceof Sessions.SessionsError
+    ? error
+    : new Sessions.SessionsError({ sessionId, reason: new Sessions.Unavailable({ description: error.message }) })
+
 /**
  * `Sessions.ById` over the current cluster (a runner's, or a client's).
  *
@@ -39,10 +45,7 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
       Effect.flatMap(Fiber.await),
       Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit)),
       Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
-      Effect.mapError((error) =>
-        error instanceof Sessions.SessionsError
-          ? error
-          : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error === CUT_OFF ? CUT_OFF.message : error.message }) }))
+      Effect.mapError(unavailable(id))
     )
   // Every id is held to the one rule before it becomes an entity's id: effect/cluster keeps entity
   // ids in SQL TEXT, where a NUL ends one (`alice\0x` was delivered to alice on SQLite).
@@ -56,8 +59,7 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
       }),
     run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
     stream: (id, prompt) =>
-      Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), (error) =>
-        error instanceof Sessions.SessionsError ? error : new Sessions.SessionsError({ sessionId: id, reason: new Sessions.Unavailable({ description: error.message }) })),
+      Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
     history: (id) => delivered(id)(clientFor(id).History()),
     abort: (id) => delivered(id)(clientFor(id).Abort()),
     stop: (id) => delivered(id)(clientFor(id).Stop()),

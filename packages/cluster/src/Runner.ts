@@ -48,10 +48,11 @@ export const FAILOVER = {
   entityTerminationTimeout: "2 seconds"
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
 
-/** @since 0.1.0 @category models */
+/** What a runner serves, where it listens and how long it keeps its mailboxes. @since 0.1.0 @category models */
 export interface Options<R> extends SessionEntity.Options<R> {
   /** The address other runners and clients reach this runner at. Default `127.0.0.1`. */
   readonly host?: string | undefined
+  /** The TCP port this runner listens on for the other runners and the clients. */
   readonly port: number
   /** Sharding settings over `FAILOVER` (the same for every runner of a cluster). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
@@ -63,7 +64,7 @@ export interface Options<R> extends SessionEntity.Options<R> {
   readonly mailboxRetention?: Duration.Input | undefined
 }
 
-/** @since 0.1.0 @category models */
+/** How a program that runs no entity joins the cluster. @since 0.1.0 @category models */
 export interface ClientOptions {
   /** Sharding settings over `FAILOVER` (the runners'). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
@@ -84,7 +85,7 @@ const storage = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
  * @since 0.1.0
  * @category layers
  */
-export const layerSharding = (options: { readonly host?: string | undefined; readonly port: number; readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined }) => {
+export const layerSharding = (options: Pick<Options<never>, "host" | "port" | "sharding">) => {
   const shardingConfig = {
     ...FAILOVER,
     ...options.sharding,

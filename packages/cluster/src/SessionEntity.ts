@@ -31,8 +31,7 @@ import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Sema
 import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { SqlClient, SqlError } from "effect/sql"
-import type * as Message from "@condukt/core/Message"
-import * as MessageSchema from "@condukt/core/Message"
+import * as Message from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
@@ -79,7 +78,7 @@ export const StreamRun = Rpc.make("Stream", {
 export const Abort = Rpc.make("Abort", { error })
 
 /** The session's history. @since 0.1.0 @category models */
-export const History = Rpc.make("History", { success: Schema.Array(MessageSchema.Message), error })
+export const History = Rpc.make("History", { success: Schema.Array(Message.Message), error })
 
 /** Stops the session (its store stays). @since 0.1.0 @category models */
 export const Stop = Rpc.make("Stop", { error })
@@ -116,7 +115,7 @@ export const Respond = Rpc.make("Respond", {
  */
 export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop, Pending, Approve, Deny, Respond])
 
-/** @since 0.1.0 @category models */
+/** What a runner serves the entity with. @since 0.1.0 @category models */
 export interface Options<R> {
   /** The agents this runner can run, by the name a start gives. */
   readonly agents: Sessions.Agents<R>
@@ -260,13 +259,13 @@ const activate = <R>(
         return session
       })
 
-    /** The running session: this activation's, else started from its row and store. */
     /**
      * An entity whose id the one rule refuses (its client used directly, not through
      * `ClusterSessions`, which sends no such id) starts nothing and touches no row.
      */
     const refused = SessionId.check(id)
 
+    /** The running session: this activation's, else started from its row and store. */
     const ensure = starting.withPermits(1)(Effect.suspend(() => {
       if (refused !== undefined) return Effect.fail(fail(id, refused))
       if (current !== undefined) return Effect.succeed(current)

@@ -1,5 +1,5 @@
 /**
- * The cluster's mailboxes: effect/cluster's SQL message storage on the program's SqlClient, with
+ * messageStorage — the cluster's mailboxes: effect/cluster's SQL message storage on the program's SqlClient, with
  * the runner's claim of the messages waiting for its shards made cheap on SQLite.
  *
  * A runner reads its mailbox once per message sent to it (a run is one read): the messages of its

@@ -57,7 +57,7 @@ export interface SessionRows {
   readonly forget: (id: string, runs: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 }
 
-/** The rows on the current SqlClient's database; the tables are created when missing. */
+/** The rows on `sql`'s database; the tables are created when missing. */
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlError.SqlError> =>
   Effect.gen(function*() {
     const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
