@@ -13,7 +13,7 @@ import { execIn, root } from "../../../test/support/exec.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
 import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
 import { serve } from "../../workflows/test/support.ts"
-import { counts, env, hangingCmd, runKilled, THREE } from "./durableRun.ts"
+import { counts, env, FLAKY, FLAKY_FAILURE, hangingCmd, runKilled, THREE } from "./durableRun.ts"
 import { condukt, untimed, untimedEvents } from "./notesRun.ts"
 
 /**
@@ -40,6 +40,57 @@ const resumeThree = (dir: string, db: string, id: string) =>
     })
     assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
     return resumed
+  })
+
+/**
+ * FLAKY run on `db` until its step two fails; the cause fixed (`marker`), the same id given again
+ * retries it: step one not run again, steps two and three run; given a third time, it runs nothing.
+ */
+const retryFlaky = (dir: string, db: string) =>
+  Effect.gen(function*() {
+    const failed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", db], env)
+    const id = /^run ([0-9a-f]{16}) /.exec(failed.stderr)?.[1]
+    assert.isDefined(id, failed.stderr)
+    assert.deepStrictEqual({ ...failed, stderr: untimed(failed.stderr) }, {
+      stdout: "",
+      stderr: [
+        `run ${id} (durable, in ${db}; resume it with --run-id ${id})`,
+        "flaky: 3 steps pending (one, two, three)",
+        "  one running",
+        "  one done in <t>",
+        "  two running",
+        `  two failed after <t>: ${FLAKY_FAILURE}`,
+        "failed in <t>",
+        `Workflow run failed: ${FLAKY_FAILURE}`,
+        ""
+      ].join("\n"),
+      exitCode: 1
+    })
+    assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 1, three: 0 })
+
+    fs.writeFileSync(path.join(dir, "marker"), "")
+    fs.writeFileSync(path.join(dir, "resume"), "")
+    const retried = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", db, "--run-id", id!], env)
+    assert.deepStrictEqual({ ...retried, stderr: untimed(retried.stderr) }, {
+      stdout: "one\ntwo\nthree\n",
+      stderr: [
+        `run ${id} (durable, in ${db}): attempt 2, retrying its failed step two`,
+        "flaky: 3 steps pending (one, two, three)",
+        "  one done before the restart, not run again",
+        "  two running",
+        "  two done in <t>",
+        "  three running",
+        "  three done in <t>",
+        "finished in <t>",
+        ""
+      ].join("\n"),
+      exitCode: 0
+    })
+    assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+
+    const third = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", db, "--run-id", id!], env)
+    assert.deepStrictEqual(third, { stdout: "one\ntwo\nthree\n", stderr: "", exitCode: 0 })
+    assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
   })
 
 describe("condukt run --durable", () => {
@@ -177,6 +228,20 @@ ${hangingCmd("last", ["notes"])}  output = { page = task.fetch.body, notes = tas
       const id = /^run ([0-9a-f]{16}) /.exec(stderr)![1]!
       yield* resumeThree(dir, "runs.db", id)
     }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("a run that failed in step 2 of 3, given again by its id once the cause is fixed, is retried: step 1 not run again, steps 2 and 3 run; a third time, nothing runs", () =>
+    Effect.gen(function*() {
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": FLAKY })
+      yield* retryFlaky(dir, "runs.db")
+    }).pipe(Effect.scoped), { timeout: 60_000 })
+
+  it.live("on Postgres (a postgres:// URL): a failed run is retried from its failed step as on SQLite", () =>
+    Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres.start
+      const database = yield* postgres.createDatabase
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": FLAKY })
+      yield* retryFlaky(dir, `postgresql://postgres@localhost/${database}?host=${encodeURIComponent(postgres.socketDir)}`)
+    }).pipe(Effect.scoped), { timeout: 120_000 })
 
   it.live("on Postgres (a postgres:// URL): a run killed in step 2 resumes by its id as on SQLite", () =>
     Effect.gen(function*() {

@@ -16,7 +16,7 @@ import { DatabaseSync } from "node:sqlite"
 import { execIn } from "../../../test/support/exec.ts"
 import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
-import { counts, endSleeper, env, runKilled, spawn, THREE } from "./durableRun.ts"
+import { counts, endSleeper, env, FLAKY, runKilled, spawn, THREE } from "./durableRun.ts"
 import { condukt } from "./notesRun.ts"
 
 /** A refusal's times (when the live run started, when its lease lapses) as `<time>` and `<n>`. */
@@ -77,6 +77,29 @@ describe("condukt run --durable: one process per run, and a journal that cannot 
       const resumed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id], env)
       assert.deepStrictEqual(resumed, { stdout: "one\ntwo\nthree\n", stderr: "", exitCode: 0 })
       assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 1, three: 1 })
+    }).pipe(Effect.scoped), { timeout: 90_000 })
+
+  it.live("a failed run being retried by one process is refused to a second one (RunBusy, naming the first), which runs nothing; the first completes the retry", () =>
+    Effect.gen(function*() {
+      const dir = yield* Loopback.tempFiles({ "flow.hcl": FLAKY })
+      const failed = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--quiet"], env)
+      assert.strictEqual(failed.exitCode, 1)
+      const id = /^run ([0-9a-f]{16}) /.exec(failed.stderr)![1]!
+      fs.writeFileSync(path.join(dir, "marker"), "")
+      const retrying = yield* spawn(dir, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id, "--quiet"], env)
+      // Step two of the retry is running.
+      yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
+
+      const second = yield* execIn(dir, condukt, ["run", "flow.hcl", "--durable", "runs.db", "--run-id", id], env)
+      assert.deepStrictEqual({ ...second, stderr: unleased(second.stderr) }, { stdout: "", stderr: busy(id, "runs.db", retrying.pid), exitCode: 1 })
+      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 0 })
+
+      yield* endSleeper(dir)
+      assert.deepStrictEqual(
+        { ...(yield* retrying.exited), stdout: retrying.stdout(), stderr: retrying.stderr() },
+        { code: 0, signal: null, stdout: "one\ntwo\nthree\n", stderr: `run ${id} (durable, in runs.db): attempt 2, retrying its failed step two\n` }
+      )
+      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
     }).pipe(Effect.scoped), { timeout: 90_000 })
 
   it.live("killed with its lease held, a run resumes once the lease lapses (CONDUKT_DURABLE_LEASE); two processes resuming it at once: one runs it, the other is refused (SQLite)", () =>

@@ -1,6 +1,7 @@
 /**
  * What the `condukt run --durable` tests share: a workflow of three cmd steps whose second waits
- * (until a file `resume` exists) in a `sleep` whose pid it writes, the steps' run counts (files
+ * (until a file `resume` exists) in a `sleep` whose pid it writes, one whose second fails until a
+ * file `marker` exists (then waits the same way), the steps' run counts (files
  * the steps append to), and the real CLI started as a child process (Node itself, not the shell
  * shim in front of it, so a signal reaches the CLI and its pid is the one a lease names).
  */
@@ -36,6 +37,32 @@ ${hangingCmd("two", ["one"])}  cmd "three" {
   output = "\${task.one.stdout}\${task.two.stdout}\${task.three.stdout}"
 }
 `
+
+/**
+ * Three cmd steps whose second fails (its output passes its `max_output_bytes`) until a file
+ * `marker` exists, then waits as `hangingCmd`'s does until a file `resume` exists; each step
+ * counts its runs.
+ */
+export const FLAKY = `workflow "flaky" {
+  cmd "one" {
+    argv = ["sh", "-c", "echo run >> one.count; echo one"]
+  }
+  cmd "two" {
+    needs = ["one"]
+    max_output_bytes = 16
+    argv = ["sh", "-c", "echo run >> two.count; if [ ! -f marker ]; then echo more than two may say; exit 0; fi; if [ ! -f resume ]; then sleep 300 & echo $! > sleeper.pid; wait; fi; echo two"]
+  }
+  cmd "three" {
+    needs = ["two"]
+    argv = ["sh", "-c", "echo run >> three.count; echo three"]
+  }
+  output = "\${task.one.stdout}\${task.two.stdout}\${task.three.stdout}"
+}
+`
+
+/** What step two of FLAKY fails with while `marker` is missing. */
+export const FLAKY_FAILURE = "step two: the output of sh passed 16 bytes (max_output_bytes); raise max_output_bytes on the step, " +
+  "or write the output to a file and read what you need"
 
 /** How many times each step ran, from the files the steps append to. */
 export const counts = (dir: string, names: ReadonlyArray<string>) =>

@@ -1,4 +1,4 @@
-import { Tool } from "@condukt/core"
+import { Sandbox, Tool } from "@condukt/core"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema } from "effect"
@@ -204,7 +204,7 @@ workflow "items" {
       assert.deepStrictEqual(calls, ["first Ada", "second"])
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
-  it.live("a run that failed, given again by its id, fails the same way from its journal: the failure recorded is read back, nothing runs", () =>
+  it.live("a run that failed, given again by its id, runs its failed step again (the step done before is not): a step that fails the same way fails the run the same way", () =>
     Effect.gen(function*() {
       const file = yield* database
       const { calls, tool } = counter()
@@ -214,6 +214,64 @@ workflow "items" {
       const again = yield* Effect.flip(runIn(file, source, { runId: "f1", resume: true, tools: [tool] }))
       assert.deepStrictEqual(again, failed)
       assert.deepStrictEqual(calls, ["first Ada"])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
+  it.live("a run that failed is retried from its failed step: the step done keeps its output, the failed one and its dependent run, each retry is told its attempt; a run that succeeded runs nothing", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const source = `
+workflow "flaky" {
+  cmd "one" {
+    argv = ["echo", "one"]
+  }
+  cmd "two" {
+    needs = ["one"]
+    argv = ["echo", "two"]
+  }
+  cmd "three" {
+    needs = ["two"]
+    argv = ["echo", "three"]
+  }
+  output = [task.one.stdout, task.two.stdout, task.three.stdout]
+}
+`
+      // A sandbox whose command for step two is cut (so the step fails) while failures are left.
+      const commands: Array<string> = []
+      let failures = 2
+      const sandbox = Sandbox.layerNoop({
+        exec: (command) =>
+          Effect.sync(() => {
+            commands.push(command)
+            const cut = command.includes("two") && failures-- > 0
+            return { output: `${command} #${commands.length}`, exitCode: 0, truncated: cut }
+          })
+      })
+      const retries: Array<Durable.Retry> = []
+      const onRetried = (retry: Durable.Retry) => Effect.sync(() => void retries.push(retry))
+      const events: Array<WorkflowEvent.WorkflowEvent> = []
+      const onEvent = (event: WorkflowEvent.WorkflowEvent) => Effect.sync(() => void events.push(event))
+      const run = (resume: boolean) => runIn(file, source, { runId: "flaky", resume, sandbox, onRetried, onEvent })
+      const failed = yield* Effect.flip(run(false))
+      assert.deepStrictEqual(
+        [failed._tag, failed.message],
+        ["WorkflowFailed", "step two: the output of echo was cut by the sandbox at its output limit; give the run a sandbox with a larger maxOutputBytes"]
+      )
+      assert.deepStrictEqual(yield* Effect.flip(run(true)), failed)
+      events.length = 0
+      const retried = yield* run(true)
+      assert.deepStrictEqual(retried.output, ["'echo' 'one' #1", "'echo' 'two' #4", "'echo' 'three' #5"])
+      assert.deepStrictEqual(commands, ["'echo' 'one'", "'echo' 'two'", "'echo' 'two'", "'echo' 'two'", "'echo' 'three'"])
+      assert.deepStrictEqual(retries, [{ attempt: 2, steps: ["two"] }, { attempt: 3, steps: ["two"] }])
+      assert.deepStrictEqual(
+        events.flatMap((event) =>
+          event._tag === "StepFinished" ? [`${event.step} ${event.resumed === true ? "resumed" : "ran"}`]
+          : event._tag === "StepStarted" ? [`${event.step} started${event.restarted === true ? " again" : ""}`] : []
+        ),
+        ["one resumed", "two started", "two ran", "three started", "three ran"]
+      )
+      events.length = 0
+      assert.deepStrictEqual(yield* run(true), retried)
+      assert.deepStrictEqual({ commands: commands.length, retries: retries.length, events: events.length }, { commands: 5, retries: 2, events: 0 })
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
   it.live("a run given to a second runner while the first runs it is refused (RunBusy, naming the first's pid and host); once the first ends, it resumes", () =>
