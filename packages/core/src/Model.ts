@@ -1,29 +1,25 @@
 /**
  * Model — the seam between a session and a language model.
  *
- * A request (system prompt, messages, tool schemas, options) streams typed parts: text and thinking
- * deltas, complete tool calls, usage and the finish reason. Providers alone know a vendor's wire
- * format; `"provider:model"` strings resolve through the `Providers` registry, a service every
- * provider layer adds to. This module refuses to retry or translate: that is each provider's job.
+ * A request (system prompt, messages, tool schemas, options) streams typed parts (`ModelReply`,
+ * re-exported here): text and thinking deltas, complete tool calls, usage and the finish reason.
+ * Providers alone know a vendor's wire format; `"provider:model"` strings resolve through the
+ * `Providers` registry, a service every provider layer adds to. This module refuses to retry
+ * (`ModelRetry` wraps a model for that) or to translate (each provider's job); its errors are
+ * `ModelError`'s, spelled there only.
  */
-import { Context, type Duration, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
+import { Context, Effect, type JsonSchema, Layer, Option, type Redacted, type Scope, Stream } from "effect"
 import { fromIterable as historyOf, type History } from "./History.ts"
-import * as JsonLimits from "./JsonLimits.ts"
-import {
-  assistant,
-  type AssistantMessage,
-  type AssistantPart,
-  type Message,
-  textPart,
-  thinkingPart,
-  type ToolCallPart,
-  toolCallPart,
-  toolResult
-} from "./Message.ts"
+import { assistant, type Message, toolResult } from "./Message.ts"
 import { ModelError, UnknownProvider } from "./ModelError.ts"
+import type { Part } from "./ModelReply.ts"
 import * as Tracing from "./Tracing.ts"
 import * as ToolName from "./ToolName.ts"
 import type { Usage as UsageOf } from "./Usage.ts"
+
+export { addUsage, emptyUsage, type FinishReason, type Part, toMessage, usageOf } from "./ModelReply.ts"
+// TEMPORARY until the session runtime spells `ModelError.ModelError` (issue 38 item 6).
+export * from "./ModelError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -107,44 +103,6 @@ export interface Output {
   readonly schema: JsonSchema.JsonSchema
 }
 
-/** @since 0.1.0 @category models */
-export type FinishReason = "stop" | "tool-calls" | "length" | "content-filter" | "other"
-
-/**
- * What a model streams. A tool call arrives whole, once its arguments are complete (arguments that
- * are not valid JSON arrive as their raw text, which the tool's decoding turns into an error result
- * for the model). `Usage` parts are increments: a reply's usage is the sum of its `Usage` parts (a
- * provider reporting input tokens first and output tokens at the end sends two).
- * `ThinkingSignature` closes the thinking before it; `RedactedThinking` and `ProviderData` are
- * blocks the provider wants back verbatim on the next request. `Retry` says the request failed
- * before any other part and is tried again after `delay` (`attempt` is the one about to start);
- * it is no part of the reply.
- */
-export type Part =
-  | { readonly _tag: "TextDelta"; readonly text: string }
-  | { readonly _tag: "ThinkingDelta"; readonly text: string }
-  | { readonly _tag: "ThinkingSignature"; readonly signature: string }
-  | { readonly _tag: "RedactedThinking"; readonly data: string }
-  | {
-    readonly _tag: "ToolCall"
-    readonly id: string
-    readonly name: string
-    readonly input: unknown
-    readonly caller?: Exclude<ToolCallPart["caller"], undefined>
-    readonly callerId?: string
-  }
-  | { readonly _tag: "ProviderData"; readonly provider: string; readonly value: unknown }
-  | {
-    readonly _tag: "Usage"
-    readonly inputTokens: number
-    readonly outputTokens: number
-    readonly cacheReadTokens?: number
-    readonly cacheWriteTokens?: number
-  }
-  | { readonly _tag: "Finish"; readonly reason: FinishReason }
-  | { readonly _tag: "Retry"; readonly attempt: number; readonly reason: string; readonly delay: Duration.Duration }
-
-export * from "./ModelError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Services
@@ -355,83 +313,3 @@ const wireNames = (model: Service): Service => ({
       part._tag === "ToolCall" && back.has(part.name) ? { ...part, name: back.get(part.name)! } : part)
   }
 })
-
-
-// ---------------------------------------------------------------------------------------------
-// Combinators
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Folds streamed parts into the assistant message they make: consecutive deltas of one kind join
- * into one part, tool calls keep their place. A call's arguments past `JsonLimits.defaults` are
- * replaced by `JsonLimits.standIn` (the tool then answers why, see `Tool`).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const toMessage = (parts: ReadonlyArray<Part>): AssistantMessage => {
-  const out: Array<AssistantPart> = []
-  for (const part of parts) {
-    const last = out.at(-1)
-    if (part._tag === "TextDelta") {
-      if (last?._tag === "Text") out[out.length - 1] = textPart(last.text + part.text)
-      else out.push(textPart(part.text))
-    } else if (part._tag === "ThinkingDelta") {
-      // A signed (closed) thinking block is never extended: the next delta starts a new block.
-      if (last?._tag === "Thinking" && last.signature === undefined && last.redacted === undefined) {
-        out[out.length - 1] = thinkingPart(last.text + part.text)
-      } else out.push(thinkingPart(part.text))
-    } else if (part._tag === "ThinkingSignature") {
-      if (last?._tag === "Thinking" && last.signature === undefined && last.redacted === undefined) {
-        out[out.length - 1] = { ...last, signature: part.signature }
-      } else out.push({ ...thinkingPart(""), signature: part.signature })
-    } else if (part._tag === "RedactedThinking") {
-      out.push({ ...thinkingPart(""), redacted: part.data })
-    } else if (part._tag === "ToolCall") {
-      // Arguments past JsonLimits never enter the history (every save and request would carry
-      // them): a stand-in says why, and the call's result repeats it to the model.
-      const refused = JsonLimits.check(part.input)
-      out.push(toolCallPart(refused === undefined ? part : { ...part, input: JsonLimits.standIn(refused) }))
-    } else if (part._tag === "ProviderData") {
-      out.push({ _tag: "Provider", provider: part.provider, value: part.value })
-    }
-  }
-  // An array grown by push keeps spare capacity; the message lives as long as the session, so it
-  // keeps an exact-size copy.
-  return assistant(out.slice())
-}
-
-/** No tokens. */
-export const emptyUsage: Usage = { inputTokens: 0, outputTokens: 0 }
-
-/**
- * Two usages summed; cache counts appear only when there were some (most providers and every test
- * double have none).
- *
- * @since 0.1.0
- * @category combinators
- */
-export const addUsage = (a: Usage, b: Usage): Usage => {
-  const cacheReadTokens = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0)
-  const cacheWriteTokens = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0)
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    ...(cacheReadTokens === 0 ? {} : { cacheReadTokens }),
-    ...(cacheWriteTokens === 0 ? {} : { cacheWriteTokens })
-  }
-}
-
-/**
- * The usage of a reply: the sum of its `Usage` parts.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const usageOf = (parts: ReadonlyArray<Part>): Usage => {
-  let usage = emptyUsage
-  for (const part of parts) {
-    if (part._tag === "Usage") usage = addUsage(usage, part)
-  }
-  return usage
-}

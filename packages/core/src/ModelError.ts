@@ -1,7 +1,8 @@
 /**
  * ModelError — why a model request failed: the reasons a provider's answer maps to (each with the
  * HTTP status and the provider's own message where there is one, and whether a retry may help),
- * gathered under one `ModelError`. `Model` re-exports them all.
+ * gathered under one `ModelError`. This module is their one spelling (`Model` does not re-export
+ * them), and the retry wrapper (`ModelRetry`) reads `isRetryable` and `retryAfter`, never the text.
  */
 import { Duration, Schema } from "effect"
 

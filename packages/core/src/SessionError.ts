@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import type * as Approval from "./Approval.ts"
 import type * as Executor from "./Executor.ts"
-import type * as Model from "./Model.ts"
+import type * as ModelError from "./ModelError.ts"
 import type * as Secret from "./Secret.ts"
 import { InvalidSessionId, show } from "./SessionId.ts"
 import type { SessionStoreError } from "./SessionStoreError.ts"
@@ -139,12 +139,12 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
 }
 
 /** Why a run did not produce a final text. */
-export type RunError = SessionError | Model.ModelError
+export type RunError = SessionError | ModelError.ModelError
 
 /** Why a session did not start. */
 export type StartError =
   | SessionError
-  | Model.ModelError
+  | ModelError.ModelError
   | Executor.DuplicateToolName
   | Approval.InvalidRule
   | Secret.SecretError

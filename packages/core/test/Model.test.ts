@@ -3,6 +3,7 @@ import { Effect, Layer, Stream } from "effect"
 import * as History from "../src/History.ts"
 import * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
+import * as ModelError from "../src/ModelError.ts"
 
 const echo = (name: string): Model.Service => ({ name, stream: () => Stream.make({ _tag: "TextDelta", text: name }) })
 
@@ -47,7 +48,7 @@ describe("Model", () => {
       for (const model of [missing, ""]) {
         const error = yield* Effect.flip(Model.resolve(model).pipe(Effect.provide(acme)))
         assert.strictEqual(error.message, asked)
-        assert.deepStrictEqual(error.reason, new Model.UnknownProvider({ model: "", known: ["acme"] }))
+        assert.deepStrictEqual(error.reason, new ModelError.UnknownProvider({ model: "", known: ["acme"] }))
       }
       const none = yield* Effect.flip(Model.resolve(missing))
       assert.strictEqual(
@@ -61,7 +62,7 @@ describe("Model", () => {
       const none = `No provider for model "openai:gpt-4.1": no provider is registered; the program lacks its provider layer (provide Condukt.layer, or a provider's layer such as Anthropic.layer)`
       const error = yield* Effect.flip(Model.resolve("openai:gpt-4.1"))
       assert.strictEqual(error.message, none)
-      assert.deepStrictEqual(error.reason, new Model.UnknownProvider({ model: "openai:gpt-4.1", known: [] }))
+      assert.deepStrictEqual(error.reason, new ModelError.UnknownProvider({ model: "openai:gpt-4.1", known: [] }))
       // Asking again names the same provider: the reason says so itself, and no retry policy retries it.
       assert.deepStrictEqual([error.reason.isRetryable, error.isRetryable], [false, false])
       // A registry with nothing in it says the same.

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Duration, Redacted } from "effect"
-import * as Model from "../src/Model.ts"
+import * as ModelError from "../src/ModelError.ts"
 import * as Redactor from "../src/Redactor.ts"
 
 const secrets = (values: Record<string, string>) =>
@@ -104,13 +104,13 @@ describe("Redactor", () => {
 
   it("redactValue copies an error with its class, its reason and its computed message redacted", () => {
     const r = secrets({ KEY: "sk-echoed-1234" }).redact
-    const error = new Model.ModelError({
+    const error = new ModelError.ModelError({
       model: "acme:m",
-      reason: new Model.RateLimited({ provider: "acme", status: 429, description: "slow down, sk-echoed-1234", retryAfter: Duration.seconds(2) })
+      reason: new ModelError.RateLimited({ provider: "acme", status: 429, description: "slow down, sk-echoed-1234", retryAfter: Duration.seconds(2) })
     })
     const redacted = Redactor.redactValue(r, error)
-    assert.instanceOf(redacted, Model.ModelError)
-    assert.instanceOf(redacted.reason, Model.RateLimited)
+    assert.instanceOf(redacted, ModelError.ModelError)
+    assert.instanceOf(redacted.reason, ModelError.RateLimited)
     assert.strictEqual(redacted.message, "acme: rate limited (HTTP 429): slow down, [REDACTED:KEY]; retry after 2s")
     assert.isTrue(redacted.isRetryable)
     const plain = Redactor.redactValue(r, new Error("refused sk-echoed-1234"))

@@ -11,6 +11,7 @@ import { join } from "node:path"
 import * as Agent from "../src/Agent.ts"
 import * as Condukt from "@condukt/node/Condukt"
 import * as Model from "../src/Model.ts"
+import * as ModelError from "../src/ModelError.ts"
 import * as Redactor from "../src/Redactor.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as LocalSandbox from "@condukt/node/sandbox/Local"
@@ -164,9 +165,9 @@ describe("Session secrets", () => {
           name: "acme:m",
           secrets: { ACME_API_KEY: Redacted.make(KEY) },
           stream: () =>
-            Stream.fail(new Model.ModelError({
+            Stream.fail(new ModelError.ModelError({
               model: "acme:m",
-              reason: new Model.Unauthorized({ provider: "acme", status: 401, description: `invalid key ${KEY}` })
+              reason: new ModelError.Unauthorized({ provider: "acme", status: 401, description: `invalid key ${KEY}` })
             }))
         }
         const { traced, value } = yield* observed(Effect.gen(function*() {

@@ -20,6 +20,7 @@ import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import type { ImagePart, Message } from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import type * as Provider from "./Provider.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -193,7 +194,7 @@ const ANSWER_DESCRIPTION = "Give your final answer: call this tool once, when yo
  * A reply whose call of the answer tool becomes the answer's JSON text, as on the vendors with a
  * native response format; a reply with no other call then finishes as `stop`.
  */
-const answered = (parts: Stream.Stream<Model.Part, Model.ModelError>, answer: string): Stream.Stream<Model.Part, Model.ModelError> =>
+const answered = (parts: Stream.Stream<Model.Part, ModelError.ModelError>, answer: string): Stream.Stream<Model.Part, ModelError.ModelError> =>
   Stream.suspend(() => {
     let answeredOnly = false
     let otherCalls = false
@@ -344,7 +345,7 @@ export const decoder = (): providerStream.Decoder => {
       }
     },
     end: () =>
-      done ? undefined : new Model.Network({ provider: "anthropic", description: "the stream ended before the reply was complete" })
+      done ? undefined : new ModelError.Network({ provider: "anthropic", description: "the stream ended before the reply was complete" })
   }
 }
 

@@ -21,6 +21,7 @@ import * as providerConfig from "./internal/providerConfig.ts"
 import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import { THINKING_BUDGETS } from "./Anthropic.ts"
 import type * as Provider from "./Provider.ts"
 
@@ -199,7 +200,7 @@ export const decoder = (): providerStream.Decoder => {
     },
     // Gemini has no closing event: the body's end closes the reply, complete only if a finish reason came.
     end: (out) => {
-      if (finish === undefined) return new Model.Network({ provider: "google", description: "the stream ended before the reply was complete" })
+      if (finish === undefined) return new ModelError.Network({ provider: "google", description: "the stream ended before the reply was complete" })
       if (usage !== undefined) {
         const cached = num(usage.cachedContentTokenCount)
         out.push({

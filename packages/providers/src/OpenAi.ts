@@ -20,6 +20,7 @@ import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import type { ImagePart, Message } from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import * as images from "./internal/images.ts"
 import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
@@ -278,7 +279,7 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
         ? undefined
         : finish !== undefined
         ? flush(out)
-        : new Model.Network({ provider, description: "the stream ended before the reply was complete" })
+        : new ModelError.Network({ provider, description: "the stream ended before the reply was complete" })
   }
 }
 

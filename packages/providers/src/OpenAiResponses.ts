@@ -22,6 +22,7 @@ import * as providerConfig from "./internal/providerConfig.ts"
 import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import * as images from "./internal/images.ts"
 import * as reasoningEffort from "./internal/reasoningEffort.ts"
 import * as strictSchema from "./internal/strictSchema.ts"
@@ -292,7 +293,7 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
           return undefined
       }
     },
-    end: () => (done ? undefined : new Model.Network({ provider, description: "the stream ended before the reply was complete" }))
+    end: () => (done ? undefined : new ModelError.Network({ provider, description: "the stream ended before the reply was complete" }))
   }
 }
 

@@ -6,32 +6,22 @@
  * `<PROVIDER>_API_KEY` and `<PROVIDER>_BASE_URL` from the environment, and alone knows its wire
  * format. This module holds no vendor knowledge and runs nothing.
  */
-import { Duration, type Redacted } from "effect"
+import { Duration, type Redacted, Schedule } from "effect"
+import * as ModelRetry from "@condukt/core/ModelRetry"
 
 // ---------------------------------------------------------------------------------------------
 // Models
 // ---------------------------------------------------------------------------------------------
 
 /**
- * When and how often a failed request is tried again. Only retryable failures are (rate limits,
- * overload, 408/425/5xx, resets, idle timeouts), and a stream only before it produced anything.
+ * When and how often a failed request is tried again: the settings of Condukt's policy
+ * (`ModelRetry.policy`). Only retryable failures are (rate limits, overload, 408/425/5xx, resets,
+ * idle timeouts), and a stream only before it produced anything.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RetryOptions {
-  /** Attempts in all, the first included (default 3). */
-  readonly maxAttempts?: number | undefined
-  /** The first retry's delay; each further one doubles it (default 300 ms). */
-  readonly baseDelay?: Duration.Input | undefined
-  /** The longest computed delay (default 5 s); up to half of it again is added as jitter. */
-  readonly maxDelay?: Duration.Input | undefined
-  /**
-   * The longest `retry-after` the provider may ask for and still be waited for (default 60 s);
-   * a longer one fails at once, with `retryAfter` on the error.
-   */
-  readonly maxRetryAfter?: Duration.Input | undefined
-}
+export type RetryOptions = ModelRetry.Options
 
 /**
  * Options shared by every provider's layer.
@@ -44,8 +34,12 @@ export interface Options {
   readonly apiKey?: Redacted.Redacted<string> | undefined
   /** Wins over `<PROVIDER>_BASE_URL` and the vendor's default (a gateway, a proxy, a local server). */
   readonly baseUrl?: string | undefined
-  /** `false` tries once; `true` or absent uses the defaults; an object overrides some of them. */
-  readonly retry?: boolean | RetryOptions | undefined
+  /**
+   * `false` tries once; `true` or absent is Condukt's policy (`ModelRetry.policy()`); an object
+   * overrides some of its settings; a `Schedule` of the program's own replaces it (its input is
+   * each failure, a `ModelError`; only a retryable one, before the reply's first part, reaches it).
+   */
+  readonly retry?: boolean | RetryOptions | ModelRetry.RetrySchedule | undefined
   /** A stream silent for longer than this fails with `Timeout` (default 120 s). */
   readonly idleTimeout?: Duration.Input | undefined
   /**
@@ -68,22 +62,6 @@ export interface Options {
   readonly headers?: Readonly<Record<string, string>> | undefined
 }
 
-/** The retry policy with every default filled in. */
-export interface RetryPolicy {
-  readonly maxAttempts: number
-  readonly baseDelay: Duration.Duration
-  readonly maxDelay: Duration.Duration
-  readonly maxRetryAfter: Duration.Duration
-}
-
-/** Condukt's defaults: 3 attempts, 300 ms base, 5 s cap. */
-export const DEFAULT_RETRY: RetryPolicy = {
-  maxAttempts: 3,
-  baseDelay: Duration.millis(300),
-  maxDelay: Duration.seconds(5),
-  maxRetryAfter: Duration.seconds(60)
-}
-
 /** How long a stream may stay silent before it fails with `Timeout`. */
 export const DEFAULT_IDLE_TIMEOUT = Duration.seconds(120)
 
@@ -104,38 +82,13 @@ export const DEFAULT_MAX_TOOL_CALLS = 1_000
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The retry policy an `Options.retry` value means.
+ * The retry schedule an `Options.retry` value means.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category constructors
  */
-export const retryPolicy = (retry: Options["retry"]): RetryPolicy => {
-  if (retry === false) return { ...DEFAULT_RETRY, maxAttempts: 1 }
-  if (retry === undefined || retry === true) return DEFAULT_RETRY
-  return {
-    maxAttempts: Math.max(1, Math.floor(retry.maxAttempts ?? DEFAULT_RETRY.maxAttempts)),
-    baseDelay: retry.baseDelay === undefined ? DEFAULT_RETRY.baseDelay : Duration.fromInputUnsafe(retry.baseDelay),
-    maxDelay: retry.maxDelay === undefined ? DEFAULT_RETRY.maxDelay : Duration.fromInputUnsafe(retry.maxDelay),
-    maxRetryAfter: retry.maxRetryAfter === undefined
-      ? DEFAULT_RETRY.maxRetryAfter
-      : Duration.fromInputUnsafe(retry.maxRetryAfter)
-  }
-}
-
-/**
- * The delay before attempt `attempt + 1` (after `attempt` failed): the provider's `retry-after`
- * when it gave one, otherwise min(base · 2^(attempt−1), max) plus `jitter` (0 to 1) times half of that.
- *
- * @since 0.1.0
- * @category combinators
- */
-export const retryDelay = (
-  policy: RetryPolicy,
-  attempt: number,
-  retryAfter: Duration.Duration | undefined,
-  jitter: number
-): Duration.Duration => {
-  if (retryAfter !== undefined) return retryAfter
-  const exponential = Math.min(Duration.toMillis(policy.baseDelay) * 2 ** (attempt - 1), Duration.toMillis(policy.maxDelay))
-  return Duration.millis(Math.round(exponential + jitter * exponential / 2))
+export const retrySchedule = (retry: Options["retry"]): ModelRetry.RetrySchedule => {
+  if (retry === false) return Schedule.recurs(0)
+  if (retry === undefined || retry === true) return ModelRetry.policy()
+  return Schedule.isSchedule(retry) ? retry : ModelRetry.policy(retry)
 }

@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, type Layer, Redacted, Stream } from "effect"
 import type { HttpClient } from "effect/http"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import type * as Provider from "../src/Provider.ts"
 import * as Loopback from "./loopback.ts"
 
@@ -44,8 +45,8 @@ export const outcome = (wire: Wire, server: Loopback.Server, options: Provider.O
   }).pipe(Effect.provide(Loopback.provider(wire.layer, KEY)(server, options)))
 
 /** The error's message, after checking the key is nowhere in it, its fields or its rendering. */
-export const clean = (error: Model.ModelError | undefined): string => {
-  assert.instanceOf(error, Model.ModelError)
+export const clean = (error: ModelError.ModelError | undefined): string => {
+  assert.instanceOf(error, ModelError.ModelError)
   assert.notInclude(JSON.stringify(error), KEY)
   assert.notInclude(String(error), KEY)
   assert.notInclude(JSON.stringify(error.reason), KEY)

@@ -5,7 +5,7 @@
  * an error, or a delay before any of them. Every request is recorded so a test can assert exactly
  * what was sent. Running out of replies is an error naming the request, never a silent repeat.
  */
-import { History, type Message, Model } from "@condukt/core"
+import { History, type Message, Model, ModelError } from "@condukt/core"
 import { Context, type Duration, Effect, Layer, Stream } from "effect"
 
 // ---------------------------------------------------------------------------------------------
@@ -144,9 +144,9 @@ export const make = (
 
   const exhausted = (index: number) =>
     Stream.fail(
-      new Model.ModelError({
+      new ModelError.ModelError({
         model: name,
-        reason: new Model.ProviderFailed({
+        reason: new ModelError.ProviderFailed({
           description: `TestModel: no scripted reply for request ${index + 1} (the script has ${replies.length})`,
           retryable: false
         })
@@ -165,7 +165,7 @@ export const make = (
 
   // `Stream.unwrap` of a sync, not `Stream.suspend`: the latter notes every stream it makes in a
   // WeakMap, which a request per turn pays for in the collector (bench/turns.ts).
-  const respond = (request: Model.Request): Stream.Stream<Model.Part, Model.ModelError> =>
+  const respond = (request: Model.Request): Stream.Stream<Model.Part, ModelError.ModelError> =>
     Stream.unwrap(Effect.sync(() => {
       const index = requests.push(request) - 1
       const scripted = replies[index]
@@ -173,7 +173,7 @@ export const make = (
       const body = Stream.fromIterable(partsOf(scripted))
       const streamed = scripted.error === undefined
         ? body
-        : Stream.concat(body, Stream.fail(new Model.ModelError({ model: name, reason: new Model.ProviderFailed(scripted.error) })))
+        : Stream.concat(body, Stream.fail(new ModelError.ModelError({ model: name, reason: new ModelError.ProviderFailed(scripted.error) })))
       return scripted.delay === undefined ? streamed : Stream.concat(Stream.fromEffect(Effect.sleep(scripted.delay)).pipe(Stream.drain), streamed)
     }))
 

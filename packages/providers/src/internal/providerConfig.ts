@@ -11,7 +11,7 @@
  * the provider from every error it builds out of what a server said (a gateway may echo them).
  */
 import { Config, Effect, Option, Redacted } from "effect"
-import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import type * as Provider from "../Provider.ts"
 import * as Redactor from "@condukt/core/Redactor"
 import * as Secret from "@condukt/core/Secret"
@@ -64,7 +64,7 @@ export const resolve = (
   source: Source,
   options: Provider.Options | undefined,
   model: string
-): Effect.Effect<Resolved, Model.ModelError> =>
+): Effect.Effect<Resolved, ModelError.ModelError> =>
   Effect.gen(function*() {
     const stem = source.variables ?? source.provider
     const keyVariable = variable(stem, "API_KEY")
@@ -84,9 +84,9 @@ export const resolve = (
     const real = given !== undefined && Redacted.value(given) !== "" ? given : undefined
     const key = real ?? (source.keyOptional === undefined ? undefined : Redacted.make(source.keyOptional))
     if (key === undefined) {
-      return yield* new Model.ModelError({
+      return yield* new ModelError.ModelError({
         model,
-        reason: new Model.MissingApiKey({
+        reason: new ModelError.MissingApiKey({
           provider: source.provider,
           variable: alternate === undefined ? keyVariable : `${keyVariable} (or ${alternate})`
         })

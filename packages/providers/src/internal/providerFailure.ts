@@ -11,7 +11,7 @@
  * gateway may echo the key it was sent.
  */
 import { Duration } from "effect"
-import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 
 /** What a provider said when it refused: its message and its own type or code, when it gave them. */
 export interface Said {
@@ -85,49 +85,49 @@ export const classify = (
   status: number | undefined,
   said: Said,
   wait: Duration.Duration | undefined
-): Model.ModelErrorReason => {
+): ModelError.ModelErrorReason => {
   const wire = { provider, status, description: said.description }
   const type = said.type ?? ""
-  if (status === 529 || status === 503 || /overloaded/i.test(type)) return new Model.Overloaded({ ...wire, retryAfter: wait })
-  if (type === "insufficient_quota") return new Model.InvalidRequest(wire)
-  if (status === 429 || /rate_limit/i.test(type)) return new Model.RateLimited({ ...wire, retryAfter: wait })
-  if (status === 401 || status === 403 || /authentication|permission/i.test(type)) return new Model.Unauthorized(wire)
-  if (status === 408 || /timeout/i.test(type)) return new Model.Timeout({ provider, description: said.description })
-  if (contextOverflow.test(said.description) || type === "context_length_exceeded") return new Model.ContextOverflow(wire)
+  if (status === 529 || status === 503 || /overloaded/i.test(type)) return new ModelError.Overloaded({ ...wire, retryAfter: wait })
+  if (type === "insufficient_quota") return new ModelError.InvalidRequest(wire)
+  if (status === 429 || /rate_limit/i.test(type)) return new ModelError.RateLimited({ ...wire, retryAfter: wait })
+  if (status === 401 || status === 403 || /authentication|permission/i.test(type)) return new ModelError.Unauthorized(wire)
+  if (status === 408 || /timeout/i.test(type)) return new ModelError.Timeout({ provider, description: said.description })
+  if (contextOverflow.test(said.description) || type === "context_length_exceeded") return new ModelError.ContextOverflow(wire)
   if (status === undefined) {
     // An error event inside a stream: only the vendor's type says whether it is transient.
     const transient = /api_error|server_error|internal/i.test(type)
-    return new Model.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: transient })
+    return new ModelError.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: transient })
   }
   if (status === 425 || status >= 500) {
-    return new Model.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: true, status })
+    return new ModelError.ProviderFailed({ description: `${provider}: ${said.description}`, retryable: true, status })
   }
-  return new Model.InvalidRequest(wire)
+  return new ModelError.InvalidRequest(wire)
 }
 
 /**
  * `reason` with every text a server may have written (`description`) passed through `redact`, then
  * bounded (`sanitize`): the one pass each provider error takes before it is raised.
  */
-export const redact = (reason: Model.ModelErrorReason, redact: (text: string) => string): Model.ModelErrorReason => {
+export const redact = (reason: ModelError.ModelErrorReason, redact: (text: string) => string): ModelError.ModelErrorReason => {
   const redactText = (text: string) => sanitize(text, redact)
   switch (reason._tag) {
     case "ProviderFailed":
-      return new Model.ProviderFailed({ ...reason, description: redactText(reason.description) })
+      return new ModelError.ProviderFailed({ ...reason, description: redactText(reason.description) })
     case "RateLimited":
-      return new Model.RateLimited({ ...reason, description: redactText(reason.description) })
+      return new ModelError.RateLimited({ ...reason, description: redactText(reason.description) })
     case "Overloaded":
-      return new Model.Overloaded({ ...reason, description: redactText(reason.description) })
+      return new ModelError.Overloaded({ ...reason, description: redactText(reason.description) })
     case "Unauthorized":
-      return new Model.Unauthorized({ ...reason, description: redactText(reason.description) })
+      return new ModelError.Unauthorized({ ...reason, description: redactText(reason.description) })
     case "InvalidRequest":
-      return new Model.InvalidRequest({ ...reason, description: redactText(reason.description) })
+      return new ModelError.InvalidRequest({ ...reason, description: redactText(reason.description) })
     case "ContextOverflow":
-      return new Model.ContextOverflow({ ...reason, description: redactText(reason.description) })
+      return new ModelError.ContextOverflow({ ...reason, description: redactText(reason.description) })
     case "Network":
-      return new Model.Network({ ...reason, description: redactText(reason.description) })
+      return new ModelError.Network({ ...reason, description: redactText(reason.description) })
     case "Timeout":
-      return new Model.Timeout({ ...reason, description: redactText(reason.description) })
+      return new ModelError.Timeout({ ...reason, description: redactText(reason.description) })
     case "MissingApiKey":
     case "UnknownProvider":
       return reason

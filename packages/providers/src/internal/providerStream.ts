@@ -6,18 +6,20 @@
  * The vendor module builds the URL, headers and body and decodes events into parts; this module
  * owns everything around that: the status check and its classification, the check that a 200 is
  * a stream of events at all (an HTML login page is not retried as if the network had failed), the
- * bounds on one reply (silence, total time, bytes, tool calls), the retry policy (only before the
- * first part left the stream: what a session has seen cannot be taken back), and the mapping of
+ * bounds on one reply (silence, total time, bytes, tool calls), the attempts retried on the layer's
+ * schedule (`ModelRetry`: only before the first part left the stream), and the mapping of
  * every failure to a `ModelError` that carries no request detail but the URL (without user,
  * password or query) where a network failure or a 404 needs it, and whose server-written text is
  * redacted with the model's secrets. Interrupting the stream aborts the HTTP request (undici
  * closes the connection).
  */
-import { Cause, Clock, Duration, Effect, Pull, Random, Redacted, Result, Stream } from "effect"
+import { Cause, Clock, Duration, Effect, Pull, Redacted, Result, Stream } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient, HttpClientRequest, type HttpClientResponse } from "effect/http"
 import * as JsonLimits from "@condukt/core/JsonLimits"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
+import * as ModelRetry from "@condukt/core/ModelRetry"
 import * as sse from "./sse.ts"
 import * as Provider from "../Provider.ts"
 import * as providerFailure from "./providerFailure.ts"
@@ -32,8 +34,8 @@ import * as providerFailure from "./providerFailure.ts"
  * calls completed only at the end) or to say the stream stopped short.
  */
 export interface Decoder {
-  readonly event: (event: Sse.Event, out: Array<Model.Part>) => Model.ModelErrorReason | undefined
-  readonly end: (out: Array<Model.Part>) => Model.ModelErrorReason | undefined
+  readonly event: (event: Sse.Event, out: Array<Model.Part>) => ModelError.ModelErrorReason | undefined
+  readonly end: (out: Array<Model.Part>) => ModelError.ModelErrorReason | undefined
 }
 
 /** One request as a vendor module describes it. */
@@ -60,7 +62,7 @@ export interface Call {
 /** What a provider was configured with, defaults filled in. */
 export interface Settings {
   readonly http: HttpClient.HttpClient
-  readonly retry: Provider.RetryPolicy
+  readonly retry: ModelRetry.RetrySchedule
   readonly idleTimeout: Duration.Duration
   readonly streamTimeout: Duration.Duration
   readonly maxReplyBytes: number
@@ -84,7 +86,7 @@ export const MAX_QUOTED_LINE = 200
 /** The settings a provider's layer runs with. */
 export const settings = (http: HttpClient.HttpClient, options: Provider.Options | undefined): Settings => ({
   http,
-  retry: Provider.retryPolicy(options?.retry),
+  retry: Provider.retrySchedule(options?.retry),
   idleTimeout: options?.idleTimeout === undefined
     ? Provider.DEFAULT_IDLE_TIMEOUT
     : Duration.fromInputUnsafe(options.idleTimeout),
@@ -132,13 +134,13 @@ export const toolInput = (text: string, then: (value: unknown) => unknown = (val
 export const parseEvent = (
   provider: string,
   data: string
-): { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly failure: Model.ModelErrorReason } => {
+): { readonly ok: true; readonly value: Record<string, unknown> } | { readonly ok: false; readonly failure: ModelError.ModelErrorReason } => {
   const parsed = parseJson(data, EVENT_LIMITS)
   if (parsed.ok && typeof parsed.value === "object" && parsed.value !== null && !Array.isArray(parsed.value)) {
     return { ok: true, value: parsed.value as Record<string, unknown> }
   }
   const what = !parsed.ok && parsed.refused !== undefined ? `that holds ${parsed.refused.description}` : "that is not JSON"
-  return { ok: false, failure: new Model.ProviderFailed({ description: `${provider}: the stream sent an event ${what}`, retryable: false }) }
+  return { ok: false, failure: new ModelError.ProviderFailed({ description: `${provider}: the stream sent an event ${what}`, retryable: false }) }
 }
 
 /** The body of a refusal, bounded: a hostile or broken server may send an endless one. */
@@ -176,8 +178,8 @@ export const isEventLine = (line: string): boolean => EVENT_LINE.test(line)
 export const shownUrl = (baseUrl: string): string => baseUrl.replace(/[?#].*$/s, "").replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, "$1")
 
 /** A 200 whose body is not a stream of events: a proxy's login page, JSON where SSE was asked, garbage. */
-const notAStream = (call: Call, contentType: string | undefined, line: string): Model.ModelErrorReason =>
-  new Model.ProviderFailed({
+const notAStream = (call: Call, contentType: string | undefined, line: string): ModelError.ModelErrorReason =>
+  new ModelError.ProviderFailed({
     description: `${call.provider}: the server at ${shownUrl(call.baseUrl)} answered with ${
       contentType ?? "no content type"
     }, not a model stream (is baseUrl right?): ${providerFailure.sanitize(line, call.redact, MAX_QUOTED_LINE)}`,
@@ -197,21 +199,21 @@ const notFound = (call: Call, status: number, said: providerFailure.Said): provi
     : said
 
 /** A bound of one reply was passed: which, and how to raise it. */
-const tooMuch = (call: Call, what: string, option: string): Model.ModelErrorReason =>
-  new Model.ProviderFailed({
+const tooMuch = (call: Call, what: string, option: string): ModelError.ModelErrorReason =>
+  new ModelError.ProviderFailed({
     description: `${call.provider}: the reply ${what} (the ${option} bound; raise it in the provider layer's options)`,
     retryable: false
   })
 
 /** One attempt: the request, its status checked, its body decoded event by event within the reply's bounds. */
-const attempt = (settings: Settings, call: Call, request: HttpClientRequest.HttpClientRequest, emitted: { value: boolean }) => {
-  const fail = (reason: Model.ModelErrorReason) =>
-    new Model.ModelError({ model: call.model, reason: providerFailure.redact(reason, call.redact) })
+const attempt = (settings: Settings, call: Call, request: HttpClientRequest.HttpClientRequest) => {
+  const fail = (reason: ModelError.ModelErrorReason) =>
+    new ModelError.ModelError({ model: call.model, reason: providerFailure.redact(reason, call.redact) })
   // A transport failure names where the request went (base URL and path): a wrong baseUrl shows.
   const network = (error: { readonly message: string; readonly cause?: unknown }) =>
-    fail(new Model.Network({ provider: call.provider, description: `POST ${shownUrl(call.url)}: ${describeTransport(error)}` }))
+    fail(new ModelError.Network({ provider: call.provider, description: `POST ${shownUrl(call.url)}: ${describeTransport(error)}` }))
   const idle = () =>
-    fail(new Model.Timeout({
+    fail(new ModelError.Timeout({
       provider: call.provider,
       description: `no data for ${Duration.format(settings.idleTimeout)} (the idle timeout)`
     }))
@@ -238,7 +240,7 @@ const attempt = (settings: Settings, call: Call, request: HttpClientRequest.Http
       Stream.mapError(network),
       Stream.timeoutOrElse({ duration: settings.idleTimeout, orElse: () => Stream.fail(idle()) })
     )
-    return Stream.transformPull(bytes, (pull) => Effect.sync(() => decode(settings, call, contentTypeOf(response), pull, fail, emitted)))
+    return Stream.transformPull(bytes, (pull) => Effect.sync(() => decode(settings, call, contentTypeOf(response), pull, fail)))
   }))
 }
 
@@ -251,14 +253,13 @@ const decode = (
   settings: Settings,
   call: Call,
   contentType: string | undefined,
-  pull: Pull.Pull<ReadonlyArray<Uint8Array>, Model.ModelError>,
-  fail: (reason: Model.ModelErrorReason) => Model.ModelError,
-  emitted: { value: boolean }
-): Pull.Pull<readonly [Model.Part, ...Array<Model.Part>], Model.ModelError> => {
+  pull: Pull.Pull<ReadonlyArray<Uint8Array>, ModelError.ModelError>,
+  fail: (reason: ModelError.ModelErrorReason) => ModelError.ModelError
+): Pull.Pull<readonly [Model.Part, ...Array<Model.Part>], ModelError.ModelError> => {
   const decoder = call.decoder()
   const text = new TextDecoder()
   let out: Array<Model.Part> = []
-  let failure: Model.ModelErrorReason | undefined
+  let failure: ModelError.ModelErrorReason | undefined
   let ended = false
   let received = 0
   let toolCalls = 0
@@ -269,7 +270,7 @@ const decode = (
   })
   const parse = (chunk: string) => {
     if (!parser.feed(chunk)) {
-      failure ??= new Model.ProviderFailed({ description: `${call.provider}: an event of the stream is too large`, retryable: false })
+      failure ??= new ModelError.ProviderFailed({ description: `${call.provider}: an event of the stream is too large`, retryable: false })
     }
   }
   const feed = (chunk: string) => {
@@ -285,7 +286,7 @@ const decode = (
     head = undefined
     parse(body)
   }
-  const next: Pull.Pull<readonly [Model.Part, ...Array<Model.Part>], Model.ModelError> = Effect.suspend(() => {
+  const next: Pull.Pull<readonly [Model.Part, ...Array<Model.Part>], ModelError.ModelError> = Effect.suspend(() => {
     if (out.length > 0 && failure === undefined) {
       for (const part of out) if (part._tag === "ToolCall") toolCalls++
       if (toolCalls > settings.maxToolCalls) {
@@ -296,7 +297,6 @@ const decode = (
     if (out.length > 0) {
       const parts = out as unknown as readonly [Model.Part, ...Array<Model.Part>]
       out = []
-      emitted.value = true
       return Effect.succeed(parts)
     }
     if (failure !== undefined) return Effect.fail(fail(failure))
@@ -336,21 +336,12 @@ const describeTransport = (error: { readonly message: string; readonly cause?: u
   return cause instanceof Error ? cause.message : "the connection failed"
 }
 
-/** A retry as an event of the span the request runs in, if there is one. */
-const spanEvent = (retry: Extract<Model.Part, { _tag: "Retry" }>): Effect.Effect<void> =>
-  Effect.flatMap(Effect.zip(Effect.option(Effect.currentSpan), Clock.currentTimeNanos), ([span, now]) =>
-    Effect.sync(() => {
-      if (span._tag === "Some") {
-        span.value.event("ModelRetry", now, { attempt: retry.attempt, reason: retry.reason, delay: Duration.format(retry.delay) })
-      }
-    }))
-
 /**
- * Streams one request's parts, retrying a retryable failure that came before the first part,
- * with the policy's backoff or the provider's `retry-after` (each retry is first a `Retry` part
+ * Streams one request's parts, each run of the request an attempt retried on the layer's schedule
+ * (`ModelRetry.retry`: a retryable failure before the first part, each retry first a `Retry` part
  * and an event on the current span); the whole, retries included, within the stream timeout.
  */
-export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part, Model.ModelError> => {
+export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part, ModelError.ModelError> => {
   const request = HttpClientRequest.post(call.url).pipe(
     HttpClientRequest.setHeaders({ ...settings.headers, ...call.headers, accept: "text/event-stream" }),
     HttpClientRequest.bodyJsonUnsafe(call.body)
@@ -358,32 +349,14 @@ export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part
   const auth = call.auth
   const send = auth === undefined
     ? Effect.succeed(request)
-    // The key enters the request only here, just before it is sent; nothing keeps the request.
     : Effect.sync(() => HttpClientRequest.setHeader(request, auth.header, `${auth.prefix}${Redacted.value(auth.key)}`))
-  const run = (n: number): Stream.Stream<Model.Part, Model.ModelError> =>
-    Stream.unwrap(Effect.map(send, (ready) => {
-      const emitted = { value: false }
-      return attempt(settings, call, ready, emitted).pipe(
-        Stream.catch((error) => {
-          if (emitted.value || !error.isRetryable || n >= settings.retry.maxAttempts) return Stream.fail(error)
-          const wait = error.retryAfter
-          if (wait !== undefined && Duration.isGreaterThan(wait, settings.retry.maxRetryAfter)) return Stream.fail(error)
-          return Stream.unwrap(Effect.map(Random.next, (jitter) => {
-            const retry = { _tag: "Retry", attempt: n + 1, reason: error.message, delay: Provider.retryDelay(settings.retry, n, wait, jitter) } as const
-            // Said before the wait, to the session (an event) and to the trace (an event on the current span).
-            return Stream.concat(
-              Stream.make(retry),
-              Stream.fromEffect(Effect.andThen(spanEvent(retry), Effect.sleep(retry.delay))).pipe(Stream.flatMap(() => run(n + 1)))
-            )
-          }))
-        })
-      )
-    }))
+  // The key enters the request only in `send`, just before it is sent; nothing keeps the request.
+  const attempts = Stream.unwrap(Effect.map(send, (ready) => attempt(settings, call, ready)))
   const tooLong = Effect.flatMap(Effect.sleep(settings.streamTimeout), () =>
     Effect.fail(
-      new Model.ModelError({
+      new ModelError.ModelError({
         model: call.model,
-        reason: new Model.Timeout({
+        reason: new ModelError.Timeout({
           provider: call.provider,
           description: `the reply took longer than ${
             Duration.format(settings.streamTimeout)
@@ -391,5 +364,5 @@ export const stream = (settings: Settings, call: Call): Stream.Stream<Model.Part
         })
       })
     ))
-  return Stream.interruptWhen(run(1), tooLong)
+  return Stream.interruptWhen(ModelRetry.retry(attempts, settings.retry), tooLong)
 }

@@ -8,6 +8,7 @@
  * schema means it; `answer` does the same for a typed answer's text. Nothing outside the OpenAI providers sees either form.
  */
 import type * as Model from "@condukt/core/Model"
+import type * as ModelError from "@condukt/core/ModelError"
 import { type JsonSchema, Stream } from "effect"
 import { parseJson } from "./providerStream.ts"
 
@@ -80,7 +81,7 @@ export const fromStrict = (schema: JsonSchema.JsonSchema, value: unknown): unkno
  * let out once, before the finish, with strict mode's nulls taken out. An answer is one value, so
  * nothing is lost by not streaming it; text that is not JSON goes out as it came.
  */
-export const answer = (schema: JsonSchema.JsonSchema, parts: Stream.Stream<Model.Part, Model.ModelError>): Stream.Stream<Model.Part, Model.ModelError> =>
+export const answer = (schema: JsonSchema.JsonSchema, parts: Stream.Stream<Model.Part, ModelError.ModelError>): Stream.Stream<Model.Part, ModelError.ModelError> =>
   Stream.suspend(() => {
     let text = ""
     const held = (): Array<Model.Part> => {

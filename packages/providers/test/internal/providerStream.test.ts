@@ -11,6 +11,7 @@ import * as Condukt from "@condukt/node/Condukt"
 import * as History from "@condukt/core/History"
 import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
+import * as ModelError from "@condukt/core/ModelError"
 import * as Anthropic from "../../src/Anthropic.ts"
 import type * as Provider from "../../src/Provider.ts"
 import * as Runs from "../agentRuns.ts"
@@ -85,7 +86,7 @@ describe("providerStream", () => {
         Loopback.body(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Rate limit exceeded"}}`, { "retry-after": "2" })
       ])
       const { error } = yield* run(server, { retry: false })
-      assert.instanceOf(error, Model.ModelError)
+      assert.instanceOf(error, ModelError.ModelError)
       assert.strictEqual(error.message, "anthropic: rate limited (HTTP 429): Rate limit exceeded; retry after 2s")
       assert.deepStrictEqual([error.isRetryable, error.retryAfter, server.requests.length], [true, Duration.seconds(2), 1])
       noKey(error)
@@ -121,7 +122,7 @@ describe("providerStream", () => {
         Loopback.sse(TEXT)
       ])
       const { error } = yield* run(server)
-      assert.instanceOf(error, Model.ModelError)
+      assert.instanceOf(error, ModelError.ModelError)
       assert.strictEqual(error.reason._tag, "Unauthorized")
       assert.strictEqual(error.message, "anthropic: the API key was refused (HTTP 401): invalid x-api-key")
       assert.strictEqual(server.requests.length, 1)
