@@ -10,9 +10,10 @@
  *
  * Each retry is a row of `condukt_workflow_retries` (the run, its attempt — 2 for the first
  * retry — and the steps it runs again), written with the reset in one transaction. A run that
- * succeeded, or has not ended (its process died, or was stopped), is left as it is: the first is
- * answered from its journal, the second resumes. It refuses nothing of its own: the records are
- * read (and refused when unreadable) by `journalRecords`, and the caller holds the run's lease.
+ * succeeded is left as it is, answered from its journal; one that has not ended (its process
+ * died, or was stopped) resumes, and is a retry only if a step of it failed. It refuses nothing
+ * of its own: the records are read (and refused when unreadable) by `journalRecords`, and the
+ * caller holds the run's lease.
  */
 import { Effect, type Schema } from "effect"
 import { SqlClient, type SqlError } from "effect/sql"
@@ -46,16 +47,13 @@ export const prepare = <S extends Schema.Top & { readonly "DecodingServices": ne
 ): Effect.Effect<Plan, DurableFailed, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const recorded = yield* JournalRecords.read(runId, location, runResult)
-    const retried = recorded.end === "failed"
+    const steps = [...recorded.steps].filter(([, step]) => step.failed).map(([id]) => id).sort()
+    // A failed step without the run's end (its process died before recording it, or after a
+    // retry cleared it) is retried too: the run given again would only fail with it once more.
+    const retried = recorded.end === "failed" || (recorded.end === "none" && steps.length > 0)
     const attempts = new Map<string, number>()
-    const steps: Array<string> = []
-    for (const [step, record] of recorded.steps) {
-      const again = retried && record.failed
-      if (again) steps.push(step)
-      attempts.set(step, again ? record.attempt + 1 : record.attempt)
-    }
+    for (const [id, step] of recorded.steps) attempts.set(id, retried && step.failed ? step.attempt + 1 : step.attempt)
     if (!retried) return { attempts, retry: undefined }
-    steps.sort()
     const attempt = yield* record(runId, location, steps)
     return { attempts, retry: { attempt, steps } }
   })
