@@ -12,10 +12,10 @@
  * (optional keys required and nullable), and the nulls are taken back out of the arguments here.
  * Thinking is never sent back: these servers refuse or ignore it.
  */
-import { Effect, Layer } from "effect"
+import { Layer } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
-import * as providerConfig from "./internal/providerConfig.ts"
+import * as openAiLayer from "./internal/openAiLayer.ts"
 import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import type { ImagePart, Message } from "@condukt/core/Message"
@@ -84,12 +84,9 @@ const withNotice = (text: string, count: number): string => (text === "" ? "" : 
  */
 export const toWireMessages = (system: string | undefined, history: Iterable<Message>, carriesImages = true): Array<Json> => {
   const messages: Array<Json> = system === undefined || system === "" ? [] : [{ role: "system", content: system }]
-  let toolImages: Array<Json> = []
+  const toolImages = new images.AfterResults<Json>()
   for (const message of history) {
-    if (message._tag !== "ToolResultMessage" && toolImages.length > 0) {
-      messages.push({ role: "user", content: toolImages })
-      toolImages = []
-    }
+    if (message._tag !== "ToolResultMessage") toolImages.flush(messages)
     if (message._tag === "UserMessage") {
       messages.push({
         role: "user",
@@ -103,7 +100,7 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
       const content = message.images === undefined || carriesImages ? message.content : withNotice(message.content, message.images.length)
       messages.push({ role: "tool", tool_call_id: message.callId, content })
       if (message.images !== undefined && carriesImages) {
-        toolImages.push({ type: "text", text: images.caption(message.name, message.callId) }, ...message.images.map(imageUrl))
+        toolImages.hold({ type: "text", text: images.caption(message.name, message.callId) }, message.images.map(imageUrl))
       }
     } else {
       const text = message.parts.flatMap((part) => (part._tag === "Text" ? [part.text] : [])).join("")
@@ -119,7 +116,7 @@ export const toWireMessages = (system: string | undefined, history: Iterable<Mes
       messages.push({ role: "assistant", content: text === "" ? null : text, ...(calls.length === 0 ? {} : { tool_calls: calls }) })
     }
   }
-  if (toolImages.length > 0) messages.push({ role: "user", content: toolImages })
+  toolImages.flush(messages)
   return messages
 }
 
@@ -141,29 +138,19 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   flavour: Flavour
-): {
-  body: Json
-  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
-  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
-  answer: Model.ToolSpec["parameters"] | undefined
-} => {
+): openAiLayer.WireBody => {
   const options = request.options ?? {}
-  const strict = new Map<string, Model.ToolSpec["parameters"]>()
-  const tools = request.tools.map((tool) => {
-    const strictParameters = flavour.strict ? strictSchema.toStrict(tool.parameters) : undefined
-    if (strictParameters !== undefined) strict.set(tool.name, tool.parameters)
-    return {
-      type: "function",
-      function: {
-        name: tool.name,
-        description: tool.description,
-        parameters: strictParameters ?? tool.parameters,
-        ...(flavour.strict ? { strict: strictParameters !== undefined } : {})
-      }
+  const { tools: specs, strict, output, answer } = strictSchema.forRequest(request, flavour.strict)
+  const tools = specs.map((spec) => ({
+    type: "function",
+    function: {
+      name: spec.tool.name,
+      description: spec.tool.description,
+      parameters: spec.parameters,
+      ...(flavour.strict ? { strict: spec.strict } : {})
     }
-  })
+  }))
   const effort = reasoningEffort.of(options.reasoning)
-  const output = request.output === undefined || !flavour.strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     messages: toWireMessages(request.system, request.messages, flavour.images),
@@ -181,11 +168,11 @@ export const toWireBody = (
       : {
         response_format: {
           type: "json_schema",
-          json_schema: { name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined }
+          json_schema: { name: request.output.name, schema: output, strict: answer !== undefined }
         }
       })
   }
-  return { body, strict, answer: output === undefined ? undefined : request.output?.schema }
+  return { body, strict, answer }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,10 +209,7 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
     flushed = true
     for (const index of [...calls.keys()].sort((a, b) => a - b)) {
       const call = calls.get(index)!
-      const text = call.args.join("")
-      const schema = strict.get(call.name)
-      const input = providerStream.toolInput(text, (value) => (schema === undefined ? value : strictSchema.fromStrict(schema, value)))
-      out.push({ _tag: "ToolCall", id: call.id, name: call.name, input })
+      out.push({ _tag: "ToolCall", id: call.id, name: call.name, input: strictSchema.toolInput(strict, call.name, call.args.join("")) })
     }
     if (usage !== undefined) {
       const details = isObject(usage.prompt_tokens_details) ? usage.prompt_tokens_details : {}
@@ -287,41 +271,13 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
 // Layers
 // ---------------------------------------------------------------------------------------------
 
-const register = (
-  provider: string,
-  preset: Preset,
-  options: Options | undefined,
-  flavour: Flavour
-): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
-  Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
-    const settings = providerStream.settings(http, options)
-    const source = { provider, defaultBaseUrl: preset.baseUrl, keyOptional: preset.keyOptional }
-    return Model.layerProviders({
-      [provider]: (name) => {
-        const model = `${provider}:${name}`
-        return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
-          name: model,
-          secrets: resolved.secrets,
-          ...(flavour.nativeOutput ? { nativeOutput: true } : {}),
-          stream: (request) => {
-            const { body, strict, answer } = toWireBody(name, request, flavour)
-            const streamed = providerStream.stream(settings, {
-              provider,
-              model,
-              baseUrl: resolved.baseUrl,
-              redact: resolved.redact,
-              url: `${resolved.baseUrl}/chat/completions`,
-              headers: {},
-              auth: { header: "authorization", prefix: "Bearer ", key: resolved.key },
-              body,
-              decoder: decoder(provider, strict)
-            })
-            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
-          }
-        }))
-      }
-    })
-  }))
+const register = (provider: string, preset: Preset, options: Options | undefined, flavour: Flavour) =>
+  openAiLayer.register({ provider, defaultBaseUrl: preset.baseUrl, keyOptional: preset.keyOptional }, options, {
+    path: "/chat/completions",
+    nativeOutput: flavour.nativeOutput,
+    body: (model, request) => toWireBody(model, request, flavour),
+    decoder
+  })
 
 /**
  * Registers `openai:<model>` on Chat Completions (or, with `api: "responses"`, on the Responses

@@ -13,12 +13,12 @@
  * code is sent with `allowed_callers` and the `programmatic_tool_calling` tool; a call whose
  * `caller` is a program reaches the tool as a call from `code_execution`.
  */
-import { Effect, Layer } from "effect"
+import type { Layer } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
 import type { History } from "@condukt/core/History"
 import type { ImagePart } from "@condukt/core/Message"
-import * as providerConfig from "./internal/providerConfig.ts"
+import * as openAiLayer from "./internal/openAiLayer.ts"
 import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
 import * as Model from "@condukt/core/Model"
@@ -65,13 +65,9 @@ const inputImage = (image: ImagePart): Json => ({ type: "input_image", detail: "
 export const toWireInput = (history: History): Array<Json> => {
   const input: Array<Json> = []
   const callers = new Map<string, Json>()
-  // A turn's tool-result images, sent in one user message after its last output.
-  let toolImages: Array<Json> = []
+  const toolImages = new images.AfterResults<Json>()
   for (const message of history) {
-    if (message._tag !== "ToolResultMessage" && toolImages.length > 0) {
-      input.push({ role: "user", content: toolImages })
-      toolImages = []
-    }
+    if (message._tag !== "ToolResultMessage") toolImages.flush(input)
     if (message._tag === "UserMessage") {
       input.push({
         role: "user",
@@ -83,7 +79,7 @@ export const toWireInput = (history: History): Array<Json> => {
       const caller = callers.get(message.callId)
       input.push({ type: "function_call_output", call_id: message.callId, output: message.content, ...(caller === undefined ? {} : { caller }) })
       if (message.images !== undefined) {
-        toolImages.push({ type: "input_text", text: images.caption(message.name, message.callId) }, ...message.images.map(inputImage))
+        toolImages.hold({ type: "input_text", text: images.caption(message.name, message.callId) }, message.images.map(inputImage))
       }
     } else {
       let text = ""
@@ -113,7 +109,7 @@ export const toWireInput = (history: History): Array<Json> => {
       flush()
     }
   }
-  if (toolImages.length > 0) input.push({ role: "user", content: toolImages })
+  toolImages.flush(input)
   return input
 }
 
@@ -128,31 +124,21 @@ export const toWireBody = (
   model: string,
   request: Model.Request,
   strict: boolean
-): {
-  body: Json
-  strict: ReadonlyMap<string, Model.ToolSpec["parameters"]>
-  /** The typed answer's schema, when it went strict: its nulls are taken out of the reply's text. */
-  answer: Model.ToolSpec["parameters"] | undefined
-} => {
+): openAiLayer.WireBody => {
   const options = request.options ?? {}
-  const strictTools = new Map<string, Model.ToolSpec["parameters"]>()
-  const tools: Array<Json> = request.tools.map((tool) => {
-    const strictParameters = strict ? strictSchema.toStrict(tool.parameters) : undefined
-    if (strictParameters !== undefined) strictTools.set(tool.name, tool.parameters)
-    return {
-      type: "function",
-      name: tool.name,
-      description: tool.description,
-      parameters: strictParameters ?? tool.parameters,
-      strict: strictParameters !== undefined,
-      ...(tool.allowedCallers === undefined
-        ? {}
-        : { allowed_callers: tool.allowedCallers.map((caller) => (caller === "human" ? "direct" : "programmatic")) })
-    }
-  })
+  const sent = strictSchema.forRequest(request, strict)
+  const tools: Array<Json> = sent.tools.map(({ tool, ...spec }) => ({
+    type: "function",
+    name: tool.name,
+    description: tool.description,
+    parameters: spec.parameters,
+    strict: spec.strict,
+    ...(tool.allowedCallers === undefined
+      ? {}
+      : { allowed_callers: tool.allowedCallers.map((caller) => (caller === "human" ? "direct" : "programmatic")) })
+  }))
   if (request.tools.some((tool) => tool.allowedCallers?.includes("code_execution") === true)) tools.push({ type: PROGRAMMATIC_TOOL })
   const effort = reasoningEffort.of(options.reasoning)
-  const output = request.output === undefined || !strict ? undefined : strictSchema.toStrict(request.output.schema)
   const body: Json = {
     model,
     ...(request.system === undefined || request.system === "" ? {} : { instructions: request.system }),
@@ -166,9 +152,9 @@ export const toWireBody = (
     ...(effort === undefined ? {} : { reasoning: { effort, summary: "auto" } }),
     ...(request.output === undefined
       ? {}
-      : { text: { format: { type: "json_schema", name: request.output.name, schema: output ?? request.output.schema, strict: output !== undefined } } })
+      : { text: { format: { type: "json_schema", name: request.output.name, schema: sent.output, strict: sent.answer !== undefined } } })
   }
-  return { body, strict: strictTools, answer: output === undefined ? undefined : request.output?.schema }
+  return { body, strict: sent.strict, answer: sent.answer }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,8 +196,7 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
       args.delete(index)
       const text = pieces === undefined || pieces.length === 0 ? str(item.arguments) : pieces.join("")
       const name = str(item.name)
-      const schema = strict.get(name)
-      const input = providerStream.toolInput(text, (value) => (schema === undefined ? value : strictSchema.fromStrict(schema, value)))
+      const input = strictSchema.toolInput(strict, name, text)
       const caller = isObject(item.caller) && item.caller.type === "program" ? item.caller : undefined
       out.push({
         _tag: "ToolCall",
@@ -306,35 +291,12 @@ export const decoder = (provider: string, strict: ReadonlyMap<string, Model.Tool
  * (the OpenAI provider's `api: "responses"` uses it for `openai:`).
  */
 export const layerAs = (prefix: string, options: Options | undefined): Layer.Layer<Model.Providers, never, HttpClient.HttpClient> =>
-  Layer.unwrap(Effect.map(Effect.service(HttpClient.HttpClient), (http) => {
-    const settings = providerStream.settings(http, options)
-    const source: providerConfig.Source = { provider: prefix, defaultBaseUrl: DEFAULT_BASE_URL, variables: "openai" }
-    return Model.layerProviders({
-      [prefix]: (name) => {
-        const model = `${prefix}:${name}`
-        return Effect.map(providerConfig.resolve(source, options, model), (resolved): Model.Service => ({
-          name: model,
-          secrets: resolved.secrets,
-          nativeOutput: true,
-          stream: (request) => {
-            const { body, strict, answer } = toWireBody(name, request, options?.strict ?? true)
-            const streamed = providerStream.stream(settings, {
-              provider: prefix,
-              model,
-              baseUrl: resolved.baseUrl,
-              redact: resolved.redact,
-              url: `${resolved.baseUrl}/responses`,
-              headers: {},
-              auth: { header: "authorization", prefix: "Bearer ", key: resolved.key },
-              body,
-              decoder: decoder(prefix, strict)
-            })
-            return answer === undefined ? streamed : strictSchema.answer(answer, streamed)
-          }
-        }))
-      }
-    })
-  }))
+  openAiLayer.register({ provider: prefix, defaultBaseUrl: DEFAULT_BASE_URL, variables: "openai" }, options, {
+    path: "/responses",
+    nativeOutput: true,
+    body: (model, request) => toWireBody(model, request, options?.strict ?? true),
+    decoder
+  })
 
 /**
  * Registers `openai-responses:<model>`. The key (`apiKey`, else `OPENAI_API_KEY`) and base URL

@@ -10,7 +10,7 @@
 import type * as Model from "@condukt/core/Model"
 import type * as ModelError from "@condukt/core/ModelError"
 import { type JsonSchema, Stream } from "effect"
-import { parseJson } from "./providerStream.ts"
+import { parseJson, toolInput as inputOf } from "./providerStream.ts"
 
 type Schema = Record<string, unknown>
 
@@ -74,6 +74,47 @@ export const fromStrict = (schema: JsonSchema.JsonSchema, value: unknown): unkno
     out[key] = isObject(properties[key]) ? fromStrict(properties[key] as JsonSchema.JsonSchema, item) : item
   }
   return out
+}
+
+/** A tool as a strict request sends it: its parameters, strict when they could be made so. */
+export interface StrictTool {
+  readonly tool: Model.ToolSpec
+  readonly parameters: JsonSchema.JsonSchema
+  readonly strict: boolean
+}
+
+/**
+ * A request's tools and typed answer as OpenAI's two APIs send them: with `strict`, each schema
+ * that can be strict is; `strict` maps each tool that went strict to its own parameters (its
+ * arguments lose strict mode's nulls, `toolInput`), and `answer` is the typed answer's own schema
+ * when it went strict (its text loses them, `answer`).
+ */
+export const forRequest = (request: Model.Request, strict: boolean): {
+  readonly tools: ReadonlyArray<StrictTool>
+  readonly strict: ReadonlyMap<string, JsonSchema.JsonSchema>
+  /** The typed answer's schema as sent (strict when it could be), if the request wants one. */
+  readonly output: JsonSchema.JsonSchema | undefined
+  readonly answer: JsonSchema.JsonSchema | undefined
+} => {
+  const originals = new Map<string, JsonSchema.JsonSchema>()
+  const tools = request.tools.map((tool): StrictTool => {
+    const parameters = strict ? toStrict(tool.parameters) : undefined
+    if (parameters !== undefined) originals.set(tool.name, tool.parameters)
+    return { tool, parameters: parameters ?? tool.parameters, strict: parameters !== undefined }
+  })
+  const output = request.output === undefined || !strict ? undefined : toStrict(request.output.schema)
+  return {
+    tools,
+    strict: originals,
+    output: output ?? request.output?.schema,
+    answer: output === undefined ? undefined : request.output?.schema
+  }
+}
+
+/** A call's arguments from their streamed text (`providerStream.toolInput`), strict mode's nulls out when its tool went strict. */
+export const toolInput = (strict: ReadonlyMap<string, JsonSchema.JsonSchema>, name: string, text: string): unknown => {
+  const schema = strict.get(name)
+  return inputOf(text, (value) => (schema === undefined ? value : fromStrict(schema, value)))
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { Spans } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Redacted, Stream, Tracer } from "effect"
+import { Cause, Deferred, Duration, Effect, Fiber, Formatter, Logger, Redacted, Schedule, Stream, Tracer } from "effect"
 import * as Condukt from "@condukt/node/Condukt"
 import * as History from "@condukt/core/History"
 import * as Message from "@condukt/core/Message"
@@ -113,6 +113,21 @@ describe("providerStream", () => {
       const { error } = yield* run(server)
       assert.strictEqual(error?.message, "anthropic: overloaded (HTTP 529): Overloaded")
       assert.strictEqual(server.requests.length, 3)
+    }))
+
+  it.live("a program's own Schedule replaces the policy: its attempts, its delays", () =>
+    Effect.gen(function*() {
+      const overloaded = Loopback.body(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+      const server = yield* Loopback.start([overloaded, overloaded, Loopback.sse(TEXT)])
+      const { error, seen } = yield* run(server, { retry: Schedule.recurs(1) })
+      assert.deepStrictEqual([seen, error?.message, server.requests.length], [
+        [{ _tag: "Retry", attempt: 2, reason: "anthropic: overloaded (HTTP 529): Overloaded", delay: Duration.zero }],
+        "anthropic: overloaded (HTTP 529): Overloaded",
+        2
+      ])
+      const once = yield* Loopback.start([overloaded, Loopback.sse(TEXT)])
+      const refused = yield* run(once, { retry: Schedule.recurs(0) })
+      assert.deepStrictEqual([refused.seen, refused.error?.message, once.requests.length], [[], "anthropic: overloaded (HTTP 529): Overloaded", 1])
     }))
 
   it.live("never retries a 401, and the key appears nowhere in the error", () =>
