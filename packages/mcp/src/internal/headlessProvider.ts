@@ -148,7 +148,6 @@ export class HeadlessProvider implements OAuthClientProvider {
   }
 
   /** Follows the authorization URL one step and keeps the code the redirect carries. */
-
   redirectToAuthorization(url: URL): Promise<void> {
     this.authorizing = true
     return Effect.runPromise(
