@@ -274,6 +274,43 @@ workflow "flaky" {
       assert.deepStrictEqual({ commands: commands.length, retries: retries.length, events: events.length }, { commands: 5, retries: 2, events: 0 })
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
+  it.live("a failed step whose run has no end (its process died before recording it) is retried too when the run is given again", () =>
+    Effect.gen(function*() {
+      const file = yield* database
+      const source = `
+workflow "flaky" {
+  cmd "one" {
+    argv = ["echo", "one"]
+  }
+  cmd "two" {
+    needs = ["one"]
+    argv = ["echo", "two"]
+  }
+}
+`
+      const commands: Array<string> = []
+      const sandbox = Sandbox.layerNoop({
+        exec: (command) =>
+          Effect.sync(() => {
+            commands.push(command)
+            return { output: command, exitCode: 0, truncated: commands.length === 2 }
+          })
+      })
+      const retries: Array<Durable.Retry> = []
+      const onRetried = (retry: Durable.Retry) => Effect.sync(() => void retries.push(retry))
+      const run = (resume: boolean) => runIn(file, source, { runId: "died", resume, sandbox, onRetried })
+      yield* Effect.flip(run(false))
+      // What a process that died after step two failed, before the run's end was recorded, leaves.
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`DELETE FROM cluster_replies WHERE request_id IN (SELECT id FROM cluster_messages WHERE tag = 'run')`
+        yield* sql`UPDATE cluster_messages SET processed = 0, last_reply_id = NULL WHERE tag = 'run'`
+      }).pipe(Effect.provide(SqliteClient.layer({ file })))
+      const retried = yield* run(true)
+      assert.deepStrictEqual(retried.steps, { one: { ok: true, stdout: "'echo' 'one'", exit_code: 0 }, two: { ok: true, stdout: "'echo' 'two'", exit_code: 0 } })
+      assert.deepStrictEqual({ commands, retries }, { commands: ["'echo' 'one'", "'echo' 'two'", "'echo' 'two'"], retries: [{ attempt: 2, steps: ["two"] }] })
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
   it.live("a run given to a second runner while the first runs it is refused (RunBusy, naming the first's pid and host); once the first ends, it resumes", () =>
     Effect.gen(function*() {
       const file = yield* database
