@@ -80,7 +80,7 @@ const make = (terminal: Terminal) => {
         Flag.optional
       ),
       runId: Flag.String("run-id").pipe(
-        Flag.withDescription("With --durable: resume this run (its id is printed when it starts) instead of starting one"),
+        Flag.withDescription("With --durable: resume this run (its id is printed when it starts), or retry it from its failed step if it failed, instead of starting one"),
         Flag.optional
       )
     },
