@@ -97,13 +97,6 @@ const HOST_VARIABLES = [
   "PATH", "HOME", "USER", "LOGNAME", "HOSTNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TMP", "TEMP"
 ] as const
 
-/**
- * The host variables a child sees by default (those that are set), plus TERM=dumb PAGER=cat
- * GIT_PAGER=cat so no program waits on a pager or paints a terminal.
- *
- * @since 0.1.0
- * @category constructors
- */
 /** Every variable of the host process's environment (for a caller that picks some by prefix). */
 export const hostVariables = (): ReadonlyArray<readonly [string, string]> =>
   Object.entries(process.env).flatMap(([name, value]) => (value === undefined ? [] : [[name, value] as const]))
@@ -111,6 +104,13 @@ export const hostVariables = (): ReadonlyArray<readonly [string, string]> =>
 /** The user's home directory: where a tool that needs no particular directory runs. */
 export const homeDirectory = (): string => os.homedir()
 
+/**
+ * The host variables a child sees by default (those that are set), plus TERM=dumb PAGER=cat
+ * GIT_PAGER=cat so no program waits on a pager or paints a terminal.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
 export const baseEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const name of HOST_VARIABLES) {
