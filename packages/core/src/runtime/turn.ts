@@ -13,6 +13,7 @@ import { type Cause, Effect, Stream } from "effect"
 import type * as Loop from "../Loop.ts"
 import { assistant, type AssistantMessage } from "../Message.ts"
 import * as Model from "../Model.ts"
+import type { ModelError } from "../ModelError.ts"
 import * as Output from "../Output.ts"
 import * as Redactor from "../Redactor.ts"
 import * as TraceContent from "../TraceContent.ts"
@@ -50,7 +51,7 @@ export const request = <R>(
   run: Run,
   request: Loop.Request,
   turn: number
-): Effect.Effect<Reply, Model.ModelError> => {
+): Effect.Effect<Reply, ModelError> => {
   const agentOptions = conversation.agent.modelOptions
   const options = run.options?.modelOptions === undefined ? agentOptions : { ...agentOptions, ...run.options.modelOptions }
   const requested = streamed(conversation, events, run, request, turn, options)
@@ -77,7 +78,7 @@ const streamed = <R>(
   request: Loop.Request,
   turn: number,
   options: Model.Options | undefined
-): Effect.Effect<Reply, Model.ModelError> =>
+): Effect.Effect<Reply, ModelError> =>
   Effect.gen(function*() {
     yield* events.publish(run, { _tag: "TurnStart", turn }, true)
     const parts: Array<Model.Part> = []
@@ -124,7 +125,7 @@ export const shown = (redact: (text: string) => string): ((message: AssistantMes
  * itself): an end that could begin a secret waits for the next delta, and is let out before any
  * other part and at the end. Thinking is left as it came: a signed block must go back unchanged.
  */
-const redactText = (parts: Stream.Stream<Model.Part, Model.ModelError>, redactor: Redactor.Service) =>
+const redactText = (parts: Stream.Stream<Model.Part, ModelError>, redactor: Redactor.Service) =>
   Stream.suspend(() => {
     const text = Redactor.chunks(redactor)
     const held = (): Array<Model.Part> => {
