@@ -18,8 +18,6 @@ import * as ToolName from "./ToolName.ts"
 import type { Usage as UsageOf } from "./Usage.ts"
 
 export { addUsage, emptyUsage, type FinishReason, type Part, toMessage, usageOf } from "./ModelReply.ts"
-// TEMPORARY until the session runtime spells `ModelError.ModelError` (issue 38 item 6).
-export * from "./ModelError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
