@@ -9,12 +9,12 @@ import { ConfigProvider, Effect, Layer, Option, Tracer } from "effect"
 import { mkdtempSync, realpathSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as Agent from "../src/Agent.ts"
-import * as Condukt from "@condukt/node/Condukt"
-import * as LocalSandbox from "@condukt/node/sandbox/Local"
-import * as Secret from "../src/Secret.ts"
-import * as Session from "../src/Session.ts"
-import * as Tools from "../src/Tools.ts"
+import * as Agent from "@condukt/core/Agent"
+import * as Condukt from "../../src/Condukt.ts"
+import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Secret from "@condukt/core/Secret"
+import * as Session from "@condukt/core/Session"
+import * as Tools from "@condukt/core/Tools"
 
 const tempDir = Effect.acquireRelease(
   Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-tracing-")))),
