@@ -50,7 +50,7 @@ export const integration = [
   "packages/sandbox-virtual/test/Conformance.test.ts",
   "packages/testing/test/Processes.test.ts",
   "packages/workflows/test/Examples.test.ts",
-  "packages/workflows/test/Executor.test.ts",
+  "packages/workflows/test/RunEngine.test.ts",
   "packages/workflows/test/McpServers.test.ts",
   "packages/workflows/test/Workflow.test.ts",
   "packages/workflows/test/steps/*.test.ts",
