@@ -13,6 +13,7 @@
 import { Effect, Fiber } from "effect"
 import * as Approval from "../Approval.ts"
 import type * as Executor from "../Executor.ts"
+import type * as Tool from "../Tool.ts"
 import type { Gate } from "./approvals.ts"
 
 /** The wrapper for one batch through `gate`; `undefined` when no call can ask (no rules, no flagged tool). */
@@ -20,7 +21,7 @@ export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> 
   if (!flagged && gate.policy === undefined) return undefined
   /** The answers of a batch's calls, asked when it started; a call of a batch not in it runs. */
   let answers: Map<Executor.Call, Effect.Effect<string | undefined, never, R>> | undefined
-  const check = (found: Executor.Found<R>, args: unknown, context: Parameters<typeof Approval.check>[3]) =>
+  const check = (found: Executor.Found<R>, args: unknown, context: Tool.Context) =>
     Approval.check(gate.policy, found.tool, args, context, gate.request(found.call))
   return {
     batch: (found, context) =>

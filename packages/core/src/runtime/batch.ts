@@ -34,11 +34,11 @@ export const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => E
   items.length === 1 ? f(items[0]!, 0) : Effect.forEach(items, f, { discard: true })
 
 /** A call's result as its event. */
-export const publishResult = (events: Publisher, run: Run, r: Executor.Result): Effect.Effect<void> =>
+export const publishResult = (events: Publisher, run: Run, name: string, r: Loop.ToolOutput): Effect.Effect<void> =>
   events.publish(run, {
     _tag: "ToolResult",
     callId: r.callId,
-    name: r.name,
+    name,
     content: r.content,
     isError: r.isError,
     ...(r.data === undefined ? {} : { data: r.data })
@@ -108,7 +108,7 @@ const settled = <R>(conversation: Conversation<R>, events: Publisher, run: Run, 
     return Effect.succeed(outcome)
   }
   conversation.assigns = outcome.assigns
-  return continued ? Effect.succeed(outcome.results) : Effect.as(inOrder(outcome.results, (r) => publishResult(events, run, r)), outcome.results)
+  return continued ? Effect.succeed(outcome.results) : Effect.as(inOrder(outcome.results, (r) => publishResult(events, run, r.name, r)), outcome.results)
 }
 
 /** The secrets each call of a tool that hands them to processes receives (names only), after the announcements. */

@@ -12,7 +12,6 @@
  */
 import { Effect } from "effect"
 import * as Agent from "../Agent.ts"
-import type * as Executor from "../Executor.ts"
 import * as Loop from "../Loop.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../SessionError.ts"
@@ -95,12 +94,12 @@ const interpret = <R>(c: Conversation<R>, events: Publisher, run: Run, step: Loo
         : Effect.suspend(() => Batch.run(c, events, run, action.calls, { known: action.known, continued }))
       return Effect.flatMap(ran, (outcome) => {
         if (Batch.isParked(outcome)) return interpret(c, events, run, Loop.park(state, outcome.finished))
-        const byId = new Map<string, Loop.ToolOutput & { readonly name?: string }>(state.finished.map((r) => [r.callId, r]))
+        const byId = new Map<string, Loop.ToolOutput>(state.finished.map((r) => [r.callId, r]))
         for (const result of outcome) byId.set(result.callId, result)
         const outputs = state.pending.map((call) => byId.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true })
         const results = Loop.receiveToolOutputs(state, outputs)
         return continued
-          ? Effect.andThen(Batch.inOrder(state.pending, (call, i) => Batch.publishResult(events, run, { name: call.name, ...outputs[i]! } as Executor.Result)), Effect.suspend(() => feed(c, events, run, results, true)))
+          ? Effect.andThen(Batch.inOrder(state.pending, (call, i) => Batch.publishResult(events, run, call.name, outputs[i]!)), Effect.suspend(() => feed(c, events, run, results, true)))
           : feed(c, events, run, results, true)
       })
     }
