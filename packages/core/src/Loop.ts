@@ -20,19 +20,7 @@
  * Any other input is `Rejected` with its reason, the state unchanged.
  */
 import * as History from "./History.ts"
-import {
-  assistant,
-  type AssistantMessage,
-  type ImagePart,
-  type Message,
-  text,
-  type ToolCallPart,
-  toolCallPart,
-  toolCalls,
-  toolResult,
-  type ToolResultMessage,
-  user
-} from "./Message.ts"
+import { assistant, type AssistantMessage, type ImagePart, type Message, text, type ToolCallPart, toolCallPart, toolCalls, toolResult, type ToolResultMessage, user } from "./Message.ts"
 import { addUsage, emptyUsage, type FinishReason, type Usage } from "./Model.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -112,6 +100,13 @@ export type Rejection =
 export type Step =
   | { readonly _tag: "Next"; readonly state: State; readonly action: Action }
   | { readonly _tag: "Rejected"; readonly state: State; readonly reason: Rejection }
+
+/** Where a run stood, as a store keeps it with its batch: what `restore` goes on from. */
+export interface Saved {
+  readonly turn: number
+  readonly progress: Progress
+  readonly then?: string | undefined
+}
 
 /** One answer to a pending call. */
 export interface ToolOutput {
@@ -339,15 +334,18 @@ export const correct = (state: State, text: string): Step => {
  * yet (a batch that ran or waited for approval when it was saved): the loop waits on those calls
  * again, `finished` the results it already has. One that ends with results the model has not read
  * (`inFlight`: a run cut off after committing them) waits on no call: `proceed` asks for the turn.
+ * `saved`: where the run stood when the batch was saved (its turns, its progress, a prompt queued
+ * behind it), so it goes on counting from there.
  *
  * @since 0.1.0
  * @category transitions
  */
-export const restore = (state: State, finished: ReadonlyArray<ToolOutput>, waiting: boolean): State => {
+export const restore = (state: State, finished: ReadonlyArray<ToolOutput>, waiting: boolean, saved?: Saved | undefined): State => {
   const last = state.history.at(state.history.length - 1)
   const calls = last?._tag === "AssistantMessage" ? toolCalls(last) : nothing
-  if (calls.length === 0) return { ...state, status: "AwaitingTools", pending: nothing, finished: nothing }
-  return { ...state, status: waiting ? "AwaitingApproval" : "AwaitingTools", pending: calls, finished }
+  const run = saved === undefined ? state : { ...state, turn: saved.turn, progress: saved.progress, then: saved.then ?? state.then }
+  if (calls.length === 0) return { ...run, status: "AwaitingTools", pending: nothing, finished: nothing }
+  return { ...run, status: waiting ? "AwaitingApproval" : "AwaitingTools", pending: calls, finished }
 }
 
 /**
@@ -388,10 +386,7 @@ export const hasBatch = (state: State): boolean => state.status === "AwaitingToo
  */
 export const abort = (state: State, interruptedText: string): State => ({
   ...state,
-  history: History.append(
-    state.history,
-    ...state.pending.map((call) => toolResult({ callId: call.id, name: call.name, content: interruptedText, isError: true }))
-  ),
+  history: History.append(state.history, ...state.pending.map((call) => toolResult({ callId: call.id, name: call.name, content: interruptedText, isError: true }))),
   status: "Idle",
   pending: nothing,
   progress: undefined,

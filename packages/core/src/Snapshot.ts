@@ -4,7 +4,8 @@
  * A snapshot is versioned. The current version (2) holds the session id, the agent's name, the
  * configured model and system prompt (without the project instructions, which are read again at
  * each start), the messages, the assigns, when it was created and last updated (epoch
- * milliseconds), and the `batch` of the last message's tool calls while they ran or waited for approval. `decode`
+ * milliseconds), and the `batch` of the last message's tool calls while they ran or waited for approval,
+ * with where their run stood (the `Loop`'s state: what a run continued after a restart goes on from). `decode`
  * reads any version this Condukt knows and migrates it: a record without a version is version 1, the shape Condukt (Elixir) wrote before it versioned its snapshots
  * (messages, model, system prompt). A newer version is refused (`UnsupportedVersion`), anything
  * else that does not decode is `Corrupt`; the caller names the file or row. The module refuses
@@ -16,6 +17,7 @@
 import { Result, Schema } from "effect"
 import { Message } from "./Message.ts"
 import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
+import { Usage } from "./Usage.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Schemas and models
@@ -23,6 +25,52 @@ import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
 
 /** The version this Condukt writes. */
 export const CURRENT_VERSION = 2
+
+/**
+ * A run's settings as a batch keeps them, so the run that continues it after a restart asks the
+ * model as the first did: its `modelOptions`, its `outputRetries`, and its `output` Schema as a
+ * JSON Schema document (what a JSON Schema cannot say, a refinement's predicate or a transformation,
+ * the continued run's answer is not checked against).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const RunOptions = Schema.Struct({
+  modelOptions: Schema.optionalKey(Schema.Struct({
+    maxTokens: Schema.optionalKey(Schema.Finite),
+    temperature: Schema.optionalKey(Schema.Finite),
+    topP: Schema.optionalKey(Schema.Finite),
+    stopSequences: Schema.optionalKey(Schema.Array(Schema.String)),
+    toolChoice: Schema.optionalKey(Schema.Union([Schema.Literals(["auto", "none", "required"]), Schema.Struct({ tool: Schema.String })])),
+    reasoning: Schema.optionalKey(Schema.Struct({
+      effort: Schema.optionalKey(Schema.Literals(["minimal", "low", "medium", "high"])),
+      budgetTokens: Schema.optionalKey(Schema.Finite)
+    }))
+  })),
+  outputRetries: Schema.optionalKey(Schema.Int),
+  /** The `output` Schema's JSON Schema (draft 2020-12) and the definitions it refers to. */
+  output: Schema.optionalKey(Schema.Struct({ schema: Schema.Unknown, definitions: Schema.Record(Schema.String, Schema.Unknown) }))
+})
+export type RunOptions = typeof RunOptions.Type
+
+/**
+ * Where the run of a batch stood (the `Loop`'s progress): its model requests so far, where its
+ * messages start, its tokens and last finish, its answers corrected, a prompt queued behind it,
+ * and its settings. A run continued after a restart goes on from here.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Run = Schema.Struct({
+  turn: Schema.Int,
+  from: Schema.Int,
+  usage: Usage,
+  finishReason: Schema.Literals(["stop", "tool-calls", "length", "content-filter", "other"]),
+  retries: Schema.Int,
+  then: Schema.optionalKey(Schema.String),
+  options: Schema.optionalKey(RunOptions)
+})
+export type Run = typeof Run.Type
 
 /**
  * The tool calls of the last message while they run or wait (docs/persistence.md, docs/approvals.md):
@@ -39,7 +87,9 @@ export const CURRENT_VERSION = 2
 export const Batch = Schema.Struct({
   waiting: Schema.Array(Schema.Struct({ callId: Schema.String, tool: Schema.String, input: Schema.Unknown })),
   results: Schema.Array(Schema.Struct({ callId: Schema.String, content: Schema.String, isError: Schema.Boolean })),
-  started: Schema.optionalKey(Schema.Array(Schema.String))
+  started: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** The run the batch is part of (absent in a snapshot saved by an older Condukt: a continued run starts its tally afresh). */
+  run: Schema.optionalKey(Run)
 })
 export type Batch = typeof Batch.Type
 

@@ -144,4 +144,26 @@ describe("Loop", () => {
     const waiting = Loop.awaitTools(Loop.make({ history: History.fromIterable([Message.user("go"), calling("a")]) }))
     assert.deepStrictEqual(Loop.requestNext(waiting), { _tag: "Rejected", state: waiting, reason: "TurnInProgress" })
   })
+
+  it("a batch restored with where its run stood goes on counting from there: its turns, tokens, corrections and queued prompt", () => {
+    const history = History.fromIterable([Message.user("go"), calling("a")])
+    const saved: Loop.Saved = {
+      turn: 4,
+      progress: { from: 1, usage: { inputTokens: 30, outputTokens: 9 }, finishReason: "tool-calls", retries: 1 },
+      then: "and then"
+    }
+    const restored = Loop.restore(Loop.make({ history, maxTurns: 5 }), [], false, saved)
+    assert.deepStrictEqual([restored.status, restored.turn, restored.progress, restored.then], ["AwaitingTools", 4, saved.progress, "and then"])
+    const ran = next(Loop.proceed(restored))
+    const asked = next(Loop.receiveToolOutputs(ran.state, [{ callId: "a", content: "A", isError: false }]))
+    assert.deepStrictEqual(asked.action, { _tag: "Request", request: { system: undefined, messages: asked.state.history }, turn: 5 })
+    const answered = next(Loop.receiveCompletion(asked.state, reply("done"), undefined, { usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" }))
+    // The queued prompt is submitted once the restored run's reply comes; the progress kept its tally until then.
+    assert.strictEqual(answered.action._tag, "Request")
+    assert.strictEqual(answered.state.turn, 1)
+    // Past maxTurns, counted from the restored turn: a restored run at its limit asks no more.
+    const spent = Loop.restore(Loop.make({ history, maxTurns: 4 }), [{ callId: "a", content: "A", isError: false }], false, saved)
+    const outputs = next(Loop.proceed(spent))
+    assert.strictEqual(Loop.receiveToolOutputs(outputs.state, [{ callId: "a", content: "A", isError: false }])._tag, "Rejected")
+  })
 })

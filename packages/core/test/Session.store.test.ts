@@ -202,7 +202,13 @@ describe("Session with a store", () => {
       assert.deepStrictEqual(logs.lines, [refused, refused])
       // The call's start was committed before the tool set the cycle; nothing after it was.
       const saved = Option.getOrThrow(yield* store.load("s1"))
-      assert.deepStrictEqual([saved.messages.length, saved.assigns, saved.batch], [2, {}, { waiting: [], results: [], started: ["c1"] }])
+      assert.deepStrictEqual([saved.messages.length, saved.assigns, saved.batch], [2, {}, {
+        waiting: [],
+        results: [],
+        started: ["c1"],
+        // Where the run stood: its first turn, its messages from the prompt's, the reply's tokens.
+        run: { turn: 1, from: 1, usage: { inputTokens: 10, outputTokens: 5 }, finishReason: "tool-calls", retries: 0 }
+      }])
     })).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("loop", {}, "c1"), TestModel.text("done")]), logs.layer)))
   })
 

@@ -21,7 +21,6 @@ import type { Agent } from "../Agent.ts"
 import type * as Compactor from "../Compactor.ts"
 import type { Message } from "../Message.ts"
 import * as Redactor from "../Redactor.ts"
-import type { RunOptions, RunResult } from "./Run.ts"
 import { type RunError, RunAborted, SessionError, SessionStopped, type StartError } from "../SessionError.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import type { Usage } from "../Usage.ts"
@@ -35,7 +34,8 @@ import * as EventHub from "./eventHub.ts"
 import * as Interpreter from "./interpreter.ts"
 import { Ending } from "./ending.ts"
 import * as Idle from "./idle.ts"
-import type { Child, Publisher, Run } from "./Run.ts"
+import * as Persistence from "./persistence.ts"
+import type { Child, Publisher, Run, RunOptions, RunResult } from "./Run.ts"
 import { goesOn, interrupt, type Running } from "./running.ts"
 
 /**
@@ -195,7 +195,9 @@ export abstract class Actor<R> extends Ending implements Publisher {
       if (this.#parked !== undefined) return this.continueParked()
       // A running run takes the answer itself, or parks and then sees it answered.
       if (this.#running !== undefined || this.#mailbox?.some(goesOn) === true) return Effect.void
-      return Effect.ignore(this.enqueue("", undefined, undefined, true))
+      // It asks the model with the settings the run had (Snapshot.Run), its caller gone.
+      const saved = this.#conversation.restored?.run?.options
+      return Effect.flatMap(Persistence.revivedOptions(saved, this.id), (options) => Effect.ignore(this.enqueue("", options, undefined, true)))
     })
   }
 

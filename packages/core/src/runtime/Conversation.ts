@@ -94,6 +94,8 @@ export class Conversation<R> {
   readonly approvals: Approvals | undefined
   /** The batch the store held at start, until the first run resolves it into the loop (journal.ts). */
   restored: Snapshot.Batch | undefined
+  /** The running run's settings as its batch's saves record them (with a store). */
+  options: Snapshot.RunOptions | undefined = undefined
   /**
    * Every reply's tokens since the session started, those of failed, aborted and broken-off
    * replies included: counters, added to as `Usage` parts stream in (nothing allocated per turn),
@@ -140,7 +142,15 @@ export class Conversation<R> {
 
   /** Saves the history and assigns, with the batch `batchOf` gives when the save's turn comes (a store's). */
   commit(batchOf?: () => Snapshot.Batch): Effect.Effect<void> {
-    return Effect.suspend(() => Persistence.commit(this.persistence, this.loop.history, this.assigns, this.redact, batchOf))
+    return Effect.suspend(() =>
+      Persistence.commit(this.persistence, this.loop.history, this.assigns, this.redact, batchOf === undefined ? undefined : () => this.withRun(batchOf()))
+    )
+  }
+
+  /** `batch` with where its run stands (the loop's progress and the run's settings), read as the save writes. */
+  private withRun(batch: Snapshot.Batch): Snapshot.Batch {
+    const run = Persistence.savedRun(this.loop, this.options)
+    return run === undefined ? batch : { ...batch, run }
   }
 
   /** Saves the history (its last message the batch's calls) with the batch running or waiting for approval. */

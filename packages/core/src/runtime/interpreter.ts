@@ -20,6 +20,7 @@ import * as Answer from "./answer.ts"
 import * as Batch from "./batch.ts"
 import { ABORTED_RESULT, type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as Journal from "./journal.ts"
+import * as Persistence from "./persistence.ts"
 import * as Result from "./result.ts"
 import type { Publisher, Run, RunResult } from "./Run.ts"
 import * as SubAgents from "./subAgents.ts"
@@ -32,6 +33,7 @@ import * as Turn from "./turn.ts"
  */
 export const drive = <R>(c: Conversation<R>, events: Publisher, run: Run): Effect.Effect<RunResult | Parked, RunError, R> => {
   const started = Effect.suspend(() => {
+    if (c.persistence !== undefined) c.options = Persistence.savedOptions(run.options)
     const step = first(c, run)
     return step === undefined ? Effect.succeed(Result.empty) : interpret(c, events, run, step)
   })
@@ -54,7 +56,7 @@ const first = <R>(c: Conversation<R>, run: Run): Loop.Step | undefined => {
     // The batch the store held is resolved once: what finished keeps its result, what was cut off reads so (journal.ts).
     c.restored = undefined
     const resolved = Journal.resolve(c.loop.pending, restored, (name) => ToolSet.retrySafe(c.agent, c.tools, name), ABORTED_RESULT)
-    c.loop = Loop.restore(c.loop, [...restored.results, ...resolved.outputs], false)
+    c.loop = Loop.restore(c.loop, [...restored.results, ...resolved.outputs], false, Persistence.savedLoop(restored.run))
   }
   // A parked run going on, or a run continuing a restored batch, has no prompt of its own to submit.
   const prompt = run.resume === true || run.continues === true ? undefined : run.prompt

@@ -18,14 +18,18 @@
  * where a secret was. Opaque provider data (signed or encrypted thinking, provider blocks, images)
  * is stored as it came: rewriting it would make the provider refuse it.
  */
-import { Clock, Effect, Option, Semaphore } from "effect"
+import { Clock, Effect, JsonSchema, Option, Schema, SchemaRepresentation, Semaphore } from "effect"
 import * as History from "../History.ts"
+import * as JsonLimits from "../JsonLimits.ts"
 import * as Loop from "../Loop.ts"
 import type * as Message from "../Message.ts"
+import type * as Model from "../Model.ts"
+import type * as Output from "../Output.ts"
 import { none, redactValue } from "../Redactor.ts"
 import type * as SessionStore from "../SessionStore.ts"
 import { Corrupt } from "../SessionStoreError.ts"
 import * as Snapshot from "../Snapshot.ts"
+import type { RunOptions } from "./Run.ts"
 
 export interface Persistence {
   readonly store: SessionStore.Service
@@ -189,5 +193,77 @@ export const commit = (
       Effect.logWarning(redact(`Session ${persistence.fields.id}: not saved: the store failed: ${defect instanceof Error ? defect.message : String(defect)}`))
     ),
     Effect.uninterruptible
+  )
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run as its batch keeps it
+// ---------------------------------------------------------------------------------------------
+
+/** Every model option is kept at a restart: one `Snapshot.RunOptions` lacks fails to compile here. */
+export const everyOptionKept: Record<Exclude<keyof Model.Options, keyof NonNullable<Snapshot.RunOptions["modelOptions"]>>, never> = {}
+
+const documents = new WeakMap<Output.Output, NonNullable<Snapshot.RunOptions["output"]>>()
+
+/** `options` as a batch keeps them (JSON: unset keys dropped, the `output` Schema as its JSON Schema), or none. */
+export const savedOptions = (options: RunOptions | undefined): Snapshot.RunOptions | undefined => {
+  if (options === undefined) return undefined
+  const { modelOptions, output, outputRetries } = options
+  let document = output === undefined ? undefined : documents.get(output)
+  if (output !== undefined && document === undefined) {
+    const made = Schema.toJsonSchemaDocument(output, { onExcessProperty: "error" })
+    document = { schema: made.schema, definitions: made.definitions }
+    documents.set(output, document)
+  }
+  const saved: Snapshot.RunOptions = {
+    ...(modelOptions === undefined ? {} : { modelOptions: JSON.parse(JSON.stringify(modelOptions)) as NonNullable<Snapshot.RunOptions["modelOptions"]> }),
+    ...(outputRetries === undefined ? {} : { outputRetries }),
+    ...(document === undefined ? {} : { output: document })
+  }
+  return Object.keys(saved).length === 0 ? undefined : saved
+}
+
+/**
+ * Where the loop's run stands, with its settings: what a save of its batch records. A request due
+ * (the results saved, the model not asked yet) is not counted: the continued run makes it.
+ */
+export const savedRun = (loop: Loop.State, options: Snapshot.RunOptions | undefined): Snapshot.Run | undefined =>
+  loop.progress === undefined ? undefined : {
+    turn: loop.status === "AwaitingCompletion" ? loop.turn - 1 : loop.turn,
+    ...loop.progress,
+    ...(loop.then === undefined ? {} : { then: loop.then }),
+    ...(options === undefined ? {} : { options })
+  }
+
+/** Where a run stood, from its batch: what the loop restores. */
+export const savedLoop = (run: Snapshot.Run | undefined): Loop.Saved | undefined => {
+  if (run === undefined) return undefined
+  const { finishReason, from, retries, then, turn, usage } = run
+  return { turn, progress: { from, usage, finishReason, retries }, then }
+}
+
+/**
+ * The settings of a run continued from a store's batch. Its `output` comes back from its JSON
+ * Schema (the store's text is input: bounded by JsonLimits first); one that does not is logged and
+ * the run goes on without it, its answer the model's text.
+ */
+export const revivedOptions = (saved: Snapshot.RunOptions | undefined, sessionId: string): Effect.Effect<RunOptions | undefined> => {
+  if (saved === undefined) return Effect.succeed(undefined)
+  const { output, ...rest } = saved
+  if (output === undefined) return Effect.succeed(rest)
+  const imported = Effect.try({
+    try: () => {
+      const refused = JsonLimits.check(output)
+      if (refused !== undefined) throw new Error(`it holds ${refused.description}`)
+      const document = JsonSchema.fromSchemaDraft2020_12(output.schema as JsonSchema.JsonSchema)
+      // An imported schema needs no service to decode.
+      return SchemaRepresentation.fromJsonSchemaDocument({ ...document, definitions: { ...document.definitions, ...output.definitions as JsonSchema.Definitions } }) as Output.Output
+    },
+    // One line, bounded: the store's text may say anything.
+    catch: (cause) => (cause instanceof Error ? cause.message : String(cause)).replace(/\s*\n\s*/g, " ").trim().slice(0, 300)
+  })
+  return imported.pipe(
+    Effect.map((schema): RunOptions => ({ ...rest, output: schema })),
+    Effect.catch((why) => Effect.as(Effect.logWarning(`Session ${sessionId}: the continued run's output schema cannot be read back (${why}): its answer is not decoded`), rest))
   )
 }
