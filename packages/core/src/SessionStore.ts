@@ -15,6 +15,7 @@
  * backends, each in its own module.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import * as ApprovalLog from "./ApprovalLog.ts"
 import * as JsonLimits from "./JsonLimits.ts"
 import type { Snapshot } from "./Snapshot.ts"
 import { SessionStoreError, unwritable, validId } from "./SessionStoreError.ts"
@@ -42,6 +43,12 @@ export interface Service {
   readonly save: (snapshot: Snapshot, options?: SaveOptions) => Effect.Effect<void, SessionStoreError>
   /** Forgets the session; clearing one the store does not hold succeeds. */
   readonly clear: (sessionId: string) => Effect.Effect<void, SessionStoreError>
+  /**
+   * The store's approval log, when it keeps one (the stores of Condukt do): every save indexes its
+   * batch's approval records in the same commit (docs/decisions/0088). A store without one serves
+   * sessions whole, but no `Approvals` service.
+   */
+  readonly approvals?: ApprovalLog.Service<SessionStoreError> | undefined
 }
 
 /**
@@ -59,9 +66,13 @@ export class SessionStore extends Context.Service<SessionStore, Service>()("@con
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (): Service => {
+export const makeMemory = (options: {
+  /** How long answered approval records are kept (ms; default: for ever). */
+  readonly approvalRetention?: number | undefined
+} = {}): Service => {
   // Snapshots are immutable values: keeping the reference is keeping the snapshot.
   const byId = new Map<string, Snapshot>()
+  const log = ApprovalLog.make({ retention: options.approvalRetention })
   return SessionStore.of({
     // Ids are held to the one rule here too: a program tested on memory meets the refusals a durable store gives.
     load: (sessionId) => Effect.andThen(validId("load", sessionId, "memory"), Effect.sync(() => Option.fromNullishOr(byId.get(sessionId)))),
@@ -73,9 +84,16 @@ export const makeMemory = (): Service => {
         if (refused !== undefined) {
           return Effect.fail(new SessionStoreError({ method: "save", sessionId: snapshot.id, location: "memory", reason: unwritable(refused) }))
         }
-        return Effect.sync(() => void byId.set(snapshot.id, snapshot))
+        return Effect.clockWith((clock) =>
+          Effect.sync(() => {
+            byId.set(snapshot.id, snapshot)
+            // The batch's approval records, in the same step as the snapshot that holds them.
+            if (snapshot.batch?.approvals !== undefined) log.index(snapshot.batch.approvals, clock.currentTimeMillisUnsafe())
+          })
+        )
       }),
-    clear: (sessionId) => Effect.andThen(validId("clear", sessionId, "memory"), Effect.sync(() => void byId.delete(sessionId)))
+    clear: (sessionId) => Effect.andThen(validId("clear", sessionId, "memory"), Effect.sync(() => void byId.delete(sessionId))),
+    approvals: { list: log.list, get: log.get, answer: log.answer }
   })
 }
 

@@ -101,15 +101,18 @@ export type Reason = typeof Reason.Type
  * @category errors
  */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
-  method: Schema.Literals(["open", "load", "save", "clear"]),
+  /** The store's own calls, and its approval log's (`list`, `get`, `answer`). */
+  method: Schema.Literals(["open", "load", "save", "clear", "list", "get", "answer"]),
   sessionId: Schema.String,
   location: Schema.String,
   reason: Reason,
   cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
-    // An open is of no session; any other call names its id, the empty one too (`""`).
-    const session = this.method === "open" && this.sessionId === "" ? "" : ` session ${show(this.sessionId)}`
+    // An open and the approval log's calls are of no session; any other call names its id, the empty one too (`""`).
+    const session = (this.method === "open" || this.method === "list" || this.method === "get" || this.method === "answer") && this.sessionId === ""
+      ? ""
+      : ` session ${show(this.sessionId)}`
     return `SessionStore.${this.method}:${session} at ${this.location}: ${this.reason.message}`
   }
 }

@@ -15,6 +15,7 @@
  * prototype) does not survive a resume.
  */
 import { Result, Schema } from "effect"
+import { ApprovalRecord } from "./ApprovalRecord.ts"
 import { Message } from "./Message.ts"
 import { Corrupt, UnsupportedVersion } from "./SessionStoreError.ts"
 import { Usage } from "./Usage.ts"
@@ -89,7 +90,12 @@ export const Batch = Schema.Struct({
   results: Schema.Array(Schema.Struct({ callId: Schema.String, content: Schema.String, isError: Schema.Boolean })),
   started: Schema.optionalKey(Schema.Array(Schema.String)),
   /** The run the batch is part of (absent in a snapshot saved by an older Condukt: a continued run starts its tally afresh). */
-  run: Schema.optionalKey(Run)
+  run: Schema.optionalKey(Run),
+  /**
+   * The batch's approval records, open and answered (docs/decisions/0088): a store with an
+   * approval log indexes them in the same commit. Absent in a snapshot of an older Condukt.
+   */
+  approvals: Schema.optionalKey(Schema.Array(ApprovalRecord))
 })
 export type Batch = typeof Batch.Type
 

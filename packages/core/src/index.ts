@@ -1,5 +1,7 @@
 export * as Agent from "./Agent.ts"
 export * as Approval from "./Approval.ts"
+export * as ApprovalLog from "./ApprovalLog.ts"
+export * as ApprovalRecord from "./ApprovalRecord.ts"
 export * as CallDeadline from "./CallDeadline.ts"
 export * as Compactor from "./Compactor.ts"
 export * as Elicitation from "./Elicitation.ts"
