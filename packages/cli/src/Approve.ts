@@ -7,7 +7,6 @@
  * the step fails at once, naming the tool and the flag, rather than waiting forever.
  */
 import { Approval } from "@condukt/core"
-import { StepApprovals } from "@condukt/workflows"
 import { Effect, type Terminal } from "effect"
 import { quote } from "./Progress.ts"
 
@@ -36,8 +35,8 @@ export const parse = (line: string): Approval.Answer => {
 }
 
 /** The question for `request`, one line. */
-export const question = (request: StepApprovals.Request): string =>
-  `    ${request.step}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
+export const question = (request: Approval.Request): string =>
+  `    ${request.agent}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
 
 /**
  * The answerer for `condukt run`: the flag's, else the terminal's (`ask` prints the question and
@@ -50,14 +49,16 @@ export const question = (request: StepApprovals.Request): string =>
 export const answerer = (
   mode: Mode | undefined,
   ask: ((question: string) => Effect.Effect<string, Terminal.QuitError>) | undefined
-): StepApprovals.Answerer => {
+): Approval.Answerer => {
   if (mode === "all") return () => Effect.succeed(Approval.approved)
   if (mode === "none") return () => Effect.succeed(Approval.denied(DENIED_BY_FLAG))
   if (ask === undefined) {
     return (request) =>
       Effect.fail(
-        new StepApprovals.Unanswered({
-          ...request,
+        new Approval.Unanswered({
+          agent: request.agent,
+          callId: request.callId,
+          tool: request.tool,
           description: `${request.tool} (call ${request.callId}) needs approval and there is no terminal to ask on; run with --approve all or --approve none`
         })
       )
@@ -67,8 +68,10 @@ export const answerer = (
       Effect.map(parse),
       Effect.catchTag("QuitError", () =>
         Effect.fail(
-          new StepApprovals.Unanswered({
-            ...request,
+          new Approval.Unanswered({
+            agent: request.agent,
+            callId: request.callId,
+            tool: request.tool,
             description: `${request.tool} (call ${request.callId}) needs approval and the terminal closed before an answer`
           })
         ))

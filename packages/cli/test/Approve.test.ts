@@ -3,7 +3,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as Approve from "../src/Approve.ts"
 
-const request = { step: "notes", callId: "call-1", tool: "Bash", input: { command: "rm -rf build" } }
+const request = { agent: "notes", callId: "call-1", tool: "Bash", input: { command: "rm -rf build" } }
 
 describe("Approve", () => {
   it("a typed line: y or yes approves; n, no or nothing denies; other text denies with that reason", () => {

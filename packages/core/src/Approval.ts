@@ -8,9 +8,12 @@
  * the call is refused at once, nobody is asked; an `ask` pattern matches — a person is asked; an
  * `allow` pattern matches — it runs; otherwise the tool's own `needsApproval` (`true`, or a
  * function of its decoded input and context) decides whether to ask. A request is an
- * `ApprovalRequested` event and a wait on the session's `approve` / `deny`; the answer, or no
- * answer within the rules' `timeout`, becomes what the model reads. This module decides and
- * words; the session waits. It refuses a pattern GlobPattern refuses, where the rules are made.
+ * `ApprovalRequested` event and a wait on the session's `approve` / `deny`, or on its `Answerer`
+ * when the session was given one (it answers in-process, through the same path); the answer, or
+ * no answer within the rules' `timeout`, becomes what the model reads. An answerer that cannot
+ * answer (`Unanswered`) fails the run. This module decides and words; the session waits
+ * (runtime/approvals.ts, runtime/admission.ts). It refuses a pattern GlobPattern refuses, where
+ * the rules are made.
  */
 import { Duration, Effect, Result, Schema } from "effect"
 import * as GlobPattern from "./GlobPattern.ts"
@@ -118,6 +121,44 @@ export class NotPending extends Schema.TaggedError<NotPending>()("ApprovalNotPen
       : `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
   }
 }
+
+/**
+ * A call that asks, as an `Answerer` hears it: the waiting call, and the asking session's agent
+ * (a workflow's agent step names its session after the step).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Request extends Pending {
+  readonly agent: string
+}
+
+/**
+ * Nobody can answer `callId`: the session's run fails with it (a `SessionError` whose reason is
+ * this), and `description` says why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unanswered extends Schema.TaggedError<Unanswered>()("ApprovalUnanswered", {
+  agent: Schema.String,
+  callId: Schema.String,
+  tool: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return this.description
+  }
+}
+
+/**
+ * Answers one request in-process (a session's `answerer` option): an approval, a denial (the
+ * model reads its reason), or `Unanswered`, which fails the run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Answerer = (request: Request) => Effect.Effect<Answer, Unanswered>
 
 /**
  * A pattern GlobPattern cannot compile: the session does not start.
@@ -289,3 +330,20 @@ export const approved: Answer = { _tag: "Approved" }
  * @category constructors
  */
 export const denied = (reason?: string): Answer => ({ _tag: "Denied", reason })
+
+/**
+ * The answerer of a caller who gave none (a workflow run's default): every request fails the run,
+ * naming the tool and the call, rather than waiting forever.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const nobody: Answerer = (request) =>
+  Effect.fail(
+    new Unanswered({
+      agent: request.agent,
+      callId: request.callId,
+      tool: request.tool,
+      description: `${request.tool} (call ${request.callId}) needs approval and nobody can answer: give the run an \`approve\` answerer`
+    })
+  )

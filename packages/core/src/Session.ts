@@ -85,6 +85,12 @@ export interface StartOptions<RIn = never> {
   /** Approval rules added to the agent's (its lists joined with these; this timeout wins). */
   readonly approvals?: Approval.Rules | undefined
   /**
+   * Answers each of the session's own calls that asks, in-process, as `approve` / `deny` would;
+   * one it cannot answer (`Unanswered`) fails the run with `SessionError` (`ApprovalUnanswered`).
+   * A sub-agent's calls and an MCP server's requests still wait for `approve` / `deny`.
+   */
+  readonly answerer?: Approval.Answerer | undefined
+  /**
    * How the session answers its MCP servers' questions (`elicitation/create`): a handler for all,
    * or (without one) an `ElicitationRequested` event each, answered with `respond`; and how long
    * one waits (docs/mcp.md, Server requests).
@@ -309,9 +315,11 @@ const make = <R, RIn>(
           approvals: Owned.approvalsOf(id, agent, policy?.success, resumed)
         })
         const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
-        // A batch waiting for approval is saved with a store; a restored or parked one continues on its first answer.
+        // A batch waiting for approval is saved with a store; a restored or parked one continues on
+        // its first answer, which the answerer (in a fiber of the session's scope) may give.
         if (conversation.approvals !== undefined) {
-          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor)
+          const answering = options.answerer === undefined ? undefined : { answerer: options.answerer, agent: agent.name, scope }
+          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor, answering)
         }
         // A session with MCP servers answers what they ask (approvals of sampling, questions).
         const requests = agent.mcpServers.length === 0

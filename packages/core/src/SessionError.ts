@@ -1,10 +1,11 @@
 /**
  * SessionError — the one error of the Session seam: which session, and why (`reason`) it did not
  * start or a run did not complete. Each reason is a fact with the fields a caller acts on
- * (`Effect.catchReason("SessionError", "MaxTurnsExceeded", …)`); `Session` re-exports them all.
+ * (`Effect.catchReason("SessionError", "MaxTurnsExceeded", …)`); `Session` re-exports them all,
+ * except `ApprovalUnanswered`, which is `Approval.Unanswered` (the session's answerer could not answer).
  */
 import { Schema } from "effect"
-import type * as Approval from "./Approval.ts"
+import * as Approval from "./Approval.ts"
 import type * as Executor from "./Executor.ts"
 import type * as ModelError from "./ModelError.ts"
 import type * as Secret from "./Secret.ts"
@@ -92,6 +93,7 @@ export class SessionCrashed extends Schema.TaggedError<SessionCrashed>()("Sessio
 /** @since 0.1.0 @category errors */
 export const Reason = Schema.Union([
   MaxTurnsExceeded,
+  Approval.Unanswered,
   OutputInvalid,
   RunAborted,
   SessionStopped,
@@ -117,6 +119,7 @@ export class SessionError extends Schema.TaggedError<SessionError>()("SessionErr
     const reason = this.reason
     switch (reason._tag) {
       case "MaxTurnsExceeded":
+      case "ApprovalUnanswered":
       case "OutputInvalid":
       case "RunAborted":
         return `Session ${this.sessionId}: ${reason.message}`

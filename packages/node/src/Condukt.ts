@@ -78,8 +78,8 @@ export interface RunOptions<R, RIn = never> extends Session.StartOptions<RIn>, S
   readonly name?: string | undefined
   /**
    * Sees every event of the run as it happens (a progress display), with the run's session (to
-   * answer an `ApprovalRequested`, or abort); the run waits for none of them, and `run` returns
-   * once the last one was handed over.
+   * answer an `ApprovalRequested`, unless the `answerer` option does, or abort); the run waits for
+   * none of them, and `run` returns once the last one was handed over.
    */
   readonly onEvent?: ((event: SessionEvent.SessionEvent, session: Session.Session) => Effect.Effect<void>) | undefined
 }

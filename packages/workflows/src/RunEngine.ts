@@ -8,12 +8,11 @@
  * the first real error fails the run and interrupts the steps still running (their process
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
-import { Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
+import { Approval, Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
 import { LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
-import * as StepApprovals from "./StepApprovals.ts"
 import { MCP_TEMPLATED } from "./Document.ts"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
@@ -51,9 +50,10 @@ export interface Options {
   readonly onEvent?: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
   /**
    * Answers the tool calls of agent steps that wait for approval (the step's `approvals` rules, a
-   * tool's `needsApproval`). Without it such a call fails its step at once (`StepApprovals.nobody`).
+   * tool's `needsApproval`); a request's `agent` is the step's id. Without it such a call fails its
+   * step at once (`Approval.nobody`).
    */
-  readonly approve?: StepApprovals.Answerer | undefined
+  readonly approve?: Approval.Answerer | undefined
   /**
    * Records leaf steps so a run started again (same run, new process) does not repeat the ones
    * that finished (`Durable.run` gives one); their `StepFinished` then says `resumed`.
@@ -223,7 +223,7 @@ export const run: (
     model: options.model ?? runtimeModel,
     maxOutputBytes: collects,
     onEvent: options.onEvent,
-    approve: options.approve ?? StepApprovals.nobody
+    approve: options.approve ?? Approval.nobody
   }
 
   const permits = yield* Semaphore.make(Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY))

@@ -23,11 +23,19 @@
  * `NotPending` (`stopped`), checked in the same step that would take the answer: nothing would run
  * the call, and an answer taken then would vanish. Its saves still record the waiting calls
  * (`waiting`), so a store keeps them for the session's next start (docs/decisions/0080).
+ *
+ * A session given an `Approval.Answerer` has it answer each call this process publishes, in a
+ * fiber of the session's scope (closing the session interrupts it; so does the call's wait ending
+ * otherwise), through `answer` as `approve` and `deny` do: parking and saving are unchanged, and
+ * an answer to a call no longer waiting is ignored. An answerer that fails (`Unanswered`) fails
+ * the batch with `SessionError` (`ApprovalUnanswered`): a running batch at once (`Gate.refused`),
+ * a parked one as soon as the session continues it (docs/decisions/0086).
  */
-import { Deferred, Effect, Exit, Option } from "effect"
+import { Deferred, Effect, Exit, type Fiber, Option, type Scope } from "effect"
 import * as Approval from "../Approval.ts"
 import type * as Executor from "../Executor.ts"
 import * as Redactor from "../Redactor.ts"
+import { SessionError } from "../SessionError.ts"
 import type * as Snapshot from "../Snapshot.ts"
 import type { Publisher, Run } from "./Run.ts"
 
@@ -38,6 +46,15 @@ interface Waiting {
   readonly restored: boolean
   /** Published already in this process (a parked call): its run does not ask again. */
   readonly asked?: boolean
+  /** The answerer's fiber deciding this call, when the session has an answerer. */
+  answering?: Fiber.Fiber<void> | undefined
+}
+
+/** Who answers the session's calls in-process (Session's `answerer`), as whose agent, and the scope its fibers live in. */
+export interface Answering {
+  readonly answerer: Approval.Answerer
+  readonly agent: string
+  readonly scope: Scope.Scope
 }
 
 /** A batch parked: what its continuation needs. */
@@ -62,6 +79,8 @@ export interface Gate {
   readonly settled: (result: Executor.Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
   /** Completed when every call is finished or waiting; made only when a batch can park (no timeout). */
   readonly parked: Deferred.Deferred<Parking> | undefined
+  /** Failed when the session's answerer could not answer a call of the batch; made only when it has an answerer. */
+  readonly refused: Deferred.Deferred<never, SessionError> | undefined
 }
 
 /** Where a session with a store saves its batch: the history, the message of its calls last, with the batch as `batchOf` gives it when the save runs. */
@@ -90,6 +109,9 @@ export class Approvals {
   /** With a store. The two are the conversation and the actor themselves: an idle session pays no closure for them. */
   #saver: Saver | undefined = undefined
   #resumer: Resumer | undefined = undefined
+  #answering: Answering | undefined = undefined
+  /** Failed by an answerer that could not answer: the running batch, or the parked one when it goes on, fails with it. */
+  #refused: Deferred.Deferred<never, SessionError> | undefined = undefined
   /** The results of the running batch's finished calls: what a save writes and a parked batch keeps. */
   #results: Array<Snapshot.Batch["results"][number]> = []
   /** The running batch: how many calls it has, how many of them wait, and what completes when it parks. */
@@ -124,10 +146,14 @@ export class Approvals {
       : all.filter((waiting) => !Deferred.isDoneUnsafe(waiting.answer)).map((waiting) => waiting.pending)
   }
 
-  /** A session saves its batch through `saver` (with a store) and continues it through `resumer`. */
-  useHooks(saver: Saver | undefined, resumer: Resumer): void {
+  /**
+   * A session saves its batch through `saver` (with a store), continues it through `resumer`, and
+   * has its calls answered by `answering` (with an answerer).
+   */
+  useHooks(saver: Saver | undefined, resumer: Resumer, answering?: Answering): void {
     this.#saver = saver
     this.#resumer = resumer
+    this.#answering = answering
   }
 
   /** The calls a resumed session's snapshot left waiting: listed, answered, continued on the first answer. */
@@ -135,16 +161,19 @@ export class Approvals {
     for (const pending of waiting) this.put({ pending, answer: Deferred.makeUnsafe(), restored: true })
   }
 
-  /** Whether a call restored or parked was answered since: the batch is to be continued. */
+  /** Whether a call restored or parked was answered since (or refused by the answerer): the batch is to be continued. */
   get answered(): boolean {
+    if (this.#refused !== undefined && Deferred.isDoneUnsafe(this.#refused)) return true
     if (this.#waiting === undefined) return false
     for (const waiting of this.#waiting) if (waiting.restored && Deferred.isDoneUnsafe(waiting.answer)) return true
     return false
   }
 
-  /** The run holding the batch ended (an abort): nothing waits any more. */
+  /** The run holding the batch ended (an abort, or a failure): nothing waits any more, and no answerer decides. */
   drop(): void {
+    this.#waiting?.forEach((waiting) => waiting.answering?.interruptUnsafe())
     this.#waiting = undefined
+    this.#refused = undefined
     this.#started = undefined
     this.#results = []
     this.#finished = undefined
@@ -171,11 +200,14 @@ export class Approvals {
     this.#patches = undefined
     this.#asking = 0
     this.#parked = parks && this.policy?.timeoutMs === undefined ? Deferred.makeUnsafe() : undefined
+    // A parked batch refused while it waited keeps its refusal: it goes on only to fail.
+    if (this.#answering !== undefined && (this.#refused === undefined || !Deferred.isDoneUnsafe(this.#refused))) this.#refused = Deferred.makeUnsafe()
     return {
       policy: this.policy,
       request: (call) => this.request(events, run, call),
       settled: (result, patch) => this.settled(result, patch),
-      parked: this.#parked
+      parked: this.#parked,
+      refused: this.#refused
     }
   }
 
@@ -192,7 +224,7 @@ export class Approvals {
     const batch = this.batch()
     const all = this.#waiting
     all.forEach((waiting, i) => {
-      if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true }
+      if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true, answering: waiting.answering }
     })
     Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished ?? [], patches: this.#patches ?? [] }))
   }
@@ -233,7 +265,7 @@ export class Approvals {
         answer: Deferred.makeUnsafe<Approval.Answer>(),
         restored: false
       }
-      const entry: Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false }
+      const entry: Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false, answering: waiting.answering }
       this.put(entry)
       const timeoutMs = this.policy?.timeoutMs
       const answered = Deferred.await(waiting.answer)
@@ -245,8 +277,11 @@ export class Approvals {
       const published = restored?.asked === true
         ? Effect.void
         : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: waiting.pending.input }, true)
+      // A parked call's answerer, asked when it was published, is still deciding.
+      const answering = this.#answering === undefined || restored?.asked === true ? Effect.void : this.answerWith(this.#answering, entry)
       return this.save().pipe(
         Effect.andThen(published),
+        Effect.andThen(answering),
         Effect.andThen(Effect.sync(() => {
           this.#asking++
           this.parkIfWaiting()
@@ -277,8 +312,38 @@ export class Approvals {
     if (at !== -1) all!.splice(at, 1)
   }
 
+  /** A wait that ended otherwise (its timeout, the run's abort) forgets its call, and its answerer stops deciding. */
   private forget(callId: string, waiting: Waiting): void {
-    if (this.find(callId) === waiting) this.remove(callId)
+    if (this.find(callId) !== waiting) return
+    this.remove(callId)
+    waiting.answering?.interruptUnsafe()
+  }
+
+  /** Has the answerer decide `entry`'s call in a fiber of the session's scope, which outlives the batch's run if it parks. */
+  private answerWith(answering: Answering, entry: Waiting): Effect.Effect<void> {
+    const { callId, tool, input } = entry.pending
+    const decided = Effect.matchEffect(answering.answerer({ agent: answering.agent, callId, tool, input }), {
+      onFailure: (unanswered) => this.refuse(callId, unanswered),
+      // Answered meanwhile (its timeout, an abort, `approve`): nothing waits for this answer.
+      onSuccess: (answer) => Effect.ignore(this.answer(callId, answer))
+    })
+    return Effect.map(Effect.forkIn(decided, answering.scope), (fiber) => {
+      entry.answering = fiber
+    })
+  }
+
+  /**
+   * The answerer could not answer a call still waiting: its batch fails with why. A running batch
+   * fails at once; a parked one is continued, and fails before any call runs.
+   */
+  private refuse(callId: string, unanswered: Approval.Unanswered): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const refused = this.#refused
+      const waiting = this.find(callId)
+      if (this.#resumer?.stopped === true || refused === undefined || waiting === undefined || Deferred.isDoneUnsafe(refused)) return Effect.void
+      Deferred.doneUnsafe(refused, Exit.fail(new SessionError({ sessionId: this.#sessionId, reason: unanswered })))
+      return waiting.restored ? this.#resumer?.resumeBatch ?? Effect.void : Effect.void
+    })
   }
 
   /**

@@ -7,9 +7,10 @@
  * session adds: a span per call (callSpans.ts); with a store, each call's start committed before
  * it runs (journal.ts); with approvals, each call that must ask admitted by the session's waiting
  * room (admission.ts, approvals.ts), and a batch with nothing left to do but wait
- * parks: its calls' fibers end, and what finished is handed back for the loop to keep. The
- * results are published in the model's order; a batch going on after it parked published its
- * calls already, and its caller publishes all of its results at once.
+ * parks: its calls' fibers end, and what finished is handed back for the loop to keep. A call the
+ * session's answerer could not answer fails the batch (`ApprovalUnanswered`), its calls' fibers
+ * ended. The results are published in the model's order; a batch going on after it parked
+ * published its calls already, and its caller publishes all of its results at once.
  */
 import { Deferred, Effect } from "effect"
 import * as Executor from "../Executor.ts"
@@ -81,7 +82,7 @@ const ran = <R>(
   calls: ReadonlyArray<Executor.Call>,
   options: { readonly known?: ReadonlyArray<Loop.ToolOutput> | undefined; readonly parks?: boolean | undefined },
   context: ToolContext
-): Effect.Effect<Executor.Outcome | Parking, never, R> => {
+): Effect.Effect<Executor.Outcome | Parking, SessionError, R> => {
   const known = options.known?.map(({ callId, content, isError }) => ({ callId, content, isError })) ?? []
   const approvals = conversation.approvals
   // With a store, each call's start is committed before it runs (journal.ts).
@@ -94,11 +95,15 @@ const ran = <R>(
   const spans = run.traced === true ? CallSpans.wrapper<R>() : undefined
   if (approvals === undefined) return executor.run(calls, context, conversation.assigns, Executor.compose(spans, journaled))
   const gate = approvals.gate(events, run, calls.length, known, options.parks !== false, journal?.running)
+  const refused = gate.refused
+  // Refused by the answerer while it was parked: it goes on only to fail, before any call runs.
+  if (refused !== undefined && Deferred.isDoneUnsafe(refused)) return Deferred.await(refused)
   const wrapper = Executor.compose(spans, journaled, Admission.admission<R>(gate, executor.flagged))
   const running = executor.run(calls, context, conversation.assigns, wrapper)
-  if (gate.parked === undefined) return running
   // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
-  return Effect.raceFirst(running, Deferred.await(gate.parked))
+  const parking = gate.parked === undefined ? running : Effect.raceFirst(running, Deferred.await(gate.parked))
+  // Refused: the calls' fibers end, and the run fails with why.
+  return refused === undefined ? parking : Effect.raceFirst(parking, Deferred.await(refused))
 }
 
 /** The batch's outcome kept: the assigns its calls set, its results published in order (unless its caller publishes them). */

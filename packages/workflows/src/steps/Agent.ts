@@ -7,13 +7,13 @@
  * `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  * When the run has a listener, the step reports each model turn (with the tokens so far) and each
  * tool call as it starts and ends. A call its `approvals` rules (or the tool) make wait is
- * reported and handed to the run's answerer; an answerer that cannot answer aborts the run and
- * fails the step with its description.
+ * reported and answered by the run's answerer, which the step's session is given (`answerer`),
+ * one call at a time; an answerer that cannot answer fails the session's run, and the step with
+ * its description.
  */
-import { Approval, type Output, Sandbox, type Session, type SessionEvent } from "@condukt/core"
+import { type Approval, type Output, Sandbox, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { Clock, Effect, JsonSchema, Layer, SchemaRepresentation } from "effect"
-import type * as StepApprovals from "../StepApprovals.ts"
+import { Clock, Deferred, Effect, Exit, JsonSchema, Layer, SchemaRepresentation, Semaphore } from "effect"
 import type * as Expression from "../Expression.ts"
 import type * as Document from "../Document.ts"
 import * as WorkflowEvent from "../WorkflowEvent.ts"
@@ -21,9 +21,10 @@ import { failed, type Fields, type StepContext } from "./StepContext.ts"
 
 /**
  * The session's events as the step's: turns and tool calls, named by `step`. Its state (the tokens
- * so far, when each call started) lives as long as the step's one run.
+ * so far, when each call started) lives as long as the step's one run. `seen` hears of each
+ * approval request as it comes by (the answerer reports it).
  */
-const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) => {
+const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>, seen: (callId: string) => void) => {
   let tokensSoFar = 0
   const started = new Map<string, number>()
   return (event: SessionEvent.SessionEvent): Effect.Effect<void> => {
@@ -62,6 +63,8 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
               ok: !event.isError
             })
           ))
+      case "ApprovalRequested":
+        return Effect.sync(() => seen(event.callId))
       default:
         return Effect.void
     }
@@ -69,30 +72,30 @@ const progress = (step: string, emit: (event: WorkflowEvent.WorkflowEvent) => Ef
 }
 
 /**
- * Each `ApprovalRequested` reported and answered by `approve`; the first request nobody can answer
- * is kept in `unanswered` and aborts the run (which would otherwise wait forever).
+ * The run's answerer as the step's session asks it, and what the step's events are reported with.
+ * It is asked about one call at a time, in the order they asked (a person at one terminal answers
+ * one question at a time). With a listener, each request is reported just before it is asked, once
+ * the session's events were reported up to it (after its call's `ToolStarted`).
  */
-const answering = (
-  step: string,
-  approve: StepApprovals.Answerer,
-  emit: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined,
-  unanswered: { value: StepApprovals.Unanswered | undefined }
-) =>
-(event: SessionEvent.ApprovalRequested, session: Session.Session): Effect.Effect<void> => {
-  const request = { step, callId: event.callId, tool: event.tool, input: event.input }
-  const report = emit === undefined
-    ? Effect.void
-    : Effect.flatMap(Clock.currentTimeMillis, (at) => emit(new WorkflowEvent.ApprovalRequested({ ...request, at })))
-  return report.pipe(
-    Effect.andThen(approve(request)),
-    Effect.flatMap((answer) => answer._tag === "Approved" ? session.approve(event.callId) : session.deny(event.callId, answer._tag === "Denied" ? answer.reason : Approval.render(answer))),
-    // Answered meanwhile (an abort, a timeout): nothing is waiting any more.
-    Effect.catchTag("ApprovalNotPending", () => Effect.void),
-    Effect.catchTag("ApprovalUnanswered", (error) => {
-      unanswered.value ??= error
-      return session.abort
-    })
-  )
+const asking = (step: string, approve: Approval.Answerer, emit: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined) => {
+  const one = Semaphore.makeUnsafe(1)
+  if (emit === undefined) return { answerer: (request: Approval.Request) => Semaphore.withPermit(one, approve(request)), onEvent: undefined }
+  const seen = new Map<string, Deferred.Deferred<void>>()
+  const seenOf = (callId: string) => {
+    const known = seen.get(callId)
+    if (known !== undefined) return known
+    const made = Deferred.makeUnsafe<void>()
+    seen.set(callId, made)
+    return made
+  }
+  const report = (request: Approval.Request) =>
+    Effect.flatMap(Clock.currentTimeMillis, (at) =>
+      emit(new WorkflowEvent.ApprovalRequested({ step, at, callId: request.callId, tool: request.tool, input: request.input })))
+  return {
+    answerer: (request: Approval.Request) =>
+      Semaphore.withPermit(one, Deferred.await(seenOf(request.callId)).pipe(Effect.andThen(report(request)), Effect.andThen(approve(request)))),
+    onEvent: progress(step, emit, (callId) => Deferred.doneUnsafe(seenOf(callId), Exit.void))
+  }
 }
 
 /** @since 0.1.0 @category constructors */
@@ -115,9 +118,7 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
   })
   const system = typeof fields["system"] === "string" && fields["system"] !== "" ? fields["system"] : undefined
   const rules = fields["approvals"] as (typeof Document.AgentStep.Type)["approvals"]
-  const report = context.onEvent === undefined ? undefined : progress(id, context.onEvent)
-  const unanswered: { value: StepApprovals.Unanswered | undefined } = { value: undefined }
-  const answer = answering(id, context.approve, context.onEvent, unanswered)
+  const asked = asking(id, context.approve, context.onEvent)
   const exit = yield* Effect.exit(
     Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {
       name: id,
@@ -127,15 +128,14 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
       tools: ids.map((name) => context.tools.get(name)!),
       sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox),
       approvals: rules === undefined ? undefined : { ...rules, timeout: rules.timeout === undefined ? undefined : rules.timeout * 1000 },
-      onEvent: (event, session) =>
-        event._tag === "ApprovalRequested"
-          ? answer(event, session)
-          : report === undefined
-          ? Effect.void
-          : report(event)
+      // The session is named after the step: a request's `agent` is the step's id.
+      answerer: asked.answerer,
+      onEvent: asked.onEvent
     })
   )
-  if (unanswered.value !== undefined) return yield* failed("AgentFailed", id, unanswered.value.description, unanswered.value)
-  const result = yield* Effect.mapError(exit, (error) => failed("AgentFailed", id, error.message, error))
+  const result = yield* Effect.mapError(exit, (error) =>
+    error._tag === "SessionError" && error.reason._tag === "ApprovalUnanswered"
+      ? failed("AgentFailed", id, error.reason.description, error.reason)
+      : failed("AgentFailed", id, error.message, error))
   return { ok: true, output: output === undefined ? result.text : result.value as Expression.Value }
 })

@@ -3,9 +3,8 @@
  * tools, the caller's) and the executor core runs them with, the default model, the workflow's
  * name for traces, and the run's event listener (an agent step reports its turns and tool calls). Built once per run by the run engine; steps only read it.
  */
-import type { Executor, Sandbox, Tool } from "@condukt/core"
+import type { Approval, Executor, Sandbox, Tool } from "@condukt/core"
 import type { Effect } from "effect"
-import type * as StepApprovals from "../StepApprovals.ts"
 import type * as Expression from "../Expression.ts"
 import type * as WorkflowEvent from "../WorkflowEvent.ts"
 import { WorkflowFailed, type FailedReason } from "../WorkflowError.ts"
@@ -22,8 +21,8 @@ export interface StepContext {
   readonly maxOutputBytes: number | undefined
   /** The caller's listener; undefined when nobody listens (an agent step then observes nothing). */
   readonly onEvent: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
-  /** Answers an agent step's tool calls that wait for approval (`StepApprovals.nobody` when the caller gave none). */
-  readonly approve: StepApprovals.Answerer
+  /** Answers an agent step's tool calls that wait for approval (`Approval.nobody` when the caller gave none). */
+  readonly approve: Approval.Answerer
 }
 
 /** A step's fields after interpolation. */

@@ -11,7 +11,7 @@ import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { type StepApprovals, Workflow, type WorkflowEvent } from "../../src/index.ts"
+import { Workflow, type WorkflowEvent } from "../../src/index.ts"
 
 const run = (source: string, options: Parameters<typeof Workflow.run>[1] = {}) =>
   Effect.flatMap(Workflow.parse(source, "test.hcl"), (document) => Workflow.run(document, options))
@@ -65,7 +65,7 @@ describe("an agent step whose calls wait for approval", () => {
   it.live("the answerer approves: the call runs once; each request is reported with the step's id and the call's input", () =>
     Effect.gen(function*() {
       deploys.length = 0
-      const asked: Array<StepApprovals.Request> = []
+      const asked: Array<Approval.Request> = []
       const events: Array<WorkflowEvent.WorkflowEvent> = []
       const result = yield* run(DEPLOY, {
         tools: [Deploy],
@@ -74,7 +74,7 @@ describe("an agent step whose calls wait for approval", () => {
       })
       assert.strictEqual(result.output, "Deployed.")
       assert.deepStrictEqual(deploys, ["main"])
-      assert.deepStrictEqual(asked, [{ step: "ship", callId: "call-1", tool: "deploy", input: { branch: "main" } }])
+      assert.deepStrictEqual(asked, [{ agent: "ship", callId: "call-1", tool: "deploy", input: { branch: "main" } }])
       assert.deepStrictEqual(
         events.filter((event) => event._tag === "ApprovalRequested").map(({ at: _at, ...event }) => event),
         [{ _tag: "ApprovalRequested", step: "ship", callId: "call-1", tool: "deploy", input: { branch: "main" } }]
