@@ -11,17 +11,21 @@ import { Agent, Sandbox, Session } from "@condukt/core"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import { TestModel } from "@condukt/testing"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
+import { approvalConformance } from "../../node/test/sessionStore/approvalConformance.ts"
 import { conformance, revisionConflicts, snapshot, storeError } from "../../node/test/sessionStore/conformance.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres, start } from "./support/embeddedPostgres.ts"
 
 const location = "postgres://embedded/test"
 
 /** A fresh database; `f` gets a store on it and runs with its SqlClient. */
-const withDatabase = <A, E>(f: (store: SessionStore.Service) => Effect.Effect<A, E, SqlClient.SqlClient>) =>
+const withDatabase = <A, E>(
+  f: (store: SessionStore.Service) => Effect.Effect<A, E, SqlClient.SqlClient>,
+  options: { readonly approvalRetention?: number } = {}
+) =>
   Effect.gen(function*() {
     const postgres = yield* EmbeddedPostgres
     const database = yield* Effect.orDie(postgres.createDatabase)
-    return yield* Effect.flatMap(SqlSessionStore.make({ location }), f).pipe(Effect.provide(postgres.client(database)), Effect.orDie)
+    return yield* Effect.flatMap(SqlSessionStore.make({ location, ...options }), f).pipe(Effect.provide(postgres.client(database)), Effect.orDie)
   })
 
 const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) => Effect.map(storeError(effect), (error) => error?.message)
@@ -48,6 +52,7 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("S
     }))
 
   conformance((f) => withDatabase((store) => f(store)), it.effect)
+  approvalConformance((f, options) => withDatabase((store) => f(store), options), it.effect)
 
   it.effect("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
     withDatabase((store) => revisionConflicts(store, SqlSessionStore.make({ location }), location)))

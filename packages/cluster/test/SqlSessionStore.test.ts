@@ -11,13 +11,17 @@ import * as SqliteClient from "@condukt/node/SqliteClient"
 import { SqliteSessionStore } from "@condukt/node"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
+import { approvalConformance } from "../../node/test/sessionStore/approvalConformance.ts"
 import { conformance, revisionConflicts, snapshot, storeError, tempDir } from "../../node/test/sessionStore/conformance.ts"
 
 /** A store on a new database file; `f` runs with its SqlClient. */
-const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
+const withStore = <A, E>(
+  f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>,
+  options: { readonly approvalRetention?: number } = {}
+) =>
   Effect.scoped(Effect.gen(function*() {
     const file = path.join(yield* tempDir, "sessions.db")
-    return yield* Effect.flatMap(SqlSessionStore.make({ location: file }), (store) => f(store, file)).pipe(
+    return yield* Effect.flatMap(SqlSessionStore.make({ location: file, ...options }), (store) => f(store, file)).pipe(
       Effect.provide(SqliteClient.layer({ file }))
     )
   }))
@@ -26,6 +30,7 @@ const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
 
 describe("SqlSessionStore on SQLite", () => {
   conformance((f) => Effect.orDie(withStore((store) => f(store))))
+  approvalConformance((f, options) => Effect.orDie(withStore((store) => f(store), options)))
 
   it.live("a save another writer got to first fails with Conflict naming the row, and overwrites nothing", () =>
     withStore((store, file) =>

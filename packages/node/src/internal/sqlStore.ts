@@ -18,6 +18,9 @@
  * replaces the session's rows; either in one transaction, so its cost follows the turn, not the
  * history.
  *
+ * A third, `condukt_approvals`, is the store's approval log (sqlApprovals.ts): a save indexes its
+ * batch's approval records in the same transaction as the session's rows.
+ *
  * Writers meet on the session row: a save first moves the row from the revision this store last
  * loaded or saved to the next one (`UPDATE … WHERE revision = ?`, or an insert that does nothing
  * when the row exists), and only then touches messages. If another writer saved since, the row
@@ -26,9 +29,11 @@
  * session row `FOR SHARE` on Postgres, so the messages it reads next are those of the same save;
  * on SQLite its transaction is deferred, and takes no write lock.
  */
-import { Effect, Option, Result } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
 import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Service, Unavailable, validId } from "@condukt/core/SessionStore"
 import type * as Snapshot from "@condukt/core/Snapshot"
+import * as ApprovalRows from "./approvalRows.ts"
+import * as SqlApprovals from "./sqlApprovals.ts"
 import * as SnapshotRows from "./snapshotRows.ts"
 
 /** How often an open, a load, a save or a clear retries a database another writer has locked, 20 ms apart. */
@@ -79,6 +84,7 @@ const TABLES = {
 function* setup(dialect: Runner["dialect"]): Transaction<void> {
   if (dialect === "pg") yield statement("SELECT pg_advisory_xact_lock(?)", SCHEMA_LOCK)
   for (const table of TABLES[dialect]) yield statement(table)
+  for (const table of SqlApprovals.TABLES[dialect]) yield statement(table)
   if (dialect === "sqlite") {
     const columns = yield statement("SELECT name FROM pragma_table_info('condukt_sessions')")
     if (!columns.some((column) => column["name"] === "revision")) {
@@ -145,11 +151,25 @@ const SELECT_SESSION_FOR_SHARE = `${SELECT_SESSION} FOR SHARE`
 
 type Outcome = { readonly saved: Known } | { readonly conflict: string } | { readonly unwritable: SessionStoreError }
 
+/** What a save indexes in its transaction: its batch's approval records, and the cutoff of answered ones to delete when one is due. */
+interface Indexing {
+  readonly approvals: ReadonlyArray<ApprovalRows.Encoded>
+  readonly prune: number | undefined
+}
+
 /**
  * Saves `snapshot` in one transaction, its session row's body `body`, `appended` its new messages
- * (undefined: it is rewritten whole), from `want`, what this store knows of the row.
+ * (undefined: it is rewritten whole), from `want`, what this store knows of the row; its approval
+ * records in the same commit.
  */
-function* saveRows(snapshot: Snapshot.Snapshot, body: string, appended: number | undefined, want: Known | undefined, location: string): Transaction<Outcome> {
+function* saveRows(
+  snapshot: Snapshot.Snapshot,
+  body: string,
+  appended: number | undefined,
+  want: Known | undefined,
+  location: string,
+  indexing: Indexing
+): Transaction<Outcome> {
   const { id, messages } = snapshot
   // What the row is at: as this store left it (the claim checks that it still is), or, for a
   // session it never saw, as read now.
@@ -170,6 +190,8 @@ function* saveRows(snapshot: Snapshot.Snapshot, body: string, appended: number |
   }
   if (!appending) yield statement("DELETE FROM condukt_messages WHERE session = ?", id)
   yield* insertMessages(id, from, bodies.success)
+  if (indexing.approvals.length > 0) yield* SqlApprovals.index(indexing.approvals)
+  if (indexing.prune !== undefined) yield* SqlApprovals.prune(indexing.prune)
   return { saved: { revision: found.revision === "absent" ? 1 : found.revision + 1, length: messages.length } }
 }
 
@@ -181,11 +203,22 @@ function* clearRows(id: string): Transaction<void> {
 
 const describe = (cause: unknown) => (cause instanceof Error ? cause.message : String(cause))
 
+/** What both SQL stores take beside their database. */
+export interface Options {
+  /** How long answered approval records are kept (ms; default: for ever). */
+  readonly approvalRetention?: number | undefined
+}
+
 /**
  * The store on `runner`'s database, `location` naming it in errors and `name` its calls' spans
  * (`<name>.save`); its tables are created when missing.
  */
-export const make = Effect.fnUntraced(function*(runner: Runner, location: string, name: "SqlSessionStore" | "SqliteSessionStore") {
+export const make = Effect.fnUntraced(function*(
+  runner: Runner,
+  location: string,
+  name: "SqlSessionStore" | "SqliteSessionStore",
+  options: Options = {}
+) {
   const { dialect } = runner
   /** Runs `body` in one transaction; what the database threw fails `method` with `Unavailable`. */
   const transaction = <A>(method: SessionStoreError["method"], id: string, mode: "read" | "write", body: () => Transaction<A>) =>
@@ -199,6 +232,9 @@ export const make = Effect.fnUntraced(function*(runner: Runner, location: string
 
   /** Per session this store loaded, saved or cleared; a session it never saw is not checked. */
   const known = new Map<string, Known>()
+  const retention = options.approvalRetention
+  /** When this store's saves last deleted answered approval rows (its first save does). */
+  let pruned = -Infinity
 
   const load = Effect.fn(`${name}.load`)(function*(id: string) {
     yield* validId("load", id, location)
@@ -218,8 +254,11 @@ export const make = Effect.fnUntraced(function*(runner: Runner, location: string
     const { id } = snapshot
     yield* validId("save", id, location)
     const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, location))
+    const approvals = yield* Effect.fromResult(ApprovalRows.encode(snapshot, (record) => `${location}#condukt_approvals${record === undefined ? "" : `/${record}`}`))
+    const now = retention === undefined ? 0 : yield* Clock.currentTimeMillis
+    const indexing = { approvals, prune: retention !== undefined && now - pruned >= SqlApprovals.PRUNE_EVERY_MS ? now - retention : undefined }
     const want = known.get(id)
-    const outcome = yield* transaction("save", id, "write", () => saveRows(snapshot, body, saveOptions?.appended, want, location))
+    const outcome = yield* transaction("save", id, "write", () => saveRows(snapshot, body, saveOptions?.appended, want, location, indexing))
     if ("unwritable" in outcome) return yield* outcome.unwritable
     if ("conflict" in outcome) {
       return yield* new SessionStoreError({
@@ -230,6 +269,7 @@ export const make = Effect.fnUntraced(function*(runner: Runner, location: string
       })
     }
     known.set(id, outcome.saved)
+    if (indexing.prune !== undefined) pruned = now
   })
 
   const clear = Effect.fn(`${name}.clear`)(function*(id: string) {
@@ -238,5 +278,5 @@ export const make = Effect.fnUntraced(function*(runner: Runner, location: string
     known.set(id, absent)
   })
 
-  return SessionStore.of({ load, save, clear } satisfies Service)
+  return SessionStore.of({ load, save, clear, approvals: SqlApprovals.make(runner, location, name) } satisfies Service)
 })

@@ -29,6 +29,11 @@
  * generation and the log's length in bytes). If another writer saved since, the save fails with
  * `Conflict` and writes nothing. A load takes no lock: a save never makes a half-written state
  * visible to it.
+ *
+ * Its approval log keeps one JSON file per record, `.approvals/<id>.json` (internal/diskApprovals.ts):
+ * a save writes its batch's records before its snapshot, and `list` scans the files, reading
+ * them in id order until a page is full: fine for the approvals a person answers, slow for many
+ * thousands an audit filters; the SQLite store is the one for those.
  */
 import { Clock, Effect, FileSystem, Layer, Option, Path, type PlatformError, Result, Schema } from "effect"
 import * as uuid7 from "@condukt/core/Uuid7"
@@ -48,6 +53,8 @@ import {
 } from "@condukt/core/SessionStore"
 import { show } from "@condukt/core/SessionId"
 import * as Snapshot from "@condukt/core/Snapshot"
+import * as ApprovalRows from "../internal/approvalRows.ts"
+import * as DiskApprovals from "../internal/diskApprovals.ts"
 import { fileName, legacyName } from "../internal/sessionFileName.ts"
 
 /**
@@ -63,6 +70,8 @@ export { fileName, MAX_NAME } from "../internal/sessionFileName.ts"
 export interface Options {
   /** The directory holding the sessions' files; created on the first save. */
   readonly dir: string
+  /** How long answered approval records are kept (ms; default: for ever). */
+  readonly approvalRetention?: number | undefined
 }
 
 /** Below this size a log is never folded into the snapshot file: small rewrites are not worth it. */
@@ -160,6 +169,8 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   const written = new Map<string, Written>()
   /** The revision this store last loaded or saved per session; a session it never saw is not checked. */
   const expected = new Map<string, Revision>()
+  const approvals = yield* DiskApprovals.make({ dir, retention: options.approvalRetention, busyRetries: BUSY_RETRIES, staleLockMs: STALE_LOCK_MS })
+  const approvalFile = (record: string | undefined) => path.join(dir, ".approvals", record === undefined ? "" : `${record}.json`)
 
   const files = (id: string) => {
     const name = fileName(id)
@@ -398,8 +409,14 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   const save = Effect.fn("DiskSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const id = snapshot.id
     yield* checked("save", id)
+    const records = yield* Effect.fromResult(ApprovalRows.encode(snapshot, approvalFile))
     yield* locked("save", id, Effect.gen(function*() {
       const found = yield* checkRevision(id)
+      // The batch's approval records before the snapshot that holds them: a crash between the two
+      // leaves records the session never saved, open in the log with no session waiting (the
+      // restarted run asks again under new ids; a deadline closes them), never a session waiting
+      // on a request the log does not show.
+      yield* approvals.index(id, records)
       const last = written.get(id)
       const appended = saveOptions?.appended
       const canAppend = appended !== undefined && last !== undefined && found !== "absent" &&
@@ -428,7 +445,7 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     }).pipe(Effect.tapError(() => afterFailedWrite("clear", id))))
   })
 
-  return SessionStore.of({ load, save, clear } satisfies Service)
+  return SessionStore.of({ load, save, clear, approvals: approvals.log } satisfies Service)
 })
 
 /**

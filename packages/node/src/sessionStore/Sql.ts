@@ -32,6 +32,8 @@ import * as SqlStore from "../internal/sqlStore.ts"
 export interface Options {
   /** What errors name as where the rows are (the database file, a URL without its password); `sql:<dialect>` when absent. */
   readonly location?: string | undefined
+  /** How long answered approval records are kept (ms; default: for ever). */
+  readonly approvalRetention?: number | undefined
 }
 
 /** How often a transaction retries a database another writer has locked, 20 ms apart. */
@@ -95,7 +97,7 @@ export const make = Effect.fn("SqlSessionStore.make")(function*(options: Options
       reason: new Unavailable({ description: "the SQL session store speaks Postgres and SQLite only" })
     })
   }
-  return yield* SqlStore.make(runner(sql, dialect), location, "SqlSessionStore")
+  return yield* SqlStore.make(runner(sql, dialect), location, "SqlSessionStore", options)
 })
 
 /**

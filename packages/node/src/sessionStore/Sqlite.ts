@@ -30,6 +30,8 @@ import * as SqlStore from "../internal/sqlStore.ts"
 export interface Options {
   /** The database file (created with its tables when missing); its directory must exist. */
   readonly file: string
+  /** How long answered approval records are kept (ms; default: for ever). */
+  readonly approvalRetention?: number | undefined
 }
 
 /** How often an open, save or load retries a database another process has locked, 20 ms apart. */
@@ -120,7 +122,7 @@ export const make = Effect.fn("SqliteSessionStore.make")(function*(options: Opti
   )
   // Several processes opening a new file at once meet on its switch to WAL: retried like a statement.
   yield* Effect.try({ try: () => db.exec(PRAGMAS), catch: (cause) => cause }).pipe(Effect.retry(busyPolicy), Effect.mapError(opened))
-  return yield* SqlStore.make(runner(db), file, "SqliteSessionStore")
+  return yield* SqlStore.make(runner(db), file, "SqliteSessionStore", options)
 })
 
 /**

@@ -6,15 +6,17 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { approvalConformance } from "./approvalConformance.ts"
 import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
 import { twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
-  f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>
+  f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>,
+  options: { readonly approvalRetention?: number } = {}
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const dir = yield* tempDir
-    return yield* f(yield* DiskSessionStore.make({ dir }), dir)
+    return yield* f(yield* DiskSessionStore.make({ dir, ...options }), dir)
   })).pipe(Effect.provide(NodeServices.layer))
 
 /** The message of a save of `s1` (or `id`) that another writer got to first. */
@@ -25,6 +27,7 @@ const loadError = (store: SessionStore.Service, id: string) => Effect.map(storeE
 
 describe("DiskSessionStore", () => {
   conformance((f) => withStore((store) => f(store)))
+  approvalConformance((f, options) => withStore((store) => f(store), options))
 
   it.live("a turn is appended to the log; the snapshot file is not rewritten", () =>
     withStore((store, dir) =>

@@ -6,13 +6,17 @@ import * as Message from "@condukt/core/Message"
 import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
+import { approvalConformance } from "./approvalConformance.ts"
 import { conformance, readOnly, revisionConflicts, snapshot, storeError, tempDir, turn } from "./conformance.ts"
 import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
 
-const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
+const withStore = <A, E>(
+  f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>,
+  options: { readonly approvalRetention?: number } = {}
+) =>
   Effect.scoped(Effect.gen(function*() {
     const file = path.join(yield* tempDir, "sessions.db")
-    return yield* f(yield* SqliteSessionStore.make({ file }), file)
+    return yield* f(yield* SqliteSessionStore.make({ file, ...options }), file)
   }))
 
 /** The database file opened as the store opens it: no `node:sqlite` ExperimentalWarning in the test's output. */
@@ -29,6 +33,7 @@ const failure = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
 
 describe("SqliteSessionStore", () => {
   conformance((f) => withStore((store) => f(store)))
+  approvalConformance((f, options) => withStore((store) => f(store), options))
 
   it.live("a turn adds its message rows; the earlier rows are not rewritten", () =>
     withStore((store, file) =>
