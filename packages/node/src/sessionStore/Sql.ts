@@ -22,6 +22,10 @@
  * is retried on the Effect clock. Rows that are not what this store wrote fail the load with
  * `Corrupt` naming `location#table/row`. A SQLite database made before sessions had a revision gets
  * the column when the store opens it.
+ *
+ * Its approval log (`approvals`) is the table `condukt_approvals` in the same database: a save
+ * indexes its batch's records in its own transaction, and of two processes answering one record,
+ * one is refused. `approvalRetention` bounds how long answered ones are kept.
  */
 import { Effect, Layer, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"

@@ -20,6 +20,11 @@
  * Several processes may hold the same session: each session row carries a revision, counted up by
  * every save. A save moves the row from the revision this store last loaded or saved; if another
  * writer saved since, it fails with `Conflict` and writes nothing.
+ *
+ * Its approval log (`approvals`) is the table `condukt_approvals`: a save indexes its batch's
+ * records in its own transaction; it is the store for many approvals (10,000 open ones are
+ * listed in pages through a partial index: `bench/approvalList.ts`). `approvalRetention` bounds
+ * how long answered ones are kept.
  */
 import { Effect, Layer, Result, Schedule } from "effect"
 import { SessionStore, SessionStoreError, Unavailable } from "@condukt/core/SessionStore"
