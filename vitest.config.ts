@@ -13,6 +13,7 @@ export const all = ["packages/*/test/**/*.test.ts", "test/**/*.test.ts", "exampl
 /** Files that start processes or servers: real sandboxes, CLIs, MCP servers, loopback providers. */
 export const integration = [
   "packages/cli/test/Cli.agent.test.ts",
+  "packages/cli/test/Cli.approvalLog.test.ts",
   "packages/cli/test/Cli.approvals.test.ts",
   "packages/cli/test/Cli.durable.test.ts",
   "packages/cli/test/Cli.durableJournal.test.ts",

@@ -1,7 +1,8 @@
 /**
  * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json] [--approve all|none]
  * [--durable DB [--run-id ID]]` (a run that survives its process: `Durable`, ADR 0066),
- * `check FILE`, `version`. `run` prints the output on stdout (a string as it is, null as nothing,
+ * `check FILE`, `approvals list|show|approve|deny --store STORE` (a store's approval log),
+ * `version`. `run` prints the output on stdout (a string as it is, null as nothing,
  * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
  * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
  * on stderr and an exit code: 1 when the run failed, 2 for a usage or validation error (`Exit`).
@@ -16,7 +17,8 @@
  *
  * This module holds the command tree and its parsing only: `run` and `check` load what they need
  * (the workflow executor, the providers, MCP, the durable stores: `internal/commands`) when they
- * start, so `version`, `--help` and a usage error answer without loading any of it.
+ * start, `approvals` the session stores only (`internal/approvalCommands`), so `version`, `--help`
+ * and a usage error answer without loading any of it.
  */
 // The modules, not the indexes of `effect` and `effect/cli`, which load every module of theirs.
 import * as Argument from "effect/cli/Argument"
@@ -50,6 +52,79 @@ const file = Argument.String("file").pipe(Argument.withDescription("The workflow
 
 /** What `run` and `check` do, loaded by their handlers only: `version` and `--help` never pay for it. */
 const commands = Effect.promise(() => import("./internal/commands.ts"))
+
+/** What `approvals` does, loaded by its handlers only: the stores, none of the workflow engine. */
+const approvalCommands = Effect.promise(() => import("./internal/approvalCommands.ts"))
+
+const store = Flag.String("store").pipe(
+  Flag.withDescription("The store the sessions save to: a SQLite file, the directory of a disk store, or a postgres:// URL")
+)
+const json = Flag.Boolean("json").pipe(Flag.withDescription("Print JSON on stdout"), Flag.withDefault(false))
+const approvalId = Argument.String("id").pipe(Argument.withDescription("The approval's id (as list prints it)"))
+
+/** Where an answer goes, said in `approve` and `deny`'s help and docs/cli.md alike. */
+const RECORDED = "The answer is recorded in the store; the session takes it when it next starts (a program's Approvals service delivers it to a live session at once)."
+
+/** `condukt approvals list|show|approve|deny`: the approval log of a store. */
+const approvals = () => {
+  const list = Command.make(
+    "list",
+    {
+      store,
+      json,
+      status: Flag.Literals("status", ["open", "answered", "all"]).pipe(
+        Flag.withDescription("open (default): waiting for an answer; answered: the audit; all"),
+        Flag.withDefault("open" as const)
+      ),
+      session: Flag.String("session").pipe(Flag.withDescription("Only this session's"), Flag.optional),
+      agent: Flag.String("agent").pipe(Flag.withDescription("Only this agent's, its sub-agents' included (a path: main, main/researcher)"), Flag.optional),
+      tool: Flag.String("tool").pipe(Flag.withDescription("Only this tool's"), Flag.optional),
+      by: Flag.String("by").pipe(Flag.withDescription("Only those this identity answered"), Flag.optional),
+      since: Flag.String("since").pipe(Flag.withDescription("Requested at or after: an ISO time, or a span back from now (30m, 1h, 2d)"), Flag.optional),
+      until: Flag.String("until").pipe(Flag.withDescription("Requested before: an ISO time, or a span back from now"), Flag.optional),
+      limit: Flag.Int("limit").pipe(Flag.withDescription("Records a page holds: 1 to 1000 (default 100)"), Flag.optional),
+      cursor: Flag.String("cursor").pipe(Flag.withDescription("The page after this one: the cursor a previous page printed"), Flag.optional)
+    },
+    Effect.fn("Cli.approvals.list")(function*(args) {
+      const verbose = yield* Verbose
+      const { list } = yield* approvalCommands
+      yield* list({ ...args, verbose })
+    })
+  ).pipe(Command.withDescription("List approvals, oldest first, a page at a time"))
+
+  const show = Command.make(
+    "show",
+    { store, json, id: approvalId },
+    Effect.fn("Cli.approvals.show")(function*(args) {
+      const verbose = yield* Verbose
+      const { show } = yield* approvalCommands
+      yield* show({ ...args, verbose })
+    })
+  ).pipe(Command.withDescription("Print every field of an approval"))
+
+  const answering = (outcome: "approved" | "denied") => ({
+    store,
+    json,
+    id: approvalId,
+    by: Flag.String("by").pipe(Flag.withDescription(`Who ${outcome === "approved" ? "approves" : "denies"}: a name, an email (recorded as given)`)),
+    reason: Flag.String("reason").pipe(Flag.withDescription("Why (the model reads a denial's reason)"), Flag.optional)
+  })
+  const answer = (name: "approve" | "deny", outcome: "approved" | "denied") =>
+    Command.make(
+      name,
+      answering(outcome),
+      Effect.fn("Cli.approvals.answer")(function*(args) {
+        const verbose = yield* Verbose
+        const { answer } = yield* approvalCommands
+        yield* answer(outcome)({ ...args, verbose })
+      })
+    ).pipe(Command.withDescription(`${name === "approve" ? "Approve" : "Deny"} an open approval, once. ${RECORDED}`))
+
+  return Command.make("approvals").pipe(
+    Command.withDescription("List, show and answer the approvals a store keeps"),
+    Command.withSubcommands([list, show, answer("approve", "approved"), answer("deny", "denied")])
+  )
+}
 
 /** Whether `--verbose` comes before any `--` (after which every word is an operand). */
 const verboseIn = (argv: ReadonlyArray<string>) => {
@@ -105,7 +180,7 @@ const make = (terminal: Terminal) => {
 
   return Command.make("condukt").pipe(
     Command.withDescription("Run Condukt HCL workflows"),
-    Command.withSubcommands([run, check, version]),
+    Command.withSubcommands([run, check, approvals(), version]),
     Command.withGlobalFlags([Verbose])
   )
 }

@@ -9,9 +9,7 @@ import { SqliteClient } from "@condukt/node"
 import { WorkflowError } from "@condukt/workflows"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
-
-/** Whether `db` names a Postgres database rather than a SQLite file. */
-const isPostgres = (db: string) => /^postgres(ql)?:\/\//.test(db)
+import * as DatabaseUrl from "./internal/databaseUrl.ts"
 
 /**
  * How errors name `db`: a URL without its password.
@@ -19,13 +17,7 @@ const isPostgres = (db: string) => /^postgres(ql)?:\/\//.test(db)
  * @since 0.1.0
  * @category constructors
  */
-export const location = (db: string): string => {
-  if (!isPostgres(db)) return db
-  const url = URL.parse(db)
-  if (url === null || url.password === "") return db
-  url.password = "***"
-  return url.toString()
-}
+export const location = (db: string): string => DatabaseUrl.location(db)
 
 /**
  * A client on `db`, closed with the layer.
@@ -44,7 +36,7 @@ export const layer = (db: string, runId: string): Layer.Layer<SqlClient.SqlClien
     })
   const opened = <E extends { readonly message: string }>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
     Layer.catch(client, (error) => Layer.effect(SqlClient.SqlClient, Effect.fail(unavailable(error))))
-  if (!isPostgres(db)) return opened(SqliteClient.layer({ file: db }))
+  if (!DatabaseUrl.isPostgres(db)) return opened(SqliteClient.layer({ file: db }))
   return Layer.unwrap(Effect.map(
     Effect.tryPromise({ try: () => import("@effect/sql-pg/PgClient"), catch: (cause) => unavailable(cause instanceof Error ? cause : { message: String(cause) }) }),
     (PgClient) => opened(PgClient.layer({ url: Redacted.make(db) }))
