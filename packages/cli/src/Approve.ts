@@ -1,13 +1,15 @@
 /**
  * Approve — how `condukt run` answers a tool call of an agent step that waits for approval
  * (docs/cli.md, ADR 0060): `--approve all` approves every call, `--approve none` denies every
- * call (the model reads why); without the flag it asks on the terminal, one line on stderr
- * (`y` approves, `n` or an empty line denies, any other text denies with that text as the
+ * call (the model reads why); without the flag it asks on the terminal, on stderr (a line naming
+ * the request's approval record, its rule and its deadline when it has them, then the question:
+ * `y` approves, `n` or an empty line denies, any other text denies with that text as the
  * reason the model reads). Without a terminal on stdin and without the flag nobody can answer:
  * the step fails at once, naming the tool and the flag, rather than waiting forever.
  */
 import { Approval } from "@condukt/core"
-import { Effect, type Terminal } from "effect"
+import { Clock, DateTime, Effect, type Terminal } from "effect"
+import { oneLine, relative } from "./internal/approvalText.ts"
 import { quote } from "./Progress.ts"
 
 /**
@@ -34,9 +36,35 @@ export const parse = (line: string): Approval.Answer => {
   return lower === "" || lower === "n" || lower === "no" ? Approval.denied() : Approval.denied(text)
 }
 
-/** The question for `request`, one line. */
-export const question = (request: Approval.Request): string =>
-  `    ${request.agent}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
+/** `at` (epoch ms) in the local time zone, to the minute: `2026-11-29 14:05`. */
+const localTime = (at: number): string => {
+  const parts = DateTime.toParts(DateTime.makeZonedUnsafe(at, { timeZone: DateTime.zoneMakeLocal() }))
+  const two = (n: number) => String(n).padStart(2, "0")
+  return `${parts.year}-${two(parts.month)}-${two(parts.day)} ${two(parts.hour)}:${two(parts.minute)}`
+}
+
+/** What the request's record says (its id, the rule that asked, its deadline at `now`), when it has one. */
+const about = (request: Approval.Request, now: number): string | undefined => {
+  const fields = [
+    request.id === undefined ? undefined : `approval ${oneLine(request.id)}`,
+    request.rule === undefined ? undefined : `rule ${oneLine(request.rule)}`,
+    request.expiresAt === undefined ? undefined : `expires ${localTime(request.expiresAt)} (${relative(request.expiresAt, now)})`
+  ].filter((field) => field !== undefined)
+  return fields.length === 0 ? undefined : `    ${request.agent}: ${fields.join(", ")}`
+}
+
+/**
+ * The question for `request` at `now` (epoch ms): a line naming its record when it has one (id,
+ * rule, deadline as a local time and how far off), then the question, one line.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const question = (request: Approval.Request, now: number): string => {
+  const asked = `    ${request.agent}: allow ${request.tool} ${quote(request.input)}? [y/n/reason]`
+  const record = about(request, now)
+  return record === undefined ? asked : `${record}\n${asked}`
+}
 
 /**
  * The answerer for `condukt run`: the flag's, else the terminal's (`ask` prints the question and
@@ -64,7 +92,8 @@ export const answerer = (
       )
   }
   return (request) =>
-    ask(question(request)).pipe(
+    Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => ask(question(request, now))),
       Effect.map(parse),
       Effect.catchTag("QuitError", () =>
         Effect.fail(

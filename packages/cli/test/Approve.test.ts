@@ -14,7 +14,23 @@ describe("Approve", () => {
   })
 
   it("the question names the step, the tool and the input, on one line", () => {
-    assert.strictEqual(Approve.question(request), `    notes: allow Bash {"command":"rm -rf build"}? [y/n/reason]`)
+    assert.strictEqual(Approve.question(request, 0), `    notes: allow Bash {"command":"rm -rf build"}? [y/n/reason]`)
+  })
+
+  it("a request with a record: a line before the question names its id, its rule and its deadline (local time, and how far off)", () => {
+    const now = Date.UTC(2026, 10, 29, 13, 6, 30)
+    const expiresAt = now + 59 * 60_000 + 30_000
+    const local = new Date(expiresAt)
+    const two = (n: number) => String(n).padStart(2, "0")
+    const at = `${local.getFullYear()}-${two(local.getMonth() + 1)}-${two(local.getDate())} ${two(local.getHours())}:${two(local.getMinutes())}`
+    assert.strictEqual(
+      Approve.question({ ...request, id: "0190-a", rule: "ask: Bash", expiresAt }, now),
+      `    notes: approval 0190-a, rule ask: Bash, expires ${at} (in 59m)\n    notes: allow Bash {"command":"rm -rf build"}? [y/n/reason]`
+    )
+    assert.strictEqual(
+      Approve.question({ ...request, id: "0190-a", rule: "needsApproval" }, now),
+      `    notes: approval 0190-a, rule needsApproval\n    notes: allow Bash {"command":"rm -rf build"}? [y/n/reason]`
+    )
   })
 
   it.effect("--approve all approves and --approve none denies without asking; neither without a terminal fails naming the tool and the flag", () =>
@@ -30,6 +46,6 @@ describe("Approve", () => {
         "Bash (call call-1) needs approval and there is no terminal to ask on; run with --approve all or --approve none"
       )
       assert.deepStrictEqual(yield* Approve.answerer(undefined, ask)(request), Approval.approved)
-      assert.deepStrictEqual(asked, [Approve.question(request)])
+      assert.deepStrictEqual(asked, [Approve.question(request, 0)])
     }))
 })

@@ -62,8 +62,9 @@ describe("condukt run, an agent step whose calls ask", () => {
       const result = yield* onPty(dir, env, `'${condukt}' run notes.hcl`, ["y", "not b, please"])
       assert.strictEqual(result.exitCode, 0)
       // The pty ends lines with \r\n, carries stdout and stderr both, and echoes what was typed.
+      // Each request's record id is a fresh UUIDv7: `<id>`.
       assert.strictEqual(
-        untimed(result.output.replaceAll("\r\n", "\n")),
+        untimed(result.output.replaceAll("\r\n", "\n")).replace(/approval [0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[0-9a-f]{4}-[0-9a-f]{12},/g, "approval <id>,"),
         [
           "notes: 1 steps pending (notes)",
           "  ▸ notes running",
@@ -72,9 +73,11 @@ describe("condukt run, an agent step whose calls ask", () => {
           `    notes: ▸ Read ${FIRST} running`,
           `    notes: ▸ Read ${SECOND} running`,
           `    notes: ? Read ${FIRST} waits for approval: {"path":"a.txt"}`,
+          "    notes: approval <id>, rule ask: Read",
           `    notes: allow Read {"path":"a.txt"}? [y/n/reason]`,
           "y",
           `    notes: ? Read ${SECOND} waits for approval: {"path":"b.txt","limit":10}`,
+          "    notes: approval <id>, rule ask: Read",
           `    notes: allow Read {"path":"b.txt","limit":10}? [y/n/reason]`,
           "not b, please",
           `    notes: ✓ Read ${FIRST} done in <t>`,
