@@ -2,7 +2,7 @@
  * Document — the canonical workflow: what an HCL file compiles to and what the run engine runs.
  *
  * A plain, string-keyed JSON value (Condukt's shape): `name`, `inputs`, `runtime`,
- * `mcp_servers`, `steps` and `output`, with `inputs.`/`steps.` references inside `${…}` strings.
+ * `mcp_servers`, `approval`, `steps` and `output`, with `inputs.`/`steps.` references inside `${…}` strings.
  * This module owns the Schema of that shape; the rules beyond shape (ids, explicit needs, a map's
  * inner step) are the Validator's. It refuses nothing by itself and runs nothing.
  */
@@ -62,6 +62,23 @@ const common = {
   when: Schema.optionalKey(Schema.String)
 }
 
+/**
+ * Approval rules by tool name (docs/approvals.md): globs in three lists, and how long a request
+ * waits (`timeout`: unanswered that long, a denial) and stays open (`expires`: its deadline is
+ * saved with its record). A duration is seconds as a number, or a string with its unit (`"30m"`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const ApprovalRules = Schema.Struct({
+  allow: Schema.optionalKey(Schema.Array(Schema.String)),
+  ask: Schema.optionalKey(Schema.Array(Schema.String)),
+  deny: Schema.optionalKey(Schema.Array(Schema.String)),
+  timeout: Schema.optionalKey(Schema.Union([Schema.Number, Schema.String])),
+  expires: Schema.optionalKey(Schema.Union([Schema.Number, Schema.String]))
+})
+export type ApprovalRules = typeof ApprovalRules.Type
+
 /** @since 0.1.0 @category models */
 export const CmdStep = Schema.Struct({
   kind: Schema.Literal("cmd"),
@@ -81,13 +98,8 @@ export const AgentStep = Schema.Struct({
   tools: Schema.optionalKey(Schema.Array(Schema.String)),
   system: Schema.optionalKey(Schema.String),
   output_schema: Schema.optionalKey(Schema.Record(Schema.String, Json)),
-  /** Rules by tool name for the step's calls (docs/approvals.md); `timeout` in seconds. */
-  approvals: Schema.optionalKey(Schema.Struct({
-    allow: Schema.optionalKey(Schema.Array(Schema.String)),
-    ask: Schema.optionalKey(Schema.Array(Schema.String)),
-    deny: Schema.optionalKey(Schema.Array(Schema.String)),
-    timeout: Schema.optionalKey(Schema.Number)
-  })),
+  /** Rules by tool name for the step's calls (docs/approvals.md), joined with the workflow's `approval`. */
+  approvals: Schema.optionalKey(ApprovalRules),
   ...common
 })
 
@@ -155,6 +167,8 @@ export const Document = Schema.Struct({
   inputs: Schema.optionalKey(Schema.Record(Schema.String, InputSpec)),
   runtime: Schema.optionalKey(Runtime),
   mcp_servers: Schema.optionalKey(Schema.Record(Schema.String, McpServerSpec)),
+  /** Approval rules for every agent step (a step's own `approvals` join them). */
+  approval: Schema.optionalKey(ApprovalRules),
   steps: Schema.Record(Schema.String, Step),
   output: Schema.optionalKey(Json)
 })

@@ -1,8 +1,8 @@
 /**
  * HclCompiler — an `.hcl` file to the canonical document (still unchecked JSON; the Validator
  * checks it). HashiCorp's own parser reads the text (`internal/hcl.ts`); this module maps its
- * blocks onto Condukt's: exactly one `workflow "name"` holding `runtime`, `input`, `mcp_server`,
- * the step blocks and `output`; `input.`/`task.` become `inputs.`/`steps.`; every `task.<id>` a
+ * blocks onto Condukt's: exactly one `workflow "name"` holding `runtime`, `approval`, `input`,
+ * `mcp_server`, the step blocks and `output`; `input.`/`task.` become `inputs.`/`steps.`; every `task.<id>` a
  * step references must be in its `needs`. Refuses: unknown attributes, nested blocks where none
  * belong, duplicates, and HCL expressions outside Condukt's language (conditionals, `for`,
  * function calls, arithmetic, splats, template directives), naming the block path of each.
@@ -30,6 +30,7 @@ const REQUIRED: Readonly<Record<string, ReadonlyArray<string>>> = {
   map: ["over", "as"]
 }
 const RUNTIME_ATTRS = ["model", "sandbox", "cwd"]
+const APPROVAL_ATTRS = ["allow", "ask", "deny", "timeout", "expires"]
 const INPUT_ATTRS = ["type", "description", "default", "enum", "items"]
 const MCP_ATTRS = [
   "transport", "command", "args", "env", "url", "headers", "auth", "prefix", "init_timeout", "request_timeout"
@@ -170,6 +171,10 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
       if (!isBlock(value)) return yield* invalid("BlocksNotAllowed", "workflow.runtime", "runtime is a block: runtime { ... }")
       if (value.length > 1) return yield* invalid("DuplicateRuntime", "workflow.runtime", "a workflow has at most one runtime block")
       document["runtime"] = yield* attributes(value[0]!, "workflow.runtime", RUNTIME_ATTRS, "runtime")
+    } else if (key === "approval") {
+      if (!isBlock(value)) return yield* invalid("BlocksNotAllowed", "workflow.approval", "approval is a block: approval { ask = [...], timeout = ... }")
+      if (value.length > 1) return yield* invalid("DuplicateApproval", "workflow.approval", "a workflow has at most one approval block")
+      document["approval"] = yield* attributes(value[0]!, "workflow.approval", APPROVAL_ATTRS, "approval")
     } else if (key === "input" || key === "mcp_server") {
       const into = key === "input" ? inputs : servers
       const plural = key === "input" ? "inputs" : "mcp_servers"
@@ -193,7 +198,7 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
       return yield* invalid(
         "UnknownAttributes",
         `workflow.${key}`,
-        `unknown ${isBlock(value) || isLabeled(value) ? "block" : "attribute"} ${key}; a workflow holds runtime, input, mcp_server, cmd, agent, http, tool, map and output`
+        `unknown ${isBlock(value) || isLabeled(value) ? "block" : "attribute"} ${key}; a workflow holds runtime, approval, input, mcp_server, cmd, agent, http, tool, map and output`
       )
     }
   }

@@ -223,6 +223,7 @@ export const run: (
     model: options.model ?? runtimeModel,
     maxOutputBytes: collects,
     onEvent: options.onEvent,
+    approval: document.approval,
     approve: options.approve ?? Approval.nobody
   }
 

@@ -19,12 +19,13 @@ import {
   STEP_KINDS,
   TRANSPORTS
 } from "./Document.ts"
+import * as ApprovalRules from "./internal/approvalRules.ts"
 import * as Template from "./Template.ts"
 import { type InvalidReason, WorkflowInvalid } from "./WorkflowError.ts"
 
 type Raw = Readonly<Record<string, unknown>>
 
-const TOP_KEYS = ["name", "inputs", "runtime", "mcp_servers", "steps", "output"]
+const TOP_KEYS = ["name", "inputs", "runtime", "mcp_servers", "approval", "steps", "output"]
 const COMMON = ["kind", "needs", "when"]
 const STEP_KEYS: Readonly<Record<string, ReadonlyArray<string>>> = {
   cmd: ["argv", "cwd", "env", "max_output_bytes"],
@@ -40,7 +41,7 @@ const STEP_REQUIRED: Readonly<Record<string, ReadonlyArray<string>>> = {
   tool: ["id"],
   map: ["over", "as", "do"]
 }
-const APPROVAL_KEYS = ["allow", "ask", "deny", "timeout"]
+const APPROVAL_KEYS = ["allow", "ask", "deny", "timeout", "expires"]
 const INPUT_KEYS = ["type", "description", "default", "enum", "items"]
 const RUNTIME_KEYS = ["model", "sandbox", "cwd"]
 const MCP_KEYS = ["transport", "command", "args", "env", "url", "headers", "auth", "prefix", "init_timeout", "request_timeout"]
@@ -95,17 +96,24 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
     return Effect.void
   }
 
-  /** An agent step's rules: three lists of tool-name globs (each compiled, as the session will) and a timeout in seconds. */
-  const approvals = Effect.fnUntraced(function*(value: unknown, path: string) {
-    const rules = yield* object(value, path, "approvals")
-    yield* keys(rules, path, APPROVAL_KEYS, "approvals")
+  /**
+   * Approval rules (an agent step's `approvals`, the workflow's `approval`): three lists of
+   * tool-name globs (each compiled, as the session will), a timeout and an expiry (durations).
+   */
+  const approvals = Effect.fnUntraced(function*(value: unknown, path: string, what: string) {
+    const rules = yield* object(value, path, what)
+    yield* keys(rules, path, APPROVAL_KEYS, what)
     for (const list of ["allow", "ask", "deny"] as const) {
       if (!(list in rules)) continue
       yield* stringList(rules[list], `${path}.${list}`, true)
       const compiled = Approval.policy({ [list]: rules[list] as ReadonlyArray<string> })
       if (Result.isFailure(compiled)) return yield* invalid("InvalidValue", `${path}.${list}`, compiled.failure.message)
     }
-    if ("timeout" in rules) yield* positive(rules["timeout"], `${path}.timeout`, false, "seconds")
+    for (const key of ["timeout", "expires"] as const) {
+      if (key in rules && ApprovalRules.millis(rules[key]) === undefined) {
+        return yield* invalid("InvalidValue", `${path}.${key}`, `${JSON.stringify(rules[key])} is not allowed; use ${ApprovalRules.DURATION_FORMS}`)
+      }
+    }
   })
 
   const step = (value: unknown, path: string): Effect.Effect<void, WorkflowInvalid> =>
@@ -139,7 +147,7 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
           if ("tools" in s) yield* stringList(s["tools"], `${path}.tools`, true)
           if ("system" in s) yield* ofType(typeof s["system"] === "string", `${path}.system`, "a string")
           if ("output_schema" in s) yield* ofType(isObject(s["output_schema"]), `${path}.output_schema`, "a JSON Schema object")
-          if ("approvals" in s) yield* approvals(s["approvals"], `${path}.approvals`)
+          if ("approvals" in s) yield* approvals(s["approvals"], `${path}.approvals`, "approvals")
           break
         case "http":
           yield* oneOf(s["method"], `${path}.method`, HTTP_METHODS)
@@ -224,6 +232,7 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
       }
     }
   }
+  if ("approval" in doc) yield* approvals(doc["approval"], "workflow.approval", "approval")
   if (!("steps" in doc)) return yield* invalid("MissingKey", "workflow.steps", "a workflow needs steps")
   const steps = yield* object(doc["steps"], "workflow.steps", "steps")
   if (Object.keys(steps).length === 0) return yield* invalid("EmptySteps", "workflow.steps", "a workflow needs at least one step")

@@ -38,6 +38,7 @@ export const InvalidReasons = [
   "DuplicateInput",
   "DuplicateMcpServer",
   "DuplicateRuntime",
+  "DuplicateApproval",
   "DuplicateAttribute",
   "UnsupportedExpression",
   "MissingNeeds",

@@ -6,7 +6,8 @@
  * mechanism, else a submit tool), and the decoded answer is the step's output. The result is
  * `{ ok: true, output }`; any failure fails the run (`AgentFailed`).
  * When the run has a listener, the step reports each model turn (with the tokens so far) and each
- * tool call as it starts and ends. A call its `approvals` rules (or the tool) make wait is
+ * tool call as it starts and ends. A call its approval rules (the workflow's `approval` block
+ * joined with the step's `approvals`: internal/approvalRules.ts), or the tool, make wait is
  * reported and answered by the run's answerer, which the step's session is given (`answerer`),
  * one call at a time; an answerer that cannot answer fails the session's run, and the step with
  * its description.
@@ -16,6 +17,7 @@ import { Condukt } from "@condukt/node"
 import { Clock, Deferred, Effect, Exit, JsonSchema, Layer, SchemaRepresentation, Semaphore } from "effect"
 import type * as Expression from "../Expression.ts"
 import type * as Document from "../Document.ts"
+import * as ApprovalRules from "../internal/approvalRules.ts"
 import * as WorkflowEvent from "../WorkflowEvent.ts"
 import { failed, type Fields, type StepContext } from "./StepContext.ts"
 
@@ -117,7 +119,7 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
     catch: (cause) => failed("AgentFailed", id, `output_schema cannot be used: ${cause instanceof Error ? cause.message : String(cause)}`)
   })
   const system = typeof fields["system"] === "string" && fields["system"] !== "" ? fields["system"] : undefined
-  const rules = fields["approvals"] as (typeof Document.AgentStep.Type)["approvals"]
+  const rules = ApprovalRules.forStep(context.approval, fields["approvals"] as Document.ApprovalRules | undefined)
   const asked = asking(id, context.approve, context.onEvent)
   const exit = yield* Effect.exit(
     Condukt.run(typeof input === "string" ? input : JSON.stringify(input), {
@@ -127,7 +129,7 @@ export const run = Effect.fnUntraced(function*(id: string, fields: Fields, conte
       output,
       tools: ids.map((name) => context.tools.get(name)!),
       sandbox: Layer.succeed(Sandbox.Sandbox, context.sandbox),
-      approvals: rules === undefined ? undefined : { ...rules, timeout: rules.timeout === undefined ? undefined : rules.timeout * 1000 },
+      approvals: rules,
       // The session is named after the step: a request's `agent` is the step's id.
       answerer: asked.answerer,
       onEvent: asked.onEvent

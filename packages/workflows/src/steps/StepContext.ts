@@ -5,6 +5,7 @@
  */
 import type { Approval, Executor, Sandbox, Tool } from "@condukt/core"
 import type { Effect } from "effect"
+import type * as Document from "../Document.ts"
 import type * as Expression from "../Expression.ts"
 import type * as WorkflowEvent from "../WorkflowEvent.ts"
 import { WorkflowFailed, type FailedReason } from "../WorkflowError.ts"
@@ -21,6 +22,8 @@ export interface StepContext {
   readonly maxOutputBytes: number | undefined
   /** The caller's listener; undefined when nobody listens (an agent step then observes nothing). */
   readonly onEvent: ((event: WorkflowEvent.WorkflowEvent) => Effect.Effect<void>) | undefined
+  /** The workflow's `approval` block: rules for every agent step, joined with the step's own. */
+  readonly approval: Document.ApprovalRules | undefined
   /** Answers an agent step's tool calls that wait for approval (`Approval.nobody` when the caller gave none). */
   readonly approve: Approval.Answerer
 }
