@@ -1,7 +1,7 @@
 /**
  * `condukt approvals list|show|approve|deny`, as a person runs them: the real CLI as a child
- * process on a SQLite store (and a disk store's directory) whose records were saved as a session
- * saves them, in its snapshot's batch through the store's `save`. Times are set from the test's
+ * process on a SQLite store (and a disk store's directory, a Postgres database) whose records were
+ * saved as a session saves them, in its snapshot's batch through the store's `save`. Times are set from the test's
  * clock hours away from now, so the ages printed (`3h ago`, `in 9h`) hold however long a run takes.
  */
 import * as ApprovalRecord from "@condukt/core/ApprovalRecord"
@@ -9,13 +9,16 @@ import * as SessionStore from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 import * as DiskSessionStore from "@condukt/node/sessionStore/Disk"
 import * as SqliteSessionStore from "@condukt/node/sessionStore/Sqlite"
+import * as SqlSessionStore from "@condukt/node/sessionStore/Sql"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { execIn, root } from "../../../test/support/exec.ts"
+import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
 
 const condukt = path.join(root, "node_modules/.bin/condukt")
 const env = { PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`, HOME: os.tmpdir() }
@@ -294,4 +297,26 @@ describe("condukt approvals", () => {
       const again = yield* cli(dir, "approvals", "approve", "--store", store, idOf(1), "--by", "bob")
       assert.deepStrictEqual([again.exitCode, again.stderr.startsWith(`approval ${idOf(1)} was answered already: approved by "alice" at `)], [1, true])
     }).pipe(Effect.scoped))
+
+  it.live("a postgres:// URL: the SQL store on Postgres, listed and answered alike, a hostile identity bound as data", () =>
+    Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres.start
+      const database = yield* postgres.createDatabase
+      const url = `postgresql://postgres@localhost/${database}?host=${encodeURIComponent(postgres.socketDir)}`
+      const dir = yield* tempDir
+      const now = yield* Clock.currentTimeMillis
+      yield* seed(SqlSessionStore.layer({ location: url }).pipe(Layer.provide(PgClient.layer({ url: Redacted.make(url) }))), four(now))
+      assert.deepStrictEqual(yield* cli(dir, "approvals", "list", "--store", url), { stdout: `${LINE_1}\n${LINE_2}\n`, stderr: "", exitCode: 0 })
+      const denied = yield* cli(dir, "approvals", "deny", "--store", url, "--json", idOf(1), "--by", HOSTILE)
+      assert.deepStrictEqual([denied.exitCode, JSON.parse(denied.stdout).by], [0, HOSTILE], denied.stderr)
+      const listed = yield* cli(dir, "approvals", "list", "--store", url, "--status", "all", "--json")
+      assert.deepStrictEqual(JSON.parse(listed.stdout).records.map((r: ApprovalRecord.ApprovalRecord) => [r.callId, r.outcome ?? "open"]), [
+        ["call_1", "denied"],
+        ["call_2", "open"],
+        ["call_3", "open"],
+        ["call_4", "approved"]
+      ])
+      const again = yield* cli(dir, "approvals", "approve", "--store", url, idOf(1), "--by", "bob")
+      assert.deepStrictEqual([again.exitCode, again.stderr.startsWith(`approval ${idOf(1)} was answered already: denied by ${JSON.stringify(HOSTILE)} at `)], [1, true])
+    }).pipe(Effect.scoped), { timeout: 120_000 })
 })
