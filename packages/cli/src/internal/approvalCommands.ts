@@ -17,7 +17,7 @@ import type { SessionStoreError } from "@condukt/core/SessionStoreError"
 import { Clock, DateTime, Effect, Option } from "effect"
 import * as ApprovalStore from "./approvalStore.ts"
 import * as ApprovalText from "./approvalText.ts"
-import { fail, plain, reportUnexpected } from "./print.ts"
+import { type Exit, fail, plain, reportUnexpected } from "./print.ts"
 
 /** What every `approvals` command takes. */
 export interface Common {
@@ -78,7 +78,7 @@ const timeFlag = (flag: string, value: Option.Option<string>, now: number) => {
 /** Runs `body` on the log of `args.store`, each unexpected failure reported per `--verbose`. */
 const withLog = <A>(
   args: Common,
-  body: (log: ApprovalLog.Service<SessionStoreError>, now: number) => Effect.Effect<A, unknown>
+  body: (log: ApprovalLog.Service<SessionStoreError>, now: number) => Effect.Effect<A, Exit>
 ) =>
   reportUnexpected(plain, args.verbose)(Effect.scoped(Effect.gen(function*() {
     const log = yield* ApprovalStore.open(args.store)
