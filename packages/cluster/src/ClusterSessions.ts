@@ -65,9 +65,12 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
     stop: (id) => delivered(id)(clientFor(id).Stop()),
     // The answers a session waits for (issue 25, clustercore): persisted, each with an id of its own.
     pending: (id) => delivered(id)(clientFor(id).Pending()),
-    approve: (id, callId) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Approve({ answerId, callId }))),
-    deny: (id, callId, reason) =>
-      Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Deny(reason === undefined ? { answerId, callId } : { answerId, callId, reason }))),
+    approve: (id, callId, by) =>
+      Effect.flatMap(uuid7.make, (answerId) =>
+        delivered(id)(clientFor(id).Approve({ answerId, callId, ...(by?.by === undefined ? {} : { by: by.by }), ...(by?.reason === undefined ? {} : { reason: by.reason }) }))),
+    deny: (id, callId, reason, by) =>
+      Effect.flatMap(uuid7.make, (answerId) =>
+        delivered(id)(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...(by?.by === undefined ? {} : { by: by.by }) }))),
     respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Respond({ answerId, requestId, answer })))
   })
 })

@@ -12,10 +12,11 @@
  * when the session was given one (it answers in-process, through the same path); the answer, or
  * no answer within the rules' `timeout`, becomes what the model reads. An answerer that cannot
  * answer (`Unanswered`) fails the run. This module decides and words; the session waits
- * (runtime/approvals.ts, runtime/admission.ts). It refuses a pattern GlobPattern refuses, where
+ * (runtime/waitingRoom.ts, runtime/admission.ts). It refuses a pattern GlobPattern refuses, where
  * the rules are made.
  */
 import { Duration, Effect, Result, Schema } from "effect"
+import * as ApprovalRecord from "./ApprovalRecord.ts"
 import * as GlobPattern from "./GlobPattern.ts"
 import type * as Tool from "./Tool.ts"
 
@@ -38,6 +39,11 @@ export interface Rules {
   readonly deny?: ReadonlyArray<string> | undefined
   /** How long a request waits for an answer before it counts as a denial (default: forever, no timer). */
   readonly timeout?: Duration.Input | undefined
+  /**
+   * How long a request stays open: unanswered by then it is `expired`, a denial the model reads.
+   * Its deadline is saved with its record, so it holds across restarts (default: none; ADR 0088).
+   */
+  readonly expires?: Duration.Input | undefined
 }
 
 /**
@@ -58,10 +64,13 @@ export type NeedsApproval<A, R> = Tool.NeedsApproval<A, R>
 export interface Policy {
   /** The first `deny` pattern matching `tool`, if one does. */
   readonly denies: (tool: string) => string | undefined
-  readonly asks: (tool: string) => boolean
+  /** The first `ask` pattern matching `tool`, if one does. */
+  readonly asks: (tool: string) => string | undefined
   readonly allows: (tool: string) => boolean
   /** In milliseconds; `undefined`: no timer. */
   readonly timeoutMs: number | undefined
+  /** In milliseconds; `undefined`: a request stays open until answered. */
+  readonly expiresMs: number | undefined
 }
 
 /**
@@ -73,7 +82,7 @@ export interface Policy {
  */
 export type Verdict =
   | { readonly _tag: "Deny"; readonly pattern: string }
-  | { readonly _tag: "Ask" }
+  | { readonly _tag: "Ask"; readonly pattern: string }
   | { readonly _tag: "Allow" }
   | { readonly _tag: "Tool" }
 
@@ -86,8 +95,8 @@ export type Verdict =
 export type Answer =
   | { readonly _tag: "Approved" }
   | { readonly _tag: "Denied"; readonly reason: string | undefined }
-  /** Nobody answered within the rules' timeout: a denial. */
-  | { readonly _tag: "Expired"; readonly timeoutMs: number }
+  /** Nobody answered within the rules' timeout, or before the request's deadline (`at`, epoch ms): a denial. */
+  | { readonly _tag: "Expired"; readonly timeoutMs: number; readonly at?: number | undefined }
 
 /**
  * A call waiting for an answer, as `session.pending` lists it.
@@ -113,12 +122,19 @@ export interface Pending {
 export class NotPending extends Schema.TaggedError<NotPending>()("ApprovalNotPending", {
   sessionId: Schema.String,
   callId: Schema.String,
-  stopped: Schema.optional(Schema.Boolean)
+  stopped: Schema.optional(Schema.Boolean),
+  /** The record of the answer another process (or the CLI) gave first, which the call took. */
+  answered: Schema.optional(ApprovalRecord.ApprovalRecord)
 }) {
   override get message() {
-    return this.stopped === true
-      ? `Session ${this.sessionId} is stopped: call ${this.callId} waits for no answer in it; with a store, start the session again with its id: pending lists the calls it left waiting, answered there`
-      : `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
+    if (this.stopped === true) {
+      return `Session ${this.sessionId} is stopped: call ${this.callId} waits for no answer in it; with a store, start the session again with its id: pending lists the calls it left waiting, answered there`
+    }
+    const first = this.answered
+    if (first !== undefined) {
+      return `Session ${this.sessionId}: call ${this.callId} was answered already: ${first.outcome ?? "answered"}${first.by === undefined ? "" : ` by ${JSON.stringify(first.by)}`}`
+    }
+    return `Session ${this.sessionId}: no call ${this.callId} is waiting for approval (unknown, or already answered)`
   }
 }
 
@@ -131,6 +147,10 @@ export class NotPending extends Schema.TaggedError<NotPending>()("ApprovalNotPen
  */
 export interface Request extends Pending {
   readonly agent: string
+  /** The request's approval record's id, what asked (`ask: <pattern>`, `needsApproval`…), and its deadline. */
+  readonly id?: string | undefined
+  readonly rule?: string | undefined
+  readonly expiresAt?: number | undefined
 }
 
 /**
@@ -207,6 +227,15 @@ export const deniedByTimeout = (timeoutMs: number): string =>
   `Denied: nobody approved this call within ${timeoutMs}ms`
 
 /**
+ * What the model reads for a call whose request expired unanswered (its deadline, epoch ms).
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const deniedByExpiry = (at: number): string =>
+  `Denied: the request for approval expired unanswered at ${new Date(at).toISOString()}; the call was not run`
+
+/**
  * What the model reads for an answer: `undefined` for an approval (the call runs).
  *
  * @since 0.1.0
@@ -219,7 +248,7 @@ export const render = (answer: Answer): string | undefined => {
     case "Denied":
       return deniedByUser(answer.reason)
     case "Expired":
-      return deniedByTimeout(answer.timeoutMs)
+      return answer.at === undefined ? deniedByTimeout(answer.timeoutMs) : deniedByExpiry(answer.at)
   }
 }
 
@@ -228,6 +257,7 @@ export const render = (answer: Answer): string | undefined => {
 // ---------------------------------------------------------------------------------------------
 
 const never = () => false
+const none = () => undefined
 
 /** One list's patterns as one test; the first matching pattern's text. */
 const compileList = (patterns: ReadonlyArray<string>): Result.Result<(tool: string) => string | undefined, InvalidRule> => {
@@ -259,14 +289,16 @@ export const policy = (agent: Rules | undefined, start?: Rules | undefined): Res
   const ask = join("ask")
   const allow = join("allow")
   const timeout = start?.timeout ?? agent?.timeout
-  if (deny.length === 0 && ask.length === 0 && allow.length === 0 && timeout === undefined) return Result.succeed(undefined)
+  const expires = start?.expires ?? agent?.expires
+  if (deny.length === 0 && ask.length === 0 && allow.length === 0 && timeout === undefined && expires === undefined) return Result.succeed(undefined)
   return Result.flatMap(compileList(deny), (denies) =>
     Result.flatMap(compileList(ask), (asks) =>
       Result.map(compileList(allow), (allows): Policy => ({
         denies,
-        asks: ask.length === 0 ? never : (tool) => asks(tool) !== undefined,
+        asks: ask.length === 0 ? none : asks,
         allows: allow.length === 0 ? never : (tool) => allows(tool) !== undefined,
-        timeoutMs: timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(timeout))
+        timeoutMs: timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(timeout)),
+        expiresMs: expires === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(expires))
       }))))
 }
 
@@ -280,7 +312,8 @@ export const verdict = (policy: Policy | undefined, tool: string): Verdict => {
   if (policy === undefined) return toolDecides
   const pattern = policy.denies(tool)
   if (pattern !== undefined) return { _tag: "Deny", pattern }
-  if (policy.asks(tool)) return ask
+  const asking = policy.asks(tool)
+  if (asking !== undefined) return { _tag: "Ask", pattern: asking }
   if (policy.allows(tool)) return allow
   return toolDecides
 }
@@ -298,20 +331,21 @@ export const check = <R>(
   tool: Tool.Tool<R>,
   args: unknown,
   context: Tool.Context,
-  ask: Effect.Effect<Answer>
+  ask: (rule: string) => Effect.Effect<Answer>
 ): Effect.Effect<string | undefined, never, R> => {
   const said = verdict(policy, tool.name)
   if (said._tag === "Deny") return Effect.succeed(deniedByRule(tool.name, said.pattern))
   if (said._tag === "Allow") return Effect.undefined
-  const asked = Effect.map(ask, render)
-  if (said._tag === "Ask") return asked
+  if (said._tag === "Ask") return Effect.map(ask(`ask: ${said.pattern}`), render)
   const needs = tool.needsApproval
   if (needs === false) return Effect.undefined
+  const asked = Effect.suspend(() => Effect.map(ask(NEEDS_APPROVAL), render))
   if (needs === true) return asked
   return Effect.flatMap(needs(args, context), (yes) => (yes ? asked : Effect.undefined))
 }
 
-const ask: Verdict = { _tag: "Ask" }
+/** The rule of a request its tool's own `needsApproval` made. */
+export const NEEDS_APPROVAL = "needsApproval"
 const allow: Verdict = { _tag: "Allow" }
 const toolDecides: Verdict = { _tag: "Tool" }
 

@@ -18,6 +18,7 @@
 import { Context, Effect, Exit, type Layer, Option, type Redacted, Result, Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import * as Approval from "./Approval.ts"
+import type * as ApprovalRecord from "./ApprovalRecord.ts"
 import * as Compactor from "./Compactor.ts"
 import * as Elicitation from "./Elicitation.ts"
 import { Actor } from "./runtime/Actor.ts"
@@ -149,10 +150,13 @@ export interface Session {
   readonly idle: Effect.Effect<void>
   /** The calls waiting for a person's answer, in the order they asked (docs/approvals.md). */
   readonly pending: Effect.Effect<ReadonlyArray<Approval.Pending>>
-  /** Lets a waiting call run; a call not waiting (unknown, or answered) fails with `ApprovalNotPending`. */
-  readonly approve: (callId: string) => Effect.Effect<void, Approval.NotPending>
+  /**
+   * Lets a waiting call run; a call not waiting (unknown, or answered) fails with `ApprovalNotPending`.
+   * `by`: who answered and why, kept in the request's record (docs/approvals.md).
+   */
+  readonly approve: (callId: string, by?: ApprovalRecord.By) => Effect.Effect<void, Approval.NotPending>
   /** Refuses a waiting call: the model reads `Denied by the user: <reason>` as its result, and the run goes on. */
-  readonly deny: (callId: string, reason?: string) => Effect.Effect<void, Approval.NotPending>
+  readonly deny: (callId: string, reason?: string, by?: ApprovalRecord.By) => Effect.Effect<void, Approval.NotPending>
   /** Lets every waiting call run. */
   readonly approveAll: Effect.Effect<void>
   /**
@@ -312,14 +316,14 @@ const make = <R, RIn>(
           resumed,
           compactor,
           instructions: options.projectInstructions !== false,
-          approvals: Owned.approvalsOf(id, agent, policy?.success, resumed)
+          approvals: Owned.approvalsOf(id, agent, lineage?.path ?? [agent.name], policy?.success, resumed)
         })
         const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on
         // its first answer, which the answerer (in a fiber of the session's scope) may give.
         if (conversation.approvals !== undefined) {
           const answering = options.answerer === undefined ? undefined : { answerer: options.answerer, agent: agent.name, scope }
-          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor, answering)
+          conversation.approvals.useHooks(resumed.persistence === undefined ? undefined : conversation, actor, scope, answering)
         }
         // A session with MCP servers answers what they ask (approvals of sampling, questions).
         const requests = agent.mcpServers.length === 0
@@ -334,7 +338,9 @@ const make = <R, RIn>(
         const ending = Scope.addFinalizer(scope, endOf(actor))
         // Calls were running when the process holding the session died: the run goes on now (ADR 0065).
         const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
-        if (requests === undefined) return interrupted ? Effect.as(Effect.andThen(ending, actor.resumeBatch), done) : Effect.as(ending, done)
+        // Calls restored waiting take what the store's log says of them now (answered elsewhere, expired).
+        const woken = conversation.approvals === undefined ? Effect.void : conversation.approvals.wake
+        if (requests === undefined) return Effect.as(Effect.andThen(ending, interrupted ? actor.resumeBatch : woken), done)
         return Effect.gen(function*() {
           yield* ending
           const sources = yield* ToolSet.start(agent.mcpServers, {
@@ -372,7 +378,7 @@ const make = <R, RIn>(
           }, lineage?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
-          if (interrupted) yield* actor.resumeBatch
+          yield* interrupted ? actor.resumeBatch : woken
           return done
         })
       }))))

@@ -229,8 +229,8 @@ export const makeById = <R>(registry: Service, agents: Agents<R>): Effect.Effect
       abort: (id) => Effect.flatMap(find(id), (session) => session.abort),
       stop: (id) => registry.stop(id),
       pending: (id) => Effect.flatMap(find(id), (session) => session.pending),
-      approve: (id, callId) => Effect.flatMap(find(id), (session) => Effect.mapError(session.approve(callId), unanswered(id))),
-      deny: (id, callId, reason) => Effect.flatMap(find(id), (session) => Effect.mapError(session.deny(callId, reason), unanswered(id))),
+      approve: (id, callId, by) => Effect.flatMap(find(id), (session) => Effect.mapError(session.approve(callId, by), unanswered(id))),
+      deny: (id, callId, reason, by) => Effect.flatMap(find(id), (session) => Effect.mapError(session.deny(callId, reason, by), unanswered(id))),
       respond: (id, requestId, answer) => Effect.flatMap(find(id), (session) => Effect.mapError(session.respond(requestId, answer), unanswered(id)))
     })
   })

@@ -10,6 +10,7 @@
 import { Context, Effect, Schema, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import type * as Approval from "./Approval.ts"
+import type * as ApprovalRecord from "./ApprovalRecord.ts"
 import type * as Elicitation from "./Elicitation.ts"
 import * as Message from "./Message.ts"
 import type * as SessionEvent from "./SessionEvent.ts"
@@ -76,9 +77,9 @@ export interface ByIdService {
   /** The session's calls waiting for a person's answer, in the order they asked (`ApprovalRequested`). */
   readonly pending: (id: string) => Effect.Effect<ReadonlyArray<Pending>, SessionsError>
   /** Lets a waiting call run; a call not waiting fails `ApprovalNotPending`. */
-  readonly approve: (id: string, callId: string) => Effect.Effect<void, SessionsError>
+  readonly approve: (id: string, callId: string, by?: ApprovalRecord.By) => Effect.Effect<void, SessionsError>
   /** Refuses a waiting call: the model reads `Denied by the user: <reason>`; a call not waiting fails `ApprovalNotPending`. */
-  readonly deny: (id: string, callId: string, reason?: string) => Effect.Effect<void, SessionsError>
+  readonly deny: (id: string, callId: string, reason?: string, by?: ApprovalRecord.By) => Effect.Effect<void, SessionsError>
   /**
    * Answers an MCP server's question (`ElicitationRequested`, its `id`): a question not waiting
    * fails `ElicitationNotPending`; accepted values its form does not take, `ElicitationInvalidAnswer`.
@@ -125,7 +126,9 @@ export const unanswered = (sessionId: string) => (error: Approval.NotPending | E
   new SessionsError({
     sessionId,
     reason: error._tag === "ApprovalNotPending"
-      ? new ApprovalNotPending(error.stopped === true ? { callId: error.callId, stopped: true } : { callId: error.callId })
+      ? new ApprovalNotPending(
+        error.stopped === true ? { callId: error.callId, stopped: true } : error.answered === undefined ? { callId: error.callId } : { callId: error.callId, answered: error.answered }
+      )
       : error._tag === "ElicitationNotPending"
       ? new ElicitationNotPending(error.stopped === true ? { id: error.id, stopped: true } : { id: error.id })
       : new ElicitationInvalidAnswer({ id: error.id, description: error.description })
@@ -160,8 +163,8 @@ export const checkingIds = (service: ByIdService): ByIdService => {
     abort: (id) => valid(id, () => service.abort(id)),
     stop: (id) => valid(id, () => service.stop(id)),
     pending: (id) => valid(id, () => service.pending(id)),
-    approve: (id, callId) => valid(id, () => service.approve(id, callId)),
-    deny: (id, callId, reason) => valid(id, () => service.deny(id, callId, reason)),
+    approve: (id, callId, by) => valid(id, () => service.approve(id, callId, by)),
+    deny: (id, callId, reason, by) => valid(id, () => service.deny(id, callId, reason, by)),
     respond: (id, requestId, answer) => valid(id, () => service.respond(id, requestId, answer))
   })
 }

@@ -3,6 +3,7 @@
  * failed. Every reason is a Schema class, so the error crosses processes (a cluster's runners)
  * as data; `Sessions` re-exports them all (but `InvalidSessionId`, the one rule's error, which is `SessionId`'s).
  */
+import * as ApprovalRecord from "./ApprovalRecord.ts"
 import { Schema } from "effect"
 import { InvalidSessionId, show } from "./SessionId.ts"
 
@@ -92,12 +93,18 @@ export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable"
  */
 export class ApprovalNotPending extends Schema.TaggedError<ApprovalNotPending>()("ApprovalNotPending", {
   callId: Schema.String,
-  stopped: Schema.optional(Schema.Boolean)
+  stopped: Schema.optional(Schema.Boolean),
+  /** The answer given first elsewhere (another process, the CLI), which the call took. */
+  answered: Schema.optional(ApprovalRecord.ApprovalRecord)
 }) {
   override get message() {
-    return this.stopped === true
-      ? `the session is stopped: call ${this.callId} waits for no answer in it; start it again: pending lists the calls its store kept waiting, answered there`
-      : `no call ${this.callId} is waiting for approval (unknown, or already answered): pending lists the calls that are`
+    if (this.stopped === true) {
+      return `the session is stopped: call ${this.callId} waits for no answer in it; start it again: pending lists the calls its store kept waiting, answered there`
+    }
+    const first = this.answered
+    return first === undefined
+      ? `no call ${this.callId} is waiting for approval (unknown, or already answered): pending lists the calls that are`
+      : `call ${this.callId} was answered already: ${first.outcome ?? "answered"}${first.by === undefined ? "" : ` by ${JSON.stringify(first.by)}`}`
   }
 }
 

@@ -19,7 +19,7 @@ describe("Approval", () => {
     assert.deepStrictEqual(verdicts, [
       ["Bash", { _tag: "Deny", pattern: "Bash" }],
       ["github.delete_repo", { _tag: "Deny", pattern: "*.delete_*" }],
-      ["github.create_issue", { _tag: "Ask" }],
+      ["github.create_issue", { _tag: "Ask", pattern: "github.create_*" }],
       ["github.list_issues", { _tag: "Allow" }],
       ["Read", { _tag: "Allow" }],
       ["Write", { _tag: "Tool" }],
@@ -34,6 +34,9 @@ describe("Approval", () => {
     assert.strictEqual(policyOf({ timeout: "1 minute" })?.timeoutMs, 60_000)
     assert.strictEqual(policyOf({ timeout: "1 minute" }, { timeout: "2 seconds" })?.timeoutMs, 2_000)
     assert.isUndefined(policyOf({ ask: ["x"] })?.timeoutMs)
+    // A deadline alone is a policy too: every request it makes expires.
+    assert.strictEqual(policyOf({ expires: "1 hour" })?.expiresMs, 3_600_000)
+    assert.strictEqual(policyOf({ expires: "1 hour" }, { expires: "5 minutes" })?.expiresMs, 300_000)
   })
 
   it("refuses a pattern the glob dialect refuses", () => {

@@ -39,7 +39,10 @@ describe("Session answerer", () => {
       const session = yield* Session.start(agent, { answerer: (request) => Effect.as(Effect.sync(() => asked.push(request)), Approval.approved) })
       const result = yield* session.run("clean up")
       assert.strictEqual(result.text, "done")
-      assert.deepStrictEqual(asked, [request])
+      // The request is its record's too: its own id (a UUIDv7) and what asked.
+      const [heard] = asked
+      assert.match(heard!.id ?? "", /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+      assert.deepStrictEqual(asked, [{ ...request, id: heard!.id, rule: "needsApproval" }])
       assert.deepStrictEqual(yield* Ref.get(ran), ["rm /"])
       assert.deepStrictEqual(yield* resultsRead, [{ callId: "c_1", content: "rm ran", isError: false }])
       assert.deepStrictEqual(yield* session.pending, [])

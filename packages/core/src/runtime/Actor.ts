@@ -27,7 +27,7 @@ import type { Usage } from "../Usage.ts"
 import * as GenAi from "./genAi.ts"
 import * as Tracing from "../Tracing.ts"
 import * as uuid7 from "../Uuid7.ts"
-import type { Approvals } from "./approvals.ts"
+import type { WaitingRoom } from "./waitingRoom.ts"
 import * as Compaction from "./compaction.ts"
 import { type Conversation, PARKED, type Parked } from "./Conversation.ts"
 import * as EventHub from "./eventHub.ts"
@@ -108,7 +108,7 @@ export abstract class Actor<R> extends Ending implements Publisher {
   }
 
   /** The calls waiting for a person's answer, when the session can have any. */
-  get approvals(): Approvals | undefined {
+  get approvals(): WaitingRoom | undefined {
     return this.#conversation.approvals
   }
 

@@ -21,7 +21,7 @@ import type * as Snapshot from "../Snapshot.ts"
 import type * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import * as Usage from "../Usage.ts"
-import type { Approvals } from "./approvals.ts"
+import type { WaitingRoom } from "./waitingRoom.ts"
 import * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
 import * as ToolSet from "./toolSet.ts"
@@ -91,7 +91,7 @@ export class Conversation<R> {
   /** Whether the project's instructions are still to be read (by the first run, through the sandbox). */
   instructions: boolean
   /** The calls waiting for a person's answer, when the session has rules or a flagged tool. */
-  readonly approvals: Approvals | undefined
+  readonly approvals: WaitingRoom | undefined
   /** The batch the store held at start, until the first run resolves it into the loop (journal.ts). */
   restored: Snapshot.Batch | undefined
   /** The running run's settings as its batch's saves record them (with a store). */
@@ -118,7 +118,7 @@ export class Conversation<R> {
     readonly resumed: Persistence.Resumed
     readonly compactor: Compactor.Service | undefined
     readonly instructions: boolean
-    readonly approvals: Approvals | undefined
+    readonly approvals: WaitingRoom | undefined
   }) {
     this.id = init.id
     this.agent = init.agent
@@ -211,9 +211,9 @@ export class Conversation<R> {
       this.loop = Loop.abort(this.loop, ABORTED_RESULT)
       // A parked or restored batch ends with its run: nothing is left waiting.
       this.restored = undefined
-      this.approvals?.drop()
+      const ended = this.approvals?.drop() ?? Effect.void
       // A batch saved waiting for approval ended with its run: the store must not offer it again.
-      return this.persistence?.batched === true ? this.commit() : Effect.void
+      return this.persistence?.batched === true ? Effect.andThen(this.commit(), ended) : ended
     })
   }
 

@@ -9,12 +9,14 @@
 import type { Deferred, Effect, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
 import type * as Approval from "../Approval.ts"
+import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import type { RunError, SessionError, StartError } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as EventHub from "./eventHub.ts"
 import type { Message } from "../Message.ts"
 import type * as Model from "../Model.ts"
 import type * as Output from "../Output.ts"
+import type * as Snapshot from "../Snapshot.ts"
 
 /** One queued or running run. */
 export interface Run {
@@ -50,7 +52,7 @@ export interface Spent {
 /** What a sub-agent's waiting room offers its caller's session: the calls waiting, and their answers. */
 export interface Waiting {
   readonly pending: ReadonlyArray<Approval.Pending>
-  readonly answer: (callId: string, answer: Approval.Answer) => Effect.Effect<void, Approval.NotPending>
+  readonly answer: (callId: string, answer: Approval.Answer, by?: ApprovalRecord.By) => Effect.Effect<void, Approval.NotPending>
 }
 
 /** A sub-agent's session, as its caller's host drives it: its actor. */
@@ -79,6 +81,23 @@ export interface Publisher {
   readonly forward: (run: Run, event: SessionEvent.SessionEvent, wait: boolean) => Effect.Effect<void>
   /** Starts a session of `agent` in `scope`, with the current context: a sub-agent's (`Session.startIn`). */
   readonly startSession: <R>(agent: Agent<R>, scope: Scope.Scope) => Effect.Effect<Child, StartError, R>
+}
+
+/** Where a session with a store saves its batch: the history, the message of its calls last, with the batch as `batchOf` gives it when the save runs. */
+export interface Saver {
+  readonly saveBatch: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
+}
+
+/** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
+export interface Resumer {
+  readonly resumeBatch: Effect.Effect<void>
+  /** The session has stopped, or its scope is closing: nothing waits in it any more. */
+  readonly stopped: boolean
+  /**
+   * The session's redaction: a waiting call's arguments are shown (`pending`, ApprovalRequested)
+   * redacted, as a restored one's were saved; the call runs with them as written.
+   */
+  readonly redact: (text: string) => string
 }
 
 /** @since 0.1.0 @category models */

@@ -10,11 +10,38 @@
  * comes. Every result is heard by the waiting room, which keeps it for a save and a parked batch.
  * A session without rules and without a flagged tool has no admission at all.
  */
-import { Effect, Fiber } from "effect"
+import { type Deferred, Effect, Fiber } from "effect"
 import * as Approval from "../Approval.ts"
 import type * as Executor from "../Executor.ts"
 import type * as Tool from "../Tool.ts"
-import type { Gate } from "./approvals.ts"
+import type { SessionError } from "../SessionError.ts"
+import type * as Snapshot from "../Snapshot.ts"
+
+/** A batch parked: what its continuation needs. */
+export interface Parking {
+  /** The waiting calls and the finished calls' results, as a store saves them. */
+  readonly batch: Snapshot.Batch
+  /** The finished calls' results, whole (their tool's name, their data), in the order they finished. */
+  readonly finished: ReadonlyArray<Executor.Result>
+  /** What the finished calls set in the assigns, in the order they finished. */
+  readonly patches: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
+
+/** One batch's side of the waiting room: the rules, how a call asks, each result, and what completes when the batch parks. */
+export interface Gate {
+  readonly policy: Approval.Policy | undefined
+  /** Asks a person about one call (`rule`: what asked) and waits for the answer. */
+  readonly request: (call: Executor.Call, rule: string) => Effect.Effect<Approval.Answer>
+  /**
+   * Hears each call's result as it finishes, with what it sets in the assigns, while the batch's
+   * requests are asked (a store keeps them; a batch that parks keeps them for its continuation).
+   */
+  readonly settled: (result: Executor.Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
+  /** Completed when every call is finished or waiting; made only when a batch can park (no timeout). */
+  readonly parked: Deferred.Deferred<Parking> | undefined
+  /** Failed when the session's answerer could not answer a call of the batch; made only when it has an answerer. */
+  readonly refused: Deferred.Deferred<never, SessionError> | undefined
+}
 
 /** The wrapper for one batch through `gate`; `undefined` when no call can ask (no rules, no flagged tool). */
 export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> | undefined => {
@@ -22,7 +49,7 @@ export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> 
   /** The answers of a batch's calls, asked when it started; a call of a batch not in it runs. */
   let answers: Map<Executor.Call, Effect.Effect<string | undefined, never, R>> | undefined
   const check = (found: Executor.Found<R>, args: unknown, context: Tool.Context) =>
-    Approval.check(gate.policy, found.tool, args, context, gate.request(found.call))
+    Approval.check(gate.policy, found.tool, args, context, (rule) => gate.request(found.call, rule))
   return {
     batch: (found, context) =>
       Effect.map(

@@ -18,17 +18,16 @@ import type * as Loop from "../Loop.ts"
 import * as Redactor from "../Redactor.ts"
 import type { SessionError } from "../SessionError.ts"
 import * as Admission from "./admission.ts"
-import type { Parking } from "./approvals.ts"
 import * as CallSpans from "./callSpans.ts"
 import type { Conversation, ToolContext } from "./Conversation.ts"
 import * as Journal from "./journal.ts"
 import type { Publisher, Run } from "./Run.ts"
 
 /** The calls' results in the model's order, or the batch parked waiting for approval. */
-export type Outcome = ReadonlyArray<Executor.Result> | Parking
+export type Outcome = ReadonlyArray<Executor.Result> | Admission.Parking
 
 /** Whether `outcome` is the batch parked. */
-export const isParked = (outcome: Outcome): outcome is Parking => !Array.isArray(outcome)
+export const isParked = (outcome: Outcome): outcome is Admission.Parking => !Array.isArray(outcome)
 
 /** `f` of each item in order; one item (a turn's usual one call) without a loop around it. */
 export const inOrder = <A>(items: ReadonlyArray<A>, f: (item: A, i: number) => Effect.Effect<void>): Effect.Effect<void> =>
@@ -82,7 +81,7 @@ const ran = <R>(
   calls: ReadonlyArray<Executor.Call>,
   options: { readonly known?: ReadonlyArray<Loop.ToolOutput> | undefined; readonly parks?: boolean | undefined },
   context: ToolContext
-): Effect.Effect<Executor.Outcome | Parking, SessionError, R> => {
+): Effect.Effect<Executor.Outcome | Admission.Parking, SessionError, R> => {
   const known = options.known?.map(({ callId, content, isError }) => ({ callId, content, isError })) ?? []
   const approvals = conversation.approvals
   // With a store, each call's start is committed before it runs (journal.ts).
@@ -107,7 +106,7 @@ const ran = <R>(
 }
 
 /** The batch's outcome kept: the assigns its calls set, its results published in order (unless its caller publishes them). */
-const settled = <R>(conversation: Conversation<R>, events: Publisher, run: Run, outcome: Executor.Outcome | Parking, continued: boolean): Effect.Effect<Outcome> => {
+const settled = <R>(conversation: Conversation<R>, events: Publisher, run: Run, outcome: Executor.Outcome | Admission.Parking, continued: boolean): Effect.Effect<Outcome> => {
   if ("finished" in outcome) {
     conversation.assign(outcome.patches)
     return Effect.succeed(outcome)

@@ -6,6 +6,7 @@
  */
 import { Deferred, Effect, Stream } from "effect"
 import * as Approval from "../Approval.ts"
+import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import * as Elicitation from "../Elicitation.ts"
 import type { SessionError } from "../SessionError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
@@ -100,15 +101,15 @@ export class Handle<R> {
       return requests === undefined ? calls : [...calls, ...requests.pending]
     })
   }
-  get approve(): (callId: string) => Effect.Effect<void, Approval.NotPending> {
+  get approve(): (callId: string, by?: ApprovalRecord.By) => Effect.Effect<void, Approval.NotPending> {
     const actor = this.#actor
     const requests = this.requests
-    return (callId) => answer(actor, requests, callId, Approval.approved)
+    return (callId, by) => answer(actor, requests, callId, Approval.approved, by)
   }
-  get deny(): (callId: string, reason?: string) => Effect.Effect<void, Approval.NotPending> {
+  get deny(): (callId: string, reason?: string, by?: ApprovalRecord.By) => Effect.Effect<void, Approval.NotPending> {
     const actor = this.#actor
     const requests = this.requests
-    return (callId, reason) => answer(actor, requests, callId, Approval.denied(reason))
+    return (callId, reason, by) => answer(actor, requests, callId, Approval.denied(reason), reason === undefined ? by : { ...by, reason })
   }
   get approveAll() {
     const actor = this.#actor
@@ -146,10 +147,12 @@ const answer = <R>(
   actor: Actor<R>,
   requests: ServerRequests | undefined,
   callId: string,
-  given: Approval.Answer
+  given: Approval.Answer,
+  by?: ApprovalRecord.By
 ): Effect.Effect<void, Approval.NotPending> =>
   Effect.suspend(() => {
-    const call = actor.approvals?.answer(callId, given) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
-    const own = requests === undefined ? call : Effect.catch(call, () => requests.answer(callId, given))
-    return Effect.catch(own, (refused) => (refused.stopped === true ? Effect.fail(refused) : SubAgents.answerWaiting(actor.current, callId, given) ?? Effect.fail(refused)))
+    const call = actor.approvals?.answer(callId, given, by) ?? Effect.fail(new Approval.NotPending({ sessionId: actor.id, callId }))
+    const own = requests === undefined ? call : Effect.catch(call, (refused) => refused.answered !== undefined ? Effect.fail(refused) : requests.answer(callId, given))
+    return Effect.catch(own, (refused) =>
+      refused.stopped === true || refused.answered !== undefined ? Effect.fail(refused) : SubAgents.answerWaiting(actor.current, callId, given, by) ?? Effect.fail(refused))
   })

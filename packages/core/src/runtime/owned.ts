@@ -8,7 +8,7 @@ import type { Agent } from "../Agent.ts"
 import type * as Approval from "../Approval.ts"
 import * as Sandbox from "../Sandbox.ts"
 import { SandboxInitFailed } from "../SessionError.ts"
-import { Approvals } from "./approvals.ts"
+import { WaitingRoom } from "./waitingRoom.ts"
 import type * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
 
@@ -46,11 +46,18 @@ export const audited = <R>(agent: Agent<R>, secrets: Readonly<Record<string, unk
  * The session's waiting calls, made only when some call may ask (it has rules, or a tool declares
  * `needsApproval`) or its snapshot left some waiting, which it lists again.
  */
-export const approvalsOf = <R>(id: string, agent: Agent<R>, policy: Approval.Policy | undefined, resumed: Persistence.Resumed): Approvals | undefined => {
+export const approvalsOf = <R>(
+  id: string,
+  agent: Agent<R>,
+  path: ReadonlyArray<string>,
+  policy: Approval.Policy | undefined,
+  resumed: Persistence.Resumed
+): WaitingRoom | undefined => {
   const waiting = resumed.batch?.waiting ?? []
   if (policy === undefined && waiting.length === 0 && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
-  const approvals = new Approvals(id, policy)
-  if (waiting.length > 0) approvals.restore(waiting)
+  // Its records go to the store's approval log, when the session saves to a store that keeps one.
+  const approvals = new WaitingRoom({ sessionId: id, agent: path.join("/"), log: resumed.persistence?.store.approvals, expiresMs: policy?.expiresMs }, policy)
+  if (waiting.length > 0) approvals.restore(waiting, resumed.batch?.approvals)
   return approvals
 }
 

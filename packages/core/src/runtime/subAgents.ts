@@ -17,6 +17,7 @@
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, type Redacted, Scope, Semaphore } from "effect"
 import * as Agent from "../Agent.ts"
 import type * as Approval from "../Approval.ts"
+import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import * as Model from "../Model.ts"
 import * as Redactor from "../Redactor.ts"
 import * as Sandbox from "../Sandbox.ts"
@@ -275,15 +276,16 @@ export const observe = (
 export const answerWaiting = (
   run: Run | undefined,
   callId: string,
-  answer: Approval.Answer
+  answer: Approval.Answer,
+  by?: ApprovalRecord.By
 ): Effect.Effect<void, Approval.NotPending> | undefined => {
   const children = run?.subAgents?.children
   if (children === undefined) return undefined
   for (const child of children) {
-    if (child.approvals?.pending.some((pending) => pending.callId === callId) === true) return child.approvals.answer(callId, answer)
+    if (child.approvals?.pending.some((pending) => pending.callId === callId) === true) return child.approvals.answer(callId, answer, by)
   }
   for (const child of children) {
-    const deeper = answerWaiting(child.current, callId, answer)
+    const deeper = answerWaiting(child.current, callId, answer, by)
     if (deeper !== undefined) return deeper
   }
   return undefined

@@ -1,5 +1,5 @@
 /**
- * approvals — the calls of a session waiting for a person's answer.
+ * waitingRoom — the calls of a session waiting for a person's answer.
  *
  * A request is published as `ApprovalRequested` into its run and waits on a `Deferred`: a fiber
  * and nothing else, plus a timer only when the rules set a timeout. `answer` settles one waiting
@@ -24,92 +24,41 @@
  * the call, and an answer taken then would vanish. Its saves still record the waiting calls
  * (`waiting`), so a store keeps them for the session's next start (docs/decisions/0080).
  *
- * A session given an `Approval.Answerer` has it answer each call this process publishes, in a
- * fiber of the session's scope (closing the session interrupts it; so does the call's wait ending
- * otherwise), through `answer` as `approve` and `deny` do: parking and saving are unchanged, and
- * an answer to a call no longer waiting is ignored. An answerer that fails (`Unanswered`) fails
+ * A session given an `Approval.Answerer` has it answer each call this process publishes, and a
+ * request with a deadline expires at it (deciders.ts). An answerer that fails (`Unanswered`) fails
  * the batch with `SessionError` (`ApprovalUnanswered`): a running batch at once (`Gate.refused`),
  * a parked one as soon as the session continues it (docs/decisions/0086).
+ *
+ * Each request is a record (approvalRecords.ts, docs/decisions/0088): saved open with the batch,
+ * its answer recorded in the store's approval log before the call takes it, so an answer given
+ * elsewhere first (another process, the CLI) is the one it takes, and a session started later
+ * takes what the log says of the calls it restores (`wake`).
  */
-import { Deferred, Effect, Exit, type Fiber, Option, type Scope } from "effect"
+import { Deferred, Effect, Exit, Option, type Scope } from "effect"
 import * as Approval from "../Approval.ts"
+import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import type * as Executor from "../Executor.ts"
 import * as Redactor from "../Redactor.ts"
 import { SessionError } from "../SessionError.ts"
 import type * as Snapshot from "../Snapshot.ts"
-import type { Publisher, Run } from "./Run.ts"
-
-interface Waiting {
-  readonly pending: Approval.Pending
-  readonly answer: Deferred.Deferred<Approval.Answer>
-  /** Restored from the store or parked: no run waits on it yet. */
-  readonly restored: boolean
-  /** Published already in this process (a parked call): its run does not ask again. */
-  readonly asked?: boolean
-  /** The answerer's fiber deciding this call, when the session has an answerer. */
-  answering?: Fiber.Fiber<void> | undefined
-}
-
-/** Who answers the session's calls in-process (Session's `answerer`), as whose agent, and the scope its fibers live in. */
-export interface Answering {
-  readonly answerer: Approval.Answerer
-  readonly agent: string
-  readonly scope: Scope.Scope
-}
-
-/** A batch parked: what its continuation needs. */
-export interface Parking {
-  /** The waiting calls and the finished calls' results, as a store saves them. */
-  readonly batch: Snapshot.Batch
-  /** The finished calls' results, whole (their tool's name, their data), in the order they finished. */
-  readonly finished: ReadonlyArray<Executor.Result>
-  /** What the finished calls set in the assigns, in the order they finished. */
-  readonly patches: ReadonlyArray<Readonly<Record<string, unknown>>>
-}
-
-/** One batch's side of the waiting room: the rules, how a call asks, each result, and what completes when the batch parks. */
-export interface Gate {
-  readonly policy: Approval.Policy | undefined
-  /** Asks a person about one call and waits for the answer. */
-  readonly request: (call: Executor.Call) => Effect.Effect<Approval.Answer>
-  /**
-   * Hears each call's result as it finishes, with what it sets in the assigns, while the batch's
-   * requests are asked (a store keeps them; a batch that parks keeps them for its continuation).
-   */
-  readonly settled: (result: Executor.Result, patch?: Readonly<Record<string, unknown>>) => Effect.Effect<void>
-  /** Completed when every call is finished or waiting; made only when a batch can park (no timeout). */
-  readonly parked: Deferred.Deferred<Parking> | undefined
-  /** Failed when the session's answerer could not answer a call of the batch; made only when it has an answerer. */
-  readonly refused: Deferred.Deferred<never, SessionError> | undefined
-}
-
-/** Where a session with a store saves its batch: the history, the message of its calls last, with the batch as `batchOf` gives it when the save runs. */
-export interface Saver {
-  readonly saveBatch: (batchOf: () => Snapshot.Batch) => Effect.Effect<void>
-}
-
-/** What continues a batch restored or parked, once a call of it is answered: the session's actor. */
-export interface Resumer {
-  readonly resumeBatch: Effect.Effect<void>
-  /** The session has stopped, or its scope is closing: nothing waits in it any more. */
-  readonly stopped: boolean
-  /**
-   * The session's redaction: a waiting call's arguments are shown (`pending`, ApprovalRequested)
-   * redacted, as a restored one's were saved; the call runs with them as written.
-   */
-  readonly redact: (text: string) => string
-}
+import * as Records from "./approvalRecords.ts"
+import * as Deciders from "./deciders.ts"
+import * as Waitlist from "./waitlist.ts"
+import type { Gate, Parking } from "./admission.ts"
+import type { Publisher, Resumer, Run, Saver } from "./Run.ts"
 
 /** A session's waiting calls, by call id, in the order they asked. */
-export class Approvals {
+export class WaitingRoom {
   readonly policy: Approval.Policy | undefined
-  readonly #sessionId: string
+  readonly #recorder: Records.Recorder
+  /** The session's scope, where a request's expiry timer lives (set with the hooks). */
+  #scope: Scope.Scope | undefined = undefined
   /** Made by the first request. */
-  #waiting: Array<Waiting> | undefined = undefined
+  #waiting: Array<Waitlist.Waiting> | undefined = undefined
   /** With a store. The two are the conversation and the actor themselves: an idle session pays no closure for them. */
   #saver: Saver | undefined = undefined
   #resumer: Resumer | undefined = undefined
-  #answering: Answering | undefined = undefined
+  #answering: Deciders.Answering | undefined = undefined
   /** Failed by an answerer that could not answer: the running batch, or the parked one when it goes on, fails with it. */
   #refused: Deferred.Deferred<never, SessionError> | undefined = undefined
   /** The results of the running batch's finished calls: what a save writes and a parked batch keeps. */
@@ -123,8 +72,8 @@ export class Approvals {
   /** The running batch's calls started and not finished, as its journal has them (with a store). */
   #started: (() => ReadonlyArray<string>) | undefined = undefined
 
-  constructor(sessionId: string, policy: Approval.Policy | undefined) {
-    this.#sessionId = sessionId
+  constructor(recorder: Records.Recorder, policy: Approval.Policy | undefined) {
+    this.#recorder = recorder
     this.policy = policy
   }
 
@@ -138,27 +87,50 @@ export class Approvals {
    * records them: a session stopping keeps them in its store.
    */
   get waiting(): ReadonlyArray<Approval.Pending> {
-    const all = this.#waiting
-    if (all === undefined) return []
-    // `map` and `filter` size their arrays to what they hold; a pushed one reserves room for 17.
-    return all.every((waiting) => !Deferred.isDoneUnsafe(waiting.answer))
-      ? all.map((waiting) => waiting.pending)
-      : all.filter((waiting) => !Deferred.isDoneUnsafe(waiting.answer)).map((waiting) => waiting.pending)
+    return Waitlist.pending(this.#waiting)
   }
 
   /**
    * A session saves its batch through `saver` (with a store), continues it through `resumer`, and
    * has its calls answered by `answering` (with an answerer).
    */
-  useHooks(saver: Saver | undefined, resumer: Resumer, answering?: Answering): void {
+  useHooks(saver: Saver | undefined, resumer: Resumer, scope: Scope.Scope, answering?: Deciders.Answering): void {
     this.#saver = saver
     this.#resumer = resumer
+    this.#scope = scope
     this.#answering = answering
   }
 
-  /** The calls a resumed session's snapshot left waiting: listed, answered, continued on the first answer. */
-  restore(waiting: ReadonlyArray<Approval.Pending>): void {
-    for (const pending of waiting) this.put({ pending, answer: Deferred.makeUnsafe(), restored: true })
+  /** The calls a resumed session's snapshot left waiting, with their records: listed, answered, continued on the first answer. */
+  restore(waiting: ReadonlyArray<Approval.Pending>, records: ReadonlyArray<ApprovalRecord.ApprovalRecord> = []): void {
+    for (const pending of waiting) {
+      const record = records.find((r) => r.callId === pending.callId && r.outcome === undefined)
+      this.put({ pending, answer: Deferred.makeUnsafe(), restored: true, record })
+    }
+  }
+
+  /**
+   * The restored calls checked against the store's log once the session has started: one answered
+   * elsewhere meanwhile (the CLI, another process) takes that answer, one past its deadline
+   * expires, the others expire at theirs.
+   */
+  get wake(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      const restored = this.#waiting?.filter((waiting) => waiting.record !== undefined) ?? []
+      return Effect.forEach(restored, (waiting) =>
+        Effect.flatMap(Records.settled(this.#recorder.log, waiting.record!), (answer) =>
+          answer === undefined ? this.expireLater(waiting) : Effect.ignore(this.answer(waiting.pending.callId, answer, undefined, true))), { discard: true })
+    })
+  }
+
+  /** Expires `waiting`'s request at its record's deadline (deciders.ts). */
+  private expireLater(waiting: Waitlist.Waiting): Effect.Effect<void> {
+    const at = waiting.record?.expiresAt
+    const scope = this.#scope
+    if (at === undefined || scope === undefined || waiting.expiring !== undefined) return Effect.void
+    return Effect.map(Deciders.expiry(waiting.pending.callId, at, this.#recorder.expiresMs ?? 0, scope, this), (fiber) => {
+      waiting.expiring = fiber
+    })
   }
 
   /** Whether a call restored or parked was answered since (or refused by the answerer): the batch is to be continued. */
@@ -170,14 +142,22 @@ export class Approvals {
   }
 
   /** The run holding the batch ended (an abort, or a failure): nothing waits any more, and no answerer decides. */
-  drop(): void {
-    this.#waiting?.forEach((waiting) => waiting.answering?.interruptUnsafe())
+  drop(): Effect.Effect<void> {
+    const open = this.#waiting?.filter((waiting) => waiting.record !== undefined && !Deferred.isDoneUnsafe(waiting.answer)) ?? []
+    this.#waiting?.forEach((waiting) => {
+      waiting.answering?.interruptUnsafe()
+      waiting.expiring?.interruptUnsafe()
+    })
     this.#waiting = undefined
     this.#refused = undefined
     this.#started = undefined
     this.#results = []
     this.#finished = undefined
     this.#patches = undefined
+    // Their records end with the run, in the store's log: nothing will answer them.
+    const log = this.#recorder.log
+    if (log === undefined || open.length === 0) return Effect.void
+    return Effect.forEach(open, (waiting) => Records.end(log, waiting.record!), { discard: true })
   }
 
   /**
@@ -204,7 +184,7 @@ export class Approvals {
     if (this.#answering !== undefined && (this.#refused === undefined || !Deferred.isDoneUnsafe(this.#refused))) this.#refused = Deferred.makeUnsafe()
     return {
       policy: this.policy,
-      request: (call) => this.request(events, run, call),
+      request: (call, rule) => this.request(events, run, call, rule),
       settled: (result, patch) => this.settled(result, patch),
       parked: this.#parked,
       refused: this.#refused
@@ -224,7 +204,7 @@ export class Approvals {
     const batch = this.batch()
     const all = this.#waiting
     all.forEach((waiting, i) => {
-      if (!waiting.restored) all[i] = { pending: waiting.pending, answer: Deferred.makeUnsafe(), restored: true, asked: true, answering: waiting.answering }
+      if (!waiting.restored) all[i] = { ...waiting, answer: Deferred.makeUnsafe(), restored: true, asked: true }
     })
     Deferred.doneUnsafe(parked, Exit.succeed({ batch, finished: this.#finished ?? [], patches: this.#patches ?? [] }))
   }
@@ -238,7 +218,9 @@ export class Approvals {
   /** The batch as it stands, copied: what a save writes. */
   private batch(): Snapshot.Batch {
     const results = [...this.#results]
-    return this.#started === undefined ? { waiting: this.waiting, results } : { waiting: this.waiting, results, started: this.#started() }
+    const batch: Snapshot.Batch = this.#started === undefined ? { waiting: this.waiting, results } : { waiting: this.waiting, results, started: this.#started() }
+    const approvals = Waitlist.openRecords(this.#waiting)
+    return approvals.length === 0 ? batch : { ...batch, approvals }
   }
 
   private settled(result: Executor.Result, patch: Readonly<Record<string, unknown>> | undefined): Effect.Effect<void> {
@@ -252,7 +234,7 @@ export class Approvals {
     })
   }
 
-  private request(events: Publisher, run: Run, call: Executor.Call): Effect.Effect<Approval.Answer> {
+  private request(events: Publisher, run: Run, call: Executor.Call, rule: string): Effect.Effect<Approval.Answer> {
     return Effect.suspend(() => {
       const restored = this.find(call.id)
       // A restored call already answered (the answer that resumed the batch) waits no more.
@@ -260,28 +242,48 @@ export class Approvals {
         this.remove(call.id)
         return Deferred.await(restored.answer)
       }
-      const waiting: Waiting = restored ?? {
-        pending: { callId: call.id, tool: call.name, input: Redactor.redactValue(this.#resumer?.redact ?? Redactor.none.redact, call.input) },
-        answer: Deferred.makeUnsafe<Approval.Answer>(),
-        restored: false
-      }
-      const entry: Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false, answering: waiting.answering }
+      const input = restored?.pending.input ?? Redactor.redactValue(this.#resumer?.redact ?? Redactor.none.redact, call.input)
+      // A restored call keeps its record; a call a snapshot of an older Condukt left waiting gets one now.
+      const recorded = restored?.record === undefined ? Records.make(this.#recorder, run.id, { id: call.id, name: call.name }, input, rule) : Effect.succeed(restored.record)
+      return Effect.flatMap(recorded, (record) => this.ask(events, run, call, restored, input, record))
+    })
+  }
+
+  /** `call`'s request, its record made: saved, published, answered (by a person, the answerer, its deadline), awaited. */
+  private ask(
+    events: Publisher,
+    run: Run,
+    call: Executor.Call,
+    restored: Waitlist.Waiting | undefined,
+    input: unknown,
+    record: ApprovalRecord.ApprovalRecord
+  ): Effect.Effect<Approval.Answer> {
+    return Effect.suspend(() => {
+      const waiting: Waitlist.Waiting = restored ?? { pending: { callId: call.id, tool: call.name, input }, answer: Deferred.makeUnsafe<Approval.Answer>(), restored: false }
+      const entry: Waitlist.Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false, answering: waiting.answering, record, expiring: waiting.expiring }
       this.put(entry)
       const timeoutMs = this.policy?.timeoutMs
       const answered = Deferred.await(waiting.answer)
+      const log = this.#recorder.log
       const wait = timeoutMs === undefined
         ? answered
-        : Effect.map(Effect.timeoutOption(answered, timeoutMs), Option.getOrElse((): Approval.Answer => ({ _tag: "Expired", timeoutMs })))
+        : Effect.flatMap(Effect.timeoutOption(answered, timeoutMs), (got) => {
+          if (Option.isSome(got)) return Effect.succeed(got.value)
+          const expired: Approval.Answer = { _tag: "Expired", timeoutMs }
+          // Its timeout ended it here: the log records so (an answer recorded elsewhere first wins).
+          return log === undefined ? Effect.succeed(expired) : Effect.map(Records.take(log, record, expired, undefined), (taken) => taken.answer)
+        })
       // Saved before it is published: whoever sees the request finds it in the store. A parked
       // call was published before it parked: it waits again without asking twice.
       const published = restored?.asked === true
         ? Effect.void
-        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input: waiting.pending.input }, true)
+        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input }, true)
       // A parked call's answerer, asked when it was published, is still deciding.
       const answering = this.#answering === undefined || restored?.asked === true ? Effect.void : this.answerWith(this.#answering, entry)
       return this.save().pipe(
         Effect.andThen(published),
         Effect.andThen(answering),
+        Effect.andThen(this.expireLater(entry)),
         Effect.andThen(Effect.sync(() => {
           this.#asking++
           this.parkIfWaiting()
@@ -292,42 +294,29 @@ export class Approvals {
     })
   }
 
-  // The waiting calls are few (one message's): an array, searched, costs less than a map.
-  private find(callId: string): Waiting | undefined {
-    return this.#waiting?.find((waiting) => waiting.pending.callId === callId)
+  private find(callId: string): Waitlist.Waiting | undefined {
+    return Waitlist.find(this.#waiting, callId)
   }
 
-  /** Adds `entry`, or puts it in the place of its call's. */
-  private put(entry: Waiting): void {
-    const all = this.#waiting
-    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === entry.pending.callId)
-    // Copied, not pushed onto: a batch asks for a few calls, and a grown array keeps room for 17.
-    if (at === -1) this.#waiting = all === undefined ? [entry] : all.concat(entry)
-    else all![at] = entry
+  private put(entry: Waitlist.Waiting): void {
+    this.#waiting = Waitlist.put(this.#waiting, entry)
   }
 
   private remove(callId: string): void {
-    const all = this.#waiting
-    const at = all === undefined ? -1 : all.findIndex((waiting) => waiting.pending.callId === callId)
-    if (at !== -1) all!.splice(at, 1)
+    Waitlist.remove(this.#waiting, callId)
   }
 
   /** A wait that ended otherwise (its timeout, the run's abort) forgets its call, and its answerer stops deciding. */
-  private forget(callId: string, waiting: Waiting): void {
+  private forget(callId: string, waiting: Waitlist.Waiting): void {
     if (this.find(callId) !== waiting) return
     this.remove(callId)
     waiting.answering?.interruptUnsafe()
+    waiting.expiring?.interruptUnsafe()
   }
 
-  /** Has the answerer decide `entry`'s call in a fiber of the session's scope, which outlives the batch's run if it parks. */
-  private answerWith(answering: Answering, entry: Waiting): Effect.Effect<void> {
-    const { callId, tool, input } = entry.pending
-    const decided = Effect.matchEffect(answering.answerer({ agent: answering.agent, callId, tool, input }), {
-      onFailure: (unanswered) => this.refuse(callId, unanswered),
-      // Answered meanwhile (its timeout, an abort, `approve`): nothing waits for this answer.
-      onSuccess: (answer) => Effect.ignore(this.answer(callId, answer))
-    })
-    return Effect.map(Effect.forkIn(decided, answering.scope), (fiber) => {
+  /** Has the answerer decide `entry`'s call (deciders.ts). */
+  private answerWith(answering: Deciders.Answering, entry: Waitlist.Waiting): Effect.Effect<void> {
+    return Effect.map(Deciders.answerer(answering, entry.pending, entry.record, this), (fiber) => {
       entry.answering = fiber
     })
   }
@@ -336,36 +325,63 @@ export class Approvals {
    * The answerer could not answer a call still waiting: its batch fails with why. A running batch
    * fails at once; a parked one is continued, and fails before any call runs.
    */
-  private refuse(callId: string, unanswered: Approval.Unanswered): Effect.Effect<void> {
+  refuse(callId: string, unanswered: Approval.Unanswered): Effect.Effect<void> {
     return Effect.suspend(() => {
       const refused = this.#refused
       const waiting = this.find(callId)
       if (this.#resumer?.stopped === true || refused === undefined || waiting === undefined || Deferred.isDoneUnsafe(refused)) return Effect.void
-      Deferred.doneUnsafe(refused, Exit.fail(new SessionError({ sessionId: this.#sessionId, reason: unanswered })))
+      Deferred.doneUnsafe(refused, Exit.fail(new SessionError({ sessionId: this.#recorder.sessionId, reason: unanswered })))
       return waiting.restored ? this.#resumer?.resumeBatch ?? Effect.void : Effect.void
     })
   }
 
   /**
-   * Answers one waiting call; it then runs (or reads the denial) at once. The answer is taken in
-   * the step that checks the session has not stopped (no yield between them).
+   * Answers one waiting call; it then runs (or reads the denial) at once. With a store's log, the
+   * answer is recorded there first (`by`: who gave it, and why): the log takes one answer per
+   * record, so an answer another process recorded first is the one the call gets, and this one is
+   * refused (`NotPending` with that record). `recorded`: the answer came from the log. The answer is
+   * taken in the step that checks the call still waits and the session has not stopped.
    */
-  answer(callId: string, answer: Approval.Answer): Effect.Effect<void, Approval.NotPending> {
+  answer(callId: string, answer: Approval.Answer, by?: ApprovalRecord.By, recorded = false): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
-      if (this.#resumer?.stopped === true) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId, stopped: true }))
-      const waiting = this.find(callId)
-      if (waiting === undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
-      // A restored call stays listed until the batch's run takes the answer.
-      if (waiting.restored) {
-        if (Deferred.isDoneUnsafe(waiting.answer)) return Effect.fail(new Approval.NotPending({ sessionId: this.#sessionId, callId }))
-        Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
-        return this.#resumer?.resumeBatch ?? Effect.void
-      }
-      this.remove(callId)
-      this.#asking--
-      Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
-      return Effect.void
+      const refused = this.refusal(callId)
+      if (refused !== undefined) return Effect.fail(refused)
+      const waiting = this.find(callId)!
+      const log = this.#recorder.log
+      if (recorded || log === undefined || waiting.record === undefined) return this.settle(waiting, answer)
+      return Effect.flatMap(Records.take(log, waiting.record, answer, by), (taken) =>
+        Effect.suspend(() => {
+          // Ended meanwhile (its timeout, an abort, the session stopping): the log has the answer for the session's next start.
+          if (this.refusal(callId) !== undefined || this.find(callId) !== waiting) return Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId }))
+          const settled = this.settle(waiting, taken.answer)
+          return taken.first === undefined
+            ? settled
+            : Effect.andThen(settled, Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, answered: taken.first })))
+        }))
     })
+  }
+
+  /** Why `callId` takes no answer now, if it does not: the session stopped, or no such call waits. */
+  private refusal(callId: string): Approval.NotPending | undefined {
+    if (this.#resumer?.stopped === true) return new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, stopped: true })
+    const waiting = this.find(callId)
+    // A restored call stays listed until the batch's run takes the answer.
+    if (waiting === undefined || (waiting.restored && Deferred.isDoneUnsafe(waiting.answer))) return new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId })
+    return undefined
+  }
+
+  /** `waiting` takes `answer`: a restored or parked call has its batch go on; a running one's wait ends. */
+  private settle(waiting: Waitlist.Waiting, answer: Approval.Answer): Effect.Effect<void> {
+    // Its timer stops, unless it is the timer answering (a fiber interrupting itself would stop here).
+    if (answer._tag !== "Expired" || answer.at === undefined) waiting.expiring?.interruptUnsafe()
+    if (waiting.restored) {
+      Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
+      return this.#resumer?.resumeBatch ?? Effect.void
+    }
+    this.remove(waiting.pending.callId)
+    this.#asking--
+    Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
+    return Effect.void
   }
 
   /** Gives every waiting call `answer`. */

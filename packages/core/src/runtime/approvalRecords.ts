@@ -1,0 +1,140 @@
+/**
+ * approvalRecords — the records of a session's requests for approval (ApprovalRecord, ADR 0088).
+ *
+ * A call that asks gets a record (its own UUIDv7 id, the session, the run, the agent path, the
+ * call, its redacted and bounded input, the rule that asked, when, and its deadline when the rules
+ * set `expires`), which travels in the batch's saves (the open ones: `Snapshot.Batch.approvals`),
+ * so a store's approval log has it in the same commit as the wait. An answer goes to the log
+ * first (`take`): the log takes one answer per record, from any process, so an answer recorded
+ * elsewhere first (the CLI's, another process's) is the one the call gets, and a second one is
+ * refused. The end of a request no one answered (its deadline, a timeout, its run's end) is
+ * recorded the same way, best effort: a log that fails is logged, and the call goes on.
+ */
+import { Clock, Effect, Option } from "effect"
+import type * as Approval from "../Approval.ts"
+import type * as ApprovalLog from "../ApprovalLog.ts"
+import * as ApprovalRecord from "../ApprovalRecord.ts"
+import type { SessionStoreError } from "../SessionStoreError.ts"
+import * as Uuid7 from "../Uuid7.ts"
+
+/** Where a session's records go, and what they say of it. */
+export interface Recorder {
+  readonly sessionId: string
+  /** The asking agent's path, joined with `/`. */
+  readonly agent: string
+  /** The store's approval log, when the session has a store that keeps one. */
+  readonly log: ApprovalLog.Service<SessionStoreError> | undefined
+  /** From the rules: how long a request stays open. */
+  readonly expiresMs: number | undefined
+}
+
+/** A new open record for `call`, whose `input` is already redacted. */
+export const make = (
+  recorder: Recorder,
+  runId: string | undefined,
+  call: { readonly id: string; readonly name: string },
+  input: unknown,
+  rule: string
+): Effect.Effect<ApprovalRecord.ApprovalRecord> =>
+  Effect.flatMap(Uuid7.make, (id) =>
+    Effect.map(Clock.currentTimeMillis, (now): ApprovalRecord.ApprovalRecord => ({
+      id,
+      sessionId: recorder.sessionId,
+      ...(runId === undefined || runId === "" ? {} : { runId }),
+      agent: recorder.agent,
+      callId: call.id,
+      tool: call.name,
+      input: ApprovalRecord.boundedInput(input),
+      rule,
+      requestedAt: now,
+      ...(recorder.expiresMs === undefined ? {} : { expiresAt: now + recorder.expiresMs })
+    })))
+
+/** How an answer is recorded: its outcome, and who gave it when no person did. */
+export const outcomeOf = (answer: Approval.Answer): { readonly outcome: ApprovalRecord.Outcome; readonly by?: string } => {
+  switch (answer._tag) {
+    case "Approved":
+      return { outcome: "approved" }
+    case "Denied":
+      return { outcome: "denied" }
+    case "Expired":
+      return { outcome: "expired", by: answer.at === undefined ? "timeout" : "expiry" }
+  }
+}
+
+/** The answer a call gets for a record answered in the log; `undefined` for one still open. */
+export const answerOf = (record: ApprovalRecord.ApprovalRecord): Approval.Answer | undefined => {
+  switch (record.outcome) {
+    case undefined:
+      return undefined
+    case "approved":
+      return { _tag: "Approved" }
+    case "denied":
+      return { _tag: "Denied", reason: record.reason }
+    case "expired":
+      return { _tag: "Expired", timeoutMs: 0, at: record.expiresAt ?? record.answeredAt ?? record.requestedAt }
+    case "aborted":
+      return { _tag: "Denied", reason: "the request was ended without an answer" }
+  }
+}
+
+/**
+ * Records `answer` to `record` in `log`: the answer the call gets — `answer` itself, or the one
+ * the log already had (another process answered first: `first`). A log that fails is logged and
+ * `answer` stands: the store is behind, as after any failed save.
+ */
+export const take = (
+  log: ApprovalLog.Service<SessionStoreError>,
+  record: ApprovalRecord.ApprovalRecord,
+  answer: Approval.Answer,
+  by: ApprovalRecord.By | undefined
+): Effect.Effect<{ readonly answer: Approval.Answer; readonly first?: ApprovalRecord.ApprovalRecord | undefined }> => {
+  const { outcome, by: who } = outcomeOf(answer)
+  const given: ApprovalRecord.By = {
+    by: by?.by ?? who,
+    reason: by?.reason ?? (answer._tag === "Denied" ? answer.reason : undefined)
+  }
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    log.answer(record.id, outcome, now, given).pipe(
+      Effect.as({ answer }),
+      Effect.catchTag("ApprovalRefused", (refused) => {
+        const recorded = refused.record === undefined ? undefined : answerOf(refused.record)
+        // Unknown to the log (a save that failed, a store emptied): this answer stands.
+        return Effect.succeed(recorded === undefined ? { answer } : { answer: recorded, first: refused.record })
+      }),
+      Effect.catchTag("SessionStoreError", (error) =>
+        Effect.as(Effect.logWarning(`Session ${record.sessionId}: approval ${record.id} not recorded: ${error.message}`), { answer }))
+    ))
+}
+
+/** Records that `record`'s run ended before anyone answered it (an abort): best effort, as `take`. */
+export const end = (log: ApprovalLog.Service<SessionStoreError>, record: ApprovalRecord.ApprovalRecord): Effect.Effect<void> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    log.answer(record.id, "aborted", now, { by: "abort" }).pipe(
+      Effect.asVoid,
+      Effect.catchTag("ApprovalRefused", () => Effect.void),
+      Effect.catchTag("SessionStoreError", (error) => Effect.logWarning(`Session ${record.sessionId}: approval ${record.id} not recorded: ${error.message}`))
+    ))
+
+/**
+ * What the log says now of a record a session restored open: answered elsewhere meanwhile, or
+ * past its deadline (then recorded expired). `undefined`: still open.
+ */
+export const settled = (
+  log: ApprovalLog.Service<SessionStoreError> | undefined,
+  record: ApprovalRecord.ApprovalRecord
+): Effect.Effect<Approval.Answer | undefined> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const expired = record.expiresAt !== undefined && record.expiresAt <= now
+    const expiry: Approval.Answer = { _tag: "Expired", timeoutMs: 0, at: record.expiresAt }
+    if (log === undefined) return Effect.succeed(expired ? expiry : undefined)
+    return log.get(record.id).pipe(
+      Effect.flatMap((found) => {
+        const answered = Option.isSome(found) ? answerOf(found.value) : undefined
+        if (answered !== undefined) return Effect.succeed(answered)
+        return expired ? Effect.map(take(log, record, expiry, undefined), (taken) => taken.answer) : Effect.undefined
+      }),
+      Effect.catchTag("SessionStoreError", (error) =>
+        Effect.as(Effect.logWarning(`Session ${record.sessionId}: approval ${record.id} not read: ${error.message}`), expired ? expiry : undefined))
+    )
+  })
