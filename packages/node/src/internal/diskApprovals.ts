@@ -43,6 +43,9 @@ export interface Options {
 
 const SUFFIX = ".json"
 
+/** How many of a save's record files are written at once. */
+const WRITERS = 8
+
 const describe = (error: PlatformError.PlatformError): string => {
   const cause = error.reason.cause
   return cause instanceof Error ? cause.message : error.message
@@ -146,18 +149,19 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       if (records.length === 0 && !due) return
       yield* locked("save", Effect.gen(function*() {
         if (records.length > 0) yield* unavailable("save", home, sessionId)(fs.makeDirectory(home, { recursive: true }))
-        let wrote = false
-        for (const { body, record } of records) {
-          const file = fileOf(record.id)
-          const text = yield* unavailable("save", file, sessionId)(readIfExists(file))
-          if (text === body) continue
-          const held = text === undefined ? undefined : ApprovalRows.decode(text, "save", file)
-          const heldRecord = held !== undefined && Result.isSuccess(held) ? held.success : undefined
-          if (ApprovalLog.merged(heldRecord, record) !== record) continue
-          yield* unavailable("save", file, sessionId)(writeAtomic(file, body))
-          wrote = true
-        }
-        if (wrote) yield* unavailable("save", home, sessionId)(syncHome)
+        // Files apart, written side by side: their fsyncs overlap.
+        const wrote = yield* Effect.forEach(records, ({ body, record }) =>
+          Effect.gen(function*() {
+            const file = fileOf(record.id)
+            const text = yield* unavailable("save", file, sessionId)(readIfExists(file))
+            if (text === body) return false
+            const held = text === undefined ? undefined : ApprovalRows.decode(text, "save", file)
+            const heldRecord = held !== undefined && Result.isSuccess(held) ? held.success : undefined
+            if (ApprovalLog.merged(heldRecord, record) !== record) return false
+            yield* unavailable("save", file, sessionId)(writeAtomic(file, body))
+            return true
+          }), { concurrency: WRITERS })
+        if (wrote.includes(true)) yield* unavailable("save", home, sessionId)(syncHome)
         if (due) {
           yield* prune(sessionId, now - options.retention!)
           pruned = now

@@ -21,7 +21,7 @@
  * transaction, at most once every `PRUNE_EVERY_MS` per store (and on its first save): the delete
  * goes through an index of answer times, and a minute is as fine as retention is asked in.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
 import * as ApprovalLog from "@condukt/core/ApprovalLog"
 import * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import { type SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
@@ -162,19 +162,19 @@ type Answered =
   | { readonly refused: ApprovalLog.ApprovalRefused }
   | { readonly corrupt: SessionStoreError }
 
-/** The record the row holds, or the answer's refusal (`unknown` for no row), or its `Corrupt`. */
+/** The record the row holds when it takes the answer; else the refusal (`unknown` for no row), or its `Corrupt`. */
 const judged = (
   row: Readonly<Record<string, unknown>> | undefined,
   id: string,
   outcome: ApprovalRecord.Outcome,
   at: number,
   location: string
-): Answered | ApprovalRecord.ApprovalRecord => {
+): { readonly open: ApprovalRecord.ApprovalRecord } | Exclude<Answered, { readonly answered: unknown }> => {
   const decoded = row === undefined ? undefined : ApprovalRows.decode(String(row["body"]), "answer", location)
-  if (decoded !== undefined && decoded._tag === "Failure") return { corrupt: decoded.failure }
+  if (decoded !== undefined && Result.isFailure(decoded)) return { corrupt: decoded.failure }
   const record = decoded?.success
   const refused = ApprovalLog.refusal(id, record, at, outcome)
-  return refused !== undefined ? { refused } : record!
+  return refused !== undefined ? { refused } : { open: record! }
 }
 
 /** Answers the record `id` in one transaction: read it, refuse or move it, conditionally. */
@@ -188,8 +188,8 @@ function* answerRow(
 ): Transaction<Answered> {
   const [row] = yield statement(dialect === "pg" ? SELECT_FOR_UPDATE : SELECT, id)
   const found = judged(row, id, outcome, at, location)
-  if (!("id" in found)) return found
-  const done = ApprovalRecord.answered(found, outcome, at, by)
+  if (!("open" in found)) return found
+  const done = ApprovalRecord.answered(found.open, outcome, at, by)
   const ending = outcome === "expired" || outcome === "aborted"
   const moved = yield statement(
     `UPDATE condukt_approvals SET outcome = ?, answered_at = ?, answered_by = ?, body = ? WHERE id = ? AND outcome IS NULL AND shadow = 0${
@@ -201,7 +201,7 @@ function* answerRow(
   // Another answer got there first (the row lock makes this rare; the condition makes it safe).
   const [again] = yield statement(SELECT, id)
   const now = judged(again, id, outcome, at, location)
-  return "id" in now ? { refused: new ApprovalLog.ApprovalRefused({ id, reason: "answered", record: now }) } : now
+  return "open" in now ? { refused: new ApprovalLog.ApprovalRefused({ id, reason: "answered", record: now.open }) } : now
 }
 
 /**
