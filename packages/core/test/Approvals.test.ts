@@ -17,6 +17,7 @@ import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as Sessions from "../src/Sessions.ts"
 import * as SessionStore from "../src/SessionStore.ts"
+import type * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 
 const counted = (name: string, ran: Ref.Ref<ReadonlyArray<string>>, needsApproval: boolean) =>
@@ -86,6 +87,24 @@ describe("approval records", () => {
       assert.deepStrictEqual((yield* store.approvals!.list()).records, [])
       assert.deepStrictEqual((yield* store.approvals!.list({ status: "answered", by: "ana" })).records, [answered])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([rm(), TestModel.text("done")]), Sandbox.layerNoop()))))
+
+  it.effect("every save of a batch with a call waiting carries its open record, the journal's saves of the other calls' starts too", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const memory = SessionStore.makeMemory()
+      const saved: Array<Snapshot.Snapshot> = []
+      const store: SessionStore.Service = { ...memory, save: (snapshot, options) => Effect.andThen(Effect.sync(() => saved.push(snapshot)), memory.save(snapshot, options)) }
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran, false)] })
+      const session = yield* Session.start(agent, { id: "s", store })
+      const run = yield* Effect.forkChild(session.run("clean up"), { startImmediately: true })
+      const [open] = yield* openRecords(memory, 1)
+      while ((yield* Ref.get(ran)).length === 0) yield* Effect.yieldNow
+      const waiting = saved.filter((snapshot) => (snapshot.batch?.waiting.length ?? 0) > 0)
+      assert.isAtLeast(waiting.length, 2)
+      for (const snapshot of waiting) assert.deepStrictEqual(snapshot.batch?.approvals, [open])
+      yield* session.approve("c_rm")
+      yield* Fiber.await(run)
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.reply(rm(), TestModel.toolCall("ls", { path: "." }, "c_ls")), TestModel.text("done")]), Sandbox.layerNoop()))))
 
   it.effect("a deny rule's deny: the record says who denied and the model reads the reason; an abort ends an open record as aborted", () =>
     Effect.gen(function*() {

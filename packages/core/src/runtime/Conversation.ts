@@ -147,10 +147,19 @@ export class Conversation<R> {
     )
   }
 
-  /** `batch` with where its run stands (the loop's progress and the run's settings), read as the save writes. */
+  /**
+   * `batch` with where its run stands (the loop's progress and the run's settings) and the open
+   * approval records of its calls (every save of a batch carries them, the journal's too: a store
+   * keeps them with the wait), read as the save writes.
+   */
   private withRun(batch: Snapshot.Batch): Snapshot.Batch {
     const run = Persistence.savedRun(this.loop, this.options)
-    return run === undefined ? batch : { ...batch, run }
+    const approvals = batch.approvals ?? this.approvals?.records
+    return {
+      ...batch,
+      ...(run === undefined ? {} : { run }),
+      ...(approvals === undefined || approvals.length === 0 ? {} : { approvals })
+    }
   }
 
   /** Saves the history (its last message the batch's calls) with the batch running or waiting for approval. */

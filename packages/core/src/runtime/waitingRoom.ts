@@ -215,6 +215,11 @@ export class WaitingRoom {
     return saver.saveBatch(() => this.batch())
   }
 
+  /** The records of the calls still waiting: what every save of the batch carries. */
+  get records(): ReadonlyArray<ApprovalRecord.ApprovalRecord> {
+    return Waitlist.openRecords(this.#waiting)
+  }
+
   /** The batch as it stands, copied: what a save writes. */
   private batch(): Snapshot.Batch {
     const results = [...this.#results]
