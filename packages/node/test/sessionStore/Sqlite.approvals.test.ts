@@ -6,6 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, type Scope } from "effect"
+import { TestClock } from "effect/testing"
 import * as path from "node:path"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
@@ -101,6 +102,23 @@ describe("SqliteSessionStore's approval log", () => {
         assert.deepStrictEqual(bySession, ["SEARCH condukt_approvals USING INDEX condukt_approvals_session (session_id=?)"])
       })
     ))
+
+  it.effect("retention deletes old answers in a save at most once a minute: the store's first save, then one a minute on", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "sessions.db")
+      const store = yield* SqliteSessionStore.make({ file, approvalRetention: 1_000 })
+      const answered = (n: number, at: number) => record(n, { outcome: "denied", answeredAt: at, by: "bo" })
+      const kept = () => Effect.map(store.approvals!.list({ status: "answered" }), (page) => page.records.map((r) => r.callId))
+      yield* store.save(waiting("s1", [answered(1, -5_000)]))
+      assert.deepStrictEqual(yield* kept(), [])
+      // Within the minute, an old answer stays until the next pass.
+      yield* TestClock.adjust("59 seconds")
+      yield* store.save(waiting("s2", [answered(2, -5_000)]))
+      assert.deepStrictEqual(yield* kept(), ["c2"])
+      yield* TestClock.adjust("1 second")
+      yield* store.save(waiting("s3", [answered(3, 59_500)]))
+      assert.deepStrictEqual(yield* kept(), ["c3"])
+    })))
 
   it.live("a row whose body is not a record fails list and get naming the row", () =>
     withStore((store, file) =>
