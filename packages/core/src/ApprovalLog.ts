@@ -5,7 +5,10 @@
  * A store keeps one beside its snapshots (`SessionStore.Service.approvals`): every save indexes the
  * records of its snapshot's batch (`Snapshot.Batch.approvals`) in the same commit, an answered
  * record never going back to open (an answer recorded by another process wins over a save that
- * still had it open). The log answers queries (`list`, by status, session, agent, tool, answerer
+ * still had it open). `put` indexes records no save carries (a shadow policy's observations, the
+ * requests of a sub-agent, which has no snapshot of its own) by the same rule. An id is held to
+ * one rule (`isKeptId`) on every way in: a save or a put holding another fails, and `get` and
+ * `answer` do not know it. The log answers queries (`list`, by status, session, agent, tool, answerer
  * and time, oldest first, in pages) and records an answer given away from the session
  * (`answer`: the CLI's, or the `Approvals` service's before it wakes the session), refusing a
  * second one. Answered records are kept for `retention` (default: for ever).
@@ -15,6 +18,7 @@
  */
 import { Effect, Option, Schema } from "effect"
 import * as ApprovalRecord from "./ApprovalRecord.ts"
+import { type Corrupt, SessionStoreError, unkeptId } from "./SessionStoreError.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -112,7 +116,33 @@ export interface Service<E = never> {
     at: number,
     by?: ApprovalRecord.By | undefined
   ) => Effect.Effect<ApprovalRecord.ApprovalRecord, ApprovalRefused | E>
+  /**
+   * Indexes records outside a session's save (a shadow policy's observations, a sub-agent's
+   * requests), in one write, as a save would (`merged`; one record per id, the last): the store's
+   * `Corrupt` for a record whose id it does not keep (`isKeptId`), and nothing is written.
+   */
+  readonly put: (records: ReadonlyArray<ApprovalRecord.ApprovalRecord>) => Effect.Effect<void, E>
 }
+
+// ---------------------------------------------------------------------------------------------
+// Guards
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * 1 to 128 lowercase letters, digits, `-` and `_`, a letter or a digit first: a UUID, and a name that
+ * is one file on every file system (no case to fold, no dot, no separator) and a plain primary key.
+ */
+const KEPT_ID = /^[0-9a-z][0-9a-z_-]{0,127}$/
+
+/**
+ * Whether a log keeps a record with this id (Condukt's UUIDv7s it does): one with another is
+ * refused by a save and a put, and unknown to `get` and `answer`, before the id reaches a path,
+ * a statement or a map.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isKeptId = (id: string): boolean => KEPT_ID.test(id)
 
 // ---------------------------------------------------------------------------------------------
 // Combinators
@@ -183,13 +213,14 @@ export const merged = (held: ApprovalRecord.ApprovalRecord | undefined, saved: A
 
 /**
  * A log in memory: records by id, in the order of their ids (UUIDv7: of their requests). `index`
- * is what a store's save calls with its snapshot's records.
+ * is what a store's save calls with its snapshot's records: the reason it refuses them (an id it
+ * does not keep), with nothing indexed, or none.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = (options: { readonly retention?: number | undefined } = {}): Service & {
-  readonly index: (records: ReadonlyArray<ApprovalRecord.ApprovalRecord>, now: number) => void
+export const make = (options: { readonly retention?: number | undefined } = {}): Service<SessionStoreError> & {
+  readonly index: (records: ReadonlyArray<ApprovalRecord.ApprovalRecord>, now: number) => Corrupt | undefined
 } => {
   const byId = new Map<string, ApprovalRecord.ApprovalRecord>()
   const prune = (now: number) => {
@@ -197,11 +228,20 @@ export const make = (options: { readonly retention?: number | undefined } = {}):
     if (retention === undefined) return
     for (const [id, record] of byId) if (record.answeredAt !== undefined && record.answeredAt < now - retention) byId.delete(id)
   }
+  const index = (records: ReadonlyArray<ApprovalRecord.ApprovalRecord>, now: number): Corrupt | undefined => {
+    const unkept = records.find((record) => !isKeptId(record.id))
+    if (unkept !== undefined) return unkeptId(unkept.id)
+    for (const record of records) byId.set(record.id, merged(byId.get(record.id), record))
+    prune(now)
+    return undefined
+  }
   return {
-    index: (records, now) => {
-      for (const record of records) byId.set(record.id, merged(byId.get(record.id), record))
-      prune(now)
-    },
+    index,
+    put: (records) =>
+      Effect.clockWith((clock) => {
+        const refused = index(records, clock.currentTimeMillisUnsafe())
+        return refused === undefined ? Effect.void : Effect.fail(new SessionStoreError({ method: "put", sessionId: "", location: "memory", reason: refused }))
+      }),
     list: (filter = {}) =>
       Effect.clockWith((clock) =>
         Effect.sync(() => {
@@ -218,6 +258,7 @@ export const make = (options: { readonly retention?: number | undefined } = {}):
           return { records: selected }
         })
       ),
+    // An id the log does not keep was never indexed: `get` and `answer` find none.
     get: (id) => Effect.sync(() => Option.fromNullishOr(byId.get(id))),
     answer: (id, outcome, at, by) =>
       Effect.suspend(() => {

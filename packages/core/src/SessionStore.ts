@@ -45,8 +45,8 @@ export interface Service {
   readonly clear: (sessionId: string) => Effect.Effect<void, SessionStoreError>
   /**
    * The store's approval log, when it keeps one (the stores of Condukt do): every save indexes its
-   * batch's approval records in the same commit (docs/decisions/0088). A store without one serves
-   * sessions whole, but no `Approvals` service.
+   * batch's approval records in the same commit (docs/decisions/0088), `put` the records no save
+   * carries. A store without one serves sessions whole, but no `Approvals` service.
    */
   readonly approvals?: ApprovalLog.Service<SessionStoreError> | undefined
 }
@@ -84,16 +84,18 @@ export const makeMemory = (options: {
         if (refused !== undefined) {
           return Effect.fail(new SessionStoreError({ method: "save", sessionId: snapshot.id, location: "memory", reason: unwritable(refused) }))
         }
-        return Effect.clockWith((clock) =>
-          Effect.sync(() => {
-            byId.set(snapshot.id, snapshot)
-            // The batch's approval records, in the same step as the snapshot that holds them.
-            if (snapshot.batch?.approvals !== undefined) log.index(snapshot.batch.approvals, clock.currentTimeMillisUnsafe())
-          })
-        )
+        return Effect.clockWith((clock) => {
+          // The batch's approval records, in the same step as the snapshot that holds them; a
+          // record whose id no log keeps refuses the save, as a durable store's does.
+          const approvals = snapshot.batch?.approvals
+          const unkept = approvals === undefined ? undefined : log.index(approvals, clock.currentTimeMillisUnsafe())
+          if (unkept !== undefined) return Effect.fail(new SessionStoreError({ method: "save", sessionId: snapshot.id, location: "memory", reason: unkept }))
+          byId.set(snapshot.id, snapshot)
+          return Effect.void
+        })
       }),
     clear: (sessionId) => Effect.andThen(validId("clear", sessionId, "memory"), Effect.sync(() => void byId.delete(sessionId))),
-    approvals: { list: log.list, get: log.get, answer: log.answer }
+    approvals: { list: log.list, get: log.get, answer: log.answer, put: log.put }
   })
 }
 

@@ -1,9 +1,9 @@
 /**
- * SessionStoreError — the one error of the SessionStore seam and its reasons: a snapshot that is
- * not one (`Corrupt`), one written by a newer Condukt (`UnsupportedVersion`), a session id the
- * one rule for ids refuses (`InvalidSessionId`, from `SessionId`), a store that cannot be reached or
- * written (`Unavailable`: a read-only directory, a full disk, a locked database), and a save that
- * another writer got to first (`Conflict`). Each names where: the file, or the table and row.
+ * SessionStoreError — the one error of the SessionStore seam and its reasons: a snapshot or an
+ * approval record that is not one (`Corrupt`), a snapshot written by a newer Condukt
+ * (`UnsupportedVersion`), a session id the one rule for ids refuses (`InvalidSessionId`, from
+ * `SessionId`), a store that cannot be reached or written (`Unavailable`: a read-only directory, a
+ * full disk, a locked database), and a save that another writer got to first (`Conflict`). Each names where: the file, or the table and row.
  * `SessionStore` re-exports them all.
  */
 import { Effect, Schema } from "effect"
@@ -13,15 +13,20 @@ import { check, InvalidSessionId, show } from "./SessionId.ts"
 export { InvalidSessionId } from "./SessionId.ts"
 
 /**
- * What was read is not a snapshot (bad JSON, a truncated file, a field of the wrong type); the
- * store leaves it as it was.
+ * What was read is not a snapshot (bad JSON, a truncated file, a field of the wrong type), or not
+ * an approval record (`subject`: one in an approval log, or one a save or a put holds that the log
+ * cannot keep); the store leaves it as it was.
  *
  * @since 0.1.0
  * @category errors
  */
-export class Corrupt extends Schema.TaggedError<Corrupt>()("Corrupt", { description: Schema.String }) {
+export class Corrupt extends Schema.TaggedError<Corrupt>()("Corrupt", {
+  description: Schema.String,
+  /** What is not what it should be: a session snapshot when absent. */
+  subject: Schema.optionalKey(Schema.Literals(["approval record"]))
+}) {
   override get message() {
-    return `not a session snapshot (${this.description})`
+    return `not ${this.subject === "approval record" ? "an approval record" : "a session snapshot"} (${this.description})`
   }
 }
 
@@ -35,8 +40,8 @@ const causeText = (error: JsonLimitError): string | undefined =>
  * @since 0.1.0
  * @category constructors
  */
-export const unwritable = (error: JsonLimitError): Corrupt =>
-  new Corrupt({ description: `it cannot be written as JSON: ${causeText(error) ?? `it holds ${error.description}`}` })
+export const unwritable = (error: JsonLimitError, subject?: Corrupt["subject"]): Corrupt =>
+  new Corrupt({ description: `it cannot be written as JSON: ${causeText(error) ?? `it holds ${error.description}`}`, ...(subject === undefined ? {} : { subject }) })
 
 /**
  * What a load read is not JSON, or not JSON a store writes (`JsonLimits.stored`), from
@@ -45,8 +50,21 @@ export const unwritable = (error: JsonLimitError): Corrupt =>
  * @since 0.1.0
  * @category constructors
  */
-export const unreadable = (error: JsonLimitError): Corrupt =>
-  new Corrupt({ description: causeText(error) ?? `it holds ${error.description}` })
+export const unreadable = (error: JsonLimitError, subject?: Corrupt["subject"]): Corrupt =>
+  new Corrupt({ description: causeText(error) ?? `it holds ${error.description}`, ...(subject === undefined ? {} : { subject }) })
+
+/**
+ * An approval record whose id the approval logs do not keep (`ApprovalLog.isKeptId`), held by a
+ * save or a put: nothing is written.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unkeptId = (id: string): Corrupt =>
+  new Corrupt({
+    subject: "approval record",
+    description: `its id ${JSON.stringify(id.slice(0, 200))} is not one a store keeps (1 to 128 lowercase letters, digits, - and _, a letter or a digit first)`
+  })
 
 /**
  * The snapshot was written by a newer version of Condukt: reading it could lose what this one does
@@ -101,8 +119,8 @@ export type Reason = typeof Reason.Type
  * @category errors
  */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
-  /** The store's own calls, and its approval log's (`list`, `get`, `answer`). */
-  method: Schema.Literals(["open", "load", "save", "clear", "list", "get", "answer"]),
+  /** The store's own calls, and its approval log's (`list`, `get`, `answer`, `put`). */
+  method: Schema.Literals(["open", "load", "save", "clear", "list", "get", "answer", "put"]),
   sessionId: Schema.String,
   location: Schema.String,
   reason: Reason,
@@ -110,7 +128,7 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
 }) {
   override get message() {
     // An open and the approval log's calls are of no session; any other call names its id, the empty one too (`""`).
-    const session = (this.method === "open" || this.method === "list" || this.method === "get" || this.method === "answer") && this.sessionId === ""
+    const session = this.sessionId === "" && this.method !== "load" && this.method !== "save" && this.method !== "clear"
       ? ""
       : ` session ${show(this.sessionId)}`
     return `SessionStore.${this.method}:${session} at ${this.location}: ${this.reason.message}`

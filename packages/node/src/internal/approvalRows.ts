@@ -1,27 +1,18 @@
 /**
  * approvalRows — an approval record as the durable stores keep it (the disk store's files, the SQL
- * store's `condukt_approvals` rows): the rule an id meets to be kept (`isKeptId`), the record's JSON
- * (`encode`, `decode`, within `JsonLimits.stored` as the snapshot that carries it), and the
- * store's errors about one, naming where it is.
+ * store's `condukt_approvals` rows): the record's JSON (`encode`, `decode`, within
+ * `JsonLimits.stored` as the snapshot that carries it), and the store's errors about one, naming
+ * where it is.
  *
- * A record's id becomes a file name on disk and a primary key in SQL: the same rule holds in both,
- * so a hostile id is refused by a save and unknown to `get` and `answer` before it reaches a path
- * or a statement. Condukt's ids are UUIDv7s, which it admits.
+ * A record's id becomes a file name on disk and a primary key in SQL: it is held to the logs' one
+ * rule (`ApprovalLog.isKeptId`) first, so a hostile id is refused by a save and a put, and unknown
+ * to `get` and `answer`, before it reaches a path or a statement.
  */
 import { Result, Schema } from "effect"
+import * as ApprovalLog from "@condukt/core/ApprovalLog"
 import * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import * as JsonLimits from "@condukt/core/JsonLimits"
-import { Corrupt, SessionStoreError, unreadable, unwritable } from "@condukt/core/SessionStoreError"
-import type * as Snapshot from "@condukt/core/Snapshot"
-
-/**
- * Lowercase letters, digits, `-` and `_`, a letter or a digit first, at most 128: a UUID, and a name
- * that is one file on every file system (no case to fold, no dot, no separator).
- */
-const KEPT_ID = /^[0-9a-z][0-9a-z_-]{0,127}$/
-
-/** Whether a store keeps a record with this id (an id it does not is refused by a save, unknown to `get` and `answer`). */
-export const isKeptId = (id: string): boolean => KEPT_ID.test(id)
+import { Corrupt, SessionStoreError, unkeptId, unreadable, unwritable } from "@condukt/core/SessionStoreError"
 
 /** A record nests three levels down in the snapshot (`{"batch":{"approvals":[…]}}`): its JSON alone holds three fewer. */
 const RECORD_ENVELOPE = -3
@@ -44,11 +35,11 @@ export const decode = (
   location: string
 ): Result.Result<ApprovalRecord.ApprovalRecord, SessionStoreError> => {
   const value = JsonLimits.parse(text, JsonLimits.stored, RECORD_ENVELOPE)
-  if (Result.isFailure(value)) return Result.fail(failure(method, location, unreadable(value.failure)))
+  if (Result.isFailure(value)) return Result.fail(failure(method, location, unreadable(value.failure, "approval record")))
   const record = decodeRecord(value.success)
   if (Result.isFailure(record)) {
-    const description = `not an approval record: ${record.failure.message.replace(/\s*\n\s*/g, " ")}`
-    return Result.fail(failure(method, location, new Corrupt({ description })))
+    const description = record.failure.message.replace(/\s*\n\s*/g, " ")
+    return Result.fail(failure(method, location, new Corrupt({ description, subject: "approval record" })))
   }
   return Result.succeed(record.success)
 }
@@ -60,24 +51,25 @@ export interface Encoded {
 }
 
 /**
- * The records of `snapshot`'s batch to index, one per id (the last, if an id repeats), each with its
- * JSON; a save's error naming the first one whose id a store does not keep or JSON cannot hold
- * (`where` spells its location, the log's own for an id it does not keep), before anything is written.
+ * `records` to index (a save's batch, or a put's), one per id (the last, if an id repeats), each
+ * with its JSON; `method`'s error naming the first one whose id a store does not keep or JSON
+ * cannot hold (`where` spells its location, the log's own for an id it does not keep), before
+ * anything is written.
  */
 export const encode = (
-  snapshot: Snapshot.Snapshot,
+  records: ReadonlyArray<ApprovalRecord.ApprovalRecord> | undefined,
+  method: "save" | "put",
+  sessionId: string,
   where: (id: string | undefined) => string
 ): Result.Result<ReadonlyArray<Encoded>, SessionStoreError> => {
-  const records = snapshot.batch?.approvals
   if (records === undefined || records.length === 0) return Result.succeed([])
   const byId = new Map<string, Encoded>()
   for (const record of records) {
-    if (!isKeptId(record.id)) {
-      const description = `approval record id ${JSON.stringify(record.id.slice(0, 200))} is not one a store keeps (lowercase letters, digits, - and _)`
-      return Result.fail(failure("save", where(undefined), new Corrupt({ description }), undefined, snapshot.id))
-    }
+    if (!ApprovalLog.isKeptId(record.id)) return Result.fail(failure(method, where(undefined), unkeptId(record.id), undefined, sessionId))
     const body = JsonLimits.stringify(record, JsonLimits.stored, RECORD_ENVELOPE)
-    if (Result.isFailure(body)) return Result.fail(failure("save", where(record.id), unwritable(body.failure), body.failure, snapshot.id))
+    if (Result.isFailure(body)) {
+      return Result.fail(failure(method, where(record.id), unwritable(body.failure, "approval record"), body.failure, sessionId))
+    }
     byId.delete(record.id)
     byId.set(record.id, { record, body: body.success })
   }

@@ -1,21 +1,22 @@
 /**
  * diskApprovals — the disk store's approval log (`ApprovalLog.Service`): one JSON file per record,
  * `<dir>/.approvals/<id>.json` (a session's files never start with a dot, so none is in the way),
- * the id held to `ApprovalRows.isKeptId` first, so a hostile one never becomes a path.
+ * the id held to `ApprovalLog.isKeptId` first, so a hostile one never becomes a path.
  *
- * A save indexes its batch's records before its snapshot is written (`index`): each record whose
- * file differs is written atomically (a temp file, fsync, rename), then the directory is fsynced
- * once. A record answered on disk is never reopened by a save that still has it open.
+ * A save indexes its batch's records before its snapshot is written (`index`), `put` the records
+ * no save carries: each record whose file differs is written atomically (a temp file, fsync,
+ * rename), then the directory is fsynced once. A record answered on disk is never reopened by a
+ * save or a put that still has it open.
  *
  * `list` scans: it reads the directory's names (ids, so in id order), and from the cursor on reads
  * one file after another until the page and one more are found. Paging through open requests
  * reads about each file once; a filter few records pass reads many per page. The SQLite store is
  * the one for many approvals.
  *
- * Writes (a save's index, an answer, the retention's deletes) hold the log's lock: a semaphore in
- * this process, and the lock file `.approvals/.lock`, created exclusively, for other processes (a
- * lock another holds is waited for, 20 ms apart; one older than the stale age, left by a process
- * that died holding it, is removed). So two answers, in one process or in two on one local file
+ * Writes (a save's or a put's index, an answer, the retention's deletes) hold the log's lock: a
+ * semaphore in this process, and the lock file `.approvals/.lock`, created exclusively, for other
+ * processes (a lock another holds is waited for, 20 ms apart; one older than the stale age, left
+ * by a process that died holding it, is removed). So two answers, in one process or in two on one local file
  * system, never both win: the second reads the first's answer and is refused. A process stalled
  * with the lock past the stale age loses that guarantee, as the session's own lock does; a file
  * system without exclusive creation (old NFS) never had it.
@@ -138,30 +139,30 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     })
 
   /**
-   * Writes the save's records whose files differ, a record answered on disk kept answered
-   * (`ApprovalLog.merged`); then deletes what retention says, when due. A file that is not a
-   * record is replaced by the save's (the snapshot is what it indexes).
+   * Writes the records (a save's, or a put's) whose files differ, a record answered on disk kept
+   * answered (`ApprovalLog.merged`); then, for a save, deletes what retention says, when due. A
+   * file that is not a record is replaced by the one indexed.
    */
-  const index = (sessionId: string, records: ReadonlyArray<ApprovalRows.Encoded>) =>
+  const index = (method: "save" | "put", sessionId: string, records: ReadonlyArray<ApprovalRows.Encoded>) =>
     Effect.gen(function*() {
       const now = options.retention === undefined ? 0 : yield* Clock.currentTimeMillis
-      const due = options.retention !== undefined && now - pruned >= PRUNE_EVERY_MS
+      const due = method === "save" && options.retention !== undefined && now - pruned >= PRUNE_EVERY_MS
       if (records.length === 0 && !due) return
-      yield* locked("save", Effect.gen(function*() {
-        if (records.length > 0) yield* unavailable("save", home, sessionId)(fs.makeDirectory(home, { recursive: true }))
+      yield* locked(method, Effect.gen(function*() {
+        if (records.length > 0) yield* unavailable(method, home, sessionId)(fs.makeDirectory(home, { recursive: true }))
         // Files apart, written side by side: their fsyncs overlap.
         const wrote = yield* Effect.forEach(records, ({ body, record }) =>
           Effect.gen(function*() {
             const file = fileOf(record.id)
-            const text = yield* unavailable("save", file, sessionId)(readIfExists(file))
+            const text = yield* unavailable(method, file, sessionId)(readIfExists(file))
             if (text === body) return false
-            const held = text === undefined ? undefined : ApprovalRows.decode(text, "save", file)
+            const held = text === undefined ? undefined : ApprovalRows.decode(text, method, file)
             const heldRecord = held !== undefined && Result.isSuccess(held) ? held.success : undefined
             if (ApprovalLog.merged(heldRecord, record) !== record) return false
-            yield* unavailable("save", file, sessionId)(writeAtomic(file, body))
+            yield* unavailable(method, file, sessionId)(writeAtomic(file, body))
             return true
           }), { concurrency: WRITERS })
-        if (wrote.includes(true)) yield* unavailable("save", home, sessionId)(syncHome)
+        if (wrote.includes(true)) yield* unavailable(method, home, sessionId)(syncHome)
         if (due) {
           yield* prune(sessionId, now - options.retention!)
           pruned = now
@@ -175,7 +176,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.map((names) =>
         names.flatMap((name) => {
           const id = name.slice(0, -SUFFIX.length)
-          return name.endsWith(SUFFIX) && ApprovalRows.isKeptId(id) ? [id] : []
+          return name.endsWith(SUFFIX) && ApprovalLog.isKeptId(id) ? [id] : []
         }).sort()
       ),
       Effect.catchReason("PlatformError", "NotFound", () => Effect.succeed([])),
@@ -198,12 +199,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   })
 
   const get = Effect.fn("DiskSessionStore.get")(function*(id: string) {
-    if (!ApprovalRows.isKeptId(id)) return Option.none()
+    if (!ApprovalLog.isKeptId(id)) return Option.none()
     return Option.fromNullishOr(yield* read("get", fileOf(id)))
   })
 
   const answer = Effect.fn("DiskSessionStore.answer")(function*(id: string, outcome: ApprovalRecord.Outcome, at: number, by?: ApprovalRecord.By) {
-    if (!ApprovalRows.isKeptId(id)) return yield* new ApprovalLog.ApprovalRefused({ id, reason: "unknown" })
+    if (!ApprovalLog.isKeptId(id)) return yield* new ApprovalLog.ApprovalRefused({ id, reason: "unknown" })
     const file = fileOf(id)
     return yield* locked("answer", Effect.gen(function*() {
       const record = yield* read("answer", file)
@@ -215,5 +216,10 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }))
   })
 
-  return { index, log: { list, get, answer } satisfies ApprovalLog.Service<SessionStoreError> }
+  const put = Effect.fn("DiskSessionStore.put")(function*(records: ReadonlyArray<ApprovalRecord.ApprovalRecord>) {
+    const encoded = yield* Effect.fromResult(ApprovalRows.encode(records, "put", "", (id) => (id === undefined ? home : fileOf(id))))
+    yield* index("put", "", encoded)
+  })
+
+  return { index, log: { list, get, answer, put } satisfies ApprovalLog.Service<SessionStoreError> }
 })

@@ -4,9 +4,9 @@
  * (session, agent, tool, answerer, times, outcome, whether it is a shadow policy's) and the whole
  * record as JSON (`body`).
  *
- * A save indexes its batch's records in its own transaction (`index`, called by sqlStore's save):
- * an upsert by id that never reopens a row already answered (another process's answer wins over a
- * save that still had it open). `list` is one SELECT whose WHERE the filter builds, every value
+ * A save indexes its batch's records in its own transaction (`index`, called by sqlStore's save),
+ * `put` the records no save carries in a transaction of their own: an upsert by id that never
+ * reopens a row already answered (another process's answer wins over a save that still had it open). `list` is one SELECT whose WHERE the filter builds, every value
  * bound as a parameter (an answerer's name or a tool's is data, never SQL), ordered by id (UUIDv7:
  * by request), one row past the page to know there is a next; the open ones are served by a partial
  * index, so listing them does not read the answered ones. `answer` reads the row (`FOR UPDATE` on
@@ -87,7 +87,7 @@ const pushRow = (params: Array<unknown>, { body, record }: ApprovalRows.Encoded)
   )
 }
 
-/** Indexes a save's records (`ApprovalRows.encode`), in the save's transaction. */
+/** Indexes records (`ApprovalRows.encode`): a save's, in its transaction, or a put's. */
 export function* index(records: ReadonlyArray<ApprovalRows.Encoded>): Transaction<void> {
   for (let start = 0; start < records.length; start += INSERT_CHUNK) {
     const end = Math.min(start + INSERT_CHUNK, records.length)
@@ -210,7 +210,7 @@ function* answerRow(
  */
 export const make = (runner: Runner, location: string, name: string): ApprovalLog.Service<SessionStoreError> => {
   const at = (id?: string) => (id === undefined ? `${location}#condukt_approvals` : `${location}#condukt_approvals/${id}`)
-  const run = <A>(method: "list" | "get" | "answer", where: string, mode: "read" | "write", body: () => Transaction<A>) =>
+  const run = <A>(method: "list" | "get" | "answer" | "put", where: string, mode: "read" | "write", body: () => Transaction<A>) =>
     Effect.mapError(
       runner.transaction(mode, body),
       (cause) => ApprovalRows.failure(method, where, new Unavailable({ description: cause instanceof Error ? cause.message : String(cause) }), cause)
@@ -229,18 +229,23 @@ export const make = (runner: Runner, location: string, name: string): ApprovalLo
   })
 
   const get = Effect.fn(`${name}.get`)(function*(id: string) {
-    if (!ApprovalRows.isKeptId(id)) return Option.none()
+    if (!ApprovalLog.isKeptId(id)) return Option.none()
     const [row] = yield* run("get", at(id), "read", () => one(statement(SELECT, id)))
     return row === undefined ? Option.none() : Option.some(yield* Effect.fromResult(ApprovalRows.decode(String(row["body"]), "get", at(id))))
   })
 
   const answer = Effect.fn(`${name}.answer`)(function*(id: string, outcome: ApprovalRecord.Outcome, when: number, by?: ApprovalRecord.By) {
-    if (!ApprovalRows.isKeptId(id)) return yield* new ApprovalLog.ApprovalRefused({ id, reason: "unknown" })
+    if (!ApprovalLog.isKeptId(id)) return yield* new ApprovalLog.ApprovalRefused({ id, reason: "unknown" })
     const result = yield* run("answer", at(id), "write", () => answerRow(runner.dialect, id, outcome, when, by, at(id)))
     if ("refused" in result) return yield* result.refused
     if ("corrupt" in result) return yield* result.corrupt
     return result.answered
   })
 
-  return { list, get, answer }
+  const put = Effect.fn(`${name}.put`)(function*(records: ReadonlyArray<ApprovalRecord.ApprovalRecord>) {
+    const encoded = yield* Effect.fromResult(ApprovalRows.encode(records, "put", "", at))
+    if (encoded.length > 0) yield* run("put", at(), "write", () => index(encoded))
+  })
+
+  return { list, get, answer, put }
 }

@@ -254,7 +254,9 @@ export const make = Effect.fnUntraced(function*(
     const { id } = snapshot
     yield* validId("save", id, location)
     const body = yield* Effect.fromResult(SnapshotRows.encodeBody(snapshot, location))
-    const approvals = yield* Effect.fromResult(ApprovalRows.encode(snapshot, (record) => `${location}#condukt_approvals${record === undefined ? "" : `/${record}`}`))
+    const approvals = yield* Effect.fromResult(
+      ApprovalRows.encode(snapshot.batch?.approvals, "save", id, (record) => `${location}#condukt_approvals${record === undefined ? "" : `/${record}`}`)
+    )
     const now = retention === undefined ? 0 : yield* Clock.currentTimeMillis
     const indexing = { approvals, prune: retention !== undefined && now - pruned >= SqlApprovals.PRUNE_EVERY_MS ? now - retention : undefined }
     const want = known.get(id)

@@ -409,14 +409,14 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
   const save = Effect.fn("DiskSessionStore.save")(function*(snapshot: Snapshot.Snapshot, saveOptions?: SaveOptions) {
     const id = snapshot.id
     yield* checked("save", id)
-    const records = yield* Effect.fromResult(ApprovalRows.encode(snapshot, approvalFile))
+    const records = yield* Effect.fromResult(ApprovalRows.encode(snapshot.batch?.approvals, "save", id, approvalFile))
     yield* locked("save", id, Effect.gen(function*() {
       const found = yield* checkRevision(id)
       // The batch's approval records before the snapshot that holds them: a crash between the two
       // leaves records the session never saved, open in the log with no session waiting (the
       // restarted run asks again under new ids; a deadline closes them), never a session waiting
       // on a request the log does not show.
-      yield* approvals.index(id, records)
+      yield* approvals.index("save", id, records)
       const last = written.get(id)
       const appended = saveOptions?.appended
       const canAppend = appended !== undefined && last !== undefined && found !== "absent" &&

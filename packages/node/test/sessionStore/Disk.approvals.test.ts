@@ -40,7 +40,7 @@ describe("DiskSessionStore's approval log", () => {
         const error = yield* storeError(store.save(waiting("s1", [record(1), record(2, { id: "../s1" })])))
         assert.strictEqual(
           error?.message,
-          `SessionStore.save: session s1 at ${path.join(dir, ".approvals")}: not a session snapshot (approval record id "../s1" is not one a store keeps (lowercase letters, digits, - and _))`
+          `SessionStore.save: session s1 at ${path.join(dir, ".approvals")}: not an approval record (its id "../s1" is not one a store keeps (1 to 128 lowercase letters, digits, - and _, a letter or a digit first))`
         )
         assert.deepStrictEqual(fs.readdirSync(dir), [])
       })

@@ -61,7 +61,7 @@ describe("SqliteSessionStore's approval log", () => {
         const error = yield* storeError(store.save(waiting("s1", [record(1), record(2, { id: "../../etc/passwd" })])))
         assert.strictEqual(
           error?.message,
-          `SessionStore.save: session s1 at ${file}#condukt_approvals: not a session snapshot (approval record id "../../etc/passwd" is not one a store keeps (lowercase letters, digits, - and _))`
+          `SessionStore.save: session s1 at ${file}#condukt_approvals: not an approval record (its id "../../etc/passwd" is not one a store keeps (1 to 128 lowercase letters, digits, - and _, a letter or a digit first))`
         )
         assert.isTrue(Option.isNone(yield* store.load("s1")))
         assert.deepStrictEqual((yield* store.approvals!.list({ status: "all" })).records, [])
