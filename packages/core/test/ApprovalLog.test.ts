@@ -57,6 +57,27 @@ describe("ApprovalLog in memory", () => {
       assert.isTrue(Option.isSome(yield* log.get(record(2).id)))
     }))
 
+  it.effect("put indexes as a save does, and refuses a record whose id no log keeps, indexing none of them", () =>
+    Effect.gen(function*() {
+      const log = ApprovalLog.make()
+      const error = yield* Effect.flip(log.put([record(1), record(2, { id: "../x" })]))
+      assert.strictEqual(
+        error.message,
+        `SessionStore.put: at memory: not an approval record (its id "../x" is not one a store keeps (1 to 128 lowercase letters, digits, - and _, a letter or a digit first))`
+      )
+      assert.deepStrictEqual((yield* log.list({ status: "all", now: 1_500 })).records, [])
+      yield* log.put([record(1)])
+      assert.deepStrictEqual((yield* log.list({ now: 1_500 })).records, [record(1)])
+    }))
+
+  it("an id is kept when it is 1 to 128 lowercase letters, digits, - and _, a letter or a digit first", () => {
+    assert.deepStrictEqual(
+      ["01900000-0000-7000-8000-000000000001", "a", "9_x-y", "a".repeat(128)].map(ApprovalLog.isKeptId),
+      [true, true, true, true]
+    )
+    assert.deepStrictEqual(["", "-a", "_a", "A", "a.json", "a/b", "../a", "a\u0000", "a".repeat(129)].map(ApprovalLog.isKeptId), Array(9).fill(false))
+  })
+
   it("a record keeps an input past its bound as a sentence saying so", () => {
     assert.deepStrictEqual(ApprovalRecord.boundedInput({ a: 1 }), { a: 1 })
     const kept = ApprovalRecord.boundedInput({ blob: "x".repeat(10 * 1024 * 1024) })

@@ -1,10 +1,11 @@
 /**
  * What every store's approval log must do (`SessionStore.Service.approvals`), as one suite each
- * backend's test file runs, the memory store's included: a save indexes its batch's records, `get`
- * and `list` find them oldest first in pages with a cursor, filtered by status, session, agent
- * prefix, tool, answerer, time and shadow; `answer` records once and refuses by reason; a save
- * never reopens an answered record; retention drops old answers; a hostile answerer or tool name
- * is data; 10,000 open records page through whole.
+ * backend's test file runs, the memory store's included: a save indexes its batch's records, and
+ * `put` records no save carries; `get` and `list` find them oldest first in pages with a cursor,
+ * filtered by status, session, agent prefix, tool, answerer, time and shadow; `answer` records once
+ * and refuses by reason; neither a save nor a put reopens an answered record; an id the logs do not
+ * keep is refused by both and unknown to `get` and `answer`; retention drops old answers; a hostile
+ * answerer or tool name is data; 10,000 open records page through whole.
  */
 import { assert, it, type Vitest } from "@effect/vitest"
 import { Clock, Effect, Option, type Scope } from "effect"
@@ -181,6 +182,68 @@ export const approvalConformance = <R = never>(
         // The table is still there: another save indexes, and both are listed.
         yield* store.save(waiting("s2", [record(3, { sessionId: "s2" })]))
         assert.deepStrictEqual(ids(yield* log.list({ status: "all", now: 1_200 })), ["c1", "c2", "c3"])
+      })
+    ))
+
+  test("put indexes records no save carries: a shadow record is listed with shadow, never open; a sub-agent's request is open and answered", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const log = logOf(store)
+        const shadow = record(1, { shadow: { policy: "trial", decision: "deny" }, outcome: "approved", answeredAt: 1_001, by: "rules" })
+        const asked = record(2, { agent: "main/researcher" })
+        yield* log.put([shadow, asked])
+        assert.deepStrictEqual(yield* log.list({ shadow: true, status: "all", now: 1_100 }), { records: [shadow] })
+        assert.deepStrictEqual(yield* log.list({ now: 1_100 }), { records: [asked] })
+        assert.deepStrictEqual(yield* log.get(shadow.id), Option.some(shadow))
+        assert.strictEqual((yield* Effect.flip(log.answer(shadow.id, "approved", 1_100))).reason, "unknown")
+        const done = yield* log.answer(asked.id, "approved", 1_100, { by: "ana" })
+        assert.deepStrictEqual(yield* log.get(asked.id), Option.some(done))
+        // An empty put writes nothing and succeeds.
+        yield* log.put([])
+        assert.deepStrictEqual(ids(yield* log.list({ status: "all", now: 1_100 })), ["c2"])
+      })
+    ))
+
+  test("put never reopens an answered record; a put answering it records that; of one id put twice, the last is kept", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const log = logOf(store)
+        yield* store.save(waiting("s1", [record(1), record(2)]))
+        const done = yield* log.answer(record(1).id, "denied", 1_010, { by: "bo" })
+        yield* log.put([record(1), record(2, { tool: "first" }), record(2, { tool: "last" })])
+        assert.deepStrictEqual(yield* log.get(record(1).id), Option.some(done))
+        assert.deepStrictEqual(yield* log.get(record(2).id), Option.some(record(2, { tool: "last" })))
+        assert.deepStrictEqual(ids(yield* log.list({ now: 1_020 })), ["c2"])
+        const answered = record(2, { outcome: "expired", answeredAt: 1_030, by: "expiry" })
+        yield* log.put([answered])
+        assert.deepStrictEqual(yield* log.get(record(2).id), Option.some(answered))
+        // A save that still has them open reopens neither.
+        yield* store.save(waiting("s1", [record(1), record(2)]), { appended: 0 })
+        assert.deepStrictEqual(yield* log.list({ now: 1_040 }), { records: [] })
+      })
+    ))
+
+  test("an id the logs do not keep is refused by put and by save, nothing written, and unknown to get and answer", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const log = logOf(store)
+        for (const id of ["../../etc/passwd", HOSTILE, "X", "", "-a", "a".repeat(129), `${record(1).id}/..`]) {
+          const rule = `(its id ${JSON.stringify(id)} is not one a store keeps (1 to 128 lowercase letters, digits, - and _, a letter or a digit first))`
+          const put = yield* Effect.flip(log.put([record(1), record(2, { id })]))
+          assert.deepStrictEqual([put.method, put.reason._tag, put.message], ["put", "Corrupt", `SessionStore.put: at ${put.location}: not an approval record ${rule}`])
+          const save = yield* Effect.flip(store.save(waiting("s1", [record(1), record(2, { id })])))
+          assert.deepStrictEqual(
+            [save.method, save.reason._tag, save.message],
+            ["save", "Corrupt", `SessionStore.save: session s1 at ${save.location}: not an approval record ${rule}`]
+          )
+          assert.isTrue(Option.isNone(yield* log.get(id)))
+          assert.strictEqual((yield* Effect.flip(log.answer(id, "approved", 1_100))).reason, "unknown")
+        }
+        assert.isTrue(Option.isNone(yield* store.load("s1")))
+        assert.deepStrictEqual(yield* log.list({ status: "all", now: 1_100 }), { records: [] })
+        // The longest id kept is kept.
+        yield* log.put([record(1, { id: "a".repeat(128) })])
+        assert.deepStrictEqual(ids(yield* log.list({ now: 1_000 })), ["c1"])
       })
     ))
 
