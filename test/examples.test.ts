@@ -15,6 +15,10 @@ const programs = fs.readdirSync(path.join(root, "examples")).filter((f) => f.end
 
 /** What each prints with no provider key set; `<tmp>` and `<id>` stand for a temporary directory and a run id. */
 const expected: Record<string, string> = {
+  "approval-records.ts": `open: janitor wants Bash {"command":"echo cleaned"} (ask: Bash; expires 24 h after it was asked)
+Bash: approved by ada@example.com: only an echo
+the call ran once: cleaned
+`,
   "approvals.ts": `asked: Bash rm -rf ./build -> denied
 asked: Bash echo would delete: dist/ out/ -> approved
 Bash: Denied by the user: never rm -rf, list what you would delete

@@ -16,6 +16,7 @@
  * the rules are made.
  */
 import { Duration, Effect, Result, Schema } from "effect"
+import * as ApprovalPolicy from "./ApprovalPolicy.ts"
 import * as ApprovalRecord from "./ApprovalRecord.ts"
 import * as GlobPattern from "./GlobPattern.ts"
 import type * as Tool from "./Tool.ts"
@@ -24,12 +25,7 @@ import type * as Tool from "./Tool.ts"
 // Models
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Rules by tool name, as an agent or a session start gives them.
- *
- * @since 0.1.0
- * @category models
- */
+/** Rules by tool name, as an agent or a session start gives them. @since 0.1.0 @category models */
 export interface Rules {
   /** Calls of these tools run without asking (unless `deny` or `ask` names them too). */
   readonly allow?: ReadonlyArray<string> | undefined
@@ -44,6 +40,11 @@ export interface Rules {
    * Its deadline is saved with its record, so it holds across restarts (default: none; ADR 0088).
    */
   readonly expires?: Duration.Input | undefined
+  /**
+   * Rules as code, read after `deny` and `ask` and before `allow` and the tool's flag; a `shadow`
+   * one only records what it would decide (ApprovalPolicy, docs/approvals.md).
+   */
+  readonly policies?: ReadonlyArray<ApprovalPolicy.ApprovalPolicy> | undefined
 }
 
 /**
@@ -55,22 +56,22 @@ export interface Rules {
  */
 export type NeedsApproval<A, R> = Tool.NeedsApproval<A, R>
 
-/**
- * The rules of an agent and a session start, compiled once.
- *
- * @since 0.1.0
- * @category models
- */
+/** The rules of an agent and a session start, compiled once. @since 0.1.0 @category models */
 export interface Policy {
   /** The first `deny` pattern matching `tool`, if one does. */
   readonly denies: (tool: string) => string | undefined
   /** The first `ask` pattern matching `tool`, if one does. */
   readonly asks: (tool: string) => string | undefined
-  readonly allows: (tool: string) => boolean
+  /** The first `allow` pattern matching `tool`, if one does. */
+  readonly allows: (tool: string) => string | undefined
+  /** The `allow` patterns as written: a guarded server's tool runs unasked only when one is its name. */
+  readonly named: ReadonlySet<string>
   /** In milliseconds; `undefined`: no timer. */
   readonly timeoutMs: number | undefined
   /** In milliseconds; `undefined`: a request stays open until answered. */
   readonly expiresMs: number | undefined
+  /** The agent's policies, then the start's; live and shadow. */
+  readonly policies: ReadonlyArray<ApprovalPolicy.ApprovalPolicy>
 }
 
 /**
@@ -83,27 +84,19 @@ export interface Policy {
 export type Verdict =
   | { readonly _tag: "Deny"; readonly pattern: string }
   | { readonly _tag: "Ask"; readonly pattern: string }
-  | { readonly _tag: "Allow" }
+  | { readonly _tag: "Allow"; readonly pattern: string }
+  /** Live policies decide, then `allow` and the tool's flag. */
+  | { readonly _tag: "Policy" }
   | { readonly _tag: "Tool" }
 
-/**
- * A person's answer to one request.
- *
- * @since 0.1.0
- * @category models
- */
+/** A person's answer to one request. @since 0.1.0 @category models */
 export type Answer =
   | { readonly _tag: "Approved" }
   | { readonly _tag: "Denied"; readonly reason: string | undefined }
   /** Nobody answered within the rules' timeout, or before the request's deadline (`at`, epoch ms): a denial. */
   | { readonly _tag: "Expired"; readonly timeoutMs: number; readonly at?: number | undefined }
 
-/**
- * A call waiting for an answer, as `session.pending` lists it.
- *
- * @since 0.1.0
- * @category models
- */
+/** A call waiting for an answer, as `session.pending` lists it. @since 0.1.0 @category models */
 export interface Pending {
   readonly callId: string
   readonly tool: string
@@ -180,12 +173,7 @@ export class Unanswered extends Schema.TaggedError<Unanswered>()("ApprovalUnansw
  */
 export type Answerer = (request: Request) => Effect.Effect<Answer, Unanswered>
 
-/**
- * A pattern GlobPattern cannot compile: the session does not start.
- *
- * @since 0.1.0
- * @category errors
- */
+/** A pattern GlobPattern cannot compile: the session does not start. @since 0.1.0 @category errors */
 export class InvalidRule extends Schema.TaggedError<InvalidRule>()("InvalidApprovalRule", {
   pattern: Schema.String,
   description: Schema.String
@@ -199,48 +187,23 @@ export class InvalidRule extends Schema.TaggedError<InvalidRule>()("InvalidAppro
 // Rendering: the exact texts a model reads
 // ---------------------------------------------------------------------------------------------
 
-/**
- * What the model reads for a call a person denied.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** What the model reads for a call a person denied. @since 0.1.0 @category constructors */
 export const deniedByUser = (reason: string | undefined): string =>
   reason === undefined || reason === "" ? "Denied by the user" : `Denied by the user: ${reason}`
 
-/**
- * What the model reads for a call a `deny` rule refused.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** What the model reads for a call a `deny` rule refused. @since 0.1.0 @category constructors */
 export const deniedByRule = (tool: string, pattern: string): string =>
   `Denied by a rule: ${tool} matches ${JSON.stringify(pattern)}`
 
-/**
- * What the model reads for a call nobody answered in time.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** What the model reads for a call nobody answered in time. @since 0.1.0 @category constructors */
 export const deniedByTimeout = (timeoutMs: number): string =>
   `Denied: nobody approved this call within ${timeoutMs}ms`
 
-/**
- * What the model reads for a call whose request expired unanswered (its deadline, epoch ms).
- *
- * @since 0.1.0
- * @category constructors
- */
+/** What the model reads for a call whose request expired unanswered (its deadline, epoch ms). @since 0.1.0 @category constructors */
 export const deniedByExpiry = (at: number): string =>
   `Denied: the request for approval expired unanswered at ${new Date(at).toISOString()}; the call was not run`
 
-/**
- * What the model reads for an answer: `undefined` for an approval (the call runs).
- *
- * @since 0.1.0
- * @category constructors
- */
+/** What the model reads for an answer: `undefined` for an approval (the call runs). @since 0.1.0 @category constructors */
 export const render = (answer: Answer): string | undefined => {
   switch (answer._tag) {
     case "Approved":
@@ -256,7 +219,6 @@ export const render = (answer: Answer): string | undefined => {
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
-const never = () => false
 const none = () => undefined
 
 /** One list's patterns as one test; the first matching pattern's text. */
@@ -290,38 +252,41 @@ export const policy = (agent: Rules | undefined, start?: Rules | undefined): Res
   const allow = join("allow")
   const timeout = start?.timeout ?? agent?.timeout
   const expires = start?.expires ?? agent?.expires
-  if (deny.length === 0 && ask.length === 0 && allow.length === 0 && timeout === undefined && expires === undefined) return Result.succeed(undefined)
+  const policies = [...(agent?.policies ?? []), ...(start?.policies ?? [])]
+  if (deny.length === 0 && ask.length === 0 && allow.length === 0 && timeout === undefined && expires === undefined && policies.length === 0) {
+    return Result.succeed(undefined)
+  }
   return Result.flatMap(compileList(deny), (denies) =>
     Result.flatMap(compileList(ask), (asks) =>
       Result.map(compileList(allow), (allows): Policy => ({
         denies,
         asks: ask.length === 0 ? none : asks,
-        allows: allow.length === 0 ? never : (tool) => allows(tool) !== undefined,
+        allows: allow.length === 0 ? none : allows,
+        named: new Set(allow),
         timeoutMs: timeout === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(timeout)),
-        expiresMs: expires === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(expires))
+        expiresMs: expires === undefined ? undefined : Duration.toMillis(Duration.fromInputUnsafe(expires)),
+        policies
       }))))
 }
 
-/**
- * What the rules say of a call of `tool`, in the order deny > ask > allow > the tool's own flag.
- *
- * @since 0.1.0
- * @category combinators
- */
+/** What the rules say of a call of `tool`, in the order deny > ask > allow > the tool's own flag. @since 0.1.0 @category combinators */
 export const verdict = (policy: Policy | undefined, tool: string): Verdict => {
   if (policy === undefined) return toolDecides
   const pattern = policy.denies(tool)
   if (pattern !== undefined) return { _tag: "Deny", pattern }
   const asking = policy.asks(tool)
   if (asking !== undefined) return { _tag: "Ask", pattern: asking }
-  if (policy.allows(tool)) return allow
+  if (policy.policies.some((p) => p.shadow !== true)) return byPolicy
+  const allowing = policy.allows(tool)
+  if (allowing !== undefined) return { _tag: "Allow", pattern: allowing }
   return toolDecides
 }
 
 /**
  * Whether a call of `tool` with the decoded `args` may run: `undefined`, or the text the model
- * reads instead. The rules first (deny > ask > allow), then the tool's own flag; `ask` asks a
- * person, only when they say so.
+ * reads instead. The rules first (deny > ask > the live policies > allow), then the tool's own
+ * flag; `ask` asks a person, only when they say so. `decided` hears which rule decided (`deny: …`,
+ * `ask: …`, `policy: …`, `allow`, `needsApproval`, `none`): what a shadow record sets beside its own.
  *
  * @since 0.1.0
  * @category combinators
@@ -331,38 +296,65 @@ export const check = <R>(
   tool: Tool.Tool<R>,
   args: unknown,
   context: Tool.Context,
-  ask: (rule: string) => Effect.Effect<Answer>
+  ask: (rule: string) => Effect.Effect<Answer>,
+  decided?: ((rule: string) => Effect.Effect<void>) | undefined
 ): Effect.Effect<string | undefined, never, R> => {
+  const by = <A, R2>(rule: string, then: Effect.Effect<A, never, R2>) => decided === undefined ? then : Effect.andThen(decided(rule), then)
+  const asking = (rule: string) => by(rule, Effect.map(Effect.suspend(() => ask(rule)), render))
+  const discovered = tool.discovered
+  // A server's tool its declaration guards runs unasked only when an `allow` names it exactly.
+  const allowed = (pattern: string | undefined) => pattern !== undefined && (discovered === undefined || policy!.named.has(tool.name))
+  const flagged = (): Effect.Effect<string | undefined, never, R> => {
+    if (discovered !== undefined) {
+      const rule = `discovered: ${discovered.server}`
+      return discovered.unlisted === "ask" ? asking(rule) : by(rule, Effect.succeed(deniedUnlisted(tool.name, discovered.server)))
+    }
+    const needs = tool.needsApproval
+    if (needs === false) return by("none", Effect.undefined)
+    if (needs === true) return asking(NEEDS_APPROVAL)
+    return Effect.flatMap(needs(args, context), (yes) => (yes ? asking(NEEDS_APPROVAL) : by("none", Effect.undefined)))
+  }
   const said = verdict(policy, tool.name)
-  if (said._tag === "Deny") return Effect.succeed(deniedByRule(tool.name, said.pattern))
-  if (said._tag === "Allow") return Effect.undefined
-  if (said._tag === "Ask") return Effect.map(ask(`ask: ${said.pattern}`), render)
-  const needs = tool.needsApproval
-  if (needs === false) return Effect.undefined
-  const asked = Effect.suspend(() => Effect.map(ask(NEEDS_APPROVAL), render))
-  if (needs === true) return asked
-  return Effect.flatMap(needs(args, context), (yes) => (yes ? asked : Effect.undefined))
+  switch (said._tag) {
+    case "Deny":
+      return by(`deny: ${said.pattern}`, Effect.succeed(deniedByRule(tool.name, said.pattern)))
+    case "Ask":
+      return asking(`ask: ${said.pattern}`)
+    case "Allow":
+      return allowed(said.pattern) ? by("allow", Effect.undefined) : flagged()
+    case "Tool":
+      return flagged()
+    case "Policy": {
+      const call = { tool: tool.name, input: args, sessionId: context.sessionId, agent: context.agent, assigns: context.assigns }
+      return Effect.flatMap(ApprovalPolicy.firstDecision(policy!.policies, call), (first) => {
+        if (first === undefined) return allowed(policy!.allows(tool.name)) ? by("allow", Effect.undefined) : flagged()
+        const rule = `policy: ${first.policy}`
+        switch (first.decision.decision) {
+          case "allow":
+            return by(rule, Effect.undefined)
+          case "ask":
+            return asking(rule)
+          case "deny":
+            return by(rule, Effect.succeed(ApprovalPolicy.deniedByPolicy(first.policy, first.decision.reason)))
+        }
+      })
+    }
+  }
 }
+
+/** What the model reads for a server's tool its declaration denies unless a rule allows it by name. */
+export const deniedUnlisted = (tool: string, server: string): string =>
+  `Denied: ${tool} is a tool the server ${server} lists that no rule allows by name`
 
 /** The rule of a request its tool's own `needsApproval` made. */
 export const NEEDS_APPROVAL = "needsApproval"
-const allow: Verdict = { _tag: "Allow" }
+const byPolicy: Verdict = { _tag: "Policy" }
 const toolDecides: Verdict = { _tag: "Tool" }
 
-/**
- * An approval.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** An approval. @since 0.1.0 @category constructors */
 export const approved: Answer = { _tag: "Approved" }
 
-/**
- * A denial, with the reason the model reads (none: `Denied by the user`).
- *
- * @since 0.1.0
- * @category constructors
- */
+/** A denial, with the reason the model reads (none: `Denied by the user`). @since 0.1.0 @category constructors */
 export const denied = (reason?: string): Answer => ({ _tag: "Denied", reason })
 
 /**

@@ -63,7 +63,7 @@ export interface Executor<R> {
     assigns: Readonly<Record<string, unknown>>,
     wrapper?: Wrapper<W> | undefined
   ) => Effect.Effect<Outcome, never, R | W>
-  /** Whether one of its tools declares `needsApproval` (a call of it may ask without any rule). */
+  /** Whether one of its tools declares `needsApproval` or is a guarded server's (a call of it may ask without any rule). */
   readonly flagged: boolean
 }
 
@@ -303,7 +303,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     })
 
   return Result.succeed({
-    flagged: tools.some((tool) => tool.needsApproval !== false),
+    flagged: tools.some((tool) => tool.needsApproval !== false || tool.discovered !== undefined),
     run: <W>(calls: ReadonlyArray<Call>, context: RunContext, given: Readonly<Record<string, unknown>>, wrapped?: Wrapper<W>) => {
       // The wrapper's requirements join the tools': one effect needs both.
       const wrapper = wrapped as Wrapper<R | W> | undefined

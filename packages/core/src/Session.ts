@@ -316,7 +316,7 @@ const make = <R, RIn>(
           resumed,
           compactor,
           instructions: options.projectInstructions !== false,
-          approvals: Owned.approvalsOf(id, agent, lineage?.path ?? [agent.name], policy?.success, resumed)
+          approvals: Owned.approvalsOf(id, agent, lineage?.path ?? [agent.name], policy?.success, resumed, lineage?.root)
         })
         const actor = new SessionActor(conversation, scope, parent, context as Context.Context<R>)
         // A batch waiting for approval is saved with a store; a restored or parked one continues on

@@ -129,10 +129,22 @@ export interface Tool<out R = never> {
    */
   readonly subAgent?: true | undefined
   /**
+   * A tool a server lists (an MCP server's), whose declaration says what a call of a tool no rule
+   * allows by its exact name does (`unlisted`): ask a person, or be denied. So a tool the server
+   * adds tomorrow cannot run unasked. Absent on every other tool (docs/approvals.md).
+   */
+  readonly discovered?: Discovered | undefined
+  /**
    * Whether a call that was running when its process died runs once more when the session
    * resumes (`true`), or reads that it was interrupted (`false`, the default): docs/persistence.md.
    */
   readonly retrySafe: boolean
+}
+
+/** @since 0.1.0 @category models */
+export interface Discovered {
+  readonly server: string
+  readonly unlisted: "ask" | "deny"
 }
 
 /** Options shared by both forms of `make`. */

@@ -119,6 +119,8 @@ export interface ToolSource<out R = never> {
   readonly _tag: "ToolSource"
   /** Unique among a session's sources; named in errors and events. */
   readonly name: string
+  /** Whether its tools' calls ask (or are denied) unless a rule allows them by name (`Tool.Discovered`). */
+  readonly unlisted?: "ask" | "deny" | undefined
   readonly start: (context: StartContext) => Effect.Effect<Running, McpStartFailed, R | Scope.Scope>
 }
 

@@ -1,6 +1,7 @@
 export * as Agent from "./Agent.ts"
 export * as Approval from "./Approval.ts"
 export * as ApprovalLog from "./ApprovalLog.ts"
+export * as ApprovalPolicy from "./ApprovalPolicy.ts"
 export * as ApprovalRecord from "./ApprovalRecord.ts"
 export * as Approvals from "./Approvals.ts"
 export * as CallDeadline from "./CallDeadline.ts"

@@ -20,8 +20,8 @@ describe("Approval", () => {
       ["Bash", { _tag: "Deny", pattern: "Bash" }],
       ["github.delete_repo", { _tag: "Deny", pattern: "*.delete_*" }],
       ["github.create_issue", { _tag: "Ask", pattern: "github.create_*" }],
-      ["github.list_issues", { _tag: "Allow" }],
-      ["Read", { _tag: "Allow" }],
+      ["github.list_issues", { _tag: "Allow", pattern: "github.*" }],
+      ["Read", { _tag: "Allow", pattern: "Read" }],
       ["Write", { _tag: "Tool" }],
       ["gitlab.delete_x", { _tag: "Deny", pattern: "*.delete_*" }]
     ])

@@ -139,6 +139,20 @@ describe("approval records", () => {
       assert.deepStrictEqual(yield* session.pending, [])
     }).pipe(Effect.provide(Sandbox.layerNoop())))
 
+  it.effect("a record the log has open that no restored call holds (the snapshot never said so) ends as aborted when the session starts", () =>
+    Effect.gen(function*() {
+      const store = SessionStore.makeMemory()
+      const [open] = yield* diesWaiting(store, ["s"])
+      // As if the process died after indexing the record and before its snapshot held it.
+      const snapshot = Option.getOrThrow(yield* store.load("s"))
+      const { approvals: _, ...batch } = snapshot.batch!
+      yield* store.save({ ...snapshot, batch })
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const session = yield* Session.start(agentOf(ran), { id: "s", store }).pipe(Effect.provide(TestModel.layer([])))
+      assert.deepStrictEqual(yield* session.pending, [{ callId: "c_rm", tool: "rm", input: { path: "/" } }])
+      assert.deepStrictEqual(stable(Option.getOrThrow(yield* store.approvals!.get(open!.id))), { ...stable(open!), outcome: "aborted", by: "restart" })
+    }).pipe(Effect.provide(Sandbox.layerNoop())))
+
   it.effect("a deadline holds across a restart: requested, the process gone, started again after it: expired, the model reads so, nothing ran", () =>
     Effect.gen(function*() {
       const store = SessionStore.makeMemory()
@@ -224,6 +238,37 @@ describe("the Approvals service", () => {
       yield* Deferred.await(done)
       // Each call ran once, in the second process.
       assert.deepStrictEqual(yield* Ref.get(ran), ids.map(() => "rm /"))
+    }))
+
+  it.effect("a sub-agent's request is a record under its top-level session: the service answers it by id through that session", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const store = SessionStore.makeMemory()
+      const researcher = Agent.make({ name: "researcher", model: "child:x", tools: [counted("lookup", ran, false)], approvals: { ask: ["lookup"] } })
+      const main = Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(researcher, { description: "Researches" })] })
+      const parent = yield* TestModel.make([TestModel.toolCall("researcher", { prompt: "What is effect?" }, "c_research"), TestModel.text("Done")], { name: "parent:x" })
+      const child = yield* TestModel.make([TestModel.toolCall("lookup", { path: "effect" }, "c_lookup"), TestModel.text("It is a library")], { name: "child:x" })
+      const layer = Approvals.layer.pipe(
+        Layer.provideMerge(Sessions.layerById({ main })),
+        Layer.provideMerge(Sessions.layer),
+        Layer.provide(Layer.mergeAll(
+          Layer.succeed(SessionStore.SessionStore, store),
+          Model.layerProviders({ parent: () => Effect.succeed(parent.model), child: () => Effect.succeed(child.model) }),
+          Sandbox.layerNoop()
+        ))
+      )
+      yield* Effect.gen(function*() {
+        const byId = yield* Sessions.ById
+        const approvals = yield* Approvals.Approvals
+        yield* byId.start("main", { id: "s" })
+        const run = yield* Effect.forkChild(byId.run("s", "Find out"), { startImmediately: true })
+        const [open] = yield* openRecords(store, 1)
+        assert.deepStrictEqual(stable(open!), { sessionId: "s", agent: "main/researcher", callId: "c_lookup", tool: "lookup", input: { path: "effect" }, rule: "ask: lookup" })
+        const answered = yield* approvals.approve(open!.id, { by: "ana" })
+        assert.deepStrictEqual([answered.outcome, answered.by], ["approved", "ana"])
+        assert.strictEqual((yield* Fiber.join(run)).text, "Done")
+        assert.deepStrictEqual(yield* Ref.get(ran), ["lookup effect"])
+      }).pipe(Effect.provide(layer))
     }))
 
   it.effect("a store without an approval log gives no service, saying why", () =>

@@ -63,6 +63,7 @@ const declare = (declaration: Declaration, invalid?: string, warnings: ReadonlyA
   const server: McpServer = {
     _tag: "ToolSource",
     name: declaration.name,
+    ...(declaration.approval === undefined ? {} : { unlisted: declaration.approval }),
     declaration,
     invalid: problem,
     warnings,
@@ -147,7 +148,7 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
   const safe = ToolName.safeNames(exposed, "tool")
   return descriptors.map((descriptor, i) => {
     const call = McpClient.caller(declaration, descriptor.name, descriptor)
-    return Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
+    const tool = Tool.make(safe.get(exposed[i]!) ?? exposed[i]!, {
       description: descriptor.description ?? descriptor.title ?? "",
       parameters: descriptor.inputSchema,
       maxResultChars: declaration.maxResultChars ?? McpClient.MAX_RESULT_CHARS,
@@ -159,6 +160,8 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
             : call(state.current, args)
         )
     })
+    // A guarded server's tools ask (or are denied) unless a rule allows each by its exact name.
+    return declaration.approval === undefined ? tool : { ...tool, discovered: { server: declaration.name, unlisted: declaration.approval } }
   })
 }
 

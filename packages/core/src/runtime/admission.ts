@@ -41,6 +41,8 @@ export interface Gate {
   readonly parked: Deferred.Deferred<Parking> | undefined
   /** Failed when the session's answerer could not answer a call of the batch; made only when it has an answerer. */
   readonly refused: Deferred.Deferred<never, SessionError> | undefined
+  /** Runs the shadow policies over a call the rules decided (`rule`), without waiting: when there are some and a log. */
+  readonly observe: ((call: Executor.Call, args: unknown, context: Tool.Context, rule: string) => Effect.Effect<void>) | undefined
 }
 
 /** The wrapper for one batch through `gate`; `undefined` when no call can ask (no rules, no flagged tool). */
@@ -48,16 +50,22 @@ export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> 
   if (!flagged && gate.policy === undefined) return undefined
   /** The answers of a batch's calls, asked when it started; a call of a batch not in it runs. */
   let answers: Map<Executor.Call, Effect.Effect<string | undefined, never, R>> | undefined
+  const observe = gate.observe
+  // The shadow policies see each call once the live rules have decided it (an ask: before it is asked).
   const check = (found: Executor.Found<R>, args: unknown, context: Tool.Context) =>
-    Approval.check(gate.policy, found.tool, args, context, (rule) => gate.request(found.call, rule))
+    Approval.check(gate.policy, found.tool, args, context, (rule) => gate.request(found.call, rule), observe && ((rule) => observe(found.call, args, context, rule)))
   return {
     batch: (found, context) =>
       Effect.map(
         Effect.forEach(found, ({ call, tool }) => {
           // What the rules settle without asking (allowed, unflagged, denied) needs no fiber.
           const verdict = Approval.verdict(gate.policy, tool.name)
-          if (verdict._tag === "Allow" || (verdict._tag === "Tool" && tool.needsApproval === false)) return Effect.undefined
-          if (verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
+          // With shadow policies every call goes through the rules, to be seen.
+          const unasked = tool.discovered === undefined
+            ? verdict._tag === "Allow" || (verdict._tag === "Tool" && tool.needsApproval === false)
+            : verdict._tag === "Allow" && gate.policy!.named.has(tool.name)
+          if (observe === undefined && unasked) return Effect.undefined
+          if (observe === undefined && verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
           // Bad arguments ask nothing: the call reads why they do not decode.
           const asked = Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
             decoded._tag === "Failure" ? Effect.undefined : check({ call, tool }, decoded.success, { ...context, callId: call.id }))

@@ -10,11 +10,15 @@
  * refused. The end of a request no one answered (its deadline, a timeout, its run's end) is
  * recorded the same way, best effort: a log that fails is logged, and the call goes on.
  */
-import { Clock, Effect, Option } from "effect"
+import { Clock, Effect, Option, type Scope } from "effect"
 import type * as Approval from "../Approval.ts"
+import * as ApprovalPolicy from "../ApprovalPolicy.ts"
 import type * as ApprovalLog from "../ApprovalLog.ts"
 import * as ApprovalRecord from "../ApprovalRecord.ts"
+import type * as Executor from "../Executor.ts"
+import * as Redactor from "../Redactor.ts"
 import type { SessionStoreError } from "../SessionStoreError.ts"
+import type * as Tool from "../Tool.ts"
 import * as Uuid7 from "../Uuid7.ts"
 
 /** Where a session's records go, and what they say of it. */
@@ -26,6 +30,8 @@ export interface Recorder {
   readonly log: ApprovalLog.Service<SessionStoreError> | undefined
   /** From the rules: how long a request stays open. */
   readonly expiresMs: number | undefined
+  /** A sub-agent's: its records are put in the log as they are made (its session saves no snapshot of its own). */
+  readonly detached?: boolean | undefined
 }
 
 /** A new open record for `call`, whose `input` is already redacted. */
@@ -49,6 +55,24 @@ export const make = (
       requestedAt: now,
       ...(recorder.expiresMs === undefined ? {} : { expiresAt: now + recorder.expiresMs })
     })))
+
+/**
+ * A request's record, `make`'s, in the log at once when the session is a sub-agent's (its waits are
+ * not saved with a snapshot of its own): a log that fails is logged, and the request goes on.
+ */
+export const opened = (
+  recorder: Recorder,
+  runId: string | undefined,
+  call: { readonly id: string; readonly name: string },
+  input: unknown,
+  rule: string
+): Effect.Effect<ApprovalRecord.ApprovalRecord> => {
+  const made = make(recorder, runId, call, input, rule)
+  const log = recorder.log
+  if (recorder.detached !== true || log === undefined) return made
+  return Effect.tap(made, (record) =>
+    Effect.catchTag(log.put([record]), "SessionStoreError", (error) => Effect.logWarning(`Session ${recorder.sessionId}: approval ${record.id} not recorded: ${error.message}`)))
+}
 
 /** How an answer is recorded: its outcome, and who gave it when no person did. */
 export const outcomeOf = (answer: Approval.Answer): { readonly outcome: ApprovalRecord.Outcome; readonly by?: string } => {
@@ -108,13 +132,27 @@ export const take = (
 }
 
 /** Records that `record`'s run ended before anyone answered it (an abort): best effort, as `take`. */
-export const end = (log: ApprovalLog.Service<SessionStoreError>, record: ApprovalRecord.ApprovalRecord): Effect.Effect<void> =>
+export const end = (log: ApprovalLog.Service<SessionStoreError>, record: ApprovalRecord.ApprovalRecord, by = "abort"): Effect.Effect<void> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    log.answer(record.id, "aborted", now, { by: "abort" }).pipe(
+    log.answer(record.id, "aborted", now, { by }).pipe(
       Effect.asVoid,
       Effect.catchTag("ApprovalRefused", () => Effect.void),
       Effect.catchTag("SessionStoreError", (error) => Effect.logWarning(`Session ${record.sessionId}: approval ${record.id} not recorded: ${error.message}`))
     ))
+
+/**
+ * The session's records the log still has open that no restored call holds (`held`: their ids):
+ * a process that died after indexing them and before its snapshot said so, or a run that ended
+ * without the log hearing of it. Nothing waits on them: they end as aborted, best effort.
+ */
+export const orphans = (recorder: Recorder, held: ReadonlySet<string>): Effect.Effect<void> => {
+  const log = recorder.log
+  if (log === undefined) return Effect.void
+  return log.list({ sessionId: recorder.sessionId, status: "open", limit: 1000 }).pipe(
+    Effect.flatMap((page) => Effect.forEach(page.records.filter((record) => !held.has(record.id)), (record) => end(log, record, "restart"), { discard: true })),
+    Effect.catchTag("SessionStoreError", (error) => Effect.logWarning(`Session ${recorder.sessionId}: approvals not read: ${error.message}`))
+  )
+}
 
 /**
  * What the log says now of a record a session restored open: answered elsewhere meanwhile, or
@@ -138,3 +176,40 @@ export const settled = (
         Effect.as(Effect.logWarning(`Session ${record.sessionId}: approval ${record.id} not read: ${error.message}`), expired ? expiry : undefined))
     )
   })
+
+/**
+ * What runs the session's shadow policies over one call once the rules decided it (`rule`), in a
+ * fiber of the session's scope (no call waits for it), each decision a shadow record put in the
+ * store's log; `undefined` when no policy is a shadow one or the session keeps no log.
+ */
+export const observer = (
+  recorder: Recorder,
+  policies: ReadonlyArray<ApprovalPolicy.ApprovalPolicy>,
+  scope: Scope.Scope | undefined,
+  runId: string,
+  redact: (text: string) => string
+): ((call: Executor.Call, args: unknown, context: Tool.Context, rule: string) => Effect.Effect<void>) | undefined => {
+  const shadows = policies.filter((policy) => policy.shadow === true)
+  const log = recorder.log
+  if (shadows.length === 0 || log === undefined || scope === undefined) return undefined
+  return (call, args, context, rule) => {
+    const seen: ApprovalPolicy.Call = { tool: call.name, input: args, sessionId: context.sessionId, agent: context.agent, assigns: context.assigns }
+    const input = Redactor.redactValue(redact, call.input)
+    const observed = Effect.forEach(shadows, (policy) =>
+      Effect.flatMap(ApprovalPolicy.decideSafely(policy, seen), (decision) =>
+        Effect.map(make(recorder, runId, call, input, rule), (record): ReadonlyArray<ApprovalRecord.ApprovalRecord> =>
+          decision === undefined ? [] : [{
+            ...record,
+            answeredAt: record.requestedAt,
+            shadow: { policy: policy.name, decision: decision.decision, ...(decision.reason === undefined ? {} : { reason: ApprovalRecord.boundedText(decision.reason) }) }
+          }])))
+    const put = Effect.flatMap(observed, (records) => {
+      const all = records.flat()
+      return all.length === 0 ? Effect.void : log.put(all)
+    })
+    return Effect.asVoid(Effect.forkIn(
+      Effect.catchTag(put, "SessionStoreError", (error) => Effect.logWarning(`Session ${recorder.sessionId}: shadow decisions not recorded: ${error.message}`)),
+      scope
+    ))
+  }
+}

@@ -41,7 +41,7 @@ export const drive = <R>(c: Conversation<R>, events: Publisher, run: Run): Effec
   // The sub-agents its calls start work under the session and report into this run (only an
   // agent with a sub-agent tool pays for the host and the context that carries it).
   return c.agent.tools.some(isSubAgent)
-    ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(c.scope, c.agent.mcpServers, c.sources, c.known, c.redact, events, run))
+    ? Effect.provideService(driven, Agent.SubAgentHost, new SubAgents.Host(c.scope, c.agent.mcpServers, c.sources, c.known, c.redact, events, run, c.persistence?.store.approvals))
     : driven
 }
 

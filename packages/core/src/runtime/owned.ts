@@ -11,6 +11,7 @@ import { SandboxInitFailed } from "../SessionError.ts"
 import { WaitingRoom } from "./waitingRoom.ts"
 import type * as Persistence from "./persistence.ts"
 import * as SandboxSlot from "./sandboxSlot.ts"
+import type * as SubAgents from "./subAgents.ts"
 
 /**
  * Which sandbox the session will have — its `sandbox` option, its agent's, a provided `Sandbox`,
@@ -51,12 +52,18 @@ export const approvalsOf = <R>(
   agent: Agent<R>,
   path: ReadonlyArray<string>,
   policy: Approval.Policy | undefined,
-  resumed: Persistence.Resumed
+  resumed: Persistence.Resumed,
+  root: SubAgents.Root | undefined
 ): WaitingRoom | undefined => {
   const waiting = resumed.batch?.waiting ?? []
-  if (policy === undefined && waiting.length === 0 && !agent.tools.some((tool) => tool.needsApproval !== false)) return undefined
-  // Its records go to the store's approval log, when the session saves to a store that keeps one.
-  const approvals = new WaitingRoom({ sessionId: id, agent: path.join("/"), log: resumed.persistence?.store.approvals, expiresMs: policy?.expiresMs }, policy)
+  const asks = agent.tools.some((tool) => tool.needsApproval !== false || tool.discovered !== undefined) || agent.mcpServers.some((server) => server.unlisted !== undefined)
+  if (policy === undefined && waiting.length === 0 && !asks) return undefined
+  // Its records go to the store's approval log, when the session saves to a store that keeps one; a
+  // sub-agent's, under its top-level session, to that session's log, each put as it asks.
+  const recorder = root === undefined
+    ? { sessionId: id, agent: path.join("/"), log: resumed.persistence?.store.approvals, expiresMs: policy?.expiresMs }
+    : { sessionId: root.sessionId, agent: path.join("/"), log: root.log, expiresMs: policy?.expiresMs, detached: true }
+  const approvals = new WaitingRoom(recorder, policy)
   if (waiting.length > 0) approvals.restore(waiting, resumed.batch?.approvals)
   return approvals
 }

@@ -17,11 +17,13 @@
 import { Cause, Context, Deferred, Effect, Exit, Fiber, Option, Queue, type Redacted, Scope, Semaphore } from "effect"
 import * as Agent from "../Agent.ts"
 import type * as Approval from "../Approval.ts"
+import type * as ApprovalLog from "../ApprovalLog.ts"
 import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import * as Model from "../Model.ts"
 import * as Redactor from "../Redactor.ts"
 import * as Sandbox from "../Sandbox.ts"
 import type { RunError, StartError } from "../SessionError.ts"
+import type { SessionStoreError } from "../SessionStoreError.ts"
 import type * as SessionEvent from "../SessionEvent.ts"
 import * as Tool from "../Tool.ts"
 import type * as ToolSource from "../ToolSource.ts"
@@ -43,7 +45,18 @@ export class Lineage extends Context.Service<Lineage, {
    * what they inherited): its session redacts them with its own, its tools never receive them.
    */
   readonly secrets: ReadonlyArray<Readonly<Record<string, Redacted.Redacted<string>>>>
+  /**
+   * The top-level session: its id and its store's approval log. A sub-agent's requests are its
+   * records, answered through its session (`answerWaiting`, the `Approvals` service).
+   */
+  readonly root: Root
 }>()("@condukt/core/runtime/subAgents/Lineage") {}
+
+/** The top-level session of a tree of sub-agents, as its descendants' approval records name it. */
+export interface Root {
+  readonly sessionId: string
+  readonly log: ApprovalLog.Service<SessionStoreError> | undefined
+}
 
 /** The agent path of the session whose context is `context` (its agent's name alone at the top). */
 export const pathOf = (context: Context.Context<never>, agent: string): ReadonlyArray<string> => {
@@ -84,6 +97,7 @@ export class Host {
   readonly #redact: (text: string) => string
   readonly #events: Publisher
   readonly #run: Run
+  readonly #log: Root["log"]
 
   constructor(
     scope: Scope.Scope,
@@ -92,7 +106,8 @@ export class Host {
     known: Lineage["Service"]["secrets"],
     redact: (text: string) => string,
     events: Publisher,
-    run: Run
+    run: Run,
+    log: Root["log"]
   ) {
     this.#scope = scope
     this.#servers = servers
@@ -101,6 +116,7 @@ export class Host {
     this.#redact = redact
     this.#events = events
     this.#run = run
+    this.#log = log
   }
 
   /**
@@ -121,7 +137,14 @@ export class Host {
         return Effect.ensuring(
           Effect.acquireUseRelease(
             Scope.fork(this.#scope),
-            (scope) => this.child(agent, settings, prompt, context, scope, { path, sources, tree, secrets: this.#known }),
+            (scope) =>
+              this.child(agent, settings, prompt, context, scope, {
+                path,
+                sources,
+                tree,
+                secrets: this.#known,
+                root: lineage?.root ?? { sessionId: context.sessionId, log: this.#log }
+              }),
             (scope, exit) => Scope.close(scope, exit)
           ),
           Effect.sync(() => tree.running--)

@@ -90,10 +90,7 @@ export class WaitingRoom {
     return Waitlist.pending(this.#waiting)
   }
 
-  /**
-   * A session saves its batch through `saver` (with a store), continues it through `resumer`, and
-   * has its calls answered by `answering` (with an answerer).
-   */
+  /** A session saves its batch through `saver` (with a store), continues it through `resumer`, its calls answered by `answering`. */
   useHooks(saver: Saver | undefined, resumer: Resumer, scope: Scope.Scope, answering?: Deciders.Answering): void {
     this.#saver = saver
     this.#resumer = resumer
@@ -117,9 +114,10 @@ export class WaitingRoom {
   get wake(): Effect.Effect<void> {
     return Effect.suspend(() => {
       const restored = this.#waiting?.filter((waiting) => waiting.record !== undefined) ?? []
-      return Effect.forEach(restored, (waiting) =>
+      const settled = Effect.forEach(restored, (waiting) =>
         Effect.flatMap(Records.settled(this.#recorder.log, waiting.record!), (answer) =>
           answer === undefined ? this.expireLater(waiting) : Effect.ignore(this.answer(waiting.pending.callId, answer, undefined, true))), { discard: true })
+      return Effect.andThen(Records.orphans(this.#recorder, new Set(restored.map((waiting) => waiting.record!.id))), settled)
     })
   }
 
@@ -187,7 +185,8 @@ export class WaitingRoom {
       request: (call, rule) => this.request(events, run, call, rule),
       settled: (result, patch) => this.settled(result, patch),
       parked: this.#parked,
-      refused: this.#refused
+      refused: this.#refused,
+      observe: this.policy === undefined ? undefined : Records.observer(this.#recorder, this.policy.policies, this.#scope, run.id, this.#resumer?.redact ?? Redactor.none.redact)
     }
   }
 
@@ -249,7 +248,7 @@ export class WaitingRoom {
       }
       const input = restored?.pending.input ?? Redactor.redactValue(this.#resumer?.redact ?? Redactor.none.redact, call.input)
       // A restored call keeps its record; a call a snapshot of an older Condukt left waiting gets one now.
-      const recorded = restored?.record === undefined ? Records.make(this.#recorder, run.id, { id: call.id, name: call.name }, input, rule) : Effect.succeed(restored.record)
+      const recorded = restored?.record === undefined ? Records.opened(this.#recorder, run.id, { id: call.id, name: call.name }, input, rule) : Effect.succeed(restored.record)
       return Effect.flatMap(recorded, (record) => this.ask(events, run, call, restored, input, record))
     })
   }

@@ -33,6 +33,12 @@ export interface CommonOptions {
    * does the same once a person approved each request (`ApprovalRequested`, `session.approve`).
    */
   readonly sampling?: "allow" | "ask" | "deny" | undefined
+  /**
+   * What a call of one of the server's tools does when no rule allows the tool by its exact name
+   * (`<prefix>.<tool>`; a glob does not count): `ask` a person, or be denied. Default: the session's
+   * rules alone decide. So a tool the server adds tomorrow cannot run unasked (docs/approvals.md).
+   */
+  readonly approval?: "ask" | "deny" | undefined
   /** The most tokens one sampled answer may take (default 4096; a server asking fewer gets fewer). */
   readonly maxSamplingTokens?: number | undefined
   /**

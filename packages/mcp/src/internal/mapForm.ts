@@ -34,6 +34,7 @@ const Fields = Schema.Struct({
   restart: Schema.optionalKey(Schema.Literals(["temporary", "transient", "permanent"])),
   elicitation: Schema.optionalKey(Schema.Literal("accept-defaults")),
   sampling: Schema.optionalKey(Schema.Literals(["allow", "ask", "deny"])),
+  approval: Schema.optionalKey(Schema.Literals(["ask", "deny"])),
   maxSamplingTokens: Schema.optionalKey(Count),
   maxMessageBytes: Schema.optionalKey(Count),
   maxResultChars: Schema.optionalKey(Count),

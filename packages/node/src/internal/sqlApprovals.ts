@@ -26,7 +26,7 @@ import * as ApprovalLog from "@condukt/core/ApprovalLog"
 import * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import { type SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as ApprovalRows from "./approvalRows.ts"
-import type { Rows, Runner, Statement, Transaction } from "./sqlStore.ts"
+import type { Rows, Runner, Statement, Transaction } from "./sqlRunner.ts"
 
 /** How often, at most, a store's saves delete answered rows past their retention. */
 export const PRUNE_EVERY_MS = 60_000

@@ -34,32 +34,13 @@ import { Conflict, type SaveOptions, SessionStore, SessionStoreError, type Servi
 import type * as Snapshot from "@condukt/core/Snapshot"
 import * as ApprovalRows from "./approvalRows.ts"
 import * as SqlApprovals from "./sqlApprovals.ts"
+import type { Runner, Statement, Transaction } from "./sqlRunner.ts"
 import * as SnapshotRows from "./snapshotRows.ts"
 
 /** How often an open, a load, a save or a clear retries a database another writer has locked, 20 ms apart. */
 export const BUSY_RETRIES = 100
 
-/** A statement: its text, `?` for each parameter, and the parameters. */
-export interface Statement {
-  readonly sql: string
-  readonly params: ReadonlyArray<unknown>
-}
-
-/** The rows a statement returned (none for one that returns none). */
-export type Rows = ReadonlyArray<Readonly<Record<string, unknown>>>
-
-/** A transaction: the statements it runs, each given the rows of the one before; what it returns. */
-export type Transaction<A> = Generator<Statement, A, Rows>
-
-/** How the store's statements run on one database. */
-export interface Runner {
-  readonly dialect: "pg" | "sqlite"
-  /**
-   * Runs `body` in one transaction (`read`: it only reads; on SQLite it is deferred), retried
-   * while another writer holds the database; fails with what the database threw.
-   */
-  readonly transaction: <A>(mode: "read" | "write", body: () => Transaction<A>) => Effect.Effect<A, unknown>
-}
+export type { Rows, Runner, Statement, Transaction } from "./sqlRunner.ts"
 
 const statement = (sql: string, ...params: ReadonlyArray<unknown>): Statement => ({ sql, params })
 
