@@ -21,7 +21,7 @@
 import { Duration, Effect, Exit, Fiber, Option, Result, Schema } from "effect"
 import * as CallDeadline from "./CallDeadline.ts"
 import * as Redactor from "./Redactor.ts"
-import type * as Tool from "./Tool.ts"
+import * as Tool from "./Tool.ts"
 import { type Call, type Done, errorResult, refusal, render, type Result as CallResult } from "./ToolCall.ts"
 
 export {
@@ -71,9 +71,17 @@ export interface Executor<R> {
  * What every call of a batch gets besides its id and the assigns as the batch started. Without
  * `redact`, results are not redacted (a session always passes its own).
  */
-export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact"> & {
+export type RunContext = Omit<Tool.Context, "callId" | "assigns" | "redact" | "approve"> & {
   readonly redact?: ((text: string) => string) | undefined
+  /** How a call asks a person mid-call (`Tool.Context.approve`, for a tool declared `asks`); none: it cannot. */
+  readonly asker?: Asker | undefined
 }
+
+/** What a call's `approve` asks through: the session's waiting room. */
+export type Asker = (call: Call, asked: Tool.Asked) => Effect.Effect<void, Tool.AskRefused>
+
+/** What every call of a batch shares: the run's context, its redaction and the assigns as the batch started. */
+export type Shared = Omit<Tool.Context, "callId" | "approve"> & { readonly asker?: Asker | undefined }
 
 /** A call whose tool exists and allows its caller: what a wrapper sees of it. */
 export interface Found<R> {
@@ -92,7 +100,7 @@ export interface Found<R> {
  * @category models
  */
 export interface Wrapper<R> {
-  readonly batch?: ((found: ReadonlyArray<Found<R>>, context: Omit<Tool.Context, "callId">) => Effect.Effect<void, never, R>) | undefined
+  readonly batch?: ((found: ReadonlyArray<Found<R>>, context: Shared) => Effect.Effect<void, never, R>) | undefined
   readonly around?: ((found: Found<R>, self: Effect.Effect<Done, never, R>, context: Tool.Context) => Effect.Effect<Done, never, R>) | undefined
   readonly admit?: ((found: Found<R>, args: unknown, context: Tool.Context) => Effect.Effect<string | undefined, never, R>) | undefined
   readonly started?: ((call: Call) => Effect.Effect<void>) | undefined
@@ -242,19 +250,25 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     })
   }
 
-  const runOne = <W>(call: Call, context: Omit<Tool.Context, "callId">, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
+  const runOne = <W>(call: Call, context: Shared, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
     const ran = runCall(call, context, wrapper)
     const settled = wrapper?.settled
     return settled === undefined ? ran : Effect.tap(ran, settled)
   }
 
-  const runCall = <W>(call: Call, context: Omit<Tool.Context, "callId">, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
+  const runCall = <W>(call: Call, context: Shared, wrapper: Wrapper<R | W> | undefined): Effect.Effect<Done, never, R | W> => {
     const tool = byName.get(call.name)
     if (tool === undefined) return Effect.succeed(errorResult(call, `Unknown tool: ${context.redact(call.name)}`))
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     const found = { call, tool }
-    const callContext = { ...context, callId: call.id }
+    const { asker, ...shared } = context
+    // A call asks mid-call only when its tool says it may and the run can ask someone.
+    const callContext: Tool.Context = {
+      ...shared,
+      callId: call.id,
+      approve: tool.asks && asker !== undefined ? (asked) => asker(call, asked) : Tool.cannotAsk(tool.name)
+    }
     // Its error results are redacted where they are made: a failure's text can quote what the tool saw.
     const done = invoke(found, callContext, wrapper)
     const around = wrapper?.around
@@ -264,7 +278,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
   /** A batch of several calls, in groups. */
   const runAll = <W>(
     calls: ReadonlyArray<Call>,
-    callContext: Omit<Tool.Context, "callId">,
+    callContext: Shared,
     assigns: Readonly<Record<string, unknown>>,
     wrapper: Wrapper<R | W> | undefined
   ): Effect.Effect<Outcome, never, R | W> => {

@@ -340,7 +340,8 @@ const make = <R, RIn>(
         const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
         // Calls restored waiting take what the store's log says of them now (answered elsewhere, expired).
         const woken = conversation.approvals === undefined ? Effect.void : conversation.approvals.wake
-        if (requests === undefined) return Effect.as(Effect.andThen(ending, interrupted ? actor.resumeBatch : woken), done)
+        const going = interrupted ? Effect.andThen(woken, actor.resumeBatch) : woken
+        if (requests === undefined) return Effect.as(Effect.andThen(ending, going), done)
         return Effect.gen(function*() {
           yield* ending
           const sources = yield* ToolSet.start(agent.mcpServers, {
@@ -378,7 +379,7 @@ const make = <R, RIn>(
           }, lineage?.sources).pipe(Scope.provide(scope), Effect.mapError((reason) => new SessionError({ sessionId: id, reason: Redactor.redactValue(redactor.redact, reason) })))
           yield* conversation.useSources(sources, program)
           yield* Scope.addFinalizer(scope, Effect.sync(() => actor.markClosing()))
-          yield* interrupted ? actor.resumeBatch : woken
+          yield* going
           return done
         })
       }))))

@@ -114,7 +114,10 @@ export const ApprovalRequested = Schema.TaggedStruct("ApprovalRequested", {
   ...base,
   callId: Schema.String,
   tool: Schema.String,
-  input: Schema.Unknown
+  input: Schema.Unknown,
+  /** A tool asking while it runs (`Tool.Context.approve`): what it is about to do, and more. */
+  summary: Schema.optionalKey(Schema.String),
+  details: Schema.optionalKey(Schema.String)
 })
 export type ApprovalRequested = typeof ApprovalRequested.Type
 

@@ -11,8 +11,10 @@
 import { Duration, Effect, type JsonSchema, type Redacted, Schema, SchemaIssue } from "effect"
 import * as JsonLimits from "./JsonLimits.ts"
 import type * as Sandbox from "./Sandbox.ts"
+import type { AskRefused, Asked } from "./ToolAsk.ts"
 import type { Failure, Output } from "./ToolResult.ts"
 
+export * from "./ToolAsk.ts"
 export * from "./ToolResult.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -44,7 +46,15 @@ export interface Context {
   readonly assigns: Readonly<Record<string, unknown>>
   /** The model's id for this call. */
   readonly callId: string
+  /**
+   * Asks a person while the call runs (before the one destructive step of a long script): the call
+   * waits, durably, for the answer, as a call that asks before it runs does (its record, its
+   * `ApprovalRequested` with `summary`); an approval goes on, anything else fails the call with
+   * `AskRefused`, which the model reads. Only a tool declared `asks: true` may (docs/approvals.md).
+   */
+  readonly approve: (asked: Asked) => Effect.Effect<void, AskRefused>
 }
+
 
 /** The input could not be decoded; `issues` name each failing field. */
 export class InvalidArguments extends Schema.TaggedError<InvalidArguments>()("InvalidArguments", {
@@ -128,6 +138,8 @@ export interface Tool<out R = never> {
    * runs' calls what they need for it. Absent on every other tool.
    */
   readonly subAgent?: true | undefined
+  /** It may ask a person while it runs (`context.approve`): its session keeps a waiting room. */
+  readonly asks: boolean
   /**
    * A tool a server lists (an MCP server's), whose declaration says what a call of a tool no rule
    * allows by its exact name does (`unlisted`): ask a person, or be denied. So a tool the server
@@ -174,6 +186,8 @@ export interface Options<A, E extends Failure, R> {
    * such a call is answered as interrupted by a machine failure, and never runs twice.
    */
   readonly retrySafe?: boolean | undefined
+  /** A call may ask a person while it runs (`context.approve`). Default false: `approve` refuses. */
+  readonly asks?: boolean | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -379,6 +393,7 @@ export const make: {
     timeoutOf: typeof options.timeout === "function" ? ownTimeout(options.timeout) : undefined,
     usesSecrets: options.usesSecrets ?? false,
     needsApproval: (options.needsApproval ?? false) as NeedsApproval<unknown, never>,
-    retrySafe: options.retrySafe ?? false
+    retrySafe: options.retrySafe ?? false,
+    asks: options.asks ?? false
   }
 }

@@ -2,7 +2,7 @@
  * ToolCall — calling a tool in a test exactly as the Executor calls it: the model's input decoded
  * by the tool's parameters, then `call` with the context a session would pass.
  */
-import { Redactor, type Sandbox, type Tool } from "@condukt/core"
+import { Redactor, type Sandbox, Tool } from "@condukt/core"
 import { Effect, type Redacted } from "effect"
 
 /**
@@ -18,6 +18,8 @@ export const context = (
     readonly secrets?: Readonly<Record<string, Redacted.Redacted<string>>>
     readonly assigns?: Readonly<Record<string, unknown>>
     readonly redactor?: Redactor.Service
+    /** How the call asks a person mid-call (default: it cannot, as a tool not declared `asks`). */
+    readonly approve?: Tool.Context["approve"]
   } = {}
 ): Tool.Context => ({
   sessionId: "test",
@@ -27,7 +29,8 @@ export const context = (
   secrets: options.secrets ?? {},
   redact: Redactor.compose(Redactor.secrets(options.secrets ?? {}), options.redactor ?? Redactor.none).redact,
   assigns: options.assigns ?? {},
-  callId: "call_1"
+  callId: "call_1",
+  approve: options.approve ?? Tool.cannotAsk("test")
 })
 
 /**

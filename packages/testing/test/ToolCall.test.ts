@@ -14,7 +14,7 @@ const Divide = Tool.make("divide", {
 describe("ToolCall", () => {
   it("builds the context a session would pass", () => {
     const secret = Redacted.make("s3cr3t")
-    const { redact, ...context } = ToolCall.context(sandbox, { secrets: { TOKEN: secret }, assigns: { who: "ada" } })
+    const { approve: _approve, redact, ...context } = ToolCall.context(sandbox, { secrets: { TOKEN: secret }, assigns: { who: "ada" } })
     assert.deepStrictEqual(context, {
       sessionId: "test",
       agent: "test",

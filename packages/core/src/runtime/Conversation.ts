@@ -37,7 +37,7 @@ export const PARKED: unique symbol = Symbol.for("@condukt/core/Session/parked")
 export type Parked = typeof PARKED
 
 /** What every tool call of a session shares. */
-export type ToolContext = Omit<Tool.Context, "callId" | "assigns">
+export type ToolContext = Omit<Tool.Context, "callId" | "assigns" | "approve">
 
 /** The names of the session's secrets, and the tools that hand them to processes (for the audit). */
 export interface Audited {

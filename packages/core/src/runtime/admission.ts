@@ -13,7 +13,7 @@
 import { type Deferred, Effect, Fiber } from "effect"
 import * as Approval from "../Approval.ts"
 import type * as Executor from "../Executor.ts"
-import type * as Tool from "../Tool.ts"
+import * as Tool from "../Tool.ts"
 import type { SessionError } from "../SessionError.ts"
 import type * as Snapshot from "../Snapshot.ts"
 
@@ -45,6 +45,13 @@ export interface Gate {
   readonly observe: ((call: Executor.Call, args: unknown, context: Tool.Context, rule: string) => Effect.Effect<void>) | undefined
 }
 
+/** How a batch's calls ask while they run: an approval goes on, any other answer is the call's failure, which the model reads. */
+export const asker = (ask: (call: Executor.Call, asked: Tool.Asked) => Effect.Effect<Approval.Answer>): Executor.Asker => (call, asked) =>
+  Effect.flatMap(ask(call, asked), (answer) => {
+    const refused = Approval.render(answer)
+    return refused === undefined ? Effect.void : Effect.fail(new Tool.AskRefused({ description: refused }))
+  })
+
 /** The wrapper for one batch through `gate`; `undefined` when no call can ask (no rules, no flagged tool). */
 export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> | undefined => {
   if (!flagged && gate.policy === undefined) return undefined
@@ -68,7 +75,7 @@ export const admission = <R>(gate: Gate, flagged: boolean): Executor.Wrapper<R> 
           if (observe === undefined && verdict._tag === "Deny") return Effect.succeed(Effect.succeed(Approval.deniedByRule(tool.name, verdict.pattern)))
           // Bad arguments ask nothing: the call reads why they do not decode.
           const asked = Effect.flatMap(Effect.result(tool.decode(call.input)), (decoded) =>
-            decoded._tag === "Failure" ? Effect.undefined : check({ call, tool }, decoded.success, { ...context, callId: call.id }))
+            decoded._tag === "Failure" ? Effect.undefined : check({ call, tool }, decoded.success, { ...context, callId: call.id, approve: Tool.cannotAsk(tool.name) }))
           return Effect.map(Effect.forkChild(asked), Fiber.join)
         }),
         (asked) => {

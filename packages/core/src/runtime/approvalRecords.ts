@@ -5,9 +5,9 @@
  * call, its redacted and bounded input, the rule that asked, when, and its deadline when the rules
  * set `expires`), which travels in the batch's saves (the open ones: `Snapshot.Batch.approvals`),
  * so a store's approval log has it in the same commit as the wait. An answer goes to the log
- * first (`take`): the log takes one answer per record, from any process, so an answer recorded
- * elsewhere first (the CLI's, another process's) is the one the call gets, and a second one is
- * refused. The end of a request no one answered (its deadline, a timeout, its run's end) is
+ * first (`take`): the log takes one answer per record, from any process; a live session refused
+ * there (the CLI's answer, another holder's) does not run the call on it, and a session started
+ * later takes what the log says (`settled`). The end of a request no one answered (its deadline, a timeout, its run's end) is
  * recorded the same way, best effort: a log that fails is logged, and the call goes on.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
@@ -65,14 +65,25 @@ export const opened = (
   runId: string | undefined,
   call: { readonly id: string; readonly name: string },
   input: unknown,
-  rule: string
+  rule: string,
+  asked?: Tool.Asked | undefined
 ): Effect.Effect<ApprovalRecord.ApprovalRecord> => {
-  const made = make(recorder, runId, call, input, rule)
+  const plain = make(recorder, runId, call, input, rule)
+  // A tool asking mid-call says what it is about to do.
+  const made = asked === undefined ? plain : Effect.map(plain, (record) => ({
+    ...record,
+    summary: ApprovalRecord.boundedText(asked.summary),
+    ...(asked.details === undefined ? {} : { details: ApprovalRecord.boundedText(asked.details) })
+  }))
   const log = recorder.log
   if (recorder.detached !== true || log === undefined) return made
   return Effect.tap(made, (record) =>
     Effect.catchTag(log.put([record]), "SessionStoreError", (error) => Effect.logWarning(`Session ${recorder.sessionId}: approval ${record.id} not recorded: ${error.message}`)))
 }
+
+/** What an `ApprovalRequested` says of a request a tool made mid-call: its summary and details. */
+export const asked = (record: ApprovalRecord.ApprovalRecord): { readonly summary?: string; readonly details?: string } =>
+  record.summary === undefined ? {} : record.details === undefined ? { summary: record.summary } : { summary: record.summary, details: record.details }
 
 /** How an answer is recorded: its outcome, and who gave it when no person did. */
 export const outcomeOf = (answer: Approval.Answer): { readonly outcome: ApprovalRecord.Outcome; readonly by?: string } => {

@@ -98,7 +98,9 @@ const ran = <R>(
   // Refused by the answerer while it was parked: it goes on only to fail, before any call runs.
   if (refused !== undefined && Deferred.isDoneUnsafe(refused)) return Deferred.await(refused)
   const wrapper = Executor.compose(spans, journaled, Admission.admission<R>(gate, executor.flagged))
-  const running = executor.run(calls, context, conversation.assigns, wrapper)
+  // A tool declared `asks` asks through the waiting room while it runs.
+  const asking = { ...context, asker: Admission.asker((call, asked) => approvals.askWhileRunning(events, run, call, asked)) }
+  const running = executor.run(calls, asking, conversation.assigns, wrapper)
   // Parked: the calls' fibers end; the batch waits without them (approvals.ts).
   const parking = gate.parked === undefined ? running : Effect.raceFirst(running, Deferred.await(gate.parked))
   // Refused: the calls' fibers end, and the run fails with why.

@@ -56,7 +56,8 @@ export const approvalsOf = <R>(
   root: SubAgents.Root | undefined
 ): WaitingRoom | undefined => {
   const waiting = resumed.batch?.waiting ?? []
-  const asks = agent.tools.some((tool) => tool.needsApproval !== false || tool.discovered !== undefined) || agent.mcpServers.some((server) => server.unlisted !== undefined)
+  const asks = agent.tools.some((tool) => tool.needsApproval !== false || tool.discovered !== undefined || tool.asks) ||
+    agent.mcpServers.some((server) => server.unlisted !== undefined)
   if (policy === undefined && waiting.length === 0 && !asks) return undefined
   // Its records go to the store's approval log, when the session saves to a store that keeps one; a
   // sub-agent's, under its top-level session, to that session's log, each put as it asks.

@@ -30,9 +30,9 @@
  * a parked one as soon as the session continues it (docs/decisions/0086).
  *
  * Each request is a record (approvalRecords.ts, docs/decisions/0088): saved open with the batch,
- * its answer recorded in the store's approval log before the call takes it, so an answer given
- * elsewhere first (another process, the CLI) is the one it takes, and a session started later
- * takes what the log says of the calls it restores (`wake`).
+ * its answer recorded in the store's approval log before the call takes it. An answer recorded
+ * elsewhere first (the CLI, another process) is not run on by a live session (another holder may
+ * have run the call); a session started later takes what the log says of the calls it restores (`wake`).
  */
 import { Deferred, Effect, Exit, Option, type Scope } from "effect"
 import * as Approval from "../Approval.ts"
@@ -46,6 +46,7 @@ import * as Deciders from "./deciders.ts"
 import * as Waitlist from "./waitlist.ts"
 import type { Gate, Parking } from "./admission.ts"
 import type { Publisher, Resumer, Run, Saver } from "./Run.ts"
+import type * as Tool from "../Tool.ts"
 
 /** A session's waiting calls, by call id, in the order they asked. */
 export class WaitingRoom {
@@ -79,13 +80,10 @@ export class WaitingRoom {
 
   /** What `session.pending` lists: the calls still waiting (`waiting`), none once the session has stopped. */
   get pending(): ReadonlyArray<Approval.Pending> {
-    return this.#resumer?.stopped === true ? [] : this.waiting
+    return this.#resumer?.stopped === true ? [] : Waitlist.pending(this.#waiting, true)
   }
 
-  /**
-   * The calls still waiting for an answer (a restored call answered is no longer listed), as a save
-   * records them: a session stopping keeps them in its store.
-   */
+  /** The calls still waiting to run (not those asking mid-call), as a save records them: a stopping session's store keeps them. */
   get waiting(): ReadonlyArray<Approval.Pending> {
     return Waitlist.pending(this.#waiting)
   }
@@ -100,10 +98,8 @@ export class WaitingRoom {
 
   /** The calls a resumed session's snapshot left waiting, with their records: listed, answered, continued on the first answer. */
   restore(waiting: ReadonlyArray<Approval.Pending>, records: ReadonlyArray<ApprovalRecord.ApprovalRecord> = []): void {
-    for (const pending of waiting) {
-      const record = records.find((r) => r.callId === pending.callId && r.outcome === undefined)
-      this.put({ pending, answer: Deferred.makeUnsafe(), restored: true, record })
-    }
+    const recordOf = (callId: string) => records.find((r) => r.callId === callId && r.outcome === undefined)
+    for (const pending of waiting) this.put({ pending, answer: Deferred.makeUnsafe(), restored: true, record: recordOf(pending.callId) })
   }
 
   /**
@@ -159,9 +155,8 @@ export class WaitingRoom {
   }
 
   /**
-   * The executor's side, for one batch of `run`'s `calls` calls; `results`: those of the batch
-   * already known. The batch can park when `parks`, unless its requests time out (a timer needs the run).
-   * `started`: the calls running, which a save records (runtime/journal.ts).
+   * The executor's side, for one batch of `run`'s `calls` calls (`results`: those already known); it parks when `parks`,
+   * unless its requests time out (a timer needs the run). `started`: the calls running, as a save records them (journal.ts).
    */
   gate(
     events: Publisher,
@@ -191,9 +186,8 @@ export class WaitingRoom {
   }
 
   /**
-   * Parks the batch when nothing is left but waiting: each waiting call gets a fresh answer to
-   * come (the run's waits never end, and are interrupted with it), and `parked` completes with the
-   * batch, which the session continues on the first answer.
+   * Parks the batch when nothing is left but waiting: each waiting call gets a fresh answer to come (the run's waits never
+   * end, and are interrupted with it), and `parked` completes with the batch, which the session continues on the first answer.
    */
   private parkIfWaiting(): void {
     const parked = this.#parked
@@ -260,11 +254,12 @@ export class WaitingRoom {
     call: Executor.Call,
     restored: Waitlist.Waiting | undefined,
     input: unknown,
-    record: ApprovalRecord.ApprovalRecord
+    record: ApprovalRecord.ApprovalRecord,
+    midCall = false
   ): Effect.Effect<Approval.Answer> {
     return Effect.suspend(() => {
       const waiting: Waitlist.Waiting = restored ?? { pending: { callId: call.id, tool: call.name, input }, answer: Deferred.makeUnsafe<Approval.Answer>(), restored: false }
-      const entry: Waitlist.Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false, answering: waiting.answering, record, expiring: waiting.expiring }
+      const entry: Waitlist.Waiting = { pending: waiting.pending, answer: waiting.answer, restored: false, answering: waiting.answering, record, expiring: waiting.expiring, midCall }
       this.put(entry)
       const timeoutMs = this.policy?.timeoutMs
       const answered = Deferred.await(waiting.answer)
@@ -274,14 +269,14 @@ export class WaitingRoom {
         : Effect.flatMap(Effect.timeoutOption(answered, timeoutMs), (got) => {
           if (Option.isSome(got)) return Effect.succeed(got.value)
           const expired: Approval.Answer = { _tag: "Expired", timeoutMs }
-          // Its timeout ended it here: the log records so (an answer recorded elsewhere first wins).
-          return log === undefined ? Effect.succeed(expired) : Effect.map(Records.take(log, record, expired, undefined), (taken) => taken.answer)
+          // Its timeout ended it here: the log records so (an answer recorded elsewhere first stays the log's).
+          return log === undefined ? Effect.succeed(expired) : Effect.as(Records.take(log, record, expired, undefined), expired)
         })
       // Saved before it is published: whoever sees the request finds it in the store. A parked
       // call was published before it parked: it waits again without asking twice.
       const published = restored?.asked === true
         ? Effect.void
-        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input }, true)
+        : events.publish(run, { _tag: "ApprovalRequested", callId: call.id, tool: call.name, input, ...Records.asked(record) }, true)
       // A parked call's answerer, asked when it was published, is still deciding.
       const answering = this.#answering === undefined || restored?.asked === true ? Effect.void : this.answerWith(this.#answering, entry)
       return this.save().pipe(
@@ -289,13 +284,21 @@ export class WaitingRoom {
         Effect.andThen(answering),
         Effect.andThen(this.expireLater(entry)),
         Effect.andThen(Effect.sync(() => {
+          // A call asking mid-call runs: its batch cannot park on it.
+          if (midCall) return
           this.#asking++
           this.parkIfWaiting()
         })),
         Effect.andThen(wait),
-        Effect.ensuring(Effect.sync(() => this.forget(call.id, entry)))
+        Effect.ensuring(Effect.suspend(() => this.forget(call.id, entry)))
       )
     })
+  }
+
+  /** A running call asks mid-call (`Tool.Context.approve`): a request as any other, on which its batch does not park. */
+  askWhileRunning(events: Publisher, run: Run, call: Executor.Call, asked: Tool.Asked): Effect.Effect<Approval.Answer> {
+    const input = Redactor.redactValue(this.#resumer?.redact ?? Redactor.none.redact, call.input)
+    return Effect.flatMap(Records.opened(this.#recorder, run.id, call, input, "tool", asked), (record) => this.ask(events, run, call, undefined, input, record, true))
   }
 
   private find(callId: string): Waitlist.Waiting | undefined {
@@ -311,11 +314,14 @@ export class WaitingRoom {
   }
 
   /** A wait that ended otherwise (its timeout, the run's abort) forgets its call, and its answerer stops deciding. */
-  private forget(callId: string, waiting: Waitlist.Waiting): void {
-    if (this.find(callId) !== waiting) return
+  private forget(callId: string, waiting: Waitlist.Waiting): Effect.Effect<void> {
+    if (this.find(callId) !== waiting) return Effect.void
     this.remove(callId)
     waiting.answering?.interruptUnsafe()
     waiting.expiring?.interruptUnsafe()
+    // Ended unanswered by its run's abort: its record ends too (a stopping session's stays open in its store).
+    const log = this.#resumer?.stopped === true ? undefined : this.#recorder.log
+    return log === undefined || waiting.record === undefined || Waitlist.isAnswered(waiting) ? Effect.void : Records.end(log, waiting.record)
   }
 
   /** Has the answerer decide `entry`'s call (deciders.ts). */
@@ -325,10 +331,7 @@ export class WaitingRoom {
     })
   }
 
-  /**
-   * The answerer could not answer a call still waiting: its batch fails with why. A running batch
-   * fails at once; a parked one is continued, and fails before any call runs.
-   */
+  /** The answerer could not answer a call still waiting: its batch fails with why (a parked one once continued, before any call runs). */
   refuse(callId: string, unanswered: Approval.Unanswered): Effect.Effect<void> {
     return Effect.suspend(() => {
       const refused = this.#refused
@@ -340,11 +343,9 @@ export class WaitingRoom {
   }
 
   /**
-   * Answers one waiting call; it then runs (or reads the denial) at once. With a store's log, the
-   * answer is recorded there first (`by`: who gave it, and why): the log takes one answer per
-   * record, so an answer another process recorded first is the one the call gets, and this one is
-   * refused (`NotPending` with that record). `recorded`: the answer came from the log. The answer is
-   * taken in the step that checks the call still waits and the session has not stopped.
+   * Answers one waiting call, which then runs (or reads the denial). With a log, the answer (`by`:
+   * who, why) is recorded there first, once: when another was recorded first, this one is refused
+   * (`NotPending` naming it) and the call waits for the next start. `recorded`: it came from the log.
    */
   answer(callId: string, answer: Approval.Answer, by?: ApprovalRecord.By, recorded = false): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
@@ -355,12 +356,12 @@ export class WaitingRoom {
       if (recorded || log === undefined || waiting.record === undefined) return this.settle(waiting, answer)
       return Effect.flatMap(Records.take(log, waiting.record, answer, by), (taken) =>
         Effect.suspend(() => {
+          // Answered elsewhere first (the CLI, or another process holding this session too, which may
+          // have run the call): not run here on it; the session takes it when it next starts (`wake`).
+          if (taken.first !== undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, answered: taken.first }))
           // Ended meanwhile (its timeout, an abort, the session stopping): the log has the answer for the session's next start.
           if (this.refusal(callId) !== undefined || this.find(callId) !== waiting) return Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId }))
-          const settled = this.settle(waiting, taken.answer)
-          return taken.first === undefined
-            ? settled
-            : Effect.andThen(settled, Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, answered: taken.first })))
+          return this.settle(waiting, answer)
         }))
     })
   }
@@ -383,7 +384,7 @@ export class WaitingRoom {
       return this.#resumer?.resumeBatch ?? Effect.void
     }
     this.remove(waiting.pending.callId)
-    this.#asking--
+    if (waiting.midCall !== true) this.#asking--
     Deferred.doneUnsafe(waiting.answer, Exit.succeed(answer))
     return Effect.void
   }

@@ -21,6 +21,8 @@ export interface Waiting {
   readonly record?: ApprovalRecord.ApprovalRecord | undefined
   /** The timer that expires it at its record's deadline, a fiber of the session's scope. */
   expiring?: Fiber.Fiber<void> | undefined
+  /** Asked by its call while it runs (`Tool.Context.approve`): listed, saved with its record, never run again from here. */
+  readonly midCall?: boolean | undefined
 }
 
 export const find = (all: ReadonlyArray<Waiting> | undefined, callId: string): Waiting | undefined => all?.find((waiting) => waiting.pending.callId === callId)
@@ -41,13 +43,12 @@ export const remove = (all: Array<Waiting> | undefined, callId: string): void =>
 /** Whether `waiting` has its answer (a restored call stays listed until its batch's run takes it). */
 export const isAnswered = (waiting: Waiting): boolean => Deferred.isDoneUnsafe(waiting.answer)
 
-/** The calls still waiting for an answer. */
-export const pending = (all: ReadonlyArray<Waiting> | undefined): ReadonlyArray<Approval.Pending> => {
+/** The calls still waiting for an answer: to run, and (`midCall`) those asking while they run. */
+export const pending = (all: ReadonlyArray<Waiting> | undefined, midCall = false): ReadonlyArray<Approval.Pending> => {
   if (all === undefined) return []
+  const listed = (waiting: Waiting) => !isAnswered(waiting) && (midCall || waiting.midCall !== true)
   // `map` and `filter` size their arrays to what they hold.
-  return all.every((waiting) => !isAnswered(waiting))
-    ? all.map((waiting) => waiting.pending)
-    : all.filter((waiting) => !isAnswered(waiting)).map((waiting) => waiting.pending)
+  return all.every(listed) ? all.map((waiting) => waiting.pending) : all.filter(listed).map((waiting) => waiting.pending)
 }
 
 /** The records of the calls still waiting: what a save of the batch carries. */

@@ -14,7 +14,7 @@ import { homedir, tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Redactor from "@condukt/core/Redactor"
-import type * as Tool from "@condukt/core/Tool"
+import * as Tool from "@condukt/core/Tool"
 import * as Tools from "@condukt/core/Tools"
 import * as Condukt from "../../src/Condukt.ts"
 import type * as Sandbox from "@condukt/core/Sandbox"
@@ -349,7 +349,8 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
         secrets: {},
         redact: Redactor.secrets({}).redact,
         assigns: {},
-        callId: "call_1"
+        callId: "call_1",
+        approve: Tool.cannotAsk("Command")
       })
       const call = (tool: ReturnType<typeof Tools.Command>, sandbox: Sandbox.Service, args: ReadonlyArray<string>) =>
         Effect.flatMap(tool.decode({ args }), (decoded) => tool.call(decoded, context(sandbox))).pipe(

@@ -13,7 +13,7 @@ import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as Redactor from "@condukt/core/Redactor"
 import * as Sandbox from "@condukt/core/Sandbox"
-import type * as Tool from "@condukt/core/Tool"
+import * as Tool from "@condukt/core/Tool"
 import { Command } from "@condukt/core/tools/Command"
 import * as Condukt from "../../../src/Condukt.ts"
 import * as ProcessGroup from "../../../src/internal/processGroup.ts"
@@ -29,7 +29,8 @@ const context = (cwd: string, secrets: Tool.Context["secrets"] = {}): Tool.Conte
   secrets,
   redact: Redactor.secrets(secrets).redact,
   assigns: {},
-  callId: "call_1"
+  callId: "call_1",
+  approve: Tool.cannotAsk("Command")
 })
 
 const tempDir = Effect.acquireRelease(
