@@ -209,6 +209,13 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     byName.set(tool.name, tool)
   }
   const concurrency = Math.max(1, options.concurrency ?? DEFAULT_CONCURRENCY)
+  // One refusing `approve` per tool, made once: a call that cannot ask allocates nothing for it.
+  const refusals = new Map<string, Tool.Context["approve"]>()
+  const cannotAsk = (name: string) => {
+    let refuse = refusals.get(name)
+    if (refuse === undefined) refusals.set(name, refuse = Tool.cannotAsk(name))
+    return refuse
+  }
   const defaultTimeout = Duration.fromInputUnsafe(options.timeout ?? DEFAULT_TIMEOUT)
 
   /** A decoded, admitted call: run under its deadline, its exit rendered. */
@@ -267,7 +274,7 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const callContext: Tool.Context = {
       ...shared,
       callId: call.id,
-      approve: tool.asks && asker !== undefined ? (asked) => asker(call, asked) : Tool.cannotAsk(tool.name)
+      approve: tool.asks && asker !== undefined ? (asked) => asker(call, asked) : cannotAsk(tool.name)
     }
     // Its error results are redacted where they are made: a failure's text can quote what the tool saw.
     const done = invoke(found, callContext, wrapper)

@@ -197,7 +197,7 @@ describe("McpServer", () => {
       Effect.gen(function*() {
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, initTimeoutMs: 5000, bogus: true }),
-          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, sampling, maxSamplingTokens, maxMessageBytes, maxResultChars, maxToolPages, maxTools, retrySafe (or their snake_case forms)"
+          "unknown keys bogus, initTimeoutMs; a server takes name, transport, command, args, cwd, env, url, headers, auth, prefix, initTimeout, requestTimeout, listTimeout, restart, elicitation, sampling, approval, maxSamplingTokens, maxMessageBytes, maxResultChars, maxToolPages, maxTools, retrySafe (or their snake_case forms)"
         )
         yield* startFails(
           McpServer.fromConfig({ name: "u", transport: "stdio", command: node, init_timeout: 1000, initTimeout: 2000 }),
