@@ -269,10 +269,11 @@ export const make = <R>(tools: ReadonlyArray<Tool.Tool<R>>, options: Options = {
     const caller = call.caller ?? "human"
     if (!tool.allowedCallers.includes(caller)) return Effect.succeed(errorResult(call, refusal(tool.name, caller)))
     const found = { call, tool }
-    const { asker, ...shared } = context
-    // A call asks mid-call only when its tool says it may and the run can ask someone.
+    const asker = context.asker
+    // A call asks mid-call only when its tool says it may and the run can ask someone. (The shared
+    // context is spread whole, `asker` with it: one object per call.)
     const callContext: Tool.Context = {
-      ...shared,
+      ...context,
       callId: call.id,
       approve: tool.asks && asker !== undefined ? (asked) => asker(call, asked) : cannotAsk(tool.name)
     }
