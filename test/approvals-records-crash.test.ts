@@ -6,9 +6,11 @@
  * through the `Approvals` service, which starts each session from the store. Each call runs once,
  * here (the tool's log file); the audit says who answered; a second answer is refused. A deadline
  * holds across the kill: started after it, the session reads that its request expired, and the call
- * never ran.
+ * never ran. A tool asking mid-call (`asks: true`) holds across the kill as well: its backup ran
+ * in the killed process, its destructive step never did; started by id, each session reads the call
+ * as interrupted, or runs a `retrySafe` one again, which asks again and drops once, here.
  */
-import { Approval, ApprovalLog, Approvals, type ApprovalRecord, Model, Sandbox, Sessions } from "@condukt/core"
+import { Approval, ApprovalLog, Approvals, type ApprovalRecord, type Message, Model, Sandbox, Session, Sessions } from "@condukt/core"
 import { SqliteSessionStore } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -17,7 +19,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { storeWriter } from "../packages/node/test/sessionStore/processes.ts"
-import { guardedAgent, sessionIds } from "./fixtures/approvals-records-agent.ts"
+import { guardedAgent, migratingAgent, sessionIds } from "./fixtures/approvals-records-agent.ts"
 import { root } from "./support/exec.ts"
 
 const fixture = path.join(root, "test/fixtures/approvals-records-child.ts")
@@ -27,21 +29,25 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 )
 
-/** A SQLite file and an empty tool log in a temp dir, and the child killed with SIGKILL once its `count` sessions wait. */
-const killedWaiting = (count: number, ...rest: ReadonlyArray<string>) =>
+/**
+ * A SQLite file and an empty tool log in a temp dir, and the child killed with SIGKILL once its
+ * `count` sessions wait, their model calling `tool` (`rm` or `migrate`, with the child's option).
+ */
+const killedWaiting = (count: number, tool: "rm" | "migrate", ...rest: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const dir = yield* tempDir
     const file = path.join(dir, "sessions.db")
-    const log = path.join(dir, "rm.log")
+    const log = path.join(dir, "tool.log")
     fs.writeFileSync(log, "")
-    const child = yield* storeWriter([file, log, String(count), ...rest], fixture)
+    const child = yield* storeWriter([file, log, String(count), tool, ...rest], fixture)
     assert.strictEqual(yield* child.next, "waiting")
     yield* child.kill
     assert.match(yield* child.next, /^exited null: /)
-    // No call ran in the killed process.
-    assert.strictEqual(fs.readFileSync(log, "utf8"), "")
     return { file, log }
   })
+
+/** The tool log's lines, sorted. */
+const logLines = (log: string) => fs.readFileSync(log, "utf8").split("\n").slice(0, -1).sort()
 
 /** The fields of a record that do not vary from run to run. */
 const stable = ({ answeredAt: _a, id: _i, requestedAt: _r, runId: _u, expiresAt: _e, ...rest }: ApprovalRecord.ApprovalRecord) => rest
@@ -67,11 +73,71 @@ const allOpen = (approvals: Approvals.Service, limit: number) =>
     return { records, sizes }
   })
 
+/** A `migrate` request of session `sessionId`, asked mid-call, as its record keeps it. */
+const askedMidCall = (sessionId: string) => ({
+  sessionId,
+  agent: "migrations",
+  callId: "c_m",
+  tool: "migrate",
+  input: { table: "users" },
+  rule: "tool",
+  summary: "drop table users"
+})
+
+const bySession = (a: { readonly sessionId: string }, b: { readonly sessionId: string }) => a.sessionId.localeCompare(b.sessionId)
+
+/** The tool results a session's history keeps. */
+const toolResults = (history: ReadonlyArray<Message.Message>) =>
+  history.flatMap((m) => (m._tag === "ToolResultMessage" ? [{ callId: m.callId, content: m.content, isError: m.isError }] : []))
+
+/**
+ * This process on the killed child's SQLite file: the `migrations` agent (its `migrate` on `log`,
+ * `retrySafe` as told) behind `Sessions.ById` and `Approvals`, a model answering each of `count`
+ * requests with text.
+ */
+const resumedMigrations = (file: string, log: string, retrySafe: boolean, count: number) =>
+  Approvals.layer.pipe(
+    Layer.provideMerge(Sessions.layerById({ migrations: migratingAgent(log, retrySafe) })),
+    Layer.provideMerge(Sessions.layer),
+    Layer.provideMerge(Layer.mergeAll(
+      SqliteSessionStore.layer({ file }),
+      TestModel.layer(Array.from({ length: count }, () => TestModel.text("understood"))),
+      Sandbox.layerNoop()
+    ))
+  )
+
+/** Starts each session by id from the store (it resumes its run). */
+const startedById = (ids: ReadonlyArray<string>) =>
+  Effect.flatMap(Sessions.ById, (byId) => Effect.forEach(ids, (id) => byId.start("migrations", { id }), { discard: true }))
+
+/** Waits until each session is idle. */
+const allIdle = (ids: ReadonlyArray<string>) =>
+  Effect.flatMap(Sessions.Sessions, (registry) =>
+    Effect.forEach(ids, (id) => Effect.flatMap(registry.whereis(id), (found) => Option.getOrThrow(found).idle), { discard: true }))
+
+/** Each session's history: the call's one result, and the model's reply after it (asked once more). */
+const historiesRead = (ids: ReadonlyArray<string>, result: { readonly content: string; readonly isError: boolean }) =>
+  Effect.gen(function*() {
+    const byId = yield* Sessions.ById
+    for (const id of ids) {
+      const history = yield* byId.history(id)
+      assert.deepStrictEqual(toolResults(history), [{ callId: "c_m", ...result }], id)
+      assert.deepStrictEqual(history.map((m) => m._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage", "AssistantMessage"], id)
+    }
+  })
+
+/** `records`, as the log keeps them now: each ended as aborted by the restart. */
+const abortedByRestart = (approvals: Approvals.Service, records: ReadonlyArray<ApprovalRecord.ApprovalRecord>) =>
+  Effect.forEach(records, (record) =>
+    Effect.map(approvals.get(record.id), (ended) => assert.deepStrictEqual(ended, { ...record, outcome: "aborted", by: "restart", answeredAt: ended.answeredAt! })))
+
 describe("approval records across a SIGKILL, on the SQLite store", () => {
   it.live("100 sessions each wait on an approval, their process killed: a new one lists all 100, approves each by id; each call ran once, here; the audit says who; a second answer is refused", () =>
     Effect.scoped(Effect.gen(function*() {
       const ids = sessionIds(100)
-      const { file, log } = yield* killedWaiting(ids.length)
+      const { file, log } = yield* killedWaiting(ids.length, "rm")
+      // No call ran in the killed process.
+      assert.strictEqual(fs.readFileSync(log, "utf8"), "")
       const resumed = Approvals.layer.pipe(
         Layer.provideMerge(Sessions.layerById({ ops: guardedAgent(log) })),
         Layer.provideMerge(Sessions.layer),
@@ -90,7 +156,7 @@ describe("approval records across a SIGKILL, on the SQLite store", () => {
         for (const id of ids) yield* Effect.flatMap(registry.whereis(id), (found) => Option.getOrThrow(found).idle)
 
         // Each session's call ran exactly once, in this process.
-        assert.deepStrictEqual(fs.readFileSync(log, "utf8").split("\n").slice(0, -1).sort(), ids.map((id) => `${id} c_rm`))
+        assert.deepStrictEqual(logLines(log), ids.map((id) => `${id} c_rm`))
         // Each run went on: the model read the call's result, once per session.
         const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
         assert.deepStrictEqual(requests.map(results), ids.map(() => ["removed"]))
@@ -108,7 +174,8 @@ describe("approval records across a SIGKILL, on the SQLite store", () => {
   it.live("a deadline holds across a SIGKILL: past it, an approval is refused as expired, and a session started by id reads that its request expired; no call ran", () =>
     Effect.scoped(Effect.gen(function*() {
       const rules: Approval.Rules = { expires: "2 seconds" }
-      const { file, log } = yield* killedWaiting(2, "2 seconds")
+      const { file, log } = yield* killedWaiting(2, "rm", "2 seconds")
+      assert.strictEqual(fs.readFileSync(log, "utf8"), "")
       const { model, recorder } = yield* TestModel.make([TestModel.text("understood"), TestModel.text("understood")])
       const resumed = Approvals.layer.pipe(
         Layer.provideMerge(Sessions.layerById({ ops: guardedAgent(log, rules) })),
@@ -146,5 +213,62 @@ describe("approval records across a SIGKILL, on the SQLite store", () => {
         assert.deepStrictEqual(expired, { ...first, outcome: "expired", by: "expiry", answeredAt: expired.answeredAt! })
         for (const record of [expired, recorded]) assert.isAtLeast(record.answeredAt!, record.expiresAt!)
       }).pipe(Effect.provide(resumed))
+    })), 60_000)
+
+  it.live("a tool asking mid-call, its process killed while 10 sessions wait on it: started by id, each call reads that it was interrupted; the drop never ran; each first record ends, aborted by restart", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const ids = sessionIds(10)
+      const { file, log } = yield* killedWaiting(ids.length, "migrate")
+      // Each backup ran in the killed process; no drop did.
+      assert.deepStrictEqual(logLines(log), ids.map((id) => `backup ${id}`))
+      yield* Effect.gen(function*() {
+        const approvals = yield* Approvals.Approvals
+        const first = (yield* approvals.list()).records
+        assert.deepStrictEqual(first.map(stable).sort(bySession), ids.map(askedMidCall))
+
+        yield* startedById(ids)
+        yield* allIdle(ids)
+        // The call never ran again: neither a second backup nor a drop.
+        assert.deepStrictEqual(logLines(log), ids.map((id) => `backup ${id}`))
+        yield* historiesRead(ids, { content: Session.INTERRUPTED_RESULT, isError: true })
+        const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
+        assert.deepStrictEqual(requests.map(results), ids.map(() => [Session.INTERRUPTED_RESULT]))
+        yield* abortedByRestart(approvals, first)
+        assert.deepStrictEqual((yield* approvals.list()).records, [])
+      }).pipe(Effect.provide(resumedMigrations(file, log, false, ids.length)))
+    })), 60_000)
+
+  it.live("a retrySafe tool asking mid-call, its process killed while 10 sessions wait on it: started by id, each call runs again and asks again; approved by id, each drops once; the first record aborted by restart, the second approved by dba", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const ids = sessionIds(10)
+      const { file, log } = yield* killedWaiting(ids.length, "migrate", "retrySafe")
+      assert.deepStrictEqual(logLines(log), ids.map((id) => `backup ${id}`))
+      yield* Effect.gen(function*() {
+        const approvals = yield* Approvals.Approvals
+        const first = (yield* approvals.list()).records
+        assert.deepStrictEqual(first.map(stable).sort(bySession), ids.map(askedMidCall))
+        const firstIds = new Set(first.map((record) => record.id))
+
+        yield* startedById(ids)
+        // Each call runs again and asks again: polled until the log lists only the new requests.
+        const second = yield* Effect.suspend(() =>
+          Effect.flatMap(approvals.list(), (page) =>
+            page.records.length === ids.length && page.records.every((record) => !firstIds.has(record.id)) ? Effect.succeed(page.records) : Effect.fail("asking"))
+        ).pipe(Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 500 }))
+        assert.deepStrictEqual(second.map(stable).sort(bySession), ids.map(askedMidCall))
+        assert.deepStrictEqual(logLines(log), [...ids, ...ids].map((id) => `backup ${id}`).sort())
+        const answered = yield* Effect.forEach(second, (record) => approvals.approve(record.id, { by: "dba" }))
+        assert.deepStrictEqual(answered.map(stable), second.map((record) => ({ ...stable(record), outcome: "approved" as const, by: "dba" })))
+        yield* allIdle(ids)
+
+        // Exactly one drop per session, in this process.
+        assert.deepStrictEqual(logLines(log), [...ids.map((id) => `backup ${id}`), ...ids.map((id) => `backup ${id}`), ...ids.map((id) => `drop ${id}`)].sort())
+        yield* historiesRead(ids, { content: "dropped users", isError: false })
+        const requests = yield* TestModel.TestModel.use((recorder) => recorder.requests)
+        assert.deepStrictEqual(requests.map(results), ids.map(() => ["dropped users"]))
+        yield* abortedByRestart(approvals, first)
+        for (const record of answered) assert.deepStrictEqual(yield* approvals.get(record.id), record)
+        assert.deepStrictEqual((yield* approvals.list()).records, [])
+      }).pipe(Effect.provide(resumedMigrations(file, log, true, ids.length)))
     })), 60_000)
 })
