@@ -10,6 +10,7 @@
  */
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
+import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import * as Sessions from "@condukt/core/Sessions"
 import * as uuid7 from "@condukt/core/Uuid7"
 import { SessionEntity } from "./SessionEntity.ts"
@@ -25,6 +26,12 @@ const unavailable = (sessionId: string) => (error: Sessions.SessionsError | { re
   error instanceof Sessions.SessionsError
     ? error
     : new Sessions.SessionsError({ sessionId, reason: new Sessions.Unavailable({ description: error.message }) })
+
+/** Who answered and for which record, as the Approve and Deny RPCs carry them. */
+const answerer = (by: ApprovalRecord.By | undefined) => ({
+  ...(by?.by === undefined ? {} : { by: by.by }),
+  ...(by?.approval === undefined ? {} : { approval: by.approval })
+})
 
 /**
  * `Sessions.ById` over the current cluster (a runner's, or a client's).
@@ -67,10 +74,10 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
     pending: (id) => delivered(id)(clientFor(id).Pending()),
     approve: (id, callId, by) =>
       Effect.flatMap(uuid7.make, (answerId) =>
-        delivered(id)(clientFor(id).Approve({ answerId, callId, ...(by?.by === undefined ? {} : { by: by.by }), ...(by?.reason === undefined ? {} : { reason: by.reason }) }))),
+        delivered(id)(clientFor(id).Approve({ answerId, callId, ...answerer(by), ...(by?.reason === undefined ? {} : { reason: by.reason }) }))),
     deny: (id, callId, reason, by) =>
       Effect.flatMap(uuid7.make, (answerId) =>
-        delivered(id)(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...(by?.by === undefined ? {} : { by: by.by }) }))),
+        delivered(id)(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...answerer(by) }))),
     respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Respond({ answerId, requestId, answer })))
   })
 })

@@ -89,14 +89,27 @@ export const Pending = Rpc.make("Pending", { success: Schema.Array(Sessions.Pend
 /** Lets a waiting call run; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
 export const Approve = Rpc.make("Approve", {
   // `by` and `reason`: who answered and why, kept in the request's approval record.
-  payload: { answerId: Schema.String, callId: Schema.String, by: Schema.optional(Schema.String), reason: Schema.optional(Schema.String) },
+  // `approval`: the record the answer is for (the `Approvals` service's).
+  payload: {
+    answerId: Schema.String,
+    callId: Schema.String,
+    by: Schema.optional(Schema.String),
+    reason: Schema.optional(Schema.String),
+    approval: Schema.optional(Schema.String)
+  },
   error,
   primaryKey: ({ answerId }) => answerId
 }).annotate(ClusterSchema.Persisted, true)
 
 /** Refuses a waiting call; persisted, delivered once per `answerId`. @since 0.1.0 @category models */
 export const Deny = Rpc.make("Deny", {
-  payload: { answerId: Schema.String, callId: Schema.String, reason: Schema.optional(Schema.String), by: Schema.optional(Schema.String) },
+  payload: {
+    answerId: Schema.String,
+    callId: Schema.String,
+    reason: Schema.optional(Schema.String),
+    by: Schema.optional(Schema.String),
+    approval: Schema.optional(Schema.String)
+  },
   error,
   primaryKey: ({ answerId }) => answerId
 }).annotate(ClusterSchema.Persisted, true)
@@ -356,8 +369,8 @@ const activate = <R>(
       History: () => Effect.flatMap(ensure, (session) => session.history),
       Pending: () => Effect.flatMap(ensure, (session) => session.pending),
       Approve: ({ payload }) =>
-        Effect.flatMap(ensure, (session) => Effect.mapError(session.approve(payload.callId, { by: payload.by, reason: payload.reason }), Sessions.unanswered(id))),
-      Deny: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.deny(payload.callId, payload.reason, { by: payload.by }), Sessions.unanswered(id))),
+        Effect.flatMap(ensure, (session) => Effect.mapError(session.approve(payload.callId, { by: payload.by, reason: payload.reason, approval: payload.approval }), Sessions.unanswered(id))),
+      Deny: ({ payload }) => Effect.flatMap(ensure, (session) => Effect.mapError(session.deny(payload.callId, payload.reason, { by: payload.by, approval: payload.approval }), Sessions.unanswered(id))),
       Respond: ({ payload }) =>
         Effect.flatMap(ensure, (session) => Effect.mapError(session.respond(payload.requestId, payload.answer), Sessions.unanswered(id))),
       Stop: () =>

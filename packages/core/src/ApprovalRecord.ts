@@ -95,6 +95,11 @@ export interface By {
   /** The answerer's identity, as the program knows it (a user name, an email, a service). */
   readonly by?: string | undefined
   readonly reason?: string | undefined
+  /**
+   * The record this answer is for (`Approvals` gives it): a call now waiting under another record
+   * (its run continued after a restart and asked again) refuses it rather than take it.
+   */
+  readonly approval?: string | undefined
 }
 
 /** Past this much JSON, a record keeps a sentence in place of the call's input. */

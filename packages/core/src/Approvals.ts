@@ -88,9 +88,11 @@ export const make = (store: SessionStore.Service, sessions: SessionsById.ByIdSer
       const agent = record.agent.split("/")[0]!
       // The session, wherever it lives: started (resumed from the store) when no process holds it.
       yield* Effect.catchIf(sessions.start(agent, { id: record.sessionId }), (error) => error.reason._tag === "AlreadyStarted", () => Effect.void)
+      // For this record only: a call of the same id asking again after a restart is another request.
+      const answer = { ...by, approval: record.id }
       const given = approve
-        ? sessions.approve(record.sessionId, record.callId, by)
-        : sessions.deny(record.sessionId, record.callId, by?.reason, by)
+        ? sessions.approve(record.sessionId, record.callId, answer)
+        : sessions.deny(record.sessionId, record.callId, by?.reason, answer)
       yield* Effect.catchIf(given, (error) => error.reason._tag === "ApprovalNotPending", () =>
         Effect.gen(function*() {
           // The session has no such call waiting: answered meanwhile (the log says by whom), or its

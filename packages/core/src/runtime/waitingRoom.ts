@@ -349,9 +349,8 @@ export class WaitingRoom {
    */
   answer(callId: string, answer: Approval.Answer, by?: ApprovalRecord.By, recorded = false): Effect.Effect<void, Approval.NotPending> {
     return Effect.suspend(() => {
-      const refused = this.refusal(callId)
+      const refused = this.refusal(callId, by?.approval), waiting = this.find(callId)!
       if (refused !== undefined) return Effect.fail(refused)
-      const waiting = this.find(callId)!
       const log = this.#recorder.log
       if (recorded || log === undefined || waiting.record === undefined) return this.settle(waiting, answer)
       return Effect.flatMap(Records.take(log, waiting.record, answer, by), (taken) =>
@@ -366,12 +365,13 @@ export class WaitingRoom {
     })
   }
 
-  /** Why `callId` takes no answer now, if it does not: the session stopped, or no such call waits. */
-  private refusal(callId: string): Approval.NotPending | undefined {
+  /** Why `callId` takes no answer now (for record `approval`), if it does not: the session stopped, or no such call waits. */
+  private refusal(callId: string, approval?: string): Approval.NotPending | undefined {
     if (this.#resumer?.stopped === true) return new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, stopped: true })
     const waiting = this.find(callId)
-    // A restored call stays listed until the batch's run takes the answer.
-    if (waiting === undefined || (waiting.restored && Deferred.isDoneUnsafe(waiting.answer))) return new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId })
+    // A restored call stays listed until its run takes the answer; one asking again since is another request (`approval`).
+    const other = waiting === undefined || (waiting.restored && Deferred.isDoneUnsafe(waiting.answer)) || (approval !== undefined && waiting.record?.id !== approval)
+    if (other) return new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId })
     return undefined
   }
 
