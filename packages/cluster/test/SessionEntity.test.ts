@@ -5,18 +5,20 @@
  * next message).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Queue, Stream, Tracer } from "effect"
+import { Effect, Fiber, Layer, Option, Queue, Schema, Stream, Tracer } from "effect"
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import { Spans, TestModel } from "@condukt/testing"
 import * as Agent from "@condukt/core/Agent"
+import * as Approvals from "@condukt/core/Approvals"
 import * as Message from "@condukt/core/Message"
 import * as Model from "@condukt/core/Model"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as Session from "@condukt/core/Session"
 import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
+import * as Tool from "@condukt/core/Tool"
 import * as Snapshot from "@condukt/core/Snapshot"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "../src/ClusterSessions.ts"
@@ -71,6 +73,39 @@ describe("SessionEntity on one in-memory runner", () => {
         assert.strictEqual(yield* Queue.take(told), "released")
         assert.deepStrictEqual((yield* sessions.history(id)).length, 2)
         assert.strictEqual(yield* Queue.take(told), "started")
+      }).pipe(Effect.provide(cluster))
+    }))
+})
+
+describe("SessionEntity and a run waiting for approval", () => {
+  it.live("its entity does not passivate while the run waits (the wait is not lost to idleness); answered by the record's id, the run answers the reply", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const told = yield* Queue.unbounded<string>()
+      const rm = Tool.make("rm", { description: "Removes", parameters: Schema.Struct({}), needsApproval: true, call: () => Effect.succeed("removed") })
+      const agents = { guarded: Agent.make({ name: "guarded", model: "test:x", tools: [rm], sandbox: Sandbox.layerNoop(), mcpServers: [startProbe(told)] }) }
+      const cluster = Approvals.layer.pipe(
+        Layer.provideMerge(Layer.merge(ClusterSessions.layer, SqlSessionStore.layer())),
+        Layer.provideMerge(SessionEntity.layer({ agents, maxIdleTime: "200 millis" })),
+        Layer.provide(TestRunner.layer),
+        Layer.provide(Layer.mergeAll(
+          SqliteClient.layer({ file: path.join(dir, "cluster.db") }),
+          TestModel.layer([TestModel.toolCall("rm", {}, "c1"), TestModel.text("done")])
+        ))
+      )
+      yield* Effect.gen(function*() {
+        const sessions = yield* Sessions.ById
+        const approvals = yield* Approvals.Approvals
+        const id = yield* sessions.start("guarded", { id: "waits" })
+        assert.strictEqual(yield* Queue.take(told), "started")
+        const run = yield* Effect.forkChild(sessions.run(id, "go"))
+        let open = (yield* approvals.list()).records
+        while (open.length === 0) open = yield* Effect.andThen(Effect.sleep("20 millis"), Effect.map(approvals.list(), (page) => page.records))
+        // The runner looks for idle entities every 5 s at most: past that, the session is still the same one.
+        assert.isTrue(Option.isNone(yield* Queue.take(told).pipe(Effect.timeoutOption("6 seconds"))))
+        const answered = yield* approvals.approve(open[0]!.id, { by: "ops" })
+        assert.deepStrictEqual([answered.callId, answered.outcome, answered.by], ["c1", "approved", "ops"])
+        assert.strictEqual((yield* Fiber.join(run)).text, "done")
       }).pipe(Effect.provide(cluster))
     }))
 })
