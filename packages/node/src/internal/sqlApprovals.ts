@@ -116,36 +116,21 @@ const page = (filter: ApprovalLog.Filter, now: number, size: number): Statement 
     params.push(now)
   }
   if (status === "answered") where.push("outcome IS NOT NULL")
-  if (filter.sessionId !== undefined) {
-    where.push("session_id = ?")
-    params.push(filter.sessionId)
+  // Each given field narrows by one bound parameter (the agent by two: the path, or a path under it).
+  const narrow = (given: unknown, clause: string, ...values: ReadonlyArray<unknown>) => {
+    if (given === undefined) return
+    where.push(clause)
+    params.push(...values)
   }
-  if (filter.agent !== undefined) {
-    // The path itself, or one that starts with it and a `/`: characters counted as SQL counts them.
-    const prefix = `${filter.agent}/`
-    where.push("(agent = ? OR substr(agent, 1, ?) = ?)")
-    params.push(filter.agent, [...prefix].length, prefix)
-  }
-  if (filter.tool !== undefined) {
-    where.push("tool = ?")
-    params.push(filter.tool)
-  }
-  if (filter.by !== undefined) {
-    where.push("answered_by = ?")
-    params.push(filter.by)
-  }
-  if (filter.since !== undefined) {
-    where.push("requested_at >= ?")
-    params.push(filter.since)
-  }
-  if (filter.until !== undefined) {
-    where.push("requested_at < ?")
-    params.push(filter.until)
-  }
-  if (filter.cursor !== undefined) {
-    where.push("id > ?")
-    params.push(filter.cursor)
-  }
+  narrow(filter.sessionId, "session_id = ?", filter.sessionId)
+  // The path itself, or one that starts with it and a `/`: characters counted as SQL counts them.
+  const prefix = `${filter.agent}/`
+  narrow(filter.agent, "(agent = ? OR substr(agent, 1, ?) = ?)", filter.agent, [...prefix].length, prefix)
+  narrow(filter.tool, "tool = ?", filter.tool)
+  narrow(filter.by, "answered_by = ?", filter.by)
+  narrow(filter.since, "requested_at >= ?", filter.since)
+  narrow(filter.until, "requested_at < ?", filter.until)
+  narrow(filter.cursor, "id > ?", filter.cursor)
   params.push(size + 1)
   return { sql: `SELECT id, body FROM condukt_approvals WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`, params }
 }
