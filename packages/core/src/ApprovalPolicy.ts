@@ -7,12 +7,13 @@
  * An agent's or a session start's `Approval.Rules` take `policies`; they are read in order after
  * the `deny` and `ask` globs and before the `allow` globs and the tool's own `needsApproval`: the
  * first live policy with an opinion decides (`undefined`: no opinion, the next rule decides). A
- * policy whose Effect fails or dies asks a person, saying so: a broken policy never lets a call
- * through. Every shadow policy is run for every call the rules see, after the live decision, in a
- * fiber of the session's scope (no call waits for it); its decision becomes an approval record
- * with `shadow` set, in the store's approval log, beside the rule that really decided (`rule`).
+ * policy whose Effect fails, dies or takes longer than `DECISION_TIMEOUT` asks a person, saying
+ * so: a broken policy never lets a call through. Every shadow policy is run for every call the
+ * rules see, after the live decision, in a fiber of the session's scope (no call waits for it);
+ * its decision becomes an approval record with `shadow` set, in the store's approval log, beside
+ * the rule that really decided (`rule`).
  */
-import { Cause, Effect } from "effect"
+import { Cause, Duration, Effect, Option } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -102,8 +103,20 @@ export const deniedByPolicy = (policy: string, reason: string | undefined): stri
  * @category combinators
  */
 export const decideSafely = (policy: ApprovalPolicy, call: Call): Effect.Effect<Decision | undefined> =>
-  Effect.catchCause(Effect.suspend(() => policy.decide(call)), (cause) =>
-    Effect.succeed(ask(`the policy failed (${Cause.pretty(cause).split("\n")[0]?.slice(0, 200) ?? "unknown"}): a person decides`)))
+  Effect.suspend(() => policy.decide(call)).pipe(
+    Effect.timeoutOption(DECISION_TIMEOUT),
+    Effect.map(Option.getOrElse(() => ask(`the policy did not decide within ${Duration.format(DECISION_TIMEOUT)}: a person decides`))),
+    Effect.catchCause((cause) => Effect.succeed(ask(`the policy failed (${Cause.pretty(cause).split("\n")[0]?.slice(0, 200) ?? "unknown"}): a person decides`)))
+  )
+
+/**
+ * How long a policy may take to decide one call: past it, a person decides (a live policy), or
+ * nothing is recorded but that (a shadow one). A policy that hangs holds neither a call nor a fiber.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const DECISION_TIMEOUT = Duration.seconds(10)
 
 /**
  * The first live policy's decision for `call` that has one, with its name.

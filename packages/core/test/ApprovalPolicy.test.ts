@@ -6,6 +6,7 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Ref, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import * as Agent from "../src/Agent.ts"
 import type * as Approval from "../src/Approval.ts"
 import * as ApprovalPolicy from "../src/ApprovalPolicy.ts"
@@ -76,6 +77,28 @@ describe("policies as code", () => {
       assert.deepStrictEqual(read([...events]).map(([, content]) => content), [1, 2, 3].map(() => `Denied by a rule: git matches "git"`))
       assert.deepStrictEqual([yield* Ref.get(seen), (yield* Ref.get(ran)).length], [0, 0])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([calls, TestModel.text("done")]), Sandbox.layerNoop()))))
+
+  it.effect("a policy that never decides asks a person once its time is up: it holds no call for ever", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const hangs = ApprovalPolicy.make("hangs", () => Effect.never)
+      const tool = Tool.make("ls", { description: "Lists", parameters: Schema.Struct({}), call: () => Effect.as(Ref.update(ran, (all) => [...all, "ls"]), "listed") })
+      const session = yield* Session.start(Agent.make({ name: "a", model: "test:x", tools: [tool], approvals: { policies: [hangs] } }))
+      const run = yield* Effect.forkChild(session.run("look"), { startImmediately: true })
+      // A second at a time: nothing asks before the policy's time is up, and then a person is asked.
+      let waited = 0
+      while ((yield* session.pending).length === 0 && waited < 60) {
+        yield* TestClock.adjust("1 second")
+        waited++
+      }
+      assert.strictEqual(waited, 10)
+      assert.deepStrictEqual(yield* Ref.get(ran), [])
+      yield* session.approve("c_1")
+      // The parked batch goes on through the rules again: the policy is asked again, and again runs out of time.
+      yield* TestClock.adjust(ApprovalPolicy.DECISION_TIMEOUT)
+      yield* Fiber.join(run)
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls"])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.toolCall("ls", {}, "c_1"), TestModel.text("done")]), Sandbox.layerNoop()))))
 
   it.effect("a policy that fails asks a person: a broken policy never lets a call through", () =>
     Effect.gen(function*() {
