@@ -10,6 +10,7 @@ import { Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import * as Agent from "../src/Agent.ts"
 import * as Approval from "../src/Approval.ts"
+import * as ApprovalLog from "../src/ApprovalLog.ts"
 import type * as ApprovalRecord from "../src/ApprovalRecord.ts"
 import * as Approvals from "../src/Approvals.ts"
 import * as Model from "../src/Model.ts"
@@ -19,6 +20,7 @@ import * as Sessions from "../src/Sessions.ts"
 import * as SessionStore from "../src/SessionStore.ts"
 import type * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
+import * as Records from "../src/runtime/approvalRecords.ts"
 
 const counted = (name: string, ran: Ref.Ref<ReadonlyArray<string>>, needsApproval: boolean) =>
   Tool.make(name, {
@@ -198,6 +200,35 @@ describe("approval records", () => {
       const answered = Option.getOrThrow(yield* store.approvals!.get(open!.id))
       assert.deepStrictEqual([answered.by?.length, answered.reason?.length], [256, 4096])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([rm("p".repeat(200_000)), TestModel.text("done")]), Sandbox.layerNoop()))))
+})
+
+describe("an answer's record", () => {
+  it.live("answers whose log write spans the batch parking still reach their calls (an answerer approving three calls, a slow log)", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const memory = SessionStore.makeMemory()
+      const log = memory.approvals!
+      // Each answer's write takes a while: the batch parks while the first ones are being written.
+      const store: SessionStore.Service = { ...memory, approvals: { ...log, answer: (...args) => Effect.andThen(Effect.sleep("20 millis"), log.answer(...args)) } }
+      const session = yield* Session.start(agentOf(ran), { id: "s", store, answerer: () => Effect.succeed(Approval.approved) })
+      assert.strictEqual((yield* session.run("clean up").pipe(Effect.timeout("5 seconds"))).text, "done")
+      assert.deepStrictEqual([...(yield* Ref.get(ran))].sort(), ["rm /a", "rm /b", "rm /c"])
+      assert.deepStrictEqual((yield* log.list({ status: "answered" })).records.map((record) => record.outcome), ["approved", "approved", "approved"])
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.reply(rm("/a", "c1"), rm("/b", "c2"), rm("/c", "c3")), TestModel.text("done")]),
+      Sandbox.layerNoop()
+    ))))
+
+  it.effect("an answer that comes past the request's deadline, before its timer fired, is its expiry; the log says so", () =>
+    Effect.gen(function*() {
+      const log = ApprovalLog.make()
+      const record: ApprovalRecord.ApprovalRecord = { id: "r1", sessionId: "s", agent: "a", callId: "c", tool: "rm", input: {}, rule: "needsApproval", requestedAt: 0, expiresAt: 1_000 }
+      log.index([record], 0)
+      yield* TestClock.adjust(2_000)
+      assert.deepStrictEqual(yield* Records.take(log, record, Approval.approved, { by: "ana" }), { answer: { _tag: "Expired", timeoutMs: 0, at: 1_000 } })
+      const ended = Option.getOrThrow(yield* log.get("r1"))
+      assert.deepStrictEqual([ended.outcome, ended.by], ["expired", "expiry"])
+    }))
 })
 
 describe("the Approvals service", () => {

@@ -7,8 +7,10 @@
  * so a store's approval log has it in the same commit as the wait. An answer goes to the log
  * first (`take`): the log takes one answer per record, from any process; a live session refused
  * there (the CLI's answer, another holder's) does not run the call on it, and a session started
- * later takes what the log says (`settled`). The end of a request no one answered (its deadline, a timeout, its run's end) is
- * recorded the same way, best effort: a log that fails is logged, and the call goes on.
+ * later takes what the log says (`settled`). An answer that comes after the request's deadline
+ * (before its timer fired) is its expiry. The end of a request no one answered (its deadline, a
+ * timeout, its run's end) is recorded the same way, best effort: a log that fails is logged, and
+ * the call goes on.
  */
 import { Clock, Effect, Option, type Scope } from "effect"
 import type * as Approval from "../Approval.ts"
@@ -114,9 +116,10 @@ export const answerOf = (record: ApprovalRecord.ApprovalRecord): Approval.Answer
 }
 
 /**
- * Records `answer` to `record` in `log`: the answer the call gets — `answer` itself, or the one
- * the log already had (another process answered first: `first`). A log that fails is logged and
- * `answer` stands: the store is behind, as after any failed save.
+ * Records `answer` to `record` in `log`: the answer the call gets — `answer` itself, its expiry
+ * when it came past the deadline (recorded so), or the one the log already had (another process
+ * answered first: `first`). A log that fails is logged and `answer` stands: the store is behind,
+ * as after any failed save.
  */
 export const take = (
   log: ApprovalLog.Service<SessionStoreError>,
@@ -133,6 +136,11 @@ export const take = (
     log.answer(record.id, outcome, now, given).pipe(
       Effect.as({ answer }),
       Effect.catchTag("ApprovalRefused", (refused) => {
+        // Too late: the request expired before this answer came, and the call reads so.
+        if (refused.reason === "expired") {
+          const expiry: Approval.Answer = { _tag: "Expired", timeoutMs: 0, at: record.expiresAt ?? now }
+          return take(log, record, expiry, undefined)
+        }
         const recorded = refused.record === undefined ? undefined : answerOf(refused.record)
         // Unknown to the log (a save that failed, a store emptied): this answer stands.
         return Effect.succeed(recorded === undefined ? { answer } : { answer: recorded, first: refused.record })

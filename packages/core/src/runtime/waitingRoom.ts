@@ -351,16 +351,16 @@ export class WaitingRoom {
     return Effect.suspend(() => {
       const refused = this.refusal(callId, by?.approval), waiting = this.find(callId)!
       if (refused !== undefined) return Effect.fail(refused)
-      const log = this.#recorder.log
-      if (recorded || log === undefined || waiting.record === undefined) return this.settle(waiting, answer)
-      return Effect.flatMap(Records.take(log, waiting.record, answer, by), (taken) =>
+      const log = this.#recorder.log, record = waiting.record
+      if (recorded || log === undefined || record === undefined) return this.settle(waiting, answer)
+      return Effect.flatMap(Records.take(log, record, answer, by), (taken) =>
         Effect.suspend(() => {
           // Answered elsewhere first (the CLI, or another process holding this session too, which may
           // have run the call): not run here on it; the session takes it when it next starts (`wake`).
           if (taken.first !== undefined) return Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId, answered: taken.first }))
-          // Ended meanwhile (its timeout, an abort, the session stopping): the log has the answer for the session's next start.
-          if (this.refusal(callId) !== undefined || this.find(callId) !== waiting) return Effect.fail(new Approval.NotPending({ sessionId: this.#recorder.sessionId, callId }))
-          return this.settle(waiting, answer)
+          // Ended meanwhile (a timeout, an abort, a stop: the log has it for the next start); parked meanwhile, its new entry takes it.
+          const late = this.refusal(callId, record.id)
+          return late === undefined ? this.settle(this.find(callId)!, taken.answer) : Effect.fail(late)
         }))
     })
   }
