@@ -50,6 +50,7 @@ export const integration = [
   "packages/providers/test/*.test.ts",
   "packages/providers/test/internal/providerStream.test.ts",
   "packages/sandbox-virtual/test/Conformance.test.ts",
+  "packages/server/test/**/*.test.ts",
   "packages/testing/test/Processes.test.ts",
   "packages/workflows/test/Examples.test.ts",
   "packages/workflows/test/RunEngine.test.ts",
