@@ -101,7 +101,8 @@ function Chat() {
   return (
     <main>
       <h1>Condukt chat</h1>
-      <ol aria-label="Messages" data-testid="messages">
+      <h2 id="messages">Messages</h2>
+      <ol aria-labelledby="messages" data-testid="messages">
         {messages.map((message) => (
           <li key={message.id} data-testid="message" data-role={message.role} aria-label={`${message.role} message`}>
             {message.parts.map((part, index) => <MessagePart key={index} part={part} answer={answer} />)}

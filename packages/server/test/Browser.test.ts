@@ -105,6 +105,15 @@ const statusIs = (tab: Page, status: string) =>
 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2)
 
+const axe = fs.readFileSync(path.join(root, "node_modules/axe-core/axe.min.js"), "utf8")
+
+/** The rules axe-core finds the page breaking (ids), in the state it is in. */
+const accessibilityViolations = (tab: Page) =>
+  Effect.promise(async () => {
+    await tab.addScriptTag({ content: axe })
+    return tab.evaluate("axe.run().then((result) => result.violations.map((violation) => violation.id))")
+  }).pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.String))), Effect.orDie)
+
 describe("the useChat page in a headless Chromium", () => {
   it.live("a person sends a message, sees the answer and a call waiting, approves it, and sees the run finish", () =>
     Effect.gen(function*() {
@@ -129,6 +138,7 @@ describe("the useChat page in a headless Chromium", () => {
           ]
         }
       ])
+      assert.deepStrictEqual(yield* accessibilityViolations(tab), [])
 
       yield* Effect.promise(() => tab.getByRole("button", { name: "Approve" }).click())
       yield* Effect.promise(() => tab.getByText("The build is clean.").waitFor())
