@@ -1,1 +1,10 @@
-export {}
+/**
+ * @condukt/server — Condukt sessions over HTTP (docs/server.md).
+ */
+export * as Api from "./Api.ts"
+export * as Auth from "./Auth.ts"
+export * as Limits from "./Limits.ts"
+export * as Server from "./Server.ts"
+export * as ServerError from "./ServerError.ts"
+export * as ServerStore from "./ServerStore.ts"
+export * as UiMessageStream from "./UiMessageStream.ts"

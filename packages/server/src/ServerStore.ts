@@ -1,0 +1,240 @@
+/**
+ * ServerStore — what the server keeps of its own: which principal owns each session it started, and
+ * a window of each session's events, numbered, so that a stream dropped, a server restarted or a
+ * client sent to another runner resumes exactly after the last event it saw (docs/server.md).
+ *
+ * A session's events are numbered here from 1, one after another, as the server writes them (the
+ * SSE `id`); the session's own `seq` restarts with each incarnation of the session, so it cannot be
+ * a stream's position across restarts. An event reaches a client only after it is written: what a
+ * client saw, a store that survives the server holds. The last `window` events of a session are kept
+ * (default `WINDOW`); a reader asking for older ones is told where the window starts.
+ *
+ * `makeMemory` keeps them in memory (one process); `SqlServerStore` in SQL (SQLite, Postgres), so
+ * several servers in front of one cluster share them.
+ */
+import { Context, Deferred, Effect, Layer, Option, Schema } from "effect"
+import type * as SessionEvent from "@condukt/core/SessionEvent"
+import * as Usage from "@condukt/core/Usage"
+
+/**
+ * The events a session keeps for readers that resume.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const WINDOW = 10_000
+
+/**
+ * A session the server started: whose it is, which agent, when, and what it spent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Owned = Schema.Struct({
+  id: Schema.String,
+  principal: Schema.String,
+  agent: Schema.String,
+  /** Epoch ms. */
+  createdAt: Schema.Number,
+  /** The number of the last event written (0: none yet). */
+  lastEventId: Schema.Int,
+  /** Epoch ms of the last event written, or the creation. */
+  lastActivity: Schema.Number,
+  /** The tokens of every turn the server saw end. */
+  usage: Usage.Usage
+})
+export type Owned = typeof Owned.Type
+
+/**
+ * One written event: its number in the session's stream, and the event.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Entry {
+  readonly id: number
+  readonly event: SessionEvent.SessionEvent
+}
+
+/**
+ * What a read finds: the entries after the asked id (at most the asked limit), the first id still
+ * kept (`oldest`, 0 when none), the last id written.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Read {
+  readonly entries: ReadonlyArray<Entry>
+  readonly oldest: number
+  readonly last: number
+}
+
+/**
+ * The store could not read or write.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ServerStoreError extends Schema.TaggedError<ServerStoreError>()("ServerStoreError", {
+  method: Schema.String,
+  description: Schema.String
+}) {
+  override get message() {
+    return `the server's store failed to ${this.method}: ${this.description}`
+  }
+}
+
+/** @since 0.1.0 @category models */
+export interface Service {
+  /** Records `id` as `principal`'s session of `agent`; false when another record has the id. */
+  readonly claim: (owned: { readonly id: string; readonly principal: string; readonly agent: string; readonly now: number }) => Effect.Effect<boolean, ServerStoreError>
+  /** The session's record, if the server started it. */
+  readonly owned: (id: string) => Effect.Effect<Option.Option<Owned>, ServerStoreError>
+  /** `principal`'s sessions, newest first, `limit` after the cursor (a previous page's last id). */
+  readonly list: (principal: string, options: { readonly limit: number; readonly before?: string | undefined }) => Effect.Effect<ReadonlyArray<Owned>, ServerStoreError>
+  /** Writes `events` after the session's last, numbered in order; the numbers given. */
+  readonly append: (id: string, events: ReadonlyArray<SessionEvent.SessionEvent>, now: number) => Effect.Effect<ReadonlyArray<number>, ServerStoreError>
+  /** The entries after `after`, at most `limit`. */
+  readonly read: (id: string, after: number, limit: number) => Effect.Effect<Read, ServerStoreError>
+  /**
+   * Completes once the session has an event after `after` written by this process; a store shared
+   * with other processes also completes after `poll` (their writes are found by reading again).
+   */
+  readonly wait: (id: string, after: number) => Effect.Effect<void>
+}
+
+/**
+ * The server's store.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class ServerStore extends Context.Service<ServerStore, Service>()("@condukt/server/ServerStore") {}
+
+/** The usage a batch of events adds: the sum of its turns'. */
+export const usageOf = (events: ReadonlyArray<SessionEvent.SessionEvent>, base: Usage.Usage): Usage.Usage => {
+  let usage = base
+  for (const event of events) {
+    if (event._tag !== "TurnEnd" || event.agentPath !== undefined) continue
+    usage = add(usage, event.usage)
+  }
+  return usage
+}
+
+const add = (a: Usage.Usage, b: Usage.Usage): Usage.Usage => {
+  const cacheRead = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0)
+  const cacheWrite = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0)
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    ...(cacheRead > 0 ? { cacheReadTokens: cacheRead } : {}),
+    ...(cacheWrite > 0 ? { cacheWriteTokens: cacheWrite } : {})
+  }
+}
+
+/** @since 0.1.0 @category models */
+export const NO_USAGE: Usage.Usage = { inputTokens: 0, outputTokens: 0 }
+
+/**
+ * Wakes the readers waiting on a session's next event: one deferred per session, completed and
+ * replaced at each write. Shared by every store.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeWaiters = () => {
+  const waiting = new Map<string, Deferred.Deferred<void>>()
+  return {
+    wake: (id: string): void => {
+      const deferred = waiting.get(id)
+      if (deferred === undefined) return
+      waiting.delete(id)
+      Deferred.doneUnsafe(deferred, Effect.void)
+    },
+    next: (id: string): Deferred.Deferred<void> => {
+      let deferred = waiting.get(id)
+      if (deferred === undefined) {
+        deferred = Deferred.makeUnsafe<void>()
+        waiting.set(id, deferred)
+      }
+      return deferred
+    }
+  }
+}
+
+/**
+ * A store in memory: the layer's life, this process only.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory = (options: { readonly window?: number | undefined } = {}): Service => {
+  const window = options.window ?? WINDOW
+  const sessions = new Map<string, { owned: Owned; entries: Array<Entry> }>()
+  const byPrincipal = new Map<string, Array<string>>()
+  const waiters = makeWaiters()
+  return ServerStore.of({
+    claim: ({ agent, id, now, principal }) =>
+      Effect.sync(() => {
+        if (sessions.has(id)) return false
+        sessions.set(id, { owned: { id, principal, agent, createdAt: now, lastEventId: 0, lastActivity: now, usage: NO_USAGE }, entries: [] })
+        let ids = byPrincipal.get(principal)
+        if (ids === undefined) byPrincipal.set(principal, ids = [])
+        ids.push(id)
+        return true
+      }),
+    owned: (id) => Effect.sync(() => Option.fromNullishOr(sessions.get(id)?.owned)),
+    list: (principal, { before, limit }) =>
+      Effect.sync(() => {
+        const ids = byPrincipal.get(principal) ?? []
+        let end = ids.length
+        if (before !== undefined) {
+          const at = ids.lastIndexOf(before)
+          end = at < 0 ? 0 : at
+        }
+        const page: Array<Owned> = []
+        for (let i = end - 1; i >= 0 && page.length < limit; i--) page.push(sessions.get(ids[i]!)!.owned)
+        return page
+      }),
+    append: (id, events, now) =>
+      Effect.suspend(() => {
+        const session = sessions.get(id)
+        if (session === undefined) return Effect.fail(new ServerStoreError({ method: "append", description: `no session ${id} was started here` }))
+        const ids: Array<number> = []
+        let next = session.owned.lastEventId
+        for (const event of events) {
+          session.entries.push({ id: ++next, event })
+          ids.push(next)
+        }
+        if (session.entries.length > window) session.entries.splice(0, session.entries.length - window)
+        session.owned = { ...session.owned, lastEventId: next, lastActivity: now, usage: usageOf(events, session.owned.usage) }
+        waiters.wake(id)
+        return Effect.succeed(ids)
+      }),
+    read: (id, after, limit) =>
+      Effect.sync(() => {
+        const session = sessions.get(id)
+        if (session === undefined) return { entries: [], oldest: 0, last: 0 }
+        const { entries } = session
+        const oldest = entries.length === 0 ? 0 : entries[0]!.id
+        // Entries are consecutive: the one after `after` is at a known index.
+        const start = Math.max(0, oldest === 0 ? 0 : after + 1 - oldest)
+        return { entries: entries.slice(start, start + limit), oldest, last: session.owned.lastEventId }
+      }),
+    wait: (id, after) =>
+      Effect.suspend(() => {
+        const session = sessions.get(id)
+        if (session !== undefined && session.owned.lastEventId > after) return Effect.void
+        return Deferred.await(waiters.next(id))
+      })
+  })
+}
+
+/**
+ * The store in memory.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory = (options: { readonly window?: number | undefined } = {}): Layer.Layer<ServerStore> =>
+  Layer.sync(ServerStore, () => makeMemory(options))

@@ -1,0 +1,144 @@
+/**
+ * chatHandlers — the `chat` group: `useChat`'s POST and its resume, answered in the AI SDK's UI
+ * message stream. The chat's id is the session's id (started with the server's default agent the
+ * first time a principal sends it); the session keeps the conversation, so of the messages the
+ * client sends only the last counts: a user's text is the prompt to run, an assistant's answered
+ * approvals are the answers to give (then the run goes on, in the same assistant message).
+ *
+ * An answer ends when its run ends, or when the run waits for people: every call the session has
+ * waiting was shown to the client as asking (`finish` with `tool-calls`, so the client can answer
+ * and POST again).
+ */
+import { Deferred, Effect, Option, Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import { HttpApiBuilder } from "effect/http-api"
+import { Api } from "../Api.ts"
+import { Principal } from "../Auth.ts"
+import { BadRequest, Conflict } from "../ServerError.ts"
+import type * as ServerStore from "../ServerStore.ts"
+import * as UiMessageStream from "../UiMessageStream.ts"
+import type * as Runs from "./runs.ts"
+import { answerOf, now, Served, type Service } from "./served.ts"
+import { endsRun } from "./sessionsHandlers.ts"
+import * as Tail from "./tail.ts"
+
+const encoder = new TextEncoder()
+
+/** The run's id: its first event's (an AgentStart). */
+const runIdOf = (served: Service, id: string, first: number) =>
+  Effect.map(served.store.read(id, first - 1, 1), (read) => read.entries[0]?.event.runId ?? "")
+
+/**
+ * The UI message stream of session `id`'s events after `after`, through `ui`: to the run's end, or
+ * to where the run waits for answers the client was shown.
+ */
+const answer = (served: Service, id: string, after: number, ui: UiMessageStream.Encoder, release: Effect.Effect<void>) => {
+  /** The calls this answer showed as asking, and not yet settled. */
+  const asking = new Set<string>()
+  const step = (entry: ServerStore.Entry) =>
+    Effect.gen(function*() {
+      const event = entry.event
+      const chunks = [...ui.push(event)]
+      if (event.agentPath === undefined) {
+        if (event._tag === "ApprovalRequested") asking.add(event.callId)
+        if (event._tag === "ToolResult") asking.delete(event.callId)
+      }
+      if (endsRun(entry) || asking.size === 0) return { chunks, end: endsRun(entry) }
+      // Nothing newer written: does the run wait for people, on calls all shown here?
+      const newer = yield* served.store.read(id, entry.id, 1)
+      if (newer.entries.length > 0) return { chunks, end: false }
+      const pending = yield* Effect.orElseSucceed(served.byId.pending(id), () => [])
+      const waits = pending.length > 0 && pending.every((call) => asking.has(call.callId))
+      return waits ? { chunks: [...chunks, ...ui.pause()], end: true } : { chunks, end: false }
+    })
+  const body = Tail.entries(served.store, id, after).pipe(
+    Stream.mapEffect(step),
+    Stream.takeUntil((result) => result.end),
+    Stream.flatMap((result) => Stream.fromIterable(result.chunks)),
+    Stream.map((chunk) => encoder.encode(UiMessageStream.frame(chunk))),
+    Stream.concat(Stream.succeed(encoder.encode(UiMessageStream.DONE))),
+    Stream.ensuring(release),
+    Stream.orDie
+  )
+  return HttpServerResponse.stream(body, { headers: UiMessageStream.HEADERS })
+}
+
+/** The number of the last `ApprovalRequested` of `callIds` in the run from `first` on (the continuation starts after it). */
+const lastAsked = (served: Service, id: string, first: number, callIds: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    let cursor = first - 1
+    let last = first - 1
+    while (true) {
+      const read = yield* served.store.read(id, cursor, 256)
+      if (read.entries.length === 0) return last
+      for (const entry of read.entries) {
+        if (entry.event._tag === "ApprovalRequested" && callIds.has(entry.event.callId)) last = entry.id
+      }
+      cursor = read.entries[read.entries.length - 1]!.id
+    }
+  }).pipe(Effect.mapError(answerOf))
+
+export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handlers) {
+  const served = yield* Served
+  const { byId, runs, settings, store } = served
+
+  /** The principal's session for chat `id`, started with the default agent the first time. */
+  const chatSession = (id: string) =>
+    Effect.gen(function*() {
+      const principal = yield* Principal
+      const existing = yield* store.owned(id).pipe(Effect.mapError(answerOf))
+      if (Option.isNone(existing)) {
+        const agent = settings.defaultAgent
+        if (agent === undefined) return yield* new BadRequest({ message: "this server has no default agent for chats: start the session first (POST /sessions with its id)" })
+        yield* store.claim({ id, principal: principal.id, agent, now: yield* now }).pipe(Effect.mapError(answerOf))
+      }
+      return yield* served.own(id)
+    })
+
+  /** Waits for the run's first event; its number and the run's id. */
+  const begun = (active: Runs.Active, id: string) =>
+    Effect.flatMap(Deferred.await(active.started), (first) => Effect.map(runIdOf(served, id, first), (runId) => ({ first, runId }))).pipe(Effect.mapError(answerOf))
+
+  return handlers
+    .handle("send", ({ payload }) =>
+      Effect.gen(function*() {
+        const owned = yield* chatSession(payload.id)
+        const principal = yield* Principal
+        const answers = UiMessageStream.answersOf(payload)
+        if (answers.length > 0) {
+          const active = runs.active(owned.id)
+          if (active === undefined) return yield* new Conflict({ message: "no run of this chat waits for answers" })
+          for (const given of answers) {
+            const by = { by: principal.id, ...(given.reason === undefined ? {} : { reason: given.reason }) }
+            yield* served.live(owned, () => given.approved ? byId.approve(owned.id, given.callId, by) : byId.deny(owned.id, given.callId, given.reason, by))
+          }
+          const { first, runId } = yield* begun(active, owned.id)
+          const after = yield* lastAsked(served, owned.id, first, new Set(answers.map((given) => given.callId)))
+          const release = yield* served.slot
+          return answer(served, owned.id, after, UiMessageStream.make({ messageId: runId, continuing: true, answers }), release)
+        }
+        if (payload.trigger === "regenerate-message") {
+          return yield* new BadRequest({ message: "regenerating a reply is not supported: the session keeps its history; send a new message instead" })
+        }
+        const prompt = UiMessageStream.promptOf(payload)
+        if (prompt._tag === "Failure") return yield* new BadRequest({ message: prompt.failure.message })
+        yield* served.live(owned, () => byId.pending(owned.id))
+        const release = yield* served.slot
+        const active = yield* runs.start(owned.id, prompt.success).pipe(Effect.onError(() => release))
+        if (active === undefined) {
+          yield* release
+          return yield* new Conflict({ message: "a run of this chat is running: wait for it, or stop it first" })
+        }
+        const { first, runId } = yield* begun(active, owned.id).pipe(Effect.onError(() => release))
+        return answer(served, owned.id, first - 1, UiMessageStream.make({ messageId: runId }), release)
+      }))
+    .handle("resume", ({ params }) =>
+      Effect.gen(function*() {
+        const owned = yield* served.own(params.id)
+        const active = runs.active(owned.id)
+        if (active === undefined) return HttpServerResponse.empty({ status: 204 })
+        const release = yield* served.slot
+        const { first, runId } = yield* begun(active, owned.id).pipe(Effect.onError(() => release))
+        return answer(served, owned.id, first - 1, UiMessageStream.make({ messageId: runId }), release)
+      }))
+}))

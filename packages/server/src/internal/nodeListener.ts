@@ -1,0 +1,130 @@
+/**
+ * nodeListener — a web handler on Node's `http`, with the bounds a public port needs: a body is
+ * read up to `maxBodyBytes` (a larger `Content-Length` is a 413 before a byte is read), headers up
+ * to `maxHeaderBytes` (Node answers 431), a client must send its headers and its request in time
+ * (Node answers 408: a slow-loris client holds a socket for seconds, not for ever), and a response's
+ * stream is written at the pace the client reads it and cancelled when the client goes away.
+ *
+ * Our own, not `@effect/platform-node`'s server: that package brings the `redis` peer to every install.
+ */
+import { Effect, Schema, type Scope } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+import type * as Limits from "../Limits.ts"
+
+/**
+ * The port could not be listened on.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ListenError extends Schema.TaggedError<ListenError>()("ListenError", { description: Schema.String }) {
+  override get message() {
+    return `cannot listen: ${this.description}`
+  }
+}
+
+const refuse = (res: ServerResponse, status: number, tag: string, message: string) => {
+  const body = JSON.stringify({ _tag: tag, message })
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), connection: "close" })
+  res.end(body)
+}
+
+/** The request's body, or `undefined` after answering it 413. */
+const readBody = (req: IncomingMessage, res: ServerResponse, max: number): Promise<Buffer | undefined> =>
+  new Promise((resolve, reject) => {
+    const tooLarge = () => {
+      refuse(res, 413, "PayloadTooLarge", `the request body is larger than ${max} bytes`)
+      req.resume()
+      resolve(undefined)
+    }
+    const declared = Number(req.headers["content-length"] ?? "0")
+    if (declared > max) return tooLarge()
+    const chunks: Array<Buffer> = []
+    let size = 0
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length
+      if (size > max) {
+        req.removeAllListeners("data")
+        req.removeAllListeners("end")
+        tooLarge()
+        return
+      }
+      chunks.push(chunk)
+    })
+    req.on("end", () => resolve(Buffer.concat(chunks)))
+    req.on("error", reject)
+  })
+
+/** Writes `response` to `res`, its body at the client's pace; cancelled when the client goes. */
+const write = async (response: Response, res: ServerResponse): Promise<void> => {
+  const headers: Record<string, string | Array<string>> = {}
+  response.headers.forEach((value, key) => {
+    if (key !== "set-cookie") headers[key] = value
+  })
+  const cookies = response.headers.getSetCookie()
+  if (cookies.length > 0) headers["set-cookie"] = cookies
+  res.writeHead(response.status, headers)
+  if (response.body === null) return void res.end()
+  res.flushHeaders()
+  const reader = response.body.getReader()
+  res.on("close", () => void reader.cancel().catch(() => {}))
+  try {
+    while (true) {
+      const { done, value } = await reader.read()
+      if (done) break
+      if (!res.write(value)) await new Promise<void>((resolve) => res.once("drain", resolve).once("close", resolve))
+      if (res.destroyed) break
+    }
+  } finally {
+    res.end()
+  }
+}
+
+/** `handler` as a request listener for Node's `http.createServer`. */
+export const toNodeListener = (handler: (request: Request) => Promise<Response>, options: { readonly maxBodyBytes: number }) =>
+(req: IncomingMessage, res: ServerResponse): void => {
+  const aborted = new AbortController()
+  res.on("close", () => aborted.abort())
+  void (async () => {
+    const method = req.method ?? "GET"
+    const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req, res, options.maxBodyBytes)
+    if (body === undefined && method !== "GET" && method !== "HEAD") return
+    const headers = new Headers()
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
+    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`)
+    const request = new Request(url, body === undefined ? { method, headers, signal: aborted.signal } : { method, headers, signal: aborted.signal, body: Uint8Array.from(body) })
+    await write(await handler(request), res)
+  })().catch((error: unknown) => {
+    if (!res.headersSent) refuse(res, 500, "InternalError", error instanceof Error ? error.message : String(error))
+    else res.destroy()
+  })
+}
+
+/** Serves `handler` on `options.host:options.port` until the scope closes. */
+export const listen = (
+  handler: (request: Request) => Promise<Response>,
+  options: { readonly port: number; readonly host: string; readonly limits: Limits.Resolved }
+): Effect.Effect<{ readonly url: string; readonly port: number }, ListenError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.callback<ReturnType<typeof createServer>, ListenError>((resume) => {
+      const server = createServer({
+        maxHeaderSize: options.limits.maxHeaderBytes,
+        headersTimeout: options.limits.headersTimeout,
+        requestTimeout: options.limits.requestTimeout,
+        connectionsCheckingInterval: 1000
+      }, toNodeListener(handler, options.limits))
+      server.maxHeadersCount = options.limits.maxHeaders
+      server.once("error", (error) => resume(Effect.fail(new ListenError({ description: error.message }))))
+      server.listen(options.port, options.host, () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.close(() => resume(Effect.void))
+        server.closeAllConnections()
+      })
+  ).pipe(Effect.map((server) => {
+    const { port } = server.address() as AddressInfo
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host
+    return { url: `http://${host}:${port}`, port }
+  }))
