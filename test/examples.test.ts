@@ -142,6 +142,13 @@ AgentEnd (completed)
 It is 330 metres tall.
 usage {"inputTokens":30,"outputTokens":15}, by agent {"lead":{"inputTokens":20,"outputTokens":10},"lead/researcher":{"inputTokens":10,"outputTokens":5}}, cost $0.000245
 `,
+  "server.ts": `started cleanup (janitor) for ada
+waiting: Bash {"command":"echo cleaned"}
+approved: 204
+run completed in 2 turns: Cleaned the build.
+events after 0: AgentStart TurnStart TurnEnd ToolCall ApprovalRequested ToolResult TurnStart TextDelta TextDelta TextDelta TurnEnd AgentEnd
+events after 5: ToolResult TurnStart TextDelta TextDelta TextDelta TurnEnd AgentEnd
+`,
   "supervision.ts": `worker: start 1, crashing
 worker: start 2, crashing
 worker: start 3, up
