@@ -83,20 +83,10 @@ export const HEADERS: Readonly<Record<string, string>> = {
   "x-accel-buffering": "no"
 }
 
-/**
- * The stream's last frame.
- *
- * @since 0.1.0
- * @category constants
- */
+/** The stream's last frame. @since 0.1.0 @category constants */
 export const DONE = "data: [DONE]\n\n"
 
-/**
- * One chunk as a Server-Sent Event.
- *
- * @since 0.1.0
- * @category constructors
- */
+/** One chunk as a Server-Sent Event. @since 0.1.0 @category constructors */
 export const frame = (chunk: Chunk): string => `data: ${JSON.stringify(chunk)}\n\n`
 
 // ---------------------------------------------------------------------------------------------
@@ -285,36 +275,16 @@ export const fromHistory = (messages: ReadonlyArray<Message.Message>, answers?: 
 // What a chat request carries
 // ---------------------------------------------------------------------------------------------
 
-/**
- * The most messages of one chat request.
- *
- * @since 0.1.0
- * @category constants
- */
+/** The most messages of one chat request. @since 0.1.0 @category constants */
 export const MAX_MESSAGES = 1_000
 
-/**
- * The most parts of one message.
- *
- * @since 0.1.0
- * @category constants
- */
+/** The most parts of one message. @since 0.1.0 @category constants */
 export const MAX_PARTS = 1_000
 
-/**
- * The most characters of an id (of the chat, a message, a call).
- *
- * @since 0.1.0
- * @category constants
- */
+/** The most characters of an id (of the chat, a message, a call). @since 0.1.0 @category constants */
 export const MAX_ID_CHARS = 256
 
-/**
- * The most characters of any string of a part (a prompt's text included: 1 Mi).
- *
- * @since 0.1.0
- * @category constants
- */
+/** The most characters of any string of a part (a prompt's text included: 1 Mi). @since 0.1.0 @category constants */
 export const MAX_TEXT_CHARS = 1024 * 1024
 
 const Id = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(MAX_ID_CHARS))

@@ -16,7 +16,7 @@ import {
   type UIMessage,
   type UIMessageChunk
 } from "ai"
-import { Effect, Layer, Queue, Result, Schema, Stream } from "effect"
+import { Duration, Effect, Layer, Queue, Result, Schema, Stream } from "effect"
 import * as http from "node:http"
 import * as Agent from "@condukt/core/Agent"
 import type * as Message from "@condukt/core/Message"
@@ -26,36 +26,20 @@ import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Tool from "@condukt/core/Tool"
 import * as UiMessageStream from "../src/UiMessageStream.ts"
 
-// Every chunk the encoder makes is one `ai` reads (checked by the compiler).
-const _chunk = (chunk: UiMessageStream.Chunk): UIMessageChunk => chunk
-
-const Read = Tool.make("read", {
-  description: "Reads a file",
-  parameters: Schema.Struct({ path: Schema.String }),
-  call: ({ path }) => Effect.succeed(`contents of ${path}`)
-})
-const Grep = Tool.make("grep", {
-  description: "Searches",
-  parameters: Schema.Struct({ pattern: Schema.String }),
-  call: ({ pattern }) => Effect.fail(`Invalid regex: ${pattern}`)
-})
+const Target = Schema.Struct({ target: Schema.String })
+const Read = Tool.make("read", { description: "Reads", parameters: Target, call: ({ target }) => Effect.succeed(`contents of ${target}`) })
+const Grep = Tool.make("grep", { description: "Searches", parameters: Target, call: ({ target }) => Effect.fail(`Invalid regex: ${target}`) })
 const asking = (name: string, done: string) =>
-  Tool.make(name, {
-    description: `The ${name} command`,
-    parameters: Schema.Struct({ target: Schema.String }),
-    needsApproval: true,
-    call: ({ target }) => Effect.succeed(`${done} ${target}`)
-  })
+  Tool.make(name, { description: name, parameters: Target, needsApproval: true, call: ({ target }) => Effect.succeed(`${done} ${target}`) })
 
 const agent = Agent.make({ name: "ops", model: "test:x", tools: [Read, Grep, asking("rm", "removed"), asking("deploy", "deployed")] })
 
 const thinkingAndText = [TestModel.thinking("Let me look around first."), TestModel.text("Checking the files.")]
-const read = TestModel.toolCall("read", { path: "a.txt" }, "c_read")
-const grep = TestModel.toolCall("grep", { pattern: "(" }, "c_grep")
+const read = TestModel.toolCall("read", { target: "a.txt" }, "c_read")
+const grep = TestModel.toolCall("grep", { target: "(" }, "c_grep")
 const rm = TestModel.toolCall("rm", { target: "build" }, "c_rm")
 const deploy = TestModel.toolCall("deploy", { target: "prod" }, "c_deploy")
 const final = TestModel.text("Cleaned up; the deploy was refused.")
-
 const env = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop())
 
 /** Thinking and text, then one parallel batch (two calls that run, two that ask); then the final text. */
@@ -69,10 +53,7 @@ const oneBatch = env([TestModel.reply(...thinkingAndText, read, grep, rm, deploy
  */
 const twoBatches = env([TestModel.reply(...thinkingAndText, read, grep), TestModel.reply(rm, deploy), final])
 
-const answers: ReadonlyArray<UiMessageStream.Answer> = [
-  { callId: "c_rm", approved: true },
-  { callId: "c_deploy", approved: false, reason: "not on a Friday" }
-]
+const answers: ReadonlyArray<UiMessageStream.Answer> = [{ callId: "c_rm", approved: true }, { callId: "c_deploy", approved: false, reason: "not on a Friday" }]
 
 /** What the run added to the history: everything after its prompt. */
 const runMessages = (history: ReadonlyArray<Message.Message>) => history.slice(history.findLastIndex((m) => m._tag === "UserMessage") + 1)
@@ -80,14 +61,9 @@ const runMessages = (history: ReadonlyArray<Message.Message>) => history.slice(h
 /** A value as it crosses the wire: what `readUIMessageStream` leaves `undefined` is no key at all. */
 const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
 
-interface Posted {
-  readonly body: string
-  readonly response: http.ServerResponse
-}
-
 /** A loopback server handing each POST (its body read) to the test's fiber through a queue. */
 const loopback = Effect.gen(function*() {
-  const posted = yield* Queue.unbounded<Posted>()
+  const posted = yield* Queue.unbounded<{ readonly body: string; readonly response: http.ServerResponse }>()
   const server = yield* Effect.acquireRelease(
     Effect.callback<http.Server>((resume) => {
       const server = http.createServer((request, response) => {
@@ -109,13 +85,10 @@ const loopback = Effect.gen(function*() {
 
 /** Writes chunks to a response as the stream's frames. */
 const write = (response: http.ServerResponse, chunks: ReadonlyArray<UiMessageStream.Chunk>) =>
-  Effect.sync(() => {
-    for (const chunk of chunks) response.write(UiMessageStream.frame(chunk))
-  })
+  Effect.sync(() => chunks.forEach((chunk) => response.write(UiMessageStream.frame(chunk))))
 
 const open = (response: http.ServerResponse) => Effect.sync(() => response.writeHead(200, UiMessageStream.HEADERS))
 const end = (response: http.ServerResponse) => Effect.sync(() => response.end(UiMessageStream.DONE))
-
 const decodeRequest = (body: string) => Schema.decodeUnknownEffect(UiMessageStream.ChatRequest)(JSON.parse(body))
 
 /** Every call of the turn's batch has its result or waits for an answer: the run waits on people. */
@@ -140,11 +113,21 @@ const plainState = (): ChatState<UIMessage> => {
   return state
 }
 
+/** A chat whose messages a test reads as JSON holds them. */
 class TestChat extends AbstractChat<UIMessage> {
-  get snapshot(): ReadonlyArray<UIMessage> {
-    return json(this.state.messages) as ReadonlyArray<UIMessage>
+  get snapshot(): ReadonlyArray<unknown> {
+    return [...(json(this.state.messages) as ReadonlyArray<unknown>)]
   }
 }
+
+let seq = 0
+/** An event of run `r` of session `s` (the cast: a spread over the union of payloads is each member's). */
+const event = (payload: SessionEvent.Payload, base: { readonly runId?: string; readonly agentPath?: ReadonlyArray<string> } = {}) =>
+  ({ sessionId: "s", runId: "r", seq: ++seq, ...base, ...payload }) as SessionEvent.SessionEvent
+
+/** The chunks of `events`, typed as `ai`'s own: every chunk the encoder makes is one `ai` reads (the compiler checks). */
+const encode = (encoder: UiMessageStream.Encoder, events: ReadonlyArray<SessionEvent.SessionEvent>): ReadonlyArray<UIMessageChunk> =>
+  events.flatMap((e) => encoder.push(e))
 
 describe("UiMessageStream", () => {
   it.live("a run with reasoning, text, a parallel batch, a tool error, an approval and a denial reads back through ai's client as fromHistory of its messages", () =>
@@ -217,9 +200,7 @@ describe("UiMessageStream", () => {
         const answered = yield* decodeRequest(second.body)
         bodies.push(answered)
         const given = UiMessageStream.answersOf(answered)
-        for (const answer of given) {
-          yield* answer.approved ? session.approve(answer.callId) : session.deny(answer.callId, answer.reason)
-        }
+        yield* Effect.forEach(given, (a) => (a.approved ? session.approve(a.callId) : session.deny(a.callId, a.reason)), { discard: true })
         yield* open(second.response)
         const continued = UiMessageStream.make({ messageId: answered.messages.at(-1)!.id, continuing: true, answers: given })
         let event: SessionEvent.SessionEvent | undefined
@@ -231,12 +212,10 @@ describe("UiMessageStream", () => {
       })
       const client = Effect.promise(async () => {
         let finished: () => void = () => undefined
+        let ids = 0
         const chat = new TestChat({
           id: "chat-1",
-          generateId: (() => {
-            let n = 0
-            return () => `id-${++n}`
-          })(),
+          generateId: () => `id-${++ids}`,
           transport: new DefaultChatTransport({ api: url }),
           state: plainState(),
           sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
@@ -254,10 +233,7 @@ describe("UiMessageStream", () => {
       const history = runMessages(yield* session.history)
       const parts = UiMessageStream.fromHistory(history, answers)
       assert.strictEqual(status, "ready")
-      assert.deepStrictEqual(final, [
-        { id: "id-1", role: "user", parts: [{ type: "text", text: "clean up" }] },
-        { id: "m1", role: "assistant", parts }
-      ])
+      assert.deepStrictEqual(final, [{ id: "id-1", role: "user", parts: [{ type: "text", text: "clean up" }] }, { id: "m1", role: "assistant", parts }])
       // Paused: the calls that ran have their outputs, the two that ask wait for the page's answer.
       const asked = (part: UiMessageStream.UiPart) =>
         part.type === "tool-rm" || part.type === "tool-deploy"
@@ -265,11 +241,159 @@ describe("UiMessageStream", () => {
           : part
       assert.deepStrictEqual(paused[1], { id: "m1", role: "assistant", parts: parts.slice(0, 8).map(asked) })
       // What the transport really sent, decoded: the prompt, then the answers on the assistant message.
-      assert.deepStrictEqual(bodies.map((b) => [b.id, b.trigger, b.messages.map((m) => m.role)]), [
-        ["chat-1", "submit-message", ["user"]],
-        ["chat-1", "submit-message", ["user", "assistant"]]
-      ])
+      assert.deepStrictEqual(bodies.map((b) => [b.id, b.trigger, b.messages.map((m) => m.role)]), [["chat-1", "submit-message", ["user"]], [
+        "chat-1",
+        "submit-message",
+        ["user", "assistant"]
+      ]])
       assert.deepStrictEqual(bodies.map((b) => Result.getOrUndefined(UiMessageStream.promptOf(b))), ["clean up", undefined])
       assert.deepStrictEqual(UiMessageStream.answersOf(bodies[1]!), answers)
     }).pipe(Effect.scoped, Effect.provide(twoBatches)))
+
+  it("the headers are ai's own, each chunk is one data frame, and the stream ends with [DONE]", () => {
+    assert.deepStrictEqual(UiMessageStream.HEADERS, UI_MESSAGE_STREAM_HEADERS)
+    assert.strictEqual(UiMessageStream.frame({ type: "text-delta", id: "t", delta: "a\nb" }), `data: {"type":"text-delta","id":"t","delta":"a\\nb"}\n\n`)
+    assert.strictEqual(UiMessageStream.DONE, "data: [DONE]\n\n")
+  })
+
+  it("a sub-agent's events, events between runs, and requests or results of calls the stream never announced add nothing", () => {
+    const encoder = UiMessageStream.make({ messageId: "m" })
+    assert.deepStrictEqual(encode(encoder, [event({ _tag: "AgentStart", prompt: "p" })]), [{ type: "start", messageId: "m" }])
+    const sub = { agentPath: ["main", "researcher"] }
+    const ignored = encode(encoder, [
+      event({ _tag: "TurnStart", turn: 1 }, sub), event({ _tag: "TextDelta", text: "inner" }, sub), event({ _tag: "Compacted", before: 9, after: 2 }, { runId: "" }),
+      event({ _tag: "ApprovalRequested", callId: "sampling-1", tool: "sampling/createMessage", input: {} }),
+      event({ _tag: "ToolResult", callId: "restored", name: "rm", content: "removed", isError: false }),
+      event({ _tag: "McpServerDown", server: "github", description: "exited" })
+    ])
+    assert.deepStrictEqual(ignored, [])
+  })
+
+  it("a retried model request takes the failed attempt's parts off the step; a failure is an error then a finish; an abort closes what is open", () => {
+    assert.deepStrictEqual(
+      encode(UiMessageStream.make({ messageId: "m" }), [
+        event({ _tag: "AgentStart", prompt: "p" }), event({ _tag: "TurnStart", turn: 1 }), event({ _tag: "TextDelta", text: "half" }),
+        event({ _tag: "ModelRetry", attempt: 2, reason: "overloaded", delay: Duration.seconds(1) }), event({ _tag: "ThinkingDelta", text: "again" }),
+        event({ _tag: "Error", message: "the model failed" }), event({ _tag: "AgentEnd", outcome: "failed" })
+      ]),
+      [
+        { type: "start", messageId: "m" }, { type: "start-step" },
+        { type: "text-start", id: "text-1-1" }, { type: "text-delta", id: "text-1-1", delta: "half" }, { type: "reset-step" },
+        { type: "reasoning-start", id: "reasoning-1-1" }, { type: "reasoning-delta", id: "reasoning-1-1", delta: "again" },
+        { type: "error", errorText: "the model failed" }, { type: "reasoning-end", id: "reasoning-1-1" }, { type: "finish-step" },
+        { type: "finish", finishReason: "error" }
+      ]
+    )
+    assert.deepStrictEqual(
+      encode(UiMessageStream.make({ messageId: "m" }), [event({ _tag: "AgentStart", prompt: "p" }), event({ _tag: "TurnStart", turn: 1 }), event({ _tag: "TextDelta", text: "so" }), event({ _tag: "AgentEnd", outcome: "aborted" })]),
+      [
+        { type: "start", messageId: "m" }, { type: "start-step" },
+        { type: "text-start", id: "text-1-1" }, { type: "text-delta", id: "text-1-1", delta: "so" }, { type: "text-end", id: "text-1-1" },
+        { type: "finish-step" }, { type: "abort" }
+      ]
+    )
+  })
+
+  it("a continuation restarts the same message, repeats the answers, and places the results of calls announced before it", () => {
+    assert.deepStrictEqual(
+      encode(UiMessageStream.make({ messageId: "m1", continuing: true, answers }), [
+        event({ _tag: "ToolResult", callId: "c_rm", name: "rm", content: "removed build", isError: false }),
+        event({ _tag: "ToolResult", callId: "c_deploy", name: "deploy", content: "Denied by the user: not on a Friday", isError: true }),
+        event({ _tag: "TurnStart", turn: 3 }), event({ _tag: "TextDelta", text: "ok" }),
+        event({ _tag: "TurnEnd", turn: 3, usage: { inputTokens: 1, outputTokens: 1 } }), event({ _tag: "AgentEnd", outcome: "completed" })
+      ]),
+      [
+        { type: "start", messageId: "m1" }, { type: "tool-approval-response", approvalId: "c_rm", approved: true },
+        { type: "tool-approval-response", approvalId: "c_deploy", approved: false, reason: "not on a Friday" },
+        { type: "tool-output-available", toolCallId: "c_rm", output: "removed build" }, { type: "tool-output-denied", toolCallId: "c_deploy" },
+        { type: "start-step" },
+        { type: "text-start", id: "text-3-1" }, { type: "text-delta", id: "text-3-1", delta: "ok" }, { type: "text-end", id: "text-3-1" },
+        { type: "finish-step" }, { type: "finish", finishReason: "stop" }
+      ]
+    )
+  })
+
+  it("a request nobody answered in time reads as a denial carrying the text the model read, in the stream and in fromHistory alike", () => {
+    const expired = "Denied: nobody approved this call within 5000ms"
+    const chunks = encode(UiMessageStream.make({ messageId: "m" }), [
+      event({ _tag: "AgentStart", prompt: "p" }), event({ _tag: "TurnStart", turn: 1 }),
+      event({ _tag: "TurnEnd", turn: 1, usage: { inputTokens: 1, outputTokens: 1 } }),
+      event({ _tag: "ToolCall", callId: "c", name: "rm", input: { target: "/" } }),
+      event({ _tag: "ApprovalRequested", callId: "c", tool: "rm", input: { target: "/" } }),
+      event({ _tag: "ToolResult", callId: "c", name: "rm", content: expired, isError: true })
+    ])
+    assert.deepStrictEqual(chunks.slice(-2), [
+      { type: "tool-approval-response", approvalId: "c", approved: false, reason: expired }, { type: "tool-output-denied", toolCallId: "c" }
+    ])
+    assert.deepStrictEqual(
+      UiMessageStream.fromHistory([
+        { _tag: "AssistantMessage", parts: [{ _tag: "ToolCall", id: "c", name: "rm", input: { target: "/" } }] },
+        { _tag: "ToolResultMessage", callId: "c", name: "rm", content: expired, isError: true }
+      ]),
+      [{ type: "step-start" }, {
+        type: "tool-rm",
+        toolCallId: "c",
+        input: { target: "/" },
+        state: "output-denied",
+        approval: { id: "c", approved: false, reason: expired }
+      }]
+    )
+  })
+
+  describe("ChatRequest", () => {
+    const user = (id: string, ...texts: ReadonlyArray<string>) => ({ id, role: "user" as const, parts: texts.map((text) => ({ type: "text", text })) })
+    const decode = (value: unknown) => Effect.map(Effect.result(Schema.decodeUnknownEffect(UiMessageStream.ChatRequest)(value)), Result.isSuccess)
+
+    it.effect("a request within bounds decodes; more messages, a longer string, a deeper part or a longer id than the bounds is refused", () =>
+      Effect.gen(function*() {
+        const ok = { id: "chat", messages: [user("u1", "hi")], trigger: "submit-message", extra: "an app's body field" }
+        let deep: unknown = "x"
+        for (let i = 0; i < 70; i++) deep = { nested: deep }
+        const decoded = yield* Effect.forEach([
+          ok,
+          { ...ok, messages: Array.from({ length: UiMessageStream.MAX_MESSAGES + 1 }, (_, i) => user(`u${i}`, "hi")) },
+          { ...ok, messages: [user("u1", "x".repeat(UiMessageStream.MAX_TEXT_CHARS + 1))] },
+          { ...ok, messages: [{ id: "u1", role: "user", parts: [{ type: "data-x", data: deep }] }] },
+          { ...ok, id: "c".repeat(UiMessageStream.MAX_ID_CHARS + 1) },
+          { ...ok, messages: [] },
+          { ...ok, trigger: "resume-stream" }
+        ], decode)
+        assert.deepStrictEqual(decoded, [true, false, false, false, false, false, false])
+      }))
+
+    it.effect("promptOf is the last user message's text; a request ending with the assistant's message has none", () =>
+      Effect.gen(function*() {
+        const messages = [user("u1", "first"), { id: "a1", role: "assistant", parts: [] }, user("u2", "clean up", "the build")]
+        const request = yield* Schema.decodeUnknownEffect(UiMessageStream.ChatRequest)({ id: "chat", messages, trigger: "submit-message" })
+        assert.deepStrictEqual(UiMessageStream.promptOf(request), Result.succeed("clean up\nthe build"))
+        const refused = UiMessageStream.promptOf({ ...request, messages: request.messages.slice(0, 2) })
+        const { _tag, message, reason } = Result.isFailure(refused) ? refused.failure : { _tag: "none", message: "", reason: "" }
+        assert.deepStrictEqual({ _tag, message, reason }, {
+          _tag: "ChatRequestError",
+          message: "UiMessageStream: chat chat ends with no user message holding text to run",
+          reason: "NoPrompt"
+        })
+      }))
+
+    it.effect("answersOf takes the answered tool parts of the last assistant message, with their reasons, and nothing else", () =>
+      Effect.gen(function*() {
+        const request = yield* Schema.decodeUnknownEffect(UiMessageStream.ChatRequest)({
+          id: "chat",
+          trigger: "submit-message",
+          messages: [user("u1", "go"), {
+            id: "a1",
+            role: "assistant",
+            parts: [
+              { type: "step-start" }, { type: "tool-read", toolCallId: "c1", state: "output-available", input: {}, output: "x" },
+              { type: "tool-rm", toolCallId: "c2", state: "approval-responded", input: {}, approval: { id: "c2", approved: true } },
+              { type: "tool-deploy", toolCallId: "c3", state: "approval-requested", input: {}, approval: { id: "c3" } },
+              { type: "dynamic-tool", toolName: "x", toolCallId: "c4", state: "approval-responded", input: {}, approval: { id: "c4", approved: false, reason: "no" } },
+              { type: "tool-bad", toolCallId: 5, state: "approval-responded", input: {}, approval: { id: "c5", approved: true } }
+            ]
+          }]
+        })
+        assert.deepStrictEqual(UiMessageStream.answersOf(request), [{ callId: "c2", approved: true }, { callId: "c4", approved: false, reason: "no" }])
+        assert.deepStrictEqual(UiMessageStream.answersOf({ ...request, messages: [...request.messages, user("u2", "next")] }), [])
+      }))
+  })
 })

@@ -18,21 +18,21 @@ export interface Answer {
   readonly reason?: string
 }
 
-/** The approval a tool part carries once answered. */
-export interface PartApproval {
+/** The approval a tool part carries once answered: `approved` as the part's state says (`ai` types them so). */
+export interface PartApproval<Approved extends boolean = boolean> {
   readonly id: string
-  readonly approved: boolean
+  readonly approved: Approved
   readonly reason?: string
 }
 
 /** A tool part: `tool-<name>`, in one of the states a finished call ends in. */
 export type ToolPart =
-  & { readonly type: `tool-${string}`; readonly toolCallId: string; readonly input: unknown; readonly approval?: PartApproval }
+  & { readonly type: `tool-${string}`; readonly toolCallId: string; readonly input: unknown }
   & (
     | { readonly state: "input-available" }
-    | { readonly state: "output-available"; readonly output: unknown }
-    | { readonly state: "output-error"; readonly errorText: string }
-    | { readonly state: "output-denied" }
+    | { readonly state: "output-available"; readonly output: unknown; readonly approval?: PartApproval<true> }
+    | { readonly state: "output-error"; readonly errorText: string; readonly approval?: PartApproval<true> }
+    | { readonly state: "output-denied"; readonly approval: PartApproval<false> }
   )
 
 /** The parts of an assistant UIMessage a run builds. */
@@ -46,19 +46,23 @@ export type UiPart =
 export const partId = (kind: "text" | "reasoning", turn: number, k: number): string => `${kind}-${turn}-${k}`
 
 const DENIED = Approval.deniedByUser(undefined)
+/** The texts of a request nobody answered in time (`Approval.deniedByTimeout`, `deniedByExpiry`), up to their figures. */
+const UNANSWERED = [Approval.deniedByTimeout(0).replace(/0ms$/, ""), Approval.deniedByExpiry(0).replace(/1970-.*$/, "")]
 
 /**
- * The denial a tool result's text records (`{ reason }`, the person's reason when one was given),
- * or `undefined` when it is not a person's denial.
+ * The denial a tool result's text records (`{ reason }`: the person's reason when one was given,
+ * the whole text for a request nobody answered in time), or `undefined` when it is none. Only a
+ * call that asked reads these texts; a rule's or a policy's refusal (nobody asked) is an error.
  */
 export const denialOf = (content: string, isError: boolean): { readonly reason?: string } | undefined => {
   if (!isError) return undefined
   if (content === DENIED) return {}
-  return content.startsWith(`${DENIED}: `) ? { reason: content.slice(DENIED.length + 2) } : undefined
+  if (content.startsWith(`${DENIED}: `)) return { reason: content.slice(DENIED.length + 2) }
+  return UNANSWERED.some((prefix) => content.startsWith(prefix)) ? { reason: content } : undefined
 }
 
 /** An approval as a part carries it: `reason` only when there is one (as `ai` sets it). */
-export const approvalOf = (id: string, approved: boolean, reason: string | undefined): PartApproval =>
+export const approvalOf = <Approved extends boolean>(id: string, approved: Approved, reason: string | undefined): PartApproval<Approved> =>
   reason === undefined ? { id, approved } : { id, approved, reason }
 
 /**
@@ -74,7 +78,8 @@ export const settled = (
   if (denial !== undefined) {
     return { ...call, state: "output-denied", approval: approvalOf(call.toolCallId, false, answer?.reason ?? denial.reason) }
   }
-  const asked = answer === undefined ? {} : { approval: approvalOf(call.toolCallId, answer.approved, answer.reason) }
+  // An answer that was not an approval left a denial's text; without one, the call ran.
+  const asked = answer?.approved === true ? { approval: approvalOf(call.toolCallId, true, answer.reason) } : {}
   return result.isError
     ? { ...call, ...asked, state: "output-error", errorText: result.content }
     : { ...call, ...asked, state: "output-available", output: result.content }
