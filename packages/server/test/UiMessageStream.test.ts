@@ -163,8 +163,9 @@ describe("UiMessageStream", () => {
         return last
       })
       const [, message] = yield* Effect.all([serve, read], { concurrency: 2 })
-      const history = runMessages(yield* session.history)
-      assert.deepStrictEqual(json(message), { id: "m1", role: "assistant", parts: UiMessageStream.fromHistory(history, answers) })
+      // The parts are `ai`'s own type: a server resuming a chat can hand them back as its message.
+      const expected: UIMessage = { id: "m1", role: "assistant", parts: UiMessageStream.fromHistory(runMessages(yield* session.history), answers) }
+      assert.deepStrictEqual(json(message), expected)
       // The approval flow as `ai` models it: requested, answered, then the output or the denial.
       const flow = (id: string) => chunks.filter((c) => "toolCallId" in c ? c.toolCallId === id : "approvalId" in c && c.approvalId === id).map((c) => c.type)
       assert.deepStrictEqual(flow("c_rm"), ["tool-input-start", "tool-input-available", "tool-approval-request", "tool-approval-response", "tool-output-available"])
@@ -313,31 +314,27 @@ describe("UiMessageStream", () => {
     )
   })
 
-  it("a request nobody answered in time reads as a denial carrying the text the model read, in the stream and in fromHistory alike", () => {
+  it("a denial before the call, while it runs (Tool.AskRefused), or by nobody answering in time is output-denied with its reason, in the stream and in fromHistory alike", () => {
     const expired = "Denied: nobody approved this call within 5000ms"
-    const chunks = encode(UiMessageStream.make({ messageId: "m" }), [
-      event({ _tag: "AgentStart", prompt: "p" }), event({ _tag: "TurnStart", turn: 1 }),
-      event({ _tag: "TurnEnd", turn: 1, usage: { inputTokens: 1, outputTokens: 1 } }),
-      event({ _tag: "ToolCall", callId: "c", name: "rm", input: { target: "/" } }),
-      event({ _tag: "ApprovalRequested", callId: "c", tool: "rm", input: { target: "/" } }),
-      event({ _tag: "ToolResult", callId: "c", name: "rm", content: expired, isError: true })
-    ])
-    assert.deepStrictEqual(chunks.slice(-2), [
-      { type: "tool-approval-response", approvalId: "c", approved: false, reason: expired }, { type: "tool-output-denied", toolCallId: "c" }
-    ])
-    assert.deepStrictEqual(
-      UiMessageStream.fromHistory([
-        { _tag: "AssistantMessage", parts: [{ _tag: "ToolCall", id: "c", name: "rm", input: { target: "/" } }] },
-        { _tag: "ToolResultMessage", callId: "c", name: "rm", content: expired, isError: true }
-      ]),
-      [{ type: "step-start" }, {
-        type: "tool-rm",
-        toolCallId: "c",
-        input: { target: "/" },
-        state: "output-denied",
-        approval: { id: "c", approved: false, reason: expired }
-      }]
-    )
+    const read = [["Denied by the user", undefined], ["Error: Denied by the user: not now", "not now"], [expired, expired]] as const
+    const seen = read.map(([content]) => {
+      const chunks = encode(UiMessageStream.make({ messageId: "m" }), [
+        event({ _tag: "TurnStart", turn: 1 }), event({ _tag: "ToolCall", callId: "c", name: "rm", input: {} }),
+        event({ _tag: "ApprovalRequested", callId: "c", tool: "rm", input: {} }), event({ _tag: "ToolResult", callId: "c", name: "rm", content, isError: true })
+      ])
+      const parts = UiMessageStream.fromHistory([
+        { _tag: "AssistantMessage", parts: [{ _tag: "ToolCall", id: "c", name: "rm", input: {} }] },
+        { _tag: "ToolResultMessage", callId: "c", name: "rm", content, isError: true }
+      ])
+      return { chunks: chunks.slice(-2), parts }
+    })
+    assert.deepStrictEqual(json(seen), read.map(([, reason]) => {
+      const approval = reason === undefined ? { id: "c", approved: false } : { id: "c", approved: false, reason }
+      return {
+        chunks: [{ type: "tool-approval-response", approvalId: "c", approved: false, ...(reason === undefined ? {} : { reason }) }, { type: "tool-output-denied", toolCallId: "c" }],
+        parts: [{ type: "step-start" }, { type: "tool-rm", toolCallId: "c", input: {}, state: "output-denied", approval }]
+      }
+    }))
   })
 
   describe("ChatRequest", () => {

@@ -52,13 +52,15 @@ const UNANSWERED = [Approval.deniedByTimeout(0).replace(/0ms$/, ""), Approval.de
 /**
  * The denial a tool result's text records (`{ reason }`: the person's reason when one was given,
  * the whole text for a request nobody answered in time), or `undefined` when it is none. Only a
- * call that asked reads these texts; a rule's or a policy's refusal (nobody asked) is an error.
+ * call that asked reads these texts, before it ran or (`Error: …`, `Tool.AskRefused`) while it
+ * ran; a rule's or a policy's refusal (nobody asked) is an error.
  */
 export const denialOf = (content: string, isError: boolean): { readonly reason?: string } | undefined => {
   if (!isError) return undefined
-  if (content === DENIED) return {}
-  if (content.startsWith(`${DENIED}: `)) return { reason: content.slice(DENIED.length + 2) }
-  return UNANSWERED.some((prefix) => content.startsWith(prefix)) ? { reason: content } : undefined
+  const text = content.startsWith("Error: ") ? content.slice("Error: ".length) : content
+  if (text === DENIED) return {}
+  if (text.startsWith(`${DENIED}: `)) return { reason: text.slice(DENIED.length + 2) }
+  return UNANSWERED.some((prefix) => text.startsWith(prefix)) ? { reason: content } : undefined
 }
 
 /** An approval as a part carries it: `reason` only when there is one (as `ai` sets it). */
