@@ -1,0 +1,126 @@
+/**
+ * `POST /chat` as `useChat` drives it: the `ai` package's own `AbstractChat` (what `useChat` wraps)
+ * with `DefaultChatTransport` against a real server on loopback. A scripted run streams thinking
+ * and text and a parallel batch (a call that runs, a call that fails), then a batch of two calls
+ * that ask for approval; the chat answers them (one approved, one denied with a reason), POSTs
+ * again by itself, and the run finishes in the same assistant message. The message the client
+ * holds equals the session's history as `fromHistory` reads it; the principal answered; a resume
+ * while the run waits reads the same message again, and with nothing running is a 204.
+ */
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { AbstractChat, type ChatState, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage } from "ai"
+import { Effect, Layer, Schema } from "effect"
+import * as Agent from "@condukt/core/Agent"
+import type * as Message from "@condukt/core/Message"
+import * as Sandbox from "@condukt/core/Sandbox"
+import * as Tool from "@condukt/core/Tool"
+import { Auth, Server, UiMessageStream } from "../src/index.ts"
+
+const Read = Tool.make("read", {
+  description: "Reads a file",
+  parameters: Schema.Struct({ path: Schema.String }),
+  call: ({ path }) => Effect.succeed(`contents of ${path}`)
+})
+const Grep = Tool.make("grep", {
+  description: "Searches",
+  parameters: Schema.Struct({ pattern: Schema.String }),
+  call: ({ pattern }) => Effect.fail(`Invalid regex: ${pattern}`)
+})
+const asking = (name: string, done: string) =>
+  Tool.make(name, {
+    description: `The ${name} command`,
+    parameters: Schema.Struct({ target: Schema.String }),
+    needsApproval: true,
+    call: ({ target }) => Effect.succeed(`${done} ${target}`)
+  })
+
+const ops = Agent.make({ name: "ops", model: "test:x", tools: [Read, Grep, asking("rm", "removed"), asking("deploy", "deployed")] })
+
+const env = Layer.mergeAll(
+  TestModel.layer([
+    TestModel.reply(
+      TestModel.thinking("Let me look around first."),
+      TestModel.text("Checking the files."),
+      TestModel.toolCall("read", { path: "a.txt" }, "c_read"),
+      TestModel.toolCall("grep", { pattern: "(" }, "c_grep")
+    ),
+    TestModel.reply(TestModel.toolCall("rm", { target: "build" }, "c_rm"), TestModel.toolCall("deploy", { target: "prod" }, "c_deploy")),
+    TestModel.text("Cleaned up; the deploy was refused.")
+  ]),
+  Sandbox.layerNoop()
+)
+
+/** A chat's state as plain fields: what `useChat` keeps in React state. */
+const plainState = (): ChatState<UIMessage> => {
+  const state: ChatState<UIMessage> = {
+    status: "ready",
+    error: undefined,
+    messages: [],
+    pushMessage: (message) => void (state.messages = [...state.messages, message]),
+    popMessage: () => void (state.messages = state.messages.slice(0, -1)),
+    replaceMessage: (index, message) => void (state.messages = state.messages.map((m, i) => (i === index ? message : m))),
+    snapshot: (thing) => structuredClone(thing)
+  }
+  return state
+}
+
+class TestChat extends AbstractChat<UIMessage> {
+  get json(): ReadonlyArray<unknown> {
+    return JSON.parse(JSON.stringify(this.state.messages))
+  }
+}
+
+const answers: ReadonlyArray<UiMessageStream.Answer> = [{ callId: "c_rm", approved: true }, { callId: "c_deploy", approved: false, reason: "not on a Friday" }]
+
+/** What the run added to the history: everything after its prompt. */
+const runMessages = (history: ReadonlyArray<Message.Message>) => history.slice(history.findLastIndex((m) => m._tag === "UserMessage") + 1)
+
+describe("POST /chat", () => {
+  it.live("is what useChat needs: streamed parts, approvals answered from the chat, the final message equal to the session's history", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Server.listen(Server.layer({ agents: { ops }, auth: Auth.bearer({ "tok-ada": "ada", "tok-bob": "bob" }), defaultAgent: "ops" }))
+      const headers = { authorization: "Bearer tok-ada" }
+      const { final, paused, status } = yield* Effect.promise(async () => {
+        let finished: () => void = () => undefined
+        let ids = 0
+        const chat = new TestChat({
+          id: "chat-1",
+          generateId: () => `id-${++ids}`,
+          transport: new DefaultChatTransport({ api: `${url}/chat`, headers }),
+          state: plainState(),
+          sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+          onFinish: () => finished()
+        })
+        await chat.sendMessage({ text: "clean up" })
+        const paused = chat.json
+        // A page reloaded while the run waits: the transport's resume reads the running message again.
+        const transport = new DefaultChatTransport({ api: `${url}/chat`, headers })
+        const again = await transport.reconnectToStream({ chatId: "chat-1" })
+        let resumed: UIMessage | undefined
+        for await (const message of readUIMessageStream({ stream: again! })) resumed = message
+        assert.deepStrictEqual(JSON.parse(JSON.stringify(resumed)), paused[1])
+        const done = new Promise<void>((resolve) => (finished = resolve))
+        await chat.addToolApprovalResponse({ id: "c_rm", approved: true })
+        await chat.addToolApprovalResponse({ id: "c_deploy", approved: false, reason: "not on a Friday" })
+        await done
+        return { paused, final: chat.json, status: chat.status }
+      })
+      const history = yield* Effect.promise(() => fetch(`${url}/sessions/chat-1/history`, { headers }).then((r) => r.json() as Promise<Array<Message.Message>>))
+      const parts = UiMessageStream.fromHistory(runMessages(history), answers)
+      assert.strictEqual(status, "ready")
+      const assistant = final[1] as { id: string; role: string; parts: unknown }
+      assert.deepStrictEqual(final, [{ id: "id-1", role: "user", parts: [{ type: "text", text: "clean up" }] }, { id: assistant.id, role: "assistant", parts }])
+      // Paused: the first batch's outputs are there, the two calls that ask wait for the chat's answer.
+      const waiting = (paused[1] as { parts: ReadonlyArray<{ type: string; state?: string }> }).parts.filter((part) => part.state === "approval-requested").map((part) => part.type)
+      assert.deepStrictEqual(waiting, ["tool-rm", "tool-deploy"])
+      // The principal answered: the denial's reason reached the model as the person gave it.
+      assert.isTrue(history.some((m) => m._tag === "ToolResultMessage" && m.content.includes("not on a Friday")))
+      // Nothing runs any more: a resume answers 204, as useChat expects.
+      const resumed = yield* Effect.promise(() => fetch(`${url}/chat/chat-1/stream`, { headers }))
+      assert.strictEqual(resumed.status, 204)
+      // The chat is ada's: to another principal it does not exist.
+      const theirs = yield* Effect.promise(() => fetch(`${url}/chat/chat-1/stream`, { headers: { authorization: "Bearer tok-bob" } }))
+      assert.strictEqual(theirs.status, 404)
+    }).pipe(Effect.scoped, Effect.provide(env)))
+})
