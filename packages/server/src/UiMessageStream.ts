@@ -10,12 +10,17 @@
  * answer as `tool-approval-response` followed by the output, or `tool-output-denied` for a
  * person's denial (core marks one only by the text the model reads: `Denied by the user[: …]`).
  *
+ * A run that waits on people ends its message with `pause()` (`finish`, reason `tool-calls`): the
+ * client answers and POSTs again, and an encoder `continuing` the same message streams the rest.
+ * A tool's output is the text the model read (`content`): the history keeps nothing else, so the
+ * message stays what `fromHistory` rebuilds from it.
+ *
  * Refused on purpose: a sub-agent's events (`agentPath` set) add nothing to the message — the
- * sub-agent's work reaches it as its parent call's output, as it reaches the history, so the
- * message stays what `fromHistory` rebuilds; events between runs (an empty run id); a tool result
- * or an approval request for a call this stream never announced (an MCP server's sampling
- * request, a restored batch's call), which the client could not place, unless the stream
- * continues a message the client holds (`continuing`).
+ * sub-agent's work reaches it as its parent call's output, as it reaches the history; events
+ * between runs (an empty run id); an approval request for a call this stream never announced (an
+ * MCP server's sampling request: no tool part shows it); a tool result for one (a restored
+ * batch's call), which the client could not place, unless the stream continues a message the
+ * client holds (`continuing`).
  *
  * No I/O here: the server frames the chunks (`frame`, `DONE`) and writes them.
  */
