@@ -6,7 +6,8 @@
  * TurnStart, a ModelRetry for each retry of the request, TextDelta / ThinkingDelta as they stream, TurnEnd, then (when the model called tools)
  * every ToolCall before any runs (then a SecretsUsed for each call that hands the session's secrets
  * to a process), an ApprovalRequested for each call that waits for a person's answer (when it
- * starts waiting), and the ToolResults in call order; an Error when the run fails;
+ * starts waiting), and the ToolResults in call order (when calls wait for an answer, the others'
+ * are published once they all finished, the waiting ones' after their answers); an Error when the run fails;
  * ApprovalRequested and ElicitationRequested for what an MCP server asks while the run runs;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs

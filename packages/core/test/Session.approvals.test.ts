@@ -97,6 +97,28 @@ describe("Session approvals", () => {
       assert.deepStrictEqual(yield* session.pending, [])
     }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
 
+  it.effect("a parked batch shows its finished calls' results while it waits, the others once answered, each once", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("ls", ran)] })
+      const session = yield* Session.start(agent)
+      const events: Array<SessionEvent.SessionEvent> = []
+      // Answered only once ls's result was published: a person (a chat) sees it while rm waits.
+      yield* Stream.runForEach(session.stream("clean up"), (event) => {
+        events.push(event)
+        return event._tag === "ToolResult" && event.callId === "c_ls" ? session.approve("c_rm") : Effect.void
+      })
+      assert.deepStrictEqual(events.flatMap((e) => (e._tag === "ToolCall" || e._tag === "ApprovalRequested" || e._tag === "ToolResult" ? [`${e._tag} ${e.callId}`] : [])), [
+        "ToolCall c_rm",
+        "ToolCall c_ls",
+        "ApprovalRequested c_rm",
+        "ToolResult c_ls",
+        "ToolResult c_rm"
+      ])
+      // The model reads them in its own order, as ever.
+      assert.deepStrictEqual(resultsRead(yield* (yield* TestModel.TestModel).requests).map((r) => r.callId), ["c_rm", "c_ls"])
+    }).pipe(Effect.provide(env([rmAndLs, TestModel.text("done")]))))
+
   it.effect("a user's denial reaches the model as the call's result and the run goes on; answering again, or an unknown id, is ApprovalNotPending", () =>
     Effect.gen(function*() {
       const ran = yield* Ref.make<ReadonlyArray<string>>([])

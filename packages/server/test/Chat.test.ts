@@ -1,8 +1,9 @@
 /**
  * `POST /chat` as `useChat` drives it: the `ai` package's own `AbstractChat` (what `useChat` wraps)
  * with `DefaultChatTransport` against a real server on loopback. A scripted run streams thinking
- * and text and a parallel batch (a call that runs, a call that fails), then a batch of two calls
- * that ask for approval; the chat answers them (one approved, one denied with a reason), POSTs
+ * and text and one parallel batch: a call that runs, a call that fails, two calls that ask for
+ * approval (the message pauses with the first two's outputs, so the chat's own
+ * `lastAssistantMessageIsCompleteWithApprovalResponses` can send the answers); the chat answers them (one approved, one denied with a reason), POSTs
  * again by itself, and the run finishes in the same assistant message. The message the client
  * holds equals the session's history as `fromHistory` reads it; the principal answered; a resume
  * while the run waits reads the same message again, and with nothing running is a 204.
@@ -43,9 +44,10 @@ const env = Layer.mergeAll(
       TestModel.thinking("Let me look around first."),
       TestModel.text("Checking the files."),
       TestModel.toolCall("read", { path: "a.txt" }, "c_read"),
-      TestModel.toolCall("grep", { pattern: "(" }, "c_grep")
+      TestModel.toolCall("grep", { pattern: "(" }, "c_grep"),
+      TestModel.toolCall("rm", { target: "build" }, "c_rm"),
+      TestModel.toolCall("deploy", { target: "prod" }, "c_deploy")
     ),
-    TestModel.reply(TestModel.toolCall("rm", { target: "build" }, "c_rm"), TestModel.toolCall("deploy", { target: "prod" }, "c_deploy")),
     TestModel.text("Cleaned up; the deploy was refused.")
   ]),
   Sandbox.layerNoop()
@@ -111,9 +113,9 @@ describe("POST /chat", () => {
       assert.strictEqual(status, "ready")
       const assistant = final[1] as { id: string; role: string; parts: unknown }
       assert.deepStrictEqual(final, [{ id: "id-1", role: "user", parts: [{ type: "text", text: "clean up" }] }, { id: assistant.id, role: "assistant", parts }])
-      // Paused: the first batch's outputs are there, the two calls that ask wait for the chat's answer.
-      const waiting = (paused[1] as { parts: ReadonlyArray<{ type: string; state?: string }> }).parts.filter((part) => part.state === "approval-requested").map((part) => part.type)
-      assert.deepStrictEqual(waiting, ["tool-rm", "tool-deploy"])
+      // Paused: the calls that ran have their outputs, the two that ask wait for the chat's answer.
+      const states = (paused[1] as { parts: ReadonlyArray<{ type: string; state?: string }> }).parts.flatMap((part) => part.type.startsWith("tool-") ? [[part.type, part.state]] : [])
+      assert.deepStrictEqual(states, [["tool-read", "output-available"], ["tool-grep", "output-error"], ["tool-rm", "approval-requested"], ["tool-deploy", "approval-requested"]])
       // The principal answered: the denial's reason reached the model as the person gave it.
       assert.isTrue(history.some((m) => m._tag === "ToolResultMessage" && m.content.includes("not on a Friday")))
       // Nothing runs any more: a resume answers 204, as useChat expects.

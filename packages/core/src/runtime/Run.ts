@@ -34,6 +34,8 @@ export interface Run {
   sampled?: Model.Usage | undefined
   /** This run's batch parked waiting for approval, and an answer came: the same run goes on (no second AgentStart). */
   continues?: boolean | undefined
+  /** The calls whose results this run published when its batch parked: going on, it publishes the others only. */
+  shown?: Set<string> | undefined
   /** What its calls' sub-agents spent and how many run now, made by the first (runtime/subAgents.ts). */
   subAgents?: Spent | undefined
 }

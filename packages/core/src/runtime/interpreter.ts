@@ -12,6 +12,7 @@
  */
 import { Effect } from "effect"
 import * as Agent from "../Agent.ts"
+import type * as Executor from "../Executor.ts"
 import * as Loop from "../Loop.ts"
 import * as ProjectInstructions from "../ProjectInstructions.ts"
 import { MaxTurnsExceeded, type RunError, SessionError } from "../SessionError.ts"
@@ -95,13 +96,16 @@ const interpret = <R>(c: Conversation<R>, events: Publisher, run: Run, step: Loo
         ? Effect.succeed<Batch.Outcome>([])
         : Effect.suspend(() => Batch.run(c, events, run, action.calls, { known: action.known, continued }))
       return Effect.flatMap(ran, (outcome) => {
-        if (Batch.isParked(outcome)) return interpret(c, events, run, Loop.park(state, outcome.finished))
+        if (Batch.isParked(outcome)) return Effect.andThen(showFinished(events, run, action.calls, outcome.finished), Effect.suspend(() => interpret(c, events, run, Loop.park(state, outcome.finished))))
         const byId = new Map<string, Loop.ToolOutput>(state.finished.map((r) => [r.callId, r]))
         for (const result of outcome) byId.set(result.callId, result)
         const outputs = state.pending.map((call) => byId.get(call.id) ?? { callId: call.id, content: ABORTED_RESULT, isError: true })
         const results = Loop.receiveToolOutputs(state, outputs)
         return continued
-          ? Effect.andThen(Batch.inOrder(state.pending, (call, i) => Batch.publishResult(events, run, call.name, outputs[i]!)), Effect.suspend(() => feed(c, events, run, results, true)))
+          ? Effect.andThen(
+            Batch.inOrder(state.pending, (call, i) => (run.shown?.has(call.id) === true ? Effect.void : Batch.publishResult(events, run, call.name, outputs[i]!))),
+            Effect.suspend(() => feed(c, events, run, results, true))
+          )
           : feed(c, events, run, results, true)
       })
     }
@@ -113,6 +117,22 @@ const interpret = <R>(c: Conversation<R>, events: Publisher, run: Run, step: Loo
       return Effect.flatMap(Answer.decide(c, run, state, action.text, output), (decided) => next(c, events, run, decided))
     }
   }
+}
+
+/**
+ * A batch parks: the results of its calls that finished are published now, in the model's order, so
+ * whoever answers the waiting calls sees them (a chat client waits for every other call's output);
+ * the run publishes the others when it goes on.
+ */
+const showFinished = (events: Publisher, run: Run, calls: ReadonlyArray<Executor.Call>, finished: ReadonlyArray<Executor.Result>): Effect.Effect<void> => {
+  const byId = new Map(finished.map((result) => [result.callId, result]))
+  const fresh = calls.filter((call) => byId.has(call.id) && run.shown?.has(call.id) !== true)
+  if (fresh.length === 0) return Effect.void
+  const shown = run.shown ??= new Set()
+  return Batch.inOrder(fresh, (call) => {
+    shown.add(call.id)
+    return Batch.publishResult(events, run, call.name, byId.get(call.id)!)
+  })
 }
 
 /** What a typed answer decided: the run's end, or the loop's next step. */
