@@ -125,4 +125,49 @@ describe("POST /chat", () => {
       const theirs = yield* Effect.promise(() => fetch(`${url}/chat/chat-1/stream`, { headers: { authorization: "Bearer tok-bob" } }))
       assert.strictEqual(theirs.status, 404)
     }).pipe(Effect.scoped, Effect.provide(env)))
+
+  it.live("two rounds of approvals in one message: the second POST carries the first round's answers too, and only the waiting call is answered", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Server.listen(Server.layer({ agents: { ops }, auth: Auth.bearer({ "tok-ada": "ada" }), defaultAgent: "ops" }))
+      const headers = { authorization: "Bearer tok-ada" }
+      const { final, rounds } = yield* Effect.promise(async () => {
+        let ids = 0
+        let finished: () => void = () => undefined
+        let rounds = 0
+        const chat = new TestChat({
+          id: "chat-2",
+          generateId: () => `id-${++ids}`,
+          transport: new DefaultChatTransport({ api: `${url}/chat`, headers }),
+          state: plainState(),
+          sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+          onFinish: ({ message }) => {
+            const asking = message.parts.find((part) => "state" in part && part.state === "approval-requested")
+            if (asking === undefined) return finished()
+            rounds++
+            const id = (asking as { approval: { id: string } }).approval.id
+            // A person answers later than the stream's end: after the chat is ready again.
+            setTimeout(() => void chat.addToolApprovalResponse({ id, approved: true }), 0)
+          }
+        })
+        const done = new Promise<void>((resolve) => (finished = resolve))
+        await chat.sendMessage({ text: "clean up, then deploy" })
+        await done
+        return { final: chat.json, rounds }
+      })
+      assert.strictEqual(rounds, 2)
+      const history = yield* Effect.promise(() => fetch(`${url}/sessions/chat-2/history`, { headers }).then((r) => r.json() as Promise<Array<Message.Message>>))
+      const parts = UiMessageStream.fromHistory(runMessages(history), [{ callId: "c_rm", approved: true }, { callId: "c_deploy", approved: true }])
+      assert.deepStrictEqual((final[1] as { parts: unknown }).parts, parts)
+      assert.deepStrictEqual(history.filter((m) => m._tag === "ToolResultMessage").map((m) => m._tag === "ToolResultMessage" && m.content), ["removed build", "deployed prod"])
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(
+        TestModel.layer([
+          TestModel.toolCall("rm", { target: "build" }, "c_rm"),
+          TestModel.toolCall("deploy", { target: "prod" }, "c_deploy"),
+          TestModel.text("Both done.")
+        ]),
+        Sandbox.layerNoop()
+      ))
+    ))
 })

@@ -107,15 +107,18 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
         const answers = UiMessageStream.answersOf(payload)
         if (answers.length > 0) {
           const active = runs.active(owned.id)
-          if (active === undefined) return yield* new Conflict({ message: "no run of this chat waits for answers" })
-          for (const given of answers) {
+          // The client sends every answer its message holds, those of earlier rounds too: the ones for calls waiting now count.
+          const waiting = new Set((yield* served.live(owned, () => byId.pending(owned.id))).map((call) => call.callId))
+          const fresh = answers.filter((given) => waiting.has(given.callId))
+          if (active === undefined || fresh.length === 0) return yield* new Conflict({ message: "no call of this chat waits for these answers (answered already, or its run ended)" })
+          for (const given of fresh) {
             const by = { by: principal.id, ...(given.reason === undefined ? {} : { reason: given.reason }) }
             yield* served.live(owned, () => given.approved ? byId.approve(owned.id, given.callId, by) : byId.deny(owned.id, given.callId, given.reason, by))
           }
           const { first, runId } = yield* begun(active, owned.id)
-          const after = yield* lastAsked(served, owned.id, first, new Set(answers.map((given) => given.callId)))
+          const after = yield* lastAsked(served, owned.id, first, new Set(fresh.map((given) => given.callId)))
           const release = yield* served.slot
-          return answer(served, owned.id, after, UiMessageStream.make({ messageId: runId, continuing: true, answers }), release)
+          return answer(served, owned.id, after, UiMessageStream.make({ messageId: runId, continuing: true, answers: fresh }), release)
         }
         if (payload.trigger === "regenerate-message") {
           return yield* new BadRequest({ message: "regenerating a reply is not supported: the session keeps its history; send a new message instead" })
