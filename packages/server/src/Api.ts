@@ -19,6 +19,7 @@ import * as Limits from "./Limits.ts"
 import { BadRequest, Conflict, Gone, NotFound, TooManyRequests, Unavailable } from "./ServerError.ts"
 import { Owned } from "./ServerStore.ts"
 import * as UiMessageStream from "./UiMessageStream.ts"
+import { WorkflowsApi } from "./WorkflowsApi.ts"
 
 const SessionIdParam = { id: Schema.String.check(Schema.isMaxLength(Limits.MAX_ID_LENGTH)) }
 
@@ -179,6 +180,7 @@ export class Api extends HttpApi.make("condukt")
   .add(SessionsApi)
   .add(ApprovalsApi)
   .add(ChatApi)
+  .add(WorkflowsApi)
   .annotateMerge(OpenApi.annotations({
     title: "Condukt server",
     description: "Condukt sessions over HTTP: runs, resumable event streams, approvals, the AI SDK's UI message stream."

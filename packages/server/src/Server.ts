@@ -23,6 +23,7 @@ import * as nodeListener from "./internal/nodeListener.ts"
 import { rateLimited } from "./internal/rateLimit.ts"
 import * as Served from "./internal/served.ts"
 import * as sessionsHandlers from "./internal/sessionsHandlers.ts"
+import * as workflowsHandlers from "./internal/workflowsHandlers.ts"
 import * as Limits from "./Limits.ts"
 import * as ServerStore from "./ServerStore.ts"
 
@@ -62,7 +63,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => 
       ? Layer.empty
       : Layer.catch(Approvals.layer, () => Layer.empty).pipe(Layer.provide(Layer.succeed(SessionStore.SessionStore, store.value)))))
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([health, sessionsHandlers.layer, chatHandlers.layer, approvalsHandlers.layer]),
+    Layer.provide([health, sessionsHandlers.layer, chatHandlers.layer, approvalsHandlers.layer, workflowsHandlers.layer]),
     Layer.provide(Auth.layer(rateLimited(options.auth, limits))),
     Layer.provide(Layer.merge(served, approvals)),
     Layer.provide(HttpServer.layerServices)
