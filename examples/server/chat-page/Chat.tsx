@@ -87,7 +87,7 @@ function MessagePart(
 
 function Chat() {
   const [input, setInput] = useState("")
-  const { messages, sendMessage, addToolApprovalResponse, status, error } = useChat({
+  const { id, messages, sendMessage, addToolApprovalResponse, status, error } = useChat({
     transport: new DefaultChatTransport({ api: "/chat", headers: { authorization: `Bearer ${token}` } }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses
   })
@@ -99,7 +99,7 @@ function Chat() {
     setInput("")
   }
   return (
-    <main>
+    <main data-testid="chat" data-chat-id={id}>
       <h1>Condukt chat</h1>
       <h2 id="messages">Messages</h2>
       <ol aria-labelledby="messages" data-testid="messages">
