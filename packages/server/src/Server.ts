@@ -8,9 +8,9 @@
  * the limits a public port needs; the layers add the routes to an `HttpRouter` of the program's.
  * `/openapi.json` is generated from the `Api`.
  */
-import { Context, Effect, Layer, Option, type Scope } from "effect"
-import { HttpRouter, HttpServer } from "effect/http"
-import { HttpApiBuilder } from "effect/http-api"
+import { Context, Effect, Layer, Option, SchemaIssue, type Scope } from "effect"
+import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import * as Approvals from "@condukt/core/Approvals"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SessionStore from "@condukt/core/SessionStore"
@@ -46,6 +46,23 @@ export interface LocalOptions<R> extends Options {
   readonly agents: Sessions.Agents<R>
 }
 
+const issues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * A request that does not decode (malformed JSON, a field of the wrong type, a bad parameter) as a
+ * `BadRequest` saying where (at most 5 issues, each bounded), rather than effect's empty 400.
+ */
+const malformed = HttpRouter.middleware((effect) =>
+  Effect.catchDefect(effect, (defect) => {
+    if (!HttpApiError.HttpApiSchemaError.is(defect) || defect.kind === "Body" || defect.kind === "ResponseHeaders") return Effect.die(defect)
+    const found = issues(defect.cause.issue).issues.slice(0, 5).map((issue) => {
+      const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key).slice(0, 64)).join(".")
+      return `${path === "" ? "" : `${path}: `}${issue.message.slice(0, 200)}`
+    })
+    const where = { Params: "path parameters", Headers: "headers", Query: "query", Payload: "body" }[defect.kind]
+    return Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "BadRequest", message: `malformed request ${where}: ${found.join("; ")}` }, { status: 400 }))
+  }), { global: true })
+
 /** The routes, over the `ById` and the store in context. */
 const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => {
   const limits = Limits.resolve(options.limits)
@@ -74,7 +91,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => 
     allowedHeaders: ["authorization", "content-type", "last-event-id"],
     credentials: options.cors.credentials
   })
-  return Layer.merge(api, cors)
+  return Layer.mergeAll(api, cors, malformed)
 }
 
 /**
