@@ -1,63 +1,27 @@
 /**
  * The chat page of examples/server/chat-page in a real headless Chromium: `@ai-sdk/react`'s
- * `useChat` with `DefaultChatTransport`, bundled by esbuild, served by the test from one node:http
- * server on loopback that hands every path but the page's to the server's web handler (a program
- * mounting `Server.handler` in its own server). A scripted agent runs Bash in a virtual sandbox
- * (no host shell), every call asking first. A person types a message, sees the streamed answer
- * and the call waiting, approves (or denies) it from the page, and sees the run finish.
+ * `useChat` with `DefaultChatTransport`, bundled by esbuild, served by the example's own page.ts
+ * from one node:http server on loopback that hands every path but the page's to the server's web
+ * handler (a program mounting `Server.handler` in its own server). A scripted agent runs Bash in
+ * a virtual sandbox (no host shell), every call asking first. A person types a message, sees the
+ * streamed answer and the call waiting, approves (or denies) it from the page, and sees the run finish.
  */
 import { TestModel } from "@condukt/testing"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema, type Scope } from "effect"
+import { Effect, Schema } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import { Bash } from "@condukt/core/tools/Bash"
 import * as fs from "node:fs"
-import * as http from "node:http"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
 import { bundle, launchBrowser } from "../../../test/support/browser.ts"
 import { root } from "../../../test/support/exec.ts"
-import { Auth, Limits, Server } from "../src/index.ts"
+import { serve } from "../../../examples/server/chat-page/page.ts"
+import { Auth, Server } from "../src/index.ts"
 
 const TOKEN = "tok-alice"
 const page = "examples/server/chat-page"
-
-const emptyToken = '<meta name="condukt-token" content="">'
-
-/** The page's HTML with the bearer token in its `<meta name="condukt-token">`, as a program serving it would. */
-const html = fs.readFileSync(path.join(root, page, "index.html"), "utf8")
-  .replace(emptyToken, `<meta name="condukt-token" content="${TOKEN}">`)
-
-/**
- * The page (`/`, `/app.js`) and, for every other path, `handler`, on 127.0.0.1: a program mounting
- * the server's web handler in its own node:http server. Closed with the scope.
- */
-const serve = (app: string, handler: Server.Handler): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly server: http.Server; readonly url: string }>((resume) => {
-      const api = Server.toNodeListener(handler, { maxBodyBytes: Limits.DEFAULTS.maxBodyBytes })
-      const server = http.createServer((req, res) => {
-        if (req.method === "GET" && req.url === "/") {
-          res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(html)
-        } else if (req.method === "GET" && req.url === "/app.js") {
-          res.writeHead(200, { "content-type": "text/javascript; charset=utf-8" }).end(app)
-        } else {
-          api(req, res)
-        }
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resume(Effect.succeed({ server, url: `http://127.0.0.1:${port}/` }))
-      })
-    }),
-    ({ server }) =>
-      Effect.callback<void>((resume) => {
-        server.closeAllConnections()
-        server.close(() => resume(Effect.void))
-      })
-  ).pipe(Effect.map(({ url }) => url))
 
 /** What the page shows: each message's role and parts, read from the DOM by their `data-testid`s. */
 const Transcript = Schema.Array(Schema.Struct({
@@ -116,7 +80,7 @@ const script = (final: string) => [
 /** The page, served with the server's handler for `janitor`, open in a fresh headless Chromium. */
 const openPage = Effect.gen(function*() {
   const handler = yield* Server.handler(Server.layer({ agents: { janitor }, auth: Auth.bearer({ [TOKEN]: "alice" }), defaultAgent: "janitor" }))
-  const url = yield* serve(yield* bundle(`${page}/Chat.tsx`), handler)
+  const url = yield* Effect.orDie(serve({ handler, app: yield* bundle(`${page}/Chat.tsx`), token: TOKEN }))
   const browser = yield* launchBrowser
   const tab = yield* Effect.promise(() => browser.newPage())
   // Below vitest's own timeout, so a page that never gets there fails naming what it waited for.
@@ -165,7 +129,6 @@ const waiting = [
 describe("the useChat page in a headless Chromium", () => {
   it.live("a person sends a message, sees the streamed answer and the call waiting, approves it, and sees the run finish", () =>
     Effect.gen(function*() {
-      assert.notInclude(html, emptyToken, "the page's HTML has a token slot")
       const { handler, tab } = yield* openPage
       yield* send(tab, "Clean up the build")
       yield* Effect.promise(() => tab.getByRole("button", { name: "Approve" }).waitFor())
