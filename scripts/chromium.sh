@@ -15,6 +15,12 @@ if [ -z "$path" ]; then
     echo "chromium.sh: Chromium is missing and installing it needs root: sudo apt-get install chromium (Debian) or put a chromium on the PATH" >&2
     exit 1
   fi
+  # Test files run in parallel workers, each asking: one installs, the others wait for it and look again.
+  exec 9>"${TMPDIR:-/tmp}/condukt-chromium.lock"
+  flock 9
+  path="$(find_chromium)"
+fi
+if [ -z "$path" ]; then
   export DEBIAN_FRONTEND=noninteractive
   # apt's own progress goes to stderr only when it fails, so a test's output stays clean.
   log="$(mktemp)"
