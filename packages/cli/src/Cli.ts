@@ -2,6 +2,8 @@
  * Cli — the `condukt` commands, compatible with Condukt's engine: `run FILE [--input …] [--json] [--approve all|none]
  * [--durable DB [--run-id ID]]` (a run that survives its process: `Durable`, ADR 0066),
  * `check FILE`, `approvals list|show|approve|deny --store STORE` (a store's approval log),
+ * `serve [MODULE] [--workflows DIR [--durable DB]] --token TOKEN=PRINCIPAL` (agents and
+ * workflows over HTTP, `@condukt/server`),
  * `version`. `run` prints the output on stdout (a string as it is, null as nothing,
  * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
  * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
@@ -52,6 +54,9 @@ const file = Argument.String("file").pipe(Argument.withDescription("The workflow
 
 /** What `run` and `check` do, loaded by their handlers only: `version` and `--help` never pay for it. */
 const commands = Effect.promise(() => import("./internal/commands.ts"))
+
+/** What `serve` does, loaded by its handler only: the server, the module, the workflows. */
+const serveCommand = Effect.promise(() => import("./internal/serveCommand.ts"))
 
 /** What `approvals` does, loaded by its handlers only: the stores, none of the workflow engine. */
 const approvalCommands = Effect.promise(() => import("./internal/approvalCommands.ts"))
@@ -176,11 +181,40 @@ const make = (terminal: Terminal) => {
     })
   ).pipe(Command.withDescription("Check a workflow without running it"))
 
+  const serve = Command.make(
+    "serve",
+    {
+      module: Argument.String("module").pipe(
+        Argument.withDescription("A module (.ts, .mts, .js, .mjs) whose exported agents are served by name; its `layer` export, if any, is given to their sessions"),
+        Argument.optional
+      ),
+      workflows: Flag.String("workflows").pipe(
+        Flag.withDescription("Serve the .hcl workflows of this directory as runs: POST /workflows/<name>/runs with {\"inputs\": {…}}"),
+        Flag.optional
+      ),
+      durable: Flag.String("durable").pipe(
+        Flag.withDescription("With --workflows: keep each run in this database (a SQLite file, or a postgres:// URL), so the runs a stopped server left go on when it starts again"),
+        Flag.optional
+      ),
+      port: Flag.Int("port").pipe(Flag.withDescription("The port to listen on (default 3000; 0: any free port)"), Flag.withDefault(3000)),
+      host: Flag.String("host").pipe(Flag.withDescription("The address to listen on (default 127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
+      token: Flag.String("token").pipe(
+        Flag.withDescription("A bearer token and the principal its requests come from, as <token>=<principal> (repeat the flag; or CONDUKT_TOKENS, comma-separated)"),
+        Flag.atLeast(0)
+      )
+    },
+    Effect.fn("Cli.serve")(function*(args) {
+      const verbose = yield* Verbose
+      const { serve } = yield* serveCommand
+      yield* serve(args, verbose)
+    })
+  ).pipe(Command.withDescription("Serve a module's agents as sessions, and a directory's workflows as runs, over HTTP (prints the URL)"))
+
   const version = Command.make("version", {}, () => Console.log(VERSION)).pipe(Command.withDescription("Print the version"))
 
   return Command.make("condukt").pipe(
     Command.withDescription("Run Condukt HCL workflows"),
-    Command.withSubcommands([run, check, approvals(), version]),
+    Command.withSubcommands([run, check, serve, approvals(), version]),
     Command.withGlobalFlags([Verbose])
   )
 }
