@@ -10,79 +10,53 @@
  * Bundle with esbuild (`--bundle --jsx=automatic`); examples/server/README.md.
  */
 import { useChat } from "@ai-sdk/react"
-import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
+import {
+  DefaultChatTransport,
+  type DynamicToolUIPart,
+  getToolName,
+  isToolUIPart,
+  lastAssistantMessageIsCompleteWithApprovalResponses,
+  type ToolUIPart,
+  type UIMessage
+} from "ai"
 import { type FormEvent, useState } from "react"
 import { createRoot } from "react-dom/client"
 
 const token = document.querySelector<HTMLMetaElement>('meta[name="condukt-token"]')?.content ?? ""
 
 type Part = UIMessage["parts"][number]
-
-/** What a tool part carries, whether its tool is declared to the client (`tool-<Name>`) or dynamic. */
-interface ToolView {
-  readonly name: string
-  readonly state: string
-  readonly input: unknown
-  readonly output: unknown
-  readonly errorText: string | undefined
-  readonly approvalId: string | undefined
-}
-
-const toolView = (part: Part): ToolView | undefined => {
-  if (part.type === "dynamic-tool") return view(part.toolName, part)
-  if (part.type.startsWith("tool-")) return view(part.type.slice("tool-".length), part as ToolPart)
-  return undefined
-}
-
-interface ToolPart {
-  readonly state: string
-  readonly input?: unknown
-  readonly output?: unknown
-  readonly errorText?: string
-  readonly approval?: { readonly id: string }
-}
-
-const view = (name: string, part: ToolPart): ToolView => ({
-  name,
-  state: part.state,
-  input: part.input,
-  output: part.output,
-  errorText: part.errorText,
-  approvalId: part.approval?.id
-})
+type ToolPart = ToolUIPart | DynamicToolUIPart
+type Answer = (id: string, approved: boolean) => void
 
 const json = (value: unknown): string => typeof value === "string" ? value : JSON.stringify(value, null, 2)
 
-function Tool(
-  { tool, answer }: { readonly tool: ToolView; readonly answer: (id: string, approved: boolean) => void }
-) {
+/** A tool call: its name and state, input, output or error, and Approve / Deny while it waits. */
+function Tool({ part, answer }: { readonly part: ToolPart; readonly answer: Answer }) {
+  const name = getToolName(part)
+  const approval = part.state === "approval-requested" ? part.approval.id : undefined
   return (
-    <section className="tool" data-testid="tool" data-tool={tool.name} data-state={tool.state} aria-label={`Tool call: ${tool.name}`}>
+    <section className="tool" data-testid="tool" data-tool={name} data-state={part.state} aria-label={`Tool call: ${name}`}>
       <h3>
-        {tool.name} <span data-testid="tool-state">{tool.state}</span>
+        {name} <span data-testid="tool-state">{part.state}</span>
       </h3>
-      {tool.input === undefined ? null : <pre data-testid="tool-input">{json(tool.input)}</pre>}
-      {tool.output === undefined ? null : <pre data-testid="tool-output">{json(tool.output)}</pre>}
-      {tool.errorText === undefined ? null : <p data-testid="tool-error" role="alert">{tool.errorText}</p>}
-      {tool.state === "approval-requested" && tool.approvalId !== undefined
-        ? (
-          <div role="group" aria-label={`Approve the ${tool.name} call?`}>
-            <button type="button" data-testid="approve" onClick={() => answer(tool.approvalId!, true)}>Approve</button>
-            <button type="button" data-testid="deny" onClick={() => answer(tool.approvalId!, false)}>Deny</button>
-          </div>
-        )
-        : null}
+      {part.input === undefined ? null : <pre data-testid="tool-input">{json(part.input)}</pre>}
+      {part.state === "output-available" ? <pre data-testid="tool-output">{json(part.output)}</pre> : null}
+      {part.state === "output-error" ? <p data-testid="tool-error" role="alert">{part.errorText}</p> : null}
+      {approval === undefined ? null : (
+        <div role="group" aria-label={`Approve the ${name} call?`}>
+          <button type="button" data-testid="approve" onClick={() => answer(approval, true)}>Approve</button>
+          <button type="button" data-testid="deny" onClick={() => answer(approval, false)}>Deny</button>
+        </div>
+      )}
     </section>
   )
 }
 
-function MessagePart(
-  { part, answer }: { readonly part: Part; readonly answer: (id: string, approved: boolean) => void }
-) {
+/** One part of a message: text, reasoning or a tool call; the rest (step boundaries, sources) shows nothing. */
+function MessagePart({ part, answer }: { readonly part: Part; readonly answer: Answer }) {
   if (part.type === "text") return <p data-testid="text">{part.text}</p>
   if (part.type === "reasoning") return <p data-testid="reasoning" className="reasoning"><em>{part.text}</em></p>
-  const tool = toolView(part)
-  return tool === undefined ? null : <Tool tool={tool} answer={answer} />
+  return isToolUIPart(part) ? <Tool part={part} answer={answer} /> : null
 }
 
 function Chat() {
