@@ -1,15 +1,17 @@
 /**
  * nodeListener — a web handler on Node's `http`, with the bounds a public port needs: a body is
  * read up to `maxBodyBytes` (a larger `Content-Length` is a 413 before a byte is read), headers up
- * to `maxHeaderBytes` (Node answers 431), a client must send its headers and its request in time
- * (Node answers 408: a slow-loris client holds a socket for seconds, not for ever), and a response's
- * stream is written at the pace the client reads it and cancelled when the client goes away.
+ * to `maxHeaderBytes` and `maxHeaders` of them (431), a client must send its headers and its
+ * request in time (408: a slow-loris client holds a socket for seconds, not for ever), and a response's
+ * stream is written at the pace the client reads it and cancelled when the client goes away. What
+ * Node refuses before a request exists (headers too large, too slow, not HTTP) is answered in the
+ * API's error shape too, `{ _tag, message }`, and the connection closed.
  *
  * Our own, not `@effect/platform-node`'s server: that package brings the `redis` peer to every install.
  */
 import { Effect, Schema, type Scope } from "effect"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import type * as Limits from "../Limits.ts"
 
 /**
@@ -101,6 +103,25 @@ export const toNodeListener = (handler: (request: Request) => Promise<Response>,
   })
 }
 
+/**
+ * What Node refuses before there is a request to answer (headers past `maxHeaderBytes` or
+ * `maxHeaders`, headers or request too slow, bytes that are not HTTP), answered in the API's error
+ * shape, then closed.
+ */
+const clientError = (limits: Limits.Resolved) => (error: Error & { readonly code?: string }, socket: Socket): void => {
+  const pending = (socket as Socket & { readonly _httpMessage?: { readonly headersSent?: boolean } })._httpMessage
+  if (error.code === "ECONNRESET" || !socket.writable || pending?.headersSent === true) return void socket.destroy()
+  const [status, reason, tag, message] = error.code === "HPE_HEADER_OVERFLOW"
+    ? [431, "Request Header Fields Too Large", "HeadersTooLarge", `the request's headers are too large: at most ${limits.maxHeaders} headers of ${limits.maxHeaderBytes} bytes in all`]
+    : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+    ? [408, "Request Timeout", "RequestTimeout", `the request took too long to arrive (headers within ${limits.headersTimeout} ms, the whole within ${limits.requestTimeout} ms)`]
+    : [400, "Bad Request", "BadRequest", "the request is not well-formed HTTP"]
+  const body = JSON.stringify({ _tag: tag, message })
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`)
+  // A client that does not read its answer does not hold the socket either.
+  socket.setTimeout(limits.headersTimeout, () => socket.destroy())
+}
+
 /** Serves `handler` on `options.host:options.port` until the scope closes. */
 export const listen = (
   handler: (request: Request) => Promise<Response>,
@@ -114,7 +135,9 @@ export const listen = (
         requestTimeout: options.limits.requestTimeout,
         connectionsCheckingInterval: 1000
       }, toNodeListener(handler, options.limits))
+      // Past it Node refuses the request (a header overflow: 431), not only drops the rest.
       server.maxHeadersCount = options.limits.maxHeaders
+      server.on("clientError", clientError(options.limits))
       server.once("error", (error) => resume(Effect.fail(new ListenError({ description: error.message }))))
       server.listen(options.port, options.host, () => resume(Effect.succeed(server)))
     }),
