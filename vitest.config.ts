@@ -17,6 +17,7 @@ export const integration = [
   "packages/cli/test/Cli.approvals.test.ts",
   "packages/cli/test/Cli.durable.test.ts",
   "packages/cli/test/Cli.durableJournal.test.ts",
+  "packages/cli/test/Cli.serve.test.ts",
   "packages/cli/test/Cli.test.ts",
   "packages/cli/test/bin.test.ts",
   "packages/cluster/test/ClusterSessions.approvals.test.ts",

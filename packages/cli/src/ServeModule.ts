@@ -1,7 +1,8 @@
 /**
  * ServeModule — what `condukt serve <module>` serves from a program's module (.ts, .mts, .js or
  * .mjs, imported by Node itself): every exported `Agent`, by its name (named exports, the default
- * export, and an `agents` export holding an array or a record of them), and, when the module
+ * export, and an `agents` export holding an array or a record of them; a start that names no agent
+ * runs the default export when it is one, else the first by name), and, when the module
  * exports one named `layer`, that Layer, provided to every session over the CLI's defaults (the
  * model providers over their environment keys, a local sandbox at the working directory): what
  * the agents need that the defaults do not give, a model of the program's own included.
@@ -45,6 +46,8 @@ export class ServeModuleInvalid extends Schema.TaggedError<ServeModuleInvalid>()
 export interface Loaded {
   readonly agents: Readonly<Record<string, Agent.Agent<unknown>>>
   readonly layer: Layer.Layer<unknown, unknown, never>
+  /** The agent a start that names none runs: the default export when it is an agent, else the first by name. */
+  readonly defaultAgent: string
 }
 
 const isAgent = (value: unknown): value is Agent.Agent<unknown> =>
@@ -96,5 +99,7 @@ export const load = Effect.fnUntraced(function*(file: string) {
   if (layer !== undefined && !Layer.isLayer(layer)) {
     return yield* invalid("its `layer` export is not a Layer (it is what the agents' sessions are given: a model, a sandbox, a tool's services)")
   }
-  return { agents, layer: (layer ?? Layer.empty) as Layer.Layer<unknown, unknown, never> } satisfies Loaded
+  const sorted = Object.fromEntries(Object.entries(agents).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  const defaultAgent = isAgent(exports.default) ? exports.default.name : Object.keys(sorted)[0]!
+  return { agents: sorted, layer: (layer ?? Layer.empty) as Layer.Layer<unknown, unknown, never>, defaultAgent } satisfies Loaded
 })

@@ -88,7 +88,11 @@ const follow = (entry: Entry, redact: (text: string) => string) => (event: Workf
       case "StepStarted":
         return step(entry, event.step, { state: "running", ...(event.restarted === true ? { restarted: true } : {}) })
       case "StepFinished":
-        return step(entry, event.step, { state: "finished", ...(event.resumed === true ? { resumed: true } : {}) })
+        return step(entry, event.step, {
+          state: "finished",
+          ...(event.resumed === true ? { resumed: true } : {}),
+          ...(entry.steps[event.step]?.restarted === true ? { restarted: true } : {})
+        })
       case "StepSkipped":
         return step(entry, event.step, { state: "skipped", why: redact(event.why) })
       case "StepFailed":

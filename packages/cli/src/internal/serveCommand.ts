@@ -137,7 +137,7 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
       )
     const agents = (loaded?.agents ?? {}) as Sessions.Agents<never>
     const names = Object.keys(agents)
-    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: names[0] })
+    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: loaded?.defaultAgent })
     const listening = yield* Server.listen(routes, { port: args.port, host: args.host }).pipe(
       Effect.provide(services),
       runs === undefined ? (effect) => effect : Effect.provideService(WorkflowRuns.WorkflowRuns, runs),
