@@ -36,4 +36,10 @@ describe("the repository", () => {
       assert.strictEqual(output, "")
       assert.strictEqual(exitCode, 0)
     }), 120_000)
+
+  it.live("typechecks the React page of examples/server as a user's bundler project would (DOM, JSX)", () =>
+    Effect.gen(function*() {
+      const { exitCode, output } = yield* exec(path.join(root, "node_modules/.bin/tsc"), ["-p", "examples/server/chat-page"])
+      assert.deepStrictEqual({ exitCode, output }, { exitCode: 0, output: "" })
+    }), 120_000)
 })
