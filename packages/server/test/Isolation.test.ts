@@ -1,11 +1,11 @@
 /**
  * Principal isolation at scale: 50 principals with 20 sessions each on one server. For every route
- * that names a session (and the approvals by id, and the chat routes), another principal's request
- * answers 404 with the very body a missing session (or approval) gets, and changes nothing: the
- * owners' sessions read the same afterwards — every session's record, and for a sample waiting on
- * an approval their history, events, waiting calls and approval records. Without credentials every
- * route but `/health` and `/openapi.json` is a 401 (the document is public: it describes the API,
- * not anyone's sessions).
+ * that names a session (and the approvals by id, the chat routes, the workflow runs by id), another
+ * principal's request answers 404 with the very body a missing session (approval, run) gets, and
+ * changes nothing: the owners' sessions read the same afterwards — every session's record, and for
+ * a sample waiting on an approval their history, events, waiting calls and approval records. Without
+ * credentials every route but `/health` and `/openapi.json` is a 401 (the document is public: it
+ * describes the API, not anyone's sessions).
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -15,7 +15,7 @@ import * as Agent from "@condukt/core/Agent"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as SessionStore from "@condukt/core/SessionStore"
 import * as Tool from "@condukt/core/Tool"
-import { Api, Auth, Server } from "../src/index.ts"
+import { Api, Auth, Server, WorkflowRuns } from "../src/index.ts"
 
 const PRINCIPALS = 50
 const SESSIONS = 20
@@ -36,6 +36,24 @@ const tokens = Object.fromEntries(Array.from({ length: PRINCIPALS }, (_, i) => [
 const tokenOf = (principal: string) => `tok-${principal.slice(1)}`
 const ownerOf = (session: string) => session.slice(0, session.indexOf("-"))
 
+/** Workflow runs kept in memory: one workflow, `deploy`, whose runs stay running. */
+const workflowRuns = Layer.sync(WorkflowRuns.WorkflowRuns, () => {
+  const runs = new Map<string, WorkflowRuns.Owned>()
+  return WorkflowRuns.WorkflowRuns.of({
+    list: Effect.succeed([{ name: "deploy", inputs: {}, steps: ["ship"] }]),
+    start: (workflow, inputs, principal) =>
+      Effect.sync(() => {
+        const runId = `run-${runs.size}`
+        runs.set(runId, { principal, run: { runId, workflow, inputs, outcome: "running", steps: { ship: { state: "running" } }, durable: false } })
+        return runId
+      }),
+    get: (runId) => {
+      const owned = runs.get(runId)
+      return owned === undefined ? Effect.fail(new WorkflowRuns.WorkflowRunsError({ reason: "UnknownRun", message: `no run ${runId}` })) : Effect.succeed(owned)
+    }
+  })
+})
+
 const serve = Server.listen(Server.layer({
   agents: { ops: agent },
   auth: Auth.bearer(tokens),
@@ -46,7 +64,8 @@ const serve = Server.listen(Server.layer({
   Effect.provide(Layer.mergeAll(
     TestModel.layer(SAMPLED.map(() => TestModel.toolCall("deploy", { target: "prod" }))),
     Sandbox.layerNoop(),
-    SessionStore.layerMemory
+    SessionStore.layerMemory,
+    workflowRuns
   ))
 )
 
@@ -114,6 +133,7 @@ const sessionRoutes: ReadonlyArray<Route> = [
   { method: "POST", path: "/chat", body: chatBody }
 ]
 const approvalRoute: Route = { method: "POST", path: "/approvals/{approvalId}", body: () => ({ approved: true }) }
+const workflowRunRoute: Route = { method: "GET", path: "/workflows/{name}/runs/{runId}" }
 
 /** The Api's routes, as `METHOD /path/{param}`. */
 const apiRoutes = () => {
@@ -122,8 +142,9 @@ const apiRoutes = () => {
   return routes
 }
 
-const fill = (path: string, ids: { id: string; callId?: string | undefined; approvalId?: string | undefined }) =>
+const fill = (path: string, ids: { id: string; callId?: string | undefined; approvalId?: string | undefined; runId?: string | undefined }) =>
   path.replace("{id}", encodeURIComponent(ids.id)).replace("{callId}", ids.callId ?? "c1").replace("{requestId}", "r1").replace("{approvalId}", ids.approvalId ?? "a1")
+    .replace("{name}", "deploy").replace("{runId}", ids.runId ?? "run-0")
 
 describe("Isolation", () => {
   it.live("another principal's session answers every route as a missing one and is left unchanged; no credentials is a 401 everywhere but health and the document", () =>
@@ -138,14 +159,17 @@ describe("Isolation", () => {
       // The sampled sessions wait on an approval: a run streamed until it asks, then left waiting.
       const waiting = yield* all(SAMPLED.map((id) => async () => {
         const token = tokenOf(ownerOf(id))
-        const response = await fetch(`${url}/sessions/${id}/runs/stream`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ prompt: "deploy" }) })
-        await response.body?.cancel()
+        await send(url, "POST", `/sessions/${id}/runs/stream`, { token, body: { prompt: "deploy" } })
         let pending: Array<{ callId: string }> = []
         while (pending.length === 0) pending = json(await send(url, "GET", `/sessions/${id}/approvals`, { token }))
         const records = json(await send(url, "GET", "/approvals?status=all", { token })).records as Array<{ id: string; sessionId: string }>
         return { id, callId: pending[0]!.callId, approvalId: records.find((record) => record.sessionId === id)!.id } as const
       }))
       const waitingOf = new Map(waiting.map((entry) => [entry.id, entry]))
+
+      // Each principal's workflow run.
+      const principals = Array.from({ length: PRINCIPALS }, (_, i) => `p${i}`)
+      const runIds = yield* all(principals.map((principal) => async () => json(await send(url, "POST", "/workflows/deploy/runs", { token: tokenOf(principal), body: {} })).runId as string))
 
       /** What the owners see: every session's record, and the sampled sessions whole. */
       const snapshot = Effect.gen(function*() {
@@ -161,7 +185,8 @@ describe("Isolation", () => {
             events: await eventsOf(url, `/sessions/${id}/events`, token, view.lastEventId)
           }
         }))
-        return { records, whole }
+        const runs = yield* all(principals.map((principal, i) => () => send(url, "GET", `/workflows/deploy/runs/${runIds[i]}`, { token: tokenOf(principal) })))
+        return { records, whole, runs }
       })
       const before = yield* snapshot
       for (const sampled of before.whole) {
@@ -170,14 +195,17 @@ describe("Isolation", () => {
 
       // The routes checked are every route of the Api naming a session or an approval.
       assert.deepStrictEqual(
-        apiRoutes().filter((route) => /\{(id|approvalId)\}/.test(route.path) || route.path === "/chat").map((route) => `${route.method} ${route.path}`).sort(),
-        [...sessionRoutes, approvalRoute].map((route) => `${route.method} ${route.path}`).sort()
+        apiRoutes().filter((route) => /\{(id|approvalId|runId)\}/.test(route.path) || route.path === "/chat").map((route) => `${route.method} ${route.path}`).sort(),
+        [...sessionRoutes, approvalRoute, workflowRunRoute].map((route) => `${route.method} ${route.path}`).sort()
       )
+      assert.deepStrictEqual(before.runs.map((answer) => answer.status), principals.map(() => 200))
 
       // What a missing session (approval) gets, per route: the body, its id aside.
       const MISSING = "missing-0000"
       const missingBody = (route: Route) =>
-        route.path === "/chat" ? send(url, "GET", `/sessions/${MISSING}`, { token: "tok-0" }) : send(url, route.method, fill(route.path, { id: MISSING, approvalId: MISSING }), { token: "tok-0", body: route.body?.(MISSING) })
+        route.path === "/chat"
+          ? send(url, "GET", `/sessions/${MISSING}`, { token: "tok-0" })
+          : send(url, route.method, fill(route.path, { id: MISSING, approvalId: MISSING }), { token: "tok-0", body: route.body?.(MISSING) })
       const baselines = yield* all([...sessionRoutes, approvalRoute].map((route) => () => missingBody(route)))
       assert.deepStrictEqual(baselines.map((answer) => answer.status), [...sessionRoutes, approvalRoute].map(() => 404))
 
@@ -199,6 +227,14 @@ describe("Isolation", () => {
       const wrong = attempts.flatMap((attempt, i) => JSON.stringify(answers[i]) === JSON.stringify(attempt.expected) ? [] : [{ what: attempt.what, got: answers[i], expected: attempt.expected }])
       assert.deepStrictEqual(wrong.slice(0, 5), [])
       assert.strictEqual(attempts.length, sessions.length * sessionRoutes.length + SAMPLED.length)
+
+      // Each workflow run, read by every other principal: what a missing run gets.
+      const missingRun = yield* Effect.promise(() => send(url, "GET", `/workflows/deploy/runs/${MISSING}`, { token: "tok-0" }))
+      assert.strictEqual(missingRun.status, 404)
+      const reads = principals.flatMap((owner, i) => principals.filter((other) => other !== owner).map((other) => ({ other, runId: runIds[i]! })))
+      const readAnswers = yield* all(reads.map(({ other, runId }) => () => send(url, "GET", `/workflows/deploy/runs/${runId}`, { token: tokenOf(other) })))
+      const missingOf = (runId: string) => JSON.stringify({ ...missingRun, text: missingRun.text.replaceAll(MISSING, runId) })
+      assert.deepStrictEqual(readAnswers.flatMap((answer, i) => JSON.stringify(answer) === missingOf(reads[i]!.runId) ? [] : [{ ...reads[i], answer }]).slice(0, 5), [])
 
       // Starting a session under another's id is refused (ids are the server's), and changes nothing either.
       const taken = yield* Effect.promise(() => send(url, "POST", "/sessions", { token: "tok-1", body: { id: "p0-s3" } }))
