@@ -18,7 +18,7 @@ import { Redactor } from "@condukt/core"
 import type { ProcessBudget } from "@condukt/core"
 import { type Document, Durable, Inputs, Workflow, type WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { WorkflowRuns } from "@condukt/server"
-import { Duration, Effect, Exit, type FileSystem, type Path, Schedule, type Schema } from "effect"
+import { Cause, Duration, Effect, Exit, type FileSystem, type Path, Schedule, type Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as DurableStore from "./DurableStore.ts"
 import * as ProcessIdentity from "./internal/processIdentity.ts"
@@ -175,6 +175,8 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     running(served, entry, resume).pipe(
       Effect.exit,
       Effect.flatMap((exit) => {
+        // Stopped with the server (Ctrl-C, SIGTERM): not an end; a durable run resumes with the next server.
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return Effect.void
         end(entry, served.redact, exit)
         evict()
         return table === undefined ? Effect.void : Effect.ignore(table.finish(viewOf(entry, true)))
