@@ -166,13 +166,13 @@ describe("condukt serve", () => {
       })
     }).pipe(Effect.scoped), { timeout: 60_000 })
 
-  it.live("serves a directory's workflows as runs: listed with their inputs, a run started with inputs and polled to its end with each step's state and output; bad inputs 400, another principal 404", () =>
+  it.live("serves a directory's workflows as runs (a module's agents beside): listed with their inputs, a run started with inputs and polled to its end with each step's state and output; bad inputs 400, another principal 404", () =>
     Effect.gen(function*() {
-      const dir = yield* Loopback.tempFiles({})
+      const dir = yield* Loopback.tempFiles({ "agents.ts": MODULE })
       workflowsDir(dir, { "greet.hcl": GREET, "three.hcl": THREE })
-      // The tokens from the environment this time.
-      const { started, url } = yield* serve(dir, ["--workflows", "wf"], { ...env, CONDUKT_TOKENS: `${ALICE}=alice, ${BOB}=bob` })
-      assert.strictEqual(started.stderr(), `serving workflows "greet", "three" at ${url} (Ctrl-C stops it)\n`)
+      // The module's agents beside, and the tokens from the environment this time.
+      const { started, url } = yield* serve(dir, ["agents.ts", "--workflows", "wf"], { ...env, CONDUKT_TOKENS: `${ALICE}=alice, ${BOB}=bob` })
+      assert.strictEqual(started.stderr(), `serving agents "helper", "reviewer" and workflows "greet", "three" at ${url} (Ctrl-C stops it)\n`)
 
       assert.deepStrictEqual(yield* call(url, "/workflows", ALICE), {
         status: 200,
