@@ -8,8 +8,8 @@
  * the limits a public port needs; the layers add the routes to an `HttpRouter` of the program's.
  * `/openapi.json` is generated from the `Api`.
  */
-import { Context, Effect, Layer, Option, SchemaIssue, type Scope } from "effect"
-import { HttpRouter, HttpServer, HttpServerResponse } from "effect/http"
+import { ByteSize, Context, Effect, Layer, Option, SchemaIssue, type Scope } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiError } from "effect/http-api"
 import * as Approvals from "@condukt/core/Approvals"
 import * as Sessions from "@condukt/core/Sessions"
@@ -49,19 +49,25 @@ export interface LocalOptions<R> extends Options {
 const issues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 /**
- * A request that does not decode (malformed JSON, a field of the wrong type, a bad parameter) as a
- * `BadRequest` saying where (at most 5 issues, each bounded), rather than effect's empty 400.
+ * Bodies bounded by `maxBodyBytes` however the routes are served (`listen` refuses them before
+ * reading; a `handler` mounted elsewhere stops reading there): past it a 413 that says so. A
+ * request that does not decode (malformed JSON, a field of the wrong type, a bad parameter) is a
+ * `BadRequest` saying where (at most 5 issues, each bounded), not effect's empty 400.
  */
-const malformed = HttpRouter.middleware((effect) =>
-  Effect.catchDefect(effect, (defect) => {
-    if (!HttpApiError.HttpApiSchemaError.is(defect) || defect.kind === "Body" || defect.kind === "ResponseHeaders") return Effect.die(defect)
-    const found = issues(defect.cause.issue).issues.slice(0, 5).map((issue) => {
-      const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key).slice(0, 64)).join(".")
-      return `${path === "" ? "" : `${path}: `}${issue.message.slice(0, 200)}`
-    })
-    const where = { Params: "path parameters", Headers: "headers", Query: "query", Payload: "body" }[defect.kind]
-    return Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "BadRequest", message: `malformed request ${where}: ${found.join("; ")}` }, { status: 400 }))
-  }), { global: true })
+const refusals = (maxBodyBytes: number) =>
+  HttpRouter.middleware((effect) =>
+    Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)).pipe(Effect.catchDefect((defect) => {
+      if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError" && defect.reason.reason === "BodyTooLarge") {
+        return Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "PayloadTooLarge", message: `the request body is larger than ${maxBodyBytes} bytes` }, { status: 413 }))
+      }
+      if (!HttpApiError.HttpApiSchemaError.is(defect) || defect.kind === "Body" || defect.kind === "ResponseHeaders") return Effect.die(defect)
+      const found = issues(defect.cause.issue).issues.slice(0, 5).map((issue) => {
+        const path = (issue.path ?? []).map((key) => String(typeof key === "object" ? key.key : key).slice(0, 64)).join(".")
+        return `${path === "" ? "" : `${path}: `}${issue.message.slice(0, 200)}`
+      })
+      const where = { Params: "path parameters", Headers: "headers", Query: "query", Payload: "body" }[defect.kind]
+      return Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "BadRequest", message: `malformed request ${where}: ${found.join("; ")}` }, { status: 400 }))
+    })), { global: true })
 
 /** The routes, over the `ById` and the store in context. */
 const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => {
@@ -91,7 +97,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => 
     allowedHeaders: ["authorization", "content-type", "last-event-id"],
     credentials: options.cors.credentials
   })
-  return Layer.mergeAll(api, cors, malformed)
+  return Layer.mergeAll(api, cors, refusals(limits.maxBodyBytes))
 }
 
 /**

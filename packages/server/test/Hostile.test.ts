@@ -1,6 +1,6 @@
 /**
  * Hostile clients on a real port: a 100 MB body (declared or chunked) is a 413 and the connection
- * is closed before the rest is read; 10,000 headers (or just more than `maxHeaders`) are a 431; a
+ * is closed before the rest is read (through a mounted web handler, the rest is never pulled); 10,000 headers (or just more than `maxHeaders`) are a 431; a
  * slow-loris client sending its headers a byte at a time is answered 408 and closed; 10,000 streams
  * from one principal leave `streamsPerPrincipal` open (they go on working) and answer the rest 429;
  * malformed JSON and a `Last-Event-ID` of `-1`, `1e309` or text are a 400 that says what is wrong;
@@ -126,6 +126,29 @@ describe("Hostile", () => {
         assert.deepStrictEqual({ status, body, closedBeforeAllWasSent: sent < 100 * MB }, { status: 413, body: tooLarge, closedBeforeAllWasSent: true })
       }
     }), { timeout: 60_000 })
+
+  it.live("mounted as a web handler, a 100 MB body is refused 413 once past the bound, the rest never read", () =>
+    Effect.gen(function*() {
+      const web = yield* Server.handler(Server.layer({ agents: { ops: agent }, auth: Auth.bearer({ "tok-mallory": "mallory" }), defaultAgent: "ops" })).pipe(
+        Effect.provide(Layer.mergeAll(TestModel.layer([]), Sandbox.layerNoop()))
+      )
+      let pulled = 0
+      const chunk = new Uint8Array(64 * 1024).fill(32)
+      const body = new ReadableStream<Uint8Array>({
+        pull: (controller) => {
+          if (pulled >= 100 * MB) return controller.close()
+          pulled += chunk.length
+          controller.enqueue(chunk)
+        }
+      })
+      const headers = { authorization: "Bearer tok-mallory", "content-type": "application/json" }
+      const init: RequestInit & { duplex: "half" } = { method: "POST", headers, body, duplex: "half" }
+      const answer = yield* Effect.promise(async () => {
+        const response = await web(new Request("http://server.test/sessions", init))
+        return { status: response.status, body: await response.text() }
+      })
+      assert.deepStrictEqual({ ...answer, readAll: pulled >= 100 * MB }, { status: 413, body: error("PayloadTooLarge", `the request body is larger than ${MB} bytes`), readAll: false })
+    }))
 
   it.live("10,000 headers are a 431, and so are a few more than maxHeaders", () =>
     Effect.gen(function*() {
