@@ -1,8 +1,9 @@
 /**
  * Hostile clients on a real port: a 100 MB body (declared or chunked) is a 413 and the connection
- * is closed before the rest is read (through a mounted web handler, the rest is never pulled); 10,000 headers (or just more than `maxHeaders`) are a 431; a
- * slow-loris client sending its headers a byte at a time is answered 408 and closed; 10,000 streams
- * from one principal leave `streamsPerPrincipal` open (they go on working) and answer the rest 429;
+ * is closed before the rest is read (through a mounted web handler, the rest is never pulled);
+ * 10,000 headers (or just more than `maxHeaders`) are a 431; a slow-loris client sending its
+ * headers (or its body) a byte at a time is answered 408 and closed; 10,000 streams from one
+ * principal leave `streamsPerPrincipal` open (they go on working) and answer the rest 429;
  * malformed JSON and a `Last-Event-ID` of `-1`, `1e309` or text are a 400 that says what is wrong;
  * past its burst a principal gets 429s. All the while another principal's requests are answered.
  */
@@ -83,10 +84,11 @@ const upload = (port: number, path: string, total: number, declared: boolean) =>
   )
 
 /**
- * Sends `head` on a raw connection, `pace` ms between bytes (all at once when 0): what came back
- * before the server closed, and how many bytes of `head` were sent by then.
+ * Sends `head` on a raw connection, its first `atOnce` bytes at once and the rest `pace` ms apart
+ * (all at once when `pace` is 0): what came back before the server closed, and how many bytes of
+ * `head` were sent by then.
  */
-const raw = (port: number, head: string, pace = 0) =>
+const raw = (port: number, head: string, pace = 0, atOnce = 0) =>
   Effect.promise(() =>
     new Promise<{ answer: string; sent: number }>((resolve) => {
       const socket = connect(port, "127.0.0.1")
@@ -104,6 +106,8 @@ const raw = (port: number, head: string, pace = 0) =>
           sent = head.length
           return void socket.write(head)
         }
+        sent = atOnce
+        socket.write(head.slice(0, atOnce))
         timer = setInterval(() => {
           if (sent < head.length && socket.writable) socket.write(head[sent++]!)
         }, pace)
@@ -163,17 +167,22 @@ describe("Hostile", () => {
       assert.strictEqual((yield* bobMeanwhile(url)).status, 200)
     }))
 
-  it.live("slow-loris clients sending headers a byte at a time are answered 408 and closed after the headers timeout", () =>
+  it.live("slow-loris clients sending headers (or a body) a byte at a time are answered 408 and closed after the timeout", () =>
     Effect.gen(function*() {
       const limits = { headersTimeout: 300, requestTimeout: 2000 }
       const { port, url } = yield* serve(limits)
       const head = `GET /health HTTP/1.1\r\nhost: x\r\nx-slow: ${"a".repeat(4000)}\r\n\r\n`
-      const loris = yield* Effect.forkChild(Effect.all(Array.from({ length: 20 }, () => raw(port, head, 10)), { concurrency: "unbounded" }))
+      // And clients whose headers come at once but whose body comes a byte at a time.
+      const slowBody = `POST /sessions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer tok-mallory\r\ncontent-type: application/json\r\ncontent-length: 4000\r\n\r\n`
+      const loris = yield* Effect.forkChild(Effect.all([
+        ...Array.from({ length: 20 }, () => Effect.map(raw(port, head, 10), (closed) => ({ ...closed, length: head.length }))),
+        ...Array.from({ length: 5 }, () => Effect.map(raw(port, slowBody + " ".repeat(4000), 10, slowBody.length), (closed) => ({ ...closed, length: slowBody.length + 4000 })))
+      ], { concurrency: "unbounded" }))
       assert.strictEqual((yield* bobMeanwhile(url)).status, 200)
       const closed = yield* Fiber.join(loris)
       const timedOut = error("RequestTimeout", "the request took too long to arrive (headers within 300 ms, the whole within 2000 ms)")
       assert.deepStrictEqual(
-        closed.map(({ answer, sent }) => ({ ...parsed(answer), closedWhileSending: sent < head.length })),
+        closed.map(({ answer, length, sent }) => ({ ...parsed(answer), closedWhileSending: sent < length })),
         closed.map(() => ({ status: 408, body: timedOut, closedWhileSending: true }))
       )
     }), { timeout: 30_000 })
