@@ -11,10 +11,7 @@
  * is not a Layer is refused with a sentence saying which (`ServeModuleInvalid`).
  */
 import type * as Agent from "@condukt/core/Agent"
-import { Effect, Layer, Schema } from "effect"
-import * as fs from "node:fs"
-import * as path from "node:path"
-import * as url from "node:url"
+import { Effect, FileSystem, Layer, Path, Schema } from "effect"
 
 /** The module extensions Node imports by itself. */
 const EXTENSIONS = [".ts", ".mts", ".js", ".mjs"]
@@ -70,16 +67,19 @@ const agentsIn = (value: unknown): ReadonlyArray<Agent.Agent<unknown>> =>
  * @since 0.1.0
  * @category constructors
  */
-export const load = Effect.fnUntraced(function*(file: string) {
+export const load = Effect.fn("ServeModule.load")(function*(file: string) {
   const invalid = (description: string) => new ServeModuleInvalid({ module: file, description })
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
   const absolute = path.resolve(file)
   if (!EXTENSIONS.includes(path.extname(absolute))) {
     return yield* invalid(`a module is a ${EXTENSIONS.join(", ")} file`)
   }
-  const stat = yield* Effect.try({ try: () => fs.statSync(absolute), catch: () => invalid("no such file") })
-  if (!stat.isFile()) return yield* invalid("it is not a regular file")
+  const info = yield* Effect.mapError(fs.stat(absolute), () => invalid("no such file"))
+  if (info.type !== "File") return yield* invalid("it is not a regular file")
+  const href = (yield* Effect.mapError(path.toFileUrl(absolute), (error) => invalid(error.message))).href
   const exports = yield* Effect.tryPromise({
-    try: () => import(url.pathToFileURL(absolute).href) as Promise<Readonly<Record<string, unknown>>>,
+    try: () => import(href) as Promise<Readonly<Record<string, unknown>>>,
     catch: (cause) => invalid(`importing it failed: ${cause instanceof Error ? cause.message : String(cause)}`)
   })
   const agents: Record<string, Agent.Agent<unknown>> = {}

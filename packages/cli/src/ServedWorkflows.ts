@@ -225,33 +225,36 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     }))
   )
 
-  const start = (name: string, inputs: Readonly<Record<string, Schema.Json>>, principal: string) =>
-    Effect.gen(function*() {
-      const served = byName.get(name)
-      if (served === undefined) {
-        return yield* refused("UnknownWorkflow", `no workflow ${JSON.stringify(name.slice(0, 64))} is served here (GET /workflows lists them)`)
-      }
-      let going = 0
-      for (const entry of runs.values()) if (entry.outcome === "running") going++
-      if (going >= MAX_RUNNING) return yield* refused("Busy", `${MAX_RUNNING} runs are going: start this one once one has ended`)
-      yield* Effect.mapError(Inputs.resolve(served.document.inputs ?? {}, inputs), (error) => refused("InvalidInputs", served.redact(error.message)))
-      const runId = yield* Durable.newRunId
-      if (table !== undefined) yield* Effect.mapError(table.insert({ id: runId, workflow: name, principal, inputs }), unavailable)
-      const entry = newEntry(runId, name, principal, inputs, served)
-      runs.set(runId, entry)
-      evict()
-      yield* launch(served, entry, false)
-      return runId
-    })
+  const start = Effect.fn("ServedWorkflows.start")(function*(name: string, inputs: Readonly<Record<string, Schema.Json>>, principal: string) {
+    const served = byName.get(name)
+    if (served === undefined) {
+      return yield* refused("UnknownWorkflow", `no workflow ${JSON.stringify(name.slice(0, 64))} is served here (GET /workflows lists them)`)
+    }
+    yield* Effect.mapError(Inputs.resolve(served.document.inputs ?? {}, inputs), (error) => refused("InvalidInputs", served.redact(error.message)))
+    const runId = yield* Durable.newRunId
+    // Counted and taken at once (no yield between), so concurrent starts cannot pass the bound.
+    let going = 0
+    for (const entry of runs.values()) if (entry.outcome === "running") going++
+    if (going >= MAX_RUNNING) return yield* refused("Busy", `${MAX_RUNNING} runs are going: start this one once one has ended`)
+    const entry = newEntry(runId, name, principal, inputs, served)
+    runs.set(runId, entry)
+    evict()
+    if (table !== undefined) {
+      yield* Effect.mapError(table.insert({ id: runId, workflow: name, principal, inputs }), unavailable).pipe(
+        Effect.tapError(() => Effect.sync(() => runs.delete(runId)))
+      )
+    }
+    yield* launch(served, entry, false)
+    return runId
+  })
 
-  const get = (runId: string) =>
-    Effect.gen(function*() {
-      const entry = runs.get(runId)
-      if (entry !== undefined) return { principal: entry.principal, run: viewOf(entry, durable !== undefined) }
-      const row = table === undefined ? undefined : yield* Effect.mapError(table.get(runId), unavailable)
-      if (row === undefined) return yield* refused("UnknownRun", `no run ${JSON.stringify(runId.slice(0, 64))} here`)
-      return { principal: row.principal, run: row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true) }
-    })
+  const get = Effect.fn("ServedWorkflows.get")(function*(runId: string) {
+    const entry = runs.get(runId)
+    if (entry !== undefined) return { principal: entry.principal, run: viewOf(entry, durable !== undefined) }
+    const row = table === undefined ? undefined : yield* Effect.mapError(table.get(runId), unavailable)
+    if (row === undefined) return yield* refused("UnknownRun", `no run ${JSON.stringify(runId.slice(0, 64))} here`)
+    return { principal: row.principal, run: row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true) }
+  })
 
   return WorkflowRuns.WorkflowRuns.of({ list, start, get })
 })
