@@ -248,16 +248,17 @@ describe("Isolation", () => {
       const after = yield* snapshot
       assert.deepStrictEqual(after, before)
 
-      // No credentials, or unknown ones: 401 on every route but health and the document.
+      // No credentials, unknown ones, another scheme, a valid token without its scheme: 401 on every route but health and the document.
       const unauthorized = JSON.stringify({ _tag: "Unauthorized", message: "missing or unknown bearer token: send `Authorization: Bearer <token>`" })
+      const credentials = [{}, { authorization: "Bearer nobody" }, { authorization: "Bearer " }, { authorization: "Basic cDA6dG9rLTA=" }, { authorization: "tok-0" }, { authorization: "Bearer tok-0 tok-1" }]
       const anonymous = yield* all(apiRoutes().flatMap((route) =>
-        [undefined, "nobody"].map((token) => async () => {
-          const answer = await send(url, route.method, fill(route.path, { id: "p0-s1" }), { token, body: route.method === "POST" ? {} : undefined })
+        credentials.map((headers) => async () => {
+          const answer = await send(url, route.method, fill(route.path, { id: "p0-s1" }), { headers, body: route.method === "POST" ? {} : undefined })
           return `${route.method} ${route.path} ${answer.status} ${answer.status === 401 ? answer.text === unauthorized : answer.text}`
         })
       ))
       assert.deepStrictEqual(anonymous, apiRoutes().flatMap((route) =>
-        [0, 1].map(() => `${route.method} ${route.path} ${route.path === "/health" ? `200 ${JSON.stringify({ status: "ok" })}` : "401 true"}`)
+        credentials.map(() => `${route.method} ${route.path} ${route.path === "/health" ? `200 ${JSON.stringify({ status: "ok" })}` : "401 true"}`)
       ))
       const document = yield* Effect.promise(() => send(url, "GET", "/openapi.json"))
       assert.strictEqual(document.status, 200)
