@@ -263,6 +263,27 @@ describe("condukt serve", () => {
       assert.strictEqual((yield* call(second.url, location, BOB)).status, 404)
     }).pipe(Effect.scoped), { timeout: 90_000 })
 
+  it.live("--durable: the server stopped with SIGTERM in step 2 stops the step's process and leaves the run to the next server, which finishes it", () =>
+    Effect.gen(function*() {
+      const dir = yield* Loopback.tempFiles({})
+      workflowsDir(dir, { "three.hcl": THREE })
+      const leased = { ...env, CONDUKT_DURABLE_LEASE: String(KILLED_LEASE) }
+      const first = yield* serve(dir, ["--workflows", "wf", "--durable", "runs.db", ...tokens], leased)
+      const start = yield* call(first.url, "/workflows/three/runs", ALICE, {})
+      const location: string = start.body.location
+      const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
+      process.kill(first.started.pid, "SIGTERM")
+      assert.deepStrictEqual(yield* first.started.exited, { code: 130, signal: null })
+      yield* Processes.awaitDeath(sleeper)
+      fs.rmSync(path.join(dir, "sleeper.pid"))
+      fs.writeFileSync(path.join(dir, "resume"), "")
+
+      const second = yield* serve(dir, ["--workflows", "wf", "--durable", "runs.db", ...tokens], leased)
+      const answer = yield* finished(second.url, location, ALICE)
+      assert.deepStrictEqual({ outcome: answer.body.outcome, output: answer.body.output }, { outcome: "succeeded", output: "one\ntwo\nthree\n" })
+      assert.deepStrictEqual(counts(dir, ["one", "two", "three"]), { one: 1, two: 2, three: 1 })
+    }).pipe(Effect.scoped), { timeout: 90_000 })
+
   it.live("refuses bad input with one sentence and exit 2: nothing to serve, no token, a short token, a missing module, a module exporting no agent, a workflow that does not parse, a port in use", () =>
     Effect.gen(function*() {
       const dir = yield* Loopback.tempFiles({ "empty.ts": "export const nothing = 1\n", "agents.ts": MODULE })
