@@ -52,11 +52,15 @@ const issues = SchemaIssue.makeFormatterStandardSchemaV1()
  * Bodies bounded by `maxBodyBytes` however the routes are served (`listen` refuses them before
  * reading; a `handler` mounted elsewhere stops reading there): past it a 413 that says so. A
  * request that does not decode (malformed JSON, a field of the wrong type, a bad parameter) is a
- * `BadRequest` saying where (at most 5 issues, each bounded), not effect's empty 400.
+ * `BadRequest` saying where (at most 5 issues, each bounded), not effect's empty 400; a path no
+ * route takes, a `NotFound` pointing at the document, not an empty 404.
  */
 const refusals = (maxBodyBytes: number) =>
   HttpRouter.middleware((effect) =>
-    Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)).pipe(Effect.catchDefect((defect) => {
+    Effect.provideService(effect, HttpIncomingMessage.MaxBodySize, ByteSize.bytes(maxBodyBytes)).pipe(Effect.catchIf(
+      (error) => HttpServerError.isHttpServerError(error) && error.reason._tag === "RouteNotFound",
+      () => Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "NotFound", message: "no route for this method and path (GET /openapi.json lists them)" }, { status: 404 }))
+    ), Effect.catchDefect((defect) => {
       if (HttpServerError.isHttpServerError(defect) && defect.reason._tag === "RequestParseError" && defect.reason.reason === "BodyTooLarge") {
         return Effect.succeed(HttpServerResponse.jsonUnsafe({ _tag: "PayloadTooLarge", message: `the request body is larger than ${maxBodyBytes} bytes` }, { status: 413 }))
       }
@@ -147,7 +151,9 @@ export const handler = <R>(routes: Layer.Layer<never, never, HttpRouter.HttpRout
       Layer.provide(store._tag === "Some" ? Layer.succeed(ServerStore.ServerStore, store.value) : ServerStore.layerMemory()),
       Layer.provide(Layer.succeedContext(context))
     ) as Layer.Layer<never, never, HttpRouter.HttpRouter>
-    const web = HttpRouter.toWebHandler(provided, { disableLogger: true })
+    // Ids of up to `MAX_ID_LENGTH` are addressable (the router's default stops path parameters at
+    // 100 characters); a longer one reaches the route and is refused there, saying why.
+    const web = HttpRouter.toWebHandler(provided, { disableLogger: true, routerConfig: { maxParamLength: 4 * Limits.MAX_ID_LENGTH } })
     yield* Effect.addFinalizer(() => Effect.promise(() => web.dispose()))
     return (request: Request) => web.handler(request)
   })

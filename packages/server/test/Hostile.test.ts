@@ -154,7 +154,7 @@ describe("Hostile", () => {
       assert.deepStrictEqual({ ...answer, readAll: pulled >= 100 * MB }, { status: 413, body: error("PayloadTooLarge", `the request body is larger than ${MB} bytes`), readAll: false })
     }))
 
-  it.live("10,000 headers are a 431, and so are a few more than maxHeaders", () =>
+  it.live("10,000 headers are a 431, and so are a few more than maxHeaders, and a 20 KB path", () =>
     Effect.gen(function*() {
       const { port, url } = yield* serve({})
       const many = (count: number) =>
@@ -162,6 +162,8 @@ describe("Hostile", () => {
       const tooLarge = { status: 431, body: error("HeadersTooLarge", "the request's headers are too large: at most 100 headers of 16384 bytes in all") }
       assert.deepStrictEqual(parsed((yield* raw(port, many(10_000))).answer), tooLarge)
       assert.deepStrictEqual(parsed((yield* raw(port, many(120))).answer), tooLarge)
+      const longPath = `GET /sessions/${"x".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`
+      assert.deepStrictEqual(parsed((yield* raw(port, longPath)).answer), tooLarge)
       const within = parsed((yield* raw(port, many(90).replace("HTTP/1.1\r\n", "HTTP/1.1\r\nconnection: close\r\n"))).answer)
       assert.deepStrictEqual(within, { status: 200, body: JSON.stringify({ sessions: [] }) })
       assert.strictEqual((yield* bobMeanwhile(url)).status, 200)
@@ -225,6 +227,21 @@ describe("Hostile", () => {
       )
       assert.deepStrictEqual(seen, open.map(() => Array.from({ length: last }, (_, i) => i + 1)))
     }), { timeout: 60_000 })
+
+  it.live("an id of up to 255 characters is addressable, a longer one is a 400 saying so, a path no route takes a 404 saying so", () =>
+    Effect.gen(function*() {
+      const { url } = yield* serve({})
+      const longest = "é".repeat(255)
+      const started = yield* call(url, "/sessions", { token: "tok-mallory", body: JSON.stringify({ id: longest }) })
+      const read = yield* call(url, `/sessions/${encodeURIComponent(longest)}`, { token: "tok-mallory" })
+      assert.deepStrictEqual([started.status, read.status, JSON.parse(read.body).id], [201, 200, longest])
+      const tooLong = yield* call(url, `/sessions/${"x".repeat(256)}/history`, { token: "tok-mallory" })
+      assert.deepStrictEqual(tooLong, { status: 400, body: error("BadRequest", "malformed request path parameters: id: Expected a value with a length of at most 255") })
+      const noRoute = error("NotFound", "no route for this method and path (GET /openapi.json lists them)")
+      for (const [method, path] of [["GET", "/nothing/here"], ["DELETE", "/health"], ["GET", `/sessions/${"x".repeat(5000)}`]] as const) {
+        assert.deepStrictEqual(yield* call(url, path, { method, token: "tok-mallory" }), { status: 404, body: noRoute }, `${method} ${path.slice(0, 30)}`)
+      }
+    }))
 
   it.live("malformed JSON and bodies of the wrong shape are a 400 saying what is wrong", () =>
     Effect.gen(function*() {
