@@ -4,8 +4,9 @@
  * session and no principal), validated by `@readme/openapi-parser`, and held to the routes: for
  * every operation it lists, a request generated from it alone (path parameters filled, a required
  * body built from its schema, the bearer token when the operation asks for one) gets a status the
- * document lists for that operation, and a body that its schema for that status accepts. And the
- * other way: every endpoint of the `Api` is in the document.
+ * document lists for that operation, and a body that its schema for that status accepts; a body
+ * that is not JSON gets the documented 400. And the other way: every endpoint of the `Api` is in
+ * the document.
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -121,9 +122,10 @@ const operationsOf = (doc: JsonSchema): Array<Operation> =>
 
 /**
  * `operation` sent as the document says (path parameters from `ids`, or a value their schema
- * accepts); the status and where the answer breaks the document (none when it keeps to it).
+ * accepts; the body `body` when given); the status and where the answer breaks the document (none
+ * when it keeps to it).
  */
-const exercise = (url: string, doc: JsonSchema, operation: Operation, ids: Record<string, string>) =>
+const exercise = (url: string, doc: JsonSchema, operation: Operation, ids: Record<string, string>, malformed?: string) =>
   Effect.promise(async () => {
     const { method, spec } = operation
     const parameters: Array<JsonSchema> = spec.parameters ?? []
@@ -137,7 +139,7 @@ const exercise = (url: string, doc: JsonSchema, operation: Operation, ids: Recor
     }
     const security: Array<Record<string, unknown>> = spec.security ?? doc.security ?? []
     if (security.some((requirement) => "bearer" in requirement)) headers.authorization = "Bearer tok"
-    const body = spec.requestBody?.required === true ? JSON.stringify(example(spec.requestBody.content["application/json"].schema)) : undefined
+    const body = spec.requestBody?.required !== true ? undefined : malformed ?? JSON.stringify(example(spec.requestBody.content["application/json"].schema))
     if (body !== undefined) headers["content-type"] = "application/json"
     const response = await fetch(`${url}${path}${query.size === 0 ? "" : `?${query}`}`, { method: method.toUpperCase(), headers, ...(body === undefined ? {} : { body }) })
     const documented: JsonSchema | undefined = spec.responses[String(response.status)]
@@ -213,6 +215,14 @@ describe("OpenApi", () => {
           ...Object.entries(missing).map(([operation, status]) => [`${operation} nobody`, status])
         ])
       )
+      // A body that is not JSON, to every operation taking one: a documented 400, its body as documented.
+      const malformed: Array<string> = []
+      for (const operation of operations.filter((op) => op.spec.requestBody?.required === true)) {
+        const { broken, status } = yield* exercise(url, doc, operation, { id: "s1" }, "{not json")
+        assert.deepStrictEqual(broken, [])
+        malformed.push(`${operation.spec.operationId} ${status}`)
+      }
+      assert.deepStrictEqual(malformed, operations.filter((op) => op.spec.requestBody?.required === true).map((op) => `${op.spec.operationId} 400`))
       // The check has teeth: an error body without its message breaks the documented 404.
       const notFound = doc.paths["/sessions/{id}"].get.responses["404"].content["application/json"].schema
       assert.deepStrictEqual(violations(notFound, { _tag: "NotFound" }), ["/message: missing"])
