@@ -1,0 +1,217 @@
+/**
+ * SqlServerStore — the server's own records (`ServerStore`) in a SQL database reached through
+ * effect/sql's `SqlClient`: Postgres (`@effect/sql-pg`) or SQLite (`@condukt/node`'s
+ * `SqliteClient`). Servers on one database share them: a session one server started is its
+ * principal's on every other, and a stream dropped on one resumes on another, or on the same one
+ * restarted after a `kill -9`, exactly after the last event its client saw.
+ *
+ * Two tables. `condukt_server_sessions`: a row per session (its principal, agent, creation, the
+ * number of its last event, its last activity, its usage as columns). `condukt_server_events`: a
+ * row per kept event (the session, its number, its JSON as eventJson.ts writes it), keyed by both.
+ *
+ * An append is one transaction that first moves the session row's `last_event_id` on by the batch
+ * (`UPDATE … RETURNING`: on Postgres the row's lock, on SQLite the write lock `BEGIN IMMEDIATE`
+ * takes), then inserts the batch under the numbers that gives: of two servers appending to one
+ * session, the second waits for the first's commit and numbers after it, never with it. The window
+ * is kept by the readers, exactly (a read never returns an event more than `window` before the
+ * last), and on disk every `pruneEvery` events, in the append that crosses a multiple of it.
+ *
+ * `wait` wakes on this process's own appends at once, and otherwise completes after `poll`
+ * (default 100 ms) so that its reader reads again and finds what another process wrote: a stream
+ * follows another server's writes at most that late.
+ *
+ * A database another writer holds (SQLite's lock, a Postgres deadlock or serialization failure) is
+ * retried on the Effect clock, a transaction whole (statements inside a SqliteClient transaction
+ * are not retried by the client).
+ */
+import { Array as Arr, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { SqlClient, SqlError } from "effect/sql"
+import * as EventJson from "./internal/eventJson.ts"
+import * as Rows from "./internal/sqlServerRows.ts"
+import { type Entry, makeWaiters, NO_USAGE, ServerStore, ServerStoreError, type Service, usageOf, WINDOW } from "./ServerStore.ts"
+
+/** @since 0.1.0 @category models */
+export interface Options {
+  /** The events kept per session for readers that resume (default `ServerStore.WINDOW`). */
+  readonly window?: number | undefined
+  /** How long `wait` waits before its reader reads again, for another process's writes (default 100 ms). */
+  readonly poll?: Duration.Input | undefined
+  /** Events deleted from disk at most this many at a time (default `PRUNE_EVERY`, at most the window). */
+  readonly pruneEvery?: number | undefined
+}
+
+/** How often a transaction retries a database another writer holds, 20 ms apart. */
+export const BUSY_RETRIES = 100
+
+/** Past the window, events are deleted from disk once this many more were written. */
+export const PRUNE_EVERY = 256
+
+/** Event rows per INSERT: three parameters each, far below either database's limit. */
+const INSERT_CHUNK = 300
+
+/** The sessions whose last appended number this process remembers (for `wait`); the oldest forgotten first. */
+const REMEMBERED = 10_000
+
+/** Serialises the creation of the tables across processes on Postgres (`CREATE … IF NOT EXISTS` races there). */
+const SCHEMA_LOCK = 0x636f6e73
+
+const TABLES = {
+  pg: [
+    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at BIGINT NOT NULL, last_event_id BIGINT NOT NULL, last_activity BIGINT NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id))"
+  ],
+  sqlite: [
+    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, last_event_id INTEGER NOT NULL, last_activity INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL) STRICT",
+    "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id)) STRICT, WITHOUT ROWID"
+  ]
+} as const
+
+/** Another writer holds the database: worth another try. */
+const isBusy = (error: SqlError.SqlError | ServerStoreError) =>
+  error._tag === "SqlError" &&
+  (error.reason._tag === "LockTimeoutError" || error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError")
+
+const busyPolicy = { while: isBusy, times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }
+
+const storeError = (method: string) => (error: SqlError.SqlError | ServerStoreError) =>
+  error._tag === "ServerStoreError" ? error : new ServerStoreError({ method, description: error.reason.message ?? error.message })
+
+/**
+ * A store on the current SqlClient's database; its tables are created when missing.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = Effect.fn("SqlServerStore.make")(function*(options: Options = {}) {
+  const sql = yield* SqlClient.SqlClient
+  const dialect = sql.onDialectOrElse({ pg: () => "pg" as const, sqlite: () => "sqlite" as const, orElse: () => undefined })
+  if (dialect === undefined) {
+    return yield* new SqlError.SqlError({
+      reason: new SqlError.UnknownError({ cause: undefined, message: "SqlServerStore speaks Postgres and SQLite only", operation: "open" })
+    })
+  }
+  const window = Math.max(1, Math.trunc(options.window ?? WINDOW))
+  const pruneEvery = Math.max(1, Math.min(window, Math.trunc(options.pruneEvery ?? PRUNE_EVERY)))
+  const poll = options.poll ?? "100 millis"
+
+  /** Runs `body` in one transaction, retried whole while another writer holds the database. */
+  const transaction = <A, E extends SqlError.SqlError | ServerStoreError>(body: Effect.Effect<A, E>) =>
+    Effect.retry(sql.withTransaction(body), busyPolicy)
+
+  // Several processes opening a new database at once meet on its tables: retried like any transaction.
+  yield* transaction(Effect.gen(function*() {
+    if (dialect === "pg") yield* sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`
+    for (const table of TABLES[dialect]) yield* sql.unsafe(table)
+  }))
+
+  const waiters = makeWaiters()
+  /** The last number this process appended per session, so that `wait` need not wait for what it wrote itself. */
+  const written = new Map<string, number>()
+  const remember = (id: string, last: number) => {
+    written.delete(id)
+    written.set(id, last)
+    if (written.size > REMEMBERED) written.delete(written.keys().next().value!)
+  }
+
+  const claim: Service["claim"] = Effect.fn("SqlServerStore.claim")(function*({ agent, id, now, principal }) {
+    const at = Math.trunc(now)
+    const rows = yield* sql`INSERT INTO condukt_server_sessions (id, principal, agent, created_at, last_event_id, last_activity, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+      VALUES (${id}, ${principal}, ${agent}, ${at}, 0, ${at}, 0, 0, 0, 0) ON CONFLICT (id) DO NOTHING RETURNING id`.pipe(Effect.mapError(storeError("claim")))
+    return rows.length === 1
+  })
+
+  const owned: Service["owned"] = Effect.fn("SqlServerStore.owned")(function*(id) {
+    const [row] = yield* sql`SELECT ${sql.literal(Rows.SESSION_COLUMNS)} FROM condukt_server_sessions WHERE id = ${id}`.pipe(Effect.mapError(storeError("owned")))
+    return row === undefined ? Option.none() : Option.some(yield* Rows.owned("owned", row))
+  })
+
+  const list: Service["list"] = Effect.fn("SqlServerStore.list")(function*(principal, { before, limit }) {
+    const page = Math.max(0, Math.trunc(limit))
+    if (page === 0) return []
+    const columns = sql.literal(Rows.SESSION_COLUMNS)
+    // Newest first: by creation, then by id; a cursor that is not the principal's matches nothing.
+    const rows = yield* (before === undefined
+      ? sql`SELECT ${columns} FROM condukt_server_sessions WHERE principal = ${principal} ORDER BY created_at DESC, id DESC LIMIT ${page}`
+      : sql`SELECT ${columns} FROM condukt_server_sessions WHERE principal = ${principal}
+          AND (created_at, id) < (SELECT created_at, id FROM condukt_server_sessions WHERE id = ${before} AND principal = ${principal})
+          ORDER BY created_at DESC, id DESC LIMIT ${page}`).pipe(Effect.mapError(storeError("list")))
+    return yield* Effect.forEach(rows, (row) => Rows.owned("list", row))
+  })
+
+  const append: Service["append"] = Effect.fn("SqlServerStore.append")(function*(id, events, now) {
+    const bodies = yield* Effect.try({
+      try: () => events.map(EventJson.encode),
+      catch: (cause) => new ServerStoreError({ method: "append", description: `an event cannot be written: ${cause instanceof Error ? cause.message : String(cause)}` })
+    })
+    const added = usageOf(events, NO_USAGE)
+    const n = events.length
+    const last = yield* transaction(Effect.gen(function*() {
+      // The session row first: its lock orders this batch after every other on the session.
+      const [row] = yield* sql`UPDATE condukt_server_sessions SET last_event_id = last_event_id + ${n}, last_activity = ${Math.trunc(now)},
+        input_tokens = input_tokens + ${added.inputTokens}, output_tokens = output_tokens + ${added.outputTokens},
+        cache_read_tokens = cache_read_tokens + ${added.cacheReadTokens ?? 0}, cache_write_tokens = cache_write_tokens + ${added.cacheWriteTokens ?? 0}
+        WHERE id = ${id} RETURNING last_event_id`
+      if (row === undefined) return yield* new ServerStoreError({ method: "append", description: `no session ${id} was started here` })
+      const last = yield* Rows.lastEventId("append", row)
+      const first = last - n + 1
+      for (let start = 0; start < n; start += INSERT_CHUNK) {
+        const chunk: Array<Record<string, unknown>> = bodies.slice(start, start + INSERT_CHUNK).map((event, i) => ({ session_id: id, id: first + start + i, event }))
+        if (Arr.isArrayNonEmpty(chunk)) yield* sql`INSERT INTO condukt_server_events ${sql.insert(chunk)}`
+      }
+      // The batch crossed a multiple of `pruneEvery`: what fell out of the window goes.
+      if (n > 0 && last > window && Math.floor((first - 1) / pruneEvery) !== Math.floor(last / pruneEvery)) {
+        yield* sql`DELETE FROM condukt_server_events WHERE session_id = ${id} AND id <= ${last - window}`
+      }
+      return last
+    })).pipe(Effect.mapError(storeError("append")))
+    if (n > 0) {
+      remember(id, last)
+      waiters.wake(id)
+    }
+    return Array.from({ length: n }, (_, i) => last - n + 1 + i)
+  })
+
+  /** One read: the last number, then the entries after `after` up to it; undefined when a prune between the two took some. */
+  const readOnce = (id: string, after: number, limit: number) =>
+    Effect.gen(function*() {
+      const [row] = yield* sql`SELECT last_event_id FROM condukt_server_sessions WHERE id = ${id}`
+      const last = row === undefined ? 0 : yield* Rows.lastEventId("read", row)
+      if (last === 0) return { entries: [], oldest: 0, last: 0 }
+      const oldest = Math.max(1, last - window + 1)
+      const from = Math.max(after, oldest - 1)
+      const wanted = Math.max(0, Math.min(limit, last - from))
+      if (wanted === 0) return { entries: [], oldest, last }
+      // Every number up to `last` was committed with it: the rows are there, unless another
+      // process's append moved the window past them meanwhile.
+      const rows = yield* sql`SELECT id, event FROM condukt_server_events WHERE session_id = ${id} AND id > ${from} AND id <= ${last} ORDER BY id LIMIT ${wanted}`
+      if (rows.length !== wanted) return undefined
+      const entries: ReadonlyArray<Entry> = yield* Effect.forEach(rows, Rows.entry)
+      return { entries, oldest, last }
+    })
+
+  const read: Service["read"] = Effect.fn("SqlServerStore.read")(function*(id, after, limit) {
+    for (;;) {
+      const found = yield* readOnce(id, after, Math.max(0, Math.trunc(limit))).pipe(Effect.mapError(storeError("read")))
+      if (found !== undefined) return found
+    }
+  })
+
+  const wait: Service["wait"] = (id, after) =>
+    Effect.suspend(() => {
+      if ((written.get(id) ?? 0) > after) return Effect.void
+      return Effect.race(Deferred.await(waiters.next(id)), Effect.sleep(poll))
+    })
+
+  return ServerStore.of({ claim, owned, list, append, read, wait })
+})
+
+/**
+ * The server's store on the SqlClient's database (Postgres or SQLite).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = (options: Options = {}): Layer.Layer<ServerStore, SqlError.SqlError, SqlClient.SqlClient> =>
+  Layer.effect(ServerStore, make(options))
