@@ -3,6 +3,10 @@
  * client is hostile: its body, its headers, how long it takes to send them, how many streams it
  * holds open and how fast it asks are bounded, and each bound has a clear answer (413, 431, 408,
  * 429), given before the request costs anything else.
+ *
+ * Two places take them: `Server.layer`'s `limits` bound what the routes do however they are served
+ * (bodies, streams, requests per second), `Server.listen`'s the Node port (bodies before they are
+ * read, headers, timeouts). Give both the same: a body larger than either is refused.
  */
 
 /** @since 0.1.0 @category models */
