@@ -1,7 +1,7 @@
 /**
  * Principal isolation at scale: 50 principals with 20 sessions each on one server. For every route
- * that names a session (and the approvals by id, the chat routes, the workflow runs by id), another
- * principal's request answers 404 with the very body a missing session (approval, run) gets, and
+ * that names a session (and the approvals by id, the chat routes, the workflow runs by id), every
+ * other principal's request answers 404 with the very body a missing session (approval, run) gets, and
  * changes nothing: the owners' sessions read the same afterwards — every session's record, and for
  * a sample waiting on an approval their history, events, waiting calls and approval records. Without
  * credentials every route but `/health` and `/openapi.json` is a 401 (the document is public: it
@@ -209,24 +209,31 @@ describe("Isolation", () => {
       const baselines = yield* all([...sessionRoutes, approvalRoute].map((route) => () => missingBody(route)))
       assert.deepStrictEqual(baselines.map((answer) => answer.status), [...sessionRoutes, approvalRoute].map(() => 404))
 
-      // Each session, asked by another principal (a different one for each of the owner's sessions) on every route.
-      const attempts = sessions.flatMap((id) => {
-        const owner = Number(ownerOf(id).slice(1))
-        const other = `p${(owner + 1 + Number(id.slice(id.indexOf("-s") + 2))) % PRINCIPALS}`
+      // Every other principal, on every route, asks for the owner's sessions: each pair of
+      // principals meets on every route, each session is asked on every route (by two or more), and
+      // a session waiting on an approval is asked on every route by all 49 others.
+      const attack = (other: string, id: string, route: Route) => {
         const known = waitingOf.get(id)
-        const routes = known === undefined ? sessionRoutes : [...sessionRoutes, approvalRoute]
-        return routes.map((route) => {
-          const baseline = baselines[[...sessionRoutes, approvalRoute].indexOf(route)]!
-          const target = route === approvalRoute ? known!.approvalId : id
-          const expected = { status: 404, type: baseline.type, text: baseline.text.replaceAll(MISSING, target) }
-          const path = fill(route.path, { id, callId: known?.callId, approvalId: known?.approvalId })
-          return { what: `${other} ${route.method} ${path}`, expected, run: () => send(url, route.method, path, { token: tokenOf(other), body: route.body?.(id) }) }
-        })
-      })
+        const baseline = baselines[[...sessionRoutes, approvalRoute].indexOf(route)]!
+        const target = route === approvalRoute ? known!.approvalId : id
+        const expected = { status: 404, type: baseline.type, text: baseline.text.replaceAll(MISSING, target) }
+        const path = fill(route.path, { id, callId: known?.callId, approvalId: known?.approvalId })
+        return { what: `${other} ${route.method} ${path}`, covers: `${id} ${route.method} ${route.path}`, expected, run: () => send(url, route.method, path, { token: tokenOf(other), body: route.body?.(id) }) }
+      }
+      const attempts = principals.flatMap((owner) =>
+        principals.filter((other) => other !== owner).flatMap((other, a) => [
+          ...sessionRoutes.map((route, r) => attack(other, `${owner}-s${(a + r) % SESSIONS}`, route)),
+          ...(waitingOf.has(`${owner}-s0`) ? [...sessionRoutes, approvalRoute].map((route) => attack(other, `${owner}-s0`, route)) : [])
+        ])
+      )
       const answers = yield* all(attempts.map((attempt) => attempt.run))
       const wrong = attempts.flatMap((attempt, i) => JSON.stringify(answers[i]) === JSON.stringify(attempt.expected) ? [] : [{ what: attempt.what, got: answers[i], expected: attempt.expected }])
       assert.deepStrictEqual(wrong.slice(0, 5), [])
-      assert.strictEqual(attempts.length, sessions.length * sessionRoutes.length + SAMPLED.length)
+      assert.deepStrictEqual(
+        new Set(attempts.flatMap((attempt) => attempt.covers.includes("/approvals/{approvalId}") ? [] : [attempt.covers])),
+        new Set(sessions.flatMap((id) => sessionRoutes.map((route) => `${id} ${route.method} ${route.path}`)))
+      )
+      assert.strictEqual(attempts.length, PRINCIPALS * (PRINCIPALS - 1) * sessionRoutes.length + SAMPLED.length * (PRINCIPALS - 1) * (sessionRoutes.length + 1))
 
       // Each workflow run, read by every other principal: what a missing run gets.
       const missingRun = yield* Effect.promise(() => send(url, "GET", `/workflows/deploy/runs/${MISSING}`, { token: "tok-0" }))
@@ -250,7 +257,10 @@ describe("Isolation", () => {
 
       // No credentials, unknown ones, another scheme, a valid token without its scheme: 401 on every route but health and the document.
       const unauthorized = JSON.stringify({ _tag: "Unauthorized", message: "missing or unknown bearer token: send `Authorization: Bearer <token>`" })
-      const credentials = [{}, { authorization: "Bearer nobody" }, { authorization: "Bearer " }, { authorization: "Basic cDA6dG9rLTA=" }, { authorization: "tok-0" }, { authorization: "Bearer tok-0 tok-1" }]
+      const credentials = [
+        ...[{}, { authorization: "Bearer nobody" }, { authorization: "Bearer " }, { authorization: "Basic cDA6dG9rLTA=" }],
+        ...[{ authorization: "tok-0" }, { authorization: "Bearer tok-0 tok-1" }]
+      ]
       const anonymous = yield* all(apiRoutes().flatMap((route) =>
         credentials.map((headers) => async () => {
           const answer = await send(url, route.method, fill(route.path, { id: "p0-s1" }), { headers, body: route.method === "POST" ? {} : undefined })
