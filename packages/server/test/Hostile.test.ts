@@ -154,7 +154,7 @@ describe("Hostile", () => {
       assert.deepStrictEqual({ ...answer, readAll: pulled >= 100 * MB }, { status: 413, body: error("PayloadTooLarge", `the request body is larger than ${MB} bytes`), readAll: false })
     }))
 
-  it.live("10,000 headers are a 431, and so are a few more than maxHeaders, and a 20 KB path", () =>
+  it.live("10,000 headers are a 431, and so are a few more than maxHeaders, and a 20 KB path; what is not HTTP is a 400", () =>
     Effect.gen(function*() {
       const { port, url } = yield* serve({})
       const many = (count: number) =>
@@ -164,6 +164,11 @@ describe("Hostile", () => {
       assert.deepStrictEqual(parsed((yield* raw(port, many(120))).answer), tooLarge)
       const longPath = `GET /sessions/${"x".repeat(20_000)} HTTP/1.1\r\nhost: x\r\n\r\n`
       assert.deepStrictEqual(parsed((yield* raw(port, longPath)).answer), tooLarge)
+      // Bytes that are not HTTP, and a request framed two ways at once (a smuggling attempt): 400.
+      const notHttp = { status: 400, body: error("BadRequest", "the request is not well-formed HTTP") }
+      assert.deepStrictEqual(parsed((yield* raw(port, "HELLO\r\n\r\n")).answer), notHttp)
+      const twoWays = "POST /sessions HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n"
+      assert.deepStrictEqual(parsed((yield* raw(port, twoWays)).answer), notHttp)
       const within = parsed((yield* raw(port, many(90).replace("HTTP/1.1\r\n", "HTTP/1.1\r\nconnection: close\r\n"))).answer)
       assert.deepStrictEqual(within, { status: 200, body: JSON.stringify({ sessions: [] }) })
       assert.strictEqual((yield* bobMeanwhile(url)).status, 200)
