@@ -287,7 +287,7 @@ export const MAX_MESSAGES = 1_000
 export const MAX_PARTS = 1_000
 
 /** The most characters of an id (of the chat, a message, a call). @since 0.1.0 @category constants */
-export const MAX_ID_CHARS = 256
+export const MAX_ID_CHARS = 255
 
 /** The most characters of any string of a part (a prompt's text included: 1 Mi). @since 0.1.0 @category constants */
 export const MAX_TEXT_CHARS = 1024 * 1024
