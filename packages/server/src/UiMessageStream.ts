@@ -298,7 +298,7 @@ const Id = Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(MAX_ID_
 const partLimits: JsonLimits.Limits = { ...JsonLimits.defaults, maxDepth: JsonLimits.MAX_DEPTH - 3, maxStringChars: MAX_TEXT_CHARS }
 
 const Part = Schema.Record(Schema.String, Schema.Unknown).check(Schema.makeFilter((part) => {
-  if (typeof part.type !== "string" || part.type.length > MAX_ID_CHARS) return "a part with a `type` of at most 256 characters"
+  if (typeof part.type !== "string" || part.type.length > MAX_ID_CHARS) return `a part with a "type" of at most ${MAX_ID_CHARS} characters`
   const refused = JsonLimits.check(part, partLimits)
   return refused === undefined ? undefined : `a part within bounds, not one that holds ${refused.description}`
 }))
