@@ -16,15 +16,16 @@
  * is kept by the readers, exactly (a read never returns an event more than `window` before the
  * last), and on disk every `pruneEvery` events, in the append that crosses a multiple of it.
  *
- * `wait` wakes on this process's own appends at once, and otherwise completes after `poll`
- * (default 100 ms) so that its reader reads again and finds what another process wrote: a stream
- * follows another server's writes at most that late.
+ * `wait` wakes on this process's own appends at once; another process's it finds by polling: every
+ * `poll` (default 100 ms) it asks for the session's last number, one query for all the readers of a
+ * session in this process, and completes once it moved past the reader's. A stream follows another
+ * server's writes about that late.
  *
  * A database another writer holds (SQLite's lock, a Postgres deadlock or serialization failure) is
  * retried on the Effect clock, a transaction whole (statements inside a SqliteClient transaction
  * are not retried by the client).
  */
-import { Array as Arr, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { Array as Arr, Clock, Deferred, Duration, Effect, Layer, Option, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import * as EventJson from "./internal/eventJson.ts"
 import * as Rows from "./internal/sqlServerRows.ts"
@@ -34,7 +35,7 @@ import { type Entry, makeWaiters, NO_USAGE, ServerStore, ServerStoreError, type 
 export interface Options {
   /** The events kept per session for readers that resume (default `ServerStore.WINDOW`). */
   readonly window?: number | undefined
-  /** How long `wait` waits before its reader reads again, for another process's writes (default 100 ms). */
+  /** How often `wait` asks the database whether another process wrote (default 100 ms). */
   readonly poll?: Duration.Input | undefined
   /** Events deleted from disk at most this many at a time (default `PRUNE_EVERY`, at most the window). */
   readonly pruneEvery?: number | undefined
@@ -48,6 +49,9 @@ export const PRUNE_EVERY = 256
 
 /** Event rows per INSERT: three parameters each, far below either database's limit. */
 const INSERT_CHUNK = 300
+
+/** How often a read whose rows a concurrent prune took is tried again. */
+const READ_ATTEMPTS = 5
 
 /** The sessions whose last appended number this process remembers (for `wait`); the oldest forgotten first. */
 const REMEMBERED = 10_000
@@ -94,7 +98,8 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
   }
   const window = Math.max(1, Math.trunc(options.window ?? WINDOW))
   const pruneEvery = Math.max(1, Math.min(window, Math.trunc(options.pruneEvery ?? PRUNE_EVERY)))
-  const poll = options.poll ?? "100 millis"
+  const poll = Duration.fromInputUnsafe(options.poll ?? "100 millis")
+  const pollMillis = Duration.toMillis(poll)
 
   /** Runs `body` in one transaction, retried whole while another writer holds the database. */
   const transaction = <A, E extends SqlError.SqlError | ServerStoreError>(body: Effect.Effect<A, E>) =>
@@ -192,16 +197,45 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
     })
 
   const read: Service["read"] = Effect.fn("SqlServerStore.read")(function*(id, after, limit) {
-    for (;;) {
+    // A prune between the two statements moved the window: read again, past it. Rows missing for
+    // any other reason (the table edited by hand) are not looked for for ever.
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       const found = yield* readOnce(id, after, Math.max(0, Math.trunc(limit))).pipe(Effect.mapError(storeError("read")))
       if (found !== undefined) return found
     }
+    return yield* new ServerStoreError({ method: "read", description: `events of session ${id} after ${after} are missing from condukt_server_events` })
   })
+
+  /**
+   * The session's last number as the database has it, asked once for every reader of the session in
+   * this process that asks within half a `poll`: a thousand streams idle on one session cost one
+   * query a poll, not a thousand. A failure answers `Infinity`: its readers read, and meet it there.
+   */
+  const probes = new Map<string, { readonly at: number; readonly last: Deferred.Deferred<number> }>()
+  const probe = (id: string) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      const recent = probes.get(id)
+      if (recent !== undefined && now - recent.at < pollMillis / 2) return Deferred.await(recent.last)
+      const last = Deferred.makeUnsafe<number>()
+      probes.delete(id)
+      probes.set(id, { at: now, last })
+      if (probes.size > REMEMBERED) probes.delete(probes.keys().next().value!)
+      // Uninterruptible: the readers sharing the answer wait for it even when the one asking leaves.
+      const asked = sql`SELECT last_event_id FROM condukt_server_sessions WHERE id = ${id}`.pipe(
+        Effect.flatMap(([row]) => (row === undefined ? Effect.succeed(0) : Rows.lastEventId("wait", row))),
+        Effect.orElseSucceed(() => Infinity),
+        Effect.tap((n) => Deferred.succeed(last, n))
+      )
+      return Effect.uninterruptible(asked)
+    })
+  /** Every `poll`, until another process wrote past `after`. */
+  const polled = (id: string, after: number): Effect.Effect<void> =>
+    Effect.flatMap(Effect.andThen(Effect.sleep(poll), probe(id)), (last) => (last > after ? Effect.void : polled(id, after)))
 
   const wait: Service["wait"] = (id, after) =>
     Effect.suspend(() => {
       if ((written.get(id) ?? 0) > after) return Effect.void
-      return Effect.race(Deferred.await(waiters.next(id)), Effect.sleep(poll))
+      return Effect.race(Deferred.await(waiters.next(id)), polled(id, after))
     })
 
   return ServerStore.of({ claim, owned, list, append, read, wait })

@@ -103,15 +103,16 @@ const conformance = <R>(test: (name: string, self: (open: Open) => Effect.Effect
       assert.deepStrictEqual(read.entries, Array.from({ length: 120 }, (_, i) => ({ id: i + 1, event: written.get(i + 1)! })))
     }))
 
-  test("a reader waiting on one store sees what the other wrote", (open) =>
+  test("readers waiting on one store see what the other wrote, and one that waits for what it already has returns at once", (open) =>
     Effect.gen(function*() {
       const a = yield* open()
       const b = yield* open()
       yield* a.claim({ id: "s", principal: "alice", agent: "ops", now: 1 })
       yield* a.append("s", [text(0)], 2)
-      const waiting = yield* Effect.forkChild(a.wait("s", 1))
+      yield* a.wait("s", 0)
+      const waiting = yield* Effect.forEach(Array.from({ length: 10 }), () => Effect.forkChild(a.wait("s", 1)))
       yield* b.append("s", [text(1)], 3)
-      yield* Fiber.join(waiting)
+      yield* Fiber.joinAll(waiting)
       assert.deepStrictEqual(yield* a.read("s", 1, 10), { entries: [{ id: 2, event: text(1) }], oldest: 1, last: 2 })
     }))
 }
