@@ -9,6 +9,7 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Option, type Scope } from "effect"
 import * as path from "node:path"
+import { SqlClient } from "effect/sql"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
@@ -141,6 +142,27 @@ describe("SqlServerStore on SQLite", () => {
             Context.get(context, ServerStore.ServerStore))
         yield* Effect.orDie(self(open))
       }))))
+
+  it.live("events that fell out of the window are deleted from the table every pruneEvery events, the window's kept", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const file = path.join(yield* tempDir, "server.db")
+      const context = yield* Effect.orDie(Layer.build(Layer.provideMerge(SqlServerStore.layer({ window: 10, pruneEvery: 4 }), SqliteClient.layer({ file }))))
+      const store = Context.get(context, ServerStore.ServerStore)
+      const sql = Context.get(context, SqlClient.SqlClient)
+      yield* store.claim({ id: "s", principal: "alice", agent: "ops", now: 1 })
+      const kept = () => Effect.map(sql<{ readonly id: number }>`SELECT id FROM condukt_server_events WHERE session_id = ${"s"} ORDER BY id`, (rows) => rows.map((row) => row.id))
+      const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
+      yield* store.append("s", texts(0, 9), 2)
+      // 10 and 11: past the window, in a batch that crosses no multiple of 4: nothing deleted yet.
+      yield* store.append("s", texts(9, 2), 2)
+      assert.deepStrictEqual(yield* kept(), range(1, 11))
+      // 12 crosses a multiple of 4: everything before 12 - 10 goes.
+      yield* store.append("s", texts(11, 1), 3)
+      assert.deepStrictEqual(yield* kept(), range(3, 12))
+      yield* store.append("s", texts(12, 3), 4)
+      assert.deepStrictEqual(yield* kept(), range(3, 15))
+      assert.deepStrictEqual((yield* store.read("s", 0, 100)).entries.map((entry) => entry.id), range(6, 15))
+    }).pipe(Effect.orDie)))
 })
 
 layer(embeddedPostgres, { excludeTestServices: true, timeout: "60 seconds" })("SqlServerStore on Postgres", (it) => {
