@@ -1,0 +1,237 @@
+/**
+ * The server in front of the cluster (issue 40, "streams that resume … across two runners"): two
+ * runner processes (fixtures/clusterServer.ts) on one database, on SQLite and on a real Postgres
+ * (the cluster's support/embeddedPostgres.ts), each serving HTTP with `Server.layerById` over the
+ * cluster's `Sessions.ById` and the server's records in the same database. A principal starts a
+ * session through runner A's server and streams a run that waits for an approval halfway; the
+ * client drops mid-stream and reconnects to runner B's server with its `Last-Event-ID`: it reads
+ * exactly the events after it, those written before the reconnect and those after (the approval,
+ * answered through B, lets the run finish), for a session held by each runner. On B, another
+ * principal's requests are answered as for a session that does not exist. Then a second run's stream
+ * hops from runner to runner, dropped after a few events each time (drawn from a seed): the client
+ * reads the run once, whole.
+ */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import * as path from "node:path"
+import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
+import { type Child, settled } from "../../cluster/test/support/runners.ts"
+import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { storeWriter } from "../../node/test/sessionStore/processes.ts"
+import * as Script from "./fixtures/clusterScript.ts"
+import { type Frame, open, request } from "./fixtures/sseClient.ts"
+
+const fixture = path.resolve(import.meta.dirname, "fixtures/clusterServer.ts")
+
+/** Runners `a` and `b` on `location`, each serving HTTP; their processes and their servers' URLs. */
+const twoServers = (kind: "sqlite" | "pg", location: string) =>
+  Effect.gen(function*() {
+    const runners = { a: yield* storeWriter([kind, location, "a"], fixture), b: yield* storeWriter([kind, location, "b"], fixture) }
+    const ready = (name: string, runner: Child) =>
+      Effect.map(runner.next, (line) => {
+        const [word, said, url] = line.split(" ")
+        assert.deepStrictEqual([word, said], ["ready", name], line)
+        return url!
+      })
+    const urls = { a: yield* ready("a", runners.a), b: yield* ready("b", runners.b) }
+    // A runner joining is kept out of the assignment for a while, then shards move to it: a run
+    // is streamed once the shards stay where they are.
+    yield* settled(runners)
+    return urls
+  })
+
+const alice = "tok-alice"
+const bob = "tok-bob"
+
+/** The frames of `reader` up to the first one `stop` picks, that one included. */
+const until = (reader: { readonly next: Effect.Effect<Frame> }, stop: (frame: Frame) => boolean) =>
+  Effect.gen(function*() {
+    const frames: Array<Frame> = []
+    while (true) {
+      const frame = yield* reader.next
+      frames.push(frame)
+      if (stop(frame)) return frames
+    }
+  })
+
+const isEnd = (frame: Frame) => frame.event === "AgentEnd"
+
+/** The sessions alice starts through `url` until one is held by each runner (their model says which). */
+const oneOnEach = (url: string) =>
+  Effect.gen(function*() {
+    const held: Record<string, string> = {}
+    for (let i = 0; held.a === undefined || held.b === undefined; i++) {
+      assert.isBelow(i, 32, `every session so far is on one runner: ${JSON.stringify(held)}`)
+      const id = `s${i}`
+      const started = yield* request(url, "/sessions", { token: alice, body: { id } })
+      assert.strictEqual(started.status, 201, JSON.stringify(started.body))
+      const ran = yield* request(url, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
+      assert.strictEqual(ran.status, 200)
+      held[ran.body.text] ??= id
+    }
+    return { a: held.a!, b: held.b! }
+  })
+
+/**
+ * Session `id`'s `deploy` run streamed through A, dropped after `drop` events, resumed on B after
+ * the last one seen, answered on B: what each stream read, and the whole run read again from A.
+ */
+const resumedOnB = (urls: { readonly a: string; readonly b: string }, id: string, drop: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const prompt = `deploy ${id}`
+    const onA = yield* Effect.scoped(Effect.gen(function*() {
+      const stream = yield* open(urls.a, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt } })
+      assert.strictEqual(stream.status, 200)
+      const frames: Array<Frame> = []
+      for (let i = 0; i < drop; i++) frames.push(yield* stream.next)
+      return frames
+    }))
+    const events = yield* open(urls.b, `/sessions/${id}/events`, { token: alice, lastEventId: String(onA.at(-1)!.id) })
+    assert.strictEqual(events.status, 200)
+    const asked = yield* until(events, (frame) => frame.event === "ApprovalRequested")
+    const answered = yield* request(urls.b, `/sessions/${id}/approvals/call_1`, { token: alice, body: { approved: true } })
+    assert.strictEqual(answered.status, 204)
+    const onB = [...asked, ...(yield* until(events, isEnd))]
+    // The whole session read again (the `whoami` run, then this one), from A.
+    const all = yield* open(urls.a, `/sessions/${id}/events`, { token: alice })
+    const whoami = yield* until(all, isEnd)
+    const run = yield* until(all, isEnd)
+    return { onA, onB, whoami, run, prompt }
+  }))
+
+/** Numbers in [1, max] drawn from a seed (xorshift32): the same seed, the same numbers (a failure names its seed). */
+const draws = (seed: number) => {
+  let state = seed >>> 0 || 1
+  return (max: number) => {
+    state ^= state << 13
+    state ^= state >>> 17
+    state ^= state << 5
+    state >>>= 0
+    return 1 + (state % max)
+  }
+}
+
+/**
+ * A second `deploy` run of session `id`, its stream started on A and dropped after 1 to 4 events,
+ * again and again, each time resumed after its `Last-Event-ID` on the other runner's server; the
+ * approval answered on the server the client is on when it reads the request. The frames each
+ * connection read, and the run read again whole from B (the session's third).
+ */
+const hopping = (urls: { readonly a: string; readonly b: string }, id: string, seed: number) =>
+  Effect.gen(function*() {
+    const draw = draws(seed)
+    const reads: Array<ReadonlyArray<Frame>> = []
+    let last: Frame | undefined
+    for (let hop = 0; last?.event !== "AgentEnd"; hop++) {
+      const url = hop % 2 === 0 ? urls.a : urls.b
+      const frames = yield* Effect.scoped(Effect.gen(function*() {
+        const stream = last === undefined
+          ? yield* open(url, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt: `deploy ${id}` } })
+          : yield* open(url, `/sessions/${id}/events`, { token: alice, lastEventId: String(last.id) })
+        assert.strictEqual(stream.status, 200)
+        const frames: Array<Frame> = []
+        for (let count = draw(4); frames.length < count && frames.at(-1)?.event !== "AgentEnd";) {
+          const frame = yield* stream.next
+          frames.push(frame)
+          if (frame.event !== "ApprovalRequested") continue
+          const answered = yield* request(url, `/sessions/${id}/approvals/call_1`, { token: alice, body: { approved: true } })
+          assert.strictEqual(answered.status, 204)
+        }
+        return frames
+      }))
+      reads.push(frames)
+      last = frames.at(-1)
+    }
+    const again = yield* Effect.scoped(Effect.gen(function*() {
+      const all = yield* open(urls.b, `/sessions/${id}/events`, { token: alice })
+      yield* until(all, isEnd)
+      yield* until(all, isEnd)
+      return yield* until(all, isEnd)
+    }))
+    return { reads, run: again }
+  })
+
+/** Another principal's requests to B for alice's session `id`, and the same for a session nobody started. */
+const isolatedOnB = (url: string, id: string) =>
+  Effect.gen(function*() {
+    for (const [method, route, body] of [
+      ["GET", "", undefined],
+      ["GET", "/history", undefined],
+      ["GET", "/events", undefined],
+      ["GET", "/approvals", undefined],
+      ["POST", "/approvals/call_1", { approved: true }],
+      ["POST", "/runs", { prompt: "whoami" }],
+      ["POST", "/runs/stream", { prompt: "whoami" }],
+      ["POST", "/abort", undefined],
+      ["DELETE", "", undefined]
+    ] as const) {
+      const theirs = yield* request(url, `/sessions/${id}${route}`, { method, token: bob, body })
+      const nobody = yield* request(url, `/sessions/nobody${route}`, { method, token: bob, body })
+      assert.deepStrictEqual(
+        [theirs.status, theirs.body],
+        [404, { ...nobody.body, message: nobody.body.message.replace("nobody", id) }],
+        `${method} /sessions/${id}${route}`
+      )
+    }
+    assert.deepStrictEqual(yield* request(url, "/sessions", { token: bob }), { status: 200, body: { sessions: [] } })
+  })
+
+const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
+  Effect.gen(function*() {
+    const urls = yield* twoServers(kind, location)
+    const held = yield* oneOnEach(urls.a)
+    for (const [id, drop] of [[held.a, 3], [held.b, 9]] as const) {
+      const { onA, onB, prompt, run, whoami } = yield* resumedOnB(urls, id, drop)
+      // Numbered 1.. in the session, one after another; A's and B's streams make the run, once each.
+      assert.deepStrictEqual([...whoami, ...run].map((frame) => frame.id), Array.from({ length: whoami.length + run.length }, (_, i) => i + 1))
+      assert.deepStrictEqual([...onA, ...onB], run)
+      assert.strictEqual(onA.length, drop)
+      // The run, as the script makes it: its text, its events, its end.
+      assert.deepStrictEqual(
+        run.flatMap((frame) => (frame.event === "TextDelta" ? [frame.data.text] : [])),
+        [...Script.deltas(prompt, "first"), ...Script.deltas(prompt, "last")]
+      )
+      assert.deepStrictEqual(run.filter((frame) => frame.event !== "TextDelta").map((frame) => frame.event), EVENTS)
+      assert.deepStrictEqual(run.at(-1)!.data.outcome, "completed")
+      const history = yield* request(urls.b, `/sessions/${id}/history`, { token: alice })
+      assert.deepStrictEqual(history.body.map((message: { _tag: string }) => message._tag), [
+        "UserMessage",
+        "AssistantMessage",
+        "UserMessage",
+        "AssistantMessage",
+        "ToolResultMessage",
+        "AssistantMessage"
+      ])
+      yield* isolatedOnB(urls.b, id)
+
+      const seed = Math.floor(Math.random() * 2 ** 32)
+      const hopped = yield* hopping(urls, id, seed)
+      assert.deepStrictEqual(hopped.reads.flat(), hopped.run, `seed ${seed}: connections of ${hopped.reads.map((frames) => frames.length).join(", ")} events`)
+      assert.isAbove(hopped.reads.length, 8, `seed ${seed}`)
+      assert.deepStrictEqual(hopped.run.filter((frame) => frame.event !== "TextDelta").map((frame) => frame.event), EVENTS)
+      assert.deepStrictEqual(hopped.run.map((frame) => frame.id), Array.from({ length: hopped.run.length }, (_, i) => run.at(-1)!.id + 1 + i))
+    }
+    // Alice's sessions, as B's server lists them: those she started through A.
+    const listed = yield* request(urls.b, "/sessions", { token: alice })
+    assert.includeMembers(listed.body.sessions.map((session: { id: string }) => session.id), [held.a, held.b])
+  })
+
+/** The events of a `deploy` run but its text deltas, in order. */
+const EVENTS = ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "ToolResult", "TurnStart", "TurnEnd", "AgentEnd"]
+
+describe("Server in front of the cluster, two runners on one SQLite file", () => {
+  it.live("a stream started on runner A, dropped, resumes on runner B after Last-Event-ID: every event after it once, the approval answered on B; one hopping between the runners reads its run once; another principal reads 404s on B", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* acrossTwoRunners("sqlite", path.join(dir, "cluster.db"))
+    })), 120_000)
+})
+
+layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("Server in front of the cluster, two runners on Postgres", (it) => {
+  it.effect("a stream started on runner A, dropped, resumes on runner B after Last-Event-ID: every event after it once, the approval answered on B; one hopping between the runners reads its run once; another principal reads 404s on B", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres
+      const database = yield* Effect.orDie(postgres.createDatabase)
+      yield* acrossTwoRunners("pg", `${postgres.socketDir}:${database}`)
+    })), { timeout: 120_000 })
+})
