@@ -11,6 +11,7 @@
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
 import type { Sharding } from "effect/cluster"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
+import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
 import * as uuid7 from "@condukt/core/Uuid7"
 import { SessionEntity } from "./SessionEntity.ts"
@@ -67,6 +68,18 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
     run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
     stream: (id, prompt) =>
       Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
+    // Observed once the runner says so: the stream's first element; what follows it is every event after.
+    events: (id) =>
+      Effect.gen(function*() {
+        const pull = yield* Stream.toPull(clientFor(id).Observe())
+        const first = yield* pull
+        const events = Stream.concat(Stream.fromIterable(first), Stream.fromPull(Effect.succeed(pull))).pipe(
+          Stream.filter((event) => event._tag !== "Observing"),
+          // A runner that goes away ends the observation; the caller learns the rest from the session.
+          Stream.catchCause(() => Stream.empty)
+        )
+        return events as Stream.Stream<SessionEvent.SessionEvent>
+      }).pipe(Effect.catchCause((cause) => Effect.fail(unavailable(id)(Cause.squash(cause) as { readonly message: string })))),
     history: (id) => delivered(id)(clientFor(id).History()),
     abort: (id) => delivered(id)(clientFor(id).Abort()),
     stop: (id) => delivered(id)(clientFor(id).Stop()),

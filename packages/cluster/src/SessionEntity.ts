@@ -74,6 +74,15 @@ export const StreamRun = Rpc.make("Stream", {
   stream: true
 })
 
+/** What leads an `Observe` stream: the runner observes the session from here on. @since 0.1.0 @category models */
+export const Observing = Schema.TaggedStruct("Observing", {})
+
+/**
+ * The session's events from now on (`session.subscribe`), led by `Observing` once they are observed;
+ * not persisted. @since 0.1.0 @category models
+ */
+export const Observe = Rpc.make("Observe", { success: Schema.Union([Observing, SessionEvent.SessionEvent]), error, stream: true })
+
 /** Interrupts the running turn. @since 0.1.0 @category models */
 export const Abort = Rpc.make("Abort", { error })
 
@@ -127,7 +136,7 @@ export const Respond = Rpc.make("Respond", {
  * @since 0.1.0
  * @category models
  */
-export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Abort, History, Stop, Pending, Approve, Deny, Respond])
+export const SessionEntity = Entity.make("Session", [Start, Run, StreamRun, Observe, Abort, History, Stop, Pending, Approve, Deny, Respond])
 
 /** What a runner serves the entity with. @since 0.1.0 @category models */
 export interface Options<R> {
@@ -365,6 +374,9 @@ const activate = <R>(
           if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
           return Stream.mapError(session.stream(payload.prompt), (error) => Sessions.failed(id, error))
         })),
+      Observe: () =>
+        Stream.unwrap(Effect.map(Effect.flatMap(ensure, (session) => session.subscribe), (events) =>
+          Stream.concat(Stream.succeed({ _tag: "Observing" as const }), events))),
       Abort: () => Effect.flatMap(ensure, (session) => session.abort),
       History: () => Effect.flatMap(ensure, (session) => session.history),
       Pending: () => Effect.flatMap(ensure, (session) => session.pending),

@@ -125,6 +125,8 @@ export interface Session {
    * than 1,024 events behind loses the oldest: observing never slows the session.
    */
   readonly events: Stream.Stream<SessionEvent.SessionEvent>
+  /** `events`, observed from the moment it completes (nothing after it is missed) until its scope closes. */
+  readonly subscribe: Effect.Effect<Stream.Stream<SessionEvent.SessionEvent>, never, Scope.Scope>
   readonly history: Effect.Effect<ReadonlyArray<Message>>
   readonly assigns: Effect.Effect<Readonly<Record<string, unknown>>>
   /** Every reply's tokens since the session started (failed and aborted runs included). */

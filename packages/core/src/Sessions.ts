@@ -225,6 +225,7 @@ export const makeById = <R>(registry: Service, agents: Agents<R>): Effect.Effect
         }),
       run: (id, prompt) => Effect.flatMap(find(id), (session) => Effect.mapBoth(session.run(prompt), { onFailure: failedWith(id), onSuccess: replyOf })),
       stream: (id, prompt) => Stream.unwrap(Effect.map(find(id), (session) => Stream.mapError(session.stream(prompt), failedWith(id)))),
+      events: (id) => Effect.flatMap(find(id), (session) => session.subscribe),
       history: (id) => Effect.flatMap(find(id), (session) => session.history),
       abort: (id) => Effect.flatMap(find(id), (session) => session.abort),
       stop: (id) => registry.stop(id),

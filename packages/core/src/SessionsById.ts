@@ -7,7 +7,7 @@
  * `Sessions.layerById` serves it from this process's registry; `@condukt/cluster` from runners that
  * may be other machines. Nothing it takes or gives is a closure. `Sessions` re-exports all of this.
  */
-import { Context, Effect, Schema, Stream } from "effect"
+import { Context, Effect, Schema, type Scope, Stream } from "effect"
 import type { Agent } from "./Agent.ts"
 import type * as Approval from "./Approval.ts"
 import type * as ApprovalRecord from "./ApprovalRecord.ts"
@@ -68,6 +68,13 @@ export interface ByIdService {
   readonly run: (id: string, prompt: string) => Effect.Effect<RunReply, SessionsError>
   /** Runs `prompt` in the session and streams its events, AgentStart to AgentEnd, in order. */
   readonly stream: (id: string, prompt: string) => Stream.Stream<SessionEvent.SessionEvent, SessionsError>
+  /**
+   * The session's events, observed from the moment the effect completes until its scope closes or
+   * the session stops, as `session.subscribe` gives them (a reader more than 1,024 events behind
+   * loses the oldest): what a run continued by an answer publishes reaches a caller that did not
+   * start it.
+   */
+  readonly events: (id: string) => Effect.Effect<Stream.Stream<SessionEvent.SessionEvent>, SessionsError, Scope.Scope>
   /** The session's history. */
   readonly history: (id: string) => Effect.Effect<ReadonlyArray<Message.Message>, SessionsError>
   /** Interrupts the session's running turn; queued runs still run. */
@@ -159,6 +166,7 @@ export const checkingIds = (service: ByIdService): ByIdService => {
     start: (agent, options = {}) => (options.id === undefined ? service.start(agent, options) : valid(options.id, () => service.start(agent, options))),
     run: (id, prompt) => valid(id, () => service.run(id, prompt)),
     stream: (id, prompt) => Stream.unwrap(valid(id, () => Effect.succeed(service.stream(id, prompt)))),
+    events: (id) => valid(id, () => service.events(id)),
     history: (id) => valid(id, () => service.history(id)),
     abort: (id) => valid(id, () => service.abort(id)),
     stop: (id) => valid(id, () => service.stop(id)),

@@ -74,10 +74,11 @@ const refusals = (maxBodyBytes: number) =>
     })), { global: true })
 
 /** The routes, over the `ById` and the store in context. */
-const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => {
+const routes = (options: Options, agents: ReadonlyArray<string> | undefined, follow: "always" | "idle") => {
   const limits = Limits.resolve(options.limits)
   const prices = options.prices
   const served = Served.layer({
+    follow,
     agents,
     defaultAgent: options.defaultAgent,
     limits,
@@ -112,7 +113,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined) => 
  * @category layers
  */
 export const layerById = (options: Options): Layer.Layer<never, never, HttpRouter.HttpRouter | Sessions.ById | ServerStore.ServerStore> =>
-  routes(options, undefined)
+  routes(options, undefined, "idle")
 
 /**
  * The routes for sessions of `options.agents` in this process, their records in memory unless a
@@ -122,7 +123,7 @@ export const layerById = (options: Options): Layer.Layer<never, never, HttpRoute
  * @category layers
  */
 export const layer = <R = never>(options: LocalOptions<R>): Layer.Layer<never, never, HttpRouter.HttpRouter | ServerStore.ServerStore | R> =>
-  routes(options, Object.keys(options.agents)).pipe(
+  routes(options, Object.keys(options.agents), "always").pipe(
     Layer.provide(Sessions.layerById(options.agents)),
     Layer.provide(Sessions.layer)
   )

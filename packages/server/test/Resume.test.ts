@@ -123,13 +123,13 @@ describe("Resume", () => {
   it.live("a server killed with SIGKILL mid-run and started again on its SQLite file serves the client back with its Last-Event-ID exactly the events after it; the session is still its principal's, with its history", () =>
     Effect.gen(function*() {
       const file = path.join(yield* tempDir, "condukt.db")
-      const start = Effect.gen(function*() {
-        const child = yield* storeWriter([file], fixture)
+      const start = (...mode: ReadonlyArray<string>) => Effect.gen(function*() {
+        const child = yield* storeWriter([file, ...mode], fixture)
         const ready = yield* child.next
         assert.match(ready, /^ready http:\/\/127\.0\.0\.1:\d+$/)
         return { child, url: ready.slice("ready ".length) }
       })
-      const first = yield* start
+      const first = yield* start()
       assert.strictEqual((yield* request(first.url, "/sessions", { token: "tok-alice", body: { id: "s1" } })).status, 201)
       const seen = yield* Effect.scoped(Effect.gen(function*() {
         const stream = yield* open(first.url, "/sessions/s1/runs/stream", { token: "tok-alice", body: { prompt: "deploy it" } })
@@ -145,7 +145,7 @@ describe("Resume", () => {
         return seen
       }))
 
-      const second = yield* start
+      const second = yield* start("continue")
       const lastSeen = seen.at(-1)!.id
       const kept = yield* whole(yield* sqlStore(file), "s1")
       assert.strictEqual(kept.at(-1)!.event._tag, "ApprovalRequested")
@@ -172,6 +172,19 @@ describe("Resume", () => {
         ...Array.from({ length: 3 }, () => ["AssistantMessage", "ToolResultMessage"]).flat(),
         "AssistantMessage"
       ])
+
+      // Approved through the new process: the run the first one parked goes on, and its events reach
+      // the stream after the last kept, to its end.
+      const continued = yield* Effect.scoped(Effect.gen(function*() {
+        const stream = yield* open(second.url, "/sessions/s1/events", { token: "tok-alice", lastEventId: String(kept.length) })
+        assert.strictEqual((yield* request(second.url, "/sessions/s1/approvals/d1", { token: "tok-alice", body: { approved: true } })).status, 204)
+        const tags: Array<string> = []
+        while (tags.at(-1) !== "AgentEnd") tags.push((yield* stream.next).event)
+        return tags
+      }))
+      assert.deepStrictEqual(continued.filter((tag) => tag !== "TextDelta"), ["AgentStart", "ToolCall", "ToolResult", "TurnStart", "TurnEnd", "AgentEnd"])
+      const after = yield* request(second.url, "/sessions/s1/history", { token: "tok-alice" })
+      assert.deepStrictEqual(after.body.slice(-2).map((message: any) => message._tag), ["ToolResultMessage", "AssistantMessage"])
     }), { timeout: 60_000 })
 
   it.live("an id before the kept window is a 410 saying how to read the session again; the one just before the window resumes", () =>

@@ -9,7 +9,7 @@
  * has gone away); they overshoot the buffer by at most three events. Nothing is allocated for a
  * session nobody observes.
  */
-import { type Cause, Effect, Queue, Semaphore, Stream } from "effect"
+import { type Cause, Effect, Queue, type Scope, Semaphore, Stream } from "effect"
 import type { SessionEvent } from "../SessionEvent.ts"
 
 /** Events an observer may leave unread before the oldest are dropped. */
@@ -68,15 +68,18 @@ export const end = (hub: Hub): void => {
   hub.observers = undefined
 }
 
-/** A stream of every event from the moment it starts until the hub ends. */
-export const observe = (hub: Hub): Stream.Stream<SessionEvent> =>
-  Stream.unwrap(Effect.gen(function*() {
+/** An observer from the moment it completes: the stream of every event until the hub ends or the scope closes. */
+export const subscribe = (hub: Hub): Effect.Effect<Stream.Stream<SessionEvent>, never, Scope.Scope> =>
+  Effect.gen(function*() {
     const queue = yield* Queue.sliding<SessionEvent, Cause.Done>(OBSERVER_BUFFER)
     if (hub.ended) Queue.endUnsafe(queue)
     else (hub.observers ??= new Set()).add(queue)
     yield* Effect.addFinalizer(() => Effect.sync(() => hub.observers?.delete(queue)))
     return Stream.fromQueue(queue)
-  }))
+  })
+
+/** A stream of every event from the moment it starts until the hub ends. */
+export const observe = (hub: Hub): Stream.Stream<SessionEvent> => Stream.unwrap(subscribe(hub))
 
 /** A run's events as its reader sees them; each event read gives the run one credit back. */
 export const read = (sink: Sink): Stream.Stream<SessionEvent> =>

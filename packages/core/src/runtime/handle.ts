@@ -58,6 +58,9 @@ export class Handle<R> {
   get events() {
     return this.#actor.events
   }
+  get subscribe() {
+    return this.#actor.subscribe
+  }
   get history() {
     const actor = this.#actor
     return Effect.sync(() => actor.history)

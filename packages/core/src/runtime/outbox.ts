@@ -5,7 +5,7 @@
  * runs reaches the observers at once and is kept (the latest `MAX_PENDING`) for the next run's own
  * stream. The `Actor` is an outbox: it alone publishes, and it says when the session closes.
  */
-import { Effect, type Stream } from "effect"
+import { Effect, type Scope, type Stream } from "effect"
 import type * as SessionEvent from "../SessionEvent.ts"
 import type * as ToolSource from "../ToolSource.ts"
 import * as EventHub from "./eventHub.ts"
@@ -33,6 +33,10 @@ export abstract class Outbox {
 
   get events(): Stream.Stream<SessionEvent.SessionEvent> {
     return EventHub.observe(this.hub)
+  }
+
+  get subscribe(): Effect.Effect<Stream.Stream<SessionEvent.SessionEvent>, never, Scope.Scope> {
+    return EventHub.subscribe(this.hub)
   }
 
   /** Whether an observer reads the events now. */

@@ -43,7 +43,11 @@ export const layer = HttpApiBuilder.group(Api, "approvals", Effect.fn(function*(
         const record = yield* approvals.value.get(params.approvalId).pipe(Effect.mapError(() => unknown(params.approvalId)))
         if (!(yield* mine(record, principal.id))) return yield* unknown(params.approvalId)
         const by = { by: principal.id, ...(payload.reason === undefined ? {} : { reason: payload.reason }) }
-        return yield* (payload.approved ? approvals.value.approve(record.id, by) : approvals.value.deny(record.id, by)).pipe(
+        const owned = yield* served.own(record.sessionId)
+        // The session woken first, its events observed before the answer: the run it continues is read to its end.
+        yield* served.live(owned, () => served.byId.pending(owned.id))
+        const give = payload.approved ? approvals.value.approve(record.id, by) : approvals.value.deny(record.id, by)
+        return yield* served.runs.answer(owned.id, give).pipe(
           Effect.mapError((error) =>
             error._tag === "ApprovalRefused" ? new Conflict({ message: error.message }) : error._tag === "SessionsError" ? answerOf(error) : new Unavailable({ message: error.message })
           )

@@ -106,15 +106,18 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
         const principal = yield* Principal
         const answers = UiMessageStream.answersOf(payload)
         if (answers.length > 0) {
-          const active = runs.active(owned.id)
           // The client sends every answer its message holds, those of earlier rounds too: the ones for calls waiting now count.
           const waiting = new Set((yield* served.live(owned, () => byId.pending(owned.id))).map((call) => call.callId))
           const fresh = answers.filter((given) => waiting.has(given.callId))
-          if (active === undefined || fresh.length === 0) return yield* new Conflict({ message: "no call of this chat waits for these answers (answered already, or its run ended)" })
-          for (const given of fresh) {
+          if (fresh.length === 0) return yield* new Conflict({ message: "no call of this chat waits for these answers (answered already, or its run ended)" })
+          const give = Effect.forEach(fresh, (given) => {
             const by = { by: principal.id, ...(given.reason === undefined ? {} : { reason: given.reason }) }
-            yield* served.live(owned, () => given.approved ? byId.approve(owned.id, given.callId, by) : byId.deny(owned.id, given.callId, given.reason, by))
-          }
+            return given.approved ? byId.approve(owned.id, given.callId, by) : byId.deny(owned.id, given.callId, given.reason, by)
+          }, { discard: true })
+          // A run parked before this server started (or started by another) is followed from here.
+          yield* served.live(owned, () => runs.answer(owned.id, give))
+          const active = runs.active(owned.id)
+          if (active === undefined) return yield* new Conflict({ message: "the run these answers were for has ended" })
           const { first, runId } = yield* begun(active, owned.id)
           const after = yield* lastAsked(served, owned.id, first, new Set(fresh.map((given) => given.callId)))
           const release = yield* served.slot

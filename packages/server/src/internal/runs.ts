@@ -8,9 +8,9 @@
  * writes an `Error` and an `AgentEnd` of its own (`seq` -1), so no reader waits for an end that will
  * not come.
  */
-import { Clock, Deferred, Effect, Exit, type Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Scope, Stream } from "effect"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
-import type * as Sessions from "@condukt/core/Sessions"
+import * as Sessions from "@condukt/core/Sessions"
 import type { RunOutcome } from "../Api.ts"
 import type * as ServerStore from "../ServerStore.ts"
 
@@ -25,6 +25,12 @@ export interface Active {
 export interface Runs {
   /** Starts `prompt` in session `id`; `undefined` when a run started here still runs. */
   readonly start: (id: string, prompt: string) => Effect.Effect<Active | undefined>
+  /**
+   * Gives `answer` to session `id` with its events observed first, when no run started here is
+   * read: the run the answer continues (one parked before this server started, or started by
+   * another) is read and written as a started one.
+   */
+  readonly answer: <A, E>(id: string, answer: Effect.Effect<A, E>) => Effect.Effect<A, E | Sessions.SessionsError>
   readonly active: (id: string) => Active | undefined
 }
 
@@ -72,10 +78,17 @@ class Tally {
   }
 }
 
-export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, scope: Scope.Scope): Runs => {
+/**
+ * When an answer's run is followed: `always` (the sessions live in this process, so no other server
+ * reads their runs), or only when the store shows no run going on (`idle`: in front of a cluster,
+ * another runner's server may be reading it, and two would write every event twice).
+ */
+export type Follow = "always" | "idle"
+
+export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, scope: Scope.Scope, follow: Follow): Runs => {
   const runs = new Map<string, Active>()
 
-  const drive = (id: string, prompt: string, active: Active) =>
+  const drive = (id: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
     Effect.gen(function*() {
       const tally = new Tally()
       const write = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
@@ -84,7 +97,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
             events.forEach((event, i) => tally.add(event, ids[i]!))
             if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
           }))
-      const exit = yield* Effect.exit(Stream.runForEachArray(byId.stream(id, prompt), write))
+      const exit = yield* Effect.exit(Stream.runForEachArray(events, write))
       if (tally.outcome === undefined && Exit.isFailure(exit)) {
         const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
         // Nothing was written: the run never started (no such session, a store down); its caller is told.
@@ -96,8 +109,30 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
           yield* Effect.ignore(write([{ _tag: "Error", ...base, message }, { _tag: "AgentEnd", ...base, outcome: "failed" }]))
         }
       }
+      // A followed run that wrote nothing (the session stopped first): its waiters are told.
+      yield* Deferred.fail(active.started, Sessions.failed(id, { message: "the run ended before it sent an event" }))
       yield* Deferred.succeed(active.ended, tally.result)
     }).pipe(Effect.ensuring(Effect.sync(() => runs.delete(id))))
+
+  const register = Effect.gen(function*() {
+    const started = yield* Deferred.make<number, Sessions.SessionsError | ServerStore.ServerStoreError>()
+    const ended = yield* Deferred.make<RunOutcome>()
+    return { started, ended } satisfies Active
+  })
+
+  /** Whether the store shows no run of the session going on: its last event (if any) ends one. */
+  const idle = (id: string) =>
+    store.owned(id).pipe(
+      Effect.flatMap((owned) => owned._tag === "None" || owned.value.lastEventId === 0 ? Effect.succeed(true) : Effect.map(store.read(id, owned.value.lastEventId - 1, 1), (read) => read.entries.every((entry) => entry.event._tag === "AgentEnd" && entry.event.agentPath === undefined))),
+      Effect.orElseSucceed(() => false)
+    )
+
+  /** The observed events of the run an answer continues: its own, to its AgentEnd. */
+  const continued = (events: Stream.Stream<SessionEvent.SessionEvent>) =>
+    events.pipe(
+      Stream.filter((event) => event.runId !== ""),
+      Stream.takeUntil((event) => event._tag === "AgentEnd" && event.agentPath === undefined)
+    )
 
   return {
     active: (id) => runs.get(id),
@@ -105,13 +140,24 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
       Effect.suspend(() => {
         if (runs.has(id)) return Effect.succeed(undefined)
         return Effect.gen(function*() {
-          const started = yield* Deferred.make<number, Sessions.SessionsError | ServerStore.ServerStoreError>()
-          const ended = yield* Deferred.make<RunOutcome>()
-          const active: Active = { started, ended }
+          const active = yield* register
           // Registered before the fiber runs, so a second start sees it at once.
           runs.set(id, active)
-          yield* Effect.forkIn(drive(id, prompt, active), scope)
+          yield* Effect.forkIn(drive(id, byId.stream(id, prompt), active), scope)
           return active
+        })
+      }),
+    answer: (id, answer) =>
+      Effect.gen(function*() {
+        if (runs.has(id) || (follow === "idle" && !(yield* idle(id)))) return yield* answer
+        return yield* Effect.gen(function*() {
+          const own = yield* Scope.fork(scope, "sequential")
+          const events = yield* Effect.onError(Scope.provide(byId.events(id), own), () => Scope.close(own, Exit.void))
+          const active = yield* register
+          runs.set(id, active)
+          const fiber = yield* Effect.forkIn(Effect.ensuring(drive(id, continued(events), active), Scope.close(own, Exit.void)), scope)
+          // Refused: nothing continues; the follower goes.
+          return yield* Effect.onError(answer, () => Effect.andThen(Fiber.interrupt(fiber), Effect.sync(() => runs.get(id) === active && runs.delete(id))))
         })
       })
   }

@@ -17,6 +17,8 @@ import type * as ServerStoreModule from "../ServerStore.ts"
 import * as Runs from "./runs.ts"
 
 export interface Settings {
+  /** When a run an answer continues is read by this server (runs.ts). */
+  readonly follow: Runs.Follow
   /** The agents a start may name, when the server knows them (a cluster's are the runners'). */
   readonly agents: ReadonlyArray<string> | undefined
   readonly defaultAgent: string | undefined
@@ -67,7 +69,7 @@ export const layer = (settings: Settings): Layer.Layer<Served, never, Sessions.B
     const store = yield* ServerStore
     const scope = yield* Scope.make()
     yield* Effect.addFinalizer((exit) => Scope.close(scope, exit))
-    const runs = Runs.make(byId, store, scope)
+    const runs = Runs.make(byId, store, scope, settings.follow)
     const streams = new Map<string, number>()
 
     const own: Service["own"] = (id) =>

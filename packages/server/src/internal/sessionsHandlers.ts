@@ -106,10 +106,10 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
         const owned = yield* served.own(params.id)
         const principal = yield* Principal
         const by = { by: principal.id, ...(payload.reason === undefined ? {} : { reason: payload.reason }) }
-        yield* served.live(owned, () => payload.approved ? byId.approve(owned.id, params.callId, by) : byId.deny(owned.id, params.callId, payload.reason, by))
+        yield* served.live(owned, () => runs.answer(owned.id, payload.approved ? byId.approve(owned.id, params.callId, by) : byId.deny(owned.id, params.callId, payload.reason, by)))
       }))
     .handle("respond", ({ params, payload }) =>
-      Effect.flatMap(served.own(params.id), (owned) => served.live(owned, () => byId.respond(owned.id, params.requestId, payload))))
+      Effect.flatMap(served.own(params.id), (owned) => served.live(owned, () => runs.answer(owned.id, byId.respond(owned.id, params.requestId, payload)))))
     .handle("usage", ({ params }) =>
       Effect.map(served.own(params.id), (owned) => {
         const price = settings.prices?.(owned.agent)
