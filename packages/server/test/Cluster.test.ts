@@ -6,13 +6,15 @@
  * session through runner A's server and streams a run that waits for an approval halfway; the
  * client drops mid-stream and reconnects to runner B's server with its `Last-Event-ID`: it reads
  * exactly the events after it, those written before the reconnect and those after (the approval,
- * answered through B, lets the run finish), for a session held by each runner. On B, another
+ * answered through B, lets the run finish), for a session held by each runner, and the session
+ * holds the run's events once (no server wrote them twice: B, answering, does not follow a run A's
+ * server reads). On B, another
  * principal's requests are answered as for a session that does not exist. Then a second run's stream
  * hops from runner to runner, dropped after a few events each time (drawn from a seed): the client
  * reads the run once, whole.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schedule } from "effect"
 import * as path from "node:path"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
 import { type Child, settled } from "../../cluster/test/support/runners.ts"
@@ -66,7 +68,7 @@ const oneOnEach = (url: string) =>
       const started = yield* request(url, "/sessions", { token: alice, body: { id } })
       assert.strictEqual(started.status, 201, JSON.stringify(started.body))
       const ran = yield* request(url, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
-      assert.strictEqual(ran.status, 200)
+      assert.strictEqual(ran.status, 200, JSON.stringify(ran.body))
       held[ran.body.text] ??= id
     }
     return { a: held.a!, b: held.b! }
@@ -81,16 +83,16 @@ const resumedOnB = (urls: { readonly a: string; readonly b: string }, id: string
     const prompt = `deploy ${id}`
     const onA = yield* Effect.scoped(Effect.gen(function*() {
       const stream = yield* open(urls.a, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt } })
-      assert.strictEqual(stream.status, 200)
+      assert.strictEqual(stream.status, 200, stream.body)
       const frames: Array<Frame> = []
       for (let i = 0; i < drop; i++) frames.push(yield* stream.next)
       return frames
     }))
     const events = yield* open(urls.b, `/sessions/${id}/events`, { token: alice, lastEventId: String(onA.at(-1)!.id) })
-    assert.strictEqual(events.status, 200)
+    assert.strictEqual(events.status, 200, events.body)
     const asked = yield* until(events, (frame) => frame.event === "ApprovalRequested")
     const answered = yield* request(urls.b, `/sessions/${id}/approvals/call_1`, { token: alice, body: { approved: true } })
-    assert.strictEqual(answered.status, 204)
+    assert.strictEqual(answered.status, 204, JSON.stringify(answered.body))
     const onB = [...asked, ...(yield* until(events, isEnd))]
     // The whole session read again (the `whoami` run, then this one), from A.
     const all = yield* open(urls.a, `/sessions/${id}/events`, { token: alice })
@@ -128,14 +130,14 @@ const hopping = (urls: { readonly a: string; readonly b: string }, id: string, s
         const stream = last === undefined
           ? yield* open(url, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt: `deploy ${id}` } })
           : yield* open(url, `/sessions/${id}/events`, { token: alice, lastEventId: String(last.id) })
-        assert.strictEqual(stream.status, 200)
+        assert.strictEqual(stream.status, 200, `seed ${seed}: ${stream.body}`)
         const frames: Array<Frame> = []
         for (let count = draw(4); frames.length < count && frames.at(-1)?.event !== "AgentEnd";) {
           const frame = yield* stream.next
           frames.push(frame)
           if (frame.event !== "ApprovalRequested") continue
           const answered = yield* request(url, `/sessions/${id}/approvals/call_1`, { token: alice, body: { approved: true } })
-          assert.strictEqual(answered.status, 204)
+          assert.strictEqual(answered.status, 204, `seed ${seed}: ${JSON.stringify(answered.body)}`)
         }
         return frames
       }))
@@ -150,6 +152,26 @@ const hopping = (urls: { readonly a: string; readonly b: string }, id: string, s
     }))
     return { reads, run: again }
   })
+
+/** Session `id` as `url`'s server has it once no run it started runs (polled, 50 ms apart, for at most 10 s). */
+const idle = (url: string, id: string) =>
+  request(url, `/sessions/${id}`, { token: alice }).pipe(
+    Effect.flatMap((got) => got.body.running === false ? Effect.succeed(got.body) : Effect.fail(`still running: ${JSON.stringify(got.body)}`)),
+    Effect.retry({ schedule: Schedule.spaced("50 millis"), times: 200 })
+  )
+
+/** The events of session `id` after `from` up to `to`, as `event seq runId` (what a run wrote past its end). */
+const extra = (url: string, id: string, from: number, to: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    if (to <= from) return []
+    const events = yield* open(url, `/sessions/${id}/events`, { token: alice, lastEventId: String(from) })
+    const frames: Array<string> = []
+    while (frames.length < to - from) {
+      const frame = yield* events.next
+      frames.push(`${frame.id} ${frame.event} seq ${frame.data.seq} run ${frame.data.runId}`)
+    }
+    return frames
+  }))
 
 /** Another principal's requests to B for alice's session `id`, and the same for a session nobody started. */
 const isolatedOnB = (url: string, id: string) =>
@@ -193,6 +215,9 @@ const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
       )
       assert.deepStrictEqual(run.filter((frame) => frame.event !== "TextDelta").map((frame) => frame.event), EVENTS)
       assert.deepStrictEqual(run.at(-1)!.data.outcome, "completed")
+      // Once A's server read the run's stream to its end, the session holds this run's events and no more.
+      const after = yield* idle(urls.a, id)
+      assert.deepStrictEqual(yield* extra(urls.b, id, run.at(-1)!.id, after.lastEventId), [])
       const history = yield* request(urls.b, `/sessions/${id}/history`, { token: alice })
       assert.deepStrictEqual(history.body.map((message: { _tag: string }) => message._tag), [
         "UserMessage",
@@ -205,7 +230,7 @@ const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
       yield* isolatedOnB(urls.b, id)
 
       const seed = Math.floor(Math.random() * 2 ** 32)
-      const hopped = yield* hopping(urls, id, seed)
+      const hopped = yield* hopping(urls, id, seed).pipe(Effect.onError(() => Effect.logError(`hopping between the runners with seed ${seed}`)))
       assert.deepStrictEqual(hopped.reads.flat(), hopped.run, `seed ${seed}: connections of ${hopped.reads.map((frames) => frames.length).join(", ")} events`)
       assert.isAbove(hopped.reads.length, 8, `seed ${seed}`)
       assert.deepStrictEqual(hopped.run.filter((frame) => frame.event !== "TextDelta").map((frame) => frame.event), EVENTS)
