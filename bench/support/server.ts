@@ -44,11 +44,14 @@ export const textModel = (text: string, chunks: number): Model.Service => {
 export interface Served {
   readonly url: string
   readonly byId: Sessions.ByIdService
+  /** The same routes as a web handler (`Server.handler`), no socket: records of its own, the same sessions. */
+  readonly web: Server.Handler
 }
 
 /**
  * Sessions of `agent` on `model` in this process, their `ById`, and the server in front of it on
- * loopback, principal `p<i>` holding token `t<i>` (i < `principals`), until the scope closes.
+ * loopback, principal `p<i>` holding token `t<i>` (i < `principals`), until the scope closes;
+ * the same routes as a web handler beside them.
  */
 export const serve = (model: Model.Service, options: { readonly principals: number; readonly limits?: Server.Options["limits"] }): Effect.Effect<Served, unknown, Scope.Scope> =>
   Effect.gen(function*() {
@@ -61,7 +64,8 @@ export const serve = (model: Model.Service, options: { readonly principals: numb
     const tokens = Object.fromEntries(Array.from({ length: options.principals }, (_, i) => [`t${i}`, `p${i}`]))
     const routes = Server.layerById({ auth: Auth.bearer(tokens), limits: options.limits })
     const { url } = yield* Server.listen(routes, { limits: options.limits }).pipe(Effect.provide(context))
-    return { url, byId: Context.get(context, Sessions.ById) }
+    const web = yield* Server.handler(routes).pipe(Effect.provide(context))
+    return { url, byId: Context.get(context, Sessions.ById), web }
   })
 
 /** A JSON request to the server with fetch (undici, keep-alive): the status and the body parsed. */
