@@ -2,16 +2,18 @@
  * The server in front of the cluster (issue 40, "streams that resume … across two runners"): two
  * runner processes (fixtures/clusterServer.ts) on one database, on SQLite and on a real Postgres
  * (the cluster's support/embeddedPostgres.ts), each serving HTTP with `Server.layerById` over the
- * cluster's `Sessions.ById` and the server's records in the same database. A principal starts a
- * session through runner A's server and streams a run that waits for an approval halfway; the
- * client drops mid-stream and reconnects to runner B's server with its `Last-Event-ID`: it reads
- * exactly the events after it, those written before the reconnect and those after (the approval,
- * answered through B, lets the run finish), for a session held by each runner, and the session
- * holds the run's events once (no server wrote them twice: B, answering, does not follow a run A's
- * server reads). On B, another
- * principal's requests are answered as for a session that does not exist. Then a second run's stream
- * hops from runner to runner, dropped after a few events each time (drawn from a seed): the client
- * reads the run once, whole.
+ * cluster's `Sessions.ById` and the server's records in the same database (`SqlServerStore`).
+ *
+ * A principal starts a session through runner A's server and streams a run that waits for an
+ * approval halfway; the client drops mid-stream and reconnects to runner B's server with its
+ * `Last-Event-ID`: it reads exactly the events after it, those written before the reconnect and
+ * those after (the approval, answered through B, lets the run finish), for a session held by each
+ * runner; the session holds the run's events once (B, answering, follows no run A's server reads).
+ * On B, another principal's requests are answered as for a session that does not exist. A second
+ * run's stream hops from runner to runner, dropped after a few events each time (drawn from a
+ * seed): the client reads the run once, whole. And the runner holding a session dies while its run
+ * waits and its client reads on that runner's server: resumed on the survivor's, the client reads
+ * every event once and the run's end.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
@@ -25,7 +27,7 @@ import { type Frame, open, request } from "./fixtures/sseClient.ts"
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/clusterServer.ts")
 
-/** Runners `a` and `b` on `location`, each serving HTTP; their processes and their servers' URLs. */
+/** Runners `a` and `b` on `location`, each serving HTTP: their servers' URLs, and their processes. */
 const twoServers = (kind: "sqlite" | "pg", location: string) =>
   Effect.gen(function*() {
     const runners = { a: yield* storeWriter([kind, location, "a"], fixture), b: yield* storeWriter([kind, location, "b"], fixture) }
@@ -39,7 +41,7 @@ const twoServers = (kind: "sqlite" | "pg", location: string) =>
     // A runner joining is kept out of the assignment for a while, then shards move to it: a run
     // is streamed once the shards stay where they are.
     yield* settled(runners)
-    return urls
+    return { urls, runners }
   })
 
 const alice = "tok-alice"
@@ -200,7 +202,7 @@ const isolatedOnB = (url: string, id: string) =>
 
 const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
   Effect.gen(function*() {
-    const urls = yield* twoServers(kind, location)
+    const { urls } = yield* twoServers(kind, location)
     const held = yield* oneOnEach(urls.a)
     for (const [id, drop] of [[held.a, 3], [held.b, 9]] as const) {
       const { onA, onB, prompt, run, whoami } = yield* resumedOnB(urls, id, drop)
@@ -241,6 +243,44 @@ const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
     assert.includeMembers(listed.body.sessions.map((session: { id: string }) => session.id), [held.a, held.b])
   })
 
+/**
+ * Runner B, holding a session whose run A's server streams, is killed (`kill -9`) while the run
+ * waits for approval and the client reads it on B's server: the client resumes on A's server after
+ * its `Last-Event-ID` and answers there. The session moves to A, where the answer continues the
+ * run; the stream A's server reads was the dead runner's, sent again to A, which cannot replay what
+ * the run made since (ADR 0072): it ends with an `Error` and a failed `AgentEnd`, written once,
+ * and the history holds the run's reply.
+ */
+const killedWhileWaiting = (kind: "sqlite" | "pg", location: string) =>
+  Effect.gen(function*() {
+    const { runners, urls } = yield* twoServers(kind, location)
+    const id = (yield* oneOnEach(urls.a)).b
+    const prompt = `deploy ${id}`
+    const read = yield* Effect.scoped(Effect.gen(function*() {
+      const first = yield* Effect.scoped(Effect.flatMap(open(urls.a, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt } }), (stream) => Effect.all([stream.next, stream.next])))
+      const onB = yield* open(urls.b, `/sessions/${id}/events`, { token: alice, lastEventId: String(first[1].id) })
+      return [...first, ...(yield* until(onB, (frame) => frame.event === "ApprovalRequested"))]
+    }))
+    yield* runners.b.kill
+    assert.match(yield* runners.b.next, /^exited null: /)
+    const rest = yield* Effect.scoped(Effect.gen(function*() {
+      const onA = yield* open(urls.a, `/sessions/${id}/events`, { token: alice, lastEventId: String(read.at(-1)!.id) })
+      assert.strictEqual(onA.status, 200, onA.body)
+      const answered = yield* request(urls.a, `/sessions/${id}/approvals/call_1`, { token: alice, body: { approved: true } })
+      assert.strictEqual(answered.status, 204, JSON.stringify(answered.body))
+      return yield* until(onA, isEnd)
+    }))
+    const run = [...read, ...rest]
+    assert.deepStrictEqual(run.map((frame) => frame.id), Array.from({ length: run.length }, (_, i) => read[0]!.id + i))
+    assert.deepStrictEqual(run.map((frame) => frame.event).filter((event) => event !== "TextDelta"), ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "Error", "AgentEnd"])
+    assert.deepStrictEqual(rest.map((frame) => [frame.data.seq, frame.data.runId]), [[-1, read[0]!.data.runId], [-1, read[0]!.data.runId]])
+    assert.strictEqual(rest[1]!.data.outcome, "failed")
+    assert.deepStrictEqual((yield* idle(urls.a, id)).lastEventId, run.at(-1)!.id)
+    const history = yield* request(urls.a, `/sessions/${id}/history`, { token: alice })
+    assert.deepStrictEqual(history.body.slice(2).map((message: { _tag: string }) => message._tag), ["UserMessage", "AssistantMessage", "ToolResultMessage", "AssistantMessage"])
+    assert.deepStrictEqual(history.body.at(-1).parts, [{ _tag: "Text", text: Script.deltas(prompt, "last").join("") }])
+  })
+
 /** The events of a `deploy` run but its text deltas, in order. */
 const EVENTS = ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "ToolResult", "TurnStart", "TurnEnd", "AgentEnd"]
 
@@ -250,6 +290,12 @@ describe("Server in front of the cluster, two runners on one SQLite file", () =>
       const dir = yield* tempDir
       yield* acrossTwoRunners("sqlite", path.join(dir, "cluster.db"))
     })), 120_000)
+
+  it.live("kill -9 of the runner holding a session waiting for approval, its client on that runner's server: resumed on the other's, every event after Last-Event-ID once and the run's end; answered there, the run completes in the history", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* killedWhileWaiting("sqlite", path.join(dir, "cluster.db"))
+    })), 120_000)
 })
 
 layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("Server in front of the cluster, two runners on Postgres", (it) => {
@@ -258,5 +304,12 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("S
       const postgres = yield* EmbeddedPostgres
       const database = yield* Effect.orDie(postgres.createDatabase)
       yield* acrossTwoRunners("pg", `${postgres.socketDir}:${database}`)
+    })), { timeout: 120_000 })
+
+  it.effect("kill -9 of the runner holding a session waiting for approval, its client on that runner's server: resumed on the other's, every event after Last-Event-ID once and the run's end; answered there, the run completes in the history", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres
+      const database = yield* Effect.orDie(postgres.createDatabase)
+      yield* killedWhileWaiting("pg", `${postgres.socketDir}:${database}`)
     })), { timeout: 120_000 })
 })
