@@ -58,7 +58,10 @@ const readBody = (req: IncomingMessage, res: ServerResponse, max: number): Promi
     req.on("error", reject)
   })
 
-/** Writes `response` to `res`, its body at the client's pace; cancelled when the client goes. */
+/**
+ * Writes `response` to `res`: a body of known length (every answer but a stream) whole, in one
+ * write with its headers; a stream at the client's pace, cancelled when the client goes.
+ */
 const write = async (response: Response, res: ServerResponse): Promise<void> => {
   const headers: Record<string, string | Array<string>> = {}
   response.headers.forEach((value, key) => {
@@ -66,8 +69,9 @@ const write = async (response: Response, res: ServerResponse): Promise<void> => 
   })
   const cookies = response.headers.getSetCookie()
   if (cookies.length > 0) headers["set-cookie"] = cookies
+  if (response.body === null) return void res.writeHead(response.status, headers).end()
+  if (response.headers.has("content-length")) return void res.writeHead(response.status, headers).end(Buffer.from(await response.arrayBuffer()))
   res.writeHead(response.status, headers)
-  if (response.body === null) return void res.end()
   res.flushHeaders()
   const reader = response.body.getReader()
   res.on("close", () => void reader.cancel().catch(() => {}))
@@ -87,7 +91,11 @@ const write = async (response: Response, res: ServerResponse): Promise<void> => 
 export const toNodeListener = (handler: (request: Request) => Promise<Response>, options: { readonly maxBodyBytes: number }) =>
 (req: IncomingMessage, res: ServerResponse): void => {
   const aborted = new AbortController()
-  res.on("close", () => aborted.abort())
+  // Aborted only when the client goes before its answer's end: an abort builds a DOMException and
+  // wakes the request's listeners, a cost every answer paid when each one aborted at its close.
+  res.on("close", () => {
+    if (!res.writableFinished) aborted.abort()
+  })
   void (async () => {
     const method = req.method ?? "GET"
     const body = method === "GET" || method === "HEAD" ? undefined : await readBody(req, res, options.maxBodyBytes)
