@@ -140,4 +140,25 @@ describe("Server", () => {
       assert.strictEqual(openapi.status, 200)
       assert.isTrue("/sessions/{id}/events" in openapi.body.paths)
     }))
+
+  it.live("CORS is configured, not open: an allowed origin's preflight is answered, another origin gets no grant, and none is sent by default", () =>
+    Effect.gen(function*() {
+      const preflight = (url: string, origin: string) =>
+        Effect.promise(() =>
+          fetch(`${url}/sessions`, {
+            method: "OPTIONS",
+            headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" }
+          }).then((response) => ({
+            origin: response.headers.get("access-control-allow-origin"),
+            headers: response.headers.get("access-control-allow-headers")
+          }))
+        )
+      const routes = Server.layer({ agents: { ops: agent }, auth: Auth.bearer(tokens), cors: { origins: ["https://app.example.com"] } })
+      const configured = yield* Server.listen(routes)
+      assert.deepStrictEqual(yield* preflight(configured.url, "https://app.example.com"), { origin: "https://app.example.com", headers: "authorization,content-type,last-event-id" })
+      // Another origin is never granted (a browser refuses a grant naming someone else), nor is "*".
+      assert.include([null, "https://app.example.com"], (yield* preflight(configured.url, "https://evil.example.com")).origin)
+      const plain = yield* serve([])
+      assert.strictEqual((yield* preflight(plain.url, "https://app.example.com")).origin, null)
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([]), Sandbox.layerNoop()))))
 })
