@@ -77,7 +77,19 @@ const server = async () => {
   await new Promise((resolve) => setTimeout(resolve, 200))
 
   const child = fork(import.meta.filename, ["--clients", url], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  const next = () => new Promise<FromClients>((resolve) => child.once("message", (message) => resolve(message as FromClients)))
+  let exited = false
+  child.once("exit", () => exited = true)
+  // A child that fails (a stream refused, a run not started) ends the benchmark rather than hanging it.
+  const next = () =>
+    new Promise<FromClients>((resolve, reject) => {
+      if (exited) return reject(new Error("the clients' process exited"))
+      const onExit = (code: number | null) => reject(new Error(`the clients' process exited (code ${code}) before saying what it saw`))
+      child.once("exit", onExit)
+      child.once("message", (message) => {
+        child.off("exit", onExit)
+        resolve(message as FromClients)
+      })
+    })
   const before = memory()
   const opened = next()
   if ((await opened)._tag !== "Opened") throw new Error("the clients did not open their streams")
@@ -87,7 +99,7 @@ const server = async () => {
   child.send("run")
   const result = await delivered
   if (result._tag !== "Delivered") throw new Error("the clients did not count their events")
-  await new Promise<void>((resolve) => child.once("exit", () => resolve()))
+  if (!exited) await new Promise<void>((resolve) => child.once("exit", () => resolve()))
   await Effect.runPromise(Scope.close(scope, Exit.void))
 
   const rss = (open.rss - before.rss) / STREAMS
