@@ -20,6 +20,7 @@ import * as UiMessageStream from "../UiMessageStream.ts"
 import type * as Runs from "./runs.ts"
 import { answerOf, now, Served, type Service } from "./served.ts"
 import { endsRun } from "./sessionsHandlers.ts"
+import * as OpenRun from "./openRun.ts"
 import * as Tail from "./tail.ts"
 
 const encoder = new TextEncoder()
@@ -35,15 +36,26 @@ const runIdOf = (served: Service, id: string, first: number) =>
 const answer = (served: Service, id: string, after: number, ui: UiMessageStream.Encoder, release: Effect.Effect<void>) => {
   /** The calls this answer showed as asking, and not yet settled. */
   const asking = new Set<string>()
+  /** The calls of the turn's batch shown here with neither a result nor a request yet. */
+  const unsettled = new Set<string>()
   const step = (entry: ServerStore.Entry) =>
     Effect.gen(function*() {
       const event = entry.event
       const chunks = [...ui.push(event)]
       if (event.agentPath === undefined) {
-        if (event._tag === "ApprovalRequested") asking.add(event.callId)
-        if (event._tag === "ToolResult") asking.delete(event.callId)
+        if (event._tag === "TurnStart") unsettled.clear()
+        if (event._tag === "ToolCall") unsettled.add(event.callId)
+        if (event._tag === "ApprovalRequested") {
+          asking.add(event.callId)
+          unsettled.delete(event.callId)
+        }
+        if (event._tag === "ToolResult") {
+          asking.delete(event.callId)
+          unsettled.delete(event.callId)
+        }
       }
-      if (endsRun(entry) || asking.size === 0) return { chunks, end: endsRun(entry) }
+      // The run waits for people once every call of its batch has its result or asks (the batch parked).
+      if (endsRun(entry) || asking.size === 0 || unsettled.size > 0) return { chunks, end: endsRun(entry) }
       // Nothing newer written: does the run wait for people, on calls all shown here?
       const newer = yield* served.store.read(id, entry.id, 1)
       if (newer.entries.length > 0) return { chunks, end: false }
@@ -63,20 +75,11 @@ const answer = (served: Service, id: string, after: number, ui: UiMessageStream.
   return HttpServerResponse.stream(body, { headers: UiMessageStream.HEADERS })
 }
 
-/** The number of the last `ApprovalRequested` of `callIds` in the run from `first` on (the continuation starts after it). */
-const lastAsked = (served: Service, id: string, first: number, callIds: ReadonlySet<string>) =>
-  Effect.gen(function*() {
-    let cursor = first - 1
-    let last = first - 1
-    while (true) {
-      const read = yield* served.store.read(id, cursor, 256)
-      if (read.entries.length === 0) return last
-      for (const entry of read.entries) {
-        if (entry.event._tag === "ApprovalRequested" && callIds.has(entry.event.callId)) last = entry.id
-      }
-      cursor = read.entries[read.entries.length - 1]!.id
-    }
-  }).pipe(Effect.mapError(answerOf))
+/** The newest `ApprovalRequested` kept of one of `callIds`: the continuation of its run starts after it. */
+const lastAsked = (served: Service, id: string, callIds: ReadonlySet<string>) =>
+  OpenRun.findLast(served.store, id, (entry) => (entry.event._tag === "ApprovalRequested" && callIds.has(entry.event.callId) ? "take" : "skip")).pipe(
+    Effect.mapError(answerOf)
+  )
 
 export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handlers) {
   const served = yield* Served
@@ -99,6 +102,13 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
   const begun = (active: Runs.Active, id: string) =>
     Effect.flatMap(Deferred.await(active.started), (first) => Effect.map(runIdOf(served, id, first), (runId) => ({ first, runId }))).pipe(Effect.mapError(answerOf))
 
+  /** The run going on: one started (or followed) here, else the one the store shows (another runner's server reads it). */
+  const current = (id: string) => {
+    const active = runs.active(id)
+    if (active !== undefined) return Effect.map(begun(active, id), Option.some)
+    return OpenRun.find(store, id).pipe(Effect.mapBoth({ onFailure: answerOf, onSuccess: Option.map((entry) => ({ first: entry.id, runId: entry.event.runId })) }))
+  }
+
   return handlers
     .handle("send", ({ payload }) =>
       Effect.gen(function*() {
@@ -116,35 +126,32 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
           }, { discard: true })
           // A run parked before this server started (or started by another) is followed from here.
           yield* served.live(owned, () => runs.answer(owned.id, give))
-          const active = runs.active(owned.id)
-          if (active === undefined) return yield* new Conflict({ message: "the run these answers were for has ended" })
-          const { first, runId } = yield* begun(active, owned.id)
-          const after = yield* lastAsked(served, owned.id, first, new Set(fresh.map((given) => given.callId)))
+          // Where the run goes on from: after the request of an answered call (its run's message), or
+          // (the request lost to a kill -9) the run going on now.
+          const asked = yield* lastAsked(served, owned.id, new Set(fresh.map((given) => given.callId)))
+          const from = Option.isSome(asked)
+            ? Option.some({ after: asked.value.id, runId: asked.value.event.runId })
+            : Option.map(yield* current(owned.id), ({ first, runId }) => ({ after: first - 1, runId }))
+          if (Option.isNone(from)) return yield* new Conflict({ message: "the run these answers were for has ended" })
           const release = yield* served.slot
-          return answer(served, owned.id, after, UiMessageStream.make({ messageId: runId, continuing: true, answers: fresh }), release)
+          return answer(served, owned.id, from.value.after, UiMessageStream.make({ messageId: from.value.runId, continuing: true, answers: fresh }), release)
         }
         if (payload.trigger === "regenerate-message") {
           return yield* new BadRequest({ message: "regenerating a reply is not supported: the session keeps its history; send a new message instead" })
         }
         const prompt = UiMessageStream.promptOf(payload)
         if (prompt._tag === "Failure") return yield* new BadRequest({ message: prompt.failure.message })
-        yield* served.live(owned, () => byId.pending(owned.id))
         const release = yield* served.slot
-        const active = yield* runs.start(owned.id, prompt.success).pipe(Effect.onError(() => release))
-        if (active === undefined) {
-          yield* release
-          return yield* new Conflict({ message: "a run of this chat is running: wait for it, or stop it first" })
-        }
-        const { first, runId } = yield* begun(active, owned.id).pipe(Effect.onError(() => release))
+        const { first } = yield* served.startRun(owned, prompt.success).pipe(Effect.onError(() => release))
+        const runId = yield* runIdOf(served, owned.id, first).pipe(Effect.mapError(answerOf), Effect.onError(() => release))
         return answer(served, owned.id, first - 1, UiMessageStream.make({ messageId: runId }), release)
       }))
     .handle("resume", ({ params }) =>
       Effect.gen(function*() {
         const owned = yield* served.own(params.id)
-        const active = runs.active(owned.id)
-        if (active === undefined) return HttpServerResponse.empty({ status: 204 })
+        const going = yield* current(owned.id)
+        if (Option.isNone(going)) return HttpServerResponse.empty({ status: 204 })
         const release = yield* served.slot
-        const { first, runId } = yield* begun(active, owned.id).pipe(Effect.onError(() => release))
-        return answer(served, owned.id, first - 1, UiMessageStream.make({ messageId: runId }), release)
+        return answer(served, owned.id, going.value.first - 1, UiMessageStream.make({ messageId: going.value.runId }), release)
       }))
 }))

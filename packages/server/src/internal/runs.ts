@@ -8,9 +8,10 @@
  * writes an `Error` and an `AgentEnd` of its own (`seq` -1), so no reader waits for an end that will
  * not come.
  */
-import { Clock, Deferred, Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
+import * as OpenRun from "./openRun.ts"
 import type { RunOutcome } from "../Api.ts"
 import type * as ServerStore from "../ServerStore.ts"
 
@@ -91,17 +92,23 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
   const drive = (id: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
     Effect.gen(function*() {
       const tally = new Tally()
+      // After each write the readers get their turn: a run's last events reach them before its end is settled.
       const write = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.map(store.append(id, events, now), (ids) => {
-            events.forEach((event, i) => tally.add(event, ids[i]!))
-            if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
-          }))
+          Effect.andThen(
+            Effect.map(store.append(id, events, now), (ids) => {
+              events.forEach((event, i) => tally.add(event, ids[i]!))
+              if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
+            }),
+            Effect.yieldNow
+          ))
       const exit = yield* Effect.exit(Stream.runForEachArray(events, write))
       if (tally.outcome === undefined && Exit.isFailure(exit)) {
         const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
         // Nothing was written: the run never started (no such session, a store down); its caller is told.
         if (tally.lastEventId === 0 && failure !== undefined) {
+          // Forgotten first: the caller told may start the run again at once (the session woken).
+          forget(id, active)
           yield* Deferred.fail(active.started, failure.error)
         } else {
           const message = failure === undefined ? "the run's stream ended without its end" : failure.error.message
@@ -112,7 +119,12 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
       // A followed run that wrote nothing (the session stopped first): its waiters are told.
       yield* Deferred.fail(active.started, Sessions.failed(id, { message: "the run ended before it sent an event" }))
       yield* Deferred.succeed(active.ended, tally.result)
-    }).pipe(Effect.ensuring(Effect.sync(() => runs.delete(id))))
+    }).pipe(Effect.ensuring(Effect.sync(() => forget(id, active))))
+
+  /** `active` no longer the session's run (a later one is left alone). */
+  const forget = (id: string, active: Active) => {
+    if (runs.get(id) === active) runs.delete(id)
+  }
 
   const register = Effect.gen(function*() {
     const started = yield* Deferred.make<number, Sessions.SessionsError | ServerStore.ServerStoreError>()
@@ -120,12 +132,8 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
     return { started, ended } satisfies Active
   })
 
-  /** Whether the store shows no run of the session going on: its last event (if any) ends one. */
-  const idle = (id: string) =>
-    store.owned(id).pipe(
-      Effect.flatMap((owned) => owned._tag === "None" || owned.value.lastEventId === 0 ? Effect.succeed(true) : Effect.map(store.read(id, owned.value.lastEventId - 1, 1), (read) => read.entries.every((entry) => entry.event._tag === "AgentEnd" && entry.event.agentPath === undefined))),
-      Effect.orElseSucceed(() => false)
-    )
+  /** Whether the store shows no run of the session going on. */
+  const idle = (id: string) => Effect.orElseSucceed(Effect.map(OpenRun.find(store, id), Option.isNone), () => false)
 
   /** The observed events of the run an answer continues: its own, to its AgentEnd. */
   const continued = (events: Stream.Stream<SessionEvent.SessionEvent>) =>
@@ -157,7 +165,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
           runs.set(id, active)
           const fiber = yield* Effect.forkIn(Effect.ensuring(drive(id, continued(events), active), Scope.close(own, Exit.void)), scope)
           // Refused: nothing continues; the follower goes.
-          return yield* Effect.onError(answer, () => Effect.andThen(Fiber.interrupt(fiber), Effect.sync(() => runs.get(id) === active && runs.delete(id))))
+          return yield* Effect.onError(answer, () => Effect.andThen(Fiber.interrupt(fiber), Effect.sync(() => forget(id, active))))
         })
       })
   }

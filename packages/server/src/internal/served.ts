@@ -6,7 +6,7 @@
  * A session the server started but that is not running (the server restarted, the session
  * stopped) is started again, from its store, by the first call that needs it.
  */
-import { Clock, Context, Effect, Layer, Option, Scope } from "effect"
+import { Clock, Context, Deferred, Effect, Layer, Option, Scope } from "effect"
 import * as Sessions from "@condukt/core/Sessions"
 import type * as Usage from "@condukt/core/Usage"
 import { Principal } from "../Auth.ts"
@@ -35,6 +35,11 @@ export interface Service {
   readonly own: (id: string) => Effect.Effect<ServerStoreModule.Owned, NotFound | Unavailable, Principal>
   /** `use` on the session, started again first when it is not running. */
   readonly live: <A>(owned: ServerStoreModule.Owned, use: () => Effect.Effect<A, Sessions.SessionsError>) => Effect.Effect<A, NotFound | Conflict | BadRequest | Unavailable>
+  /**
+   * Starts `prompt` in the session, woken from its store first when it is not running; the run and
+   * the number of its first event. `Conflict` while a run started here runs.
+   */
+  readonly startRun: (owned: ServerStoreModule.Owned, prompt: string) => Effect.Effect<{ readonly active: Runs.Active; readonly first: number }, NotFound | Conflict | BadRequest | Unavailable>
   /** Takes one of the principal's stream slots, refused when none is free; the effect that gives it back. */
   readonly slot: Effect.Effect<Effect.Effect<void>, TooManyRequests, Principal>
 }
@@ -94,6 +99,26 @@ export const layer = (settings: Settings): Layer.Layer<Served, never, Sessions.B
         Effect.mapError(answerOf)
       )
 
+    const startRun: Service["startRun"] = (owned, prompt) => {
+      const attempt = Effect.gen(function*() {
+        const active = yield* runs.start(owned.id, prompt)
+        if (active === undefined) {
+          return yield* new Conflict({
+            message: `a run is running in session ${JSON.stringify(owned.id.slice(0, 64))}: follow it (GET /sessions/{id}/events) or abort it (POST /sessions/{id}/abort) before starting another`
+          })
+        }
+        return { active, first: yield* Deferred.await(active.started) }
+      })
+      // Only a run that finds the session not running pays for waking it (no round trip before each run).
+      return attempt.pipe(
+        Effect.catchIf(
+          (error) => error._tag === "SessionsError" && error.reason._tag === "NotFound",
+          () => Effect.andThen(live(owned, () => byId.pending(owned.id)), attempt)
+        ),
+        Effect.mapError((error) => (error._tag === "SessionsError" || error._tag === "ServerStoreError" ? answerOf(error) : error))
+      )
+    }
+
     const slot: Service["slot"] = Effect.flatMap(Principal, ({ id }) =>
       Effect.suspend(() => {
         const open = streams.get(id) ?? 0
@@ -111,7 +136,7 @@ export const layer = (settings: Settings): Layer.Layer<Served, never, Sessions.B
         }))
       }))
 
-    return Served.of({ byId, store, runs, settings, own, live, slot })
+    return Served.of({ byId, store, runs, settings, own, live, startRun, slot })
   }))
 
 /** The clock's now, in epoch ms. */

@@ -2,7 +2,7 @@
  * sessionsHandlers — the `sessions` group: a principal's sessions, their runs, their events stream
  * (resumed after `Last-Event-ID`), their history and the answers they wait for.
  */
-import { Deferred, Effect, Stream } from "effect"
+import { Deferred, Effect, Option, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import * as Usage from "@condukt/core/Usage"
 import * as Uuid7 from "@condukt/core/Uuid7"
@@ -10,6 +10,7 @@ import { Api } from "../Api.ts"
 import { Principal } from "../Auth.ts"
 import { BadRequest, Conflict, Gone } from "../ServerError.ts"
 import type * as ServerStore from "../ServerStore.ts"
+import * as OpenRun from "./openRun.ts"
 import { answerOf, now, Served } from "./served.ts"
 import * as Sse from "./sse.ts"
 import * as Tail from "./tail.ts"
@@ -17,25 +18,11 @@ import * as Tail from "./tail.ts"
 /** Whether `entry` ends its run (the top-level session's AgentEnd, not a sub-agent's). */
 export const endsRun = (entry: ServerStore.Entry): boolean => entry.event._tag === "AgentEnd" && entry.event.agentPath === undefined
 
-const busy = (id: string) =>
-  new Conflict({
-    message: `a run is running in session ${JSON.stringify(id.slice(0, 64))}: follow it (GET /sessions/{id}/events) or abort it (POST /sessions/{id}/abort) before starting another`
-  })
-
 export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(handlers) {
   const served = yield* Served
   const { byId, runs, settings, store } = served
 
-  /** Starts `prompt` in the session (started again first if it is not running); the run, once its first event is written. */
-  const startRun = (owned: ServerStore.Owned, prompt: string) =>
-    Effect.gen(function*() {
-      // Wakes the session (from its store) when it is not running, before the run's stream needs it.
-      yield* served.live(owned, () => byId.pending(owned.id))
-      const active = yield* runs.start(owned.id, prompt)
-      if (active === undefined) return yield* busy(owned.id)
-      const first = yield* Deferred.await(active.started).pipe(Effect.mapError(answerOf))
-      return { active, first }
-    })
+  const startRun = served.startRun
 
   return handlers
     .handle("start", ({ payload }) =>
@@ -62,7 +49,12 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
         const sessions = yield* store.list(principal.id, { limit: query.limit ?? 100, before: query.before }).pipe(Effect.mapError(answerOf))
         return { sessions }
       }))
-    .handle("get", ({ params }) => Effect.map(served.own(params.id), (owned) => ({ ...owned, running: runs.active(owned.id) !== undefined })))
+    .handle("get", ({ params }) =>
+      Effect.flatMap(served.own(params.id), (owned) =>
+        runs.active(owned.id) !== undefined
+          ? Effect.succeed({ ...owned, running: true })
+          // A run another server (or this process before a restart) started shows in the store.
+          : Effect.mapBoth(OpenRun.find(store, owned.id), { onFailure: answerOf, onSuccess: (open) => ({ ...owned, running: Option.isSome(open) }) })))
     .handle("stop", ({ params }) => Effect.flatMap(served.own(params.id), (owned) => Effect.mapError(byId.stop(owned.id), answerOf)))
     .handle("run", ({ params, payload }) =>
       Effect.gen(function*() {
