@@ -103,6 +103,46 @@ const resumedOnB = (urls: { readonly a: string; readonly b: string }, id: string
     return { onA, onB, whoami, run, prompt }
   }))
 
+/** A UI message stream's chunks, read to its end (`[DONE]`). */
+const uiChunks = (response: Response) =>
+  Effect.promise(async () => {
+    const text = await response.text()
+    return text.split("\n\n").flatMap((frame) => (frame.startsWith("data: ") && frame !== "data: [DONE]" ? [JSON.parse(frame.slice(6)) as { type: string; finishReason?: string }] : []))
+  })
+
+/**
+ * A chat on runner B while A's server reads its run: the resume on B shows the run waiting for the
+ * approval (not a 204), and the chat's answer given on B continues the message to the run's end.
+ */
+const chatOnB = (urls: { readonly a: string; readonly b: string }, id: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const prompt = `deploy ${id}`
+    const onA = yield* open(urls.a, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt } })
+    yield* until(onA, (frame) => frame.event === "ApprovalRequested")
+    const headers = { authorization: `Bearer ${alice}`, "content-type": "application/json" }
+    const resumed = yield* Effect.promise(() => fetch(`${urls.b}/chat/${id}/stream`, { headers }))
+    assert.strictEqual(resumed.status, 200)
+    const waiting = yield* uiChunks(resumed)
+    assert.deepStrictEqual(waiting.filter((chunk) => chunk.type === "tool-approval-request" || chunk.type === "finish"), [
+      { type: "tool-approval-request", approvalId: "call_1", toolCallId: "call_1" } as never,
+      { type: "finish", finishReason: "tool-calls" }
+    ])
+    const body = {
+      id,
+      trigger: "submit-message",
+      messages: [
+        { id: "m1", role: "user", parts: [{ type: "text", text: prompt }] },
+        { id: "m2", role: "assistant", parts: [{ type: "tool-deploy", toolCallId: "call_1", state: "approval-responded", input: { target: id }, approval: { id: "call_1", approved: true } }] }
+      ]
+    }
+    const answered = yield* Effect.promise(() => fetch(`${urls.b}/chat`, { method: "POST", headers, body: JSON.stringify(body) }))
+    assert.strictEqual(answered.status, 200)
+    const rest = yield* uiChunks(answered)
+    assert.deepStrictEqual(rest.at(-1), { type: "finish", finishReason: "stop" })
+    assert.isTrue(rest.some((chunk) => chunk.type === "tool-output-available"))
+    assert.strictEqual((yield* until(onA, isEnd)).at(-1)!.data.outcome, "completed")
+  }))
+
 /** Numbers in [1, max] drawn from a seed (xorshift32): the same seed, the same numbers (a failure names its seed). */
 const draws = (seed: number) => {
   let state = seed >>> 0 || 1
@@ -238,6 +278,7 @@ const acrossTwoRunners = (kind: "sqlite" | "pg", location: string) =>
       assert.deepStrictEqual(hopped.run.filter((frame) => frame.event !== "TextDelta").map((frame) => frame.event), EVENTS)
       assert.deepStrictEqual(hopped.run.map((frame) => frame.id), Array.from({ length: hopped.run.length }, (_, i) => run.at(-1)!.id + 1 + i))
     }
+    yield* chatOnB(urls, held.b)
     // Alice's sessions, as B's server lists them: those she started through A.
     const listed = yield* request(urls.b, "/sessions", { token: alice })
     assert.includeMembers(listed.body.sessions.map((session: { id: string }) => session.id), [held.a, held.b])

@@ -86,6 +86,9 @@ class Tally {
  */
 export type Follow = "always" | "idle"
 
+/** Whether `event` ends its run: the session's own AgentEnd, not a sub-agent's. */
+const endsRun = (event: SessionEvent.SessionEvent): boolean => event._tag === "AgentEnd" && event.agentPath === undefined
+
 export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, scope: Scope.Scope, follow: Follow): Runs => {
   const runs = new Map<string, Active>()
 
@@ -99,6 +102,11 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
             Effect.map(store.append(id, events, now), (ids) => {
               events.forEach((event, i) => tally.add(event, ids[i]!))
               if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
+              // Its end written, the run is over here, whatever its stream takes to close (a cluster's).
+              if (tally.outcome !== undefined) {
+                forget(id, active)
+                Deferred.doneUnsafe(active.ended, Exit.succeed(tally.result))
+              }
             }),
             Effect.yieldNow
           ))
@@ -139,7 +147,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
   const continued = (events: Stream.Stream<SessionEvent.SessionEvent>) =>
     events.pipe(
       Stream.filter((event) => event.runId !== ""),
-      Stream.takeUntil((event) => event._tag === "AgentEnd" && event.agentPath === undefined)
+      Stream.takeUntil(endsRun)
     )
 
   return {
@@ -151,7 +159,8 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
           const active = yield* register
           // Registered before the fiber runs, so a second start sees it at once.
           runs.set(id, active)
-          yield* Effect.forkIn(drive(id, byId.stream(id, prompt), active), scope)
+          // Ended at its AgentEnd: a stream that takes a while to close (a cluster's) holds no run open.
+          yield* Effect.forkIn(drive(id, Stream.takeUntil(byId.stream(id, prompt), endsRun), active), scope)
           return active
         })
       }),
