@@ -10,13 +10,14 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { AbstractChat, type ChatState, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage } from "ai"
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, readUIMessageStream, type UIMessage } from "ai"
 import { Effect, Layer, Schema } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import type * as Message from "@condukt/core/Message"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as Tool from "@condukt/core/Tool"
 import { Auth, Server, UiMessageStream } from "../src/index.ts"
+import { plainState, TestChat } from "./fixtures/chat.ts"
 
 const Read = Tool.make("read", {
   description: "Reads a file",
@@ -52,26 +53,6 @@ const env = Layer.mergeAll(
   ]),
   Sandbox.layerNoop()
 )
-
-/** A chat's state as plain fields: what `useChat` keeps in React state. */
-const plainState = (): ChatState<UIMessage> => {
-  const state: ChatState<UIMessage> = {
-    status: "ready",
-    error: undefined,
-    messages: [],
-    pushMessage: (message) => void (state.messages = [...state.messages, message]),
-    popMessage: () => void (state.messages = state.messages.slice(0, -1)),
-    replaceMessage: (index, message) => void (state.messages = state.messages.map((m, i) => (i === index ? message : m))),
-    snapshot: (thing) => structuredClone(thing)
-  }
-  return state
-}
-
-class TestChat extends AbstractChat<UIMessage> {
-  get json(): ReadonlyArray<unknown> {
-    return JSON.parse(JSON.stringify(this.state.messages))
-  }
-}
 
 const answers: ReadonlyArray<UiMessageStream.Answer> = [{ callId: "c_rm", approved: true }, { callId: "c_deploy", approved: false, reason: "not on a Friday" }]
 

@@ -9,13 +9,12 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpApi } from "effect/http-api"
-import * as Agent from "@condukt/core/Agent"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as SessionStore from "@condukt/core/SessionStore"
-import * as Tool from "@condukt/core/Tool"
 import { Api, Auth, Server, WorkflowRuns } from "../src/index.ts"
+import { agent } from "./fixtures/ops.ts"
 
 const PRINCIPALS = 50
 const SESSIONS = 20
@@ -23,14 +22,6 @@ const SESSIONS = 20
 const SAMPLED = Array.from({ length: PRINCIPALS / 5 }, (_, i) => `p${i * 5}-s0`)
 /** Requests in flight at once. */
 const CONCURRENCY = 64
-
-const Deploy = Tool.make("deploy", {
-  description: "Deploys",
-  parameters: Schema.Struct({ target: Schema.String }),
-  needsApproval: true,
-  call: ({ target }) => Effect.succeed(`deployed ${target}`)
-})
-const agent = Agent.make({ name: "ops", model: "test:x", tools: [Deploy] })
 
 const tokens = Object.fromEntries(Array.from({ length: PRINCIPALS }, (_, i) => [`tok-${i}`, `p${i}`]))
 const tokenOf = (principal: string) => `tok-${principal.slice(1)}`

@@ -6,20 +6,11 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
-import * as Agent from "@condukt/core/Agent"
+import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as SessionStore from "@condukt/core/SessionStore"
-import * as Tool from "@condukt/core/Tool"
 import { Auth, Server } from "../src/index.ts"
-
-const Deploy = Tool.make("deploy", {
-  description: "Deploys",
-  parameters: Schema.Struct({ target: Schema.String }),
-  needsApproval: true,
-  call: ({ target }) => Effect.succeed(`deployed ${target}`)
-})
-const agent = Agent.make({ name: "ops", model: "test:x", tools: [Deploy] })
+import { agent } from "./fixtures/ops.ts"
 
 const routes = Server.layer({ agents: { ops: agent }, auth: Auth.bearer({ tok: "ada" }), defaultAgent: "ops" })
 

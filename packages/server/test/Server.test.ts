@@ -6,19 +6,10 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Schema } from "effect"
-import * as Agent from "@condukt/core/Agent"
+import { Effect, Fiber, Layer } from "effect"
 import * as Sandbox from "@condukt/core/Sandbox"
-import * as Tool from "@condukt/core/Tool"
 import { Auth, Server } from "../src/index.ts"
-
-const Deploy = Tool.make("deploy", {
-  description: "Deploys",
-  parameters: Schema.Struct({ target: Schema.String }),
-  needsApproval: true,
-  call: ({ target }) => Effect.succeed(`deployed ${target}`)
-})
-const agent = Agent.make({ name: "ops", model: "test:x", tools: [Deploy] })
+import { agent } from "./fixtures/ops.ts"
 
 const tokens = { "tok-alice": "alice", "tok-bob": "bob" }
 

@@ -7,8 +7,6 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import {
-  AbstractChat,
-  type ChatState,
   DefaultChatTransport,
   lastAssistantMessageIsCompleteWithApprovalResponses,
   readUIMessageStream,
@@ -25,6 +23,7 @@ import * as Session from "@condukt/core/Session"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Tool from "@condukt/core/Tool"
 import * as UiMessageStream from "../src/UiMessageStream.ts"
+import { plainState, TestChat } from "./fixtures/chat.ts"
 
 const Target = Schema.Struct({ target: Schema.String })
 const Read = Tool.make("read", { description: "Reads", parameters: Target, call: ({ target }) => Effect.succeed(`contents of ${target}`) })
@@ -97,27 +96,6 @@ const waitsOnPeople = (all: ReadonlyArray<SessionEvent.SessionEvent>): boolean =
   const calls = new Set(events.flatMap((e) => (e._tag === "ToolCall" ? [e.callId] : [])))
   const settled = new Set(events.flatMap((e) => (e._tag === "ToolResult" || e._tag === "ApprovalRequested" ? [e.callId] : [])))
   return events.some((e) => e._tag === "ApprovalRequested") && [...calls].every((id) => settled.has(id))
-}
-
-/** A chat's state as plain fields: what `useChat` keeps in React state. */
-const plainState = (): ChatState<UIMessage> => {
-  const state: ChatState<UIMessage> = {
-    status: "ready",
-    error: undefined,
-    messages: [],
-    pushMessage: (message) => void (state.messages = [...state.messages, message]),
-    popMessage: () => void (state.messages = state.messages.slice(0, -1)),
-    replaceMessage: (index, message) => void (state.messages = state.messages.map((m, i) => (i === index ? message : m))),
-    snapshot: (thing) => structuredClone(thing)
-  }
-  return state
-}
-
-/** A chat whose messages a test reads as JSON holds them. */
-class TestChat extends AbstractChat<UIMessage> {
-  get snapshot(): ReadonlyArray<unknown> {
-    return [...(json(this.state.messages) as ReadonlyArray<unknown>)]
-  }
 }
 
 let seq = 0
@@ -223,12 +201,12 @@ describe("UiMessageStream", () => {
           onFinish: () => finished()
         })
         await chat.sendMessage({ text: "clean up" })
-        const paused = chat.snapshot
+        const paused = chat.json
         const done = new Promise<void>((resolve) => (finished = resolve))
         await chat.addToolApprovalResponse({ id: "c_rm", approved: true })
         await chat.addToolApprovalResponse({ id: "c_deploy", approved: false, reason: "not on a Friday" })
         await done
-        return { paused, final: chat.snapshot, status: chat.status }
+        return { paused, final: chat.json, status: chat.status }
       })
       const [, { final, paused, status }] = yield* Effect.all([server, client], { concurrency: 2 })
       const history = runMessages(yield* session.history)
