@@ -95,21 +95,19 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
   const drive = (id: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
     Effect.gen(function*() {
       const tally = new Tally()
-      // After each write the readers get their turn: a run's last events reach them before its end is settled.
       const write = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
-          Effect.andThen(
-            Effect.map(store.append(id, events, now), (ids) => {
-              events.forEach((event, i) => tally.add(event, ids[i]!))
-              if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
-              // Its end written, the run is over here, whatever its stream takes to close (a cluster's).
-              if (tally.outcome !== undefined) {
-                forget(id, active)
-                Deferred.doneUnsafe(active.ended, Exit.succeed(tally.result))
-              }
-            }),
-            Effect.yieldNow
-          ))
+          Effect.flatMap(store.append(id, events, now), (ids) => {
+            events.forEach((event, i) => tally.add(event, ids[i]!))
+            if (ids.length > 0) Deferred.doneUnsafe(active.started, Exit.succeed(ids[0]!))
+            if (tally.outcome === undefined) return Effect.void
+            // Its end written, the run is over here, whatever its stream takes to close (a cluster's);
+            // its readers get their turn first, so its last events reach them before its caller's answer.
+            return Effect.andThen(Effect.yieldNow, Effect.sync(() => {
+              forget(id, active)
+              Deferred.doneUnsafe(active.ended, Exit.succeed(tally.result))
+            }))
+          }))
       const exit = yield* Effect.exit(Stream.runForEachArray(events, write))
       if (tally.outcome === undefined && Exit.isFailure(exit)) {
         const failure = exit.cause.reasons.find((reason) => reason._tag === "Fail")
