@@ -7,7 +7,9 @@
  * SSE `id`); the session's own `seq` restarts with each incarnation of the session, so it cannot be
  * a stream's position across restarts. An event reaches a client only after it is written: what a
  * client saw, a store that survives the server holds. The last `window` events of a session are kept
- * (default `WINDOW`); a reader asking for older ones is told where the window starts.
+ * (default `WINDOW`), and in memory no more than `windowBytes` of them (default `WINDOW_BYTES`: a
+ * model's huge tool inputs cannot grow the process); a reader asking for older ones is told where
+ * the window starts.
  *
  * `makeMemory` keeps them in memory (one process); `SqlServerStore` in SQL (SQLite, Postgres), so
  * several servers in front of one cluster share them.
@@ -23,6 +25,15 @@ import * as Usage from "@condukt/core/Usage"
  * @category models
  */
 export const WINDOW = 10_000
+
+/**
+ * The characters of a session's events the memory store keeps at most (their texts and JSON
+ * values, roughly): past it the oldest go, as past `WINDOW`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const WINDOW_BYTES = 32 * 1024 * 1024
 
 /**
  * A session the server started: whose it is, which agent, when, and what it spent.
@@ -162,22 +173,39 @@ export const makeWaiters = () => {
   }
 }
 
+/** An event's characters, roughly: its texts, and the JSON of its values (a call's input, a result's data). */
+const sizeOf = (event: SessionEvent.SessionEvent): number => {
+  switch (event._tag) {
+    case "TextDelta":
+    case "ThinkingDelta":
+      return 128 + event.text.length
+    case "ToolCall":
+    case "ApprovalRequested":
+      return 128 + (JSON.stringify(event.input)?.length ?? 0)
+    case "ToolResult":
+      return 128 + event.content.length + (event.data === undefined ? 0 : JSON.stringify(event.data)?.length ?? 0)
+    default:
+      return 256
+  }
+}
+
 /**
  * A store in memory: the layer's life, this process only.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (options: { readonly window?: number | undefined } = {}): Service => {
+export const makeMemory = (options: { readonly window?: number | undefined; readonly windowBytes?: number | undefined } = {}): Service => {
   const window = options.window ?? WINDOW
-  const sessions = new Map<string, { owned: Owned; entries: Array<Entry> }>()
+  const windowBytes = options.windowBytes ?? WINDOW_BYTES
+  const sessions = new Map<string, { owned: Owned; entries: Array<Entry>; sizes: Array<number>; bytes: number }>()
   const byPrincipal = new Map<string, Array<string>>()
   const waiters = makeWaiters()
   return ServerStore.of({
     claim: ({ agent, id, now, principal }) =>
       Effect.sync(() => {
         if (sessions.has(id)) return false
-        sessions.set(id, { owned: { id, principal, agent, createdAt: now, lastEventId: 0, lastActivity: now, usage: NO_USAGE }, entries: [] })
+        sessions.set(id, { owned: { id, principal, agent, createdAt: now, lastEventId: 0, lastActivity: now, usage: NO_USAGE }, entries: [], sizes: [], bytes: 0 })
         let ids = byPrincipal.get(principal)
         if (ids === undefined) byPrincipal.set(principal, ids = [])
         ids.push(id)
@@ -203,10 +231,22 @@ export const makeMemory = (options: { readonly window?: number | undefined } = {
         const ids: Array<number> = []
         let next = session.owned.lastEventId
         for (const event of events) {
+          const size = sizeOf(event)
           session.entries.push({ id: ++next, event })
+          session.sizes.push(size)
+          session.bytes += size
           ids.push(next)
         }
-        if (session.entries.length > window) session.entries.splice(0, session.entries.length - window)
+        let drop = Math.max(0, session.entries.length - window)
+        let bytes = session.bytes
+        for (let i = 0; i < drop; i++) bytes -= session.sizes[i]!
+        // The newest event stays, however large: a reader can always resume after the last.
+        while (bytes > windowBytes && drop < session.entries.length - 1) bytes -= session.sizes[drop++]!
+        if (drop > 0) {
+          session.entries.splice(0, drop)
+          session.sizes.splice(0, drop)
+          session.bytes = bytes
+        }
         session.owned = { ...session.owned, lastEventId: next, lastActivity: now, usage: usageOf(events, session.owned.usage) }
         waiters.wake(id)
         return Effect.succeed(ids)
@@ -236,5 +276,5 @@ export const makeMemory = (options: { readonly window?: number | undefined } = {
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory = (options: { readonly window?: number | undefined } = {}): Layer.Layer<ServerStore> =>
+export const layerMemory = (options: { readonly window?: number | undefined; readonly windowBytes?: number | undefined } = {}): Layer.Layer<ServerStore> =>
   Layer.sync(ServerStore, () => makeMemory(options))
