@@ -81,6 +81,14 @@ export interface Read {
 }
 
 /**
+ * What taking a lease found: taken (after `lapsed`'s ran out, when another held one), or held by another.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Lease = { readonly taken: true; readonly lapsed?: string | undefined } | { readonly taken: false; readonly holder: string }
+
+/**
  * The store could not read or write.
  *
  * @since 0.1.0
@@ -107,6 +115,15 @@ export interface Service {
   readonly append: (id: string, events: ReadonlyArray<SessionEvent.SessionEvent>, now: number) => Effect.Effect<ReadonlyArray<number>, ServerStoreError>
   /** The entries after `after`, at most `limit`. */
   readonly read: (id: string, after: number, limit: number) => Effect.Effect<Read, ServerStoreError>
+  /**
+   * Takes the lease of reading session `id`'s run for `holder` until `until` (epoch ms; taking it
+   * again renews it) unless another holder's lease is still good at `now`: taken (`lapsed`: the
+   * holder whose lease ran out before), or held by another. Servers in front of one cluster use it
+   * so that one of them reads a run.
+   */
+  readonly lease: (id: string, holder: string, now: number, until: number) => Effect.Effect<Lease, ServerStoreError>
+  /** Gives the lease back, when `holder` has it. */
+  readonly release: (id: string, holder: string) => Effect.Effect<void, ServerStoreError>
   /**
    * Completes once the session has an event after `after` written by this process; a store shared
    * with other processes also completes after `poll` (their writes are found by reading again).
@@ -201,7 +218,19 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
   const sessions = new Map<string, { owned: Owned; entries: Array<Entry>; sizes: Array<number>; bytes: number }>()
   const byPrincipal = new Map<string, Array<string>>()
   const waiters = makeWaiters()
+  const leases = new Map<string, { readonly holder: string; readonly until: number }>()
   return ServerStore.of({
+    lease: (id, holder, now, until) =>
+      Effect.sync((): Lease => {
+        const current = leases.get(id)
+        if (current !== undefined && current.holder !== holder && current.until >= now) return { taken: false, holder: current.holder }
+        leases.set(id, { holder, until })
+        return current !== undefined && current.holder !== holder ? { taken: true, lapsed: current.holder } : { taken: true }
+      }),
+    release: (id, holder) =>
+      Effect.sync(() => {
+        if (leases.get(id)?.holder === holder) leases.delete(id)
+      }),
     claim: ({ agent, id, now, principal }) =>
       Effect.sync(() => {
         if (sessions.has(id)) return false

@@ -63,12 +63,14 @@ const TABLES = {
   pg: [
     "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at BIGINT NOT NULL, last_event_id BIGINT NOT NULL, last_activity BIGINT NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL)",
     "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
-    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id))"
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id))",
+    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at BIGINT NOT NULL)"
   ],
   sqlite: [
     "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, last_event_id INTEGER NOT NULL, last_activity INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL) STRICT",
     "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
-    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id)) STRICT, WITHOUT ROWID"
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id)) STRICT, WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT"
   ]
 } as const
 
@@ -238,7 +240,25 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
       return Effect.race(Deferred.await(waiters.next(id)), polled(id, after))
     })
 
-  return ServerStore.of({ claim, owned, list, append, read, wait })
+  // One statement takes the lease, or leaves another holder's good one: two servers never both hold it.
+  const lease: Service["lease"] = Effect.fn("SqlServerStore.lease")(function*(id, holder, now, until) {
+    return yield* transaction(Effect.gen(function*() {
+      const [before] = yield* sql`SELECT holder, expires_at FROM condukt_server_runs WHERE session_id = ${id}`
+      const taken = yield* sql`INSERT INTO condukt_server_runs (session_id, holder, expires_at) VALUES (${id}, ${holder}, ${Math.trunc(until)})
+        ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+        WHERE condukt_server_runs.holder = excluded.holder OR condukt_server_runs.expires_at < ${Math.trunc(now)}
+        RETURNING holder`
+      const previous = before === undefined ? undefined : String(before.holder)
+      if (taken.length === 0) return { taken: false as const, holder: previous ?? "" }
+      return previous !== undefined && previous !== holder ? { taken: true as const, lapsed: previous } : { taken: true as const }
+    })).pipe(Effect.mapError(storeError("lease")))
+  })
+
+  const release: Service["release"] = Effect.fn("SqlServerStore.release")(function*(id, holder) {
+    yield* sql`DELETE FROM condukt_server_runs WHERE session_id = ${id} AND holder = ${holder}`.pipe(Effect.retry(busyPolicy), Effect.mapError(storeError("release")))
+  })
+
+  return ServerStore.of({ claim, owned, list, append, read, wait, lease, release })
 })
 
 /**

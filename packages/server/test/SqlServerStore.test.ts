@@ -104,6 +104,21 @@ const conformance = <R>(test: (name: string, self: (open: Open) => Effect.Effect
       assert.deepStrictEqual(read.entries, Array.from({ length: 120 }, (_, i) => ({ id: i + 1, event: written.get(i + 1)! })))
     }))
 
+  test("the lease of reading a run: one holder at a time across two stores, renewed by its holder, taken over once lapsed, given back", (open) =>
+    Effect.gen(function*() {
+      const a = yield* open()
+      const b = yield* open()
+      assert.deepStrictEqual(yield* a.lease("s", "A", 1_000, 11_000), { taken: true })
+      assert.deepStrictEqual(yield* b.lease("s", "B", 2_000, 12_000), { taken: false, holder: "A" })
+      assert.deepStrictEqual(yield* a.lease("s", "A", 5_000, 15_000), { taken: true })
+      assert.deepStrictEqual(yield* b.lease("s", "B", 14_000, 24_000), { taken: false, holder: "A" })
+      assert.deepStrictEqual(yield* b.lease("s", "B", 16_000, 26_000), { taken: true, lapsed: "A" })
+      yield* a.release("s", "A")
+      assert.deepStrictEqual(yield* a.lease("s", "A", 17_000, 27_000), { taken: false, holder: "B" })
+      yield* b.release("s", "B")
+      assert.deepStrictEqual(yield* a.lease("s", "A", 18_000, 28_000), { taken: true })
+    }))
+
   test("readers waiting on one store see what the other wrote, and one that waits for what it already has returns at once", (open) =>
     Effect.gen(function*() {
       const a = yield* open()

@@ -8,7 +8,7 @@
  * writes an `Error` and an `AgentEnd` of its own (`seq` -1), so no reader waits for an end that will
  * not come.
  */
-import { Clock, Deferred, Effect, Exit, Fiber, Option, Scope, Stream } from "effect"
+import { Clock, Deferred, Effect, Exit, Fiber, Option, Schedule, Scope, Stream } from "effect"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
 import * as OpenRun from "./openRun.ts"
@@ -25,7 +25,7 @@ export interface Active {
 
 export interface Runs {
   /** Starts `prompt` in session `id`; `undefined` when a run started here still runs. */
-  readonly start: (id: string, prompt: string) => Effect.Effect<Active | undefined>
+  readonly start: (id: string, prompt: string) => Effect.Effect<Active | undefined, ServerStore.ServerStoreError>
   /**
    * Gives `answer` to session `id` with its events observed first, when no run started here is
    * read: the run the answer continues (one parked before this server started, or started by
@@ -80,20 +80,58 @@ class Tally {
 }
 
 /**
- * When an answer's run is followed: `always` (the sessions live in this process, so no other server
- * reads their runs), or only when the store shows no run going on (`idle`: in front of a cluster,
- * another runner's server may be reading it, and two would write every event twice).
+ * Whether this server is the only one reading its sessions' runs (`always`: the sessions live in
+ * this process), or one of several in front of a cluster (`idle`): then a run is read under a lease
+ * in the store (`LEASE`, renewed while it is read), a run another server reads is neither started
+ * again nor followed here (two would write every event twice), and a run whose reader's lease lapsed
+ * (its server died) is closed with an `Error` and an `AgentEnd` when a new run starts.
  */
 export type Follow = "always" | "idle"
+
+/** How long a lease of reading a run holds (ms) unless renewed, and how often its reader renews it. */
+export const LEASE = 10_000
+const RENEW = 3_000
 
 /** Whether `event` ends its run: the session's own AgentEnd, not a sub-agent's. */
 const endsRun = (event: SessionEvent.SessionEvent): boolean => event._tag === "AgentEnd" && event.agentPath === undefined
 
 export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, scope: Scope.Scope, follow: Follow): Runs => {
   const runs = new Map<string, Active>()
+  /** This server's name in the leases, and each run's: a run's lease is its own. */
+  const server = globalThis.crypto.randomUUID()
+  let counter = 0
 
-  const drive = (id: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
-    Effect.gen(function*() {
+  /**
+   * Takes the lease of reading session `id`'s run as `holder` (always, alone in front of the
+   * sessions); false when another server's good one stands. With `closing`, the run a lapsed lease
+   * left open is closed first.
+   */
+  const leased = (id: string, holder: string, closing: boolean) =>
+    follow === "always" ? Effect.succeed(true) : Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const lease = yield* store.lease(id, holder, now, now + LEASE)
+      if (!lease.taken) return false
+      if (closing && lease.lapsed !== undefined) {
+        const open = yield* OpenRun.find(store, id)
+        if (Option.isSome(open)) {
+          const base = { sessionId: id, runId: open.value.event.runId, seq: -1 }
+          const message = "the server reading this run went away before its end: the session's history holds what the run did"
+          yield* store.append(id, [{ _tag: "Error", ...base, message }, { _tag: "AgentEnd", ...base, outcome: "failed" }], now)
+        }
+      }
+      return true
+    })
+
+  /** `effect` with `holder`'s lease renewed while it runs, given back after. */
+  const holding = <A, E>(id: string, holder: string, effect: Effect.Effect<A, E>) =>
+    follow === "always" ? effect : Effect.gen(function*() {
+      const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(store.lease(id, holder, now, now + LEASE)))
+      const renewing = yield* Effect.forkIn(Effect.repeat(Effect.delay(renew, RENEW), Schedule.forever), scope)
+      return yield* Effect.ensuring(effect, Effect.andThen(Fiber.interrupt(renewing), Effect.ignore(store.release(id, holder))))
+    })
+
+  const drive = (id: string, holder: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
+    holding(id, holder, Effect.gen(function*() {
       const tally = new Tally()
       const write = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -103,7 +141,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
             if (tally.outcome === undefined) return Effect.void
             // Its end written, the run is over here, whatever its stream takes to close (a cluster's);
             // its readers get their turn first, so its last events reach them before its caller's answer.
-            return Effect.andThen(Effect.yieldNow, Effect.sync(() => {
+            return Effect.andThen(Effect.andThen(Effect.yieldNow, follow === "always" ? Effect.void : Effect.ignore(store.release(id, holder))), Effect.sync(() => {
               forget(id, active)
               Deferred.doneUnsafe(active.ended, Exit.succeed(tally.result))
             }))
@@ -125,7 +163,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
       // A followed run that wrote nothing (the session stopped first): its waiters are told.
       yield* Deferred.fail(active.started, Sessions.failed(id, { message: "the run ended before it sent an event" }))
       yield* Deferred.succeed(active.ended, tally.result)
-    }).pipe(Effect.ensuring(Effect.sync(() => forget(id, active))))
+    })).pipe(Effect.ensuring(Effect.sync(() => forget(id, active))))
 
   /** `active` no longer the session's run (a later one is left alone). */
   const forget = (id: string, active: Active) => {
@@ -137,9 +175,6 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
     const ended = yield* Deferred.make<RunOutcome>()
     return { started, ended } satisfies Active
   })
-
-  /** Whether the store shows no run of the session going on. */
-  const idle = (id: string) => Effect.orElseSucceed(Effect.map(OpenRun.find(store, id), Option.isNone), () => false)
 
   /** The observed events of the run an answer continues: its own, to its AgentEnd. */
   const continued = (events: Stream.Stream<SessionEvent.SessionEvent>) =>
@@ -154,23 +189,30 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
       Effect.suspend(() => {
         if (runs.has(id)) return Effect.succeed(undefined)
         return Effect.gen(function*() {
+          const holder = `${server}/${++counter}`
+          if (!(yield* leased(id, holder, true))) return undefined
+          if (runs.has(id)) return undefined
           const active = yield* register
           // Registered before the fiber runs, so a second start sees it at once.
           runs.set(id, active)
           // Ended at its AgentEnd: a stream that takes a while to close (a cluster's) holds no run open.
-          yield* Effect.forkIn(drive(id, Stream.takeUntil(byId.stream(id, prompt), endsRun), active), scope)
+          yield* Effect.forkIn(drive(id, holder, Stream.takeUntil(byId.stream(id, prompt), endsRun), active), scope)
           return active
         })
       }),
     answer: (id, answer) =>
       Effect.gen(function*() {
-        if (runs.has(id) || (follow === "idle" && !(yield* idle(id)))) return yield* answer
+        if (runs.has(id)) return yield* answer
+        const holder = `${server}/${++counter}`
+        // Another server reads the run (or the store cannot say): the answer alone.
+        if (!(yield* Effect.orElseSucceed(leased(id, holder, false), () => false))) return yield* answer
         return yield* Effect.gen(function*() {
           const own = yield* Scope.fork(scope, "sequential")
-          const events = yield* Effect.onError(Scope.provide(byId.events(id), own), () => Scope.close(own, Exit.void))
+          const events = yield* Effect.onError(Scope.provide(byId.events(id), own), () =>
+            Effect.andThen(Scope.close(own, Exit.void), follow === "always" ? Effect.void : Effect.ignore(store.release(id, holder))))
           const active = yield* register
           runs.set(id, active)
-          const fiber = yield* Effect.forkIn(Effect.ensuring(drive(id, continued(events), active), Scope.close(own, Exit.void)), scope)
+          const fiber = yield* Effect.forkIn(Effect.ensuring(drive(id, holder, continued(events), active), Scope.close(own, Exit.void)), scope)
           // Refused: nothing continues; the follower goes.
           return yield* Effect.onError(answer, () => Effect.andThen(Fiber.interrupt(fiber), Effect.sync(() => forget(id, active))))
         })
