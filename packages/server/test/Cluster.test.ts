@@ -322,10 +322,51 @@ const killedWhileWaiting = (kind: "sqlite" | "pg", location: string) =>
     assert.deepStrictEqual(history.body.at(-1).parts, [{ _tag: "Text", text: Script.deltas(prompt, "last").join("") }])
   })
 
+/**
+ * Runner A, whose server reads a run of a session runner B holds, is killed (`kill -9`) mid-run: no
+ * server is left reading the run, which the cluster ends with its dead caller. B's server refuses
+ * a new run while A's lease stands (409), then, the lease lapsed, closes the run left open with an
+ * `Error` and an `AgentEnd` of its own before the new run's events: a reader never takes the new
+ * run's end for the old one's.
+ */
+const readerKilled = (kind: "sqlite" | "pg", location: string) =>
+  Effect.gen(function*() {
+    const { runners, urls } = yield* twoServers(kind, location)
+    const id = (yield* oneOnEach(urls.a)).b
+    const read = yield* Effect.scoped(Effect.gen(function*() {
+      const stream = yield* open(urls.a, `/sessions/${id}/runs/stream`, { token: alice, body: { prompt: `deploy ${id}` } })
+      return yield* until(stream, (frame) => frame.event === "ApprovalRequested")
+    }))
+    yield* runners.a.kill
+    assert.match(yield* runners.a.next, /^exited null: /)
+    const statuses: Array<number> = []
+    let ran = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
+    for (let i = 0; ran.status === 409 && i < 100; i++) {
+      statuses.push(ran.status)
+      yield* Effect.sleep("200 millis")
+      ran = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
+    }
+    assert.strictEqual(ran.status, 200, JSON.stringify(ran.body))
+    assert.isAbove(statuses.length, 0)
+    const after = yield* Effect.scoped(Effect.gen(function*() {
+      const onB = yield* open(urls.b, `/sessions/${id}/events`, { token: alice, lastEventId: String(read.at(-1)!.id) })
+      return [...(yield* until(onB, isEnd)), ...(yield* until(onB, isEnd))]
+    }))
+    assert.deepStrictEqual(after.map((frame) => [frame.event, frame.data.seq === -1]).slice(0, 3), [["Error", true], ["AgentEnd", true], ["AgentStart", false]])
+    assert.deepStrictEqual([after[0]!.data.runId, after[1]!.data.runId], [read[0]!.data.runId, read[0]!.data.runId])
+    assert.deepStrictEqual([after.at(-1)!.event, after.at(-1)!.data.outcome, after.at(-1)!.data.runId], ["AgentEnd", "completed", ran.body.runId])
+  })
+
 /** The events of a `deploy` run but its text deltas, in order. */
 const EVENTS = ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "ToolResult", "TurnStart", "TurnEnd", "AgentEnd"]
 
 describe("Server in front of the cluster, two runners on one SQLite file", () => {
+  it.live("the server reading a run killed with its runner: another server refuses a run beside it while its lease stands, then closes it (Error, AgentEnd) before the next run's events", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const dir = yield* tempDir
+      yield* readerKilled("sqlite", path.join(dir, "cluster.db"))
+    })), 120_000)
+
   it.live("a stream started on runner A, dropped, resumes on runner B after Last-Event-ID: every event after it once, the approval answered on B; one hopping between the runners reads its run once; another principal reads 404s on B", () =>
     Effect.scoped(Effect.gen(function*() {
       const dir = yield* tempDir
