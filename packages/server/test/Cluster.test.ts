@@ -325,9 +325,9 @@ const killedWhileWaiting = (kind: "sqlite" | "pg", location: string) =>
 /**
  * Runner A, whose server reads a run of a session runner B holds, is killed (`kill -9`) mid-run: no
  * server is left reading the run, which the cluster ends with its dead caller. B's server refuses
- * a new run while A's lease stands (409), then, the lease lapsed, closes the run left open with an
- * `Error` and an `AgentEnd` of its own before the new run's events: a reader never takes the new
- * run's end for the old one's.
+ * a new run while A's lease stands (409); once it lapsed, B's server, looking at the session,
+ * closes the run left open with an `Error` and an `AgentEnd` of its own, before the next run's
+ * events: a reader never takes the new run's end for the old one's.
  */
 const readerKilled = (kind: "sqlite" | "pg", location: string) =>
   Effect.gen(function*() {
@@ -339,15 +339,18 @@ const readerKilled = (kind: "sqlite" | "pg", location: string) =>
     }))
     yield* runners.a.kill
     assert.match(yield* runners.a.next, /^exited null: /)
-    const statuses: Array<number> = []
-    let ran = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
-    for (let i = 0; ran.status === 409 && i < 100; i++) {
-      statuses.push(ran.status)
+    // A's lease still stands: B refuses a run beside the one A read.
+    const beside = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
+    assert.strictEqual(beside.status, 409, JSON.stringify(beside.body))
+    // Looked at once the lease lapsed, the session shows the run closed (no run needed for it).
+    let state = yield* request(urls.b, `/sessions/${id}`, { token: alice })
+    for (let i = 0; state.body.running === true && i < 100; i++) {
       yield* Effect.sleep("200 millis")
-      ran = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
+      state = yield* request(urls.b, `/sessions/${id}`, { token: alice })
     }
+    assert.isFalse(state.body.running)
+    const ran = yield* request(urls.b, `/sessions/${id}/runs`, { token: alice, body: { prompt: "whoami" } })
     assert.strictEqual(ran.status, 200, JSON.stringify(ran.body))
-    assert.isAbove(statuses.length, 0)
     const after = yield* Effect.scoped(Effect.gen(function*() {
       const onB = yield* open(urls.b, `/sessions/${id}/events`, { token: alice, lastEventId: String(read.at(-1)!.id) })
       return [...(yield* until(onB, isEnd)), ...(yield* until(onB, isEnd))]

@@ -149,6 +149,7 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
     .handle("resume", ({ params }) =>
       Effect.gen(function*() {
         const owned = yield* served.own(params.id)
+        yield* runs.settle(owned.id)
         const going = yield* current(owned.id)
         if (Option.isNone(going)) return HttpServerResponse.empty({ status: 204 })
         const release = yield* served.slot

@@ -33,6 +33,12 @@ export interface Runs {
    */
   readonly answer: <A, E>(id: string, answer: Effect.Effect<A, E>) => Effect.Effect<A, E | Sessions.SessionsError>
   readonly active: (id: string) => Active | undefined
+  /**
+   * In front of a cluster: closes the run of session `id` a dead server was reading (its lease
+   * lapsed) with an `Error` and an `AgentEnd`; nothing otherwise. Asked before a session's run is
+   * looked at (its events, its state, a chat's resume).
+   */
+  readonly settle: (id: string) => Effect.Effect<void>
 }
 
 /** The outcome a run's events add up to, as they come. */
@@ -185,6 +191,11 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
 
   return {
     active: (id) => runs.get(id),
+    settle: (id) =>
+      follow === "always" || runs.has(id) ? Effect.void : Effect.ignore(Effect.gen(function*() {
+        const holder = `${server}/${++counter}`
+        if (yield* leased(id, holder, true)) yield* store.release(id, holder)
+      })),
     start: (id, prompt) =>
       Effect.suspend(() => {
         if (runs.has(id)) return Effect.succeed(undefined)

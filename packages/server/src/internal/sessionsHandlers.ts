@@ -50,7 +50,7 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
         return { sessions }
       }))
     .handle("get", ({ params }) =>
-      Effect.flatMap(served.own(params.id), (owned) =>
+      Effect.flatMap(Effect.tap(served.own(params.id), (owned) => runs.settle(owned.id)), (owned) =>
         runs.active(owned.id) !== undefined
           ? Effect.succeed({ ...owned, running: true })
           // A run another server (or this process before a restart) started shows in the store.
@@ -74,6 +74,7 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
     .handle("events", ({ headers, params, query }) =>
       Effect.gen(function*() {
         const owned = yield* served.own(params.id)
+        yield* runs.settle(owned.id)
         const asked = headers["last-event-id"] ?? query.after
         const after = yield* Sse.resumeAfter(asked).pipe(Effect.mapError((message) => new BadRequest({ message })))
         const read = yield* store.read(owned.id, after, 1).pipe(Effect.mapError(answerOf))
