@@ -152,4 +152,19 @@ describe("Server", () => {
       const plain = yield* serve([])
       assert.strictEqual((yield* preflight(plain.url, "https://app.example.com")).origin, null)
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([]), Sandbox.layerNoop()))))
+
+  it.live("a hostile session id (NUL, control characters) is refused at the door: a start or a chat is a 400 naming why, any other route a 404, and no store sees it", () =>
+    Effect.gen(function*() {
+      const { url } = yield* serve([])
+      for (const id of ["alice\u0000x", "tab\there", "new\nline"]) {
+        const started = yield* call(url, "/sessions", { token: "tok-alice", body: { id } })
+        assert.deepStrictEqual([started.status, started.body._tag], [400, "BadRequest"], id)
+        assert.include(started.body.message, "holds", id)
+        const chat = yield* call(url, "/chat", { token: "tok-alice", body: { id, trigger: "submit-message", messages: [{ id: "m", role: "user", parts: [{ type: "text", text: "hi" }] }] } })
+        assert.deepStrictEqual([chat.status, chat.body._tag], [400, "BadRequest"], id)
+        const read = yield* call(url, `/sessions/${encodeURIComponent(id)}/history`, { token: "tok-alice" })
+        assert.deepStrictEqual([read.status, read.body._tag], [404, "NotFound"], id)
+      }
+      assert.deepStrictEqual((yield* call(url, "/sessions", { token: "tok-alice" })).body, { sessions: [] })
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([]), Sandbox.layerNoop()))))
 })

@@ -12,6 +12,7 @@
 import { Deferred, Effect, Option, Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import * as SessionId from "@condukt/core/SessionId"
 import { Api } from "../Api.ts"
 import { Principal } from "../Auth.ts"
 import { BadRequest, Conflict } from "../ServerError.ts"
@@ -89,6 +90,8 @@ export const layer = HttpApiBuilder.group(Api, "chat", Effect.fn(function*(handl
   const chatSession = (id: string) =>
     Effect.gen(function*() {
       const principal = yield* Principal
+      const refused = SessionId.check(id)
+      if (refused !== undefined) return yield* new BadRequest({ message: `a chat's id is its session's: ${refused.message}` })
       const existing = yield* store.owned(id).pipe(Effect.mapError(answerOf))
       if (Option.isNone(existing)) {
         const agent = settings.defaultAgent

@@ -7,6 +7,7 @@
  * stopped) is started again, from its store, by the first call that needs it.
  */
 import { Clock, Context, Deferred, Effect, Layer, Option, Scope } from "effect"
+import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
 import type * as Usage from "@condukt/core/Usage"
 import { Principal } from "../Auth.ts"
@@ -78,7 +79,8 @@ export const layer = (settings: Settings): Layer.Layer<Served, never, Sessions.B
     const streams = new Map<string, number>()
 
     const own: Service["own"] = (id) =>
-      Effect.flatMap(Principal, (principal) =>
+      // An id the one rule refuses (a NUL, a control character) was never started: it reaches no store.
+      SessionId.check(id) !== undefined ? Effect.fail(notYours(id)) : Effect.flatMap(Principal, (principal) =>
         store.owned(id).pipe(
           Effect.mapError((error) => new Unavailable({ message: error.message })),
           Effect.flatMap((owned) =>

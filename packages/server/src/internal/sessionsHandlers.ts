@@ -4,6 +4,7 @@
  */
 import { Deferred, Effect, Option, Stream } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import * as SessionId from "@condukt/core/SessionId"
 import * as Usage from "@condukt/core/Usage"
 import * as Uuid7 from "@condukt/core/Uuid7"
 import { Api } from "../Api.ts"
@@ -34,6 +35,8 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
           return yield* new BadRequest({ message: `no agent is named ${JSON.stringify(agent.slice(0, 64))} here (agents: ${settings.agents.join(", ")})` })
         }
         const id = payload.id ?? (yield* Uuid7.make)
+        const refused = SessionId.check(id)
+        if (refused !== undefined) return yield* new BadRequest({ message: refused.message })
         const claimed = yield* store.claim({ id, principal: principal.id, agent, now: yield* now }).pipe(Effect.mapError(answerOf))
         if (!claimed) {
           const owned = yield* served.own(id).pipe(Effect.mapError(() => new Conflict({ message: `the session id ${JSON.stringify(id.slice(0, 64))} is taken: choose another, or leave it out for a new one` })))
