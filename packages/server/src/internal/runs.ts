@@ -128,16 +128,20 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
       return true
     })
 
-  /** `effect` with `holder`'s lease renewed while it runs, given back after. */
-  const holding = <A, E>(id: string, holder: string, effect: Effect.Effect<A, E>) =>
-    follow === "always" ? effect : Effect.gen(function*() {
+  /**
+   * `use` with `holder`'s lease renewed while it runs, and given back after — or before, by the
+   * effect `use` is handed (the renewals stopped first, so none takes the lease again after it).
+   */
+  const holding = <A, E>(id: string, holder: string, use: (letGo: Effect.Effect<void>) => Effect.Effect<A, E>) =>
+    follow === "always" ? use(Effect.void) : Effect.gen(function*() {
       const renew = Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.ignore(store.lease(id, holder, now, now + LEASE)))
       const renewing = yield* Effect.forkIn(Effect.repeat(Effect.delay(renew, RENEW), Schedule.forever), scope)
-      return yield* Effect.ensuring(effect, Effect.andThen(Fiber.interrupt(renewing), Effect.ignore(store.release(id, holder))))
+      const letGo = Effect.andThen(Fiber.interrupt(renewing), Effect.ignore(store.release(id, holder)))
+      return yield* Effect.ensuring(use(letGo), letGo)
     })
 
   const drive = (id: string, holder: string, events: Stream.Stream<SessionEvent.SessionEvent, Sessions.SessionsError>, active: Active) =>
-    holding(id, holder, Effect.gen(function*() {
+    holding(id, holder, (letGo) => Effect.gen(function*() {
       const tally = new Tally()
       const write = (events: ReadonlyArray<SessionEvent.SessionEvent>) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) =>
@@ -147,7 +151,7 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
             if (tally.outcome === undefined) return Effect.void
             // Its end written, the run is over here, whatever its stream takes to close (a cluster's);
             // its readers get their turn first, so its last events reach them before its caller's answer.
-            return Effect.andThen(Effect.andThen(Effect.yieldNow, follow === "always" ? Effect.void : Effect.ignore(store.release(id, holder))), Effect.sync(() => {
+            return Effect.andThen(Effect.andThen(Effect.yieldNow, letGo), Effect.sync(() => {
               forget(id, active)
               Deferred.doneUnsafe(active.ended, Exit.succeed(tally.result))
             }))
