@@ -103,13 +103,17 @@ export const toNodeListener = (handler: (request: Request) => Promise<Response>,
     const headers = new Headers()
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`)
-    const request = new Request(url, body === undefined ? { method, headers, signal: aborted.signal } : { method, headers, signal: aborted.signal, body: Uint8Array.from(body) })
+    const request = new Request(url, body === undefined ? { method, headers, signal: aborted.signal } : { method, headers, signal: aborted.signal, body: asBytes(body) })
     await write(await handler(request), res)
-  })().catch((error: unknown) => {
-    if (!res.headersSent) refuse(res, 500, "InternalError", error instanceof Error ? error.message : String(error))
+  })().catch(() => {
+    // What failed is the server's own business (its text could hold anything): the client learns that it did.
+    if (!res.headersSent) refuse(res, 500, "InternalError", "the server failed to answer this request")
     else res.destroy()
   })
 }
+
+/** The body's bytes, not copied: a Node buffer is a view of an ArrayBuffer (never a shared one). */
+const asBytes = (body: Buffer): Uint8Array<ArrayBuffer> => new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength)
 
 /**
  * What Node refuses before there is a request to answer (headers past `maxHeaderBytes` or

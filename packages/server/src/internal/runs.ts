@@ -206,7 +206,8 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
         return Effect.gen(function*() {
           const holder = `${server}/${++counter}`
           if (!(yield* leased(id, holder, true))) return undefined
-          if (runs.has(id)) return undefined
+          // Another request of this server started one meanwhile: its lease is that run's.
+          if (runs.has(id)) return yield* Effect.as(follow === "always" ? Effect.void : Effect.ignore(store.release(id, holder)), undefined)
           const active = yield* register
           // Registered before the fiber runs, so a second start sees it at once.
           runs.set(id, active)
