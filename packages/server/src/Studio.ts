@@ -40,9 +40,9 @@ const asset = (body: string, contentType: string) =>
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<never, never, HttpRouter.HttpRouter> = HttpRouter.addAll([
-  HttpRouter.route("GET", PATH, asset(assets.html, "text/html; charset=utf-8")),
-  HttpRouter.route("GET", `${PATH}/`, asset(assets.html, "text/html; charset=utf-8")),
-  HttpRouter.route("GET", `${PATH}/studio.js`, asset(assets.js, "text/javascript; charset=utf-8")),
-  HttpRouter.route("GET", `${PATH}/studio.css`, asset(assets.css, "text/css; charset=utf-8"))
-])
+export const layer: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.mergeAll(
+  HttpRouter.add("GET", PATH, asset(assets.html, "text/html; charset=utf-8")),
+  HttpRouter.add("GET", `${PATH}/`, asset(assets.html, "text/html; charset=utf-8")),
+  HttpRouter.add("GET", `${PATH}/studio.js`, asset(assets.js, "text/javascript; charset=utf-8")),
+  HttpRouter.add("GET", `${PATH}/studio.css`, asset(assets.css, "text/css; charset=utf-8"))
+)
