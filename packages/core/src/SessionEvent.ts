@@ -19,7 +19,9 @@
  * A sub-agent's events (`Agent.asTool`) reach the stream of the run whose call started it, among
  * that run's own, each as the sub-agent's session numbered it (its own session id, run id and
  * `seq`) and tagged with `agentPath`, the agents from the top-level session's down to the one that
- * emitted it (`["main", "researcher"]`). A session's own events carry no `agentPath`.
+ * emitted it (`["main", "researcher"]`), and `parentCallId`, the call in the run of the agent above
+ * it that started it (so a page can nest a sub-agent's run under its call, a grandchild's under its
+ * parent's). A session's own events carry neither.
  *
  * Events are plain tagged objects (a run makes several per turn); the schemas encode and decode them.
  */
@@ -32,7 +34,9 @@ const base = {
   runId: Schema.String,
   seq: Schema.Int,
   /** Set on a sub-agent's event only: the agents from the top-level session's down to the one that emitted it. */
-  agentPath: Schema.optionalKey(Schema.Array(Schema.String))
+  agentPath: Schema.optionalKey(Schema.Array(Schema.String)),
+  /** Set with `agentPath`: the call, in the run of the agent above, that started the one that emitted it. */
+  parentCallId: Schema.optionalKey(Schema.String)
 }
 
 /** @since 0.1.0 @category models */
@@ -201,6 +205,7 @@ export type Base = {
   readonly runId: string
   readonly seq: number
   readonly agentPath?: ReadonlyArray<string>
+  readonly parentCallId?: string
 }
 
 /** An event without its base fields: what the session fills in. */

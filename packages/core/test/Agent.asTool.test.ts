@@ -207,6 +207,28 @@ describe("Agent.asTool", () => {
       assert.notInclude(seen, theirs)
     }))
 
+  it.effect("a sub-agent's events name the call that started it (parentCallId), a grandchild's its parent's call, the session's own none", () =>
+    Effect.gen(function*() {
+      const inner: Agent.Agent = Agent.make({ name: "researcher", model: "child:x", tools: [Agent.asTool(researcher, { description: "Itself" })] })
+      const session = yield* Session.start(Agent.make({ name: "main", model: "parent:x", tools: [Agent.asTool(inner, { description: "Researches" })] }))
+      const events = Array.from(yield* Stream.runCollect(session.stream("Find out")))
+      const calls = events.flatMap((e) => (e._tag === "ToolCall" ? [[e.agentPath?.join("/") ?? "", e.callId]] : []))
+      assert.deepStrictEqual(calls, [["", "call-top"], ["main/researcher", "call-inner"]])
+      const parents = new Map<string, Set<string | undefined>>()
+      for (const e of events) {
+        const path = e.agentPath?.join("/") ?? ""
+        parents.set(path, (parents.get(path) ?? new Set()).add(e.parentCallId))
+      }
+      assert.deepStrictEqual(Object.fromEntries(Array.from(parents, ([path, ids]) => [path, Array.from(ids)])), {
+        "": [undefined],
+        "main/researcher": ["call-top"],
+        "main/researcher/researcher": ["call-inner"]
+      })
+    }).pipe(Effect.provide(models(
+      [TestModel.toolCall("researcher", { prompt: "Go" }, "call-top"), TestModel.text("Done")],
+      [TestModel.toolCall("researcher", { prompt: "Help" }, "call-inner"), TestModel.text("Deep answer"), TestModel.text("On my own")]
+    ))))
+
   it.effect("a call deeper than maxDepth is an error result, and the child that made it goes on", () =>
     Effect.gen(function*() {
       // main > researcher > researcher is depth 2: the tool allows 1.

@@ -176,7 +176,7 @@ export class Host {
       children.add(child)
       const exit = yield* Effect.exit(Effect.ensuring(
         observe(child, prompt, settings.output === undefined ? undefined : { output: settings.output }, (event, wait) =>
-          self.forward(event.agentPath === undefined ? { ...event, agentPath: lineage.path } : event, wait)),
+          self.forward(event.agentPath === undefined ? { ...event, agentPath: lineage.path, parentCallId: context.callId } : event, wait)),
         Effect.sync(() => children.delete(child))
       ))
       if (Exit.isSuccess(exit)) {
