@@ -42,4 +42,10 @@ describe("the repository", () => {
       const { exitCode, output } = yield* exec(path.join(root, "node_modules/.bin/tsc"), ["-p", "examples/server/chat-page"])
       assert.deepStrictEqual({ exitCode, output }, { exitCode: 0, output: "" })
     }), 120_000)
+
+  it.live("typechecks the Studio page of packages/server as the browser project it is (DOM, Preact's JSX)", () =>
+    Effect.gen(function*() {
+      const { exitCode, output } = yield* exec(path.join(root, "node_modules/.bin/tsc"), ["-p", "packages/server/studio"])
+      assert.deepStrictEqual({ exitCode, output }, { exitCode: 0, output: "" })
+    }), 120_000)
 })

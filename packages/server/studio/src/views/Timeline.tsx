@@ -1,0 +1,223 @@
+/**
+ * Timeline — one session's runs as they happen (`#/sessions/<id>`): each run's prompt, its turns
+ * (text, the thinking folded away, tokens) and the tool calls each made (input, result, the
+ * approval asked and how it was answered, the secrets handed over), a sub-agent's runs inside the
+ * call that started it, errors; every turn and call a bar of a waterfall over the session's time
+ * (from the events' `at`). It reads the events stream from the start and follows it live; the
+ * tree is timeline.ts's, so a reload shows the same timeline, nothing twice.
+ */
+import { useEffect, useMemo, useRef, useState } from "preact/hooks"
+import { announce } from "../announce.ts"
+import type { Client } from "../client.ts"
+import * as format from "../format.ts"
+import { href } from "../route.ts"
+import * as T from "../timeline.ts"
+import type { ApprovalRecord, SessionRow, StreamedEvent } from "../types.ts"
+
+interface Span {
+  readonly from: number
+  readonly to: number
+}
+
+function Bar(props: { span: Span; start: number; end: number | undefined; kind: "turn" | "call"; error?: boolean; label: string }) {
+  const width = Math.max(1, props.span.to - props.span.from)
+  const left = ((props.start - props.span.from) / width) * 100
+  const length = (((props.end ?? props.span.to) - props.start) / width) * 100
+  const style = { left: `${Math.min(100, Math.max(0, left))}%`, width: `${Math.min(100 - Math.max(0, left), Math.max(0.3, length))}%` }
+  return (
+    <div class="tl-track" aria-hidden="true">
+      <div class={`tl-bar ${props.kind}${props.error === true ? " error" : ""}`} style={style} title={props.label} />
+    </div>
+  )
+}
+
+const took = (start: number, end: number | undefined): string => end === undefined ? "running" : format.duration(end - start)
+
+/** Where an approval's record is found: a call id is only unique within its run. */
+const answerKey = (sessionId: string, runId: string | undefined, callId: string): string => `${sessionId} ${runId ?? ""} ${callId}`
+
+const answerOf = (answers: ReadonlyMap<string, ApprovalRecord>, run: T.Run, callId: string): ApprovalRecord | undefined =>
+  answers.get(answerKey(run.sessionId, run.runId, callId)) ?? answers.get(answerKey(run.sessionId, undefined, callId))
+
+function Answer(props: { record: ApprovalRecord | undefined }) {
+  const record = props.record
+  if (record === undefined || record.outcome === undefined) return <span class="badge badge-warn" data-testid="approval-outcome">waiting for an answer</span>
+  const ok = record.outcome === "approved"
+  return (
+    <span data-testid="approval-outcome">
+      <span class={`badge ${ok ? "badge-ok" : "badge-danger"}`}>{record.outcome}</span>
+      {record.by === undefined ? null : <> by <strong>{record.by}</strong></>}
+      {record.reason === undefined ? null : <>: {record.reason}</>}
+    </span>
+  )
+}
+
+function CallView(props: { run: T.Run; call: T.Call; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+  const { call } = props
+  const state = T.callState(call)
+  return (
+    <li class="tl-call" data-testid="call" data-call-id={call.callId} data-tool={call.name} data-state={state}>
+      <div class="tl-row">
+        <div>
+          <span class="tl-label">{call.name}</span>{" "}
+          <span class={`badge ${state === "ok" ? "badge-ok" : state === "error" ? "badge-danger" : "badge-warn"}`} data-testid="call-state">{state}</span>{" "}
+          <span class="tl-meta">{took(call.startedAt, call.endedAt)}</span>
+        </div>
+        <Bar span={props.span} start={call.startedAt} end={call.endedAt} kind="call" error={state === "error"} label={`${call.name}: ${took(call.startedAt, call.endedAt)}`} />
+      </div>
+      <details>
+        <summary>Input</summary>
+        <pre data-testid="call-input">{format.json(call.input)}</pre>
+      </details>
+      {call.approval === undefined ? null : (
+        <p data-testid="approval">
+          Asked for an approval{call.approval.summary === undefined ? "" : `: ${call.approval.summary}`} — <Answer record={answerOf(props.answers, props.run, call.callId)} />
+        </p>
+      )}
+      {call.secrets.length === 0 ? null : <p class="tl-meta" data-testid="call-secrets">Secrets handed over: {call.secrets.join(", ")}</p>}
+      {call.agents.length === 0 ? null : (
+        <div data-testid="sub-agents">
+          {call.agents.map((run) => <RunView key={run.key} run={run} span={props.span} answers={props.answers} depth={props.depth + 1} />)}
+        </div>
+      )}
+      {call.result === undefined ? null : (
+        <div>
+          <span class={call.isError === true ? "tl-error" : "tl-label"}>{call.isError === true ? "Error" : "Result"}</span>
+          <pre data-testid="call-result">{format.bounded(call.result)}</pre>
+        </div>
+      )}
+    </li>
+  )
+}
+
+function TurnView(props: { run: T.Run; turn: T.Turn; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+  const { turn } = props
+  return (
+    <li class="tl-turn" data-testid="turn" data-turn={turn.turn}>
+      <div class="tl-row">
+        <div>
+          <span class="tl-label">Turn {turn.turn}</span>{" "}
+          <span class="tl-meta" data-testid="turn-tokens">
+            {turn.usage === undefined ? took(turn.startedAt, turn.endedAt) : `${took(turn.startedAt, turn.endedAt)} · ${format.count(turn.usage.inputTokens)} in, ${format.count(turn.usage.outputTokens)} out`}
+          </span>
+          {turn.retries === 0 ? null : <span class="tl-meta"> · {turn.retries} retries</span>}
+        </div>
+        <Bar span={props.span} start={turn.startedAt} end={turn.endedAt} kind="turn" label={`Turn ${turn.turn}: ${took(turn.startedAt, turn.endedAt)}`} />
+      </div>
+      {turn.thinking === "" ? null : (
+        <details data-testid="thinking">
+          <summary>Thinking</summary>
+          <p class="tl-text">{format.bounded(turn.thinking)}</p>
+        </details>
+      )}
+      {turn.text === "" ? null : <p class="tl-text" data-testid="turn-text">{format.bounded(turn.text)}</p>}
+      {turn.calls.length === 0 ? null : (
+        <ul class="plain" aria-label={`Tool calls of turn ${turn.turn}`}>
+          {turn.calls.map((call) => <CallView key={call.callId} run={props.run} call={call} span={props.span} answers={props.answers} depth={props.depth} />)}
+        </ul>
+      )}
+    </li>
+  )
+}
+
+function RunView(props: { run: T.Run; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+  const { run } = props
+  const agent = run.agentPath.at(-1)
+  const Heading = props.depth === 0 ? "h2" : "h3"
+  return (
+    <section class={`tl-run${props.depth > 0 ? " sub" : ""}`} data-testid="run" data-run-id={run.runId} data-agent={run.agentPath.join("/")} data-outcome={run.outcome ?? "running"} aria-label={agent === undefined ? `Run ${run.runId}` : `Sub-agent ${agent}, run ${run.runId}`}>
+      <Heading>
+        {agent === undefined ? "Run" : `Sub-agent ${agent}`}{" "}
+        <span class={`badge ${run.outcome === "completed" ? "badge-ok" : run.outcome === undefined ? "badge-accent" : "badge-danger"}`} data-testid="run-outcome">{run.outcome ?? "running"}</span>
+      </Heading>
+      <p class="tl-meta">{format.time(run.startedAt)} · {took(run.startedAt, run.endedAt)}</p>
+      {run.prompt === "" ? null : <p class="tl-text" data-testid="run-prompt"><strong>Prompt:</strong> {format.bounded(run.prompt)}</p>}
+      {run.turns.length === 0 ? null : (
+        <ol class="plain" aria-label="Turns">
+          {run.turns.map((turn, index) => <TurnView key={index} run={run} turn={turn} span={props.span} answers={props.answers} depth={props.depth} />)}
+        </ol>
+      )}
+      {run.errors.map((error, index) => <p key={index} role="alert" class="tl-error" data-testid="run-error">Error: {format.bounded(error.message, 2000)}</p>)}
+      {run.notes.map((note, index) => <p key={index} class="tl-meta" data-testid="run-note">{note}</p>)}
+    </section>
+  )
+}
+
+/** How many approvals the timeline shows: when it changes, their answers are read again. */
+const approvalCount = (runs: ReadonlyArray<T.Run>): number =>
+  runs.reduce((sum, run) => sum + run.turns.reduce((turns, turn) => turns + turn.calls.reduce((calls, call) => calls + (call.approval === undefined ? 0 : 1) + (call.endedAt === undefined ? 0 : 1) + approvalCount(call.agents), 0), 0), 0)
+
+export function TimelineView(props: { client: Client; id: string }) {
+  const { client, id } = props
+  const [session, setSession] = useState<SessionRow | undefined>(undefined)
+  const [events, setEvents] = useState<StreamedEvent[]>([])
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [answers, setAnswers] = useState<ReadonlyMap<string, ApprovalRecord>>(new Map())
+  const pending = useRef<StreamedEvent[]>([])
+
+  useEffect(() => {
+    const abort = new AbortController()
+    setEvents([])
+    setError(undefined)
+    client.session(id).then(setSession, (error: unknown) => setError(error instanceof Error ? error.message : String(error)))
+    let frame = 0
+    const flush = () => {
+      frame = 0
+      const batch = pending.current
+      pending.current = []
+      if (batch.length > 0) setEvents((events) => events.length >= T.MAX_EVENTS ? events : [...events, ...batch])
+    }
+    client.events(id, 0, (event) => {
+      pending.current.push(event)
+      if (frame === 0) frame = requestAnimationFrame(flush)
+    }, abort.signal).catch((error: unknown) => {
+      if (!abort.signal.aborted) setError(error instanceof Error ? error.message : String(error))
+    })
+    return () => {
+      abort.abort()
+      if (frame !== 0) cancelAnimationFrame(frame)
+      pending.current = []
+    }
+  }, [client, id])
+
+  const timeline = useMemo(() => T.build(events), [events])
+  const running = timeline.runs.some((run) => run.outcome === undefined)
+  const asked = approvalCount(timeline.runs)
+
+  useEffect(() => {
+    if (asked === 0) return
+    let live = true
+    client.approvals({ status: "all", limit: 1000 }).then(
+      ({ records }) => live && setAnswers(new Map(records.map((record) => [answerKey(record.sessionId, record.runId, record.callId), record]))),
+      () => {}
+    )
+    return () => void (live = false)
+  }, [client, id, asked])
+
+  useEffect(() => {
+    const last = timeline.runs.at(-1)
+    if (last?.outcome !== undefined) announce(`Run ${last.outcome}`)
+  }, [timeline.runs.at(-1)?.outcome])
+
+  const span: Span = { from: timeline.from, to: Math.max(timeline.to, timeline.from + 1) }
+  return (
+    <section aria-labelledby="timeline-title" data-testid="timeline" data-events={timeline.events} data-running={String(running)}>
+      <p><a href={href("sessions")}>← Sessions</a></p>
+      <div class="tl-head">
+        <h1 id="timeline-title">Session <span class="mono" data-testid="timeline-id">{id}</span></h1>
+        {session === undefined ? null : (
+          <>
+            <span>Agent <strong data-testid="timeline-agent">{session.agent}</strong></span>
+            <span class="muted">Started {format.time(session.createdAt)}</span>
+            <span class="muted">{format.count(format.tokens(session.usage))} tokens · {format.cost(session.cost)}</span>
+          </>
+        )}
+        <span class="muted" data-testid="event-count">{format.count(timeline.events)} events</span>
+      </div>
+      {error === undefined ? null : <p role="alert" class="error" data-testid="timeline-error">{error}</p>}
+      {timeline.truncated ? <p class="muted" data-testid="timeline-truncated">This session is too large to show whole; the timeline stops here.</p> : null}
+      {timeline.runs.length === 0 && error === undefined ? <p class="muted" data-testid="timeline-empty">No runs yet.</p> : null}
+      {timeline.runs.map((run) => <RunView key={run.key} run={run} span={span} answers={answers} depth={0} />)}
+    </section>
+  )
+}
