@@ -1,3 +1,176 @@
+/**
+ * Approvals — the inbox of the calls waiting for a person, across the principal's sessions, and
+ * the audit of the answered ones (`#/approvals`, `#/approvals/audit`), over `GET /approvals` and
+ * `POST /approvals/{id}`. The inbox shows each request oldest first with what the call would do
+ * (its input, bounded), the rule that asked and the time left before it expires; a person gives
+ * a reason and approves or denies, and the request leaves the inbox for the audit, which names
+ * who answered and why. Both refresh every 2 s, so a request another tab answered leaves too.
+ */
+import { useEffect, useState } from "preact/hooks"
+import { announce } from "../announce.ts"
 import type { Client } from "../client.ts"
-/** A placeholder until helper G's view arrives. */
-export function ApprovalsView(_props: { client: Client; route: string[] }) { return <p>Approvals</p> }
+import { bounded, duration, json, time } from "../format.ts"
+import { href } from "../route.ts"
+import type { ApprovalRecord } from "../types.ts"
+import { AuditView, errorText, loadRecords, REFRESH_MS } from "./ApprovalsAudit.tsx"
+import "./Approvals.css"
+
+/** The most characters of a call's input the inbox shows. */
+const MAX_INPUT_SHOWN = 4000
+
+/** The longest reason a person may give (the server's `MAX_TEXT_CHARS`). */
+const MAX_REASON_CHARS = 4096
+
+/** Epoch ms now, ticking every second while the component is shown. */
+const useNow = (): number => {
+  const [now, setNow] = useState(() => Date.now())
+  useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), 1000)
+    return () => clearInterval(timer)
+  }, [])
+  return now
+}
+
+/** What is left before `expiresAt`, ticking; "no expiry" when the request has none. */
+function TimeLeft(props: { expiresAt: number | undefined }) {
+  const now = useNow()
+  if (props.expiresAt === undefined) return <span data-testid="approval-time-left">no expiry</span>
+  const left = props.expiresAt - now
+  return (
+    <span data-testid="approval-time-left" data-expires-at={String(props.expiresAt)} class={left <= 60_000 ? "error" : undefined}>
+      {left <= 0 ? "expired" : `${duration(Math.ceil(left / 1000) * 1000)} left`}
+    </span>
+  )
+}
+
+/** One waiting request: what it is, and the reason field with Approve and Deny. */
+function Request(props: { client: Client; record: ApprovalRecord; onAnswered: (record: ApprovalRecord) => void }) {
+  const { record } = props
+  const [reason, setReason] = useState("")
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const reasonId = `reason-${record.id}`
+  const headingId = `approval-${record.id}`
+
+  const answer = (approved: boolean) => {
+    setBusy(true)
+    setError(undefined)
+    const given = reason.trim()
+    props.client.answerApproval(record.id, given === "" ? { approved } : { approved, reason: given }).then(
+      (answered) => {
+        announce(`${approved ? "Approved" : "Denied"} the ${record.tool} call of session ${record.sessionId}.`)
+        props.onAnswered(answered)
+      },
+      (cause: unknown) => {
+        setBusy(false)
+        setError(errorText(cause))
+      }
+    )
+  }
+
+  return (
+    <li class="card approval" data-testid="approval" data-id={record.id} aria-labelledby={headingId}>
+      <h3 id={headingId} class="approval-title">
+        <span data-testid="approval-tool">{record.tool}</span>
+        {record.shadow === true ? <span class="badge badge-accent">shadow</span> : null}
+      </h3>
+      {record.summary === undefined ? null : <p data-testid="approval-summary">{bounded(record.summary, 500)}</p>}
+      <dl class="approval-facts">
+        <dt>Session</dt>
+        <dd><a href={href("sessions", record.sessionId)} data-testid="approval-session">{record.sessionId}</a></dd>
+        <dt>Agent</dt>
+        <dd data-testid="approval-agent">{record.agent}</dd>
+        <dt>Rule</dt>
+        <dd data-testid="approval-rule">{record.rule}</dd>
+        <dt>Asked</dt>
+        <dd data-testid="approval-requested">{time(record.requestedAt)}</dd>
+        <dt>Time left</dt>
+        <dd><TimeLeft expiresAt={record.expiresAt} /></dd>
+      </dl>
+      <p class="approval-label">Input</p>
+      <pre data-testid="approval-input" tabIndex={0} aria-label={`Input of the ${record.tool} call`}>{json(record.input, MAX_INPUT_SHOWN)}</pre>
+      {record.details === undefined ? null : (
+        <details>
+          <summary>Details</summary>
+          <pre data-testid="approval-details">{bounded(record.details, MAX_INPUT_SHOWN)}</pre>
+        </details>
+      )}
+      <div class="approval-answer">
+        <div class="field">
+          <label for={reasonId}>Reason (optional)</label>
+          <input id={reasonId} type="text" data-testid="approval-reason" maxLength={MAX_REASON_CHARS} value={reason} disabled={busy} onInput={(event) => setReason(event.currentTarget.value)} />
+        </div>
+        <button type="button" class="btn btn-primary" data-testid="approval-approve" disabled={busy} onClick={() => answer(true)}>Approve</button>
+        <button type="button" class="btn btn-danger" data-testid="approval-deny" disabled={busy} onClick={() => answer(false)}>Deny</button>
+      </div>
+      {error === undefined ? null : <p role="alert" class="error" data-testid="approval-error">{error}</p>}
+    </li>
+  )
+}
+
+/** The open requests, oldest first, read again every 2 s. */
+function InboxView(props: { client: Client }) {
+  const [records, setRecords] = useState<ReadonlyArray<ApprovalRecord> | undefined>(undefined)
+  const [more, setMore] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const [answered, setAnswered] = useState<ReadonlySet<string>>(new Set())
+  const [tick, setTick] = useState(0)
+
+  useEffect(() => {
+    let live = true
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const load = () => {
+      loadRecords(props.client, "open").then(
+        (page) => {
+          if (!live) return
+          setRecords([...page.records].sort((a, b) => a.requestedAt - b.requestedAt))
+          setMore(page.more)
+          setError(undefined)
+        },
+        (cause: unknown) => live && setError(errorText(cause))
+      ).finally(() => {
+        if (live) timer = setTimeout(load, REFRESH_MS)
+      })
+    }
+    load()
+    return () => {
+      live = false
+      clearTimeout(timer)
+    }
+  }, [props.client, tick])
+
+  const onAnswered = (record: ApprovalRecord) => {
+    setAnswered((before) => new Set([...before, record.id]))
+    setTick((n) => n + 1)
+  }
+
+  const shown = records?.filter((record) => !answered.has(record.id))
+  return (
+    <section aria-labelledby="inbox-title" data-testid="approvals-inbox">
+      <h2 id="inbox-title">Waiting for an answer{shown === undefined ? "" : ` (${shown.length})`}</h2>
+      {error === undefined ? null : <p role="alert" class="error" data-testid="approvals-error">{error}</p>}
+      {shown === undefined ? <p class="muted">Loading…</p> : shown.length === 0
+        ? <p class="muted" data-testid="approvals-empty">No call is waiting for an answer.</p>
+        : <ol class="approvals-list">{shown.map((record) => <Request key={record.id} client={props.client} record={record} onAnswered={onAnswered} />)}</ol>}
+      {more ? <p class="muted" data-testid="approvals-more">More requests are waiting than this page shows: answer these first.</p> : null}
+    </section>
+  )
+}
+
+export function ApprovalsView(props: { client: Client; route: string[] }) {
+  const audit = props.route[0] === "audit"
+  return (
+    <div>
+      <div class="approvals-head">
+        <h1>Approvals</h1>
+        <nav aria-label="Approvals">
+          <ul class="approvals-tabs">
+            <li><a href={href("approvals")} data-testid="approvals-tab-inbox" aria-current={audit ? undefined : "page"}>Inbox</a></li>
+            <li><a href={href("approvals", "audit")} data-testid="approvals-tab-audit" aria-current={audit ? "page" : undefined}>Audit</a></li>
+          </ul>
+        </nav>
+      </div>
+      {audit ? <AuditView client={props.client} /> : <InboxView client={props.client} />}
+    </div>
+  )
+}

@@ -1,0 +1,126 @@
+/**
+ * CostChart — one plot of the Cost view: an inline SVG bar chart of usage rows (an agent, a day or
+ * a session each), tokens (input and output stacked) or cost, with an accessible name, and under it
+ * the same rows as a data table in a <details> for screen readers and for reading the numbers.
+ * Colours come from classes (Cost.css), not attributes: the page's style policy allows no inline CSS.
+ */
+import { count, tokens } from "../format.ts"
+import type { UsageRow } from "../types.ts"
+
+export type Metric = "tokens" | "cost"
+
+/** The most characters of a row's key a label shows (a session id can be long). */
+const MAX_LABEL_CHARS = 28
+
+const WIDTH = 720
+const ROW_HEIGHT = 24
+const LABEL_WIDTH = 210
+const VALUE_WIDTH = 120
+
+/** A cost as the data table writes it: dollars to six places (the plot's labels round). */
+export const exactCost = (value: number | undefined): string => value === undefined ? "—" : `$${value.toFixed(6)}`
+
+/** A cost as a plot's label writes it. */
+const shortCost = (value: number | undefined): string =>
+  value === undefined ? "no price" : `$${value >= 1 ? value.toFixed(2) : value.toFixed(4)}`
+
+const label = (key: string): string => key.length <= MAX_LABEL_CHARS ? key : `${key.slice(0, MAX_LABEL_CHARS - 1)}…`
+
+/** The horizontal bars of `rows`: each row's label, its bar (stacked input/output for tokens) and its value. */
+function Bars(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: string; id: string }) {
+  const values = props.rows.map((row) => props.metric === "tokens" ? tokens(row.usage) : row.cost ?? 0)
+  const max = Math.max(1e-12, ...values)
+  const span = WIDTH - LABEL_WIDTH - VALUE_WIDTH
+  const height = Math.max(1, props.rows.length) * ROW_HEIGHT
+  return (
+    <svg class="cost-svg" viewBox={`0 0 ${WIDTH} ${height}`} width={WIDTH} height={height} role="img" aria-labelledby={`${props.id}-title`} data-testid="cost-plot">
+      <title id={`${props.id}-title`}>{props.title}</title>
+      {props.rows.map((row, i) => {
+        const y = i * ROW_HEIGHT
+        const value = values[i] ?? 0
+        const whole = (value / max) * span
+        const input = props.metric === "tokens" && value > 0 ? whole * (row.usage.inputTokens / value) : 0
+        return (
+          <g key={row.key} data-testid="cost-bar" data-key={row.key}>
+            <text class="cost-label" x={LABEL_WIDTH - 8} y={y + ROW_HEIGHT / 2} text-anchor="end" dominant-baseline="middle">{label(row.key)}</text>
+            {props.metric === "tokens"
+              ? (
+                <>
+                  <rect class="cost-input" x={LABEL_WIDTH} y={y + 4} width={input} height={ROW_HEIGHT - 8} />
+                  <rect class="cost-output" x={LABEL_WIDTH + input} y={y + 4} width={Math.max(0, whole - input)} height={ROW_HEIGHT - 8} />
+                </>
+              )
+              : <rect class="cost-money" x={LABEL_WIDTH} y={y + 4} width={whole} height={ROW_HEIGHT - 8} />}
+            <text class="cost-value" x={LABEL_WIDTH + whole + 6} y={y + ROW_HEIGHT / 2} dominant-baseline="middle">
+              {props.metric === "tokens" ? count(value) : shortCost(row.cost)}
+            </text>
+          </g>
+        )
+      })}
+    </svg>
+  )
+}
+
+/** The rows as a table: every number whole (tokens) or to six places (cost). */
+function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; title: string }) {
+  return (
+    <details class="cost-details">
+      <summary>Data table: {props.title}</summary>
+      <div class="cost-scroll">
+        <table class="table" data-testid="cost-table">
+          <caption class="sr-only">{props.title}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{props.keyName}</th>
+              <th scope="col">Input tokens</th>
+              <th scope="col">Output tokens</th>
+              <th scope="col">Cache read tokens</th>
+              <th scope="col">Cache write tokens</th>
+              <th scope="col">Tokens</th>
+              <th scope="col">Cost</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.rows.map((row) => (
+              <tr key={row.key} data-testid="cost-row">
+                <th scope="row" class="mono">{row.key}</th>
+                <td>{count(row.usage.inputTokens)}</td>
+                <td>{count(row.usage.outputTokens)}</td>
+                <td>{count(row.usage.cacheReadTokens ?? 0)}</td>
+                <td>{count(row.usage.cacheWriteTokens ?? 0)}</td>
+                <td>{count(tokens(row.usage))}</td>
+                <td>{exactCost(row.cost)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  )
+}
+
+/** A plot and its table, or a sentence when there is nothing to plot. */
+export function CostChart(props: { id: string; title: string; keyName: string; rows: ReadonlyArray<UsageRow>; metric: Metric }) {
+  return (
+    <section class="card cost-card" aria-labelledby={`${props.id}-heading`} data-testid={`cost-${props.id}`}>
+      <h2 id={`${props.id}-heading`}>{props.title}</h2>
+      {props.rows.length === 0
+        ? <p class="muted" data-testid="cost-empty">No usage yet.</p>
+        : (
+          <>
+            {props.metric === "tokens"
+              ? (
+                <p class="cost-legend" aria-hidden="true">
+                  <span class="cost-swatch cost-input-swatch" /> input <span class="cost-swatch cost-output-swatch" /> output
+                </p>
+              )
+              : null}
+            <div class="cost-scroll">
+              <Bars rows={props.rows} metric={props.metric} title={`${props.title}, ${props.metric === "tokens" ? "tokens" : "cost in dollars"}`} id={props.id} />
+            </div>
+            <DataTable rows={props.rows} keyName={props.keyName} title={props.title} />
+          </>
+        )}
+    </section>
+  )
+}
