@@ -97,9 +97,8 @@ function TurnView(props: { run: T.Run; turn: T.Turn; span: Span; answers: Readon
       <div class="tl-row">
         <div>
           <span class="tl-label">Turn {turn.turn}</span>{" "}
-          <span class="tl-meta" data-testid="turn-tokens">
-            {turn.usage === undefined ? took(turn.startedAt, turn.endedAt) : `${took(turn.startedAt, turn.endedAt)} · ${format.count(turn.usage.inputTokens)} in, ${format.count(turn.usage.outputTokens)} out`}
-          </span>
+          <span class="tl-meta">{took(turn.startedAt, turn.endedAt)}</span>
+          {turn.usage === undefined ? null : <span class="tl-meta" data-testid="turn-tokens"> · {format.count(turn.usage.inputTokens)} in, {format.count(turn.usage.outputTokens)} out</span>}
           {turn.retries === 0 ? null : <span class="tl-meta"> · {turn.retries} retries</span>}
         </div>
         <Bar span={props.span} start={turn.startedAt} end={turn.endedAt} kind="turn" label={`Turn ${turn.turn}: ${took(turn.startedAt, turn.endedAt)}`} />
