@@ -1,0 +1,389 @@
+/**
+ * The Studio's timeline (`#/sessions/<id>`): first its reducer alone (studio/src/timeline.ts:
+ * events → runs → turns and calls, sub-agents nested by `parentCallId`, each SSE id taken once),
+ * then the page in a real headless Chromium over a real server: a scripted agent whose turn calls
+ * a researcher sub-agent and Bash (which asks for an approval) — the timeline shows every turn and
+ * call, the sub-agent's run inside its call, inputs and results, the approval and its answer, a
+ * later run's error; it follows the run live (the events counted as they arrive), and a reload
+ * mid-run shows the same timeline, nothing doubled. Accessible in light and dark.
+ */
+import { TestModel } from "@condukt/testing"
+import { VirtualSandbox } from "@condukt/sandbox-virtual"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Schema } from "effect"
+import * as Agent from "@condukt/core/Agent"
+import * as Model from "@condukt/core/Model"
+import * as Sandbox from "@condukt/core/Sandbox"
+import { Bash } from "@condukt/core/tools/Bash"
+import type { Page } from "playwright-core"
+import * as Timeline from "../studio/src/timeline.ts"
+import type { StreamedEvent } from "../studio/src/types.ts"
+import * as Studio from "./fixtures/studio.ts"
+// ---- the reducer, alone ----
+
+let nextId = 0
+/** An event of session `s1` as the stream sends it, numbered in order. */
+const ev = (event: Record<string, unknown>, at = 1000 + nextId): StreamedEvent =>
+  ({ sessionId: "s1", runId: "r1", seq: nextId, ...event, id: ++nextId, at }) as unknown as StreamedEvent
+
+/** A run of the main agent calling a researcher sub-agent (nested by `parentCallId`) and Bash, which fails. */
+const script = (): StreamedEvent[] => {
+  nextId = 0
+  const sub = { sessionId: "s2", runId: "r9", agentPath: ["main", "researcher"], parentCallId: "c1" }
+  return [
+    ev({ _tag: "AgentStart", prompt: "Find and fix" }),
+    ev({ _tag: "TurnStart", turn: 1 }),
+    ev({ _tag: "ThinkingDelta", text: "Ask the " }),
+    ev({ _tag: "ThinkingDelta", text: "researcher." }),
+    ev({ _tag: "TextDelta", text: "Asking." }),
+    ev({ _tag: "TurnEnd", turn: 1, usage: { inputTokens: 10, outputTokens: 5 } }),
+    ev({ _tag: "ToolCall", callId: "c1", name: "researcher", input: { prompt: "look" } }),
+    ev({ _tag: "ToolCall", callId: "c2", name: "Bash", input: { command: "false" } }),
+    ev({ _tag: "ApprovalRequested", callId: "c2", tool: "Bash", input: { command: "false" } }),
+    ev({ ...sub, _tag: "AgentStart", prompt: "look" }),
+    ev({ ...sub, _tag: "TurnStart", turn: 1 }),
+    ev({ ...sub, _tag: "TextDelta", text: "Found it." }),
+    ev({ ...sub, _tag: "TurnEnd", turn: 1, usage: { inputTokens: 3, outputTokens: 2 } }),
+    ev({ ...sub, _tag: "AgentEnd", outcome: "completed" }),
+    ev({ _tag: "ToolResult", callId: "c1", name: "researcher", content: "Found it.", isError: false }),
+    ev({ _tag: "ToolResult", callId: "c2", name: "Bash", content: "exit 1", isError: true }),
+    ev({ _tag: "TurnStart", turn: 2 }),
+    ev({ _tag: "Error", message: "model failed" }),
+    ev({ _tag: "AgentEnd", outcome: "failed" })
+  ]
+}
+
+const expected = {
+  runs: [{
+    key: "s1 r1",
+    sessionId: "s1",
+    runId: "r1",
+    agentPath: [],
+    prompt: "Find and fix",
+    startedAt: 1000,
+    endedAt: 1018,
+    outcome: "failed",
+    errors: [{ message: "model failed", at: 1017 }],
+    notes: [],
+    turns: [
+      {
+        turn: 1,
+        startedAt: 1001,
+        endedAt: 1005,
+        text: "Asking.",
+        thinking: "Ask the researcher.",
+        usage: { inputTokens: 10, outputTokens: 5 },
+        retries: 0,
+        calls: [
+          {
+            callId: "c1",
+            name: "researcher",
+            input: { prompt: "look" },
+            startedAt: 1006,
+            endedAt: 1014,
+            result: "Found it.",
+            isError: false,
+            secrets: [],
+            agents: [{
+              key: "s2 r9",
+              sessionId: "s2",
+              runId: "r9",
+              agentPath: ["main", "researcher"],
+              prompt: "look",
+              startedAt: 1009,
+              endedAt: 1013,
+              outcome: "completed",
+              errors: [],
+              notes: [],
+              turns: [{ turn: 1, startedAt: 1010, endedAt: 1012, text: "Found it.", thinking: "", usage: { inputTokens: 3, outputTokens: 2 }, retries: 0, calls: [] }]
+            }]
+          },
+          {
+            callId: "c2",
+            name: "Bash",
+            input: { command: "false" },
+            startedAt: 1007,
+            endedAt: 1015,
+            result: "exit 1",
+            isError: true,
+            approval: { requestedAt: 1008 },
+            secrets: [],
+            agents: []
+          }
+        ]
+      },
+      { turn: 2, startedAt: 1016, text: "", thinking: "", retries: 0, calls: [] }
+    ]
+  }],
+  events: 19,
+  lastId: 19,
+  from: 1000,
+  to: 1018,
+  truncated: false
+}
+
+describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
+  it("nests turns, calls and a sub-agent's run under the call that started it, with input, result, approval and errors", () => {
+    assert.deepStrictEqual(Timeline.build(script()), expected)
+  })
+
+  it("reads every event once however often it came, in whatever order (a reload, a resumed stream)", () => {
+    const events = script()
+    const twice = [...events.slice(5), ...events, ...events.slice(0, 9).reverse()]
+    assert.deepStrictEqual(Timeline.build(twice), expected)
+  })
+
+  it("gives each call its state: running, waiting for an answer, done or failed", () => {
+    const events = script()
+    const [run] = Timeline.build(events.slice(0, 9)).runs
+    assert.deepStrictEqual(run!.turns[0]!.calls.map(Timeline.callState), ["running", "waiting"])
+    const [done] = Timeline.build(events).runs
+    assert.deepStrictEqual(done!.turns[0]!.calls.map(Timeline.callState), ["ok", "error"])
+  })
+
+  it("keeps a sub-agent whose call is not in the stream apart, not lost", () => {
+    nextId = 0
+    const orphan = ev({ sessionId: "s3", runId: "r3", agentPath: ["main", "helper"], parentCallId: "gone", _tag: "AgentStart", prompt: "hi" })
+    const { runs } = Timeline.build([orphan])
+    assert.deepStrictEqual(runs.map((run) => [run.key, run.turns[0]!.calls[0]!.callId, run.turns[0]!.calls[0]!.agents.map((agent) => agent.key)]), [["orphans", "gone", ["s3 r3"]]])
+  })
+
+  it("bounds a turn's text however much streams", () => {
+    nextId = 0
+    const chunk = "x".repeat(100_000)
+    const events = [ev({ _tag: "TurnStart", turn: 1 }), ...Array.from({ length: 5 }, () => ev({ _tag: "TextDelta", text: chunk }))]
+    assert.strictEqual(Timeline.build(events).runs[0]!.turns[0]!.text.length, Timeline.MAX_TEXT_CHARS)
+  })
+})
+
+// ---- the page ----
+
+const TOKEN = "tok-alice"
+
+const researcher = Agent.make({ name: "researcher", model: "child:x", system: "You research." })
+const main = Agent.make({
+  name: "main",
+  model: "parent:x",
+  tools: [Agent.asTool(researcher, { description: "Researches a question" }), Bash],
+  sandbox: VirtualSandbox.layer(),
+  approvals: { ask: ["Bash"] }
+})
+
+/** Each agent its own scripted model: main asks the researcher and runs Bash, answers, and fails on its next run. */
+const models = Layer.unwrap(Effect.gen(function*() {
+  const parent = yield* TestModel.make([
+    TestModel.reply(
+      TestModel.thinking("The researcher knows."),
+      TestModel.text("Asking the researcher, then looking."),
+      TestModel.toolCall("researcher", { prompt: "Where is the bug?" }, "call-research"),
+      TestModel.toolCall("Bash", { command: "echo checked" }, "call-bash")
+    ),
+    TestModel.text("The bug is in the build script."),
+    TestModel.error("the provider is down")
+  ], { name: "parent:x" })
+  const child = yield* TestModel.make([TestModel.text("In the build script.")], { name: "child:x" })
+  return Layer.mergeAll(
+    Model.layerProviders({ parent: () => Effect.succeed(parent.model), child: () => Effect.succeed(child.model) }),
+    Sandbox.layerNoop()
+  )
+}))
+
+/** What the timeline shows, read from the DOM by `data-testid`: runs, their turns, calls and sub-agents, nested as drawn. */
+const Shown: Schema.Codec<ReadonlyArray<ShownRun>> = Schema.Array(Schema.suspend(() => ShownRun))
+interface ShownRun {
+  readonly agent: string
+  readonly outcome: string
+  readonly prompt: string | null
+  readonly errors: ReadonlyArray<string>
+  readonly turns: ReadonlyArray<{
+    readonly turn: string
+    readonly text: string | null
+    readonly thinking: string | null
+    readonly tokens: string | null
+    readonly calls: ReadonlyArray<{
+      readonly id: string
+      readonly tool: string
+      readonly state: string
+      readonly input: string | null
+      readonly result: string | null
+      readonly approval: string | null
+      readonly agents: ReadonlyArray<ShownRun>
+    }>
+  }>
+}
+const ShownRun: Schema.Codec<ShownRun> = Schema.Struct({
+  agent: Schema.String,
+  outcome: Schema.String,
+  prompt: Schema.NullOr(Schema.String),
+  errors: Schema.Array(Schema.String),
+  turns: Schema.Array(Schema.Struct({
+    turn: Schema.String,
+    text: Schema.NullOr(Schema.String),
+    thinking: Schema.NullOr(Schema.String),
+    tokens: Schema.NullOr(Schema.String),
+    calls: Schema.Array(Schema.Struct({
+      id: Schema.String,
+      tool: Schema.String,
+      state: Schema.String,
+      input: Schema.NullOr(Schema.String),
+      result: Schema.NullOr(Schema.String),
+      approval: Schema.NullOr(Schema.String),
+      agents: Schema.Array(Schema.suspend(() => ShownRun))
+    }))
+  }))
+})
+
+const readTimeline = `(() => {
+  const text = (el, selector) => el.querySelector(selector)?.textContent ?? null
+  const run = (el) => ({
+    agent: el.dataset.agent,
+    outcome: el.dataset.outcome,
+    prompt: text(el, ':scope > [data-testid="run-prompt"]'),
+    errors: [...el.querySelectorAll(':scope > [data-testid="run-error"]')].map((e) => e.textContent),
+    turns: [...el.querySelectorAll(':scope > ol > [data-testid="turn"]')].map((turn) => ({
+      turn: turn.dataset.turn,
+      text: text(turn, ':scope > [data-testid="turn-text"]'),
+      thinking: text(turn, ':scope > [data-testid="thinking"] > p'),
+      tokens: text(turn, ':scope > div [data-testid="turn-tokens"]'),
+      calls: [...turn.querySelectorAll(':scope > ul > [data-testid="call"]')].map((call) => ({
+        id: call.dataset.callId,
+        tool: call.dataset.tool,
+        state: call.dataset.state,
+        input: text(call, ':scope > details > [data-testid="call-input"]'),
+        result: text(call, ':scope > div > [data-testid="call-result"]'),
+        approval: text(call, ':scope > [data-testid="approval"]'),
+        agents: [...call.querySelectorAll(':scope > [data-testid="sub-agents"] > [data-testid="run"]')].map(run)
+      }))
+    }))
+  })
+  return [...document.querySelectorAll('[data-testid="timeline"] > [data-testid="run"]')].map(run)
+})()`
+
+const shown = (tab: Page) => Effect.promise(() => tab.evaluate(readTimeline)).pipe(Effect.flatMap(Schema.decodeUnknownEffect(Shown)), Effect.orDie)
+
+/** How many events the page has taken (the timeline's `data-events`). */
+const eventsShown = (tab: Page) => Effect.promise(() => tab.getByTestId("timeline").getAttribute("data-events")).pipe(Effect.map(Number))
+
+/** Waits until the page has taken `count` events. */
+const untilShown = (tab: Page, count: number) =>
+  Effect.promise(() => tab.locator(`[data-testid="timeline"][data-events="${count}"]`).waitFor())
+
+/** From now on, every event count the page shows, in order (a MutationObserver's record). */
+const countArrivals = `(() => {
+  window.__counts = []
+  const note = () => {
+    const value = document.querySelector('[data-testid="timeline"]')?.dataset.events
+    if (value !== undefined && window.__counts.at(-1) !== Number(value)) window.__counts.push(Number(value))
+  }
+  note()
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true })
+})()`
+
+const pretty = (value: unknown) => JSON.stringify(value, null, 2)
+
+/** The first run as shown once Bash waits and the researcher has answered (its result published: it does not wait). */
+const waiting: ShownRun = {
+  agent: "",
+  outcome: "running",
+  prompt: "Prompt: Find the bug",
+  errors: [],
+  turns: [{
+    turn: "1",
+    text: "Asking the researcher, then looking.",
+    thinking: "The researcher knows.",
+    tokens: " · 10 in, 5 out",
+    calls: [
+      {
+        id: "call-research",
+        tool: "researcher",
+        state: "ok",
+        input: pretty({ prompt: "Where is the bug?" }),
+        result: "In the build script.",
+        approval: null,
+        agents: [{
+          agent: "main/researcher",
+          outcome: "completed",
+          prompt: "Prompt: Where is the bug?",
+          errors: [],
+          turns: [{ turn: "1", text: "In the build script.", thinking: null, tokens: " · 10 in, 5 out", calls: [] }]
+        }]
+      },
+      {
+        id: "call-bash",
+        tool: "Bash",
+        state: "waiting",
+        input: pretty({ command: "echo checked" }),
+        result: null,
+        approval: "Asked for an approval — waiting for an answer",
+        agents: []
+      }
+    ]
+  }]
+}
+
+/** The session's last event number, as the server says. */
+const lastEventId = (studio: Studio.StudioServer, id: string) =>
+  studio.request(TOKEN, "GET", `/sessions/${id}`).pipe(Effect.map(({ body }) => (body as { lastEventId: number }).lastEventId))
+
+describe("the Studio's timeline in a headless Chromium", () => {
+  it.live("shows every turn and call, the sub-agent inside its call, the approval and its answer, an error; live, and the same after a reload", () =>
+    Effect.gen(function*() {
+      const studio = yield* Studio.start({ agents: { main }, tokens: { [TOKEN]: "alice" } })
+      const { body } = yield* studio.request(TOKEN, "POST", "/sessions", { agent: "main" })
+      const id = (body as { id: string }).id
+      const tab = yield* studio.open({ token: TOKEN, hash: `/sessions/${id}` })
+      yield* Effect.promise(() => tab.getByTestId("timeline-empty").waitFor())
+
+      const run = yield* studio.request(TOKEN, "POST", `/sessions/${id}/runs`, { prompt: "Find the bug" }).pipe(Effect.forkChild)
+      yield* Effect.promise(() => tab.locator('[data-testid="call"][data-tool="Bash"][data-state="waiting"]').waitFor())
+      yield* Effect.promise(() => tab.locator('[data-testid="call"][data-call-id="call-research"][data-state="ok"]').waitFor())
+      // The run is paused on the answer: everything written so far is on the page, and only once.
+      const paused = yield* lastEventId(studio, id)
+      yield* untilShown(tab, paused)
+      const before = yield* shown(tab)
+      assert.deepStrictEqual(before, [waiting])
+
+      yield* Effect.promise(() => tab.reload())
+      yield* untilShown(tab, paused)
+      assert.deepStrictEqual(yield* shown(tab), before)
+
+      yield* Effect.promise(() => tab.evaluate(countArrivals))
+      yield* studio.request(TOKEN, "POST", `/sessions/${id}/approvals/call-bash`, { approved: true })
+      assert.strictEqual(((yield* Fiber.join(run)).body as { outcome: string }).outcome, "completed")
+      yield* Effect.promise(() => tab.locator('[data-testid="timeline"] > [data-testid="run"][data-outcome="completed"]').waitFor())
+      const firstRun = yield* lastEventId(studio, id)
+      yield* untilShown(tab, firstRun)
+
+      const failed = yield* studio.request(TOKEN, "POST", `/sessions/${id}/runs`, { prompt: "Once more" })
+      assert.strictEqual((failed.body as { outcome: string }).outcome, "failed")
+      const total = yield* lastEventId(studio, id)
+      yield* untilShown(tab, total)
+      yield* Effect.promise(() => tab.getByText("approved by alice").waitFor())
+
+      const [first, second] = yield* shown(tab)
+      assert.deepStrictEqual(first, {
+        ...waiting,
+        outcome: "completed",
+        turns: [
+          {
+            ...waiting.turns[0]!,
+            calls: [
+              waiting.turns[0]!.calls[0]!,
+              { ...waiting.turns[0]!.calls[1]!, state: "ok", result: "checked\n", approval: "Asked for an approval — approved by alice" }
+            ]
+          },
+          { turn: "2", text: "The bug is in the build script.", thinking: null, tokens: " · 10 in, 5 out", calls: [] }
+        ]
+      })
+      assert.deepStrictEqual(second, { agent: "", outcome: "failed", prompt: "Prompt: Once more", errors: ["Error: the provider is down"], turns: [{ turn: "1", text: null, thinking: null, tokens: null, calls: [] }] })
+
+      // Live: the page took the events as they came — the first run's end before the second run's.
+      const counts = yield* Effect.promise(() => tab.evaluate("window.__counts")).pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Number))), Effect.orDie)
+      assert.deepStrictEqual(counts.filter((count) => count === paused || count === firstRun || count === total), [paused, firstRun, total])
+      assert.deepStrictEqual([...counts].sort((a, b) => a - b), counts)
+      assert.strictEqual(yield* eventsShown(tab), total)
+
+      yield* Studio.screenshot(tab, "timeline")
+      assert.deepStrictEqual(yield* Studio.axeViolations(tab), { light: [], dark: [] })
+    }).pipe(Effect.provide(models)), 60_000)
+})
