@@ -112,7 +112,7 @@ const expected = {
           }
         ]
       },
-      { turn: 2, startedAt: 1016, text: "", thinking: "", retries: 0, calls: [] }
+      { turn: 2, startedAt: 1016, endedAt: 1018, text: "", thinking: "", retries: 0, calls: [] }
     ]
   }],
   events: 19,
@@ -139,6 +139,17 @@ describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
     assert.deepStrictEqual(run!.turns[0]!.calls.map(Timeline.callState), ["running", "waiting"])
     const [done] = Timeline.build(events).runs
     assert.deepStrictEqual(done!.turns[0]!.calls.map(Timeline.callState), ["ok", "error"])
+  })
+
+  it("ends what a run left open with the run: a turn cut short, a call without its result an error", () => {
+    const events = script().slice(0, 9)
+    nextId = 9
+    const { runs } = Timeline.build([...events, ev({ _tag: "AgentEnd", outcome: "aborted" }, 2000)])
+    const turn = runs[0]!.turns[0]!
+    assert.deepStrictEqual(
+      { outcome: runs[0]!.outcome, turn: turn.endedAt, calls: turn.calls.map((call) => [call.endedAt, Timeline.callState(call)]) },
+      { outcome: "aborted", turn: 1005, calls: [[2000, "error"], [2000, "error"]] }
+    )
   })
 
   it("keeps a sub-agent whose call is not in the stream apart, not lost", () => {

@@ -255,6 +255,15 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
       case "AgentEnd":
         run.endedAt = event.at
         run.outcome = event.outcome
+        // What the run left open ended with it: a turn cut short, a call that never had its result.
+        for (const turn of run.turns) {
+          turn.endedAt ??= event.at
+          for (const call of turn.calls) {
+            if (call.endedAt !== undefined) continue
+            call.endedAt = event.at
+            call.isError = true
+          }
+        }
         break
     }
   }

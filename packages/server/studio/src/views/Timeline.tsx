@@ -3,7 +3,7 @@
  * (text, the thinking folded away, tokens) and the tool calls each made (input, result, the
  * approval asked and how it was answered, the secrets handed over), a sub-agent's runs inside the
  * call that started it, errors; every turn and call a bar of a waterfall over the session's time
- * (from the events' `at`). It reads the events stream from the start and follows it live; the
+ * (from the events' `at`, Waterfall.tsx). It reads the events stream from the start and follows it live; the
  * tree is timeline.ts's, so a reload shows the same timeline, nothing twice.
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks"
@@ -13,23 +13,7 @@ import * as format from "../format.ts"
 import { href } from "../route.ts"
 import * as T from "../timeline.ts"
 import type { ApprovalRecord, SessionRow, StreamedEvent } from "../types.ts"
-
-interface Span {
-  readonly from: number
-  readonly to: number
-}
-
-function Bar(props: { span: Span; start: number; end: number | undefined; kind: "turn" | "call"; error?: boolean; label: string }) {
-  const width = Math.max(1, props.span.to - props.span.from)
-  const left = ((props.start - props.span.from) / width) * 100
-  const length = (((props.end ?? props.span.to) - props.start) / width) * 100
-  const style = { left: `${Math.min(100, Math.max(0, left))}%`, width: `${Math.min(100 - Math.max(0, left), Math.max(0.3, length))}%` }
-  return (
-    <div class="tl-track" aria-hidden="true">
-      <div class={`tl-bar ${props.kind}${props.error === true ? " error" : ""}`} style={style} title={props.label} />
-    </div>
-  )
-}
+import { Waterfall } from "./Waterfall.tsx"
 
 const took = (start: number, end: number | undefined): string => end === undefined ? "running" : format.duration(end - start)
 
@@ -52,7 +36,7 @@ function Answer(props: { record: ApprovalRecord | undefined }) {
   )
 }
 
-function CallView(props: { run: T.Run; call: T.Call; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+function CallView(props: { run: T.Run; call: T.Call; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
   const { call } = props
   const state = T.callState(call)
   return (
@@ -63,7 +47,6 @@ function CallView(props: { run: T.Run; call: T.Call; span: Span; answers: Readon
           <span class={`badge ${state === "ok" ? "badge-ok" : state === "error" ? "badge-danger" : "badge-warn"}`} data-testid="call-state">{state}</span>{" "}
           <span class="tl-meta">{took(call.startedAt, call.endedAt)}</span>
         </div>
-        <Bar span={props.span} start={call.startedAt} end={call.endedAt} kind="call" error={state === "error"} label={`${call.name}: ${took(call.startedAt, call.endedAt)}`} />
       </div>
       <details>
         <summary>Input</summary>
@@ -77,7 +60,7 @@ function CallView(props: { run: T.Run; call: T.Call; span: Span; answers: Readon
       {call.secrets.length === 0 ? null : <p class="tl-meta" data-testid="call-secrets">Secrets handed over: {call.secrets.join(", ")}</p>}
       {call.agents.length === 0 ? null : (
         <div data-testid="sub-agents">
-          {call.agents.map((run) => <RunView key={run.key} run={run} span={props.span} answers={props.answers} depth={props.depth + 1} />)}
+          {call.agents.map((run) => <RunView key={run.key} run={run} answers={props.answers} depth={props.depth + 1} />)}
         </div>
       )}
       {call.result === undefined ? null : (
@@ -90,7 +73,7 @@ function CallView(props: { run: T.Run; call: T.Call; span: Span; answers: Readon
   )
 }
 
-function TurnView(props: { run: T.Run; turn: T.Turn; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+function TurnView(props: { run: T.Run; turn: T.Turn; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
   const { turn } = props
   return (
     <li class="tl-turn" data-testid="turn" data-turn={turn.turn}>
@@ -101,7 +84,6 @@ function TurnView(props: { run: T.Run; turn: T.Turn; span: Span; answers: Readon
           {turn.usage === undefined ? null : <span class="tl-meta" data-testid="turn-tokens"> · {format.count(turn.usage.inputTokens)} in, {format.count(turn.usage.outputTokens)} out</span>}
           {turn.retries === 0 ? null : <span class="tl-meta"> · {turn.retries} retries</span>}
         </div>
-        <Bar span={props.span} start={turn.startedAt} end={turn.endedAt} kind="turn" label={`Turn ${turn.turn}: ${took(turn.startedAt, turn.endedAt)}`} />
       </div>
       {turn.thinking === "" ? null : (
         <details data-testid="thinking">
@@ -112,14 +94,14 @@ function TurnView(props: { run: T.Run; turn: T.Turn; span: Span; answers: Readon
       {turn.text === "" ? null : <p class="tl-text" data-testid="turn-text">{format.bounded(turn.text)}</p>}
       {turn.calls.length === 0 ? null : (
         <ul class="plain" aria-label={`Tool calls of turn ${turn.turn}`}>
-          {turn.calls.map((call) => <CallView key={call.callId} run={props.run} call={call} span={props.span} answers={props.answers} depth={props.depth} />)}
+          {turn.calls.map((call) => <CallView key={call.callId} run={props.run} call={call} answers={props.answers} depth={props.depth} />)}
         </ul>
       )}
     </li>
   )
 }
 
-function RunView(props: { run: T.Run; span: Span; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
+function RunView(props: { run: T.Run; answers: ReadonlyMap<string, ApprovalRecord>; depth: number }) {
   const { run } = props
   const agent = run.agentPath.at(-1)
   const Heading = props.depth === 0 ? "h2" : "h3"
@@ -133,7 +115,7 @@ function RunView(props: { run: T.Run; span: Span; answers: ReadonlyMap<string, A
       {run.prompt === "" ? null : <p class="tl-text" data-testid="run-prompt"><strong>Prompt:</strong> {format.bounded(run.prompt)}</p>}
       {run.turns.length === 0 ? null : (
         <ol class="plain" aria-label="Turns">
-          {run.turns.map((turn, index) => <TurnView key={index} run={run} turn={turn} span={props.span} answers={props.answers} depth={props.depth} />)}
+          {run.turns.map((turn, index) => <TurnView key={index} run={run} turn={turn} answers={props.answers} depth={props.depth} />)}
         </ol>
       )}
       {run.errors.map((error, index) => <p key={index} role="alert" class="tl-error" data-testid="run-error">Error: {format.bounded(error.message, 2000)}</p>)}
@@ -198,7 +180,6 @@ export function TimelineView(props: { client: Client; id: string }) {
     if (last?.outcome !== undefined) announce(`Run ${last.outcome}`)
   }, [timeline.runs.at(-1)?.outcome])
 
-  const span: Span = { from: timeline.from, to: Math.max(timeline.to, timeline.from + 1) }
   return (
     <section aria-labelledby="timeline-title" data-testid="timeline" data-events={timeline.events} data-running={String(running)}>
       <p><a href={href("sessions")}>← Sessions</a></p>
@@ -216,7 +197,8 @@ export function TimelineView(props: { client: Client; id: string }) {
       {error === undefined ? null : <p role="alert" class="error" data-testid="timeline-error">{error}</p>}
       {timeline.truncated ? <p class="muted" data-testid="timeline-truncated">This session is too large to show whole; the timeline stops here.</p> : null}
       {timeline.runs.length === 0 && error === undefined ? <p class="muted" data-testid="timeline-empty">No runs yet.</p> : null}
-      {timeline.runs.map((run) => <RunView key={run.key} run={run} span={span} answers={answers} depth={0} />)}
+      <Waterfall timeline={timeline} />
+      {timeline.runs.map((run) => <RunView key={run.key} run={run} answers={answers} depth={0} />)}
     </section>
   )
 }
