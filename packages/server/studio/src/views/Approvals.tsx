@@ -149,7 +149,7 @@ function InboxView(props: { client: Client }) {
     <section aria-labelledby="inbox-title" data-testid="approvals-inbox">
       <h2 id="inbox-title">Waiting for an answer{shown === undefined ? "" : ` (${shown.length})`}</h2>
       {error === undefined ? null : <p role="alert" class="error" data-testid="approvals-error">{error}</p>}
-      {shown === undefined ? <p class="muted">Loading…</p> : shown.length === 0
+      {shown === undefined ? (error === undefined ? <p class="muted">Loading…</p> : null) : shown.length === 0
         ? <p class="muted" data-testid="approvals-empty">No call is waiting for an answer.</p>
         : <ol class="approvals-list">{shown.map((record) => <Request key={record.id} client={props.client} record={record} onAnswered={onAnswered} />)}</ol>}
       {more ? <p class="muted" data-testid="approvals-more">More requests are waiting than this page shows: answer these first.</p> : null}

@@ -76,7 +76,7 @@ export function AuditView(props: { client: Client }) {
     <section aria-labelledby="audit-title" data-testid="approvals-audit">
       <h2 id="audit-title">Answered</h2>
       {error === undefined ? null : <p role="alert" class="error" data-testid="approvals-error">{error}</p>}
-      {records === undefined ? <p class="muted">Loading…</p> : records.length === 0
+      {records === undefined ? (error === undefined ? <p class="muted">Loading…</p> : null) : records.length === 0
         ? <p class="muted" data-testid="audit-empty">No request has been answered yet.</p>
         : (
           <div class="approvals-scroll">

@@ -7,9 +7,9 @@
 import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
 import { ApiError, type Client } from "../client.ts"
-import { count, tokens } from "../format.ts"
+import { cost, count, tokens } from "../format.ts"
 import type { UsageReport } from "../types.ts"
-import { CostChart, exactCost, type Metric } from "./CostChart.tsx"
+import { CostChart, type Metric } from "./CostChart.tsx"
 import "./Cost.css"
 
 /** The sessions the per-session plot shows: those that used most. */
@@ -36,7 +36,7 @@ function Totals(props: { report: UsageReport }) {
       <div><dt>Input</dt><dd data-testid="total-input">{count(sum((row) => row.usage.inputTokens))}</dd></div>
       <div><dt>Output</dt><dd data-testid="total-output">{count(sum((row) => row.usage.outputTokens))}</dd></div>
       <div><dt>Cache read</dt><dd data-testid="total-cache-read">{count(sum((row) => row.usage.cacheReadTokens ?? 0))}</dd></div>
-      <div><dt>Cost</dt><dd data-testid="total-cost">{priced.length === 0 ? "no price known" : exactCost(priced.reduce((total, row) => total + (row.cost ?? 0), 0))}</dd></div>
+      <div><dt>Cost</dt><dd data-testid="total-cost">{priced.length === 0 ? "no price known" : cost(priced.reduce((total, row) => total + (row.cost ?? 0), 0))}</dd></div>
       {unpriced > 0 && priced.length > 0 ? <div><dt>Unpriced</dt><dd data-testid="total-unpriced">{unpriced === 1 ? "1 agent" : `${unpriced} agents`}</dd></div> : null}
     </dl>
   )
@@ -78,11 +78,11 @@ export function CostView(props: { client: Client }) {
         <button type="button" class="btn" data-testid="cost-refresh" onClick={() => setTick((n) => n + 1)}>Refresh</button>
       </div>
       {error === undefined ? null : <p role="alert" class="error" data-testid="cost-error">{error}</p>}
-      {reports === undefined ? <p class="muted">Loading…</p> : (
+      {reports === undefined ? (error === undefined ? <p class="muted">Loading…</p> : null) : (
         <>
           <Totals report={reports.agent} />
           <CostChart id="agent" title="Per agent" keyName="Agent" rows={reports.agent.rows} metric={metric} />
-          <CostChart id="day" title="Per day (UTC, the last 90 days)" keyName="Day" rows={reports.day.rows} metric={metric} />
+          <CostChart id="day" title="Per day (UTC, the last 90 days)" keyName="Day" rows={reports.day.rows} metric={metric} columns />
           <CostChart id="session" title={`Per session (the ${SESSIONS_SHOWN} that used most)`} keyName="Session" rows={reports.session.rows} metric={metric} />
         </>
       )}

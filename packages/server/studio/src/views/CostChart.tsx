@@ -1,6 +1,6 @@
 /**
  * CostChart — one plot of the Cost view: an inline SVG bar chart of usage rows (an agent, a day or
- * a session each), tokens (input and output stacked) or cost, with an accessible name, and under it
+ * a session each) as bars, or days as columns, tokens (input and output stacked) or cost, with an accessible name, and under it
  * the same rows as a data table in a <details> for screen readers and for reading the numbers.
  * Colours come from classes (Cost.css), not attributes: the page's style policy allows no inline CSS.
  */
@@ -12,10 +12,15 @@ export type Metric = "tokens" | "cost"
 /** The most characters of a row's key a label shows (a session id can be long). */
 const MAX_LABEL_CHARS = 28
 
-const WIDTH = 720
+const WIDTH = 1000
 const ROW_HEIGHT = 24
-const LABEL_WIDTH = 210
+const LABEL_WIDTH = 230
 const VALUE_WIDTH = 120
+/** The columns' plot (days): its height, and the room under it for the dates. */
+const COLUMNS_HEIGHT = 180
+const AXIS_HEIGHT = 22
+/** A date under every this many columns at most. */
+const MAX_DATE_LABELS = 10
 
 /** A cost as the data table writes it: dollars to six places (the plot's labels round). */
 export const exactCost = (value: number | undefined): string => value === undefined ? "—" : `$${value.toFixed(6)}`
@@ -25,6 +30,49 @@ const shortCost = (value: number | undefined): string =>
   value === undefined ? "no price" : `$${value >= 1 ? value.toFixed(2) : value.toFixed(4)}`
 
 const label = (key: string): string => key.length <= MAX_LABEL_CHARS ? key : `${key.slice(0, MAX_LABEL_CHARS - 1)}…`
+
+/** A row's value and, for tokens, the input's part of it. */
+const measure = (row: UsageRow, metric: Metric): { value: number; input: number } =>
+  metric === "tokens" ? { value: tokens(row.usage), input: row.usage.inputTokens } : { value: row.cost ?? 0, input: 0 }
+
+/** A row's value as its bar's label writes it. */
+const valueText = (row: UsageRow, metric: Metric): string => metric === "tokens" ? count(tokens(row.usage)) : shortCost(row.cost)
+
+/** The vertical columns of `rows` in their order (days, oldest first), a date under some of them; each column titled with its key and value. */
+function Columns(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: string; id: string }) {
+  const measured = props.rows.map((row) => measure(row, props.metric))
+  const max = Math.max(1e-12, ...measured.map((m) => m.value))
+  const step = WIDTH / Math.max(1, props.rows.length)
+  const width = Math.max(1, Math.min(step * 0.8, 40))
+  const every = Math.max(1, Math.ceil(props.rows.length / MAX_DATE_LABELS))
+  return (
+    <svg class="cost-svg" viewBox={`0 0 ${WIDTH} ${COLUMNS_HEIGHT + AXIS_HEIGHT}`} width={WIDTH} height={COLUMNS_HEIGHT + AXIS_HEIGHT} role="img" aria-labelledby={`${props.id}-title`} data-testid="cost-plot">
+      <title id={`${props.id}-title`}>{props.title}</title>
+      <line class="cost-axis" x1={0} x2={WIDTH} y1={COLUMNS_HEIGHT + 0.5} y2={COLUMNS_HEIGHT + 0.5} />
+      <text class="cost-label" x={WIDTH - 4} y={12} text-anchor="end">{`highest: ${props.metric === "tokens" ? `${count(max)} tokens` : shortCost(max)}`}</text>
+      {props.rows.map((row, i) => {
+        const { input, value } = measured[i]!
+        const whole = (value / max) * (COLUMNS_HEIGHT - 4)
+        const inputHeight = props.metric === "tokens" && value > 0 ? whole * (input / value) : 0
+        const x = i * step + (step - width) / 2
+        return (
+          <g key={row.key} data-testid="cost-bar" data-key={row.key}>
+            <title>{`${row.key}: ${valueText(row, props.metric)}`}</title>
+            {props.metric === "tokens"
+              ? (
+                <>
+                  <rect class="cost-input" x={x} y={COLUMNS_HEIGHT - inputHeight} width={width} height={inputHeight} />
+                  <rect class="cost-output" x={x} y={COLUMNS_HEIGHT - whole} width={width} height={Math.max(0, whole - inputHeight)} />
+                </>
+              )
+              : <rect class="cost-money" x={x} y={COLUMNS_HEIGHT - whole} width={width} height={whole} />}
+            {i % every === 0 ? <text class="cost-label" x={i * step + step / 2} y={COLUMNS_HEIGHT + 15} text-anchor="middle">{row.key.slice(5)}</text> : null}
+          </g>
+        )
+      })}
+    </svg>
+  )
+}
 
 /** The horizontal bars of `rows`: each row's label, its bar (stacked input/output for tokens) and its value. */
 function Bars(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: string; id: string }) {
@@ -42,6 +90,7 @@ function Bars(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: str
         const input = props.metric === "tokens" && value > 0 ? whole * (row.usage.inputTokens / value) : 0
         return (
           <g key={row.key} data-testid="cost-bar" data-key={row.key}>
+            <title>{`${row.key}: ${valueText(row, props.metric)}`}</title>
             <text class="cost-label" x={LABEL_WIDTH - 8} y={y + ROW_HEIGHT / 2} text-anchor="end" dominant-baseline="middle">{label(row.key)}</text>
             {props.metric === "tokens"
               ? (
@@ -51,9 +100,7 @@ function Bars(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: str
                 </>
               )
               : <rect class="cost-money" x={LABEL_WIDTH} y={y + 4} width={whole} height={ROW_HEIGHT - 8} />}
-            <text class="cost-value" x={LABEL_WIDTH + whole + 6} y={y + ROW_HEIGHT / 2} dominant-baseline="middle">
-              {props.metric === "tokens" ? count(value) : shortCost(row.cost)}
-            </text>
+            <text class="cost-value" x={LABEL_WIDTH + whole + 6} y={y + ROW_HEIGHT / 2} dominant-baseline="middle">{valueText(row, props.metric)}</text>
           </g>
         )
       })}
@@ -100,7 +147,8 @@ function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; titl
 }
 
 /** A plot and its table, or a sentence when there is nothing to plot. */
-export function CostChart(props: { id: string; title: string; keyName: string; rows: ReadonlyArray<UsageRow>; metric: Metric }) {
+export function CostChart(props: { id: string; title: string; keyName: string; rows: ReadonlyArray<UsageRow>; metric: Metric; columns?: boolean }) {
+  const Plot = props.columns === true ? Columns : Bars
   return (
     <section class="card cost-card" aria-labelledby={`${props.id}-heading`} data-testid={`cost-${props.id}`}>
       <h2 id={`${props.id}-heading`}>{props.title}</h2>
@@ -116,7 +164,7 @@ export function CostChart(props: { id: string; title: string; keyName: string; r
               )
               : null}
             <div class="cost-scroll">
-              <Bars rows={props.rows} metric={props.metric} title={`${props.title}, ${props.metric === "tokens" ? "tokens" : "cost in dollars"}`} id={props.id} />
+              <Plot rows={props.rows} metric={props.metric} title={`${props.title}, ${props.metric === "tokens" ? "tokens" : "cost in dollars"}`} id={props.id} />
             </div>
             <DataTable rows={props.rows} keyName={props.keyName} title={props.title} />
           </>

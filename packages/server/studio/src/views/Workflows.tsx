@@ -90,7 +90,7 @@ function Runs(props: { client: Client; name: string; tick: number }) {
     <section class="card" aria-labelledby="wf-runs-title" data-testid="wf-runs">
       <h2 id="wf-runs-title">Runs</h2>
       {error === undefined ? null : <p role="alert" class="error" data-testid="wf-runs-error">{error}</p>}
-      {runs === undefined ? <p class="muted">Loading…</p> : runs.length === 0 ? <p class="muted" data-testid="wf-runs-empty">No run of yours yet.</p> : (
+      {runs === undefined ? (error === undefined ? <p class="muted">Loading…</p> : null) : runs.length === 0 ? <p class="muted" data-testid="wf-runs-empty">No run of yours yet.</p> : (
         <table class="table">
           <caption class="sr-only">Runs of {props.name}, newest first</caption>
           <thead>
