@@ -34,7 +34,7 @@ const asset = (body: string, contentType: string) =>
   HttpServerResponse.text(body, { contentType, headers: SECURITY })
 
 /**
- * The Studio's routes: `GET /studio` (and `/studio/`) the page, `/studio/studio.js` and
+ * The Studio's routes: `GET /studio` the page (`/studio/` too: the router ignores a trailing slash), `/studio/studio.js` and
  * `/studio/studio.css` its assets. `Server.layer({ studio: true })` adds them.
  *
  * @since 0.1.0
@@ -42,7 +42,6 @@ const asset = (body: string, contentType: string) =>
  */
 export const layer: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.mergeAll(
   HttpRouter.add("GET", PATH, asset(assets.html, "text/html; charset=utf-8")),
-  HttpRouter.add("GET", `${PATH}/`, asset(assets.html, "text/html; charset=utf-8")),
   HttpRouter.add("GET", `${PATH}/studio.js`, asset(assets.js, "text/javascript; charset=utf-8")),
   HttpRouter.add("GET", `${PATH}/studio.css`, asset(assets.css, "text/css; charset=utf-8"))
 )
