@@ -6,7 +6,7 @@
  * a reason and approves or denies, and the request leaves the inbox for the audit, which names
  * who answered and why. Both refresh every 2 s, so a request another tab answered leaves too.
  */
-import { useEffect, useState } from "preact/hooks"
+import { useEffect, useMemo, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
 import type { Client } from "../client.ts"
 import { bounded, duration, json, time } from "../format.ts"
@@ -21,12 +21,26 @@ const MAX_INPUT_SHOWN = 4000
 /** The longest reason a person may give (the server's `MAX_TEXT_CHARS`). */
 const MAX_REASON_CHARS = 4096
 
-/** Epoch ms now, ticking every second while the component is shown. */
+/** The listeners of the one timer every shown deadline ticks with. */
+const ticking = new Set<(now: number) => void>()
+let ticker: ReturnType<typeof setInterval> | undefined
+
+/** Epoch ms now, ticking every second while the component is shown; one timer for all of them. */
 const useNow = (): number => {
   const [now, setNow] = useState(() => Date.now())
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000)
-    return () => clearInterval(timer)
+    ticking.add(setNow)
+    ticker ??= setInterval(() => {
+      const now = Date.now()
+      for (const listener of ticking) listener(now)
+    }, 1000)
+    return () => {
+      ticking.delete(setNow)
+      if (ticking.size === 0) {
+        clearInterval(ticker)
+        ticker = undefined
+      }
+    }
   }, [])
   return now
 }
@@ -49,6 +63,8 @@ function Request(props: { client: Client; record: ApprovalRecord; onAnswered: (r
   const [reason, setReason] = useState("")
   const [busy, setBusy] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
+  // A record's input never changes: it is written out once, not at every refresh.
+  const input = useMemo(() => json(record.input, MAX_INPUT_SHOWN), [record.id])
   const reasonId = `reason-${record.id}`
   const headingId = `approval-${record.id}`
 
@@ -88,7 +104,7 @@ function Request(props: { client: Client; record: ApprovalRecord; onAnswered: (r
         <dd><TimeLeft expiresAt={record.expiresAt} /></dd>
       </dl>
       <p class="approval-label">Input</p>
-      <pre data-testid="approval-input" tabIndex={0} aria-label={`Input of the ${record.tool} call`}>{json(record.input, MAX_INPUT_SHOWN)}</pre>
+      <pre data-testid="approval-input" tabIndex={0} aria-label={`Input of the ${record.tool} call`}>{input}</pre>
       {record.details === undefined ? null : (
         <details>
           <summary>Details</summary>
