@@ -14,6 +14,7 @@ import { Effect, Fiber, Layer, Schema } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
 import * as Sandbox from "@condukt/core/Sandbox"
+import * as Secret from "@condukt/core/Secret"
 import { Bash } from "@condukt/core/tools/Bash"
 import type { Page } from "playwright-core"
 import * as Timeline from "../studio/src/timeline.ts"
@@ -397,4 +398,48 @@ describe("the Studio's timeline in a headless Chromium", () => {
       yield* Studio.screenshot(tab, "timeline")
       assert.deepStrictEqual(yield* Studio.axeViolations(tab), { light: [], dark: [] })
     }).pipe(Effect.provide(models)), 60_000)
+})
+
+const SECRET = "tok-8f3a9c2e-very-secret"
+
+/** An agent given a secret: its Bash call prints it, its reply quotes it. */
+const deployer = Agent.make({
+  name: "deployer",
+  model: "test:scripted",
+  tools: [Bash],
+  sandbox: VirtualSandbox.layer(),
+  secrets: { DEPLOY_TOKEN: Secret.static(SECRET) }
+})
+
+describe("the Studio and a session's secrets", () => {
+  it.live("a secret a tool printed and the model quoted is nowhere on the page nor in anything the server sent it", () =>
+    Effect.gen(function*() {
+      const studio = yield* Studio.start({ agents: { deployer }, tokens: { [TOKEN]: "alice" } })
+      const { body } = yield* studio.request(TOKEN, "POST", "/sessions", { agent: "deployer" })
+      const id = (body as { id: string }).id
+      const tab = yield* studio.open({ token: TOKEN, hash: `/sessions/${id}` })
+      const run = yield* studio.request(TOKEN, "POST", `/sessions/${id}/runs`, { prompt: "Check the deploy token" })
+      assert.strictEqual((run.body as { outcome: string }).outcome, "completed")
+      yield* Effect.promise(() => tab.locator('[data-testid="timeline"] > [data-testid="run"][data-outcome="completed"]').waitFor())
+      yield* untilShown(tab, yield* lastEventId(studio, id))
+
+      const [shownRun] = yield* shown(tab)
+      assert.deepStrictEqual(shownRun!.turns.map((turn) => [turn.text, turn.calls.map((call) => call.result)]), [
+        [null, ["token [REDACTED:DEPLOY_TOKEN]\n"]],
+        ["The token is [REDACTED:DEPLOY_TOKEN].", []]
+      ])
+      assert.strictEqual(yield* Effect.promise(() => tab.getByTestId("call-secrets").textContent()), "Secrets handed over: DEPLOY_TOKEN")
+      yield* Effect.promise(() => tab.getByTestId("nav-sessions").click())
+      yield* Effect.promise(() => tab.locator(`[data-testid="session-row"][data-id="${id}"]`).waitFor())
+
+      const html = yield* Effect.promise(() => tab.evaluate("document.documentElement.outerHTML"))
+      assert.isFalse(String(html).includes(SECRET))
+      const responses = studio.responses()
+      // The page's calls were recorded (the events stream among them), and none carries the value.
+      assert.isTrue(responses.some((response) => response.url.startsWith(`/sessions/${id}/events`) && response.body.includes("[REDACTED:DEPLOY_TOKEN]")))
+      assert.deepStrictEqual(responses.filter((response) => response.body.includes(SECRET)).map((response) => response.url), [])
+    }).pipe(Effect.provide(Layer.mergeAll(
+      TestModel.layer([TestModel.toolCall("Bash", { command: "echo token $DEPLOY_TOKEN" }), TestModel.text(`The token is ${SECRET}.`)]),
+      Sandbox.layerNoop()
+    ))), 60_000)
 })
