@@ -84,9 +84,11 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       assert.deepStrictEqual(yield* rowsShown(tab), [9999, 9997, 9995, 9993, 9991].map((i) => ({ id: idOf(i), agent: "helper" })))
 
       yield* Effect.promise(() => tab.getByLabel("Search by id").fill(""))
-      yield* Effect.promise(() => tab.locator('[data-testid="session-row"][data-id="s-09999"]').waitFor())
+      // The agent's sessions, a first page of them (more to come), then every one down to the oldest.
+      yield* Effect.promise(() => tab.locator('[data-testid="sessions-table"][data-rows="100"][data-done="false"]').waitFor())
       yield* scrollToEnd(tab)
       yield* listed(tab, COUNT / 2)
+      yield* Effect.promise(() => tab.locator(`[data-testid="session-row"][data-id="${idOf(1)}"]`).waitFor())
       assert.deepStrictEqual((yield* rowsShown(tab)).at(-1), { id: "s-00001", agent: "helper" })
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 120_000)
 

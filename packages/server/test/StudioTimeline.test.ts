@@ -366,8 +366,12 @@ describe("the Studio's timeline in a headless Chromium", () => {
       const firstRun = yield* lastEventId(studio, id)
       yield* untilShown(tab, firstRun)
 
-      const failed = yield* studio.request(TOKEN, "POST", `/sessions/${id}/runs`, { prompt: "Once more" })
-      assert.strictEqual((failed.body as { outcome: string }).outcome, "failed")
+      // The next run from the page's prompt box, as a person starts one.
+      yield* Effect.promise(async () => {
+        await tab.getByLabel("Prompt").fill("Once more")
+        await tab.getByRole("button", { name: "Run", exact: true }).click()
+        await tab.locator('[data-testid="timeline"] > [data-testid="run"][data-outcome="failed"]').waitFor()
+      })
       const total = yield* lastEventId(studio, id)
       yield* untilShown(tab, total)
       yield* Effect.promise(() => tab.getByText("approved by alice").waitFor())

@@ -5,7 +5,7 @@
  * parser (an EventSource cannot send the `Authorization` header); it resumes after a drop with
  * `Last-Event-ID`, so a reader never sees an event twice nor misses one the server still keeps.
  */
-import type { ApprovalRecord, Me, RunView, SessionRow, StreamedEvent, UsageReport, WorkflowView } from "./types.ts"
+import type { ApprovalRecord, Me, RunOutcome, RunView, SessionRow, StreamedEvent, UsageReport, WorkflowView } from "./types.ts"
 
 /** The server refused or failed a call: its HTTP status, its error's `_tag` and message. */
 export class ApiError extends Error {
@@ -31,6 +31,8 @@ export interface Client {
   workflowRuns(name: string): Promise<{ runs: RunView[] }>
   workflowRun(name: string, runId: string): Promise<RunView>
   startWorkflow(name: string, inputs: Record<string, unknown>): Promise<{ runId: string; workflow: string; location: string }>
+  /** Runs the session on `prompt` (`POST /sessions/{id}/runs`): answers once the run has ended. */
+  run(id: string, prompt: string): Promise<RunOutcome>
   /** The session's events from `after` on, live; resumes with Last-Event-ID after a drop; stops on abort. */
   events(id: string, after: number, onEvent: (event: StreamedEvent) => void, signal: AbortSignal): Promise<void>
 }
@@ -140,6 +142,7 @@ export const make = (token: string, base = ""): Client => {
     workflowRuns: (name) => call("GET", `/workflows/${enc(name)}/runs`),
     workflowRun: (name, runId) => call("GET", `/workflows/${enc(name)}/runs/${enc(runId)}`),
     startWorkflow: (name, inputs) => call("POST", `/workflows/${enc(name)}/runs`, { inputs }),
+    run: (id, prompt) => call("POST", `/sessions/${enc(id)}/runs`, { prompt }),
     events: async (id, after, onEvent, signal) => {
       let last = after
       while (!signal.aborted) {

@@ -36,6 +36,16 @@ export interface SessionRow {
   readonly cost?: number
 }
 
+/** How a run ended (`POST /sessions/{id}/runs`). */
+export interface RunOutcome {
+  readonly runId: string
+  readonly outcome: "completed" | "failed" | "aborted"
+  readonly text: string
+  readonly turns: number
+  readonly error?: string
+  readonly lastEventId: number
+}
+
 /** An approval record (core's `ApprovalRecord`), open or answered. */
 export interface ApprovalRecord {
   readonly id: string

@@ -64,6 +64,7 @@ export function SessionsView(props: { client: Client; me: Me }) {
   const [q, setQ] = useState("")
   const [listing, setListing] = useState<Listing>({ rows: [], done: false, loading: true })
   const [waiting, setWaiting] = useState<ReadonlySet<string>>(new Set())
+  const [reload, setReload] = useState(0)
   const [viewport, setViewport] = useState({ top: 0, height: 600 })
   const scroller = useRef<HTMLDivElement>(null)
   /** The filter a response answers: a late answer to an older filter is dropped. */
@@ -108,7 +109,7 @@ export function SessionsView(props: { client: Client; me: Me }) {
     scroller.current?.scrollTo({ top: 0 })
     setViewport((viewport) => ({ ...viewport, top: 0 }))
     fetchPage([], true)
-  }, [fetchPage])
+  }, [fetchPage, reload])
 
   useEffect(() => {
     let live = true
@@ -117,7 +118,7 @@ export function SessionsView(props: { client: Client; me: Me }) {
       () => {}
     )
     return () => void (live = false)
-  }, [client, listing.rows.length === 0])
+  }, [client, reload])
 
   const measure = () => {
     const element = scroller.current
@@ -159,7 +160,8 @@ export function SessionsView(props: { client: Client; me: Me }) {
           <label for="search-id">Search by id</label>
           <input id="search-id" type="search" data-testid="search" value={search} maxLength={MAX_QUERY_CHARS} onInput={(event) => setSearch(event.currentTarget.value)} />
         </div>
-        <p class="muted" data-testid="sessions-count" aria-live="off">
+        <button type="button" class="btn" data-testid="sessions-refresh" onClick={() => setReload((n) => n + 1)}>Refresh</button>
+        <p class="muted" data-testid="sessions-count">
           {listing.loading && total === 0 ? "Loading…" : `${format.count(total)}${listing.done ? "" : "+"} sessions`}
         </p>
       </div>

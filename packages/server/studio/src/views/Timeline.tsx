@@ -128,6 +128,41 @@ function RunView(props: { run: T.Run; answers: ReadonlyMap<string, ApprovalRecor
 const approvalCount = (runs: ReadonlyArray<T.Run>): number =>
   runs.reduce((sum, run) => sum + run.turns.reduce((turns, turn) => turns + turn.calls.reduce((calls, call) => calls + (call.approval === undefined ? 0 : 1) + (call.endedAt === undefined ? 0 : 1) + approvalCount(call.agents), 0), 0), 0)
 
+/** The most characters of a prompt (the server's `MAX_PROMPT_LENGTH`). */
+const MAX_PROMPT_CHARS = 256 * 1024
+
+/** A prompt box: runs the session on what is typed; the timeline shows the run as it goes. */
+function PromptForm(props: { client: Client; id: string; running: boolean }) {
+  const [prompt, setPrompt] = useState("")
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string | undefined>(undefined)
+  const submit = (event: Event) => {
+    event.preventDefault()
+    if (prompt.trim() === "" || busy) return
+    setBusy(true)
+    setError(undefined)
+    const sent = prompt
+    setPrompt("")
+    props.client.run(props.id, sent).then(
+      (outcome) => announce(`Run ${outcome.outcome}`),
+      (cause: unknown) => {
+        setPrompt(sent)
+        setError(cause instanceof Error ? cause.message : String(cause))
+      }
+    ).finally(() => setBusy(false))
+  }
+  return (
+    <form class="prompt-form card" onSubmit={submit} data-testid="prompt-form">
+      <div class="field">
+        <label for="prompt">Prompt</label>
+        <textarea id="prompt" rows={2} maxLength={MAX_PROMPT_CHARS} data-testid="prompt" value={prompt} onInput={(event) => setPrompt(event.currentTarget.value)} />
+      </div>
+      <button type="submit" class="btn btn-primary" data-testid="run-prompt-submit" disabled={busy || props.running}>Run</button>
+      {error === undefined ? null : <p role="alert" class="error" data-testid="prompt-error">{error}</p>}
+    </form>
+  )
+}
+
 export function TimelineView(props: { client: Client; id: string }) {
   const { client, id } = props
   const [session, setSession] = useState<SessionRow | undefined>(undefined)
@@ -197,6 +232,7 @@ export function TimelineView(props: { client: Client; id: string }) {
       {error === undefined ? null : <p role="alert" class="error" data-testid="timeline-error">{error}</p>}
       {timeline.truncated ? <p class="muted" data-testid="timeline-truncated">This session is too large to show whole; the timeline stops here.</p> : null}
       {timeline.runs.length === 0 && error === undefined ? <p class="muted" data-testid="timeline-empty">No runs yet.</p> : null}
+      {error === undefined ? <PromptForm client={client} id={id} running={running} /> : null}
       <Waterfall timeline={timeline} />
       {timeline.runs.map((run) => <RunView key={run.key} run={run} answers={answers} depth={0} />)}
     </section>
