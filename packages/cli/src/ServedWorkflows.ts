@@ -1,7 +1,8 @@
 /**
  * ServedWorkflows — the server's `WorkflowRuns` over HCL workflows (`condukt serve --workflows
  * <dir>`): a run is started by the workflow's name with inputs checked against its declarations,
- * runs in the server's scope whoever watches, and is read as each step's state (from the run's
+ * runs in the server's scope whoever watches, is listed among its principal's runs of the workflow
+ * (newest first), and is read as each step's state (from the run's
  * events), the steps' outputs and the workflow's output once it ends.
  *
  * With `durable`, each run is a `Durable` run in that database (as `condukt run --durable` keeps
@@ -256,5 +257,23 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     return { principal: row.principal, run: row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true) }
   })
 
-  return WorkflowRuns.WorkflowRuns.of({ list, start, get })
+  const runsOf = Effect.fn("ServedWorkflows.runs")(function*(name: string, principal: string, limit: number) {
+    if (!byName.has(name)) return yield* refused("UnknownWorkflow", `no workflow ${JSON.stringify(name.slice(0, 64))} is served here (GET /workflows lists them)`)
+    // A durable server's table has every run, finished ones it forgot included; the ones going are read as they are now.
+    if (table !== undefined) {
+      const rows = yield* Effect.mapError(table.list(name, principal, limit), unavailable)
+      return rows.map((row) => {
+        const entry = runs.get(row.id)
+        return entry !== undefined ? viewOf(entry, true) : row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true)
+      })
+    }
+    const found: Array<WorkflowRuns.RunView> = []
+    for (const entry of Array.from(runs.values()).reverse()) {
+      if (found.length >= limit) break
+      if (entry.workflow === name && entry.principal === principal) found.push(viewOf(entry, false))
+    }
+    return found
+  })
+
+  return WorkflowRuns.WorkflowRuns.of({ list, start, get, runs: runsOf })
 })

@@ -2,7 +2,8 @@
  * Api — the server's HTTP API, schema first: every path, parameter, body, answer and error is a
  * Schema here, the handlers (`Server`) implement it, and `/openapi.json` is generated from it.
  *
- * Groups: `health` (no credentials), `sessions` (start, list, get, stop; runs: run and wait, run
+ * Groups: `health` (no credentials), `account` (who is asking and what the server serves them;
+ * their tokens by agent, day or session), `sessions` (start, list, get, stop; runs: run and wait, run
  * and stream, abort; the events stream that resumes; history; approvals and elicitations waiting;
  * usage and cost), `approvals` (the approval records across the principal's sessions, answered by
  * id) and `chat` (the AI SDK's UI message stream: `useChat`'s POST and its resume). Every group but
@@ -29,13 +30,52 @@ const EventsStream = HttpApiSchema.StreamSse({
 })
 
 /**
- * A session as the server shows it: its record, and whether a run started here is running.
+ * A session as the server shows it: its record, whether a run is running in it, and what its
+ * tokens cost (absent when the server has no price for its agent).
  *
  * @since 0.1.0
  * @category models
  */
-export const SessionView = Schema.Struct({ ...Owned.fields, running: Schema.Boolean })
-export type SessionView = typeof SessionView.Type
+export const SessionRow = Schema.Struct({ ...Owned.fields, running: Schema.Boolean, cost: Schema.optionalKey(Schema.Number) })
+export type SessionRow = typeof SessionRow.Type
+
+/** @since 0.1.0 @category models */
+export const SessionView = SessionRow
+export type SessionView = SessionRow
+
+/** The characters of a search in the sessions' ids. */
+export const MAX_QUERY_LENGTH = 256
+
+/**
+ * Who is asking, and what this server serves them: the agents a start may name (when the server
+ * knows them; a cluster's are its runners'), and whether it serves workflows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Me = Schema.Struct({
+  principal: Schema.String,
+  agents: Schema.optionalKey(Schema.Array(Schema.String)),
+  workflows: Schema.Boolean
+})
+export type Me = typeof Me.Type
+
+/**
+ * A principal's tokens added up: by agent, by UTC day (`YYYY-MM-DD`, the last `USAGE_DAYS` days,
+ * oldest first) or by session (most tokens first), each sum with its cost when the server has a
+ * price for every agent in it.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UsageReport = Schema.Struct({
+  by: Schema.Literals(["agent", "day", "session"]),
+  rows: Schema.Array(Schema.Struct({ key: Schema.String, usage: Usage.Usage, cost: Schema.optionalKey(Schema.Number) }))
+})
+export type UsageReport = typeof UsageReport.Type
+
+/** The days `GET /usage?by=day` goes back, today included. */
+export const USAGE_DAYS = 90
 
 /**
  * How a run ended, as `POST /sessions/{id}/runs` answers once it has: the final reply's text,
@@ -93,12 +133,16 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
     HttpApiEndpoint.get("list", "/", {
       query: {
         limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Limits.MAX_PAGE }))),
-        before: Schema.optional(Schema.String.check(Schema.isMaxLength(Limits.MAX_ID_LENGTH)))
+        before: Schema.optional(Schema.String.check(Schema.isMaxLength(Limits.MAX_ID_LENGTH))),
+        /** The agent's sessions only. */
+        agent: Schema.optional(Schema.String.check(Schema.isMaxLength(Limits.MAX_ID_LENGTH))),
+        /** The sessions whose id holds this text, as written (no wildcards). */
+        q: Schema.optional(Schema.String.check(Schema.isMaxLength(MAX_QUERY_LENGTH)))
       },
-      success: Schema.Struct({ sessions: Schema.Array(Owned) }),
+      success: Schema.Struct({ sessions: Schema.Array(SessionRow) }),
       error: sessionErrors
     }),
-    HttpApiEndpoint.get("get", "/:id", { params: SessionIdParam, success: SessionView, error: sessionErrors }),
+    HttpApiEndpoint.get("get", "/:id", { params: SessionIdParam, success: SessionRow, error: sessionErrors }),
     HttpApiEndpoint.delete("stop", "/:id", { params: SessionIdParam, error: sessionErrors }),
     HttpApiEndpoint.post("run", "/:id/runs", { params: SessionIdParam, payload: RunRequest, success: RunOutcome, error: sessionErrors }),
     HttpApiEndpoint.post("stream", "/:id/runs/stream", { params: SessionIdParam, payload: RunRequest, success: EventsStream, error: [...sessionErrors, TooManyRequests] }),
@@ -126,6 +170,22 @@ export class SessionsApi extends HttpApiGroup.make("sessions")
   )
   .middleware(Authentication)
   .prefix("/sessions")
+{}
+
+/** @since 0.1.0 @category groups */
+export class AccountApi extends HttpApiGroup.make("account")
+  .add(
+    HttpApiEndpoint.get("me", "/me", { success: Me, error: sessionErrors }),
+    HttpApiEndpoint.get("usage", "/usage", {
+      query: {
+        by: Schema.Literals(["agent", "day", "session"]),
+        limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Limits.MAX_PAGE })))
+      },
+      success: UsageReport,
+      error: sessionErrors
+    })
+  )
+  .middleware(Authentication)
 {}
 
 /** @since 0.1.0 @category groups */
@@ -177,6 +237,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
  */
 export class Api extends HttpApi.make("condukt")
   .add(HealthApi)
+  .add(AccountApi)
   .add(SessionsApi)
   .add(ApprovalsApi)
   .add(ChatApi)

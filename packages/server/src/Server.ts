@@ -17,6 +17,7 @@ import * as SessionStore from "@condukt/core/SessionStore"
 import type * as Usage from "@condukt/core/Usage"
 import { Api } from "./Api.ts"
 import * as Auth from "./Auth.ts"
+import * as accountHandlers from "./internal/accountHandlers.ts"
 import * as approvalsHandlers from "./internal/approvalsHandlers.ts"
 import * as chatHandlers from "./internal/chatHandlers.ts"
 import * as nodeListener from "./internal/nodeListener.ts"
@@ -26,6 +27,7 @@ import * as sessionsHandlers from "./internal/sessionsHandlers.ts"
 import * as workflowsHandlers from "./internal/workflowsHandlers.ts"
 import * as Limits from "./Limits.ts"
 import * as ServerStore from "./ServerStore.ts"
+import * as Studio from "./Studio.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -36,8 +38,13 @@ export interface Options {
   /** The origins a browser may call from (none by default: no CORS header is sent). */
   readonly cors?: { readonly origins: ReadonlyArray<string>; readonly credentials?: boolean | undefined } | undefined
   readonly limits?: Limits.Limits | undefined
-  /** Prices by agent name (its model's), for `GET /sessions/{id}/usage`'s cost. */
+  /** Prices by agent name (its model's), for the costs the sessions, `GET /sessions/{id}/usage` and `GET /usage` give. */
   readonly prices?: Readonly<Record<string, Usage.Price>> | undefined
+  /**
+   * Serves the Studio at `/studio` (`Studio.layer`: a page over this API, served without
+   * credentials; every call it makes needs a token). Off by default.
+   */
+  readonly studio?: boolean | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -91,7 +98,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined, fol
       ? Layer.empty
       : Layer.catch(Approvals.layer, () => Layer.empty).pipe(Layer.provide(Layer.succeed(SessionStore.SessionStore, store.value)))))
   const api = HttpApiBuilder.layer(Api, { openapiPath: "/openapi.json" }).pipe(
-    Layer.provide([health, sessionsHandlers.layer, chatHandlers.layer, approvalsHandlers.layer, workflowsHandlers.layer]),
+    Layer.provide([health, accountHandlers.layer, sessionsHandlers.layer, chatHandlers.layer, approvalsHandlers.layer, workflowsHandlers.layer]),
     Layer.provide(Auth.layer(rateLimited(options.auth, limits))),
     Layer.provide(Layer.merge(served, approvals)),
     Layer.provide(HttpServer.layerServices)
@@ -102,7 +109,7 @@ const routes = (options: Options, agents: ReadonlyArray<string> | undefined, fol
     allowedHeaders: ["authorization", "content-type", "last-event-id"],
     credentials: options.cors.credentials
   })
-  return Layer.mergeAll(api, cors, refusals(limits.maxBodyBytes))
+  return Layer.mergeAll(api, cors, refusals(limits.maxBodyBytes), options.studio === true ? Studio.layer : Layer.empty)
 }
 
 /**

@@ -17,6 +17,16 @@
 import { Context, Deferred, Effect, Layer, Option, Schema } from "effect"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Usage from "@condukt/core/Usage"
+import { add, dayOf, makeWaiters, NO_USAGE, runningAfter, sizeOf, tokensOf, usageOf } from "./internal/storeParts.ts"
+
+export {
+  /** The usage a batch of events adds: the sum of its turns'. */
+  usageOf,
+  /** No tokens. */
+  NO_USAGE,
+  /** Wakes the readers waiting on a session's next event. */
+  makeWaiters
+}
 
 /**
  * The events a session keeps for readers that resume.
@@ -57,14 +67,61 @@ export const Owned = Schema.Struct({
 export type Owned = typeof Owned.Type
 
 /**
- * One written event: its number in the session's stream, and the event.
+ * One written event: its number in the session's stream, when it was written (epoch ms), and the event.
  *
  * @since 0.1.0
  * @category models
  */
 export interface Entry {
   readonly id: number
+  readonly at: number
   readonly event: SessionEvent.SessionEvent
+}
+
+/**
+ * A session as a list shows it: its record, and whether its written events show a run going (a
+ * top-level `AgentStart` written after the last top-level `AgentEnd`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Listed extends Owned {
+  readonly running: boolean
+}
+
+/**
+ * A page of a principal's sessions: at most `limit`, after the cursor `before` (a previous page's
+ * last id), of the agent `agent` only, whose id holds `q` (as written, case and all) only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListQuery {
+  readonly limit: number
+  readonly before?: string | undefined
+  readonly agent?: string | undefined
+  readonly q?: string | undefined
+}
+
+/**
+ * How a principal's tokens are added up: by agent, by UTC day, by session.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UsageBy = "agent" | "day" | "session"
+
+/**
+ * One sum of tokens: its key (the agent's name, the day as `YYYY-MM-DD`, the session's id) and the
+ * agent they were spent by (by day, one row per day and agent, so each is priced by its agent).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UsageRow {
+  readonly key: string
+  readonly agent: string
+  readonly usage: Usage.Usage
 }
 
 /**
@@ -109,9 +166,18 @@ export interface Service {
   readonly claim: (owned: { readonly id: string; readonly principal: string; readonly agent: string; readonly now: number }) => Effect.Effect<boolean, ServerStoreError>
   /** The session's record, if the server started it. */
   readonly owned: (id: string) => Effect.Effect<Option.Option<Owned>, ServerStoreError>
-  /** `principal`'s sessions, newest first, `limit` after the cursor (a previous page's last id). */
-  readonly list: (principal: string, options: { readonly limit: number; readonly before?: string | undefined }) => Effect.Effect<ReadonlyArray<Owned>, ServerStoreError>
-  /** Writes `events` after the session's last, numbered in order; the numbers given. */
+  /** `principal`'s sessions, newest first: the page `query` asks for. */
+  readonly list: (principal: string, query: ListQuery) => Effect.Effect<ReadonlyArray<Listed>, ServerStoreError>
+  /**
+   * `principal`'s tokens: by agent or by session (the sessions' records; most tokens first, at most
+   * `limit`; a session that spent none is left out), or by day and agent from `since` (`YYYY-MM-DD`)
+   * on, oldest first, as the turns' ends were written.
+   */
+  readonly usage: (principal: string, by: UsageBy, options: { readonly limit: number; readonly since: string }) => Effect.Effect<ReadonlyArray<UsageRow>, ServerStoreError>
+  /**
+   * Writes `events` after the session's last, numbered in order, at `now`; the numbers given. The
+   * turns' usage is added to the session's and to the day's of `now` (UTC).
+   */
   readonly append: (id: string, events: ReadonlyArray<SessionEvent.SessionEvent>, now: number) => Effect.Effect<ReadonlyArray<number>, ServerStoreError>
   /** The entries after `after`, at most `limit`. */
   readonly read: (id: string, after: number, limit: number) => Effect.Effect<Read, ServerStoreError>
@@ -139,73 +205,6 @@ export interface Service {
  */
 export class ServerStore extends Context.Service<ServerStore, Service>()("@condukt/server/ServerStore") {}
 
-/** The usage a batch of events adds: the sum of its turns'. */
-export const usageOf = (events: ReadonlyArray<SessionEvent.SessionEvent>, base: Usage.Usage): Usage.Usage => {
-  let usage = base
-  for (const event of events) {
-    if (event._tag !== "TurnEnd" || event.agentPath !== undefined) continue
-    usage = add(usage, event.usage)
-  }
-  return usage
-}
-
-const add = (a: Usage.Usage, b: Usage.Usage): Usage.Usage => {
-  const cacheRead = (a.cacheReadTokens ?? 0) + (b.cacheReadTokens ?? 0)
-  const cacheWrite = (a.cacheWriteTokens ?? 0) + (b.cacheWriteTokens ?? 0)
-  return {
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    ...(cacheRead > 0 ? { cacheReadTokens: cacheRead } : {}),
-    ...(cacheWrite > 0 ? { cacheWriteTokens: cacheWrite } : {})
-  }
-}
-
-/** @since 0.1.0 @category models */
-export const NO_USAGE: Usage.Usage = { inputTokens: 0, outputTokens: 0 }
-
-/**
- * Wakes the readers waiting on a session's next event: one deferred per session, completed and
- * replaced at each write. Shared by every store.
- *
- * @since 0.1.0
- * @category constructors
- */
-export const makeWaiters = () => {
-  const waiting = new Map<string, Deferred.Deferred<void>>()
-  return {
-    wake: (id: string): void => {
-      const deferred = waiting.get(id)
-      if (deferred === undefined) return
-      waiting.delete(id)
-      Deferred.doneUnsafe(deferred, Effect.void)
-    },
-    next: (id: string): Deferred.Deferred<void> => {
-      let deferred = waiting.get(id)
-      if (deferred === undefined) {
-        deferred = Deferred.makeUnsafe<void>()
-        waiting.set(id, deferred)
-      }
-      return deferred
-    }
-  }
-}
-
-/** An event's characters, roughly: its texts, and the JSON of its values (a call's input, a result's data). */
-const sizeOf = (event: SessionEvent.SessionEvent): number => {
-  switch (event._tag) {
-    case "TextDelta":
-    case "ThinkingDelta":
-      return 128 + event.text.length
-    case "ToolCall":
-    case "ApprovalRequested":
-      return 128 + (JSON.stringify(event.input)?.length ?? 0)
-    case "ToolResult":
-      return 128 + event.content.length + (event.data === undefined ? 0 : JSON.stringify(event.data)?.length ?? 0)
-    default:
-      return 256
-  }
-}
-
 /**
  * A store in memory: the layer's life, this process only.
  *
@@ -215,8 +214,18 @@ const sizeOf = (event: SessionEvent.SessionEvent): number => {
 export const makeMemory = (options: { readonly window?: number | undefined; readonly windowBytes?: number | undefined } = {}): Service => {
   const window = options.window ?? WINDOW
   const windowBytes = options.windowBytes ?? WINDOW_BYTES
-  const sessions = new Map<string, { owned: Owned; entries: Array<Entry>; sizes: Array<number>; bytes: number }>()
-  const byPrincipal = new Map<string, Array<string>>()
+  interface Kept {
+    owned: Owned
+    running: boolean
+    /** Its place in its principal's list, for a cursor found at once. */
+    readonly index: number
+    readonly days: Map<string, Usage.Usage>
+    entries: Array<Entry>
+    sizes: Array<number>
+    bytes: number
+  }
+  const sessions = new Map<string, Kept>()
+  const byPrincipal = new Map<string, Array<Kept>>()
   const waiters = makeWaiters()
   const leases = new Map<string, { readonly holder: string; readonly until: number }>()
   return ServerStore.of({
@@ -234,24 +243,59 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
     claim: ({ agent, id, now, principal }) =>
       Effect.sync(() => {
         if (sessions.has(id)) return false
-        sessions.set(id, { owned: { id, principal, agent, createdAt: now, lastEventId: 0, lastActivity: now, usage: NO_USAGE }, entries: [], sizes: [], bytes: 0 })
-        let ids = byPrincipal.get(principal)
-        if (ids === undefined) byPrincipal.set(principal, ids = [])
-        ids.push(id)
+        let kept = byPrincipal.get(principal)
+        if (kept === undefined) byPrincipal.set(principal, kept = [])
+        const session: Kept = {
+          owned: { id, principal, agent, createdAt: now, lastEventId: 0, lastActivity: now, usage: NO_USAGE },
+          running: false,
+          index: kept.length,
+          days: new Map(),
+          entries: [],
+          sizes: [],
+          bytes: 0
+        }
+        sessions.set(id, session)
+        kept.push(session)
         return true
       }),
     owned: (id) => Effect.sync(() => Option.fromNullishOr(sessions.get(id)?.owned)),
-    list: (principal, { before, limit }) =>
+    list: (principal, { agent, before, limit, q }) =>
       Effect.sync(() => {
-        const ids = byPrincipal.get(principal) ?? []
-        let end = ids.length
+        const kept = byPrincipal.get(principal) ?? []
+        let end = kept.length
         if (before !== undefined) {
-          const at = ids.lastIndexOf(before)
-          end = at < 0 ? 0 : at
+          const cursor = sessions.get(before)
+          end = cursor === undefined || cursor.owned.principal !== principal ? 0 : cursor.index
         }
-        const page: Array<Owned> = []
-        for (let i = end - 1; i >= 0 && page.length < limit; i--) page.push(sessions.get(ids[i]!)!.owned)
+        // Walking back from the cursor: a page costs the sessions it passes, never a sort.
+        const page: Array<Listed> = []
+        for (let i = end - 1; i >= 0 && page.length < limit; i--) {
+          const { owned, running } = kept[i]!
+          if ((agent === undefined || owned.agent === agent) && (q === undefined || owned.id.includes(q))) page.push({ ...owned, running })
+        }
         return page
+      }),
+    usage: (principal, by, { limit, since }) =>
+      Effect.sync(() => {
+        const kept = byPrincipal.get(principal) ?? []
+        if (by === "session") {
+          const rows = kept.filter((session) => tokensOf(session.owned.usage) > 0).map(({ owned }) => ({ key: owned.id, agent: owned.agent, usage: owned.usage }))
+          return rows.sort((a, b) => tokensOf(b.usage) - tokensOf(a.usage)).slice(0, limit)
+        }
+        const sums = new Map<string, UsageRow>()
+        const into = (key: string, agent: string, usage: Usage.Usage) => {
+          const name = by === "day" ? `${key}\u0000${agent}` : key
+          const row = sums.get(name)
+          sums.set(name, { key, agent, usage: row === undefined ? usage : add(row.usage, usage) })
+        }
+        for (const { days, owned } of kept) {
+          if (by === "agent") into(owned.agent, owned.agent, owned.usage)
+          else for (const [day, usage] of days) if (day >= since) into(day, owned.agent, usage)
+        }
+        const rows = Array.from(sums.values())
+        return by === "day"
+          ? rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0))
+          : rows.sort((a, b) => tokensOf(b.usage) - tokensOf(a.usage)).slice(0, limit)
       }),
     append: (id, events, now) =>
       Effect.suspend(() => {
@@ -261,7 +305,7 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
         let next = session.owned.lastEventId
         for (const event of events) {
           const size = sizeOf(event)
-          session.entries.push({ id: ++next, event })
+          session.entries.push({ id: ++next, at: now, event })
           session.sizes.push(size)
           session.bytes += size
           ids.push(next)
@@ -276,7 +320,13 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
           session.sizes.splice(0, drop)
           session.bytes = bytes
         }
-        session.owned = { ...session.owned, lastEventId: next, lastActivity: now, usage: usageOf(events, session.owned.usage) }
+        const added = usageOf(events, NO_USAGE)
+        if (tokensOf(added) > 0) {
+          const day = dayOf(now)
+          session.days.set(day, add(session.days.get(day) ?? NO_USAGE, added))
+        }
+        session.owned = { ...session.owned, lastEventId: next, lastActivity: now, usage: add(session.owned.usage, added) }
+        session.running = runningAfter(events, session.running)
         waiters.wake(id)
         return Effect.succeed(ids)
       }),

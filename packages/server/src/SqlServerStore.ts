@@ -29,7 +29,8 @@ import { Array as Arr, Clock, Deferred, Duration, Effect, Layer, Option, Schedul
 import { SqlClient, SqlError } from "effect/sql"
 import * as EventJson from "./internal/eventJson.ts"
 import * as Rows from "./internal/sqlServerRows.ts"
-import { type Entry, makeWaiters, NO_USAGE, ServerStore, ServerStoreError, type Service, usageOf, WINDOW } from "./ServerStore.ts"
+import { dayOf, makeWaiters, NO_USAGE, runningAfter, tokensOf, usageOf } from "./internal/storeParts.ts"
+import { type Entry, ServerStore, ServerStoreError, type Service, WINDOW } from "./ServerStore.ts"
 
 /** @since 0.1.0 @category models */
 export interface Options {
@@ -61,18 +62,31 @@ const SCHEMA_LOCK = 0x636f6e73
 
 const TABLES = {
   pg: [
-    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at BIGINT NOT NULL, last_event_id BIGINT NOT NULL, last_activity BIGINT NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at BIGINT NOT NULL, last_event_id BIGINT NOT NULL, last_activity BIGINT NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL, open_run BIGINT NOT NULL DEFAULT 0)",
     "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
-    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id))",
-    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at BIGINT NOT NULL)"
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id BIGINT NOT NULL, event TEXT NOT NULL, at BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (session_id, id))",
+    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS condukt_server_usage (session_id TEXT NOT NULL, day TEXT NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, input_tokens BIGINT NOT NULL, output_tokens BIGINT NOT NULL, cache_read_tokens BIGINT NOT NULL, cache_write_tokens BIGINT NOT NULL, PRIMARY KEY (session_id, day))",
+    "CREATE INDEX IF NOT EXISTS condukt_server_usage_principal ON condukt_server_usage (principal, day)",
+    // Tables an older version created lack the columns added since.
+    "ALTER TABLE condukt_server_sessions ADD COLUMN IF NOT EXISTS open_run BIGINT NOT NULL DEFAULT 0",
+    "ALTER TABLE condukt_server_events ADD COLUMN IF NOT EXISTS at BIGINT NOT NULL DEFAULT 0"
   ],
   sqlite: [
-    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, last_event_id INTEGER NOT NULL, last_activity INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL) STRICT",
+    "CREATE TABLE IF NOT EXISTS condukt_server_sessions (id TEXT PRIMARY KEY NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, created_at INTEGER NOT NULL, last_event_id INTEGER NOT NULL, last_activity INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, open_run INTEGER NOT NULL DEFAULT 0) STRICT",
     "CREATE INDEX IF NOT EXISTS condukt_server_sessions_principal ON condukt_server_sessions (principal, created_at, id)",
-    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (session_id, id)) STRICT, WITHOUT ROWID",
-    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT"
+    "CREATE TABLE IF NOT EXISTS condukt_server_events (session_id TEXT NOT NULL, id INTEGER NOT NULL, event TEXT NOT NULL, at INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, id)) STRICT, WITHOUT ROWID",
+    "CREATE TABLE IF NOT EXISTS condukt_server_runs (session_id TEXT PRIMARY KEY NOT NULL, holder TEXT NOT NULL, expires_at INTEGER NOT NULL) STRICT",
+    "CREATE TABLE IF NOT EXISTS condukt_server_usage (session_id TEXT NOT NULL, day TEXT NOT NULL, principal TEXT NOT NULL, agent TEXT NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL, cache_read_tokens INTEGER NOT NULL, cache_write_tokens INTEGER NOT NULL, PRIMARY KEY (session_id, day)) STRICT, WITHOUT ROWID",
+    "CREATE INDEX IF NOT EXISTS condukt_server_usage_principal ON condukt_server_usage (principal, day)"
   ]
 } as const
+
+/** Columns added since the first version, added to SQLite tables that lack them (SQLite has no `ADD COLUMN IF NOT EXISTS`). */
+const ADDED_COLUMNS = [
+  { table: "condukt_server_sessions", column: "open_run", definition: "open_run INTEGER NOT NULL DEFAULT 0" },
+  { table: "condukt_server_events", column: "at", definition: "at INTEGER NOT NULL DEFAULT 0" }
+] as const
 
 /** Another writer holds the database: worth another try. */
 const isBusy = (error: SqlError.SqlError | ServerStoreError) =>
@@ -80,6 +94,9 @@ const isBusy = (error: SqlError.SqlError | ServerStoreError) =>
   (error.reason._tag === "LockTimeoutError" || error.reason._tag === "DeadlockError" || error.reason._tag === "SerializationError")
 
 const busyPolicy = { while: isBusy, times: BUSY_RETRIES, schedule: Schedule.spaced("20 millis") }
+
+/** `text` for a LIKE pattern with `!` as its escape: its wildcards and the escape itself taken as written. */
+const likeEscaped = (text: string) => text.replace(/[!%_]/g, (c) => `!${c}`)
 
 const storeError = (method: string) => (error: SqlError.SqlError | ServerStoreError) =>
   error._tag === "ServerStoreError" ? error : new ServerStoreError({ method, description: error.reason.message ?? error.message })
@@ -111,6 +128,12 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
   yield* transaction(Effect.gen(function*() {
     if (dialect === "pg") yield* sql`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`
     for (const table of TABLES[dialect]) yield* sql.unsafe(table)
+    if (dialect === "sqlite") {
+      for (const { column, definition, table } of ADDED_COLUMNS) {
+        const found = yield* sql`SELECT name FROM pragma_table_info(${table}) WHERE name = ${column}`
+        if (found.length === 0) yield* sql.unsafe(`ALTER TABLE ${table} ADD COLUMN ${definition}`)
+      }
+    }
   }))
 
   const waiters = makeWaiters()
@@ -134,17 +157,37 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
     return row === undefined ? Option.none() : Option.some(yield* Rows.owned("owned", row))
   })
 
-  const list: Service["list"] = Effect.fn("SqlServerStore.list")(function*(principal, { before, limit }) {
+  const list: Service["list"] = Effect.fn("SqlServerStore.list")(function*(principal, { agent, before, limit, q }) {
     const page = Math.max(0, Math.trunc(limit))
     if (page === 0) return []
-    const columns = sql.literal(Rows.SESSION_COLUMNS)
     // Newest first: by creation, then by id; a cursor that is not the principal's matches nothing.
-    const rows = yield* (before === undefined
-      ? sql`SELECT ${columns} FROM condukt_server_sessions WHERE principal = ${principal} ORDER BY created_at DESC, id DESC LIMIT ${page}`
-      : sql`SELECT ${columns} FROM condukt_server_sessions WHERE principal = ${principal}
-          AND (created_at, id) < (SELECT created_at, id FROM condukt_server_sessions WHERE id = ${before} AND principal = ${principal})
-          ORDER BY created_at DESC, id DESC LIMIT ${page}`).pipe(Effect.mapError(storeError("list")))
-    return yield* Effect.forEach(rows, (row) => Rows.owned("list", row))
+    const where = sql.and([
+      sql`principal = ${principal}`,
+      ...(agent === undefined ? [] : [sql`agent = ${agent}`]),
+      // The id holds `q` as written: LIKE with its wildcards escaped; SQLite's LIKE ignores ASCII case, instr does not.
+      ...(q === undefined ? [] : [sql`id LIKE ${`%${likeEscaped(q)}%`} ESCAPE '!'`, ...(dialect === "sqlite" ? [sql`instr(id, ${q}) > 0`] : [])]),
+      ...(before === undefined ? [] : [sql`(created_at, id) < (SELECT created_at, id FROM condukt_server_sessions WHERE id = ${before} AND principal = ${principal})`])
+    ])
+    const rows = yield* sql`SELECT ${sql.literal(Rows.SESSION_COLUMNS)}, open_run FROM condukt_server_sessions WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT ${page}`.pipe(
+      Effect.mapError(storeError("list"))
+    )
+    return yield* Effect.forEach(rows, (row) => Rows.listed("list", row))
+  })
+
+  const TOKENS = "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, SUM(cache_read_tokens) AS cache_read_tokens, SUM(cache_write_tokens) AS cache_write_tokens"
+  const usage: Service["usage"] = Effect.fn("SqlServerStore.usage")(function*(principal, by, { limit, since }) {
+    const page = Math.max(0, Math.trunc(limit))
+    const tokens = sql.literal(TOKENS)
+    const total = sql.literal("input_tokens + output_tokens + cache_read_tokens + cache_write_tokens")
+    const rows = yield* (by === "session"
+      ? sql`SELECT id AS usage_key, agent, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM condukt_server_sessions
+          WHERE principal = ${principal} AND ${total} > 0 ORDER BY ${total} DESC, id LIMIT ${page}`
+      : by === "agent"
+      ? sql`SELECT agent AS usage_key, agent, ${tokens} FROM condukt_server_sessions WHERE principal = ${principal}
+          GROUP BY agent ORDER BY SUM(${total}) DESC, agent LIMIT ${page}`
+      : sql`SELECT day AS usage_key, agent, ${tokens} FROM condukt_server_usage WHERE principal = ${principal} AND day >= ${since}
+          GROUP BY day, agent ORDER BY day, agent`).pipe(Effect.mapError(storeError("usage")))
+    return yield* Effect.forEach(rows, (row) => Rows.usage(row))
   })
 
   const append: Service["append"] = Effect.fn("SqlServerStore.append")(function*(id, events, now) {
@@ -153,18 +196,30 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
       catch: (cause) => new ServerStoreError({ method: "append", description: `an event cannot be written: ${cause instanceof Error ? cause.message : String(cause)}` })
     })
     const added = usageOf(events, NO_USAGE)
+    // A batch with no top-level start or end leaves the flag as it is (NULL: the column's own value).
+    const decides = events.some((event) => event.agentPath === undefined && (event._tag === "AgentStart" || event._tag === "AgentEnd"))
+    const open = decides ? (runningAfter(events, false) ? 1 : 0) : null
+    const at = Math.trunc(now)
     const n = events.length
     const last = yield* transaction(Effect.gen(function*() {
       // The session row first: its lock orders this batch after every other on the session.
-      const [row] = yield* sql`UPDATE condukt_server_sessions SET last_event_id = last_event_id + ${n}, last_activity = ${Math.trunc(now)},
+      const [row] = yield* sql`UPDATE condukt_server_sessions SET last_event_id = last_event_id + ${n}, last_activity = ${at}, open_run = COALESCE(${open}, open_run),
         input_tokens = input_tokens + ${added.inputTokens}, output_tokens = output_tokens + ${added.outputTokens},
         cache_read_tokens = cache_read_tokens + ${added.cacheReadTokens ?? 0}, cache_write_tokens = cache_write_tokens + ${added.cacheWriteTokens ?? 0}
-        WHERE id = ${id} RETURNING last_event_id`
+        WHERE id = ${id} RETURNING last_event_id, principal, agent`
       if (row === undefined) return yield* new ServerStoreError({ method: "append", description: `no session ${id} was started here` })
       const last = yield* Rows.lastEventId("append", row)
+      if (tokensOf(added) > 0) {
+        // The day's sum beside the session's, in the same transaction: both or neither.
+        yield* sql`INSERT INTO condukt_server_usage (session_id, day, principal, agent, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens)
+          VALUES (${id}, ${dayOf(now)}, ${String(row.principal)}, ${String(row.agent)}, ${added.inputTokens}, ${added.outputTokens}, ${added.cacheReadTokens ?? 0}, ${added.cacheWriteTokens ?? 0})
+          ON CONFLICT (session_id, day) DO UPDATE SET input_tokens = condukt_server_usage.input_tokens + excluded.input_tokens,
+          output_tokens = condukt_server_usage.output_tokens + excluded.output_tokens, cache_read_tokens = condukt_server_usage.cache_read_tokens + excluded.cache_read_tokens,
+          cache_write_tokens = condukt_server_usage.cache_write_tokens + excluded.cache_write_tokens`
+      }
       const first = last - n + 1
       for (let start = 0; start < n; start += INSERT_CHUNK) {
-        const chunk: Array<Record<string, unknown>> = bodies.slice(start, start + INSERT_CHUNK).map((event, i) => ({ session_id: id, id: first + start + i, event }))
+        const chunk: Array<Record<string, unknown>> = bodies.slice(start, start + INSERT_CHUNK).map((event, i) => ({ session_id: id, id: first + start + i, event, at }))
         if (Arr.isArrayNonEmpty(chunk)) yield* sql`INSERT INTO condukt_server_events ${sql.insert(chunk)}`
       }
       // The batch crossed a multiple of `pruneEvery`: what fell out of the window goes.
@@ -192,7 +247,7 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
       if (wanted === 0) return { entries: [], oldest, last }
       // Every number up to `last` was committed with it: the rows are there, unless another
       // process's append moved the window past them meanwhile.
-      const rows = yield* sql`SELECT id, event FROM condukt_server_events WHERE session_id = ${id} AND id > ${from} AND id <= ${last} ORDER BY id LIMIT ${wanted}`
+      const rows = yield* sql`SELECT id, event, at FROM condukt_server_events WHERE session_id = ${id} AND id > ${from} AND id <= ${last} ORDER BY id LIMIT ${wanted}`
       if (rows.length !== wanted) return undefined
       const entries: ReadonlyArray<Entry> = yield* Effect.forEach(rows, Rows.entry)
       return { entries, oldest, last }
@@ -258,7 +313,7 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
     yield* sql`DELETE FROM condukt_server_runs WHERE session_id = ${id} AND holder = ${holder}`.pipe(Effect.retry(busyPolicy), Effect.mapError(storeError("release")))
   })
 
-  return ServerStore.of({ claim, owned, list, append, read, wait, lease, release })
+  return ServerStore.of({ claim, owned, list, usage, append, read, wait, lease, release })
 })
 
 /**

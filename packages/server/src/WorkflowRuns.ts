@@ -118,6 +118,8 @@ export interface Service {
   readonly start: (name: string, inputs: Readonly<Record<string, Schema.Json>>, principal: string) => Effect.Effect<string, WorkflowRunsError>
   /** A run and its principal (`UnknownRun` when there is none). */
   readonly get: (runId: string) => Effect.Effect<Owned, WorkflowRunsError>
+  /** `principal`'s runs of workflow `name`, newest first, at most `limit` (`UnknownWorkflow` when none is served by that name). */
+  readonly runs: (name: string, principal: string, limit: number) => Effect.Effect<ReadonlyArray<RunView>, WorkflowRunsError>
 }
 
 /**

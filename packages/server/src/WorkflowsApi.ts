@@ -1,7 +1,7 @@
 /**
  * WorkflowsApi — the `workflows` group of the `Api`: the workflows a server runs (a program's
- * `WorkflowRuns`, `condukt serve --workflows <dir>`), a run started with its inputs, and a run
- * read (each step's state, its output, the outcome) until it ends. Credentials are needed; a run
+ * `WorkflowRuns`, `condukt serve --workflows <dir>`), a run started with its inputs, the
+ * principal's runs of a workflow (newest first), and a run read (each step's state, its output, the outcome) until it ends. Credentials are needed; a run
  * another principal started answers 404, as does every route on a server that serves no workflows.
  */
 import { Schema } from "effect"
@@ -34,6 +34,12 @@ export class WorkflowsApi extends HttpApiGroup.make("workflows")
       payload: StartRun,
       success: RunStarted.pipe(HttpApiSchema.status(201)),
       error: [NotFound, BadRequest, TooManyRequests, Unavailable]
+    }),
+    HttpApiEndpoint.get("runs", "/:name/runs", {
+      params: { name },
+      query: { limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Limits.MAX_PAGE }))) },
+      success: Schema.Struct({ runs: Schema.Array(RunView) }),
+      error: [NotFound, Unavailable]
     }),
     HttpApiEndpoint.get("get", "/:name/runs/:runId", {
       params: { name, runId: name },

@@ -41,7 +41,9 @@ const workflowRuns = Layer.sync(WorkflowRuns.WorkflowRuns, () => {
     get: (runId) => {
       const owned = runs.get(runId)
       return owned === undefined ? Effect.fail(new WorkflowRuns.WorkflowRunsError({ reason: "UnknownRun", message: `no run ${runId}` })) : Effect.succeed(owned)
-    }
+    },
+    runs: (workflow, principal, limit) =>
+      Effect.sync(() => Array.from(runs.values()).filter((owned) => owned.principal === principal && owned.run.workflow === workflow).map((owned) => owned.run).reverse().slice(0, limit))
   })
 })
 
@@ -233,6 +235,9 @@ describe("Isolation", () => {
       const readAnswers = yield* all(reads.map(({ other, runId }) => () => send(url, "GET", `/workflows/deploy/runs/${runId}`, { token: tokenOf(other) })))
       const missingOf = (runId: string) => JSON.stringify({ ...missingRun, text: missingRun.text.replaceAll(MISSING, runId) })
       assert.deepStrictEqual(readAnswers.flatMap((answer, i) => JSON.stringify(answer) === missingOf(reads[i]!.runId) ? [] : [{ ...reads[i], answer }]).slice(0, 5), [])
+      // A principal's runs of the workflow are its own only.
+      const listedRuns = yield* all(principals.map((principal) => async () => json(await send(url, "GET", "/workflows/deploy/runs", { token: tokenOf(principal) })).runs.map((run: { runId: string }) => run.runId)))
+      assert.deepStrictEqual(listedRuns, runIds.map((runId) => [runId]))
 
       // Starting a session under another's id is refused (ids are the server's), and changes nothing either.
       const taken = yield* Effect.promise(() => send(url, "POST", "/sessions", { token: "tok-1", body: { id: "p0-s3" } }))

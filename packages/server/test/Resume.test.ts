@@ -56,7 +56,7 @@ const readAfter = (url: string, id: string, lastEventId: number | undefined, cou
 
 /** A session's entries as the frames a client reads. */
 const asFrames = (entries: ReadonlyArray<ServerStore.Entry>): Array<Frame> =>
-  entries.map((entry) => ({ id: entry.id, event: entry.event._tag, data: JSON.parse(EventJson.encode(entry.event)) }))
+  entries.map((entry) => ({ id: entry.id, event: entry.event._tag, data: { ...JSON.parse(EventJson.encode(entry.event)), at: entry.at } }))
 
 /** Numbers in [0, 1) from a seed (mulberry32): the same drops on every run. */
 const seeded = (seed: number) => () => {

@@ -2,7 +2,8 @@
  * serveCommand — what `condukt serve` does once its arguments are parsed (`Cli`'s handler loads
  * this module with a dynamic `import()`): the agents a module exports (`ServeModule`) and the HCL
  * workflows of a directory (`ServedWorkflows`, durable with `--durable`) served over HTTP by
- * `@condukt/server` until the process is stopped, its URL printed on stdout.
+ * `@condukt/server` until the process is stopped, its URL printed on stdout, then the Studio's
+ * (`/studio`, the page over the same API).
  *
  * Bad input is refused before anything is served, one sentence on stderr and exit 2: no module
  * and no directory, a module that cannot be served, a directory with no workflow or a workflow
@@ -11,7 +12,7 @@
 import { Redactor } from "@condukt/core"
 import type * as Sessions from "@condukt/core/Sessions"
 import { Condukt } from "@condukt/node"
-import { Auth, Server, WorkflowRuns } from "@condukt/server"
+import { Auth, Server, Studio, WorkflowRuns } from "@condukt/server"
 import { type Document, Secrets, Workflow, WorkflowError } from "@condukt/workflows"
 import { Config, Context, Duration, Effect, FileSystem, Layer, Option, Path } from "effect"
 import { SqlClient } from "effect/sql"
@@ -137,7 +138,7 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
       )
     const agents = (loaded?.agents ?? {}) as Sessions.Agents<never>
     const names = Object.keys(agents)
-    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: loaded?.defaultAgent })
+    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: loaded?.defaultAgent, studio: true })
     const listening = yield* Server.listen(routes, { port: args.port, host: args.host }).pipe(
       Effect.provide(services),
       runs === undefined ? (effect) => effect : Effect.provideService(WorkflowRuns.WorkflowRuns, runs),
@@ -151,6 +152,8 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
     ]
     yield* plain.err(`serving ${serving.join(" and ")} at ${listening.url} (Ctrl-C stops it)`)
     yield* plain.out(listening.url)
+    // The Studio's page, on its own line after the URL (the first line stays the URL alone).
+    yield* plain.out(`Studio: ${listening.url}${Studio.PATH}`)
     return yield* Effect.never
   }))
 }, Effect.scoped, Effect.provide(Condukt.layer))

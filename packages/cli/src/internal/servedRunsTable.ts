@@ -62,6 +62,12 @@ export const make = (sql: SqlClient.SqlClient) => {
         sql<Raw>`SELECT id, workflow, principal, inputs, view FROM condukt_served_runs WHERE outcome = 'running' ORDER BY started LIMIT ${limit}`,
         (rows) => rows.flatMap((raw) => rowOf(raw) ?? [])
       ),
+    /** `principal`'s runs of `workflow`, newest first, at most `limit`. */
+    list: (workflow: string, principal: string, limit: number): Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError> =>
+      Effect.map(
+        sql<Raw>`SELECT id, workflow, principal, inputs, view FROM condukt_served_runs WHERE workflow = ${workflow} AND principal = ${principal} ORDER BY started DESC, id DESC LIMIT ${limit}`,
+        (rows) => rows.flatMap((raw) => rowOf(raw) ?? [])
+      ),
     /** One run, when the table has it. */
     get: (id: string): Effect.Effect<Row | undefined, SqlError.SqlError> =>
       Effect.map(

@@ -1,5 +1,6 @@
 /**
- * sessionsHandlers — the `sessions` group: a principal's sessions, their runs, their events stream
+ * sessionsHandlers — the `sessions` group: a principal's sessions (a page filtered by agent and
+ * id, each with whether it runs and its cost), their runs, their events stream
  * (resumed after `Last-Event-ID`), their history and the answers they wait for.
  */
 import { Deferred, Effect, Option, Stream } from "effect"
@@ -7,7 +8,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import * as SessionId from "@condukt/core/SessionId"
 import * as Usage from "@condukt/core/Usage"
 import * as Uuid7 from "@condukt/core/Uuid7"
-import { Api } from "../Api.ts"
+import { Api, type SessionRow } from "../Api.ts"
 import { Principal } from "../Auth.ts"
 import { BadRequest, Conflict, Gone } from "../ServerError.ts"
 import type * as ServerStore from "../ServerStore.ts"
@@ -24,6 +25,12 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
   const { byId, runs, settings, store } = served
 
   const startRun = served.startRun
+
+  /** The session as a row: its record, whether it runs, its cost when its agent has a price. */
+  const rowOf = (owned: ServerStore.Owned, running: boolean): SessionRow => {
+    const price = settings.prices?.(owned.agent)
+    return price === undefined ? { ...owned, running } : { ...owned, running, cost: Usage.cost(owned.usage, price) }
+  }
 
   return handlers
     .handle("start", ({ payload }) =>
@@ -49,15 +56,18 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
     .handle("list", ({ query }) =>
       Effect.gen(function*() {
         const principal = yield* Principal
-        const sessions = yield* store.list(principal.id, { limit: query.limit ?? 100, before: query.before }).pipe(Effect.mapError(answerOf))
-        return { sessions }
+        const listed = yield* store.list(principal.id, { limit: query.limit ?? 100, before: query.before, agent: query.agent, q: query.q }).pipe(
+          Effect.mapError(answerOf)
+        )
+        // Running: the store's events show a run going, or this server has just started one.
+        return { sessions: listed.map(({ running, ...owned }) => rowOf(owned, running || runs.active(owned.id) !== undefined)) }
       }))
     .handle("get", ({ params }) =>
       Effect.flatMap(Effect.tap(served.own(params.id), (owned) => runs.settle(owned.id)), (owned) =>
         runs.active(owned.id) !== undefined
-          ? Effect.succeed({ ...owned, running: true })
+          ? Effect.succeed(rowOf(owned, true))
           // A run another server (or this process before a restart) started shows in the store.
-          : Effect.mapBoth(OpenRun.find(store, owned.id), { onFailure: answerOf, onSuccess: (open) => ({ ...owned, running: Option.isSome(open) }) })))
+          : Effect.mapBoth(OpenRun.find(store, owned.id), { onFailure: answerOf, onSuccess: (open) => rowOf(owned, Option.isSome(open)) })))
     .handle("stop", ({ params }) => Effect.flatMap(served.own(params.id), (owned) => Effect.mapError(byId.stop(owned.id), answerOf)))
     .handle("run", ({ params, payload }) =>
       Effect.gen(function*() {

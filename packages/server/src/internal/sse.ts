@@ -18,9 +18,12 @@ export const HEADERS = {
   "x-accel-buffering": "no"
 } as const
 
-/** One entry as a frame: its number as `id`, its tag as `event`, the event as `data`. */
+/**
+ * One entry as a frame: its number as `id`, its tag as `event`, as `data` the event's JSON with
+ * `at` added, when the server wrote it (epoch ms).
+ */
 export const frame = (entry: ServerStore.Entry): string =>
-  `id: ${entry.id}\nevent: ${entry.event._tag}\ndata: ${eventJson.encode(entry.event)}\n\n`
+  `id: ${entry.id}\nevent: ${entry.event._tag}\ndata: ${JSON.stringify({ ...eventJson.toJson(entry.event), at: entry.at })}\n\n`
 
 /** A comment line: ignored by readers, it keeps the connection busy. */
 const HEARTBEAT = encoder.encode(": keep-alive\n\n")

@@ -10,6 +10,9 @@ import { Principal } from "../Auth.ts"
 import { BadRequest, NotFound, TooManyRequests, Unavailable } from "../ServerError.ts"
 import { WorkflowRuns, type WorkflowRunsError } from "../WorkflowRuns.ts"
 
+/** The runs `GET /workflows/{name}/runs` gives when it is not told how many. */
+const DEFAULT_RUNS = 50
+
 const noWorkflows = new NotFound({ message: "no workflows are served here (condukt serve --workflows <dir> serves a directory's)" })
 
 const noRun = (runId: string) => new NotFound({ message: `no run ${JSON.stringify(runId.slice(0, 64))} here` })
@@ -36,6 +39,14 @@ export const layer = HttpApiBuilder.group(Api, "workflows", Effect.fn(function*(
         const runId = yield* Effect.mapError(served.value.start(params.name, payload.inputs ?? {}, principal.id), answerOf)
         const location = `/workflows/${encodeURIComponent(params.name)}/runs/${encodeURIComponent(runId)}`
         return { runId, workflow: params.name, location }
+      }))
+    .handle("runs", ({ params, query }) =>
+      Effect.gen(function*() {
+        if (Option.isNone(served)) return yield* noWorkflows
+        const principal = yield* Principal
+        const runs = yield* Effect.mapError(served.value.runs(params.name, principal.id, query.limit ?? DEFAULT_RUNS), (error) =>
+          error.reason === "UnknownWorkflow" ? new NotFound({ message: error.message }) : new Unavailable({ message: error.message }))
+        return { runs }
       }))
     .handle("get", ({ params }) =>
       Effect.gen(function*() {
