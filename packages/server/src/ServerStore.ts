@@ -205,6 +205,9 @@ export interface Service {
  */
 export class ServerStore extends Context.Service<ServerStore, Service>()("@condukt/server/ServerStore") {}
 
+/** Most tokens first, then by key (as the SQL store orders them). */
+const byTokens = (a: UsageRow, b: UsageRow) => tokensOf(b.usage) - tokensOf(a.usage) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)
+
 /**
  * A store in memory: the layer's life, this process only.
  *
@@ -280,7 +283,7 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
         const kept = byPrincipal.get(principal) ?? []
         if (by === "session") {
           const rows = kept.filter((session) => tokensOf(session.owned.usage) > 0).map(({ owned }) => ({ key: owned.id, agent: owned.agent, usage: owned.usage }))
-          return rows.sort((a, b) => tokensOf(b.usage) - tokensOf(a.usage)).slice(0, limit)
+          return rows.sort(byTokens).slice(0, limit)
         }
         const sums = new Map<string, UsageRow>()
         const into = (key: string, agent: string, usage: Usage.Usage) => {
@@ -295,7 +298,7 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
         const rows = Array.from(sums.values())
         return by === "day"
           ? rows.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0))
-          : rows.sort((a, b) => tokensOf(b.usage) - tokensOf(a.usage)).slice(0, limit)
+          : rows.sort(byTokens).slice(0, limit)
       }),
     append: (id, events, now) =>
       Effect.suspend(() => {
