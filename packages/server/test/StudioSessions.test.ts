@@ -18,6 +18,8 @@ const main = Agent.make({ name: "main", model: "test:scripted" })
 const helper = Agent.make({ name: "helper", model: "test:scripted" })
 const agents = { main, helper }
 
+const PRICES = { main: { inputPerMillion: 3, outputPerMillion: 15 }, helper: { inputPerMillion: 0.8, outputPerMillion: 4 } }
+
 const COUNT = 10_000
 /** Session `i`'s id: `s-00000` the oldest, `s-09999` the newest; odd ones run `helper`. */
 const idOf = (i: number) => `s-${String(i).padStart(5, "0")}`
@@ -51,9 +53,14 @@ const listed = (tab: Page, rows: number) => Effect.promise(() => tab.locator(`[d
 describe("the Studio's sessions table in a headless Chromium", () => {
   it.live("lists 10,000 sessions: the first page at once, the DOM holding only what is in view, scrolling to the oldest, narrowed by agent and by id", () =>
     Effect.gen(function*() {
-      const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice" } })
+      const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice" }, prices: PRICES })
       const start = Date.now() - COUNT * 1000
       for (let i = 0; i < COUNT; i++) yield* studio.store.claim({ id: idOf(i), principal: "alice", agent: agentOf(i), now: start + i * 1000 })
+      // The newest have run a turn: tokens, and a cost at the agent's price.
+      for (let i = COUNT - 12; i < COUNT; i++) {
+        const usage = { inputTokens: 1200 + i % 7 * 310, outputTokens: 180 + i % 5 * 95 }
+        yield* studio.store.append(idOf(i), [{ _tag: "TurnEnd", sessionId: idOf(i), runId: "r1", seq: 1, turn: 1, usage }], start + i * 1000 + 500)
+      }
 
       const tab = yield* studio.open({ token: "tok-alice", hash: "/sessions" })
       yield* Effect.promise(() => tab.locator(`[data-testid="session-row"][data-id="${idOf(COUNT - 1)}"]`).waitFor())

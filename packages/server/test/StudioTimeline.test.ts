@@ -4,8 +4,10 @@
  * then the page in a real headless Chromium over a real server: a scripted agent whose turn calls
  * a researcher sub-agent and Bash (which asks for an approval) — the timeline shows every turn and
  * call, the sub-agent's run inside its call, inputs and results, the approval and its answer, a
- * later run's error; it follows the run live (the events counted as they arrive), and a reload
- * mid-run shows the same timeline, nothing doubled. Accessible in light and dark.
+ * later run's error (started from the page's prompt box); it follows the run live (the events
+ * counted as they arrive), a reload mid-run shows the same timeline, nothing doubled, and a
+ * dropped connection is resumed with `Last-Event-ID`. Accessible in light and dark. A secret
+ * printed by a tool is nowhere on the page nor in any response it was sent.
  */
 import { TestModel } from "@condukt/testing"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
@@ -158,6 +160,13 @@ describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
     const orphan = ev({ sessionId: "s3", runId: "r3", agentPath: ["main", "helper"], parentCallId: "gone", _tag: "AgentStart", prompt: "hi" })
     const { runs } = Timeline.build([orphan])
     assert.deepStrictEqual(runs.map((run) => [run.key, run.turns[0]!.calls[0]!.callId, run.turns[0]!.calls[0]!.agents.map((agent) => agent.key)]), [["orphans", "gone", ["s3 r3"]]])
+  })
+
+  it("leaves out an event not shaped as its tag says, and says something was left out", () => {
+    const events = script()
+    const broken = { ...events[4]!, _tag: "AgentStart" } as StreamedEvent // an AgentStart with no prompt
+    const timeline = Timeline.build([...events.slice(0, 4), broken, ...events.slice(5)])
+    assert.deepStrictEqual({ truncated: timeline.truncated, text: timeline.runs[0]!.turns[0]!.text }, { truncated: true, text: "" })
   })
 
   it("bounds a turn's text however much streams", () => {
@@ -360,6 +369,8 @@ describe("the Studio's timeline in a headless Chromium", () => {
       assert.deepStrictEqual(yield* shown(tab), before)
 
       yield* Effect.promise(() => tab.evaluate(countArrivals))
+      // The connection drops while the run waits; the answer comes while the page is away.
+      assert.strictEqual(yield* studio.dropStreams(), 1)
       yield* studio.request(TOKEN, "POST", `/sessions/${id}/approvals/call-bash`, { approved: true })
       assert.strictEqual(((yield* Fiber.join(run)).body as { outcome: string }).outcome, "completed")
       yield* Effect.promise(() => tab.locator('[data-testid="timeline"] > [data-testid="run"][data-outcome="completed"]').waitFor())
@@ -398,6 +409,11 @@ describe("the Studio's timeline in a headless Chromium", () => {
       assert.deepStrictEqual(counts.filter((count) => count === paused || count === firstRun || count === total), [paused, firstRun, total])
       assert.deepStrictEqual([...counts].sort((a, b) => a - b), counts)
       assert.strictEqual(yield* eventsShown(tab), total)
+      // Each page load read the stream from the start; after the drop, the page resumed where it was.
+      assert.deepStrictEqual(
+        studio.responses().filter((response) => response.url.startsWith(`/sessions/${id}/events`)).map((response) => response.lastEventId),
+        [undefined, undefined, String(paused)]
+      )
 
       yield* Studio.screenshot(tab, "timeline")
       assert.deepStrictEqual(yield* Studio.axeViolations(tab), { light: [], dark: [] })

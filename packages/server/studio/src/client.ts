@@ -88,15 +88,17 @@ export const make = (token: string, base = ""): Client => {
     return await response.json() as A
   }
 
-  /** One connection of the events stream: the frames it sends until it ends; the last id seen. */
-  const follow = async (id: string, after: number, onEvent: (event: StreamedEvent) => void, signal: AbortSignal): Promise<number> => {
-    let last = after
+  /**
+   * One connection of the events stream, from the event after `seen.last`: each frame handed on
+   * as it comes, `seen.last` moved past it (so a drop, thrown, leaves where to resume).
+   */
+  const follow = async (id: string, seen: { last: number }, onEvent: (event: StreamedEvent) => void, signal: AbortSignal): Promise<void> => {
     const response = await fetch(`${base}/sessions/${enc(id)}/events`, {
-      headers: after > 0 ? { ...headers, "last-event-id": String(after) } : headers,
+      headers: seen.last > 0 ? { ...headers, "last-event-id": String(seen.last) } : headers,
       signal
     })
     if (!response.ok) throw await errorOf(response)
-    if (response.body === null) return last
+    if (response.body === null) return
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
     let buffer = ""
     let frame: { id?: string; data: string[] } = { data: [] }
@@ -104,15 +106,21 @@ export const make = (token: string, base = ""): Client => {
       const data = frame.data.join("\n")
       const number = frame.id === undefined ? NaN : Number(frame.id)
       frame = { data: [] }
-      if (data === "" || !Number.isSafeInteger(number) || number <= last) return
-      last = number
-      const event = JSON.parse(data) as Omit<StreamedEvent, "id">
+      if (data === "" || !Number.isSafeInteger(number) || number <= seen.last) return
+      seen.last = number
+      let event: Omit<StreamedEvent, "id">
+      try {
+        event = JSON.parse(data) as Omit<StreamedEvent, "id">
+      } catch {
+        return // not an event this page can read: skipped, not read again
+      }
+      if (typeof event !== "object" || event === null || typeof event._tag !== "string") return
       onEvent({ ...event, id: number, at: typeof event.at === "number" ? event.at : Date.now() } as StreamedEvent)
     }
     try {
       for (;;) {
         const { done, value } = await reader.read()
-        if (done) return last
+        if (done) return
         buffer += value
         let newline = buffer.indexOf("\n")
         while (newline >= 0) {
@@ -144,10 +152,10 @@ export const make = (token: string, base = ""): Client => {
     startWorkflow: (name, inputs) => call("POST", `/workflows/${enc(name)}/runs`, { inputs }),
     run: (id, prompt) => call("POST", `/sessions/${enc(id)}/runs`, { prompt }),
     events: async (id, after, onEvent, signal) => {
-      let last = after
+      const seen = { last: after }
       while (!signal.aborted) {
         try {
-          last = await follow(id, last, onEvent, signal)
+          await follow(id, seen, onEvent, signal)
         } catch (error) {
           if (signal.aborted) return
           // The server said no (not found, no longer kept, refused): reading again will not help.

@@ -15,7 +15,8 @@ export const count = (value: number): string => value.toLocaleString("en-US")
 export const cost = (value: number | undefined): string =>
   value === undefined ? "—" : `$${value < 0.01 && value > 0 ? value.toFixed(4) : value.toFixed(2)}`
 
-export const time = (epochMs: number): string => new Date(epochMs).toLocaleString("en-US", { dateStyle: "medium", timeStyle: "medium" })
+export const time = (epochMs: number): string =>
+  new Date(epochMs).toLocaleString("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })
 
 export const duration = (ms: number): string =>
   ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`

@@ -81,7 +81,7 @@ export interface Timeline {
   /** The first and last `at` seen: the waterfall's span. */
   readonly from: number
   readonly to: number
-  /** Whether a bound was reached and something was left out. */
+  /** Whether something was left out: a bound reached, or an event not shaped as its tag says. */
   readonly truncated: boolean
 }
 
@@ -99,6 +99,7 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
   let from = Infinity
   let to = -Infinity
   let truncated = false
+  let skipped = 0
   let orphans: Run | undefined
 
   const callIn = (run: Run, callId: string): Call | undefined => {
@@ -176,8 +177,18 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
     from = Math.min(from, event.at)
     to = Math.max(to, event.at)
     if (event.runId === "") continue // between runs (an MCP server's news): no run to put it in
+    try {
+      apply(event)
+    } catch {
+      // An event not shaped as its tag says (a field missing): left out rather than the whole timeline.
+      skipped++
+    }
+  }
+  return { runs, events: taken, lastId, from: Number.isFinite(from) ? from : 0, to: Number.isFinite(to) ? to : 0, truncated: truncated || skipped > 0 }
+
+  function apply(event: StreamedEvent): void {
     const run = runOf(event)
-    if (run === undefined) continue
+    if (run === undefined) return
     switch (event._tag) {
       case "AgentStart":
         run.prompt = event.prompt.slice(0, MAX_TEXT_CHARS)
@@ -267,7 +278,6 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
         break
     }
   }
-  return { runs, events: taken, lastId, from: Number.isFinite(from) ? from : 0, to: Number.isFinite(to) ? to : 0, truncated }
 }
 
 /** The state of a call as the page shows it. */

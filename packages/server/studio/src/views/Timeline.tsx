@@ -230,7 +230,7 @@ export function TimelineView(props: { client: Client; id: string }) {
         <span class="muted" data-testid="event-count">{format.count(timeline.events)} events</span>
       </div>
       {error === undefined ? null : <p role="alert" class="error" data-testid="timeline-error">{error}</p>}
-      {timeline.truncated ? <p class="muted" data-testid="timeline-truncated">This session is too large to show whole; the timeline stops here.</p> : null}
+      {timeline.truncated ? <p class="muted" data-testid="timeline-truncated">Some of this session's events are not shown: too many to draw, or not readable.</p> : null}
       {timeline.runs.length === 0 && error === undefined ? <p class="muted" data-testid="timeline-empty">No runs yet.</p> : null}
       {error === undefined ? <PromptForm client={client} id={id} running={running} /> : null}
       <Waterfall timeline={timeline} />
