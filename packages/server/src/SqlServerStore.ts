@@ -5,9 +5,12 @@
  * principal's on every other, and a stream dropped on one resumes on another, or on the same one
  * restarted after a `kill -9`, exactly after the last event its client saw.
  *
- * Two tables. `condukt_server_sessions`: a row per session (its principal, agent, creation, the
- * number of its last event, its last activity, its usage as columns). `condukt_server_events`: a
- * row per kept event (the session, its number, its JSON as eventJson.ts writes it), keyed by both.
+ * Four tables. `condukt_server_sessions`: a row per session (its principal, agent, creation, the
+ * number of its last event, its last activity, its usage as columns, whether its events show a run
+ * open). `condukt_server_events`: a row per kept event (the session, its number, when it was
+ * written, its JSON as eventJson.ts writes it), keyed by both. `condukt_server_usage`: the tokens
+ * of each session's turns per UTC day, written with the events. `condukt_server_runs`: the leases.
+ * Tables an older version created gain the columns added since when a store opens them.
  *
  * An append is one transaction that first moves the session row's `last_event_id` on by the batch
  * (`UPDATE … RETURNING`: on Postgres the row's lock, on SQLite the write lock `BEGIN IMMEDIATE`
