@@ -198,6 +198,7 @@ const make = (terminal: Terminal) => {
       ),
       port: Flag.Int("port").pipe(Flag.withDescription("The port to listen on (default 3000; 0: any free port)"), Flag.withDefault(3000)),
       host: Flag.String("host").pipe(Flag.withDescription("The address to listen on (default 127.0.0.1: this machine only)"), Flag.withDefault("127.0.0.1")),
+      noStudio: Flag.Boolean("no-studio").pipe(Flag.withDescription("Do not serve the Studio (the page at /studio over the same API)"), Flag.withDefault(false)),
       token: Flag.String("token").pipe(
         Flag.withDescription("A bearer token and the principal its requests come from, as <token>=<principal> (repeat the flag; or CONDUKT_TOKENS, comma-separated)"),
         Flag.atLeast(0)

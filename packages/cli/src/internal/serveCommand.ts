@@ -3,7 +3,7 @@
  * this module with a dynamic `import()`): the agents a module exports (`ServeModule`) and the HCL
  * workflows of a directory (`ServedWorkflows`, durable with `--durable`) served over HTTP by
  * `@condukt/server` until the process is stopped, its URL printed on stdout, then the Studio's
- * (`/studio`, the page over the same API).
+ * (`/studio`, the page over the same API; not served with `--no-studio`).
  *
  * Bad input is refused before anything is served, one sentence on stderr and exit 2: no module
  * and no directory, a module that cannot be served, a directory with no workflow or a workflow
@@ -34,6 +34,8 @@ export interface ServeArgs {
   readonly durable: Option.Option<string>
   readonly port: number
   readonly host: string
+  /** `--no-studio`: the Studio is not served. */
+  readonly noStudio: boolean
   readonly token: ReadonlyArray<string>
 }
 
@@ -138,7 +140,7 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
       )
     const agents = (loaded?.agents ?? {}) as Sessions.Agents<never>
     const names = Object.keys(agents)
-    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: loaded?.defaultAgent, studio: true })
+    const routes = Server.layer({ agents, auth: Auth.bearer(parsed.tokens), defaultAgent: loaded?.defaultAgent, studio: !args.noStudio })
     const listening = yield* Server.listen(routes, { port: args.port, host: args.host }).pipe(
       Effect.provide(services),
       runs === undefined ? (effect) => effect : Effect.provideService(WorkflowRuns.WorkflowRuns, runs),
@@ -153,7 +155,7 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
     yield* plain.err(`serving ${serving.join(" and ")} at ${listening.url} (Ctrl-C stops it)`)
     yield* plain.out(listening.url)
     // The Studio's page, on its own line after the URL (the first line stays the URL alone).
-    yield* plain.out(`Studio: ${listening.url}${Studio.PATH}`)
+    if (!args.noStudio) yield* plain.out(`Studio: ${listening.url}${Studio.PATH}`)
     return yield* Effect.never
   }))
 }, Effect.scoped, Effect.provide(Condukt.layer))
