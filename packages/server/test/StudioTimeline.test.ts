@@ -56,7 +56,7 @@ const script = (): StreamedEvent[] => {
   ]
 }
 
-const expected = {
+const expected: Timeline.Timeline = {
   runs: [{
     key: "s1 r1",
     sessionId: "s1",

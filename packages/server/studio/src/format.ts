@@ -13,7 +13,7 @@ export const tokens = (usage: Usage): number => usage.inputTokens + usage.output
 export const count = (value: number): string => value.toLocaleString("en-US")
 
 export const cost = (value: number | undefined): string =>
-  value === undefined ? "—" : `$${value < 0.01 && value > 0 ? value.toFixed(4) : value.toFixed(2)}`
+  value === undefined ? "—" : `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`
 
 export const time = (epochMs: number): string =>
   new Date(epochMs).toLocaleString("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })
