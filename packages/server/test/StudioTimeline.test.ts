@@ -368,6 +368,11 @@ describe("the Studio's timeline in a headless Chromium", () => {
       yield* untilShown(tab, paused)
       assert.deepStrictEqual(yield* shown(tab), before)
 
+      // Meanwhile the sessions table says the session waits (an approval of it is open).
+      const list = yield* studio.open({ token: TOKEN, hash: "/sessions" })
+      yield* Effect.promise(() => list.locator(`[data-testid="session-row"][data-id="${id}"]`).waitFor())
+      assert.strictEqual(yield* Effect.promise(() => list.locator(`[data-testid="session-row"][data-id="${id}"] [data-testid="session-state"]`).textContent()), "waiting")
+
       yield* Effect.promise(() => tab.evaluate(countArrivals))
       // The connection drops while the run waits; the answer comes while the page is away.
       assert.strictEqual(yield* studio.dropStreams(), 1)
