@@ -19,8 +19,10 @@ const VALUE_WIDTH = 120
 /** The columns' plot (days): its height, and the room under it for the dates. */
 const COLUMNS_HEIGHT = 180
 const AXIS_HEIGHT = 22
-/** A date under every this many columns at most. */
+/** The most dates written under the columns. */
 const MAX_DATE_LABELS = 10
+/** The days the columns span (the server's `by=day` reaches back as far). */
+const DAYS = 90
 
 /** A cost as the data table writes it: dollars to six places (the plot's labels round). */
 export const exactCost = (value: number | undefined): string => value === undefined ? "—" : `$${value.toFixed(6)}`
@@ -38,23 +40,40 @@ const measure = (row: UsageRow, metric: Metric): { value: number; input: number 
 /** A row's value as its bar's label writes it. */
 const valueText = (row: UsageRow, metric: Metric): string => metric === "tokens" ? count(tokens(row.usage)) : shortCost(row.cost)
 
-/** The vertical columns of `rows` in their order (days, oldest first), a date under some of them; each column titled with its key and value. */
+/** The days the columns span: the `DAYS` UTC days up to the newest row's (or today), oldest first. */
+const daysUpTo = (rows: ReadonlyArray<UsageRow>): Array<string> => {
+  const today = new Date().toISOString().slice(0, 10)
+  const newest = rows.reduce((latest, row) => row.key > latest ? row.key : latest, today)
+  const end = Date.parse(`${newest}T00:00:00Z`)
+  if (!Number.isFinite(end)) return rows.map((row) => row.key)
+  return Array.from({ length: DAYS }, (_, i) => new Date(end - (DAYS - 1 - i) * 86_400_000).toISOString().slice(0, 10))
+}
+
+/**
+ * The days as vertical columns, one slot for each of the last 90 (a day without usage an empty
+ * slot), a date under every few counted back from the newest; each column titled with its day and value.
+ */
 function Columns(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: string; id: string }) {
-  const measured = props.rows.map((row) => measure(row, props.metric))
-  const max = Math.max(1e-12, ...measured.map((m) => m.value))
-  const step = WIDTH / Math.max(1, props.rows.length)
-  const width = Math.max(1, Math.min(step * 0.8, 40))
-  const every = Math.max(1, Math.ceil(props.rows.length / MAX_DATE_LABELS))
+  const days = daysUpTo(props.rows)
+  const slot = new Map(days.map((day, i) => [day, i]))
+  const shown = props.rows.filter((row) => slot.has(row.key))
+  const max = Math.max(1e-12, ...shown.map((row) => measure(row, props.metric).value))
+  const step = WIDTH / days.length
+  const width = Math.max(1, step * 0.75)
+  const every = Math.max(1, Math.ceil(days.length / MAX_DATE_LABELS))
   return (
     <svg class="cost-svg" viewBox={`0 0 ${WIDTH} ${COLUMNS_HEIGHT + AXIS_HEIGHT}`} width={WIDTH} height={COLUMNS_HEIGHT + AXIS_HEIGHT} role="img" aria-labelledby={`${props.id}-title`} data-testid="cost-plot">
       <title id={`${props.id}-title`}>{props.title}</title>
       <line class="cost-axis" x1={0} x2={WIDTH} y1={COLUMNS_HEIGHT + 0.5} y2={COLUMNS_HEIGHT + 0.5} />
-      <text class="cost-label" x={WIDTH - 4} y={12} text-anchor="end">{`highest: ${props.metric === "tokens" ? `${count(max)} tokens` : shortCost(max)}`}</text>
-      {props.rows.map((row, i) => {
-        const { input, value } = measured[i]!
-        const whole = (value / max) * (COLUMNS_HEIGHT - 4)
+      <text class="cost-label" x={4} y={12}>{`highest: ${props.metric === "tokens" ? `${count(max)} tokens` : shortCost(max)}`}</text>
+      {days.map((day, i) => (days.length - 1 - i) % every === 0
+        ? <text key={day} class="cost-label" x={i === days.length - 1 ? WIDTH : i * step + step / 2} y={COLUMNS_HEIGHT + 15} text-anchor={i === days.length - 1 ? "end" : "middle"}>{day.slice(5)}</text>
+        : null)}
+      {shown.map((row) => {
+        const { input, value } = measure(row, props.metric)
+        const whole = (value / max) * (COLUMNS_HEIGHT - 20)
         const inputHeight = props.metric === "tokens" && value > 0 ? whole * (input / value) : 0
-        const x = i * step + (step - width) / 2
+        const x = slot.get(row.key)! * step + (step - width) / 2
         return (
           <g key={row.key} data-testid="cost-bar" data-key={row.key}>
             <title>{`${row.key}: ${valueText(row, props.metric)}`}</title>
@@ -66,7 +85,6 @@ function Columns(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: 
                 </>
               )
               : <rect class="cost-money" x={x} y={COLUMNS_HEIGHT - whole} width={width} height={whole} />}
-            {i % every === 0 ? <text class="cost-label" x={i * step + step / 2} y={COLUMNS_HEIGHT + 15} text-anchor="middle">{row.key.slice(5)}</text> : null}
           </g>
         )
       })}
