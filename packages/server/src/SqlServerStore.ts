@@ -162,7 +162,8 @@ export const make = Effect.fn("SqlServerStore.make")(function*(options: Options 
 
   const list: Service["list"] = Effect.fn("SqlServerStore.list")(function*(principal, { agent, before, limit, q }) {
     const page = Math.max(0, Math.trunc(limit))
-    if (page === 0) return []
+    // No id or agent holds a NUL (and Postgres refuses one in a text): such a filter matches nothing.
+    if (page === 0 || [agent, q, before].some((text) => text?.includes("\u0000") === true)) return []
     // Newest first: by creation, then by id; a cursor that is not the principal's matches nothing.
     const where = sql.and([
       sql`principal = ${principal}`,

@@ -110,6 +110,9 @@ const conformance = <R>(test: (name: string, self: (open: Open) => Effect.Effect
       assert.deepStrictEqual(yield* listed({ limit: 5, agent: "ops", before: "A%3" }), ["a%1"])
       assert.deepStrictEqual(yield* listed({ limit: 5, agent: "ops", q: "%", before: "a%6" }), ["A%3", "a%1"])
       assert.deepStrictEqual(yield* listed({ limit: 5, agent: "nobody" }), [])
+      assert.deepStrictEqual(yield* listed({ limit: 5, q: "a\u0000" }), [])
+      assert.deepStrictEqual(yield* listed({ limit: 5, agent: "ops\u0000" }), [])
+      assert.deepStrictEqual(yield* listed({ limit: 5, before: "a%6\u0000" }), [])
       // A run open from its AgentStart to its AgentEnd; a sub-agent's do not count.
       const event = (tag: "AgentStart" | "AgentEnd", agentPath?: ReadonlyArray<string>): SessionEvent.SessionEvent =>
         tag === "AgentStart"
