@@ -6,7 +6,8 @@
  * Served three ways: `handler` gives a web `Request → Response` function to mount in any server
  * (Node's `http` with `toNodeListener`, Hono, Bun, Deno); `listen` serves it on a Node port with
  * the limits a public port needs; the layers add the routes to an `HttpRouter` of the program's.
- * `/openapi.json` is generated from the `Api`.
+ * `/openapi.json` is generated from the `Api`. With `studio: true` the routes serve the Studio
+ * (`Studio.layer`) beside the API.
  */
 import { ByteSize, Context, Effect, Layer, Option, SchemaIssue, type Scope } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerError, HttpServerResponse } from "effect/http"

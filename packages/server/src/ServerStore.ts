@@ -11,6 +11,10 @@
  * model's huge tool inputs cannot grow the process); a reader asking for older ones is told where
  * the window starts.
  *
+ * Each event is kept with the time it was written; each session with the tokens of its turns (in
+ * all, and per UTC day, for the principal's usage by agent, day or session) and whether its events
+ * show a run going (for a list that says which sessions run without reading their events).
+ *
  * `makeMemory` keeps them in memory (one process); `SqlServerStore` in SQL (SQLite, Postgres), so
  * several servers in front of one cluster share them.
  */
