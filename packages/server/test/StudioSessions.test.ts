@@ -3,8 +3,8 @@
  * (seeded in the server's store: listed, never run) — the first page shows at once, only the rows
  * in view are in the DOM, scrolling to the end fetches page after page (`before`) down to the
  * oldest, the agent filter and the id search (server-side) narrow it; two principals each see
- * only their own sessions; the sign-in refuses a token that names nobody; axe finds nothing
- * serious in light or dark.
+ * only their own sessions, reached by keyboard; the sign-in refuses a token that names nobody;
+ * the theme toggle's choice outlives a reload; axe finds nothing serious in light or dark.
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -99,7 +99,7 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       assert.deepStrictEqual((yield* rowsShown(tab)).at(-1), { id: "s-00001", agent: "helper" })
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 120_000)
 
-  it.live("two principals each see their own sessions only", () =>
+  it.live("two principals each see their own sessions only; a row opens its timeline by keyboard", () =>
     Effect.gen(function*() {
       const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice", "tok-bob": "bob" } })
       const start = (token: string, id: string) => studio.request(token, "POST", "/sessions", { agent: "main", id })
@@ -118,13 +118,22 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       yield* listed(bob, 3)
       assert.deepStrictEqual((yield* rowsShown(bob)).map((row) => row.id), ["bob-3", "bob-2", "bob-1"])
 
+      // By keyboard: from the search field, past Refresh and into the table, to the newest session's link; Enter opens its timeline.
+      yield* Effect.promise(async () => {
+        await alice.getByLabel("Search by id").focus()
+        for (let i = 0; i < 3; i++) await alice.keyboard.press("Tab")
+      })
+      assert.strictEqual(yield* Effect.promise(() => alice.evaluate("document.activeElement.closest('[data-testid=\"session-row\"]')?.dataset.id")), "alice-2")
+      yield* Effect.promise(() => alice.keyboard.press("Enter"))
+      assert.strictEqual(yield* Effect.promise(() => alice.getByTestId("timeline-id").textContent()), "alice-2")
+
       // A session of the other principal's is not found, the same as one that does not exist.
       yield* Effect.promise(() => bob.goto(`${studio.url}/studio#/sessions/alice-1`))
       yield* Effect.promise(() => bob.getByTestId("timeline-error").waitFor())
       assert.strictEqual(yield* Effect.promise(() => bob.getByTestId("run").count()), 0)
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
 
-  it.live("the sign-in refuses a token that names nobody, and is accessible", () =>
+  it.live("the sign-in refuses a token that names nobody, is accessible, and the theme toggle's choice stays", () =>
     Effect.gen(function*() {
       const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice" } })
       const tab = yield* studio.open()
@@ -137,5 +146,18 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       assert.strictEqual(yield* Effect.promise(() => tab.getByTestId("signin-error").textContent()), "That token names nobody on this server.")
       yield* Studio.signIn(tab, "tok-alice")
       assert.strictEqual(yield* Effect.promise(() => tab.getByTestId("principal").textContent()), "Signed in as alice")
+
+      // The theme toggle overrides the system's choice, and the choice outlives a reload (the sign-in too, for the tab's life).
+      yield* Effect.promise(async () => {
+        await tab.getByRole("button", { name: "Dark theme" }).click()
+        await tab.locator('html[data-theme="dark"]').waitFor({ state: "attached" })
+      })
+      const theme = () => Effect.promise(() => tab.evaluate("document.documentElement.dataset.theme ?? null"))
+      assert.strictEqual(yield* theme(), "dark")
+      yield* Effect.promise(() => tab.reload())
+      yield* Effect.promise(() => tab.getByTestId("principal").waitFor())
+      assert.deepStrictEqual([yield* theme(), yield* Effect.promise(() => tab.getByRole("button", { name: "Dark theme" }).getAttribute("aria-pressed"))], ["dark", "true"])
+      yield* Effect.promise(() => tab.getByRole("button", { name: "Sign out" }).click())
+      yield* Effect.promise(() => tab.getByLabel("API token").waitFor())
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
 })

@@ -38,6 +38,7 @@ function ThemeToggle() {
   const next: Theme = shown === "dark" ? "light" : "dark"
   const toggle = () => {
     localStorage.setItem(THEME_KEY, next)
+    document.documentElement.setAttribute("data-theme", next)
     setTheme(next)
   }
   return (
