@@ -1,7 +1,7 @@
 /**
  * App — the Studio's shell: sign-in (a bearer token, kept in sessionStorage for the tab's life,
  * checked with `GET /me`, which names the principal), the navigation between the views by hash
- * route, the light/dark toggle (the system's choice until a person picks one) and the live region
+ * route (Workflows only when the server serves some), the light/dark toggle (the system's choice until a person picks one) and the live region
  * that reads changes out. Every view gets the one API client of the signed-in token.
  */
 import { useEffect, useMemo, useState } from "preact/hooks"
@@ -137,7 +137,7 @@ export function App() {
         {me === undefined ? null : (
           <nav aria-label="Studio">
             <ul class="nav">
-              {VIEWS.map((view) => (
+              {VIEWS.filter((view) => view.name !== "workflows" || me.workflows).map((view) => (
                 <li key={view.name}>
                   <a href={href(view.name)} data-testid={`nav-${view.name}`} aria-current={current === view.name ? "page" : undefined}>{view.label}</a>
                 </li>
@@ -150,9 +150,11 @@ export function App() {
         <ThemeToggle />
         {me === undefined ? null : <button type="button" class="btn" data-testid="signout" onClick={signOut}>Sign out</button>}
       </header>
-      {me === undefined || client === undefined
-        ? <SignIn onSignIn={(token) => setToken(token)} error={error} busy={busy} />
-        : <main class="main" data-testid={`view-${current}`}><View client={client} me={me} route={route} /></main>}
+      {me !== undefined && client !== undefined
+        ? <main class="main" data-testid={`view-${current}`}><View client={client} me={me} route={route} /></main>
+        : busy && token !== undefined
+        ? <main class="main"><p class="muted" data-testid="signing-in">Signing in…</p></main>
+        : <SignIn onSignIn={(token) => setToken(token)} error={error} busy={busy} />}
       <div class="sr-only" role="status" aria-live="polite" data-testid="announce">{announcement}</div>
     </div>
   )
