@@ -52,7 +52,7 @@ function WorkflowList(props: { workflows: ReadonlyArray<WorkflowView> }) {
           <tr key={workflow.name} data-testid="wf-row" data-name={workflow.name}>
             <td><a href={href("workflows", workflow.name)} data-testid="wf-link">{workflow.name}</a></td>
             <td class="mono">{Object.keys(workflow.inputs).join(", ") || "—"}</td>
-            <td class="mono">{workflow.steps.join(" → ")}</td>
+            <td class="mono">{workflow.steps.join(", ")}</td>
           </tr>
         ))}
       </tbody>
@@ -126,7 +126,7 @@ function WorkflowPage(props: { client: Client; workflow: WorkflowView }) {
     <div data-testid="wf-page" data-name={workflow.name}>
       <p><a href={href("workflows")}>← Workflows</a></p>
       <h1>{workflow.name}</h1>
-      <p class="muted">Steps: <span class="mono" data-testid="wf-steps-list">{workflow.steps.join(" → ")}</span></p>
+      <p class="muted">Steps: <span class="mono" data-testid="wf-steps-list">{workflow.steps.join(", ")}</span></p>
       <div class="wf-columns">
         <StartForm key={workflow.name} client={props.client} workflow={workflow} onStarted={onStarted} />
         <Runs client={props.client} name={workflow.name} tick={tick} />
@@ -152,5 +152,5 @@ export function WorkflowsView(props: { client: Client; route: string[] }) {
   if (workflow === undefined) return <p class="error" data-testid="wf-error">No workflow {JSON.stringify(name)} is served here. <a href={href("workflows")}>Workflows</a></p>
   return runId === undefined
     ? <WorkflowPage client={props.client} workflow={workflow} />
-    : <RunPage client={props.client} workflow={workflow.name} runId={runId} steps={workflow.steps} />
+    : <RunPage client={props.client} workflow={workflow.name} runId={runId} />
 }

@@ -1,8 +1,9 @@
 /**
  * WorkflowsRun — one workflow run (`#/workflows/<name>/<runId>`): its outcome, its inputs, each
- * step's state in the workflow's order (with its output once the run has finished, why it was
+ * step's state (with its output once the run has finished, why it was
  * skipped, or its error) and the workflow's output or error. Read again every second while the
- * run is going; it stops reading once the run has ended.
+ * run is going; it stops reading once the run has ended. The steps come in the order the server
+ * gives them.
  */
 import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
@@ -34,12 +35,8 @@ export function StateBadge(props: { state: StepView["state"] | RunView["outcome"
   return <span class={STATE_BADGE[props.state]} data-testid={props.testid}>{props.state}</span>
 }
 
-/** The steps in the workflow's order, then any the run has that the workflow does not list (a map's items). */
-const orderedSteps = (run: RunView, order: ReadonlyArray<string>): Array<[string, StepView]> => {
-  const listed = order.filter((name) => Object.hasOwn(run.steps, name))
-  const rest = Object.keys(run.steps).filter((name) => !order.includes(name))
-  return [...listed, ...rest].slice(0, MAX_STEPS_SHOWN).map((name) => [name, run.steps[name]!])
-}
+/** The run's steps in the order the server gives them, bounded. */
+const stepsOf = (run: RunView): Array<[string, StepView]> => Object.entries(run.steps).slice(0, MAX_STEPS_SHOWN)
 
 function Step(props: { name: string; step: StepView }) {
   const { name, step } = props
@@ -60,7 +57,7 @@ function Step(props: { name: string; step: StepView }) {
   )
 }
 
-export function RunPage(props: { client: Client; workflow: string; runId: string; steps: ReadonlyArray<string> }) {
+export function RunPage(props: { client: Client; workflow: string; runId: string }) {
   const [run, setRun] = useState<RunView | undefined>(undefined)
   const [error, setError] = useState<string | undefined>(undefined)
 
@@ -111,7 +108,7 @@ export function RunPage(props: { client: Client; workflow: string; runId: string
           <div class="card">
             <h2>Steps</h2>
             <ol class="wf-steps" data-testid="wf-steps">
-              {orderedSteps(run, props.steps).map(([name, step]) => <Step key={name} name={name} step={step} />)}
+              {stepsOf(run).map(([name, step]) => <Step key={name} name={name} step={step} />)}
             </ol>
           </div>
           {run.output === undefined ? null : (
