@@ -37,8 +37,8 @@ export interface Client {
   events(id: string, after: number, onEvent: (event: StreamedEvent) => void, signal: AbortSignal): Promise<void>
 }
 
-/** The longest SSE line kept (a tool's huge input is cut off by the server long before). */
-const MAX_LINE_CHARS = 16 * 1024 * 1024
+/** The largest SSE frame read (the server bounds what it keeps of an event far below). */
+const MAX_FRAME_CHARS = 16 * 1024 * 1024
 /** How long to wait before reading the stream again after a drop. */
 const RECONNECT_MS = 1000
 
@@ -102,6 +102,7 @@ export const make = (token: string, base = ""): Client => {
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
     let buffer = ""
     let frame: { id?: string; data: string[] } = { data: [] }
+    let frameChars = 0
     const dispatch = () => {
       const data = frame.data.join("\n")
       const number = frame.id === undefined ? NaN : Number(frame.id)
@@ -122,16 +123,23 @@ export const make = (token: string, base = ""): Client => {
         const { done, value } = await reader.read()
         if (done) return
         buffer += value
+        let start = 0
         let newline = buffer.indexOf("\n")
         while (newline >= 0) {
-          const line = buffer.slice(0, newline).replace(/\r$/, "")
-          buffer = buffer.slice(newline + 1)
-          if (line === "") dispatch()
-          else if (line.startsWith("data:")) frame.data.push(line.slice(line.startsWith("data: ") ? 6 : 5))
-          else if (line.startsWith("id:")) frame.id = line.slice(3).trim()
-          newline = buffer.indexOf("\n")
+          const line = buffer.slice(start, newline).replace(/\r$/, "")
+          start = newline + 1
+          if (line === "") {
+            dispatch()
+            frameChars = 0
+          } else if (line.startsWith("data:")) {
+            frame.data.push(line.slice(line.startsWith("data: ") ? 6 : 5))
+            frameChars += line.length
+          } else if (line.startsWith("id:")) frame.id = line.slice(3).trim()
+          newline = buffer.indexOf("\n", start)
         }
-        if (buffer.length > MAX_LINE_CHARS) throw new ApiError(0, "TooLarge", "an event of the stream is too large to show")
+        buffer = buffer.slice(start)
+        // Refused for good (a 413 is not read again): reading on would only find it again.
+        if (buffer.length + frameChars > MAX_FRAME_CHARS) throw new ApiError(413, "TooLarge", "an event of this session is too large for the page to show")
       }
     } finally {
       reader.cancel().catch(() => {})

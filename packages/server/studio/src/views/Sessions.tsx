@@ -45,7 +45,7 @@ function Row(props: { row: SessionRow; index: number; waiting: ReadonlySet<strin
   const state = stateOf(row, props.waiting)
   return (
     <div role="row" class="vrow vbody-row" aria-rowindex={props.index + 2} data-testid="session-row" data-id={row.id} style={{ top: `${props.index * ROW_HEIGHT}px` }}>
-      <span role="cell" class="mono"><a href={href("sessions", row.id)} data-testid="session-link">{row.id}</a></span>
+      <span role="cell" class="mono"><a href={href("sessions", row.id)} title={row.id} data-testid="session-link">{row.id}</a></span>
       <span role="cell" data-testid="session-agent">{row.agent}</span>
       <span role="cell"><span class={BADGE[state]} data-testid="session-state">{state}</span></span>
       <span role="cell" class="muted">this server</span>
