@@ -31,6 +31,9 @@ const hurried = Agent.make({ ...janitor, approvals: { ask: ["Bash"], expires: "1
 
 const commandOf = (dir: string) => `mkdir -p ${dir} && rm -r ${dir} && echo removed ${dir}/`
 
+/** A command far longer than the inbox shows (the server keeps up to 64 KiB of a call's input). */
+const LONG = `echo ${"x".repeat(10_000)}`
+
 /** An approval record as the API answers it, as far as the tests read it. */
 const Record = Schema.Struct({
   id: Schema.String,
@@ -238,5 +241,36 @@ describe("the Studio's approvals", () => {
       TestModel.toolCall("Bash", { command: commandOf("alice") }, "call-alice"),
       TestModel.toolCall("Bash", { command: commandOf("bob") }, "call-bob"),
       TestModel.text("I left the build alone.")
+    ]))))
+
+  it.live("the inbox lists the waiting calls oldest first, a long input cut saying how much was left out, and drops a request answered elsewhere", () =>
+    Effect.gen(function*() {
+      const studio = yield* start({ agents: { janitor }, tokens })
+      const first = yield* startRun(studio, ALICE, "first")
+      yield* waitingRecords(studio, ALICE, 1)
+      const second = yield* startRun(studio, ALICE, "second")
+      const open = yield* waitingRecords(studio, ALICE, 2)
+
+      const tab = yield* studio.open({ token: ALICE, hash: "/approvals" })
+      yield* Effect.promise(() => tab.getByTestId("approval").nth(1).waitFor())
+      const shown = yield* inbox(tab)
+      const oldestFirst = [...open].sort((a, b) => a.requestedAt - b.requestedAt)
+      assert.deepStrictEqual(shown.map((row) => row.session), oldestFirst.map((record) => record.sessionId))
+      assert.deepStrictEqual(shown.map((row) => row.session), ["first", "second"])
+      // The page shows 4,000 characters of the input's JSON and says how many it left out.
+      const whole = pretty({ command: LONG })
+      assert.deepStrictEqual(shown[1]!.input, `${whole.slice(0, 4000)}\n… (${(whole.length - 4000).toLocaleString("en-US")} more characters)`)
+
+      // Answered through the API (another tab, another person): the inbox drops it at its next refresh.
+      const answered = yield* studio.request(ALICE, "POST", `/approvals/${oldestFirst[0]!.id}`, { approved: false, reason: "Elsewhere." })
+      assert.strictEqual(answered.status, 200)
+      yield* Effect.promise(() => tab.getByTestId("approval").filter({ hasText: "first" }).waitFor({ state: "detached" }))
+      assert.deepStrictEqual((yield* inbox(tab)).map((row) => row.session), ["second"])
+      yield* Fiber.join(first)
+      yield* Fiber.interrupt(second)
+    }).pipe(Effect.provide(TestModel.layer([
+      TestModel.toolCall("Bash", { command: commandOf("first") }, "call-first"),
+      TestModel.toolCall("Bash", { command: LONG }, "call-long"),
+      TestModel.text("Left alone.")
     ]))))
 })
