@@ -132,7 +132,7 @@ describe("condukt serve", () => {
     Effect.gen(function*() {
       const dir = yield* Loopback.tempFiles({ "agents.ts": MODULE })
       const { started, url } = yield* serve(dir, ["agents.ts", ...tokens])
-      assert.strictEqual(started.stderr(), `serving agents "helper", "reviewer" at ${url} (Ctrl-C stops it)\n`)
+      assert.strictEqual(started.stderr(), `serving agents "helper", "reviewer" at ${url}, the Studio at ${url}/studio (Ctrl-C stops it)\n`)
 
       const session = yield* call(url, "/sessions", ALICE, { agent: "reviewer", id: "s1" })
       assert.deepStrictEqual({ status: session.status, id: session.body.id, principal: session.body.principal, agent: session.body.agent }, {
@@ -172,7 +172,7 @@ describe("condukt serve", () => {
       workflowsDir(dir, { "greet.hcl": GREET, "three.hcl": THREE })
       // The module's agents beside, and the tokens from the environment this time.
       const { started, url } = yield* serve(dir, ["agents.ts", "--workflows", "wf"], { ...env, CONDUKT_TOKENS: `${ALICE}=alice, ${BOB}=bob` })
-      assert.strictEqual(started.stderr(), `serving agents "helper", "reviewer" and workflows "greet", "three" at ${url} (Ctrl-C stops it)\n`)
+      assert.strictEqual(started.stderr(), `serving agents "helper", "reviewer" and workflows "greet", "three" at ${url}, the Studio at ${url}/studio (Ctrl-C stops it)\n`)
 
       assert.deepStrictEqual(yield* call(url, "/workflows", ALICE), {
         status: 200,
@@ -226,8 +226,10 @@ describe("condukt serve", () => {
       const dir = yield* Loopback.tempFiles({})
       workflowsDir(dir, { "three.hcl": THREE })
       const leased = { ...env, CONDUKT_DURABLE_LEASE: String(KILLED_LEASE) }
-      const first = yield* serve(dir, ["--workflows", "wf", "--durable", "runs.db", ...tokens], leased)
+      // --no-studio: the line names no Studio, and none is served.
+      const first = yield* serve(dir, ["--workflows", "wf", "--durable", "runs.db", "--no-studio", ...tokens], leased)
       assert.strictEqual(first.started.stderr(), `serving workflow "three" (durable, in runs.db) at ${first.url} (Ctrl-C stops it)\n`)
+      assert.strictEqual((yield* Effect.promise(() => fetch(`${first.url}/studio`))).status, 404)
       const start = yield* call(first.url, "/workflows/three/runs", ALICE, {})
       assert.strictEqual(start.status, 201)
       const location: string = start.body.location

@@ -27,12 +27,12 @@ const ECHO = `workflow "echo" {
 }
 `
 
-/** The two lines the server prints on stdout once it listens: its URL, then the Studio's. */
+/** The line the server prints on stdout once it listens (its URL), and its stderr then. */
 const linesOf = (started: Started) =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < 600; attempt++) {
       const lines = started.stdout().split("\n")
-      if (lines.length > 2) return lines.slice(0, 2)
+      if (lines.length > 1) return [lines[0]!, started.stderr()] as const
       yield* Effect.sleep(50)
     }
     return yield* Effect.die(new Error(`condukt serve printed no URL: ${started.stderr()}`))
@@ -41,8 +41,8 @@ const linesOf = (started: Started) =>
 const serve = (dir: string, args: ReadonlyArray<string>) =>
   Effect.gen(function*() {
     const started = yield* spawn(dir, ["serve", "--port", "0", "--workflows", "wf", ...args, ...tokens], env)
-    const [url, studio] = yield* linesOf(started)
-    return { started, url: url!, studio: studio! }
+    const [url, said] = yield* linesOf(started)
+    return { started, url, said }
   })
 
 /** A run of `echo` started with `word`, polled until it ended: its id. */
@@ -75,11 +75,11 @@ const setUp = Effect.map(Loopback.tempFiles({}), (dir) => {
 })
 
 describe("condukt serve's workflow runs", () => {
-  it.live("lists the principal's runs of a workflow newest first, at most limit, and serves the Studio it names on its second line", () =>
+  it.live("lists the principal's runs of a workflow newest first, at most limit, and serves the Studio it names", () =>
     Effect.gen(function*() {
       const dir = yield* setUp
-      const { studio, url } = yield* serve(dir, [])
-      assert.strictEqual(studio, `Studio: ${url}/studio`)
+      const { said, url } = yield* serve(dir, [])
+      assert.strictEqual(said, `serving workflow "echo" at ${url}, the Studio at ${url}/studio (Ctrl-C stops it)\n`)
       const page = yield* Effect.promise(() => fetch(`${url}/studio`))
       assert.deepStrictEqual([page.status, page.headers.get("content-type")], [200, "text/html; charset=utf-8"])
 

@@ -152,10 +152,9 @@ export const serve = Effect.fnUntraced(function*(args: ServeArgs, verbose: boole
         Option.isSome(args.durable) ? ` (durable, in ${DurableStore.location(args.durable.value)})` : ""
       }`])
     ]
-    yield* plain.err(`serving ${serving.join(" and ")} at ${listening.url} (Ctrl-C stops it)`)
+    const studio = args.noStudio ? "" : `, the Studio at ${listening.url}${Studio.PATH}`
+    yield* plain.err(`serving ${serving.join(" and ")} at ${listening.url}${studio} (Ctrl-C stops it)`)
     yield* plain.out(listening.url)
-    // The Studio's page, on its own line after the URL (the first line stays the URL alone).
-    if (!args.noStudio) yield* plain.out(`Studio: ${listening.url}${Studio.PATH}`)
     return yield* Effect.never
   }))
 }, Effect.scoped, Effect.provide(Condukt.layer))
