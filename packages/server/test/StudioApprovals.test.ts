@@ -243,7 +243,7 @@ describe("the Studio's approvals", () => {
       TestModel.text("I left the build alone.")
     ]))))
 
-  it.live("the inbox lists the waiting calls oldest first, a long input cut saying how much was left out, and drops a request answered elsewhere", () =>
+  it.live("the inbox lists the waiting calls oldest first, a long input cut saying how much was left out, filters by tool, and drops a request answered elsewhere", () =>
     Effect.gen(function*() {
       const studio = yield* start({ agents: { janitor }, tokens })
       const first = yield* startRun(studio, ALICE, "first")
@@ -260,6 +260,13 @@ describe("the Studio's approvals", () => {
       // The page shows 4,000 characters of the input's JSON and says how many it left out.
       const whole = pretty({ command: LONG })
       assert.deepStrictEqual(shown[1]!.input, `${whole.slice(0, 4000)}\n… (${(whole.length - 4000).toLocaleString("en-US")} more characters)`)
+
+      // Filtered by tool: none of Read waits; cleared, both are back.
+      yield* Effect.promise(() => tab.getByLabel("Tool").fill("Read"))
+      assert.strictEqual(yield* Effect.promise(() => tab.getByTestId("approvals-empty").textContent()), "No Read call is waiting for an answer.")
+      yield* Effect.promise(() => tab.getByLabel("Tool").fill(""))
+      yield* Effect.promise(() => tab.getByTestId("approval").nth(1).waitFor())
+      assert.deepStrictEqual((yield* inbox(tab)).map((row) => row.session), ["first", "second"])
 
       // Answered through the API (another tab, another person): the inbox drops it at its next refresh.
       const answered = yield* studio.request(ALICE, "POST", `/approvals/${oldestFirst[0]!.id}`, { approved: false, reason: "Elsewhere." })

@@ -111,6 +111,11 @@ describe("the Studio's cost", () => {
       assert.deepStrictEqual(yield* plot(tab, "agent"), { name: "Per agent, tokens", bars: tokensOf(byAgent), table: tableOf(byAgent) })
       assert.deepStrictEqual(yield* plot(tab, "day"), { name: "Per day (UTC, the last 90 days), tokens", bars: tokensOf(byDay), table: tableOf(byDay) })
       assert.deepStrictEqual(yield* plot(tab, "session"), { name: "Per session (the 50 that used most), tokens", bars: tokensOf(bySession), table: tableOf(bySession) })
+      // Each session of the table links to its timeline.
+      assert.deepStrictEqual(
+        yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="cost-session"] [data-testid="cost-row"] a')].map((a) => a.getAttribute("href"))`)),
+        bySession.rows.map((row) => `#/sessions/${row.key}`)
+      )
       assert.deepStrictEqual(
         yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="cost-totals"] dd')].map((dd) => [dd.dataset.testid, dd.textContent])`)),
         [["total-tokens", "90"], ["total-input", "60"], ["total-output", "30"], ["total-cache-read", "0"], ["total-cost", "$0.0003"], ["total-unpriced", "1 agent"]]

@@ -18,6 +18,9 @@ import "./Approvals.css"
 /** The most characters of a call's input the inbox shows. */
 const MAX_INPUT_SHOWN = 4000
 
+/** The longest tool name the filter takes (the server's `MAX_ID_LENGTH`). */
+const MAX_TOOL_CHARS = 128
+
 /** The longest reason a person may give (the server's `MAX_TEXT_CHARS`). */
 const MAX_REASON_CHARS = 4096
 
@@ -124,8 +127,10 @@ function Request(props: { client: Client; record: ApprovalRecord; onAnswered: (r
   )
 }
 
-/** The open requests, oldest first, read again every 2 s. */
+/** The open requests, oldest first (of one tool when the filter names one), read again every 2 s. */
 function InboxView(props: { client: Client }) {
+  const [tool, setTool] = useState("")
+  const filter = tool.trim()
   const [records, setRecords] = useState<ReadonlyArray<ApprovalRecord> | undefined>(undefined)
   const [more, setMore] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
@@ -136,7 +141,7 @@ function InboxView(props: { client: Client }) {
     let live = true
     let timer: ReturnType<typeof setTimeout> | undefined
     const load = () => {
-      loadRecords(props.client, "open").then(
+      loadRecords(props.client, "open", filter === "" ? undefined : filter).then(
         (page) => {
           if (!live) return
           setRecords([...page.records].sort((a, b) => a.requestedAt - b.requestedAt))
@@ -153,7 +158,7 @@ function InboxView(props: { client: Client }) {
       live = false
       clearTimeout(timer)
     }
-  }, [props.client, tick])
+  }, [props.client, tick, filter])
 
   const onAnswered = (record: ApprovalRecord) => {
     setAnswered((before) => new Set([...before, record.id]))
@@ -164,9 +169,15 @@ function InboxView(props: { client: Client }) {
   return (
     <section aria-labelledby="inbox-title" data-testid="approvals-inbox">
       <h2 id="inbox-title">Waiting for an answer{shown === undefined ? "" : ` (${shown.length})`}</h2>
+      <div class="toolbar">
+        <div class="field">
+          <label for="approvals-tool">Tool</label>
+          <input id="approvals-tool" type="search" data-testid="approvals-tool" maxLength={MAX_TOOL_CHARS} placeholder="All tools" value={tool} onInput={(event) => setTool(event.currentTarget.value)} />
+        </div>
+      </div>
       {error === undefined ? null : <p role="alert" class="error" data-testid="approvals-error">{error}</p>}
       {shown === undefined ? (error === undefined ? <p class="muted">Loading…</p> : null) : shown.length === 0
-        ? <p class="muted" data-testid="approvals-empty">No call is waiting for an answer.</p>
+        ? <p class="muted" data-testid="approvals-empty">{filter === "" ? "No call is waiting for an answer." : `No ${filter} call is waiting for an answer.`}</p>
         : <ol class="approvals-list">{shown.map((record) => <Request key={record.id} client={props.client} record={record} onAnswered={onAnswered} />)}</ol>}
       {more ? <p class="muted" data-testid="approvals-more">More requests are waiting than this page shows: answer these first.</p> : null}
     </section>

@@ -23,12 +23,12 @@ const MAX_PAGES = 5
 export const errorText = (cause: unknown): string =>
   cause instanceof ApiError ? `${cause.tag}: ${cause.message}` : `The server could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`
 
-/** The principal's records of `status`, the log's pages followed up to `MAX_PAGES`; `more` when pages were left. */
-export const loadRecords = async (client: Client, status: "open" | "answered"): Promise<{ records: ReadonlyArray<ApprovalRecord>; more: boolean }> => {
+/** The principal's records of `status` (of `tool` alone when given), the log's pages followed up to `MAX_PAGES`; `more` when pages were left. */
+export const loadRecords = async (client: Client, status: "open" | "answered", tool?: string): Promise<{ records: ReadonlyArray<ApprovalRecord>; more: boolean }> => {
   const records: Array<ApprovalRecord> = []
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await client.approvals(cursor === undefined ? { status, limit: PAGE } : { status, limit: PAGE, cursor })
+    const answer = await client.approvals({ status, limit: PAGE, ...(tool === undefined ? {} : { tool }), ...(cursor === undefined ? {} : { cursor }) })
     records.push(...answer.records)
     cursor = answer.next
     if (cursor === undefined) return { records, more: false }

@@ -8,6 +8,7 @@ import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
 import { ApiError, type Client } from "../client.ts"
 import { cost, count, tokens } from "../format.ts"
+import { href } from "../route.ts"
 import type { UsageReport } from "../types.ts"
 import { CostChart, type Metric } from "./CostChart.tsx"
 import "./Cost.css"
@@ -83,7 +84,7 @@ export function CostView(props: { client: Client }) {
           <Totals report={reports.agent} />
           <CostChart id="agent" title="Per agent" keyName="Agent" rows={reports.agent.rows} metric={metric} />
           <CostChart id="day" title="Per day (UTC, the last 90 days)" keyName="Day" rows={reports.day.rows} metric={metric} columns />
-          <CostChart id="session" title={`Per session (the ${SESSIONS_SHOWN} that used most)`} keyName="Session" rows={reports.session.rows} metric={metric} />
+          <CostChart id="session" title={`Per session (the ${SESSIONS_SHOWN} that used most)`} keyName="Session" rows={reports.session.rows} metric={metric} link={(id) => href("sessions", id)} />
         </>
       )}
     </div>

@@ -127,7 +127,7 @@ function Bars(props: { rows: ReadonlyArray<UsageRow>; metric: Metric; title: str
 }
 
 /** The rows as a table: every number whole (tokens) or to six places (cost). */
-function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; title: string }) {
+function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; title: string; link: ((key: string) => string) | undefined }) {
   return (
     <details class="cost-details">
       <summary>Data table: {props.title}</summary>
@@ -148,7 +148,7 @@ function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; titl
           <tbody>
             {props.rows.map((row) => (
               <tr key={row.key} data-testid="cost-row">
-                <th scope="row" class="mono">{row.key}</th>
+                <th scope="row" class="mono">{props.link === undefined ? row.key : <a href={props.link(row.key)}>{row.key}</a>}</th>
                 <td>{count(row.usage.inputTokens)}</td>
                 <td>{count(row.usage.outputTokens)}</td>
                 <td>{count(row.usage.cacheReadTokens ?? 0)}</td>
@@ -165,7 +165,7 @@ function DataTable(props: { rows: ReadonlyArray<UsageRow>; keyName: string; titl
 }
 
 /** A plot and its table, or a sentence when there is nothing to plot. */
-export function CostChart(props: { id: string; title: string; keyName: string; rows: ReadonlyArray<UsageRow>; metric: Metric; columns?: boolean }) {
+export function CostChart(props: { id: string; title: string; keyName: string; rows: ReadonlyArray<UsageRow>; metric: Metric; columns?: boolean; link?: (key: string) => string }) {
   const Plot = props.columns === true ? Columns : Bars
   return (
     <section class="card cost-card" aria-labelledby={`${props.id}-heading`} data-testid={`cost-${props.id}`}>
@@ -184,7 +184,7 @@ export function CostChart(props: { id: string; title: string; keyName: string; r
             <div class="cost-scroll">
               <Plot rows={props.rows} metric={props.metric} title={`${props.title}, ${props.metric === "tokens" ? "tokens" : "cost in dollars"}`} id={props.id} />
             </div>
-            <DataTable rows={props.rows} keyName={props.keyName} title={props.title} />
+            <DataTable rows={props.rows} keyName={props.keyName} title={props.title} link={props.link} />
           </>
         )}
     </section>
