@@ -99,7 +99,7 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       assert.deepStrictEqual((yield* rowsShown(tab)).at(-1), { id: "s-00001", agent: "helper" })
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 120_000)
 
-  it.live("two principals each see their own sessions only; a row opens its timeline by keyboard", () =>
+  it.live("two principals each see their own sessions only, new ones as they start; a row opens its timeline by keyboard", () =>
     Effect.gen(function*() {
       const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice", "tok-bob": "bob" } })
       const start = (token: string, id: string) => studio.request(token, "POST", "/sessions", { agent: "main", id })
@@ -117,15 +117,23 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       const bob = yield* studio.open({ token: "tok-bob" })
       yield* listed(bob, 3)
       assert.deepStrictEqual((yield* rowsShown(bob)).map((row) => row.id), ["bob-3", "bob-2", "bob-1"])
+      // A session started meanwhile joins the table without a reload (Alice's does not).
+      yield* start("tok-alice", "alice-3")
+      yield* start("tok-bob", "bob-4")
+      yield* listed(bob, 4)
+      assert.deepStrictEqual((yield* rowsShown(bob)).map((row) => row.id), ["bob-4", "bob-3", "bob-2", "bob-1"])
+
+      yield* listed(alice, 3)
+      assert.deepStrictEqual((yield* rowsShown(alice)).map((row) => row.id), ["alice-3", "alice-2", "alice-1"])
 
       // By keyboard: from the search field, past Refresh and into the table, to the newest session's link; Enter opens its timeline.
       yield* Effect.promise(async () => {
         await alice.getByLabel("Search by id").focus()
         for (let i = 0; i < 3; i++) await alice.keyboard.press("Tab")
       })
-      assert.strictEqual(yield* Effect.promise(() => alice.evaluate("document.activeElement.closest('[data-testid=\"session-row\"]')?.dataset.id")), "alice-2")
+      assert.strictEqual(yield* Effect.promise(() => alice.evaluate("document.activeElement.closest('[data-testid=\"session-row\"]')?.dataset.id")), "alice-3")
       yield* Effect.promise(() => alice.keyboard.press("Enter"))
-      assert.strictEqual(yield* Effect.promise(() => alice.getByTestId("timeline-id").textContent()), "alice-2")
+      assert.strictEqual(yield* Effect.promise(() => alice.getByTestId("timeline-id").textContent()), "alice-3")
 
       // A session of the other principal's is not found, the same as one that does not exist.
       yield* Effect.promise(() => bob.goto(`${studio.url}/studio#/sessions/alice-1`))

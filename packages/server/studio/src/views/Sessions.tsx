@@ -3,7 +3,8 @@
  * rows have one height and only those in view (and a few around) are in the DOM; the next page
  * (`before` the last id) is fetched as the scroll nears the end. Filter by agent (a choice of the
  * server's agents when `/me` names them) and search by id (server-side `q`, debounced). A
- * session's state is running, waiting (an approval of it is open) or idle.
+ * session's state is running, waiting (an approval of it is open) or idle; the table follows new
+ * sessions and states while it is scrolled to its top.
  */
 import { useCallback, useEffect, useRef, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
@@ -21,6 +22,8 @@ const PAGE = 500
 /** Fetch the next page once the scroll is this many rows from the end. */
 const NEAR_END_ROWS = 60
 const SEARCH_DEBOUNCE_MS = 300
+/** How often the table looks for new sessions and states while it is shown. */
+const POLL_MS = 3000
 const MAX_QUERY_CHARS = 256
 /** The most rows held (a million sessions would still scroll, this many at a time). */
 const MAX_ROWS = 200_000
@@ -38,6 +41,20 @@ interface Listing {
   readonly done: boolean
   readonly loading: boolean
   readonly error?: string
+}
+
+/**
+ * `listing` with `fresh`, a first page read again, on top: the rows after the fresh page's last
+ * are kept; when that row is not among them (more than a page of new sessions), the listing is
+ * the fresh page and what follows is fetched again as the scroll nears it.
+ */
+const merged = (listing: Listing, fresh: ReadonlyArray<SessionRow>): Listing => {
+  const last = fresh.at(-1)
+  if (last === undefined) return { rows: [], done: true, loading: false }
+  const at = listing.rows.findIndex((row) => row.id === last.id)
+  return at < 0
+    ? { rows: [...fresh], done: fresh.length < FIRST_PAGE, loading: false }
+    : { rows: [...fresh, ...listing.rows.slice(at + 1)], done: listing.done, loading: false }
 }
 
 function Row(props: { row: SessionRow; index: number; waiting: ReadonlySet<string> }) {
@@ -111,14 +128,34 @@ export function SessionsView(props: { client: Client; me: Me }) {
     fetchPage([], true)
   }, [fetchPage, reload])
 
+  // Live while in view: every few seconds the open approvals (who waits) and, when the table is
+  // scrolled to its top, the first page again (new sessions, states and tokens), merged above the
+  // rows already loaded.
   useEffect(() => {
     let live = true
-    client.approvals({ status: "open", limit: 1000 }).then(
-      ({ records }) => live && setWaiting(new Set(records.map((record) => record.sessionId))),
-      () => {}
-    )
-    return () => void (live = false)
-  }, [client, reload])
+    const poll = () => {
+      if (document.hidden) return
+      client.approvals({ status: "open", limit: 1000 }).then(
+        ({ records }) => live && setWaiting(new Set(records.map((record) => record.sessionId))),
+        () => {}
+      )
+      const element = scroller.current
+      if (loading.current || element === null || element.scrollTop > ROW_HEIGHT * 5) return
+      const asked = generation.current
+      client.sessions({ limit: FIRST_PAGE, ...(agent === "" ? {} : { agent }), ...(q === "" ? {} : { q }) }).then(
+        ({ sessions }) => {
+          if (live && asked === generation.current && !loading.current) setListing((listing) => merged(listing, sessions))
+        },
+        () => {}
+      )
+    }
+    poll()
+    const timer = setInterval(poll, POLL_MS)
+    return () => {
+      live = false
+      clearInterval(timer)
+    }
+  }, [client, agent, q, reload])
 
   const measure = () => {
     const element = scroller.current
