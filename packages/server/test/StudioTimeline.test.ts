@@ -1,13 +1,12 @@
 /**
- * The Studio's timeline (`#/sessions/<id>`): first its reducer alone (studio/src/timeline.ts:
- * events → runs → turns and calls, sub-agents nested by `parentCallId`, each SSE id taken once),
- * then the page in a real headless Chromium over a real server: a scripted agent whose turn calls
- * a researcher sub-agent and Bash (which asks for an approval) — the timeline shows every turn and
- * call, the sub-agent's run inside its call, inputs and results, the approval and its answer, a
- * later run's error (started from the page's prompt box); it follows the run live (the events
- * counted as they arrive), a reload mid-run shows the same timeline, nothing doubled, and a
- * dropped connection is resumed with `Last-Event-ID`. Accessible in light and dark. A secret
- * printed by a tool is nowhere on the page nor in any response it was sent.
+ * The Studio's timeline (`#/sessions/<id>`) in a real headless Chromium over a real server: a
+ * scripted agent whose turn calls a researcher sub-agent and Bash (which asks for an approval) —
+ * the timeline shows every turn and call, the sub-agent's run inside its call, inputs and results,
+ * the approval and its answer, a later run's error (started from the page's prompt box); it
+ * follows the run live (the events counted as they arrive), a reload mid-run shows the same
+ * timeline, nothing doubled, and a dropped connection is resumed with `Last-Event-ID`. Accessible
+ * in light and dark. A secret printed by a tool is nowhere on the page nor in any response it was
+ * sent. The reducer and the events reader alone: StudioTimelineEvents.test.ts.
  */
 import { TestModel } from "@condukt/testing"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
@@ -19,165 +18,7 @@ import * as Sandbox from "@condukt/core/Sandbox"
 import * as Secret from "@condukt/core/Secret"
 import { Bash } from "@condukt/core/tools/Bash"
 import type { Page } from "playwright-core"
-import * as Timeline from "../studio/src/timeline.ts"
-import type { StreamedEvent } from "../studio/src/types.ts"
 import * as Studio from "./fixtures/studio.ts"
-// ---- the reducer, alone ----
-
-let nextId = 0
-/** An event of session `s1` as the stream sends it, numbered in order. */
-const ev = (event: Record<string, unknown>, at = 1000 + nextId): StreamedEvent =>
-  ({ sessionId: "s1", runId: "r1", seq: nextId, ...event, id: ++nextId, at }) as unknown as StreamedEvent
-
-/** A run of the main agent calling a researcher sub-agent (nested by `parentCallId`) and Bash, which fails. */
-const script = (): StreamedEvent[] => {
-  nextId = 0
-  const sub = { sessionId: "s2", runId: "r9", agentPath: ["main", "researcher"], parentCallId: "c1" }
-  return [
-    ev({ _tag: "AgentStart", prompt: "Find and fix" }),
-    ev({ _tag: "TurnStart", turn: 1 }),
-    ev({ _tag: "ThinkingDelta", text: "Ask the " }),
-    ev({ _tag: "ThinkingDelta", text: "researcher." }),
-    ev({ _tag: "TextDelta", text: "Asking." }),
-    ev({ _tag: "TurnEnd", turn: 1, usage: { inputTokens: 10, outputTokens: 5 } }),
-    ev({ _tag: "ToolCall", callId: "c1", name: "researcher", input: { prompt: "look" } }),
-    ev({ _tag: "ToolCall", callId: "c2", name: "Bash", input: { command: "false" } }),
-    ev({ _tag: "ApprovalRequested", callId: "c2", tool: "Bash", input: { command: "false" } }),
-    ev({ ...sub, _tag: "AgentStart", prompt: "look" }),
-    ev({ ...sub, _tag: "TurnStart", turn: 1 }),
-    ev({ ...sub, _tag: "TextDelta", text: "Found it." }),
-    ev({ ...sub, _tag: "TurnEnd", turn: 1, usage: { inputTokens: 3, outputTokens: 2 } }),
-    ev({ ...sub, _tag: "AgentEnd", outcome: "completed" }),
-    ev({ _tag: "ToolResult", callId: "c1", name: "researcher", content: "Found it.", isError: false }),
-    ev({ _tag: "ToolResult", callId: "c2", name: "Bash", content: "exit 1", isError: true }),
-    ev({ _tag: "TurnStart", turn: 2 }),
-    ev({ _tag: "Error", message: "model failed" }),
-    ev({ _tag: "AgentEnd", outcome: "failed" })
-  ]
-}
-
-const expected: Timeline.Timeline = {
-  runs: [{
-    key: "s1 r1",
-    sessionId: "s1",
-    runId: "r1",
-    agentPath: [],
-    prompt: "Find and fix",
-    startedAt: 1000,
-    endedAt: 1018,
-    outcome: "failed",
-    errors: [{ message: "model failed", at: 1017 }],
-    notes: [],
-    turns: [
-      {
-        turn: 1,
-        startedAt: 1001,
-        endedAt: 1005,
-        text: "Asking.",
-        thinking: "Ask the researcher.",
-        usage: { inputTokens: 10, outputTokens: 5 },
-        retries: 0,
-        calls: [
-          {
-            callId: "c1",
-            name: "researcher",
-            input: { prompt: "look" },
-            startedAt: 1006,
-            endedAt: 1014,
-            result: "Found it.",
-            isError: false,
-            secrets: [],
-            agents: [{
-              key: "s2 r9",
-              sessionId: "s2",
-              runId: "r9",
-              agentPath: ["main", "researcher"],
-              prompt: "look",
-              startedAt: 1009,
-              endedAt: 1013,
-              outcome: "completed",
-              errors: [],
-              notes: [],
-              turns: [{ turn: 1, startedAt: 1010, endedAt: 1012, text: "Found it.", thinking: "", usage: { inputTokens: 3, outputTokens: 2 }, retries: 0, calls: [] }]
-            }]
-          },
-          {
-            callId: "c2",
-            name: "Bash",
-            input: { command: "false" },
-            startedAt: 1007,
-            endedAt: 1015,
-            result: "exit 1",
-            isError: true,
-            approval: { requestedAt: 1008 },
-            secrets: [],
-            agents: []
-          }
-        ]
-      },
-      { turn: 2, startedAt: 1016, endedAt: 1018, text: "", thinking: "", retries: 0, calls: [] }
-    ]
-  }],
-  events: 19,
-  lastId: 19,
-  from: 1000,
-  to: 1018,
-  truncated: false
-}
-
-describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
-  it("nests turns, calls and a sub-agent's run under the call that started it, with input, result, approval and errors", () => {
-    assert.deepStrictEqual(Timeline.build(script()), expected)
-  })
-
-  it("reads every event once however often it came, in whatever order (a reload, a resumed stream)", () => {
-    const events = script()
-    const twice = [...events.slice(5), ...events, ...events.slice(0, 9).reverse()]
-    assert.deepStrictEqual(Timeline.build(twice), expected)
-  })
-
-  it("gives each call its state: running, waiting for an answer, done or failed", () => {
-    const events = script()
-    const [run] = Timeline.build(events.slice(0, 9)).runs
-    assert.deepStrictEqual(run!.turns[0]!.calls.map(Timeline.callState), ["running", "waiting"])
-    const [done] = Timeline.build(events).runs
-    assert.deepStrictEqual(done!.turns[0]!.calls.map(Timeline.callState), ["ok", "error"])
-  })
-
-  it("ends what a run left open with the run: a turn cut short, a call without its result an error", () => {
-    const events = script().slice(0, 9)
-    nextId = 9
-    const { runs } = Timeline.build([...events, ev({ _tag: "AgentEnd", outcome: "aborted" }, 2000)])
-    const turn = runs[0]!.turns[0]!
-    assert.deepStrictEqual(
-      { outcome: runs[0]!.outcome, turn: turn.endedAt, calls: turn.calls.map((call) => [call.endedAt, Timeline.callState(call)]) },
-      { outcome: "aborted", turn: 1005, calls: [[2000, "error"], [2000, "error"]] }
-    )
-  })
-
-  it("keeps a sub-agent whose call is not in the stream apart, not lost", () => {
-    nextId = 0
-    const orphan = ev({ sessionId: "s3", runId: "r3", agentPath: ["main", "helper"], parentCallId: "gone", _tag: "AgentStart", prompt: "hi" })
-    const { runs } = Timeline.build([orphan])
-    assert.deepStrictEqual(runs.map((run) => [run.key, run.turns[0]!.calls[0]!.callId, run.turns[0]!.calls[0]!.agents.map((agent) => agent.key)]), [["orphans", "gone", ["s3 r3"]]])
-  })
-
-  it("leaves out an event not shaped as its tag says, and says something was left out", () => {
-    const events = script()
-    const broken = { ...events[4]!, _tag: "AgentStart" } as StreamedEvent // an AgentStart with no prompt
-    const timeline = Timeline.build([...events.slice(0, 4), broken, ...events.slice(5)])
-    assert.deepStrictEqual({ truncated: timeline.truncated, text: timeline.runs[0]!.turns[0]!.text }, { truncated: true, text: "" })
-  })
-
-  it("bounds a turn's text however much streams", () => {
-    nextId = 0
-    const chunk = "x".repeat(100_000)
-    const events = [ev({ _tag: "TurnStart", turn: 1 }), ...Array.from({ length: 5 }, () => ev({ _tag: "TextDelta", text: chunk }))]
-    assert.strictEqual(Timeline.build(events).runs[0]!.turns[0]!.text.length, Timeline.MAX_TEXT_CHARS)
-  })
-})
-
-// ---- the page ----
 
 const TOKEN = "tok-alice"
 
