@@ -124,6 +124,33 @@ function RunView(props: { run: T.Run; answers: ReadonlyMap<string, ApprovalRecor
   )
 }
 
+/** The sessions the timeline shows: the session's own and its sub-agents'. */
+const sessionIds = (runs: ReadonlyArray<T.Run>, into: Set<string>): Set<string> => {
+  for (const run of runs) {
+    if (run.sessionId !== "") into.add(run.sessionId)
+    for (const turn of run.turns) for (const call of turn.calls) sessionIds(call.agents, into)
+  }
+  return into
+}
+
+/** The most pages of approval records read looking for a timeline's answers. */
+const MAX_APPROVAL_PAGES = 10
+
+/** The approval records of `sessions`, by where they are found: the principal's records, page after page. */
+const answersOf = async (client: Client, sessions: ReadonlySet<string>): Promise<Map<string, ApprovalRecord>> => {
+  const found = new Map<string, ApprovalRecord>()
+  let cursor: string | undefined
+  for (let page = 0; page < MAX_APPROVAL_PAGES; page++) {
+    const { records, next } = await client.approvals({ status: "all", limit: 1000, ...(cursor === undefined ? {} : { cursor }) })
+    for (const record of records) {
+      if (sessions.has(record.sessionId)) found.set(answerKey(record.sessionId, record.runId, record.callId), record)
+    }
+    if (next === undefined || next === cursor) break
+    cursor = next
+  }
+  return found
+}
+
 /** How many approvals the timeline shows: when it changes, their answers are read again. */
 const approvalCount = (runs: ReadonlyArray<T.Run>): number =>
   runs.reduce((sum, run) => sum + run.turns.reduce((turns, turn) => turns + turn.calls.reduce((calls, call) => calls + (call.approval === undefined ? 0 : 1) + (call.endedAt === undefined ? 0 : 1) + approvalCount(call.agents), 0), 0), 0)
@@ -203,10 +230,8 @@ export function TimelineView(props: { client: Client; id: string }) {
   useEffect(() => {
     if (asked === 0) return
     let live = true
-    client.approvals({ status: "all", limit: 1000 }).then(
-      ({ records }) => live && setAnswers(new Map(records.map((record) => [answerKey(record.sessionId, record.runId, record.callId), record]))),
-      () => {}
-    )
+    const sessions = sessionIds(timeline.runs, new Set())
+    answersOf(client, sessions).then((records) => live && setAnswers(records), () => {})
     return () => void (live = false)
   }, [client, id, asked])
 
