@@ -132,6 +132,8 @@ export function App() {
   const current = route[0] ?? "sessions"
   return (
     <div class="shell">
+      {/* Not a link: the hash is the page's route. */}
+      <button type="button" class="skip-link" onClick={() => document.getElementById("main")?.focus()}>Skip to content</button>
       <header class="topbar">
         <p class="brand">Condukt Studio</p>
         {me === undefined ? null : (
@@ -151,7 +153,7 @@ export function App() {
         {me === undefined ? null : <button type="button" class="btn" data-testid="signout" onClick={signOut}>Sign out</button>}
       </header>
       {me !== undefined && client !== undefined
-        ? <main class="main" data-testid={`view-${current}`}><View client={client} me={me} route={route} /></main>
+        ? <main id="main" tabIndex={-1} class="main" data-testid={`view-${current}`}><View client={client} me={me} route={route} /></main>
         : busy && token !== undefined
         ? <main class="main"><p class="muted" data-testid="signing-in">Signing in…</p></main>
         : <SignIn onSignIn={(token) => setToken(token)} error={error} busy={busy} />}
