@@ -232,6 +232,8 @@ describe("the Studio's timeline in a headless Chromium", () => {
       const total = yield* lastEventId(studio, id)
       yield* untilShown(tab, total)
       yield* Effect.promise(() => tab.getByText("approved by alice").waitFor())
+      // The session's tokens, read again as each run ended: main's two turns (the sub-agent's are its own session's).
+      yield* Effect.promise(() => tab.getByTestId("timeline-tokens").filter({ hasText: /^30 tokens/ }).waitFor())
 
       const [first, second] = yield* shown(tab)
       assert.deepStrictEqual(first, {

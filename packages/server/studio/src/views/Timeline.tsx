@@ -235,10 +235,13 @@ export function TimelineView(props: { client: Client; id: string }) {
     return () => void (live = false)
   }, [client, id, asked])
 
+  // A run that ends: said out loud, and the session's tokens and cost read again.
+  const ended = timeline.runs.filter((run) => run.outcome !== undefined).length
   useEffect(() => {
     const last = timeline.runs.at(-1)
     if (last?.outcome !== undefined) announce(`Run ${last.outcome}`)
-  }, [timeline.runs.at(-1)?.outcome])
+    if (ended > 0) client.session(id).then(setSession, () => {})
+  }, [client, id, ended])
 
   return (
     <section aria-labelledby="timeline-title" data-testid="timeline" data-events={timeline.events} data-running={String(running)}>
@@ -249,7 +252,7 @@ export function TimelineView(props: { client: Client; id: string }) {
           <>
             <span>Agent <strong data-testid="timeline-agent">{session.agent}</strong></span>
             <span class="muted">Started {format.time(session.createdAt)}</span>
-            <span class="muted">{format.count(format.tokens(session.usage))} tokens · {format.cost(session.cost)}</span>
+            <span class="muted" data-testid="timeline-tokens">{format.count(format.tokens(session.usage))} tokens · {format.cost(session.cost)}</span>
           </>
         )}
         <span class="muted" data-testid="event-count">{format.count(timeline.events)} events</span>
