@@ -19,7 +19,7 @@ import { Redactor } from "@condukt/core"
 import type { ProcessBudget } from "@condukt/core"
 import { type Document, Durable, Inputs, Workflow, type WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { WorkflowRuns } from "@condukt/server"
-import { Cause, Duration, Effect, Exit, type FileSystem, type Path, Schedule, type Schema } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, type FileSystem, type Path, Schedule, type Schema } from "effect"
 import { SqlClient } from "effect/sql"
 import * as DurableStore from "./DurableStore.ts"
 import * as ProcessIdentity from "./internal/processIdentity.ts"
@@ -59,6 +59,8 @@ interface Entry {
   readonly principal: string
   readonly workflow: string
   readonly inputs: Readonly<Record<string, Schema.Json>>
+  /** Epoch ms. */
+  readonly startedAt: number
   readonly steps: Record<string, WorkflowRuns.StepView>
   outcome: WorkflowRuns.RunView["outcome"]
   output?: Schema.Json
@@ -71,6 +73,7 @@ const viewOf = (entry: Entry, durable: boolean): WorkflowRuns.RunView => ({
   runId: entry.runId,
   workflow: entry.workflow,
   inputs: entry.inputs,
+  startedAt: entry.startedAt,
   outcome: entry.outcome,
   steps: { ...entry.steps },
   ...(entry.output === undefined ? {} : { output: entry.output }),
@@ -187,11 +190,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       Effect.asVoid
     )
 
-  const newEntry = (runId: string, workflow: string, principal: string, inputs: Readonly<Record<string, Schema.Json>>, served: Served | undefined): Entry => ({
+  const newEntry = (runId: string, workflow: string, principal: string, inputs: Readonly<Record<string, Schema.Json>>, startedAt: number, served: Served | undefined): Entry => ({
     runId,
     principal,
     workflow,
     inputs,
+    startedAt,
     steps: Object.fromEntries(Object.keys(served?.document.steps ?? {}).slice(0, MAX_STEPS).map((id) => [id, { state: "pending" as const }])),
     outcome: "running"
   })
@@ -201,7 +205,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     yield* Effect.mapError(table.ready, unavailable)
     for (const row of yield* Effect.mapError(table.running(MAX_KEPT), unavailable)) {
       const served = byName.get(row.workflow)
-      const entry = newEntry(row.id, row.workflow, row.principal, row.inputs, served)
+      const entry = newEntry(row.id, row.workflow, row.principal, row.inputs, row.started, served)
       runs.set(row.id, entry)
       if (served !== undefined) {
         yield* launch(served, entry, true)
@@ -237,11 +241,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     let going = 0
     for (const entry of runs.values()) if (entry.outcome === "running") going++
     if (going >= MAX_RUNNING) return yield* refused("Busy", `${MAX_RUNNING} runs are going: start this one once one has ended`)
-    const entry = newEntry(runId, name, principal, inputs, served)
+    const entry = newEntry(runId, name, principal, inputs, yield* Clock.currentTimeMillis, served)
     runs.set(runId, entry)
     evict()
     if (table !== undefined) {
-      yield* Effect.mapError(table.insert({ id: runId, workflow: name, principal, inputs }), unavailable).pipe(
+      yield* Effect.mapError(table.insert({ id: runId, workflow: name, principal, inputs, started: entry.startedAt }), unavailable).pipe(
         Effect.tapError(() => Effect.sync(() => runs.delete(runId)))
       )
     }
@@ -254,7 +258,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     if (entry !== undefined) return { principal: entry.principal, run: viewOf(entry, durable !== undefined) }
     const row = table === undefined ? undefined : yield* Effect.mapError(table.get(runId), unavailable)
     if (row === undefined) return yield* refused("UnknownRun", `no run ${JSON.stringify(runId.slice(0, 64))} here`)
-    return { principal: row.principal, run: row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true) }
+    return { principal: row.principal, run: row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, row.started, byName.get(row.workflow)), true) }
   })
 
   const runsOf = Effect.fn("ServedWorkflows.runs")(function*(name: string, principal: string, limit: number) {
@@ -264,7 +268,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
       const rows = yield* Effect.mapError(table.list(name, principal, limit), unavailable)
       return rows.map((row) => {
         const entry = runs.get(row.id)
-        return entry !== undefined ? viewOf(entry, true) : row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, byName.get(row.workflow)), true)
+        return entry !== undefined ? viewOf(entry, true) : row.view ?? viewOf(newEntry(row.id, row.workflow, row.principal, row.inputs, row.started, byName.get(row.workflow)), true)
       })
     }
     const found: Array<WorkflowRuns.RunView> = []

@@ -183,16 +183,21 @@ describe("condukt serve", () => {
           ]
         }
       })
+      const asked = Date.now()
       const start = yield* call(url, "/workflows/greet/runs", ALICE, { inputs: { name: "Ada" } })
       const runId = start.body.runId
       assert.deepStrictEqual(start, { status: 201, body: { runId, workflow: "greet", location: `/workflows/greet/runs/${runId}` } })
 
-      assert.deepStrictEqual(yield* finished(url, start.body.location, ALICE), {
+      const ended = yield* finished(url, start.body.location, ALICE)
+      const startedAt = ended.body.startedAt
+      assert.isTrue(startedAt >= asked && startedAt <= Date.now(), `started at ${startedAt}, asked at ${asked}`)
+      assert.deepStrictEqual(ended, {
         status: 200,
         body: {
           runId,
           workflow: "greet",
           inputs: { name: "Ada" },
+          startedAt,
           outcome: "succeeded",
           steps: {
             bye: { state: "finished", output: { ok: true, stdout: "bye Ada\n", exit_code: 0 } },
@@ -237,6 +242,8 @@ describe("condukt serve", () => {
       const sleeper = yield* Processes.awaitPidFile(path.join(dir, "sleeper.pid"))
       const midway = yield* call(first.url, location, ALICE)
       assert.deepStrictEqual(midway.body.steps, { one: { state: "finished" }, three: { state: "pending" }, two: { state: "running" } })
+      const startedAt = midway.body.startedAt
+      assert.strictEqual(typeof startedAt, "number")
       process.kill(first.started.pid, "SIGKILL")
       assert.strictEqual((yield* first.started.exited).signal, "SIGKILL")
       process.kill(sleeper, "SIGKILL")
@@ -251,6 +258,8 @@ describe("condukt serve", () => {
           runId: start.body.runId,
           workflow: "three",
           inputs: {},
+          // When the first server started it: kept across the kill.
+          startedAt,
           outcome: "succeeded",
           steps: {
             one: { state: "finished", output: { ok: true, stdout: "one\n", exit_code: 0 }, resumed: true },

@@ -70,6 +70,8 @@ export const RunView = Schema.Struct({
   runId: Schema.String,
   workflow: Schema.String,
   inputs: Schema.Record(Schema.String, Schema.Json),
+  /** Epoch ms the run was started, when the service knows it. */
+  startedAt: Schema.optionalKey(Schema.Number),
   outcome: Schema.Literals(["running", "succeeded", "failed"]),
   steps: Schema.Record(Schema.String, StepView),
   output: Schema.optionalKey(Schema.Json),

@@ -45,23 +45,27 @@ const serve = (dir: string, args: ReadonlyArray<string>) =>
     return { started, url, said }
   })
 
-/** A run of `echo` started with `word`, polled until it ended: its id. */
+/** A run of `echo` started with `word`, polled until it ended: its id and when it started. */
 const run = (url: string, token: string, word: string) =>
   Effect.gen(function*() {
     const start = yield* request(url, "/workflows/echo/runs", { token, body: { inputs: { word } } })
     assert.strictEqual(start.status, 201)
     for (let attempt = 0; attempt < 1200; attempt++) {
       const read = yield* request(url, start.body.location, { token })
-      if (read.body.outcome !== "running") return start.body.runId as string
+      if (read.body.outcome !== "running") {
+        assert.strictEqual(typeof read.body.startedAt, "number")
+        return { runId: start.body.runId as string, startedAt: read.body.startedAt as number }
+      }
       yield* Effect.sleep(50)
     }
     return yield* Effect.die(new Error(`the run ${start.body.runId} never ended`))
   })
 
-const finished = (runId: string, word: string, durable: boolean) => ({
-  runId,
+const finished = (run: { readonly runId: string; readonly startedAt: number }, word: string, durable: boolean) => ({
+  runId: run.runId,
   workflow: "echo",
   inputs: { word },
+  startedAt: run.startedAt,
   outcome: "succeeded",
   steps: { say: { state: "finished", output: { ok: true, stdout: `${word}\n`, exit_code: 0 } } },
   output: `${word}\n`,
