@@ -3,8 +3,10 @@
  * (seeded in the server's store: listed, never run) — the first page shows at once, only the rows
  * in view are in the DOM, scrolling to the end fetches page after page (`before`) down to the
  * oldest, the agent filter and the id search (server-side) narrow it; two principals each see
- * only their own sessions, reached by keyboard; the sign-in refuses a token that names nobody;
- * the theme toggle's choice outlives a reload; axe finds nothing serious in light or dark.
+ * only their own sessions, new ones as they start, a row opened by keyboard; ids as hostile as the
+ * server keeps (`../x`, markup, `#`, `?`, `%`) are shown as written and open their own timeline;
+ * the sign-in refuses a token that names nobody; the theme toggle's choice outlives a reload; axe
+ * finds nothing serious in light or dark.
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
@@ -139,6 +141,31 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       yield* Effect.promise(() => bob.goto(`${studio.url}/studio#/sessions/alice-1`))
       yield* Effect.promise(() => bob.getByTestId("timeline-error").waitFor())
       assert.strictEqual(yield* Effect.promise(() => bob.getByTestId("run").count()), 0)
+    }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
+
+  it.live("ids as hostile as the server keeps them are listed as written and each opens its own timeline", () =>
+    Effect.gen(function*() {
+      const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice" } })
+      const ids = ["../x", "a/b?c#d", "<img src=x onerror=alert(1)>", "%00;--", " spaced ", "e\u0301 é", "#/approvals"]
+      for (const id of ids) assert.strictEqual((yield* studio.request("tok-alice", "POST", "/sessions", { agent: "main", id })).status, 201)
+      const tab = yield* studio.open({ token: "tok-alice" })
+      yield* listed(tab, ids.length)
+      assert.deepStrictEqual((yield* rowsShown(tab)).map((row) => row.id), [...ids].reverse())
+      for (const id of ids) {
+        yield* Effect.promise(async () => {
+          await tab.locator(`[data-testid="session-row"]`).filter({ has: tab.getByTestId("session-link").getByText(id, { exact: true }) }).getByTestId("session-link").click()
+          await tab.getByTestId("timeline-empty").waitFor()
+        })
+        assert.deepStrictEqual(
+          [yield* Effect.promise(() => tab.getByTestId("timeline-id").textContent()), yield* Effect.promise(() => tab.getByTestId("timeline-error").count())],
+          [id, 0]
+        )
+        yield* Effect.promise(async () => {
+          await tab.goBack()
+          await tab.getByTestId("sessions-table").waitFor()
+        })
+      }
+      assert.strictEqual(yield* Effect.promise(() => tab.locator("img").count()), 0)
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
 
   it.live("the sign-in refuses a token that names nobody, is accessible, and the theme toggle's choice stays", () =>
