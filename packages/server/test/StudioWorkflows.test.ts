@@ -84,6 +84,7 @@ const workflowRuns = Layer.effect(
 const Run = Schema.Struct({
   runId: Schema.String,
   inputs: Schema.Record(Schema.String, Schema.Unknown),
+  startedAt: Schema.optional(Schema.Number),
   outcome: Schema.String,
   steps: Schema.Record(Schema.String, Schema.Struct({ state: Schema.String, output: Schema.optional(Schema.Unknown), error: Schema.optional(Schema.String) })),
   output: Schema.optional(Schema.Unknown),
@@ -169,9 +170,10 @@ describe("the Studio's workflows", () => {
       yield* Effect.promise(() => tab.getByRole("link", { name: "← release" }).click())
       yield* Effect.promise(() => tab.getByTestId("wf-run-row").waitFor())
       assert.deepStrictEqual(
-        yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="wf-run-row"]')].map((row) => [row.dataset.runId, row.querySelector('[data-testid="wf-run-row-outcome"]').textContent])`)),
-        [[runId, "succeeded"]]
+        yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="wf-run-row"]')].map((row) => [row.dataset.runId, row.querySelector('[data-testid="wf-run-row-outcome"]').textContent, row.querySelector('[data-testid="wf-run-started"]').textContent !== "—"])`)),
+        [[runId, "succeeded", true]]
       )
+      assert.strictEqual(typeof run.startedAt, "number")
     }).pipe(Effect.provide(workflowRuns)))
 
   it.live("a run's page follows it while it runs: a step waiting on its gate shows running, then finished once the gate opens, and the next step's failure with its error", () =>

@@ -111,6 +111,8 @@ export interface RunView {
   readonly runId: string
   readonly workflow: string
   readonly inputs: Readonly<Record<string, unknown>>
+  /** Epoch ms, when the server knows it. */
+  readonly startedAt?: number
   readonly outcome: "running" | "succeeded" | "failed"
   readonly steps: Readonly<Record<string, StepView>>
   readonly output?: unknown

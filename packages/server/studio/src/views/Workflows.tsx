@@ -7,6 +7,7 @@
 import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
 import { ApiError, type Client } from "../client.ts"
+import * as format from "../format.ts"
 import { href } from "../route.ts"
 import type { RunView, WorkflowView } from "../types.ts"
 import { StartForm } from "./WorkflowsForm.tsx"
@@ -94,7 +95,7 @@ function Runs(props: { client: Client; name: string; tick: number }) {
         <table class="table">
           <caption class="sr-only">Runs of {props.name}, newest first</caption>
           <thead>
-            <tr><th scope="col">Run</th><th scope="col">State</th><th scope="col">Steps finished</th></tr>
+            <tr><th scope="col">Run</th><th scope="col">Started</th><th scope="col">State</th><th scope="col">Steps finished</th></tr>
           </thead>
           <tbody>
             {runs.slice(0, MAX_RUNS_SHOWN).map((run) => {
@@ -102,6 +103,7 @@ function Runs(props: { client: Client; name: string; tick: number }) {
               return (
                 <tr key={run.runId} data-testid="wf-run-row" data-run-id={run.runId}>
                   <td><a class="mono" href={href("workflows", props.name, run.runId)} data-testid="wf-run-link">{run.runId}</a></td>
+                  <td data-testid="wf-run-started">{run.startedAt === undefined ? "—" : format.time(run.startedAt)}</td>
                   <td><StateBadge state={run.outcome} testid="wf-run-row-outcome" /></td>
                   <td>{steps.filter((step) => step.state === "finished").length} of {steps.length}</td>
                 </tr>
