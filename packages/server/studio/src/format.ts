@@ -10,13 +10,16 @@ export const MAX_SHOWN_CHARS = 20_000
 
 export const tokens = (usage: Usage): number => usage.inputTokens + usage.outputTokens
 
-export const count = (value: number): string => value.toLocaleString("en-US")
+// Made once: a formatter is slow to build, and a table formats every cell it scrolls past.
+const COUNT = new Intl.NumberFormat("en-US")
+const TIME = new Intl.DateTimeFormat("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })
+
+export const count = (value: number): string => COUNT.format(value)
 
 export const cost = (value: number | undefined): string =>
   value === undefined ? "—" : `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`
 
-export const time = (epochMs: number): string =>
-  new Date(epochMs).toLocaleString("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false })
+export const time = (epochMs: number): string => TIME.format(epochMs)
 
 export const duration = (ms: number): string =>
   ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`
