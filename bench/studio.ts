@@ -11,7 +11,7 @@
  *   scrolling the virtual table from the newest to the oldest (every page loaded on the way) under
  *   50 ms a frame (the longest gap between two animation frames while scrolling; p99 beside it).
  *
- * Run: node bench/studio.ts
+ * Run: node bench/studio.ts (BENCH_STUDIO_SESSIONS=100000 for more sessions)
  */
 import { Auth, Server, ServerStore, Studio } from "@condukt/server"
 import { Agent, Model, Sandbox, Sessions, SessionStore } from "@condukt/core"
@@ -22,7 +22,7 @@ import { ms, openSse, percentile, post, startSession } from "./support/server.ts
 
 const EVENTS = 200
 const PACE_MS = 20
-const SESSIONS = 10_000
+const SESSIONS = Number(process.env["BENCH_STUDIO_SESSIONS"] ?? 10_000)
 const TOKEN = "t0"
 const TOKEN_KEY = "condukt-studio-token"
 
@@ -126,8 +126,8 @@ const rows = Number(await listing.tab.getByTestId("sessions-table").getAttribute
 await listing.close()
 const longest = Math.max(...frames)
 console.log(`sessions: ${rows} listed; first row ${ms(first)} after navigation; scrolled in ${frames.length} frames, p99 ${ms(percentile(frames, 99))}, longest ${ms(longest)}`)
-report({ benchmark: "studio: 10,000 sessions, first page shown", ours: ms(first), baseline: "—", ratio: null, goal: "≤ 1000 ms", met: first <= 1000 })
-report({ benchmark: "studio: 10,000 sessions scrolled, longest frame", ours: ms(longest), baseline: "—", ratio: null, goal: "≤ 50 ms", met: longest <= 50 })
+report({ benchmark: `studio: ${SESSIONS.toLocaleString("en-US")} sessions, first page shown`, ours: ms(first), baseline: "—", ratio: null, goal: "≤ 1000 ms", met: first <= 1000 })
+report({ benchmark: `studio: ${SESSIONS.toLocaleString("en-US")} sessions scrolled, longest frame`, ours: ms(longest), baseline: "—", ratio: null, goal: "≤ 50 ms", met: longest <= 50 })
 // The live run's session is listed too.
 if (rows !== SESSIONS + 1) throw new Error(`the table listed ${rows} sessions, not ${SESSIONS + 1}`)
 
