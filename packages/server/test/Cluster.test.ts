@@ -19,30 +19,10 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import * as path from "node:path"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
-import { type Child, settled } from "../../cluster/test/support/runners.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
-import { storeWriter } from "../../node/test/sessionStore/processes.ts"
 import * as Script from "./fixtures/clusterScript.ts"
+import { twoServers } from "./fixtures/clusterServers.ts"
 import { type Frame, open, request } from "./fixtures/sseClient.ts"
-
-const fixture = path.resolve(import.meta.dirname, "fixtures/clusterServer.ts")
-
-/** Runners `a` and `b` on `location`, each serving HTTP: their servers' URLs, and their processes. */
-const twoServers = (kind: "sqlite" | "pg", location: string) =>
-  Effect.gen(function*() {
-    const runners = { a: yield* storeWriter([kind, location, "a"], fixture), b: yield* storeWriter([kind, location, "b"], fixture) }
-    const ready = (name: string, runner: Child) =>
-      Effect.map(runner.next, (line) => {
-        const [word, said, url] = line.split(" ")
-        assert.deepStrictEqual([word, said], ["ready", name], line)
-        return url!
-      })
-    const urls = { a: yield* ready("a", runners.a), b: yield* ready("b", runners.b) }
-    // A runner joining is kept out of the assignment for a while, then shards move to it: a run
-    // is streamed once the shards stay where they are.
-    yield* settled(runners)
-    return { urls, runners }
-  })
 
 const alice = "tok-alice"
 const bob = "tok-bob"
