@@ -19,6 +19,10 @@ export class ApiError extends Error {
   }
 }
 
+/** A failed call as one sentence for the page: the server's refusal, or why it could not be reached. */
+export const errorText = (cause: unknown): string =>
+  cause instanceof ApiError ? `${cause.tag}: ${cause.message}` : `The server could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`
+
 export interface Client {
   readonly token: string
   me(): Promise<Me>

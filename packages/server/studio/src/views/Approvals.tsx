@@ -8,11 +8,12 @@
  */
 import { useEffect, useMemo, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
-import type { Client } from "../client.ts"
+import { type Client, errorText } from "../client.ts"
 import { bounded, duration, json, time } from "../format.ts"
 import { href } from "../route.ts"
 import type { ApprovalRecord } from "../types.ts"
-import { AuditView, errorText, loadRecords, REFRESH_MS } from "./ApprovalsAudit.tsx"
+import { poll } from "../poll.ts"
+import { AuditView, loadRecords, REFRESH_MS } from "./ApprovalsAudit.tsx"
 import "./Approvals.css"
 
 /** The most characters of a call's input the inbox shows. */
@@ -137,28 +138,17 @@ function InboxView(props: { client: Client }) {
   const [answered, setAnswered] = useState<ReadonlySet<string>>(new Set())
   const [tick, setTick] = useState(0)
 
-  useEffect(() => {
-    let live = true
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const load = () => {
-      loadRecords(props.client, "open", filter === "" ? undefined : filter).then(
-        (page) => {
-          if (!live) return
-          setRecords([...page.records].sort((a, b) => a.requestedAt - b.requestedAt))
-          setMore(page.more)
-          setError(undefined)
-        },
-        (cause: unknown) => live && setError(errorText(cause))
-      ).finally(() => {
-        if (live) timer = setTimeout(load, REFRESH_MS)
-      })
-    }
-    load()
-    return () => {
-      live = false
-      clearTimeout(timer)
-    }
-  }, [props.client, tick, filter])
+  useEffect(() =>
+    poll(
+      () => loadRecords(props.client, "open", filter === "" ? undefined : filter),
+      (page) => {
+        setRecords([...page.records].sort((a, b) => a.requestedAt - b.requestedAt))
+        setMore(page.more)
+        setError(undefined)
+      },
+      (cause) => setError(errorText(cause)),
+      REFRESH_MS
+    ), [props.client, tick, filter])
 
   const onAnswered = (record: ApprovalRecord) => {
     setAnswered((before) => new Set([...before, record.id]))

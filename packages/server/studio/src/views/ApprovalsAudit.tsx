@@ -5,8 +5,9 @@
  * lists oldest first and keeps only the principal's records of each page).
  */
 import { useEffect, useState } from "preact/hooks"
-import { ApiError, type Client } from "../client.ts"
+import { type Client, errorText } from "../client.ts"
 import { bounded, time } from "../format.ts"
+import { poll } from "../poll.ts"
 import { href } from "../route.ts"
 import type { ApprovalRecord } from "../types.ts"
 
@@ -19,9 +20,6 @@ const PAGE = 1000
 /** The most pages read at once: past them the view says more are there. */
 const MAX_PAGES = 5
 
-/** A failure as one sentence for the page. */
-export const errorText = (cause: unknown): string =>
-  cause instanceof ApiError ? `${cause.tag}: ${cause.message}` : `The server could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`
 
 /** The principal's records of `status` (of `tool` alone when given), the log's pages followed up to `MAX_PAGES`; `more` when pages were left. */
 export const loadRecords = async (client: Client, status: "open" | "answered", tool?: string): Promise<{ records: ReadonlyArray<ApprovalRecord>; more: boolean }> => {
@@ -49,28 +47,17 @@ export function AuditView(props: { client: Client }) {
   const [more, setMore] = useState(false)
   const [error, setError] = useState<string | undefined>(undefined)
 
-  useEffect(() => {
-    let live = true
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const load = () => {
-      loadRecords(props.client, "answered").then(
-        (page) => {
-          if (!live) return
-          setRecords([...page.records].sort((a, b) => (b.answeredAt ?? b.requestedAt) - (a.answeredAt ?? a.requestedAt)))
-          setMore(page.more)
-          setError(undefined)
-        },
-        (cause: unknown) => live && setError(errorText(cause))
-      ).finally(() => {
-        if (live) timer = setTimeout(load, REFRESH_MS)
-      })
-    }
-    load()
-    return () => {
-      live = false
-      clearTimeout(timer)
-    }
-  }, [props.client])
+  useEffect(() =>
+    poll(
+      () => loadRecords(props.client, "answered"),
+      (page) => {
+        setRecords([...page.records].sort((a, b) => (b.answeredAt ?? b.requestedAt) - (a.answeredAt ?? a.requestedAt)))
+        setMore(page.more)
+        setError(undefined)
+      },
+      (cause) => setError(errorText(cause)),
+      REFRESH_MS
+    ), [props.client])
 
   return (
     <section aria-labelledby="audit-title" data-testid="approvals-audit">

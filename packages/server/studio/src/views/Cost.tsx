@@ -6,7 +6,7 @@
  */
 import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
-import { ApiError, type Client } from "../client.ts"
+import { type Client, errorText } from "../client.ts"
 import { cost, count, tokens } from "../format.ts"
 import { href } from "../route.ts"
 import type { UsageReport } from "../types.ts"
@@ -21,9 +21,6 @@ interface Reports {
   readonly day: UsageReport
   readonly session: UsageReport
 }
-
-const errorText = (cause: unknown): string =>
-  cause instanceof ApiError ? `${cause.tag}: ${cause.message}` : `The server could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`
 
 /** The totals over every agent (every session is some agent's). */
 function Totals(props: { report: UsageReport }) {

@@ -8,6 +8,7 @@ import { useEffect, useState } from "preact/hooks"
 import { announce } from "../announce.ts"
 import { ApiError, type Client } from "../client.ts"
 import * as format from "../format.ts"
+import { poll } from "../poll.ts"
 import { href } from "../route.ts"
 import type { RunView, WorkflowView } from "../types.ts"
 import { StartForm } from "./WorkflowsForm.tsx"
@@ -65,27 +66,16 @@ function WorkflowList(props: { workflows: ReadonlyArray<WorkflowView> }) {
 function Runs(props: { client: Client; name: string; tick: number }) {
   const [runs, setRuns] = useState<ReadonlyArray<RunView> | undefined>(undefined)
   const [error, setError] = useState<string | undefined>(undefined)
-  useEffect(() => {
-    let live = true
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const load = () => {
-      props.client.workflowRuns(props.name).then(
-        (answer) => {
-          if (!live) return
-          setRuns(answer.runs)
-          setError(undefined)
-        },
-        (cause: unknown) => live && setError(errorText(cause))
-      ).finally(() => {
-        if (live) timer = setTimeout(load, REFRESH_MS)
-      })
-    }
-    load()
-    return () => {
-      live = false
-      clearTimeout(timer)
-    }
-  }, [props.client, props.name, props.tick])
+  useEffect(() =>
+    poll(
+      () => props.client.workflowRuns(props.name),
+      (answer) => {
+        setRuns(answer.runs)
+        setError(undefined)
+      },
+      (cause) => setError(errorText(cause)),
+      REFRESH_MS
+    ), [props.client, props.name, props.tick])
 
   return (
     <section class="card" aria-labelledby="wf-runs-title" data-testid="wf-runs">
