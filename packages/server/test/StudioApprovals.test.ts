@@ -147,7 +147,7 @@ const answer = (tab: Page, session: string, reason: string, button: "Approve" | 
 const pretty = (value: unknown) => JSON.stringify(value, null, 2)
 
 describe("the Studio's approvals", () => {
-  it.live("a person sees the waiting Bash call with its input, the rule and the time left, approves it with a reason, the run finishes, and the audit names who and why", () =>
+  it.live("a person sees the waiting Bash call with its input, the rule and the time left, approves it with a reason, the run finishes, the audit names who and why, and the session's timeline shows every turn and the answered call", () =>
     Effect.gen(function*() {
       const studio = yield* start({ agents: { janitor: hurried }, tokens })
       const run = yield* startRun(studio, ALICE, "clean-1")
@@ -189,6 +189,23 @@ describe("the Studio's approvals", () => {
       ])
       assert.deepStrictEqual(yield* axeViolations(tab), { light: [], dark: [] })
       yield* screenshot(tab, "audit")
+
+      // The session's timeline, from the audit: both turns, the call with its result and its answer.
+      yield* Effect.promise(() => tab.getByTestId("audit-session").click())
+      yield* Effect.promise(() => tab.getByTestId("run-outcome").filter({ hasText: "completed" }).waitFor())
+      assert.deepStrictEqual(yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="turn"]')].map((turn) => ({
+        turn: turn.dataset.turn,
+        text: turn.querySelector('[data-testid="turn-text"]')?.textContent ?? null,
+        calls: [...turn.querySelectorAll('[data-testid="call"]')].map((call) => ({
+          tool: call.dataset.tool,
+          state: call.dataset.state,
+          result: call.querySelector('[data-testid="call-result"]')?.textContent ?? null,
+          answer: call.querySelector('[data-testid="approval-outcome"]')?.textContent ?? null
+        }))
+      }))`)), [
+        { turn: "1", text: null, calls: [{ tool: "Bash", state: "ok", result: "removed build/\n", answer: "approved by alice: Only the build directory." }] },
+        { turn: "2", text: "The build is clean.", calls: [] }
+      ])
     }).pipe(Effect.provide(TestModel.layer([
       TestModel.toolCall("Bash", { command: commandOf("build") }, "call-bash"),
       TestModel.text("The build is clean.")
