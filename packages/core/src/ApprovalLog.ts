@@ -46,14 +46,17 @@ export interface Filter {
   readonly shadow?: boolean | undefined
   /** At most this many (default 100, at most `MAX_PAGE`). */
   readonly limit?: number | undefined
-  /** The page after this one: a previous page's `next`. */
+  /** `oldest` first (default: as they were requested), or `newest` first (the audit's order). */
+  readonly order?: "oldest" | "newest" | undefined
+  /** The page after this one: a previous page's `next` (in the same order). */
   readonly cursor?: string | undefined
   /** The time `open` is judged at (epoch ms; default: the clock's). */
   readonly now?: number | undefined
 }
 
 /**
- * One page of records, oldest first; `next` is the cursor of the page after it, when there is one.
+ * One page of records, oldest first (newest first when asked); `next` is the cursor of the page
+ * after it, when there is one.
  *
  * @since 0.1.0
  * @category models
@@ -147,6 +150,20 @@ export const isKeptId = (id: string): boolean => KEPT_ID.test(id)
 // ---------------------------------------------------------------------------------------------
 // Combinators
 // ---------------------------------------------------------------------------------------------
+
+/**
+ * The ids of a listing in `filter`'s order (ids are UUIDv7s: sorted, they are in the order of their
+ * requests), from after its cursor on: what every log's `list` walks.
+ *
+ * @since 0.1.0
+ * @category filters
+ */
+export const inOrder = (sortedIds: ReadonlyArray<string>, filter: Filter): ReadonlyArray<string> => {
+  const newest = filter.order === "newest"
+  const cursor = filter.cursor
+  const after = cursor === undefined ? sortedIds : sortedIds.filter((id) => newest ? id < cursor : id > cursor)
+  return newest ? [...after].reverse() : after
+}
 
 /**
  * Whether `record` passes `filter` (the cursor aside), judged at `now`: what every log's `list`
@@ -248,8 +265,7 @@ export const make = (options: { readonly retention?: number | undefined } = {}):
           const now = filter.now ?? clock.currentTimeMillisUnsafe()
           const size = pageSize(filter)
           const selected: Array<ApprovalRecord.ApprovalRecord> = []
-          for (const id of [...byId.keys()].sort()) {
-            if (filter.cursor !== undefined && id <= filter.cursor) continue
+          for (const id of inOrder([...byId.keys()].sort(), filter)) {
             const record = byId.get(id)!
             if (!matches(record, filter, now)) continue
             if (selected.length === size) return { records: selected, next: selected.at(-1)!.id }

@@ -195,6 +195,8 @@ export class ApprovalsApi extends HttpApiGroup.make("approvals")
       query: {
         status: Schema.optional(Schema.Literals(["open", "answered", "all"])),
         tool: Schema.optional(Schema.String.check(Schema.isMaxLength(Limits.MAX_ID_LENGTH))),
+        /** The requests' order: `oldest` first (default) or `newest` first; a cursor pages on in it. */
+        order: Schema.optional(Schema.Literals(["oldest", "newest"])),
         limit: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: Limits.MAX_PAGE }))),
         cursor: Schema.optional(Schema.String.check(Schema.isMaxLength(256)))
       },

@@ -260,7 +260,7 @@ describe("the Studio's approvals", () => {
       TestModel.text("I left the build alone.")
     ]))))
 
-  it.live("the inbox lists the waiting calls oldest first, a long input cut saying how much was left out, filters by tool, and drops a request answered elsewhere", () =>
+  it.live("the inbox lists the waiting calls oldest first (the API newest first when asked), a long input cut saying how much was left out, filters by tool, and drops a request answered elsewhere", () =>
     Effect.gen(function*() {
       const studio = yield* start({ agents: { janitor }, tokens })
       const first = yield* startRun(studio, ALICE, "first")
@@ -274,6 +274,14 @@ describe("the Studio's approvals", () => {
       const oldestFirst = [...open].sort((a, b) => a.requestedAt - b.requestedAt)
       assert.deepStrictEqual(shown.map((row) => row.session), oldestFirst.map((record) => record.sessionId))
       assert.deepStrictEqual(shown.map((row) => row.session), ["first", "second"])
+      // The API in the other order (the audit's), a page of one and its cursor; a bad order a 400.
+      const newest = yield* studio.request(ALICE, "GET", "/approvals?order=newest&limit=1")
+      const nextOf = (body: unknown) => (body as { next: string }).next
+      const sessionsOf = (body: unknown) => (body as { records: ReadonlyArray<{ sessionId: string }> }).records.map((record) => record.sessionId)
+      assert.deepStrictEqual([newest.status, sessionsOf(newest.body)], [200, ["second"]])
+      const older = yield* studio.request(ALICE, "GET", `/approvals?order=newest&limit=1&cursor=${nextOf(newest.body)}`)
+      assert.deepStrictEqual([older.status, sessionsOf(older.body)], [200, ["first"]])
+      assert.strictEqual((yield* studio.request(ALICE, "GET", "/approvals?order=sideways")).status, 400)
       // The page shows 4,000 characters of the input's JSON and says how many it left out.
       const whole = pretty({ command: LONG })
       assert.deepStrictEqual(shown[1]!.input, `${whole.slice(0, 4000)}\n… (${(whole.length - 4000).toLocaleString("en-US")} more characters)`)

@@ -187,8 +187,7 @@ export const make = Effect.fnUntraced(function*(options: Options) {
     const now = filter.now ?? (yield* Clock.currentTimeMillis)
     const size = ApprovalLog.pageSize(filter)
     const records: Array<ApprovalRecord.ApprovalRecord> = []
-    for (const id of yield* ids("list")) {
-      if (filter.cursor !== undefined && id <= filter.cursor) continue
+    for (const id of ApprovalLog.inOrder(yield* ids("list"), filter)) {
       // A file removed since the directory was read (by retention) is skipped.
       const record = yield* read("list", fileOf(id))
       if (record === undefined || !ApprovalLog.matches(record, filter, now)) continue

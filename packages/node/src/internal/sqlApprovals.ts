@@ -130,9 +130,10 @@ const page = (filter: ApprovalLog.Filter, now: number, size: number): Statement 
   narrow(filter.by, "answered_by = ?", filter.by)
   narrow(filter.since, "requested_at >= ?", filter.since)
   narrow(filter.until, "requested_at < ?", filter.until)
-  narrow(filter.cursor, "id > ?", filter.cursor)
+  const newest = filter.order === "newest"
+  narrow(filter.cursor, newest ? "id < ?" : "id > ?", filter.cursor)
   params.push(size + 1)
-  return { sql: `SELECT id, body FROM condukt_approvals WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`, params }
+  return { sql: `SELECT id, body FROM condukt_approvals WHERE ${where.join(" AND ")} ORDER BY id${newest ? " DESC" : ""} LIMIT ?`, params }
 }
 
 function* one(query: Statement): Transaction<Rows> {

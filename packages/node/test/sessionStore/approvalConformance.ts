@@ -116,6 +116,30 @@ export const approvalConformance = <R = never>(
       })
     ))
 
+  test("list gives the newest first when asked, its cursor paging on in that order, with the filters", () =>
+    use((store) =>
+      Effect.gen(function*() {
+        const log = logOf(store)
+        yield* store.save(waiting("s1", [
+          record(1),
+          record(2, { outcome: "approved", answeredAt: 1_100, by: "ana" }),
+          record(3),
+          record(4, { outcome: "denied", answeredAt: 1_200, by: "bo" }),
+          record(5)
+        ]))
+        const now = 1_300
+        const first = yield* log.list({ order: "newest", status: "all", limit: 2, now })
+        assert.deepStrictEqual([ids(first), first.next], [["c5", "c4"], record(4).id])
+        const second = yield* log.list({ order: "newest", status: "all", limit: 2, cursor: first.next, now })
+        assert.deepStrictEqual([ids(second), second.next], [["c3", "c2"], record(2).id])
+        const last = yield* log.list({ order: "newest", status: "all", limit: 2, cursor: second.next, now })
+        assert.deepStrictEqual([ids(last), last.next], [["c1"], undefined])
+        assert.deepStrictEqual(ids(yield* log.list({ order: "newest", status: "answered", now })), ["c4", "c2"])
+        assert.deepStrictEqual(ids(yield* log.list({ order: "newest", now })), ["c5", "c3", "c1"])
+        assert.deepStrictEqual(ids(yield* log.list({ order: "oldest", now })), ["c1", "c3", "c5"])
+      })
+    ))
+
   test("list pages with a cursor and filters by status, session, agent prefix, tool, answerer, time and shadow", () =>
     use((store) =>
       Effect.gen(function*() {

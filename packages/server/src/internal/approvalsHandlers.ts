@@ -30,7 +30,7 @@ export const layer = HttpApiBuilder.group(Api, "approvals", Effect.fn(function*(
       Effect.gen(function*() {
         if (Option.isNone(approvals)) return yield* noLog
         const principal = yield* Principal
-        const page = yield* approvals.value.list({ status: query.status, tool: query.tool, limit: query.limit, cursor: query.cursor }).pipe(
+        const page = yield* approvals.value.list({ status: query.status, tool: query.tool, order: query.order, limit: query.limit, cursor: query.cursor }).pipe(
           Effect.mapError((error) => new Unavailable({ message: error.message }))
         )
         const records = yield* Effect.filter(page.records, (record) => mine(record, principal.id))

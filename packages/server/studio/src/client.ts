@@ -28,7 +28,7 @@ export interface Client {
   me(): Promise<Me>
   sessions(query: { limit?: number; before?: string; agent?: string; q?: string }): Promise<{ sessions: SessionRow[] }>
   session(id: string): Promise<SessionRow>
-  approvals(query: { status?: "open" | "answered" | "all"; tool?: string; limit?: number; cursor?: string }): Promise<{ records: ApprovalRecord[]; next?: string }>
+  approvals(query: { status?: "open" | "answered" | "all"; tool?: string; order?: "oldest" | "newest"; limit?: number; cursor?: string }): Promise<{ records: ApprovalRecord[]; next?: string }>
   answerApproval(approvalId: string, answer: { approved: boolean; reason?: string }): Promise<ApprovalRecord>
   usage(by: "agent" | "day" | "session", limit?: number): Promise<UsageReport>
   workflows(): Promise<{ workflows: WorkflowView[] }>
@@ -155,7 +155,7 @@ export const make = (token: string, base = ""): Client => {
     me: () => call("GET", "/me"),
     sessions: (q) => call("GET", `/sessions${query({ limit: q.limit, before: q.before, agent: q.agent, q: q.q })}`),
     session: (id) => call("GET", `/sessions/${enc(id)}`),
-    approvals: (q) => call("GET", `/approvals${query({ status: q.status, tool: q.tool, limit: q.limit, cursor: q.cursor })}`),
+    approvals: (q) => call("GET", `/approvals${query({ status: q.status, tool: q.tool, order: q.order, limit: q.limit, cursor: q.cursor })}`),
     answerApproval: (approvalId, answer) => call("POST", `/approvals/${enc(approvalId)}`, answer),
     usage: (by, limit) => call("GET", `/usage${query({ by, limit })}`),
     workflows: () => call("GET", "/workflows"),

@@ -140,7 +140,7 @@ function InboxView(props: { client: Client }) {
 
   useEffect(() =>
     poll(
-      () => loadRecords(props.client, "open", filter === "" ? undefined : filter),
+      () => loadRecords(props.client, "open", { tool: filter === "" ? undefined : filter }),
       (page) => {
         setRecords([...page.records].sort((a, b) => a.requestedAt - b.requestedAt))
         setMore(page.more)

@@ -21,12 +21,25 @@ const PAGE = 1000
 const MAX_PAGES = 5
 
 
-/** The principal's records of `status` (of `tool` alone when given), the log's pages followed up to `MAX_PAGES`; `more` when pages were left. */
-export const loadRecords = async (client: Client, status: "open" | "answered", tool?: string): Promise<{ records: ReadonlyArray<ApprovalRecord>; more: boolean }> => {
+/**
+ * The principal's records of `status` (of `tool` alone when given) in `order` of their requests, the
+ * log's pages followed up to `MAX_PAGES`; `more` when pages were left.
+ */
+export const loadRecords = async (
+  client: Client,
+  status: "open" | "answered",
+  options: { readonly tool?: string | undefined; readonly order?: "oldest" | "newest" } = {}
+): Promise<{ records: ReadonlyArray<ApprovalRecord>; more: boolean }> => {
   const records: Array<ApprovalRecord> = []
   let cursor: string | undefined
   for (let page = 0; page < MAX_PAGES; page++) {
-    const answer = await client.approvals({ status, limit: PAGE, ...(tool === undefined ? {} : { tool }), ...(cursor === undefined ? {} : { cursor }) })
+    const answer = await client.approvals({
+      status,
+      limit: PAGE,
+      ...(options.tool === undefined ? {} : { tool: options.tool }),
+      ...(options.order === undefined ? {} : { order: options.order }),
+      ...(cursor === undefined ? {} : { cursor })
+    })
     records.push(...answer.records)
     cursor = answer.next
     if (cursor === undefined) return { records, more: false }
@@ -49,7 +62,8 @@ export function AuditView(props: { client: Client }) {
 
   useEffect(() =>
     poll(
-      () => loadRecords(props.client, "answered"),
+      // The newest requests first: past `MAX_PAGES`, the older ones are left out, not the newer.
+      () => loadRecords(props.client, "answered", { order: "newest" }),
       (page) => {
         setRecords([...page.records].sort((a, b) => (b.answeredAt ?? b.requestedAt) - (a.answeredAt ?? a.requestedAt)))
         setMore(page.more)
@@ -96,7 +110,7 @@ export function AuditView(props: { client: Client }) {
             </table>
           </div>
         )}
-      {more ? <p class="muted" data-testid="audit-more">More answers are kept than the page reads at once: it shows the oldest 5,000.</p> : null}
+      {more ? <p class="muted" data-testid="audit-more">More answers are kept than the page reads at once: it shows those of the newest 5,000 requests.</p> : null}
     </section>
   )
 }
