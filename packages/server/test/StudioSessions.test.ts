@@ -168,7 +168,7 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       assert.strictEqual(yield* Effect.promise(() => tab.locator("img").count()), 0)
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
 
-  it.live("the sign-in refuses a token that names nobody, is accessible, and the theme toggle's choice stays", () =>
+  it.live("the sign-in refuses a token that names nobody, is accessible, and the theme toggle's choice (its colours over the system's) stays", () =>
     Effect.gen(function*() {
       const studio = yield* Studio.start({ agents, tokens: { "tok-alice": "alice" } })
       const tab = yield* studio.open()
@@ -189,9 +189,20 @@ describe("the Studio's sessions table in a headless Chromium", () => {
       })
       const theme = () => Effect.promise(() => tab.evaluate("document.documentElement.dataset.theme ?? null"))
       assert.strictEqual(yield* theme(), "dark")
+      // The page's colours follow it (the system is light here): the dark background, and back.
+      const background = () => Effect.promise(() => tab.evaluate("getComputedStyle(document.body).backgroundColor"))
+      assert.strictEqual(yield* background(), "rgb(21, 24, 28)")
+      yield* Effect.promise(() => tab.emulateMedia({ colorScheme: "dark" }))
+      assert.strictEqual(yield* background(), "rgb(21, 24, 28)")
       yield* Effect.promise(() => tab.reload())
       yield* Effect.promise(() => tab.getByTestId("principal").waitFor())
       assert.deepStrictEqual([yield* theme(), yield* Effect.promise(() => tab.getByRole("button", { name: "Dark theme" }).getAttribute("aria-pressed"))], ["dark", "true"])
+      // Toggled off under a dark system: the light colours, the toggle's choice over the system's.
+      yield* Effect.promise(async () => {
+        await tab.getByRole("button", { name: "Dark theme" }).click()
+        await tab.locator('html[data-theme="light"]').waitFor({ state: "attached" })
+      })
+      assert.strictEqual(yield* background(), "rgb(255, 255, 255)")
       yield* Effect.promise(() => tab.getByRole("button", { name: "Sign out" }).click())
       yield* Effect.promise(() => tab.getByLabel("API token").waitFor())
     }).pipe(Effect.provide([TestModel.layer([]), Sandbox.layerNoop()])), 60_000)
