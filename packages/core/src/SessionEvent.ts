@@ -9,6 +9,7 @@
  * starts waiting), and the ToolResults in call order (when calls wait for an answer, the others'
  * are published once they all finished, the waiting ones' after their answers); an Error when the run fails;
  * ApprovalRequested and ElicitationRequested for what an MCP server asks while the run runs;
+ * StillWaiting when a `run` caller has waited long on calls nobody answered;
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs
  * reaches observers at once with an empty run id, and the next run's own stream after its
@@ -127,6 +128,18 @@ export const ApprovalRequested = Schema.TaggedStruct("ApprovalRequested", {
 export type ApprovalRequested = typeof ApprovalRequested.Type
 
 /**
+ * The caller of `session.run` has waited `waitedMs` on calls nobody has answered
+ * (`RunOptions.waitNotice`, default 30 s): `calls` are those `session.pending` lists. Published
+ * again when the waiting calls change; a warning says the same in the log (docs/approvals.md).
+ */
+export const StillWaiting = Schema.TaggedStruct("StillWaiting", {
+  ...base,
+  calls: Schema.Array(Schema.Struct({ callId: Schema.String, tool: Schema.String })),
+  waitedMs: Schema.Int
+})
+export type StillWaiting = typeof StillWaiting.Type
+
+/**
  * A session's MCP server asks the user something (`elicitation/create`) and the session has no
  * handler for it: `session.respond(id, answer)` answers (docs/mcp.md, Server requests).
  */
@@ -189,6 +202,7 @@ export const SessionEvent = Schema.Union([
   ToolResult,
   SecretsUsed,
   ApprovalRequested,
+  StillWaiting,
   ElicitationRequested,
   McpServerStarted,
   McpServerDown,

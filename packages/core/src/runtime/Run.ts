@@ -6,7 +6,7 @@
  * A run is a plain record (its caller waits on `done`, its stream reads `sink`); the `Actor`
  * queues, serves and settles it, the `Conversation` drives it.
  */
-import type { Deferred, Effect, Scope } from "effect"
+import type { Deferred, Duration, Effect, Scope } from "effect"
 import type { Agent } from "../Agent.ts"
 import type * as Approval from "../Approval.ts"
 import type * as ApprovalRecord from "../ApprovalRecord.ts"
@@ -110,6 +110,11 @@ export interface RunOptions {
   readonly output?: Output.Output | undefined
   /** How many answers that do not decode are sent back to the model (default 2) before `OutputInvalid`. */
   readonly outputRetries?: number | undefined
+  /**
+   * How long the caller of `run` waits on calls nobody has answered before it says so: a
+   * `StillWaiting` event and a warning in the log (default 30 seconds; docs/approvals.md).
+   */
+  readonly waitNotice?: Duration.Input | undefined
 }
 
 /**

@@ -15,6 +15,7 @@ import * as EventHub from "./eventHub.ts"
 import type { RunOptions, Runs } from "./Run.ts"
 import type { ServerRequests } from "./serverRequests.ts"
 import * as SubAgents from "./subAgents.ts"
+import * as WaitNotice from "./waitNotice.ts"
 
 /**
  * A session's handle: its id and name, and the actor it speaks to. Everything else is made on
@@ -36,11 +37,17 @@ export class Handle<R> {
   }
   get run(): Runs {
     const actor = this.#actor
+    const pending = this.pending
     const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(
         // Queued once the caller's fiber runs it: a caller waiting for its result holds only this.
         Effect.suspend(() => actor.enqueue(prompt, options, undefined)),
-        (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => actor.cancel(run)))
+        (run) =>
+          Deferred.await(run.done).pipe(
+            // Says what it waits for when calls wait long for an answer; its timer keeps the process up.
+            Effect.raceFirst(WaitNotice.watch(actor, run, pending)),
+            Effect.onInterrupt(() => actor.cancel(run))
+          )
       )
     // With an `output`, the interpreter decoded `value` with it before settling the run.
     return run as Runs

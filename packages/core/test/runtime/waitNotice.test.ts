@@ -1,0 +1,77 @@
+import { TestModel } from "@condukt/testing"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Fiber, Layer, Logger, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
+import { Worker } from "node:worker_threads"
+import * as Agent from "../../src/Agent.ts"
+import * as Sandbox from "../../src/Sandbox.ts"
+import * as Session from "../../src/Session.ts"
+import type * as SessionEvent from "../../src/SessionEvent.ts"
+import * as Tool from "../../src/Tool.ts"
+
+const push = Tool.make("push", {
+  description: "Pushes the branch",
+  parameters: Schema.Struct({ branch: Schema.String }),
+  needsApproval: true,
+  call: ({ branch }) => Effect.succeed(`pushed ${branch}`)
+})
+const agent = Agent.make({ name: "waiting", model: "test:scripted", tools: [push] })
+const replies = [TestModel.toolCall("push", { branch: "main" }, "c_push"), TestModel.text("done")]
+
+/** Warnings logged, as text. */
+const capturedWarnings = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    if (logLevel === "Warn") lines.push((Array.isArray(message) ? message : [message]).join(" "))
+  })
+  return { lines, layer: Logger.layer([logger]) }
+}
+
+/**
+ * Runs the fixture program (a worker thread: its own event loop, as a process's) until it says it
+ * waits (then ends it) or it exits by itself.
+ */
+const runParkedProgram = (waitNotice: string) =>
+  new Promise<{ readonly said: string | undefined; readonly exitedByItself: boolean }>((resolve) => {
+    const worker = new Worker(new URL("../fixtures/parkedRun.ts", import.meta.url), { argv: [waitNotice], stdout: true, stderr: true })
+    let output = ""
+    const read = (chunk: Buffer) => {
+      output += chunk.toString("utf8")
+      const said = /has waited \S+ for an answer to push \(c_push\)/.exec(output)
+      if (said !== null) {
+        worker.removeAllListeners("exit")
+        void worker.terminate()
+        resolve({ said: said[0], exitedByItself: false })
+      }
+    }
+    worker.stdout.on("data", read)
+    worker.stderr.on("data", read)
+    worker.on("exit", () => resolve({ said: undefined, exitedByItself: true }))
+  })
+
+describe("waitNotice", () => {
+  it.effect("a run waiting on a call nobody answers says so after its threshold: a StillWaiting event and a warning naming the call; approved, it ends", () => {
+    const warnings = capturedWarnings()
+    return Effect.gen(function*() {
+      const session = yield* Session.start(agent, { projectInstructions: false })
+      const observed = yield* session.subscribe
+      const seen = yield* Effect.forkScoped(Stream.runCollect(Stream.takeUntil(observed, (event) => event._tag === "StillWaiting")))
+      const run = yield* Effect.forkScoped(session.run("Push main.", { waitNotice: "1 minute" }))
+      while ((yield* session.pending).length === 0) yield* Effect.yieldNow
+      yield* TestClock.adjust("1 minute")
+      const events = yield* Fiber.join(seen)
+      const notice = events.filter((event): event is SessionEvent.StillWaiting => event._tag === "StillWaiting")
+        .map(({ calls, waitedMs }) => ({ calls, waitedMs }))
+      assert.deepStrictEqual(notice, [{ calls: [{ callId: "c_push", tool: "push" }], waitedMs: 60_000 }])
+      assert.deepStrictEqual(warnings.lines.map((line) => line.replace(/^Session \S+: run \S+ /, "")), [
+        "has waited 1m for an answer to push (c_push); answer with session.approve / session.deny (or an answerer), or bound the wait with approvals.timeout"
+      ])
+      yield* session.approve("c_push")
+      assert.strictEqual((yield* Fiber.join(run)).text, "done")
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop(), warnings.layer)))
+  })
+
+  it("a program whose only work is a run parked on an approval stays up and says what it waits for", async () => {
+    assert.deepStrictEqual(await runParkedProgram("100 millis"), { said: "has waited 100ms for an answer to push (c_push)", exitedByItself: false })
+  }, 30_000)
+})
