@@ -178,8 +178,17 @@ export class Conversation<R> {
 
   /** What the session's tokens cost, when the program's price table (in `context`) names its model. */
   costIn(context: Context.Context<never>): number | undefined {
-    const price = Usage.priceOf(context, this.model.name)
+    const price = this.priceIn(context)
     return price === undefined ? undefined : Usage.cost(this.usage, price)
+  }
+
+  /**
+   * The price of the session's model in the program's table: the model's own name's, else the
+   * agent's model name's (a `Model` provided in its place, `TestModel`'s `test:scripted`, is
+   * priced as the model the agent names).
+   */
+  priceIn(context: Context.Context<never>): Usage.Price | undefined {
+    return Usage.priceOf(context, this.model.name) ?? Usage.priceOf(context, this.agent.model)
   }
 
   /** Counts tokens in the session's usage: its own turns', and those its MCP servers sampled. */

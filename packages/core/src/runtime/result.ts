@@ -37,7 +37,7 @@ export const complete = <R>(
   const usage = run.sampled === undefined ? spent : Model.addUsage(spent, run.sampled)
   // The price table is the program's (read from the run's context, not kept per session).
   return Effect.contextWith((context: Context.Context<never>) => {
-    const price = Usage.priceOf(context, conversation.model.name)
+    const price = conversation.priceIn(context)
     const result: RunResult = {
       text,
       finishReason: progress?.finishReason ?? "other",
