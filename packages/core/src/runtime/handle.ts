@@ -54,11 +54,14 @@ export class Handle<R> {
   }
   get stream(): (prompt: string, options?: RunOptions) => Stream.Stream<SessionEvent.SessionEvent, SessionError> {
     const actor = this.#actor
+    const pending = this.pending
     return (prompt, options) =>
       Stream.unwrap(Effect.gen(function*() {
         const sink = yield* EventHub.makeSink
         const run = yield* actor.enqueue(prompt, options, sink)
         yield* Effect.addFinalizer(() => actor.cancel(run))
+        // As `run`'s caller: a StillWaiting event in the stream when calls wait long, and a timer.
+        yield* Effect.forkScoped(WaitNotice.watch(actor, run, pending))
         return EventHub.read(sink)
       }))
   }

@@ -71,6 +71,17 @@ describe("waitNotice", () => {
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop(), warnings.layer)))
   })
 
+  it.effect("a stream of a run waiting on a call nobody answers carries the StillWaiting event after its threshold", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent, { projectInstructions: false })
+      const stream = session.stream("Push main.", { waitNotice: "1 minute" }).pipe(Stream.takeUntil((event) => event._tag === "StillWaiting"))
+      const seen = yield* Effect.forkScoped(Stream.runCollect(stream))
+      while ((yield* session.pending).length === 0) yield* Effect.yieldNow
+      yield* TestClock.adjust("1 minute")
+      const events = yield* Fiber.join(seen)
+      assert.deepStrictEqual(events.map((event) => event._tag), ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "StillWaiting"])
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop()))))
+
   it("a program whose only work is a run parked on an approval stays up and says what it waits for", async () => {
     assert.deepStrictEqual(await runParkedProgram("100 millis"), { said: "has waited 100ms for an answer to push (c_push)", exitedByItself: false })
   }, 30_000)
