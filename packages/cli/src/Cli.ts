@@ -4,7 +4,8 @@
  * `check FILE`, `approvals list|show|approve|deny --store STORE` (a store's approval log),
  * `serve [MODULE] [--workflows DIR [--durable DB]] --token TOKEN=PRINCIPAL` (agents and
  * workflows over HTTP, `@condukt/server`),
- * `version`. `run` prints the output on stdout (a string as it is, null as nothing,
+ * `version` (and `--version`, the same line). `run --model-script FILE` answers every agent step from a
+ * JSON list of scripted replies, offline. `run` prints the output on stdout (a string as it is, null as nothing,
  * anything else as JSON); progress goes to stderr (marked lines on a TTY, plain lines elsewhere,
  * none with `--quiet`), or every event to stdout as JSON lines with `--json`. Failures are one line
  * on stderr and an exit code: 1 when the run failed, 2 for a usage or validation error (`Exit`).
@@ -27,6 +28,7 @@ import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
 import * as GlobalFlag from "effect/cli/GlobalFlag"
+import * as CliOutput from "effect/cli/CliOutput"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { plain, reportUnexpected } from "./internal/print.ts"
@@ -159,6 +161,10 @@ const make = (terminal: Terminal) => {
         Flag.withDescription("Record each finished step in this database (a SQLite file, or a postgres:// URL), so a killed run can resume"),
         Flag.optional
       ),
+      modelScript: Flag.String("model-script").pipe(
+        Flag.withDescription("Answer every agent step from this JSON list of scripted replies, offline and without a key (docs/cli.md)"),
+        Flag.optional
+      ),
       runId: Flag.String("run-id").pipe(
         Flag.withDescription("With --durable: resume this run (its id is printed when it starts), or retry it from its failed step if it failed, instead of starting one"),
         Flag.optional
@@ -229,6 +235,10 @@ const make = (terminal: Terminal) => {
  */
 export const main = (argv: ReadonlyArray<string>, terminal: Terminal) =>
   Command.runWith(make(terminal), { version: VERSION })(argv).pipe(
+    // `--version` prints what `version` prints: the version alone.
+    Effect.provideService(CliOutput.Presenter, {
+      present: (event) => (event._tag === "Version" ? Console.log(event.version) : CliOutput.defaultPresenter.present(event))
+    }),
     // What failed outside a loaded workflow's handler (building the layers, say): no secret is known yet.
     reportUnexpected(plain, verboseIn(argv))
   )

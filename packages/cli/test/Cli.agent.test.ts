@@ -3,10 +3,14 @@
  * model an OpenAI model served by a loopback server replaying a recorded run (two Read calls,
  * then the answer). On a terminal (a pty from util-linux `script`), off one (pipes), and with
  * `--json`: each shows the step's turns, its tokens so far and its tool calls as they start and end.
+ * Offline, with no key: `--model-script` answers the step from a JSON list of replies, and `check`
+ * passes a workflow whose model has no key, with a warning.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { execIn } from "../../../test/support/exec.ts"
+import * as os from "node:os"
+import * as path from "node:path"
+import { execIn, root } from "../../../test/support/exec.ts"
 import * as Loopback from "../../providers/test/loopback.ts"
 import { condukt, FIRST, notes, SECOND, script, setUp as setUpWith, untimed, untimedEvents } from "./notesRun.ts"
 
@@ -104,5 +108,33 @@ describe("condukt run, an agent step", () => {
       assert.deepStrictEqual(untimedEvents(result.stdout).at(-1), { _tag: "Output", output: { a: "alpha", b: "beta" } })
       // OpenAI's native mechanism carried the schema, on both requests.
       assert.deepStrictEqual(server.requests.map((r) => r.body.response_format.json_schema.name), ["answer", "answer"])
+    }).pipe(Effect.scoped))
+
+  it.live("offline, with no key: --model-script answers the step (its tool calls run), check warns of the key and passes, run without either fails before any step", () =>
+    Effect.gen(function*() {
+      const replies = [{ tool_calls: [{ name: "Read", input: { path: "a.txt" } }, { name: "Read", input: { path: "b.txt" } }] }, { text: "a.txt says alpha; b.txt says beta." }]
+      const workflow = notes().replace("openai:gpt-4.1-mini", "anthropic:claude-sonnet-4-6")
+      const dir = yield* Loopback.tempFiles({ "notes.hcl": workflow, "a.txt": "alpha\n", "b.txt": "beta\n", "replies.json": JSON.stringify(replies), "short.json": "[]", "bad.json": `[{"txt": "hi"}]` })
+      const env = { PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`, HOME: os.tmpdir() }
+      const scripted = yield* execIn(dir, condukt, ["run", "notes.hcl", "--json", "--model-script", "replies.json"], env)
+      assert.deepStrictEqual({ stderr: scripted.stderr, exitCode: scripted.exitCode }, { stderr: "", exitCode: 0 })
+      const events = untimedEvents(scripted.stdout)
+      assert.deepStrictEqual(events.filter((event) => event._tag === "ToolFinished"), [
+        { _tag: "ToolFinished", step: "notes", callId: "script_1_1", tool: "Read", ok: true },
+        { _tag: "ToolFinished", step: "notes", callId: "script_1_2", tool: "Read", ok: true }
+      ])
+      assert.deepStrictEqual(events.at(-1), { _tag: "Output", output: "a.txt says alpha; b.txt says beta." })
+      const key = "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", "notes.hcl"], env), {
+        stdout: "ok: notes.hcl\n",
+        stderr: `warning: notes.hcl: workflow.steps.notes: ${key}; run needs it, or --model-script FILE to run offline\n`,
+        exitCode: 0
+      })
+      assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", "notes.hcl"], env), { stdout: "", stderr: `Workflow run failed: step notes: ${key}\n`, exitCode: 1 })
+      // A script that runs out fails the step, naming the file; one that is not a list of replies is a usage error.
+      const short = yield* execIn(dir, condukt, ["run", "notes.hcl", "--quiet", "--model-script", "short.json"], env)
+      assert.deepStrictEqual({ ...short, stderr: short.stderr.includes("short.json has 0 replies; request 1 has none") }, { stdout: "", stderr: true, exitCode: 1 })
+      const bad = yield* execIn(dir, condukt, ["run", "notes.hcl", "--quiet", "--model-script", "bad.json"], env)
+      assert.deepStrictEqual({ ...bad, stderr: bad.stderr.startsWith("--model-script bad.json: a JSON list of replies") }, { stdout: "", stderr: true, exitCode: 2 })
     }).pipe(Effect.scoped))
 })

@@ -148,25 +148,28 @@ describe("condukt", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
-  it.live("check finds a member no step output has and an agent model with no key; run refuses both before any step", () =>
+  it.live("an invalid workflow exits 2 under run as under check, before any step: a misspelt step or member (the nearest named), a cycle (its members only), a missing file", () =>
     Effect.gen(function*() {
+      const cmd = (id: string, needs = "") => `  cmd "${id}" {\n${needs === "" ? "" : `    needs = [${needs}]\n`}    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n`
       const dir = inDir({
-        "member.hcl": `workflow "m" {\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
-        "agent.hcl": `workflow "g" {\n  runtime {\n    model = "anthropic:claude-sonnet-4-6"\n  }\n  cmd "a" {\n    argv = ["sh", "-c", "echo ran > ran.txt"]\n  }\n  agent "b" {\n    needs = ["a"]\n    input = "hi"\n  }\n}\n`
+        "member.hcl": `workflow "m" {\n${cmd("a")}  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
+        "needs.hcl": `workflow "x" {\n${cmd("deploy")}${cmd("b", `"deploi"`)}}\n`,
+        "expr.hcl": `workflow "x" {\n${cmd("deploy")}  cmd "b" {\n    argv = ["echo", task.deploi.stdout]\n  }\n}\n`,
+        "cycle.hcl": `workflow "x" {\n${cmd("a")}${cmd("b", `"c", "a"`)}${cmd("c", `"b"`)}${cmd("d", `"c"`)}}\n`
       })
       const refusals = [
-        ["member.hcl", "reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
-        ["agent.hcl", "anthropic: no API key: set ANTHROPIC_API_KEY or pass apiKey to the provider's layer"]
+        ["member.hcl", "check failed: member.hcl: workflow.steps.b: reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
+        ["needs.hcl", `check failed: needs.hcl: workflow.steps.b: depends on deploi, which is not a step of this workflow; did you mean "deploy"?`],
+        ["expr.hcl", `check failed: expr.hcl: workflow.steps.b: refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`],
+        ["cycle.hcl", "check failed: cycle.hcl: workflow.steps: steps b, c depend on each other in a cycle; remove one of the dependencies"],
+        ["nope.hcl", "check failed: cannot read nope.hcl: no such file"]
       ] as const
-      for (const [file, description] of refusals) {
-        assert.deepStrictEqual(yield* execIn(dir, condukt, ["check", file], env), {
-          stdout: "",
-          stderr: `check failed: ${file}: workflow.steps.b: ${description}\n`,
-          exitCode: 2
-        })
-        assert.deepStrictEqual(yield* execIn(dir, condukt, ["run", file], env), { stdout: "", stderr: `Workflow run failed: step b: ${description}\n`, exitCode: 1 })
+      for (const [file, line] of refusals) {
+        for (const command of ["check", "run"]) {
+          assert.deepStrictEqual(yield* execIn(dir, condukt, [command, file], env), { stdout: "", stderr: `${line}\n`, exitCode: 2 })
+        }
       }
-      // Refused before any step: cmd a never ran.
+      // Refused before any step: no cmd ran.
       assert.isFalse(fs.existsSync(path.join(dir, "ran.txt")))
       fs.rmSync(dir, { recursive: true })
     }))
@@ -201,11 +204,13 @@ describe("condukt", () => {
       fs.rmSync(dir, { recursive: true })
     }))
 
-  it.live("version prints the package's version", () =>
+  it.live("version and --version print the package's version, alike", () =>
     Effect.gen(function*() {
       const manifest = JSON.parse(fs.readFileSync(path.join(root, "packages/cli/package.json"), "utf8"))
       assert.strictEqual(VERSION, manifest.version)
-      assert.deepStrictEqual(yield* execIn(os.tmpdir(), condukt, ["version"], env), { stdout: `${VERSION}\n`, stderr: "", exitCode: 0 })
+      for (const argv of [["version"], ["--version"]]) {
+        assert.deepStrictEqual(yield* execIn(os.tmpdir(), condukt, argv, env), { stdout: `${VERSION}\n`, stderr: "", exitCode: 0 })
+      }
     }))
 
   it.live("SIGINT during a long cmd stops the run and leaves no process behind", () =>

@@ -19,7 +19,7 @@ export const SANDBOXES = ["local", "virtual"] as const
 export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"] as const
 export const STEP_KINDS = ["cmd", "agent", "http", "tool", "map"] as const
 /** The mcp_server attributes whose `${…}` are evaluated, with the inputs only, before the servers open. */
-export const MCP_TEMPLATED = ["command", "args", "env", "url", "headers"] as const
+export const MCP_TEMPLATED = ["command", "args", "env", "url", "headers", "auth"] as const
 
 const Json = Schema.Json
 const StringMap = Schema.Record(Schema.String, Schema.String)

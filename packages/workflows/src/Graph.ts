@@ -1,11 +1,13 @@
 /**
  * Graph — the dependency graph of a document's steps: each step depends on its `needs` and on
  * every step its strings refer to (`steps.<id>`). Pure. Refuses, before anything runs: a
- * dependency on a step that does not exist, and a cycle (Kahn's algorithm, ids in sorted order so
- * the same file always gives the same order and the same error).
+ * dependency on a step that does not exist (naming the nearest step, a typo's likely meaning), and
+ * a cycle (Kahn's algorithm, ids in sorted order so the same file always gives the same order and
+ * the same error), naming the steps on it only, not the steps that merely wait behind it.
  */
 import { Result } from "effect"
 import type * as Document from "./Document.ts"
+import { didYouMean } from "./internal/nearest.ts"
 import * as Template from "./Template.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
@@ -33,7 +35,7 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
         new WorkflowFailed({
           reason: "UnknownDependency",
           step: id,
-          description: `depends on ${unknown}, which is not a step of this workflow; fix the name or add the step`
+          description: `depends on ${unknown}, which is not a step of this workflow${didYouMean(unknown, ids) || "; fix the name or add the step"}`
         })
       )
     }
@@ -54,14 +56,37 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
     }
   }
   if (order.length < ids.length) {
-    const cycle = ids.filter((id) => !order.includes(id))
+    const cycle = onCycles(ids.filter((id) => !order.includes(id)), dependencies)
     return Result.fail(
       new WorkflowFailed({
         reason: "Cycle",
         step: "",
-        description: `steps ${cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
+        description: cycle.length === 1
+          ? `step ${cycle[0]} depends on itself; remove it from its needs`
+          : `steps ${cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
       })
     )
   }
   return Result.succeed({ dependencies, order })
+}
+
+/**
+ * Of the steps Kahn's algorithm could not order, those on a cycle: each step that can reach
+ * itself through dependencies among them (the others only wait behind a cycle). Sorted.
+ */
+const onCycles = (left: ReadonlyArray<string>, dependencies: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> => {
+  const among = new Set(left)
+  const reaches = (from: string, target: string): boolean => {
+    const seen = new Set<string>()
+    const stack = [...dependencies.get(from)!]
+    while (stack.length > 0) {
+      const id = stack.pop()!
+      if (id === target) return true
+      if (seen.has(id) || !among.has(id)) continue
+      seen.add(id)
+      stack.push(...dependencies.get(id)!)
+    }
+    return false
+  }
+  return left.filter((id) => reaches(id, id))
 }

@@ -10,6 +10,7 @@
 import { Effect, Result } from "effect"
 import { STEP_KINDS } from "./Document.ts"
 import * as Hcl from "./internal/hcl.ts"
+import { didYouMean } from "./internal/nearest.ts"
 import * as Template from "./Template.ts"
 import { type InvalidReason, WorkflowInvalid } from "./WorkflowError.ts"
 
@@ -210,7 +211,17 @@ export const compile = Effect.fn("HclCompiler.compile")(function*(source: string
   for (const id of [...steps.keys()].sort()) {
     const compiled = steps.get(id) as Body
     const needs = Array.isArray(compiled["needs"]) ? compiled["needs"] : []
-    const missing = Template.references(compiled).filter((ref) => !needs.includes(ref))
+    const references = Template.references(compiled)
+    // A step that does not exist is a typo more often than a forgotten needs: named as such.
+    const unknown = references.find((ref) => !steps.has(ref))
+    if (unknown !== undefined) {
+      return yield* invalid(
+        "UnknownDependency",
+        `workflow.steps.${id}`,
+        `refers to task.${unknown}, which is not a step of this workflow${didYouMean(unknown, steps.keys()) || "; fix the name or add the step"}`
+      )
+    }
+    const missing = references.filter((ref) => !needs.includes(ref))
     if (missing.length > 0) {
       return yield* invalid(
         "MissingNeeds",

@@ -107,6 +107,11 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
 export interface PlanOptions {
   /** The model for agent steps that name none (the run's `model` option). */
   readonly model?: string | undefined
+  /**
+   * Whether a model with no API key fails the plan (the default, as a run must); `false` lets it
+   * pass, for a check that needs no key (`missingKeys` says which are missing).
+   */
+  readonly keys?: boolean | undefined
 }
 
 /**
@@ -117,8 +122,23 @@ export interface PlanOptions {
  * A `Model` service in the context serves every agent step whatever it names (as in a session).
  */
 const models = (document: Document.Document, options: PlanOptions): Effect.Effect<void, WorkflowFailed> =>
+  Effect.asVoid(modelsChecked(document, options, options.keys !== false))
+
+/**
+ * Each agent step (its first, in id order) whose model's provider has no API key, and why, without
+ * failing: what a check that needs no key warns of.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const missingKeys = (document: Document.Document, options: PlanOptions = {}): Effect.Effect<ReadonlyArray<WorkflowFailed>> =>
+  Effect.catch(modelsChecked(document, options, false), () => Effect.succeed([]))
+
+/** The models checked: every failure fails, or a missing key is collected when `keys` is false. */
+const modelsChecked = (document: Document.Document, options: PlanOptions, keys: boolean): Effect.Effect<ReadonlyArray<WorkflowFailed>, WorkflowFailed> =>
   Effect.gen(function*() {
-    if (Option.isSome(yield* Effect.serviceOption(Model.Model))) return
+    const missing: Array<WorkflowFailed> = []
+    if (Option.isSome(yield* Effect.serviceOption(Model.Model))) return missing
     const fallback = options.model ?? (typeof document.runtime?.model === "string" ? document.runtime.model : undefined)
     const agents = Object.keys(document.steps).sort().flatMap((id) =>
       allSteps([document.steps[id]!]).flatMap((step) => (step.kind === "agent" ? [[id, step.model ?? fallback] as const] : []))
@@ -127,11 +147,13 @@ const models = (document: Document.Document, options: PlanOptions): Effect.Effec
     for (const [id, model] of agents) {
       if (model === undefined || Template.hasPlaceholder(model) || checked.has(model)) continue
       checked.add(model)
-      yield* Effect.mapError(
-        Model.resolve(model),
-        (error) => new WorkflowFailed({ reason: "AgentFailed", step: id, description: error.message, cause: error })
-      )
+      const resolved = yield* Effect.result(Model.resolve(model))
+      if (Result.isSuccess(resolved)) continue
+      const failed = new WorkflowFailed({ reason: "AgentFailed", step: id, description: resolved.failure.message, cause: resolved.failure })
+      if (keys || resolved.failure.reason._tag !== "MissingApiKey") return yield* failed
+      missing.push(failed)
     }
+    return missing
   })
 
 /**
@@ -158,7 +180,7 @@ export const plan = (document: Document.Document, options: PlanOptions = {}): Ef
   })
 
 /**
- * The servers with the `${…}` of their command, args, env, url and headers evaluated with the
+ * The servers with the `${…}` of their command, args, env, url, headers and auth evaluated with the
  * inputs (the Validator allows no other root there); each value read as a string, as argv is.
  */
 const serversWithInputs = (
@@ -178,7 +200,7 @@ const serversWithInputs = (
             ? Object.fromEntries(Object.entries(value).map(([key, item]) => [key, Template.stringify(item)]))
             : Template.stringify(value)
         const evaluated = Object.fromEntries(Object.entries(values as Readonly<Record<string, Expression.Value>>).map(([key, value]) => [key, asText(value)]))
-        // The Validator made these a string, a list of strings and a map of strings; `asText` keeps those shapes.
+        // The Validator made these a string, a list of strings and maps of strings; `asText` keeps those shapes.
         return Effect.succeed([id, { ...spec, ...evaluated } as Document.McpServerSpec] as const)
       }
     })

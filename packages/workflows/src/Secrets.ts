@@ -26,7 +26,8 @@ const headerSecrets = (owner: string, headers: Readonly<Record<string, string>> 
   })
 
 const serverSecrets = (id: string, spec: Document.McpServerSpec) => {
-  const auth = spec.auth ?? {}
+  // A value given by an input (`${inputs.token}`) is not known before the run.
+  const auth = Object.fromEntries(Object.entries(spec.auth ?? {}).filter(([, value]) => !(typeof value === "string" && value.includes("${"))))
   const entries: Array<readonly [string, Secret.Secret]> = []
   for (const key of ["env", "client_id_env", "client_secret_env"]) {
     const variable = text(auth, key)

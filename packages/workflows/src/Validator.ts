@@ -2,7 +2,8 @@
  * Validator — Condukt's rules for a canonical document, whatever produced it (the HCL compiler or
  * a caller's JSON): allowed keys, required keys, ids and names, value types, unique `needs` and
  * tool lists, allowed values (`sandbox`, `transport`, `method`), and every `${…}` string parsed
- * (an `mcp_server`'s may use only `inputs`: servers open before the first step).
+ * (an `mcp_server`'s may use only `inputs`: servers open before the first step), and what a server's
+ * transport cannot use refused (`headers` on a stdio server, `env` on an http one).
  * Each error names the block path (`workflow.steps.deploy.argv`). It does not look at the graph:
  * an unknown dependency or a cycle is the run engine's error, found before the first step runs.
  */
@@ -219,6 +220,21 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
       if ("args" in s) yield* stringList(s["args"], `${path}.args`, false)
       if ("env" in s) yield* stringList(s["env"], `${path}.env`, true)
       if ("headers" in s) yield* ofType(isStringMap(s["headers"]), `${path}.headers`, "a map of strings to strings")
+      // What a transport cannot use is refused, not ignored: a token put there would never be sent.
+      if (s["transport"] === "stdio" && "headers" in s) {
+        return yield* invalid(
+          "InvalidMcpServer",
+          `${path}.headers`,
+          `mcp_server ${id} is a stdio server, which sends no headers (only http servers do); pass it what it needs with env`
+        )
+      }
+      if (s["transport"] !== "stdio" && "env" in s) {
+        return yield* invalid(
+          "InvalidMcpServer",
+          `${path}.env`,
+          `mcp_server ${id} is an http server, which starts no process to pass env to; send it what it needs with headers or auth`
+        )
+      }
       for (const key of MCP_TEMPLATED.filter((key) => key in s)) {
         yield* expressions(s[key], `${path}.${key}`)
         const foreign = Template.roots(s[key]).filter((root) => root !== "inputs")

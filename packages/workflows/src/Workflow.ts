@@ -5,7 +5,7 @@
  * it is a regular file (after following links) of at most `MAX_FILE_BYTES`: a named pipe would
  * block the read forever and a link to a device would never end it.
  */
-import { Effect, FileSystem, Option } from "effect"
+import { Effect, FileSystem, Option, type PlatformError } from "effect"
 import type * as Document from "./Document.ts"
 import * as RunEngine from "./RunEngine.ts"
 import * as HclCompiler from "./HclCompiler.ts"
@@ -32,10 +32,22 @@ const KINDS: Readonly<Record<FileSystem.File.Type, string>> = {
   Unknown: "not a regular file"
 }
 
+/** Why a file cannot be read, in words (`no such file`), not the call that failed. */
+const SYSTEM_REASONS: Partial<Record<PlatformError.SystemErrorTag, string>> = {
+  NotFound: "no such file",
+  PermissionDenied: "permission denied",
+  Busy: "the file is busy",
+  TimedOut: "reading it timed out"
+}
+
+const why = (error: PlatformError.PlatformError): string =>
+  error.reason._tag === "BadArgument" ? error.reason.message : SYSTEM_REASONS[error.reason._tag] ?? error.reason.message
+
 /** The file's text, read only when it is a regular file of at most `MAX_FILE_BYTES`. */
 const readBounded = Effect.fnUntraced(function*(path: string) {
   const fs = yield* FileSystem.FileSystem
-  const unreadable = (description: string) => new WorkflowInvalid({ reason: "ReadFailed", location: path, description })
+  // Its message reads `cannot read <path>: <why>`.
+  const unreadable = (error: PlatformError.PlatformError) => new WorkflowInvalid({ reason: "ReadFailed", location: path, description: why(error) })
   const notRegular = (type: FileSystem.File.Type) =>
     new WorkflowInvalid({ reason: "NotRegularFile", location: path, description: `it is ${KINDS[type]}, not a regular file; a workflow must be a regular .hcl file` })
   const tooLarge = new WorkflowInvalid({
@@ -44,19 +56,19 @@ const readBounded = Effect.fnUntraced(function*(path: string) {
     description: `the file is larger than ${MAX_FILE_BYTES} bytes (1 MiB), the most a workflow file may have`
   })
   // stat follows links: a link to /dev/zero is a character device, refused before it is opened.
-  const info = yield* Effect.mapError(fs.stat(path), (error) => unreadable(`cannot read the file: ${error.message}`))
+  const info = yield* Effect.mapError(fs.stat(path), unreadable)
   if (info.type !== "File") return yield* notRegular(info.type)
   if (Number(info.size) > MAX_FILE_BYTES) return yield* tooLarge
   return yield* Effect.scoped(Effect.gen(function*() {
-    const file = yield* Effect.mapError(fs.open(path, { flag: "r" }), (error) => unreadable(`cannot read the file: ${error.message}`))
+    const file = yield* Effect.mapError(fs.open(path, { flag: "r" }), unreadable)
     // The path may have been swapped after stat: what was opened is checked again, and read
     // only up to one byte past the bound, however long it grows.
-    const opened = yield* Effect.mapError(file.stat, (error) => unreadable(`cannot read the file: ${error.message}`))
+    const opened = yield* Effect.mapError(file.stat, unreadable)
     if (opened.type !== "File") return yield* notRegular(opened.type)
     const chunks: Array<Uint8Array> = []
     let total = 0
     while (total <= MAX_FILE_BYTES) {
-      const chunk = yield* Effect.mapError(file.readAlloc(MAX_FILE_BYTES + 1 - total), (error) => unreadable(`cannot read the file: ${error.message}`))
+      const chunk = yield* Effect.mapError(file.readAlloc(MAX_FILE_BYTES + 1 - total), unreadable)
       if (Option.isNone(chunk)) break
       chunks.push(chunk.value)
       total += chunk.value.length
@@ -117,13 +129,26 @@ const planInvalid = (path: string) => (error: WorkflowFailed): WorkflowInvalid =
 /**
  * Makes every check a run makes before its first step (`RunEngine.plan`: the graph, the members
  * read of step outputs, input defaults, MCP server declarations, the agent steps' models) on a
- * loaded document; `file` names it in errors.
+ * loaded document; `file` names it in errors. With `keys: false` a model whose provider has no
+ * API key passes (`missingKeys` names them): a check that needs no key.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const verify = (document: Document.Document, file: string): Effect.Effect<void, WorkflowInvalid> =>
-  Effect.asVoid(Effect.mapError(RunEngine.plan(document), planInvalid(file)))
+export const verify = (document: Document.Document, file: string, options: RunEngine.PlanOptions = {}): Effect.Effect<void, WorkflowInvalid> =>
+  Effect.asVoid(Effect.mapError(RunEngine.plan(document, options), planInvalid(file)))
+
+/**
+ * The agent steps whose model's provider has no API key (the first step using each model), as
+ * warnings: what `condukt check` says without failing, since a run may bring the key, or a
+ * scripted model, later.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const missingKeys = (document: Document.Document, file: string, options: RunEngine.PlanOptions = {}): Effect.Effect<ReadonlyArray<Warning>> =>
+  Effect.map(RunEngine.missingKeys(document, options), (failures) =>
+    failures.map((failure) => ({ location: `${file === "" ? "" : `${file}: `}workflow.steps.${failure.step}`, description: failure.description })))
 
 /**
  * Something a document holds that a run accepts but does not use (`auth` on a stdio server).

@@ -83,7 +83,7 @@ export class WorkflowInvalid extends Schema.TaggedError<WorkflowInvalid>()("Work
   description: Schema.String
 }) {
   override get message() {
-    return `${this.location}: ${this.description}`
+    return this.reason === "ReadFailed" ? `cannot read ${this.location}: ${this.description}` : `${this.location}: ${this.description}`
   }
 }
 

@@ -216,6 +216,38 @@ workflow "inputs" {
       assert.isTrue(srv.seen.length > 0 && srv.seen.every((token) => token === "tok-from-input"))
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
+  it.live("inputs in an http server's auth are evaluated before it connects: a bearer token, a token_url", () =>
+    Effect.gen(function*() {
+      const srv = yield* protectedServer
+      srv.accept.add("tok-from-input")
+      const port = new URL(srv.url).port
+      const tracker = (auth: string) => `
+workflow "auth" {
+  input "token" {
+    type = "string"
+  }
+  input "port" {
+    type = "integer"
+  }
+  mcp_server "tracker" {
+    transport = "http"
+    url = "http://127.0.0.1:\${inputs.port}/mcp"
+    auth = ${auth}
+  }
+  tool "me" {
+    id = "tracker.whoami"
+  }
+  output = task.me.output
+}`
+      const bearer = yield* run(tracker(`{ type = "bearer", static = "\${inputs.token}" }`), { token: "tok-from-input", port: Number(port) })
+      assert.strictEqual(bearer.output, "caller with [REDACTED:tracker.bearer_token]")
+      assert.isTrue(srv.seen.length > 0 && srv.seen.every((token) => token === "tok-from-input"))
+      const credentials = `{ type = "client_credentials", token_url = "http://127.0.0.1:\${inputs.port}/token", client_id = "app", client_secret = "\${inputs.token}" }`
+      const exchanged = yield* run(tracker(credentials), { token: "s3cret", port: Number(port) })
+      assert.strictEqual(exchanged.output, "caller with [REDACTED:tracker.access_token]")
+      assert.deepStrictEqual(srv.issued, [`Basic ${Buffer.from("app:s3cret").toString("base64")}`])
+    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
+
   it.live("client_credentials takes the client id and secret from variables (client_id_env, client_secret_env)", () =>
     Effect.gen(function*() {
       const srv = yield* protectedServer

@@ -3,14 +3,18 @@
  * handlers load this module with a dynamic `import()`, so `version`, `--help` and a usage error
  * never load what it needs: the workflow executor, every model provider, MCP, the durable stores
  * and `Condukt.layer`, which each handler provides here (`check` too: it asks the model providers
- * whether an agent step's model has a key).
+ * whether an agent step's model has a key, and warns when one has none: a check needs no key).
+ *
+ * `run` and `check` refuse an invalid workflow alike: the same line (`check failed: …`) and exit 2,
+ * `run` before any step. `run --model-script FILE` answers every agent step from a scripted model
+ * (`internal/modelScript`), offline.
  *
  * The CLI is a redaction boundary: once a workflow is loaded, every line it prints (errors,
  * progress, `--json` events, the output) goes through one redactor holding every secret value the
  * workflow names (`Secrets.of`: host variables its MCP servers read, literal tokens and client
  * secrets, credential headers), whatever a server echoed into an error.
  */
-import { Redactor } from "@condukt/core"
+import { Model, Redactor } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { type Document, Durable, type RunEngine, Secrets, Workflow, WorkflowError, type WorkflowEvent } from "@condukt/workflows"
 import { Config, Duration, Effect, Option, Result, Terminal } from "effect"
@@ -18,6 +22,7 @@ import * as Approve from "../Approve.ts"
 import * as DurableStore from "../DurableStore.ts"
 import * as InputArgs from "../InputArgs.ts"
 import * as Progress from "../Progress.ts"
+import * as ModelScript from "./modelScript.ts"
 import { fail, plain, type Printer, printer, reportUnexpected } from "./print.ts"
 import * as ProcessIdentity from "./processIdentity.ts"
 
@@ -101,6 +106,8 @@ const runLoaded = Effect.fnUntraced(function*(
   durable: Option.Option<DurableChoice>
 ) {
   yield* warn(print, document, file)
+  // What `check` refuses, refused the same way (exit 2) before the run; a missing key is the run's to say.
+  yield* Effect.catch(Workflow.verify(document, file, { model: options.model, keys: false }), reportError(print))
   const inputs = InputArgs.parse(input, document.inputs ?? {})
   if (Result.isFailure(inputs)) return yield* fail(print, 2, inputs.failure)
   const running = Option.isSome(durable)
@@ -123,6 +130,8 @@ export interface RunArgs {
   readonly approve: Option.Option<Approve.Mode>
   readonly durable: Option.Option<string>
   readonly runId: Option.Option<string>
+  /** A JSON list of scripted replies answering every agent step (`internal/modelScript`). */
+  readonly modelScript: Option.Option<string>
 }
 
 /** What `run` needs to know about where it runs. */
@@ -137,13 +146,16 @@ export interface RunContext {
 
 /** `condukt run`: load the workflow, run it, print its output. */
 export const run = Effect.fnUntraced(function*(args: RunArgs, context: RunContext) {
-  const { approve, concurrency, durable, file, input, json, model, quiet, runId } = args
+  const { approve, concurrency, durable, file, input, json, model, modelScript, quiet, runId } = args
   if (Option.isSome(runId) && Option.isNone(durable)) return yield* fail(plain, 2, "--run-id needs --durable: the database the run is kept in")
   const seconds = yield* Effect.catchTag(LEASE, "ConfigError", () => Effect.succeed(Option.some(Number.NaN)))
   if (Option.isSome(durable) && Option.isSome(seconds) && !(seconds.value >= 1 && Number.isFinite(seconds.value))) {
     return yield* fail(plain, 2, "CONDUKT_DURABLE_LEASE is how long a durable run's lease lasts: a number of seconds, at least 1")
   }
   const lease = Option.getOrUndefined(Option.map(seconds, Duration.seconds))
+  const scripted = Option.isSome(modelScript)
+    ? Option.some(yield* Effect.catchTag(ModelScript.load(modelScript.value), "ModelScriptInvalid", (error) => fail(plain, 2, error.message)))
+    : Option.none()
   const document = yield* Effect.catch(Workflow.load(file), reportError(plain))
   const print = yield* printerFor(document)
   const onEvent = json
@@ -154,13 +166,17 @@ export const run = Effect.fnUntraced(function*(args: RunArgs, context: RunContex
   const terminal = yield* Terminal.Terminal
   const ask = context.canAsk ? (question: string) => Effect.andThen(print.err(question), terminal.readLine) : undefined
   const options = {
-    model: Option.getOrUndefined(model),
+    // A step naming no model is answered by the script too.
+    model: Option.getOrUndefined(Option.orElse(model, () => Option.map(scripted, (service) => service.name))),
     concurrency: Option.getOrUndefined(concurrency),
     onEvent,
     approve: Approve.answerer(Option.getOrUndefined(approve), ask)
   }
   const choice = Option.map(durable, (db) => ({ db, runId, lease }))
-  yield* reportUnexpected(print, context.verbose)(runLoaded(print, document, file, input, json, options, choice))
+  const running = runLoaded(print, document, file, input, json, options, choice)
+  yield* reportUnexpected(print, context.verbose)(
+    Option.isSome(scripted) ? Effect.provideService(running, Model.Model, scripted.value) : running
+  )
 }, Effect.provide(Condukt.layer))
 
 /** `condukt check`: load the workflow, print its warnings, verify it. */
@@ -169,7 +185,11 @@ export const check = Effect.fnUntraced(function*(file: string, verbose: boolean)
   const print = yield* printerFor(document)
   yield* reportUnexpected(print, verbose)(Effect.gen(function*() {
     yield* warn(print, document, file)
-    yield* Effect.catch(Workflow.verify(document, file), reportError(print))
+    yield* Effect.catch(Workflow.verify(document, file, { keys: false }), reportError(print))
+    // A missing key is no error here: the run may have it, or a script (--model-script) instead.
+    const missing = yield* Workflow.missingKeys(document, file)
+    yield* Effect.forEach(missing, (warning) =>
+      print.err(`warning: ${warning.location}: ${warning.description}; run needs it, or --model-script FILE to run offline`), { discard: true })
     yield* print.out(`ok: ${file}`)
   }))
 }, Effect.provide(Condukt.layer))
