@@ -155,13 +155,15 @@ describe("condukt", () => {
         "member.hcl": `workflow "m" {\n${cmd("a")}  cmd "b" {\n    needs = ["a"]\n    argv = ["echo", task.a.stdot]\n  }\n}\n`,
         "needs.hcl": `workflow "x" {\n${cmd("deploy")}${cmd("b", `"deploi"`)}}\n`,
         "expr.hcl": `workflow "x" {\n${cmd("deploy")}  cmd "b" {\n    argv = ["echo", task.deploi.stdout]\n  }\n}\n`,
-        "cycle.hcl": `workflow "x" {\n${cmd("a")}${cmd("b", `"c", "a"`)}${cmd("c", `"b"`)}${cmd("d", `"c"`)}}\n`
+        "cycle.hcl": `workflow "x" {\n${cmd("a")}${cmd("b", `"c", "a"`)}${cmd("c", `"b"`)}${cmd("d", `"c"`)}}\n`,
+        "output.hcl": `workflow "x" {\n${cmd("deploy")}  output = task.deploi.stdout\n}\n`
       })
       const refusals = [
         ["member.hcl", "check failed: member.hcl: workflow.steps.b: reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
         ["needs.hcl", `check failed: needs.hcl: workflow.steps.b: depends on deploi, which is not a step of this workflow; did you mean "deploy"?`],
         ["expr.hcl", `check failed: expr.hcl: workflow.steps.b: refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`],
         ["cycle.hcl", "check failed: cycle.hcl: workflow.steps: steps b, c depend on each other in a cycle; remove one of the dependencies"],
+        ["output.hcl", `check failed: output.hcl: workflow.output: output refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`],
         ["nope.hcl", "check failed: cannot read nope.hcl: no such file"]
       ] as const
       for (const [file, line] of refusals) {

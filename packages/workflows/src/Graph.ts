@@ -11,6 +11,9 @@ import { didYouMean } from "./internal/nearest.ts"
 import * as Template from "./Template.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
+/** The most steps a cycle's error names; the others are counted. */
+const MAX_NAMED = 20
+
 /** Each step's dependencies, sorted; and the steps in an order where dependencies come first. */
 export interface Graph {
   readonly dependencies: ReadonlyMap<string, ReadonlyArray<string>>
@@ -63,7 +66,7 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
         step: "",
         description: cycle.length === 1
           ? `step ${cycle[0]} depends on itself; remove it from its needs`
-          : `steps ${cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
+          : `steps ${cycle.length > MAX_NAMED ? `${cycle.slice(0, MAX_NAMED).join(", ")} and ${cycle.length - MAX_NAMED} more` : cycle.join(", ")} depend on each other in a cycle; remove one of the dependencies`
       })
     )
   }
@@ -71,22 +74,61 @@ export const make = (steps: Readonly<Record<string, Document.Step>>): Result.Res
 }
 
 /**
- * Of the steps Kahn's algorithm could not order, those on a cycle: each step that can reach
- * itself through dependencies among them (the others only wait behind a cycle). Sorted.
+ * Of the steps Kahn's algorithm could not order, those on a cycle: the members of each strongly
+ * connected component with more than one step, or of one step needing itself (Tarjan's algorithm,
+ * iterative: a file's thousands of steps must not overflow the stack); the others only wait
+ * behind a cycle. Sorted.
  */
 const onCycles = (left: ReadonlyArray<string>, dependencies: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> => {
   const among = new Set(left)
-  const reaches = (from: string, target: string): boolean => {
-    const seen = new Set<string>()
-    const stack = [...dependencies.get(from)!]
-    while (stack.length > 0) {
-      const id = stack.pop()!
-      if (id === target) return true
-      if (seen.has(id) || !among.has(id)) continue
-      seen.add(id)
-      stack.push(...dependencies.get(id)!)
+  const inside = new Map(left.map((id) => [id, dependencies.get(id)!.filter((dep) => among.has(dep))] as const))
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const members: Array<string> = []
+  let next = 0
+  for (const root of left) {
+    if (index.has(root)) continue
+    // Each frame: a step and how many of its dependencies were visited.
+    const frames: Array<[string, number]> = [[root, 0]]
+    index.set(root, next)
+    low.set(root, next++)
+    stack.push(root)
+    onStack.add(root)
+    while (frames.length > 0) {
+      const frame = frames[frames.length - 1]!
+      const [id, at] = frame
+      const deps = inside.get(id)!
+      if (at < deps.length) {
+        frame[1] = at + 1
+        const dep = deps[at]!
+        if (!index.has(dep)) {
+          index.set(dep, next)
+          low.set(dep, next++)
+          stack.push(dep)
+          onStack.add(dep)
+          frames.push([dep, 0])
+        } else if (onStack.has(dep)) {
+          low.set(id, Math.min(low.get(id)!, index.get(dep)!))
+        }
+        continue
+      }
+      frames.pop()
+      if (frames.length > 0) {
+        const parent = frames[frames.length - 1]![0]
+        low.set(parent, Math.min(low.get(parent)!, low.get(id)!))
+      }
+      if (low.get(id) !== index.get(id)) continue
+      const component: Array<string> = []
+      let member: string
+      do {
+        member = stack.pop()!
+        onStack.delete(member)
+        component.push(member)
+      } while (member !== id)
+      if (component.length > 1 || deps.includes(id)) members.push(...component)
     }
-    return false
   }
-  return left.filter((id) => reaches(id, id))
+  return members.sort()
 }

@@ -4,11 +4,13 @@
  * `ok`, `stdout`, `exit_code`; `agent` `ok`, `output`; `http` `status`, `headers`, `body`; `tool`
  * `ok` and `output` or `error`; a `map` the list of its items' outputs. A misspelt member
  * (`task.a.stdot`) is refused before the first step, by `check` and `run` alike, instead of failing
- * the run when the step that reads it comes. Deeper members (`steps.h.body.version`) are data and
- * are not checked. Pure.
+ * the run when the step that reads it comes, and so is an `output` reading a step that does not
+ * exist (the steps' own references are the graph's to check). Deeper members
+ * (`steps.h.body.version`) are data and are not checked. Pure.
  */
 import { Result } from "effect"
 import type * as Document from "./Document.ts"
+import { didYouMean } from "./internal/nearest.ts"
 import * as Template from "./Template.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
@@ -45,6 +47,12 @@ const problem = (steps: Document.Document["steps"], id: string, member: string):
  * @category constructors
  */
 export const check = (document: Document.Document): Result.Result<void, WorkflowFailed> => {
+  const ids = Object.keys(document.steps)
+  const unknown = Template.references(document.output ?? null).find((id) => !Object.hasOwn(document.steps, id))
+  if (unknown !== undefined) {
+    const description = `output refers to task.${unknown}, which is not a step of this workflow${didYouMean(unknown, ids) || "; fix the name or add the step"}`
+    return Result.fail(new WorkflowFailed({ reason: "UnknownMember", step: "", description }))
+  }
   const readers: ReadonlyArray<readonly [string, unknown]> = [
     ...Object.keys(document.steps).sort().map((id) => [id, document.steps[id]] as const),
     ["", document.output ?? null]

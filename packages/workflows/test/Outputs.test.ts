@@ -68,4 +68,13 @@ describe("Outputs", () => {
         "output reads steps.a.exitcode, but a cmd step's output has only ok, stdout, exit_code"
       ])
     }))
+
+  it.effect("an output reading a step that does not exist is refused, naming the nearest step", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* checked(`  cmd "deploy" {\n    argv = ["true"]\n  }\n  output = task.deploi.stdout`), [
+        "UnknownMember",
+        "",
+        `output refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`
+      ])
+    }))
 })
