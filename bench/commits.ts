@@ -17,7 +17,7 @@
 import { Agent, Sandbox, Session, SessionStore, Tool } from "@condukt/core"
 import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeServices } from "@effect/platform-node"
+import { NodeFileSystem, NodePath } from "@effect/platform-node-shared"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -83,7 +83,7 @@ const program = Effect.gen(function*() {
   }
   const counted = yield* SqliteSessionStore.make({ file: path.join(dir, "counted.db") })
   return { times, saves: yield* savesOf(counted, "batch", batch), runSaves: yield* savesOf(counted, "run", script) }
-}).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+}).pipe(Effect.scoped, Effect.provide([NodeFileSystem.layer, NodePath.layer]))
 
 const { runSaves, saves, times } = await Effect.runPromise(program)
 fs.rmSync(dir, { recursive: true, force: true })

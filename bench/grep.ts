@@ -20,8 +20,8 @@
  * medians are reported. Both are timed from this process, so the ripgrep figure includes spawning
  * it (a few ms) and writing its output to a pipe.
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Duration, Effect, FileSystem, Path, Result } from "effect"
+import { NodeChildProcessSpawner, NodeFileSystem, NodePath, NodeRuntime } from "@effect/platform-node-shared"
+import { Console, Duration, Effect, FileSystem, Layer, Path, Result } from "effect"
 import * as GrepFiles from "../packages/node/src/internal/grepFiles.ts"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import { report } from "./report.ts"
@@ -157,4 +157,4 @@ const program = Effect.gen(function*() {
   }
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))
+NodeRuntime.runMain(program.pipe(Effect.provide(Layer.provideMerge(NodeChildProcessSpawner.layer, Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))))

@@ -20,8 +20,8 @@ import AnthropicSdk from "@anthropic-ai/sdk"
 import { Agent, type Sandbox, Session } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { Anthropic } from "@condukt/providers"
-import { NodeHttpClient } from "@effect/platform-node"
 import { type Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { mkdtempSync, rmSync } from "node:fs"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -158,7 +158,7 @@ const main = async () => {
   const services = await Effect.runPromise(Layer.buildWithScope(
     Layer.mergeAll(
       LocalSandbox.layer({ cwd }),
-      Anthropic.layer({ apiKey: Redacted.make("k"), baseUrl: url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+      Anthropic.layer({ apiKey: Redacted.make("k"), baseUrl: url }).pipe(Layer.provide(FetchHttpClient.layer))
     ).pipe(Layer.provide(Condukt.layer)),
     scope
   ))

@@ -13,8 +13,8 @@
  */
 import { History, Message, Model } from "@condukt/core"
 import { Anthropic } from "@condukt/providers"
-import { NodeHttpClient } from "@effect/platform-node"
 import { Effect, Layer, Redacted, Stream } from "effect"
+import { FetchHttpClient } from "effect/http"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { request } from "undici"
@@ -127,7 +127,7 @@ await Effect.runPromise(Effect.gen(function*() {
   })
 }).pipe(
   Effect.provide(
-    Anthropic.layer({ apiKey: Redacted.make("k"), baseUrl: url }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+    Anthropic.layer({ apiKey: Redacted.make("k"), baseUrl: url }).pipe(Layer.provide(FetchHttpClient.layer))
   )
 ))
 server.close()

@@ -7,8 +7,8 @@
  *
  * Run: `pnpm bench` (all), `pnpm bench turns exec` (these only).
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Console, Effect, Schema, Stream } from "effect"
+import { NodeChildProcessSpawner, NodeFileSystem, NodePath, NodeRuntime } from "@effect/platform-node-shared"
+import { Console, Effect, Layer, Schema, Stream } from "effect"
 import { ChildProcess, ChildProcessSpawner } from "effect/process"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -57,4 +57,4 @@ const program = Effect.gen(function*() {
   if (failed) yield* Effect.sync(() => void (process.exitCode = 1))
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))
+NodeRuntime.runMain(program.pipe(Effect.provide(Layer.provideMerge(NodeChildProcessSpawner.layer, Layer.mergeAll(NodeFileSystem.layer, NodePath.layer)))))

@@ -20,7 +20,7 @@
 import { Message, type SessionStore, Snapshot } from "@condukt/core"
 import { DiskSessionStore, SqliteClient, SqliteSessionStore, SqlSessionStore } from "@condukt/node"
 import { SessionStore as Store } from "@condukt/core"
-import { NodeServices } from "@effect/platform-node"
+import { NodeFileSystem, NodePath } from "@effect/platform-node-shared"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -76,7 +76,7 @@ const program = Effect.gen(function*() {
     results.push({ name, small: yield* measure(store, `${name}-10`, 10), large: yield* measure(store, `${name}-1000`, 1000) })
   }
   return results
-}).pipe(Effect.scoped, Effect.provide(NodeServices.layer))
+}).pipe(Effect.scoped, Effect.provide([NodeFileSystem.layer, NodePath.layer]))
 
 const results = await Effect.runPromise(program)
 fs.rmSync(dir, { recursive: true, force: true })

@@ -8,7 +8,7 @@
 import { Agent, Approvals, Session, Sessions, Tools } from "@condukt/core"
 import { Condukt, SqliteSessionStore } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Layer, Option } from "effect"
 import * as path from "node:path"
 
@@ -52,6 +52,6 @@ const program = Effect.gen(function*() {
     Layer.provideMerge(Sessions.layer),
     Layer.provide(Layer.mergeAll(SqliteSessionStore.layer({ file }), TestModel.layer([TestModel.text("Cleaned.")]), Condukt.layer))
   )))
-}).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(Condukt.layer, NodeServices.layer)))
+}).pipe(Effect.scoped, Effect.provide(Condukt.layer))
 
 NodeRuntime.runMain(program)

@@ -7,7 +7,7 @@
  */
 import { Sessions } from "@condukt/core"
 import { Runner } from "@condukt/cluster"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { NodeFileSystem, NodePath, NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Layer, Queue, References, Stream } from "effect"
 import { spawn } from "node:child_process"
 import * as net from "node:net"
@@ -58,6 +58,6 @@ const program = Effect.gen(function*() {
     yield* Console.log((yield* sessions.run(id, "Grace signs off.")).text)
     yield* Console.log(`the history holds ${(yield* sessions.history(id)).length} messages`)
   }).pipe(Effect.provide(Runner.layerSqliteClient({ file })))
-}).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeServices.layer, Layer.succeed(References.MinimumLogLevel, "Warn"))))
+}).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, Layer.succeed(References.MinimumLogLevel, "Warn"))))
 
 NodeRuntime.runMain(program)

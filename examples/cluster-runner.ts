@@ -8,7 +8,7 @@
 import { Agent, History, Model, Sessions } from "@condukt/core"
 import { Runner } from "@condukt/cluster"
 import { Condukt } from "@condukt/node"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Layer, References, Stream } from "effect"
 import * as net from "node:net"
 import * as path from "node:path"

@@ -7,7 +7,7 @@
 import { Agent, Compactor, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer, Stream } from "effect"
 
 const agent = Agent.make({ name: "chat", model: "anthropic:claude-sonnet-4-6" })

@@ -9,7 +9,7 @@
 import { Agent, Session, type SessionEvent, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Layer, Stream } from "effect"
 
 const script = [
@@ -89,7 +89,7 @@ const demo = Effect.gen(function*() {
   yield* Console.log(`\nnotes.md now reads:\n${yield* fs.readFileString(`${dir}/notes.md`)}`)
 }).pipe(
   Effect.scoped,
-  Effect.provide(real === undefined ? Layer.mergeAll(TestModel.layer(script), Condukt.layer, NodeServices.layer) : Layer.mergeAll(Condukt.layer, NodeServices.layer))
+  Effect.provide(real === undefined ? Layer.mergeAll(TestModel.layer(script), Condukt.layer) : Condukt.layer)
 )
 
 NodeRuntime.runMain(demo)

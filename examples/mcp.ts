@@ -7,7 +7,7 @@ import { Agent, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { McpServer } from "@condukt/mcp"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Stream } from "effect"
 import { createRequire } from "node:module"
 

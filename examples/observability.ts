@@ -8,8 +8,9 @@
 import { Agent, Session, Tool, Usage } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer, Schema } from "effect"
+import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
@@ -44,7 +45,7 @@ const collector = Effect.acquireRelease(
 // The few lines a program adds to export its traces (point `url` at your collector).
 const tracing = (url: string) =>
   OtlpTracer.layer({ url, resource: { serviceName: "release-bot" } }).pipe(
-    Layer.provide([OtlpSerialization.layerJson, NodeHttpClient.layerUndici])
+    Layer.provide([OtlpSerialization.layerJson, FetchHttpClient.layer])
   )
 
 const ReleaseNotes = Tool.make("release_notes", {

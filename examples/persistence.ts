@@ -8,7 +8,7 @@
 import { Agent, Session } from "@condukt/core"
 import { Condukt, DiskSessionStore } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { NodeFileSystem, NodePath, NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Layer } from "effect"
 
 const agent = Agent.make({ name: "planner", model: "anthropic:claude-sonnet-4-6" })
@@ -27,7 +27,7 @@ const program = Effect.gen(function*() {
   yield* Effect.gen(function*() {
     yield* visit("The release is on Friday.")
     yield* visit("When is the release?")
-  }).pipe(Effect.provide(DiskSessionStore.layer({ dir }).pipe(Layer.provide(NodeServices.layer))))
+  }).pipe(Effect.provide(DiskSessionStore.layer({ dir }).pipe(Layer.provide([NodeFileSystem.layer, NodePath.layer]))))
 
   // The second start sent the model the first conversation, restored from the store.
   const requests = yield* (yield* TestModel.TestModel).requests
@@ -35,7 +35,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`The store's directory holds ${(yield* fs.readDirectory(dir)).sort().join(", ")}.`)
 }).pipe(
   Effect.scoped,
-  Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("Noted."), TestModel.text("On Friday.")]), Condukt.layer, NodeServices.layer))
+  Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.text("Noted."), TestModel.text("On Friday.")]), Condukt.layer))
 )
 
 NodeRuntime.runMain(program)

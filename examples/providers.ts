@@ -7,8 +7,9 @@
 import { Agent, Session } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { OpenAi } from "@condukt/providers"
-import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer } from "effect"
+import { FetchHttpClient } from "effect/http"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -39,7 +40,7 @@ const program = Effect.gen(function*() {
   const server = yield* localServer
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
   // This layer wins over Condukt.layer's own `ollama` provider (which reads OLLAMA_BASE_URL).
-  const ollama = OpenAi.layerCompatible("ollama", { baseUrl }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+  const ollama = OpenAi.layerCompatible("ollama", { baseUrl }).pipe(Layer.provide(FetchHttpClient.layer))
   const result = yield* Effect.scoped(Effect.flatMap(Session.start(greeter), (session) => session.run("Say hello"))).pipe(
     Effect.provide(ollama)
   )

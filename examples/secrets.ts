@@ -7,7 +7,7 @@
 import { Agent, Secret, Session, Tools } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer, Stream } from "effect"
 
 const deployer = Agent.make({

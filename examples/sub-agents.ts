@@ -8,7 +8,7 @@
 import { Agent, Model, Session, type SessionEvent, Usage } from "@condukt/core"
 import { Condukt } from "@condukt/node"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer, Schema, Stream } from "effect"
 
 const Finding = Schema.Struct({ answer: Schema.String, confidence: Schema.Literals(["low", "high"]) })

@@ -5,7 +5,7 @@
  * sessions the same way (`restart: "transient"`). docs/sessions.md#supervision
  */
 import { Supervisor } from "@condukt/core"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Deferred, Effect, Ref } from "effect"
 
 // A worker that crashes on its first two starts, then stays up.

@@ -4,7 +4,7 @@
  */
 import { Executor, Sandbox, Tool, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, FileSystem, Schema } from "effect"
 
 // A tool is a value; its JSON Schema for the model is derived from the Schema.

@@ -5,7 +5,7 @@
 import { Agent, Sandbox, Session, Tools } from "@condukt/core"
 import { Snapshot, VirtualSandbox } from "@condukt/sandbox-virtual"
 import { TestModel } from "@condukt/testing"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Effect, Layer, Schema } from "effect"
 
 const script = [

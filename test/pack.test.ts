@@ -24,14 +24,107 @@ const systemNode = "/usr/bin/node"
 /** What the guide's src/main.ts prints. */
 const answer = `ES modules: package.json says "type": "module".\n`
 
+/** npm's lines about a peer dependency it could not resolve. */
+const eresolve = (output: string) => output.split("\n").filter((line) => line.includes("ERESOLVE"))
+
+/** What of `redis` (and its `@redis/*` modules) the install holds. */
+const redis = (dir: string) => fs.readdirSync(path.join(dir, "node_modules")).filter((name) => /redis/.test(name))
+
+/**
+ * The examples that import Effect's Node platform and need nothing the install lacks (no MCP server,
+ * no key), and what each prints (as test/examples.test.ts has it): the cluster's pair (the client
+ * starts two runners from its own directory) and the OTLP export.
+ */
+const platformExamples: Record<string, string> = {
+  "cluster-runner.ts": `Noted: 1 in this session so far.
+Noted: 2 in this session so far.
+`,
+  "cluster-client.ts": `Noted: 1 in this session so far.
+streamed: AgentStart TurnStart TextDelta TurnEnd AgentEnd
+runner a killed
+Noted: 3 in this session so far.
+the history holds 6 messages
+`,
+  "observability.ts": `1.2.0 starts faster.
+usage: 20 in, 10 out; cost $0.000210
+The collector received:
+invoke_agent release-bot
+  · gen_ai.operation.name="invoke_agent"
+  · gen_ai.agent.name="release-bot"
+  chat claude-sonnet-4-6
+    · gen_ai.operation.name="chat"
+    · gen_ai.provider.name="anthropic"
+    · gen_ai.request.model="claude-sonnet-4-6"
+    · gen_ai.response.finish_reasons=["tool-calls"]
+    · gen_ai.usage.input_tokens=10
+    · gen_ai.usage.output_tokens=5
+  execute_tool release_notes
+    · gen_ai.operation.name="execute_tool"
+    · gen_ai.tool.name="release_notes"
+    · gen_ai.tool.call.id="call_1"
+    · gen_ai.tool.type="function"
+  chat claude-sonnet-4-6
+    · gen_ai.operation.name="chat"
+    · gen_ai.provider.name="anthropic"
+    · gen_ai.request.model="claude-sonnet-4-6"
+    · gen_ai.response.finish_reasons=["stop"]
+    · gen_ai.usage.input_tokens=10
+    · gen_ai.usage.output_tokens=5
+`
+}
+
 const tarballOf = (name: string) => Consumer.useSync(({ tarballs }) => tarballs.get(name)!)
 
 layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and installed with plain npm", (it) => {
-  it.effect("the guide's one install line prints no ERESOLVE warning and installs no redis", () =>
+  it.effect("the guide's one install line is a plain npm install, prints no ERESOLVE warning and installs no redis", () =>
     Effect.gen(function*() {
       const { dir, installOutput } = yield* Consumer
-      assert.deepStrictEqual(installOutput.split("\n").filter((line) => line.includes("ERESOLVE")), [])
-      assert.deepStrictEqual(fs.readdirSync(path.join(dir, "node_modules")).filter((name) => /redis/.test(name)), [])
+      assert.deepStrictEqual(guide.install.split(/\s+/).filter((word) => word.startsWith("-")), [])
+      assert.deepStrictEqual(eresolve(installOutput), [])
+      assert.deepStrictEqual(redis(dir), [])
+    }))
+
+  for (const [name, printed] of Object.entries(platformExamples)) {
+    it.effect(`examples/${name} (it imports Effect's Node platform) runs from the install as it does in the workspace`, () =>
+      Effect.gen(function*() {
+        const { dir } = yield* Consumer
+        fs.mkdirSync(path.join(dir, "examples"), { recursive: true })
+        for (const file of Object.keys(platformExamples)) fs.copyFileSync(path.join(root, "examples", file), path.join(dir, "examples", file))
+        const { exitCode, stderr, stdout } = yield* shell(dir, `node examples/${name}`)
+        assert.deepStrictEqual({ exitCode, stderr, stdout }, { exitCode: 0, stderr: "", stdout: printed })
+      }))
+  }
+
+  it.effect("every ts block of docs/ that imports a platform package or an HTTP client loads from the install", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      const blocks = fs.readdirSync(path.join(root, "docs")).filter((file) => file.endsWith(".md")).sort().flatMap((file) =>
+        [...fs.readFileSync(path.join(root, "docs", file), "utf8").matchAll(/```ts\n([\s\S]*?)```/g)]
+          .map(([, body], index) => ({ name: `${file.replace(/\.md$/, "")}-${index}`, body: body! }))
+          .filter(({ body }) => /from "(@effect\/platform-[^"]*|effect\/http)"/.test(body))
+      )
+      // The guide's own src/main.ts runs above; these only load (their exports are not run).
+      assert.isAbove(blocks.length, 0)
+      fs.mkdirSync(path.join(dir, "snippets"), { recursive: true })
+      const failed: Array<string> = []
+      for (const { body, name } of blocks) {
+        if (/\bNodeRuntime\.runMain\b/.test(body)) continue
+        fs.writeFileSync(path.join(dir, "snippets", `${name}.ts`), body)
+        const { exitCode, stderr } = yield* shell(dir, `node --input-type=module -e 'await import("./snippets/${name}.ts")'`)
+        if (exitCode !== 0) failed.push(`${name}: ${stderr.split("\n").find((line) => line.includes("Error")) ?? stderr}`)
+      }
+      assert.deepStrictEqual(failed, [])
+    }))
+
+  it.effect("a later plain npm install (as `npm i -D typescript` runs) brings no redis back and prints no ERESOLVE", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      const { exitCode, stderr, stdout } = yield* shell(dir, "npm install --no-audit --no-fund --prefer-offline")
+      assert.deepStrictEqual({ exitCode, eresolve: eresolve(`${stdout}${stderr}`), redis: redis(dir) }, {
+        exitCode: 0,
+        eresolve: [],
+        redis: []
+      })
     }))
 
   it.effect("the guide's src/main.ts prints its answer, run by Node's type stripping", () =>
@@ -76,6 +169,21 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
         stderr: `Condukt needs Node.js 22.19 or newer; this is Node.js ${version}.\n`,
         stdout: ""
       })
+    }))
+
+  it.effect("on the system's Node 20, `node src/main.ts` fails with Node's own error, which the guide names beside its one line to Node 22", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      // Node 20 refuses the file before any module of ours loads: no sentence of ours can run first.
+      const { exitCode, stderr } = yield* shell(dir, `${systemNode} src/main.ts`)
+      const code = /\bcode: '([A-Z_]+)'/.exec(stderr)?.[1]
+      assert.deepStrictEqual({ exitCode, code }, { exitCode: 1, code: "ERR_UNKNOWN_FILE_EXTENSION" })
+      const page = fs.readFileSync(path.join(root, "docs/your-project.md"), "utf8")
+      const oneLine = /<!-- node 22 -->\n```sh\n(.*)\n```/.exec(page)?.[1]
+      assert.deepStrictEqual({ names: page.includes(code!), oneLine }, { names: true, oneLine: "npx -y node@22 src/main.ts" })
+      // That line with Node 22 in place of the one npx fetches runs the guide's program.
+      const run = yield* shell(dir, oneLine!.replace(/^npx -y node@22\b/, node))
+      assert.deepStrictEqual({ exitCode: run.exitCode, stderr: run.stderr, stdout: run.stdout }, { exitCode: 0, stderr: "", stdout: answer })
     }))
 
   for (const { manifest } of workspacePackages) {

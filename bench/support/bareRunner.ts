@@ -5,7 +5,7 @@
  */
 import { Runner } from "@condukt/cluster"
 import { SqliteClient } from "@condukt/node"
-import { NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime } from "@effect/platform-node-shared"
 import { Console, Layer, References } from "effect"
 import * as BareEntity from "./bareEntity.ts"
 

@@ -4,17 +4,28 @@
  * error, 130 on Ctrl-C after the run's scope closed, so no process it started survives it). `Cli.main`
  * prints every message itself, so the runtime reports nothing more.
  */
-// The modules, not the package's index, which also loads NodeRedis and so needs `redis` (ADR 0053).
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeServices from "@effect/platform-node/NodeServices"
+// @effect/platform-node-shared, not @effect/platform-node, whose `redis` peer npm installs with it (ADR 0053).
+import * as NodeChildProcessSpawner from "@effect/platform-node-shared/NodeChildProcessSpawner"
+import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
+import * as NodePath from "@effect/platform-node-shared/NodePath"
+import * as NodeRuntime from "@effect/platform-node-shared/NodeRuntime"
+import * as NodeStdio from "@effect/platform-node-shared/NodeStdio"
+import * as NodeTerminal from "@effect/platform-node-shared/NodeTerminal"
 // The modules, not `effect`'s index, which loads every module of the package (`version` would pay for it).
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Cli from "./Cli.ts"
 
+/** What @effect/platform-node's NodeServices.layer provides, from the shared modules. */
+const NodeServices = Layer.provideMerge(
+  NodeChildProcessSpawner.layer,
+  Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeStdio.layer, NodeTerminal.layer)
+)
+
 Cli.main(process.argv.slice(2), { stderrIsTTY: process.stderr.isTTY === true, stdinIsTTY: process.stdin.isTTY === true }).pipe(
-  Effect.provide(NodeServices.layer),
+  Effect.provide(NodeServices),
   NodeRuntime.runMain({
     disableErrorReporting: true,
     teardown: (exit, onExit) => {

@@ -100,7 +100,7 @@ describe("the condukt executable", () => {
           exitCode,
           packages: JSON.parse(fs.readFileSync(path.join(dir, "loaded.json"), "utf8")) as ReadonlyArray<string>
         }))
-      const tree = ["@condukt/cli", "@effect/platform-node", "@effect/platform-node-shared", "effect"]
+      const tree = ["@condukt/cli", "@effect/platform-node-shared", "effect"]
       assert.deepStrictEqual(yield* loadedBy(["version"]), { exitCode: 0, packages: tree })
       assert.deepStrictEqual(yield* loadedBy(["--help"]), { exitCode: 0, packages: tree })
       assert.deepStrictEqual(yield* loadedBy(["run"]), { exitCode: 2, packages: tree })

@@ -15,7 +15,7 @@
  * holds its shards until their locks expire, 3 s after their last refresh, then the other runners
  * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
  */
-import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeClusterSocket from "./internal/nodeClusterSocket.ts"
 import { Duration, Layer, Option } from "effect"
 import { RunnerAddress, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
 import * as SqliteClient from "@condukt/node/SqliteClient"
@@ -64,8 +64,14 @@ export interface Options<R> extends SessionEntity.Options<R> {
   readonly mailboxRetention?: Duration.Input | undefined
 }
 
-/** How a program that runs no entity joins the cluster. @since 0.1.0 @category models */
-export interface ClientOptions {
+/**
+ * How a program that runs no entity joins the cluster, and how its calls wait while no runner is
+ * up (`waitNotice`: a warning after 30 s by default; `timeout`: then `Unavailable`, none by default).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ClientOptions extends ClusterSessions.WaitOptions {
   /** Sharding settings over `FAILOVER` (the runners'). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
@@ -133,7 +139,7 @@ export const layer = <R>(options: Options<R>) => {
  * @since 0.1.0
  * @category layers
  */
-export const layerClient = (options: ClientOptions = {}) => ClusterSessions.layer.pipe(Layer.provide(layerShardingClient(options)))
+export const layerClient = (options: ClientOptions = {}) => ClusterSessions.layerWith(options).pipe(Layer.provide(layerShardingClient(options)))
 
 /**
  * Where the embedded default keeps the cluster: one SQLite file, and how its commits reach the disk.

@@ -3,17 +3,17 @@
  *
  * `layer` chooses the Node defaults once (the host services, one process budget for the whole
  * program, a LocalSandbox at the process's working directory for sessions that name no sandbox,
- * every model provider over one undici HTTP client). `run` and `stream` start an
+ * every model provider over one HTTP client, Effect's over Node's `fetch`). `run` and `stream` start an
  * anonymous, transient session for one prompt and stop it afterwards, releasing everything it owned.
  */
-// First, before undici is evaluated: refuses an unsupported Node with one sentence.
+// First, before the platform is evaluated: refuses an unsupported Node with one sentence.
 import "./internal/supportedNode.ts"
-// The modules, not the package's index: the index also loads NodeRedis, which needs `redis`, a
-// peer a program that never talks to Redis can leave out (docs/your-project.md, ADR 0053).
-import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as NodePath from "@effect/platform-node/NodePath"
+// @effect/platform-node-shared, not @effect/platform-node: the latter declares a `redis` peer that
+// npm installs with it (docs/your-project.md, ADR 0053).
+import * as NodeFileSystem from "@effect/platform-node-shared/NodeFileSystem"
+import * as NodePath from "@effect/platform-node-shared/NodePath"
 import { Effect, Fiber, type FileSystem, Layer, type Path, type Scope, Stream } from "effect"
+import { FetchHttpClient } from "effect/http"
 import * as Agent from "@condukt/core/Agent"
 import * as Model from "@condukt/core/Model"
 import type * as Output from "@condukt/core/Output"
@@ -47,7 +47,7 @@ const defaultSandbox = Layer.effect(
 // defaults, so a provider layer the program provides itself wins, inside or around this one.
 const providers: Layer.Layer<Model.Providers> = Model.layerDefaults(
   Layer.mergeAll(OpenAi.layerPresets, OpenAi.layer(), OpenAiResponses.layer(), Anthropic.layer(), Google.layer())
-).pipe(Layer.provide(NodeHttpClient.layerUndici))
+).pipe(Layer.provide(FetchHttpClient.layer))
 
 /**
  * The defaults for Node programs: the Node filesystem and paths, the program's process budget

@@ -12,7 +12,7 @@
  * effect's, row for row (a test holds the two side by side). A read for given addresses (a runner
  * at its resident-entity cap) and every other dialect keep effect's own.
  */
-import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
+import * as NodeCrypto from "@effect/platform-node-shared/NodeCrypto"
 import { Effect, Layer, Option } from "effect"
 import { ClusterError, MessageStorage, ShardId, Snowflake, SqlMessageStorage } from "effect/cluster"
 import type { Envelope, Reply } from "effect/cluster"

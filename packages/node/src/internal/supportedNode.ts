@@ -1,11 +1,13 @@
 /**
  * supportedNode — the Node.js release this package needs, checked once when it is imported.
  *
- * The host packages build on @effect/platform-node and undici 8, whose `engines` ask for Node.js
- * 22.19 or newer; on an older Node a program imports fine and crashes later, inside undici, with a
- * message about a property of `undefined`. So the import stops the program first: one sentence on
- * stderr naming the release needed and the one running, and exit code 1. Bun and Deno report a Node
- * release of their own choosing and are not Node: they are left alone.
+ * The host packages build on @effect/platform-node-shared, whose `engines` ask for Node.js 22.19 or
+ * newer, and on Node's `fetch`, `node:sqlite` and type stripping as 22.19 has them; on an older Node a
+ * program imports fine and crashes later, far from the cause. So the import stops the program
+ * first: one sentence on stderr naming the release needed and the one running, and exit code 1.
+ * Bun and Deno report a Node release of their own choosing and are not Node: they are left alone.
+ * A `.ts` program on a Node without type stripping (20) fails before this module loads, with Node's
+ * `ERR_UNKNOWN_FILE_EXTENSION`: docs/your-project.md names it and the one line to Node 22.
  */
 
 /** The oldest Node.js release the host packages run on (`engines` in their package.json). */
