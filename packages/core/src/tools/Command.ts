@@ -1,11 +1,16 @@
 /**
  * Command — a tool for one trusted executable (`git`, `gh`), run directly on the host: no shell,
  * the model's `args` reach the program verbatim, and its environment carries the tool's `env` and
- * the session's secrets, which the model never sees.
+ * the session's secrets, which the model never sees: the values of both are secrets, replaced by
+ * `[REDACTED:NAME]` in what the program prints before the model, the events or the history get it.
  *
- * It runs on the host, not in the Sandbox: the point is to reach a host program. So it runs in a
- * host directory of its own (`cwd`, the process's by default), never the sandbox's (a virtual path
- * on a VirtualSandbox), and refuses a model `cwd` whose real path leaves it. Where the session's
+ * It runs on the host, not in the Sandbox: the point is to reach a host program. It runs where the
+ * agent works, the sandbox's working directory, as the originals do (`context.cwd`), and takes a
+ * model `cwd` relative to it or absolute, refused (a `ToolError` the model reads) when its real path
+ * leaves the sandbox's host directories (its cwd and allowed paths), resolved as the sandbox's
+ * `allowedPaths` are (`RealPath`). A tool given its own `cwd` runs there instead, and a model `cwd`
+ * must stay below it. A sandbox whose cwd is not a host directory (a VirtualSandbox's virtual path)
+ * leaves the process's working directory as the default. Where the session's
  * sandbox confines its commands (`Sandbox.runConfined`: a LocalSandbox with `confine`), the
  * program runs confined the same way unless the tool opts out (`confine: false`, for a trusted
  * program that needs the network or host credentials; docs/decisions/0059). Each run holds a permit of the program's ProcessBudget,
@@ -20,6 +25,7 @@
 import { Duration, Effect, FileSystem, Path, Redacted, Schema } from "effect"
 import { formatExecResult, MAX_BYTES, MAX_LINES } from "../internal/outputLimit.ts"
 import * as RealPath from "../RealPath.ts"
+import * as Redactor from "../Redactor.ts"
 import * as ProcessBudget from "../ProcessBudget.ts"
 import * as ProcessRunner from "../ProcessRunner.ts"
 import * as Tool from "../Tool.ts"
@@ -33,9 +39,16 @@ const MAX_TIMEOUT_SECONDS = 3600
 export interface Options {
   /** The executable: a name looked up in PATH, or a path. */
   readonly command: string
-  /** The host directory it runs in, and below which a model `cwd` must stay (default: the process's cwd). */
+  /**
+   * The host directory it runs in, and below which a model `cwd` must stay. Default: the sandbox's
+   * working directory, a model `cwd` inside its host directories (the process's cwd where the
+   * sandbox's is not on the host: a VirtualSandbox).
+   */
   readonly cwd?: string | undefined
-  /** Variables added to the host allow-list (session secrets override them). */
+  /**
+   * Variables added to the host allow-list (session secrets override them). Their values are
+   * secrets: what the program prints of one (4 bytes or more) reaches the model as `[REDACTED:NAME]`.
+   */
   readonly env?: Readonly<Record<string, string>> | undefined
   /** The tool's name (default: the command's basename in PascalCase, `git-lfs` → `GitLfs`). */
   readonly name?: string | undefined
@@ -79,21 +92,56 @@ const defaultDescription = (command: string): string =>
     `cwd picks another directory; timeout is in seconds (${DEFAULT_TIMEOUT_SECONDS} unless given).`
   ].join(" ")
 
-/** The real directory to run in: `given` against `root`, refused when its real path leaves it. */
-const locate = (root: string, given: string | undefined) =>
+/** Where a call runs by default (`root`), and the directories a model `cwd` must stay inside. */
+interface Place {
+  readonly root: string
+  readonly roots: ReadonlyArray<string>
+}
+
+/**
+ * The tool's own `cwd` when it has one; else the sandbox's working directory with its host
+ * directories, when that directory is on the host; else the process's working directory.
+ */
+const placeOf = (path: Path.Path, cwd: string | undefined, sandbox: Tool.Context["sandbox"]): Place => {
+  if (cwd !== undefined) {
+    const root = path.resolve(cwd)
+    return { root, roots: [root] }
+  }
+  const hosts = sandbox.hostDirectories?.() ?? [sandbox.cwd]
+  if (path.isAbsolute(sandbox.cwd) && hosts.includes(sandbox.cwd)) return { root: sandbox.cwd, roots: hosts }
+  const root = path.resolve(".")
+  return { root, roots: [root] }
+}
+
+const outside = (given: string, { roots }: Place): string =>
+  roots.length === 1
+    ? `Command failed: cwd ${given} is outside ${roots[0]}, the directory this tool runs in; give a directory inside it`
+    : `Command failed: cwd ${given} is outside ${roots.join(", ")}, the directories this tool runs in; give a directory inside one`
+
+/** The real directory to run in: `given` against the place's root, refused when its real path leaves its roots. */
+const locate = (place: Place, given: string | undefined) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
-    if (given === undefined) return root
+    if (given === undefined) return place.root
     // `..` stays in the walked path, so it applies to the real directory, as the kernel does.
-    const walked = path.isAbsolute(given) ? given : `${root}/${given}`
-    return yield* Effect.mapError(RealPath.check(fs, walked, path.resolve(root, given), [root]), (reason) =>
-      new ToolError({
-        message: reason._tag === "OutsideAllowedPaths"
-          ? `Command failed: cwd ${given} is outside ${root}, the directory this tool runs in; give a directory inside it`
-          : `Command failed: ${reason.message}`
-      }))
+    const walked = path.isAbsolute(given) ? given : `${place.root}/${given}`
+    return yield* Effect.mapError(RealPath.check(fs, walked, path.resolve(place.root, given), place.roots), (reason) =>
+      new ToolError({ message: reason._tag === "OutsideAllowedPaths" ? outside(given, place) : `Command failed: ${reason.message}` }))
   })
+
+/**
+ * The tool's `env` values and the session's secrets in one exact-match pass (a secret wins its
+ * name), then the session's redaction: an env value is a secret the session does not know of.
+ */
+const redactorOf = (env: Readonly<Record<string, string>> | undefined, context: Tool.Context): (text: string) => string => {
+  const own = Object.fromEntries(
+    Object.entries(env ?? {}).filter(([name]) => !(name in context.secrets)).map(([name, value]) => [name, Redacted.make(value)])
+  )
+  if (Object.keys(own).length === 0) return context.redact
+  const values = Redactor.secrets(context.secrets, own)
+  return (text) => context.redact(values.redact(text))
+}
 
 /**
  * A tool that runs `options.command` on the host with the model's arguments.
@@ -116,8 +164,8 @@ export const Command = (
     timeout: ({ timeout }) => Duration.seconds(timeout ?? DEFAULT_TIMEOUT_SECONDS),
     call: Effect.fn("Command.call")(function*({ args, cwd, timeout }: typeof Parameters.Type, context: Tool.Context) {
       const seconds = timeout ?? DEFAULT_TIMEOUT_SECONDS
-      const root = (yield* Path.Path).resolve(options.cwd ?? ".")
-      const directory = yield* locate(root, cwd)
+      const directory = yield* locate(placeOf(yield* Path.Path, options.cwd, context.sandbox), cwd)
+      const redact = redactorOf(options.env, context)
       const secrets = Object.fromEntries(Object.entries(context.secrets).map(([name, value]) => [name, Redacted.value(value)]))
       const env = { ...options.env, ...secrets }
       const confined = options.confine === false ? undefined : context.sandbox.runConfined
@@ -128,11 +176,11 @@ export const Command = (
           (error) =>
             new ToolError({
               message: error.reason._tag === "Timeout"
-                ? formatExecResult(error.reason.output ?? "", undefined, error.reason.truncated ?? false, `Command timed out after ${seconds} seconds`, context.redact)
-                : `Command failed: ${error.reason.message}`
+                ? formatExecResult(error.reason.output ?? "", undefined, error.reason.truncated ?? false, `Command timed out after ${seconds} seconds`, redact)
+                : `Command failed: ${redact(error.reason.message)}`
             })
         )
-        return formatExecResult(ran.output, ran.exitCode, ran.truncated, undefined, context.redact)
+        return formatExecResult(ran.output, ran.exitCode, ran.truncated, undefined, redact)
       }
       const budget = yield* ProcessBudget.ProcessBudget
       const runner = yield* ProcessRunner.ProcessRunner
@@ -146,13 +194,13 @@ export const Command = (
         (error) =>
           new ToolError({
             message: error._tag === "PermitTimeout"
-              ? `Command failed: ${error.message}`
+              ? `Command failed: ${redact(error.message)}`
               : error.reason._tag === "TimedOut"
-              ? formatExecResult(error.reason.output, undefined, error.reason.truncated, `Command timed out after ${seconds} seconds`, context.redact)
-              : `Command failed: ${error.message}`
+              ? formatExecResult(error.reason.output, undefined, error.reason.truncated, `Command timed out after ${seconds} seconds`, redact)
+              : `Command failed: ${redact(error.message)}`
           })
       )
-      return formatExecResult(result.output, result.exitCode, result.truncated, undefined, context.redact)
+      return formatExecResult(result.output, result.exitCode, result.truncated, undefined, redact)
     })
   })
 }

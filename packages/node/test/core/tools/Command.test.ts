@@ -1,22 +1,28 @@
 /**
  * Command against real host processes, called as the Executor calls it (decode, then call), with
- * a sandbox that refuses everything: Command must never need it.
+ * a sandbox that refuses everything: Command must never need it. Then inside a running session on
+ * a LocalSandbox, as an agent meets it: where it runs (the sandbox's working directory, as the
+ * originals run it) and what the model, the events and the history get of the tool's `env` (its
+ * values are secrets: their names only).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { ScriptedProcesses } from "@condukt/testing"
+import { ScriptedProcesses, TestModel } from "@condukt/testing"
 import { Duration, Effect, Layer, Redacted, Stream } from "effect"
+import * as Agent from "@condukt/core/Agent"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as Redactor from "@condukt/core/Redactor"
 import * as Sandbox from "@condukt/core/Sandbox"
+import * as Session from "@condukt/core/Session"
 import * as Tool from "@condukt/core/Tool"
 import { Command } from "@condukt/core/tools/Command"
 import * as Condukt from "../../../src/Condukt.ts"
 import * as ProcessGroup from "../../../src/internal/processGroup.ts"
+import * as LocalSandbox from "../../../src/sandbox/Local.ts"
 
 const refuse = (operation: string) => () =>
   Effect.fail(new Sandbox.SandboxError({ method: operation, reason: new Sandbox.NotSupported({ operation }) }))
@@ -58,8 +64,8 @@ describe("Command", () => {
       const dir = yield* tempDir
       const tool = Command({ cwd: dir, command: "env", env: { TOOL_VAR: "from tool", SHARED: "from tool" } })
       const text = yield* call(tool, {}, context(dir, { API_TOKEN: Redacted.make("s3cret"), SHARED: Redacted.make("from secret") }))
-      // The secrets reach the process; what it prints of them reaches the model redacted.
-      const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "from tool", SHARED: "[REDACTED:SHARED]", API_TOKEN: "[REDACTED:API_TOKEN]" }
+      // The tool's env and the secrets reach the process; what it prints of them reaches the model redacted.
+      const expected = { ...ProcessGroup.baseEnv(), TOOL_VAR: "[REDACTED:TOOL_VAR]", SHARED: "[REDACTED:SHARED]", API_TOKEN: "[REDACTED:API_TOKEN]" }
       assert.deepStrictEqual(
         String(text).split("\n").filter((line) => line !== "").sort(),
         Object.entries(expected).map(([name, value]) => `${name}=${value}`).sort()
@@ -85,9 +91,13 @@ describe("Command", () => {
       assert.strictEqual(yield* call(tool, { args: ["-P"], cwd: "sub/.." }, context("/")), `${dir}\n`)
     }))
 
-  it.live("defaults its cwd to the process's working directory", () =>
+  it.live("defaults its cwd to the sandbox's; to the process's where the sandbox's is not a host directory", () =>
     Effect.gen(function*() {
-      assert.strictEqual(yield* call(Command({ command: "pwd" }), { args: ["-P"] }, context("/")), `${realpathSync(process.cwd())}\n`)
+      const dir = yield* tempDir
+      assert.strictEqual(yield* call(Command({ command: "pwd" }), { args: ["-P"] }, context(dir)), `${dir}\n`)
+      // A VirtualSandbox's cwd is a virtual path: its host directories are its mounts, not its cwd.
+      const virtual = { ...context("/home/user"), sandbox: { ...context("/home/user").sandbox, hostDirectories: () => [] } }
+      assert.strictEqual(yield* call(Command({ command: "pwd" }), { args: ["-P"] }, virtual), `${realpathSync(process.cwd())}\n`)
     }))
 
   it.live("refuses a model cwd outside its own, symlinks and .. included", () =>
@@ -205,4 +215,87 @@ describe("Command on a scripted ProcessRunner (no process)", () => {
       const error = yield* failureScripted(Command({ cwd: "/repo", command: "gh" }), {}, context("/repo"))
       assert.strictEqual(error, "Command failed: Cannot run gh: command not found")
     }).pipe(Effect.provide(scripted({ run: () => new ProcessRunner.SpawnFailed({ description: "command not found" }) }))))
+})
+
+/** A session whose model calls `tool` once per input, then ends: the results, events, history and requests. */
+const runCalls = (
+  tool: ReturnType<typeof Command>,
+  inputs: ReadonlyArray<unknown>,
+  sandbox: LocalSandbox.Options
+) =>
+  Effect.gen(function*() {
+    const agent = Agent.make({ name: "runner", model: "test:x", tools: [tool] })
+    const session = yield* Session.start(agent, { sandbox: LocalSandbox.layer(sandbox) })
+    const events = yield* Stream.runCollect(session.stream("go"))
+    const history = yield* session.history
+    const requests = yield* (yield* TestModel.TestModel).requests
+    const results = history.flatMap((m) => (m._tag === "ToolResultMessage" ? [{ content: m.content, isError: m.isError }] : []))
+    return { events: Array.from(events), history, requests, results }
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(Layer.mergeAll(
+      TestModel.layer([...inputs.map((input) => TestModel.toolCall(tool.name, input)), TestModel.text("done")]),
+      Condukt.layer
+    ))
+  )
+
+describe("Command in a session", () => {
+  it.live("runs in the sandbox's working directory by default, and in a cwd inside it, relative or absolute", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      mkdirSync(join(dir, "sub"))
+      const { results } = yield* runCalls(
+        Command({ command: "pwd" }),
+        [{ args: ["-P"] }, { args: ["-P"], cwd: "sub" }, { args: ["-P"], cwd: join(dir, "sub") }, { args: ["-P"], cwd: "sub/.." }],
+        { cwd: dir }
+      )
+      assert.deepStrictEqual(results, [
+        { content: `${dir}\n`, isError: false },
+        { content: `${dir}/sub\n`, isError: false },
+        { content: `${dir}/sub\n`, isError: false },
+        { content: `${dir}\n`, isError: false }
+      ])
+    }))
+
+  it.live("takes a cwd in any of the sandbox's allowed paths and refuses one outside them all, with a sentence the model reads", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const shared = yield* tempDir
+      const { results } = yield* runCalls(
+        Command({ command: "pwd" }),
+        [{ args: ["-P"], cwd: shared }, { cwd: ".." }, { cwd: "/" }],
+        { cwd: dir, allowedPaths: [shared] }
+      )
+      const refusal = (cwd: string) =>
+        `Error: Command failed: cwd ${cwd} is outside ${dir}, ${shared}, the directories this tool runs in; give a directory inside one`
+      assert.deepStrictEqual(results, [
+        { content: `${shared}\n`, isError: false },
+        { content: refusal(".."), isError: true },
+        { content: refusal("/"), isError: true }
+      ])
+    }))
+
+  it.live("a value of the tool's env that the program prints reaches the model, the events and the history as its name", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const token = "ghp_tool_env_9c1e04"
+      const { events, history, requests, results } = yield* runCalls(
+        Command({ command: "printenv", env: { GH_TOKEN: token, GIT_PAGER: "cat" } }),
+        [{ args: ["GH_TOKEN"] }, { args: ["GIT_PAGER"] }],
+        { cwd: dir }
+      )
+      // Values under 4 bytes are left: they would match ordinary text (Redactor.MIN_SECRET_BYTES).
+      assert.deepStrictEqual(results, [
+        { content: "[REDACTED:GH_TOKEN]\n", isError: false },
+        { content: "cat\n", isError: false }
+      ])
+      assert.deepStrictEqual(requests[1]!.messages.at(-1), {
+        _tag: "ToolResultMessage",
+        callId: "call_1",
+        name: "Printenv",
+        content: "[REDACTED:GH_TOKEN]\n",
+        isError: false
+      })
+      assert.notInclude(JSON.stringify({ events, history, requests }), token)
+    }))
 })
