@@ -3,7 +3,11 @@
  * and `MAX_BYTES` bytes, with a one-line header whenever the model sees less than the whole file
  * (so it knows which lines it has and how many there are). A picture comes back as an image the
  * model sees (`Tool.images`: a line naming it, and its base64 bytes as an image part), up to
- * `MAX_IMAGE_BYTES` (docs/decisions/0050).
+ * `MAX_IMAGE_BYTES` (docs/decisions/0050). A picture is a file named like one (`.png`, `.jpg`,
+ * `.jpeg`, `.gif`, `.webp`) whose first bytes are one of those formats' signatures; its media type
+ * is the one its bytes say (a PNG named `.jpg` goes as `image/png`: a provider refuses an image
+ * whose bytes are not its declared type). A file named like a picture whose bytes are not one is
+ * read as text, as any other file (a binary one then fails as not UTF-8).
  *
  * The file is streamed once through the sandbox (`internal/lineWindow.ts`): every line is counted
  * (the header's "of N" is exact) and only the window shown is kept and decoded, so a 400 MB file
@@ -32,19 +36,56 @@ import { fromFileOperation, ToolError } from "./ToolError.ts"
  */
 export const MAX_IMAGE_BYTES = Tool.MAX_IMAGE_BYTES
 
-const MEDIA_TYPES: Readonly<Record<string, string>> = {
-  ".jpg": "image/jpeg",
-  ".jpeg": "image/jpeg",
-  ".png": "image/png",
-  ".gif": "image/gif",
-  ".webp": "image/webp"
-}
+const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set([".jpg", ".jpeg", ".png", ".gif", ".webp"])
 
-const mediaType = (path: string): string | undefined => {
+/** Whether the path's name says picture (the extension, in any case). */
+const namedLikeImage = (path: string): boolean => {
   const base = path.slice(path.lastIndexOf("/") + 1)
   const dot = base.lastIndexOf(".")
-  return dot === -1 ? undefined : MEDIA_TYPES[base.slice(dot).toLowerCase()]
+  return dot !== -1 && IMAGE_EXTENSIONS.has(base.slice(dot).toLowerCase())
 }
+
+/** The longest signature checked (WebP's: `RIFF`, a size, `WEBP`). */
+const SIGNATURE_BYTES = 12
+
+const startsWith = (bytes: Uint8Array, signature: ReadonlyArray<number>, at = 0): boolean =>
+  signature.every((byte, i) => bytes[at + i] === byte)
+
+const ascii = (text: string): ReadonlyArray<number> => Array.from(text, (c) => c.charCodeAt(0))
+
+/** The image format the first bytes of a file are the signature of, as a media type. */
+const sniff = (head: Uint8Array): string | undefined =>
+  startsWith(head, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])
+    ? "image/png"
+    : startsWith(head, [0xff, 0xd8, 0xff])
+    ? "image/jpeg"
+    : startsWith(head, ascii("GIF87a")) || startsWith(head, ascii("GIF89a"))
+    ? "image/gif"
+    : startsWith(head, ascii("RIFF")) && startsWith(head, ascii("WEBP"), 8)
+    ? "image/webp"
+    : undefined
+
+/** The first `SIGNATURE_BYTES` of the file (fewer when it is shorter), read from its first chunks only. */
+const headOf = (sandbox: Sandbox.Service, path: string) =>
+  Effect.suspend(() => {
+    let got = 0
+    return Effect.mapError(
+      Effect.map(
+        Stream.runCollect(Stream.takeUntil(sandbox.readStream(path), (chunk) => (got += chunk.length) >= SIGNATURE_BYTES)),
+        (chunks) => {
+          const head = new Uint8Array(Math.min(got, SIGNATURE_BYTES))
+          let at = 0
+          for (const chunk of chunks) {
+            if (at >= head.length) break
+            head.set(chunk.subarray(0, head.length - at), at)
+            at += Math.min(chunk.length, head.length - at)
+          }
+          return head
+        }
+      ),
+      fromFileOperation("read", path)
+    )
+  })
 
 const plural = (n: number) => (n === 1 ? `${n} line` : `${n} lines`)
 
@@ -128,7 +169,8 @@ export const Read = Tool.make("Read", {
   ].join(" "),
   parameters: Parameters,
   call: Effect.fn("Read.call")(function*({ path, offset, limit }: typeof Parameters.Type, { redact, sandbox }: Tool.Context) {
-    const media = mediaType(path)
+    // The name only says which files to look at: the bytes say whether it is a picture, and which.
+    const media = namedLikeImage(path) ? sniff(yield* headOf(sandbox, path)) : undefined
     return yield* (media === undefined ? readWindow(sandbox, path, offset, limit, redact) : readImage(sandbox, path, media))
   })
 })

@@ -20,6 +20,19 @@ const png = Uint8Array.from(
   atob("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="),
   (c) => c.charCodeAt(0)
 )
+const bytes = (...parts: ReadonlyArray<string | ReadonlyArray<number>>) =>
+  Uint8Array.from(parts.flatMap((part) => (typeof part === "string" ? Array.from(part, (c) => c.charCodeAt(0)) : [...part])))
+// The first bytes of each other format Read returns as an image (what it checks), then some of the rest.
+const jpeg = bytes([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10], "JFIF", [0x00, 0x01])
+const gif = bytes("GIF89a", [0x01, 0x00, 0x01, 0x00, 0x80, 0x00, 0x00])
+const webp = bytes("RIFF", [0x1a, 0x00, 0x00, 0x00], "WEBPVP8L", [0x0d, 0x00, 0x00, 0x00])
+const base64 = (data: Uint8Array) => btoa(String.fromCharCode(...data))
+// A PNG's signature followed by zeros, `size` bytes in all.
+const pngOfSize = (size: number) => {
+  const data = new Uint8Array(size)
+  data.set(png.subarray(0, 8))
+  return data
+}
 
 describe("Read", () => {
   it.effect("returns the whole file raw, without line numbers", () =>
@@ -106,18 +119,40 @@ describe("Read", () => {
 
   it.effect("returns a picture as an image the model sees, with a line naming it, whatever the extension's case", () =>
     Effect.gen(function*() {
-      const { context } = yield* localContext({ "dot.png": png, "photo.JPG": png, "a.webp": png })
-      const data = btoa(String.fromCharCode(...png))
+      const { context } = yield* localContext({ "dot.png": png, "photo.JPG": jpeg, "photo.jpeg": jpeg, "a.GIF": gif, "a.webp": webp })
       const seen = (path: string) =>
         Effect.map(ToolCall.run(Read, { path }, context), (output) => output instanceof Tool.Images ? [output.text, output.images] : output)
-      assert.deepStrictEqual(yield* seen("dot.png"), [`Image dot.png (image/png, ${png.length} bytes)`, [Message.imagePart("image/png", data)]])
-      assert.deepStrictEqual(yield* seen("photo.JPG"), [`Image photo.JPG (image/jpeg, ${png.length} bytes)`, [Message.imagePart("image/jpeg", data)]])
-      assert.deepStrictEqual(yield* seen("a.webp"), [`Image a.webp (image/webp, ${png.length} bytes)`, [Message.imagePart("image/webp", data)]])
+      const image = (path: string, media: string, data: Uint8Array) => [`Image ${path} (${media}, ${data.length} bytes)`, [Message.imagePart(media, base64(data))]]
+      assert.deepStrictEqual(yield* seen("dot.png"), image("dot.png", "image/png", png))
+      assert.deepStrictEqual(yield* seen("photo.JPG"), image("photo.JPG", "image/jpeg", jpeg))
+      assert.deepStrictEqual(yield* seen("photo.jpeg"), image("photo.jpeg", "image/jpeg", jpeg))
+      assert.deepStrictEqual(yield* seen("a.GIF"), image("a.GIF", "image/gif", gif))
+      assert.deepStrictEqual(yield* seen("a.webp"), image("a.webp", "image/webp", webp))
+    }))
+
+  it.effect("trusts a picture's bytes over its name: text named .png is read as text, a PNG named .jpg goes as image/png", () =>
+    Effect.gen(function*() {
+      const { context } = yield* localContext({
+        "notes.png": "not a picture\n",
+        "short.gif": "GIF",
+        "empty.webp": "",
+        "riff.webp": bytes("RIFF", [0, 0, 0, 0], "WAVEfmt "),
+        "dot.jpg": png
+      })
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "notes.png" }, context), "not a picture\n")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "short.gif" }, context), "GIF")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "empty.webp" }, context), "")
+      assert.strictEqual(yield* ToolCall.run(Read, { path: "riff.webp" }, context), "RIFF\u0000\u0000\u0000\u0000WAVEfmt ")
+      const dot = yield* ToolCall.run(Read, { path: "dot.jpg" }, context)
+      assert.deepStrictEqual(
+        dot instanceof Tool.Images ? [dot.text, dot.images] : dot,
+        [`Image dot.jpg (image/png, ${png.length} bytes)`, [Message.imagePart("image/png", base64(png))]]
+      )
     }))
 
   it.effect("refuses an image over MAX_IMAGE_BYTES, saying the limit", () =>
     Effect.gen(function*() {
-      const { context } = yield* localContext({ "big.png": new Uint8Array(MAX_IMAGE_BYTES + 1), "fits.png": new Uint8Array(MAX_IMAGE_BYTES) })
+      const { context } = yield* localContext({ "big.png": pngOfSize(MAX_IMAGE_BYTES + 1), "fits.png": pngOfSize(MAX_IMAGE_BYTES) })
       assert.strictEqual(
         yield* ToolCall.failure(Read, { path: "big.png" }, context),
         "Cannot read big.png: the image is larger than 3584 KiB (3670016 bytes), the most Read returns."
