@@ -3,7 +3,8 @@
  * MCP_CONFORMANCE_SCENARIO (and, for some, data in MCP_CONFORMANCE_CONTEXT). It starts our client
  * actor (a Streamable HTTP `McpServer`, with the headless OAuth provider) in a scope, calls the
  * tools the scenario names in its context (`toolCalls`, with their arguments) or else each tool
- * the server lists once (arguments from the tool's schema), then closes the scope.
+ * the server lists once (arguments from the tool's schema; `json-schema-2020-12-preservation`:
+ * the focal tool's schema echoed back), then closes the scope.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { CrossAppAccessProvider, requestJwtAuthorizationGrant } from "@modelcontextprotocol/client"
@@ -33,6 +34,14 @@ const provider = McpAuth.headless({
 
 const argumentsFor = (schema: { readonly properties?: Record<string, { readonly type?: string }> | undefined }) =>
   Object.fromEntries(Object.entries(schema.properties ?? {}).map(([key, property]) => [key, property.type === "number" ? 1 : "x"]))
+
+/**
+ * `json-schema-2020-12-preservation`: the focal tool's schema, as the model would get it (the
+ * tool's `parameters`), sent back through the server's echo tool for the suite to compare.
+ */
+const echoSchema = (tools: ReadonlyArray<{ readonly name: string; readonly parameters: unknown }>) =>
+  tools.filter((tool) => tool.name === "conformance.json_schema_2020_12_tool")
+    .map((tool) => ({ name: "json_schema_echo", arguments: { schema: tool.parameters } as Record<string, unknown> }))
 
 /**
  * Enterprise-managed authorization (cross-app access): the SDK's own provider through
@@ -65,8 +74,9 @@ const server = McpServer.http({
 
 const program = Effect.gen(function*() {
   const tools = yield* yield* McpServer.startAll([server])
-  const calls = context.toolCalls ??
-    tools.map((tool) => ({ name: tool.name.slice("conformance.".length), arguments: argumentsFor(tool.parameters as never) }))
+  const calls = context.toolCalls ?? (scenario === "json-schema-2020-12-preservation"
+    ? echoSchema(tools)
+    : tools.map((tool) => ({ name: tool.name.slice("conformance.".length), arguments: argumentsFor(tool.parameters as never) })))
   for (const call of calls) {
     const tool = tools.find((t) => t.name === `conformance.${call.name}`)
     if (tool !== undefined) yield* Effect.ignore(tool.call(call.arguments, undefined as never))
