@@ -133,6 +133,13 @@ describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
     assert.deepStrictEqual(done!.turns[0]!.calls.map(Timeline.callState), ["ok", "error"])
   })
 
+  it("notes a run still waiting for an answer, naming the calls", () => {
+    const events = script().slice(0, 9)
+    nextId = 9
+    const { runs } = Timeline.build([...events, ev({ _tag: "StillWaiting", calls: [{ callId: "c2", tool: "Bash" }], waitedMs: 30_400 })])
+    assert.deepStrictEqual(runs[0]!.notes, ["still waiting after 30 s for an answer to Bash (c2)"])
+  })
+
   it("ends what a run left open with the run: a turn cut short, a call without its result an error", () => {
     const events = script().slice(0, 9)
     nextId = 9

@@ -260,6 +260,9 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
       case "Compacted":
         run.notes.push(`history compacted from ${event.before} to ${event.after} messages`)
         break
+      case "StillWaiting":
+        run.notes.push(`still waiting after ${Math.round(event.waitedMs / 1000)} s for an answer to ${event.calls.slice(0, 20).map((call) => `${call.tool} (${call.callId})`).join(", ")}`)
+        break
       case "Error":
         run.errors.push({ message: event.message.slice(0, MAX_TEXT_CHARS), at: event.at })
         break

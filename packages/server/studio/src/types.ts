@@ -148,6 +148,7 @@ export type SessionEvent = EventBase & (
   | { readonly _tag: "McpServerDown"; readonly server: string; readonly description: string }
   | { readonly _tag: "McpServerStopped"; readonly server: string }
   | { readonly _tag: "Compacted"; readonly before: number; readonly after: number }
+  | { readonly _tag: "StillWaiting"; readonly calls: ReadonlyArray<{ readonly callId: string; readonly tool: string }>; readonly waitedMs: number }
   | { readonly _tag: "Error"; readonly message: string }
   | { readonly _tag: "AgentEnd"; readonly outcome: "completed" | "failed" | "aborted" }
 )
