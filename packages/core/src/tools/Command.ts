@@ -1,8 +1,9 @@
 /**
  * Command — a tool for one trusted executable (`git`, `gh`), run directly on the host: no shell,
  * the model's `args` reach the program verbatim, and its environment carries the tool's `env` and
- * the session's secrets, which the model never sees: the values of both are secrets, replaced by
- * `[REDACTED:NAME]` in what the program prints before the model, the events or the history get it.
+ * the session's secrets, which the model never sees: the values of both are secrets (those of 4
+ * bytes or more), replaced by `[REDACTED:NAME]` in what the program prints before the model, the
+ * events or the history get it.
  *
  * It runs on the host, not in the Sandbox: the point is to reach a host program. It runs where the
  * agent works, the sandbox's working directory, as the originals do (`context.cwd`), and takes a
@@ -10,11 +11,12 @@
  * leaves the sandbox's host directories (its cwd and allowed paths), resolved as the sandbox's
  * `allowedPaths` are (`RealPath`). A tool given its own `cwd` runs there instead, and a model `cwd`
  * must stay below it. A sandbox whose cwd is not a host directory (a VirtualSandbox's virtual path)
- * leaves the process's working directory as the default. Where the session's
- * sandbox confines its commands (`Sandbox.runConfined`: a LocalSandbox with `confine`), the
- * program runs confined the same way unless the tool opts out (`confine: false`, for a trusted
- * program that needs the network or host credentials; docs/decisions/0059). Each run holds a permit of the program's ProcessBudget,
- * and its `timeout` argument is the process's running time, from its start: the wait for a permit
+ * leaves the process's working directory as the default.
+ *
+ * Where the session's sandbox confines its commands (`Sandbox.runConfined`: a LocalSandbox with
+ * `confine`), the program runs confined the same way unless the tool opts out (`confine: false`,
+ * for a trusted program that needs the network or host credentials; docs/decisions/0059). Each run
+ * holds a permit of the program's ProcessBudget, and its `timeout` argument is the process's running time, from its start: the wait for a permit
  * is not counted (it has the budget's `maxWait` as its own bound; docs/decisions/0037). Its
  * answer has Bash's shape (combined output limited to `MAX_LINES` lines / `MAX_BYTES` bytes,
  * `(output truncated)`, `(exit code: N)`; on timeout, the output so far and then the timeout),
