@@ -156,7 +156,8 @@ describe("condukt", () => {
         "needs.hcl": `workflow "x" {\n${cmd("deploy")}${cmd("b", `"deploi"`)}}\n`,
         "expr.hcl": `workflow "x" {\n${cmd("deploy")}  cmd "b" {\n    argv = ["echo", task.deploi.stdout]\n  }\n}\n`,
         "cycle.hcl": `workflow "x" {\n${cmd("a")}${cmd("b", `"c", "a"`)}${cmd("c", `"b"`)}${cmd("d", `"c"`)}}\n`,
-        "output.hcl": `workflow "x" {\n${cmd("deploy")}  output = task.deploi.stdout\n}\n`
+        "output.hcl": `workflow "x" {\n${cmd("deploy")}  output = task.deploi.stdout\n}\n`,
+        "input.hcl": `workflow "x" {\n  input "name" {\n    type = "string"\n  }\n  cmd "a" {\n    argv = ["echo", input.nmae]\n  }\n}\n`
       })
       const refusals = [
         ["member.hcl", "check failed: member.hcl: workflow.steps.b: reads steps.a.stdot, but a cmd step's output has only ok, stdout, exit_code"],
@@ -164,6 +165,7 @@ describe("condukt", () => {
         ["expr.hcl", `check failed: expr.hcl: workflow.steps.b: refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`],
         ["cycle.hcl", "check failed: cycle.hcl: workflow.steps: steps b, c depend on each other in a cycle; remove one of the dependencies"],
         ["output.hcl", `check failed: output.hcl: workflow.output: output refers to task.deploi, which is not a step of this workflow; did you mean "deploy"?`],
+        ["input.hcl", `check failed: input.hcl: workflow.steps.a: reads inputs.nmae, which is not an input of this workflow; did you mean "name"?`],
         ["nope.hcl", "check failed: cannot read nope.hcl: no such file"]
       ] as const
       for (const [file, line] of refusals) {

@@ -5,12 +5,15 @@
  * with Effect's JSON Schema importer, so the checking is Schema's, not ours; an input that breaks
  * its declaration is named with the value it got (`env: got "qa", expected "dev" | "prod"`). Each
  * value is first held to `JsonLimits` (nesting, keys, strings), whoever passed it: the CLI, a
- * program, a durable run's journal.
+ * program, a durable run's journal. A read of an input no block declares is refused before the
+ * first step (`checkReads`), the nearest declared one named.
  */
 import { Effect, JsonSchema, Result, Schema, SchemaIssue, SchemaRepresentation } from "effect"
 import * as JsonLimits from "@condukt/core/JsonLimits"
 import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
+import { didYouMean } from "./internal/nearest.ts"
+import * as Template from "./Template.ts"
 import { WorkflowFailed } from "./WorkflowError.ts"
 
 const invalid = (description: string) => new WorkflowFailed({ reason: "InvalidInputs", step: "", description })
@@ -111,3 +114,32 @@ export const checkDeclarations = (specs: Readonly<Record<string, Document.InputS
     [],
     "input defaults"
   )
+
+/**
+ * Succeeds when every `inputs.<name>` a step or the output reads is declared; else the first
+ * that is not (steps in id order, then `output`), as a `WorkflowFailed` of reason `UnknownMember`
+ * naming the step that reads it ("" for `output`) and the nearest declared input. An undeclared
+ * input is refused when a run is given it, so a read of one could only fail the run midway. A map
+ * binding named `inputs` hides the workflow's inside its step.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const checkReads = (document: Document.Document): Result.Result<void, WorkflowFailed> => {
+  const declared = Object.keys(document.inputs ?? {})
+  const readers: ReadonlyArray<readonly [string, unknown]> = [
+    ...Object.keys(document.steps).sort().map((id) => [id, document.steps[id]] as const),
+    ["", document.output ?? null]
+  ]
+  for (const [reader, value] of readers) {
+    const step = value as Document.Step | null
+    if (step !== null && typeof step === "object" && "kind" in step && step.kind === "map" && step.as === "inputs") continue
+    const unknown = Template.inputReads(value).find((name) => !Object.hasOwn(document.inputs ?? {}, name))
+    if (unknown === undefined) continue
+    const near = didYouMean(unknown, declared)
+    const hint = near !== "" ? near : declared.length === 0 ? "; it declares no inputs: add an input block" : `; it declares ${[...declared].sort().join(", ")}`
+    const description = `${reader === "" ? "output " : ""}reads inputs.${unknown}, which is not an input of this workflow${hint}`
+    return Result.fail(new WorkflowFailed({ reason: "UnknownMember", step: reader, description }))
+  }
+  return Result.void
+}

@@ -158,7 +158,8 @@ const modelsChecked = (document: Document.Document, options: PlanOptions, keys: 
 
 /**
  * Every check a run makes before its first step that needs neither inputs nor processes: the
- * graph (unknown dependencies, cycles), the members read of step outputs, the input declarations
+ * graph (unknown dependencies, cycles), the members read of step outputs, the inputs read (each
+ * declared), the input declarations
  * and their defaults, the MCP server declarations, and the agent steps' models (their provider
  * and key). `run` makes them first; `Workflow.check` makes them too, so a file `check` passes
  * fails a run only for its inputs, its sandbox, its servers' or models' answers.
@@ -170,6 +171,7 @@ export const plan = (document: Document.Document, options: PlanOptions = {}): Ef
   Effect.gen(function*() {
     const graph = yield* Result.match(Graph.make(document.steps), { onSuccess: Effect.succeed, onFailure: Effect.fail })
     yield* Result.match(Outputs.check(document), { onSuccess: Effect.succeed, onFailure: Effect.fail })
+    yield* Result.match(Inputs.checkReads(document), { onSuccess: Effect.succeed, onFailure: Effect.fail })
     yield* Inputs.checkDeclarations(document.inputs ?? {})
     yield* Effect.mapError(
       validateServers(document.mcp_servers ?? {}),

@@ -207,6 +207,25 @@ const stepOf = (node: Expression.Node): string | undefined =>
   node._tag === "Member" && node.object._tag === "Identifier" && node.object.name === "steps" ? node.name : undefined
 
 /**
+ * The input names a value reads as `inputs.<name>` or `inputs["<name>"]`, in every string it
+ * holds, sorted and unique.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const inputReads = (value: unknown): ReadonlyArray<string> => {
+  const found = new Set<string>()
+  const isInputs = (node: Expression.Node) => node._tag === "Identifier" && node.name === "inputs"
+  eachPlaceholderNode(value, (node) => {
+    if (node._tag === "Member" && isInputs(node.object)) found.add(node.name)
+    else if (node._tag === "Index" && isInputs(node.object) && node.index._tag === "Literal" && typeof node.index.value === "string") {
+      found.add(node.index.value)
+    }
+  })
+  return [...found].sort()
+}
+
+/**
  * The step ids a value refers to as `steps.<id>`, in every string it holds, sorted and unique.
  * Strings that do not parse contribute nothing (validation reports them).
  *
