@@ -7,7 +7,7 @@
  * store, no approval timeout) idle; the same sessions each with one run waiting on the approval of
  * its call, started by `session.run` in a fiber of the bench; and those callers' fibers alone, the
  * program's and not the sessions', stood in for by fibers that take `session.run`'s steps. The goal
- * is judged on the waiting sessions minus the idle ones minus the callers (1.42 KB with its approval record, ADR 0088); the total with the
+ * is judged on the waiting sessions minus the idle ones minus the callers (1.42 KB with its approval record, ADR 0088; 1.66 KB since the caller's notice, issue 42); the total with the
  * callers is reported beside it. The census is taken once every session lists its call as pending;
  * the runs are then approved and must answer "done". docs/decisions/0061-parked-runs.md records a
  * run.
@@ -77,8 +77,9 @@ const waitingSessions = (scope: Scope.Scope, count: number) =>
  * The callers alone, the program's and not the sessions': `count` fibers forked as the waiting
  * runs' callers are (same scope, same context), each in `session.run`'s own steps on a result that
  * never comes: the run queued (which forks the fiber serving the session's mailbox from the
- * caller's, giving the caller's fiber a dispatcher of its own), then its result awaited, an
- * interruption cancelling it.
+ * caller's, giving the caller's fiber a dispatcher of its own), then its result awaited beside
+ * the wait's notice (a child fiber: a record, and a sleep of 30 s then a check, forever, as
+ * runtime/waitNotice.ts's; interrupted when the wait ends), an interruption cancelling it.
  */
 const callers = (scope: Scope.Scope, count: number) =>
   started(
@@ -90,7 +91,13 @@ const callers = (scope: Scope.Scope, count: number) =>
         const queued = Effect.succeed({ done })
         results.push(done)
         const enqueued = Effect.andThen(Effect.forkIn(Effect.void, scope), queued)
-        fibers.push(yield* Effect.forkIn(Effect.flatMap(enqueued, (run) => Deferred.await(run.done).pipe(Effect.onInterrupt(() => Effect.void))), scope))
+        // The notice's shape: a record, and a sleep then a check, forever.
+        const watched = { reported: "", waitedMs: 0 }
+        const notice = Effect.forever(Effect.andThen(Effect.sleep(30_000), Effect.sync(() => { watched.waitedMs += 30_000 })))
+        const awaited = (run: { readonly done: Deferred.Deferred<Session.RunResult, Session.RunError> }) =>
+          Effect.flatMap(Effect.forkChild(notice), (noticing) =>
+            Deferred.await(run.done).pipe(Effect.onExit(() => Fiber.interrupt(noticing)), Effect.onInterrupt(() => Effect.void)))
+        fibers.push(yield* Effect.forkIn(Effect.flatMap(enqueued, awaited), scope))
       }
       return { alive: fibers.length, finish: Effect.forEach(fibers, Fiber.interrupt, { discard: true }) }
     }),

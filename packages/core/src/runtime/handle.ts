@@ -4,7 +4,7 @@
  * works), so 100,000 idle sessions hold no closures and no effects. A session with MCP servers has
  * the handle that also answers what they ask (`AskedHandle`).
  */
-import { Deferred, Effect, Stream } from "effect"
+import { Deferred, Effect, Fiber, Stream } from "effect"
 import * as Approval from "../Approval.ts"
 import type * as ApprovalRecord from "../ApprovalRecord.ts"
 import * as Elicitation from "../Elicitation.ts"
@@ -42,12 +42,14 @@ export class Handle<R> {
       Effect.flatMap(
         // Queued once the caller's fiber runs it: a caller waiting for its result holds only this.
         Effect.suspend(() => actor.enqueue(prompt, options, undefined)),
+        // Beside the wait, one fiber says what it waits for when calls wait long for an answer; its
+        // timer keeps the process up.
         (run) =>
-          Deferred.await(run.done).pipe(
-            // Says what it waits for when calls wait long for an answer; its timer keeps the process up.
-            Effect.raceFirst(WaitNotice.watch(actor, run, pending)),
-            Effect.onInterrupt(() => actor.cancel(run))
-          )
+          Effect.flatMap(Effect.forkChild(WaitNotice.watch(actor, run, pending)), (notice) =>
+            Deferred.await(run.done).pipe(
+              Effect.onExit(() => Fiber.interrupt(notice)),
+              Effect.onInterrupt(() => actor.cancel(run))
+            ))
       )
     // With an `output`, the interpreter decoded `value` with it before settling the run.
     return run as Runs

@@ -19,32 +19,43 @@ interface Waiting {
   readonly tool: string
 }
 
+/** What a watch has reported: the waiting calls it named last, and how long it has waited. */
+interface Watched {
+  reported: string
+  waitedMs: number
+}
+
 /**
  * Never ends: every `after`, when `pending` lists calls it has not yet reported, publishes them
- * into `run` and logs a warning. Raced against the run's result, so it ends with it.
+ * into `run` and logs a warning. Raced against the run's result, so it ends with it. No generator:
+ * what a caller holds while it sleeps is a timer and this record (bench/approvals.ts).
  */
 export const watch = (
   outbox: Outbox,
   run: Run,
   pending: Effect.Effect<ReadonlyArray<Waiting>>
 ): Effect.Effect<never> => {
-  const after = Duration.fromInputUnsafe(run.options?.waitNotice ?? DEFAULT_AFTER)
-  let reported = ""
-  let waited = Duration.zero
-  const tick = Effect.gen(function*() {
-    yield* Effect.sleep(after)
-    waited = Duration.sum(waited, after)
-    const calls = yield* pending
-    const key = calls.map((call) => call.callId).join(" ")
-    if (calls.length === 0 || key === reported) return
-    reported = key
-    const waitedMs = Math.round(Duration.toMillis(waited))
-    yield* outbox.publish(run, { _tag: "StillWaiting", calls: calls.map(({ callId, tool }) => ({ callId, tool })), waitedMs })
-    const listed = calls.map((call) => `${call.tool} (${call.callId})`).join(", ")
-    yield* Effect.logWarning(
-      `Session ${outbox.id}: run ${run.id} has waited ${Duration.format(waited)} for an answer to ${listed}; ` +
+  const afterMs = Duration.toMillis(Duration.fromInputUnsafe(run.options?.waitNotice ?? DEFAULT_AFTER))
+  const watched: Watched = { reported: "", waitedMs: 0 }
+  const check = Effect.flatMap(pending, (calls) => {
+    watched.waitedMs += afterMs
+    return report(outbox, run, calls, watched)
+  })
+  return Effect.forever(Effect.andThen(Effect.sleep(afterMs), check))
+}
+
+/** Publishes and logs `calls`, unless none wait or they are the ones reported last. */
+const report = (outbox: Outbox, run: Run, calls: ReadonlyArray<Waiting>, watched: Watched): Effect.Effect<void> => {
+  const key = calls.map((call) => call.callId).join(" ")
+  if (calls.length === 0 || key === watched.reported) return Effect.void
+  watched.reported = key
+  const waitedMs = Math.round(watched.waitedMs)
+  const listed = calls.map((call) => `${call.tool} (${call.callId})`).join(", ")
+  return Effect.andThen(
+    outbox.publish(run, { _tag: "StillWaiting", calls: calls.map(({ callId, tool }) => ({ callId, tool })), waitedMs }),
+    Effect.logWarning(
+      `Session ${outbox.id}: run ${run.id} has waited ${Duration.format(Duration.millis(waitedMs))} for an answer to ${listed}; ` +
         "answer with session.approve / session.deny (or an answerer), or bound the wait with approvals.timeout"
     )
-  })
-  return Effect.forever(tick)
+  )
 }
