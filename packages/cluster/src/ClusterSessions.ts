@@ -7,14 +7,19 @@
  * cluster fails to deliver (its storage down, a mailbox full) fails `Unavailable`. A call the
  * cluster cuts off (the session's entity moved, or was started again, while the call was in
  * flight) is sent again. An id `SessionId` refuses fails `InvalidSessionId` and is sent nowhere.
+ * A call waiting while no runner of the cluster is up says so in the log, and fails `Unavailable`
+ * after the `timeout` it was given (internal/noRunner.ts).
  */
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
-import type { Sharding } from "effect/cluster"
+import { RunnerStorage, type Sharding } from "effect/cluster"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
 import * as uuid7 from "@condukt/core/Uuid7"
+import * as NoRunner from "./internal/noRunner.ts"
 import { SessionEntity } from "./SessionEntity.ts"
+
+export type { WaitOptions } from "./internal/noRunner.ts"
 
 /** What a call the cluster kept cutting off fails with. */
 const CUT_OFF = {
@@ -35,25 +40,31 @@ const answerer = (by: ApprovalRecord.By | undefined) => ({
 })
 
 /**
- * `Sessions.ById` over the current cluster (a runner's, or a client's).
+ * `Sessions.ById` over the current cluster (a runner's, or a client's): its calls, while no runner
+ * is up, warn after `options.waitNotice` and fail `Unavailable` after `options.timeout`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> = Effect.gen(function*() {
+export const makeWith = (options: NoRunner.WaitOptions = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> => Effect.gen(function*() {
   const clientFor = yield* SessionEntity.client
+  const storage = yield* Effect.serviceOption(RunnerStorage.RunnerStorage)
+  /** Says so, and gives up after `timeout`, while no runner is up to answer `call` of `id`. */
+  const watched = (id: string, call: string) => <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.raceFirst(effect, NoRunner.watch(storage, options, id, call))
   /**
    * The call answered: the cluster's own failures (storage, transport) as the session's
    * `Unavailable`; a call the cluster cut off comes back interrupted, not failed (the caller's own
    * interruption still interrupts it), and is sent again — the same message, so a persisted one is
    * handled once, by its primary key — every 200 ms for at most 10 s.
    */
-  const delivered = (id: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
+  const delivered = (id: string, call: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
     Effect.forkChild(effect, { startImmediately: true }).pipe(
       Effect.flatMap(Fiber.await),
       Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit)),
       Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
-      Effect.mapError(unavailable(id))
+      Effect.mapError(unavailable(id)),
+      watched(id, call)
     )
   // Every id is held to the one rule before it becomes an entity's id: effect/cluster keeps entity
   // ids in SQL TEXT, where a NUL ends one (`alice\0x` was delivered to alice on SQLite).
@@ -62,17 +73,21 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
       Effect.gen(function*() {
         const id = options.id ?? (yield* uuid7.make)
         const startId = yield* uuid7.make
-        yield* delivered(id)(clientFor(id).Start({ startId, agent }))
+        yield* delivered(id, "start")(clientFor(id).Start({ startId, agent }))
         return id
       }),
-    run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id)(clientFor(id).Run({ runId, prompt }))),
+    run: (id, prompt) => Effect.flatMap(uuid7.make, (runId) => delivered(id, "run")(clientFor(id).Run({ runId, prompt }))),
     stream: (id, prompt) =>
-      Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
+      Stream.merge(
+        Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
+        Stream.fromEffect(NoRunner.watch(storage, options, id, "stream")),
+        { haltStrategy: "left" }
+      ),
     // Observed once the runner says so: the stream's first element; what follows it is every event after.
     events: (id) =>
       Effect.gen(function*() {
         const pull = yield* Stream.toPull(clientFor(id).Observe())
-        const first = yield* pull
+        const first = yield* watched(id, "events")(pull)
         const events = Stream.concat(Stream.fromIterable(first), Stream.fromPull(Effect.succeed(pull))).pipe(
           Stream.filter((event) => event._tag !== "Observing"),
           // A runner that goes away ends the observation; the caller learns the rest from the session.
@@ -80,25 +95,42 @@ export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding>
         )
         return events as Stream.Stream<SessionEvent.SessionEvent>
       }).pipe(Effect.catchCause((cause) => Effect.fail(unavailable(id)(Cause.squash(cause) as { readonly message: string })))),
-    history: (id) => delivered(id)(clientFor(id).History()),
-    abort: (id) => delivered(id)(clientFor(id).Abort()),
-    stop: (id) => delivered(id)(clientFor(id).Stop()),
+    history: (id) => delivered(id, "history")(clientFor(id).History()),
+    abort: (id) => delivered(id, "abort")(clientFor(id).Abort()),
+    stop: (id) => delivered(id, "stop")(clientFor(id).Stop()),
     // The answers a session waits for (issue 25, clustercore): persisted, each with an id of its own.
-    pending: (id) => delivered(id)(clientFor(id).Pending()),
+    pending: (id) => delivered(id, "pending")(clientFor(id).Pending()),
     approve: (id, callId, by) =>
       Effect.flatMap(uuid7.make, (answerId) =>
-        delivered(id)(clientFor(id).Approve({ answerId, callId, ...answerer(by), ...(by?.reason === undefined ? {} : { reason: by.reason }) }))),
+        delivered(id, "approve")(clientFor(id).Approve({ answerId, callId, ...answerer(by), ...(by?.reason === undefined ? {} : { reason: by.reason }) }))),
     deny: (id, callId, reason, by) =>
       Effect.flatMap(uuid7.make, (answerId) =>
-        delivered(id)(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...answerer(by) }))),
-    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id)(clientFor(id).Respond({ answerId, requestId, answer })))
+        delivered(id, "deny")(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...answerer(by) }))),
+    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id, "respond")(clientFor(id).Respond({ answerId, requestId, answer })))
   })
 })
 
 /**
- * `Sessions.ById` over the cluster the Layer is given (`Runner.layer`, `Runner.layerClient`).
+ * `makeWith()`: a call waiting while no runner is up warns after 30 s and waits on.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> = makeWith()
+
+/**
+ * `Sessions.ById` over the cluster the Layer is given (`Runner.layer`, `Runner.layerClient`), its calls as `make`'s.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer: Layer.Layer<Sessions.ById, never, Sharding.Sharding> = Layer.effect(Sessions.ById, make)
+
+/**
+ * `layer`, its calls' waits on a cluster with no runner up told (`waitNotice`) and bounded (`timeout`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerWith = (options: NoRunner.WaitOptions): Layer.Layer<Sessions.ById, never, Sharding.Sharding> =>
+  Layer.effect(Sessions.ById, makeWith(options))

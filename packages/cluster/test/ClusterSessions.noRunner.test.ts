@@ -1,0 +1,44 @@
+/**
+ * A client of a cluster with no runner up: its calls say so in the log after `waitNotice`, and,
+ * given a `timeout`, fail `Unavailable` naming the wait instead of waiting forever.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Logger } from "effect"
+import * as path from "node:path"
+import * as Sessions from "@condukt/core/Sessions"
+import * as Runner from "../src/Runner.ts"
+import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+
+/** Warnings logged, as text, with the session's id left out. */
+const capturedWarnings = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ logLevel, message }) => {
+    if (logLevel === "Warn") lines.push((Array.isArray(message) ? message : [message]).join(" "))
+  })
+  return { lines, layer: Logger.layer([logger]) }
+}
+
+describe("ClusterSessions with no runner up", () => {
+  it.live("a client's run warns that no runner is up, then fails Unavailable after its timeout", () => {
+    const warnings = capturedWarnings()
+    return Effect.gen(function*() {
+      const dir = yield* tempDir
+      const failed = yield* Effect.gen(function*() {
+        const sessions = yield* Sessions.ById
+        return yield* Effect.flip(sessions.run("nobody-home", "Anyone there?"))
+      }).pipe(
+        Effect.provide(Runner.layerSqliteClient({ file: path.join(dir, "cluster.db"), waitNotice: "100 millis", timeout: "300 millis" })),
+        Effect.provide(warnings.layer)
+      )
+      assert.deepStrictEqual({ sessionId: failed.sessionId, reason: failed.reason._tag, message: failed.message }, {
+        sessionId: "nobody-home",
+        reason: "Unavailable",
+        message: "Sessions: session nobody-home: the session could not be reached: no runner of the cluster was up for 300ms (run)"
+      })
+      assert.deepStrictEqual(warnings.lines, [
+        "Session nobody-home: run has waited 100ms for a runner: none of the cluster's is up. " +
+        "A client runs no session: start a runner (Runner.layer) on the same database, or bound the wait with the client's timeout"
+      ])
+    }).pipe(Effect.scoped)
+  }, 20_000)
+})
