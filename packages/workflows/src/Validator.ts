@@ -21,6 +21,7 @@ import {
   TRANSPORTS
 } from "./Document.ts"
 import * as ApprovalRules from "./internal/approvalRules.ts"
+import { didYouMean } from "./internal/nearest.ts"
 import * as Template from "./Template.ts"
 import { type InvalidReason, WorkflowInvalid } from "./WorkflowError.ts"
 
@@ -244,6 +245,13 @@ export const validate = Effect.fn("Validator.validate")(function*(raw: unknown, 
             `${path}.${key}`,
             `an mcp_server opens before the first step, so its ${key} may use inputs only, not ${foreign.join(", ")}`
           )
+        }
+        // An input no block declares is refused when a run is given it: a read of one could only fail.
+        const declared = isObject(doc["inputs"]) ? Object.keys(doc["inputs"]) : []
+        const undeclared = Template.inputReads(s[key]).find((name) => !declared.includes(name))
+        if (undeclared !== undefined) {
+          const hint = didYouMean(undeclared, declared) || (declared.length === 0 ? "; it declares no inputs: add an input block" : `; it declares ${[...declared].sort().join(", ")}`)
+          return yield* invalid("InvalidExpression", `${path}.${key}`, `reads inputs.${undeclared}, which is not an input of this workflow${hint}`)
         }
       }
     }
