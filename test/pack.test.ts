@@ -12,8 +12,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
-import { root } from "./support/exec.ts"
-import { bins, Consumer, guide, layer as consumer, shell, step, StepFailed, workspacePackages } from "./support/consumer.ts"
+import { execIn, root } from "./support/exec.ts"
+import { bins, Consumer, guide, layer as consumer, plainEnv, shell, step, StepFailed, workspacePackages } from "./support/consumer.ts"
 
 const node = path.join(root, "node_modules/.bin/node")
 const tsc = path.join(root, "node_modules/.bin/tsc")
@@ -184,6 +184,26 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       // That line with Node 22 in place of the one npx fetches runs the guide's program.
       const run = yield* shell(dir, oneLine!.replace(/^npx -y node@22\b/, node))
       assert.deepStrictEqual({ exitCode: run.exitCode, stderr: run.stderr, stdout: run.stdout }, { exitCode: 0, stderr: "", stdout: answer })
+    }))
+
+  it.effect("on the system's Node 20, the guide's install line warns only that the Node is too old: no ERESOLVE", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      // A dry run beside the project (the same ../tarballs): npm resolves the whole tree, where the
+      // ERESOLVE warnings come from, and writes nothing.
+      const beside = path.join(dir, "../node20")
+      fs.mkdirSync(beside)
+      fs.copyFileSync(path.join(dir, "package.json"), path.join(beside, "package.json"))
+      const { exitCode, stderr, stdout } = yield* execIn(beside, "sh", ["-c", `${guide.install} --dry-run --no-audit --no-fund --prefer-offline`], {
+        ...plainEnv(),
+        PATH: [path.dirname(systemNode), process.env["PATH"] ?? ""].join(path.delimiter)
+      })
+      const engines = `${stdout}${stderr}`.split("\n").filter((line) => line.includes("EBADENGINE Unsupported engine")).length
+      assert.deepStrictEqual({ exitCode, eresolve: eresolve(`${stdout}${stderr}`), warnsOfEngines: engines > 0 }, {
+        exitCode: 0,
+        eresolve: [],
+        warnsOfEngines: true
+      })
     }))
 
   for (const { manifest } of workspacePackages) {
