@@ -11,7 +11,7 @@
  * after the `timeout` it was given (internal/noRunner.ts).
  */
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
-import { RunnerStorage, type Sharding } from "effect/cluster"
+import type { Sharding } from "effect/cluster"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
@@ -48,10 +48,10 @@ const answerer = (by: ApprovalRecord.By | undefined) => ({
  */
 export const makeWith = (options: NoRunner.WaitOptions = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> => Effect.gen(function*() {
   const clientFor = yield* SessionEntity.client
-  const storage = yield* Effect.serviceOption(RunnerStorage.RunnerStorage)
+  const up = yield* NoRunner.runnerUp
   /** Says so, and gives up after `timeout`, while no runner is up to answer `call` of `id`. */
   const watched = (id: string, call: string) => <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.raceFirst(effect, NoRunner.watch(storage, options, id, call))
+    Effect.raceFirst(effect, NoRunner.watch(up, options, id, call))
   /**
    * The call answered: the cluster's own failures (storage, transport) as the session's
    * `Unavailable`; a call the cluster cut off comes back interrupted, not failed (the caller's own
@@ -80,7 +80,7 @@ export const makeWith = (options: NoRunner.WaitOptions = {}): Effect.Effect<Sess
     stream: (id, prompt) =>
       Stream.merge(
         Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
-        Stream.fromEffect(NoRunner.watch(storage, options, id, "stream")),
+        Stream.fromEffect(NoRunner.watch(up, options, id, "stream")),
         { haltStrategy: "left" }
       ),
     // Observed once the runner says so: the stream's first element; what follows it is every event after.

@@ -18,21 +18,30 @@ export interface WaitOptions {
   readonly timeout?: Duration.Input | undefined
 }
 
-/** Whether a runner of the cluster is registered and healthy; `undefined` when it cannot be told. */
-const runnerUp = (storage: Option.Option<RunnerStorage.RunnerStorage["Service"]>): Effect.Effect<boolean | undefined> =>
-  Option.isNone(storage)
-    ? Effect.succeed(undefined)
-    : storage.value.getRunners.pipe(
-      Effect.map((runners) => runners.some(([, healthy]) => healthy)),
-      Effect.orElseSucceed(() => undefined)
+/**
+ * Whether a runner of the cluster is registered and healthy (`undefined` when it cannot be told),
+ * asked of the database at most once a second however many calls wait.
+ */
+export const runnerUp: Effect.Effect<Effect.Effect<boolean | undefined>> = Effect.flatMap(
+  Effect.serviceOption(RunnerStorage.RunnerStorage),
+  (storage) =>
+    Effect.cachedWithTTL(
+      Option.isNone(storage)
+        ? Effect.succeed(undefined)
+        : storage.value.getRunners.pipe(
+          Effect.map((runners) => runners.some(([, healthy]) => healthy)),
+          Effect.orElseSucceed(() => undefined)
+        ),
+      "1 second"
     )
+)
 
 /**
  * Never succeeds: raced against a call of `sessionId` (`call` names it), it warns, and with a
  * `timeout` fails, while no runner is up.
  */
 export const watch = (
-  storage: Option.Option<RunnerStorage.RunnerStorage["Service"]>,
+  up: Effect.Effect<boolean | undefined>,
   options: WaitOptions,
   sessionId: string,
   call: string
@@ -44,7 +53,7 @@ export const watch = (
   let said = false
   const check = Effect.gen(function*() {
     yield* Effect.sleep(tick)
-    if ((yield* runnerUp(storage)) !== false) {
+    if ((yield* up) !== false) {
       none = Duration.zero
       said = false
       return

@@ -37,7 +37,7 @@ export class Handle<R> {
   }
   get run(): Runs {
     const actor = this.#actor
-    const pending = this.pending
+    const pending = unanswered(actor, this.requests)
     const run = (prompt: string, options?: RunOptions) =>
       Effect.flatMap(
         // Queued once the caller's fiber runs it: a caller waiting for its result holds only this.
@@ -56,7 +56,7 @@ export class Handle<R> {
   }
   get stream(): (prompt: string, options?: RunOptions) => Stream.Stream<SessionEvent.SessionEvent, SessionError> {
     const actor = this.#actor
-    const pending = this.pending
+    const pending = unanswered(actor, this.requests)
     return (prompt, options) =>
       Stream.unwrap(Effect.gen(function*() {
         const sink = yield* EventHub.makeSink
@@ -152,6 +152,13 @@ export class AskedHandle<R> extends Handle<R> {
     return this.#requests
   }
 }
+
+/** What the caller of `run` or `stream` waits on that only a person answers: `pending` without the calls an answerer decides. */
+const unanswered = <R>(actor: Actor<R>, requests: ServerRequests | undefined) =>
+  Effect.sync(() => {
+    const calls = actor.approvals?.unanswered ?? []
+    return requests === undefined ? calls : [...calls, ...requests.pending]
+  })
 
 /**
  * One call's answer: a tool call's, else an MCP server's request's, else a call waiting in a

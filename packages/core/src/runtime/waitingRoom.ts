@@ -83,6 +83,11 @@ export class WaitingRoom {
     return this.#resumer?.stopped === true ? [] : Waitlist.pending(this.#waiting, true)
   }
 
+  /** `pending` without the calls the session's answerer is deciding: those only a person answers (waitNotice.ts). */
+  get unanswered(): ReadonlyArray<Approval.Pending> {
+    return this.#resumer?.stopped === true ? [] : Waitlist.pending(this.#waiting?.filter((waiting) => waiting.answering === undefined), true)
+  }
+
   /** The calls still waiting to run (not those asking mid-call), as a save records them: a stopping session's store keeps them. */
   get waiting(): ReadonlyArray<Approval.Pending> {
     return Waitlist.pending(this.#waiting)
@@ -159,12 +164,7 @@ export class WaitingRoom {
    * unless its requests time out (a timer needs the run). `started`: the calls running, as a save records them (journal.ts).
    */
   gate(
-    events: Publisher,
-    run: Run,
-    calls: number,
-    results: ReadonlyArray<Snapshot.Batch["results"][number]> = [],
-    parks = true,
-    started?: () => ReadonlyArray<string>
+    events: Publisher, run: Run, calls: number, results: ReadonlyArray<Snapshot.Batch["results"][number]> = [], parks = true, started?: () => ReadonlyArray<string>
   ): Gate {
     this.#started = started
     this.#results = [...results]

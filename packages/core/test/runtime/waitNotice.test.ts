@@ -82,6 +82,18 @@ describe("waitNotice", () => {
       assert.deepStrictEqual(events.map((event) => event._tag), ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested", "StillWaiting"])
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop()))))
 
+  it.effect("a call the session's answerer is deciding is not reported: only calls a person must answer are", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent, { projectInstructions: false, answerer: () => Effect.never })
+      const seen: Array<string> = []
+      yield* Effect.forkScoped(Stream.runForEach(yield* session.subscribe, (event) => Effect.sync(() => seen.push(event._tag))))
+      yield* Effect.forkScoped(session.run("Push main.", { waitNotice: "1 minute" }))
+      while ((yield* session.pending).length === 0) yield* Effect.yieldNow
+      yield* TestClock.adjust("5 minutes")
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      assert.deepStrictEqual(seen, ["AgentStart", "TurnStart", "TurnEnd", "ToolCall", "ApprovalRequested"])
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop()))))
+
   it("a program whose only work is a run parked on an approval stays up and says what it waits for", async () => {
     assert.deepStrictEqual(await runParkedProgram("100 millis"), { said: "has waited 100ms for an answer to push (c_push)", exitedByItself: false })
   }, 30_000)
