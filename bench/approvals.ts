@@ -7,7 +7,7 @@
  * store, no approval timeout) idle; the same sessions each with one run waiting on the approval of
  * its call, started by `session.run` in a fiber of the bench; and those callers' fibers alone, the
  * program's and not the sessions', stood in for by fibers that take `session.run`'s steps. The goal
- * is judged on the waiting sessions minus the idle ones minus the callers (1.42 KB with its approval record, ADR 0088; 1.66 KB since the caller's notice, issue 42); the total with the
+ * is judged on the waiting sessions minus the idle ones minus the callers (1.42 KB with its approval record, ADR 0088; 1.73 KB since the caller's notice, issue 42); the total with the
  * callers is reported beside it. The census is taken once every session lists its call as pending;
  * the runs are then approved and must answer "done". docs/decisions/0061-parked-runs.md records a
  * run.
