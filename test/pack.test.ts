@@ -1,10 +1,13 @@
 /**
  * The packages as a user gets them: every package under packages/ built, packed and installed
  * with plain npm into a project outside the workspace by the steps of docs/your-project.md
- * (test/support/consumer.ts); then the install's output and tree checked (no ERESOLVE, no
- * `redis`), the guide's program run under type stripping and after `tsc`, the import refused on
- * the system's Node 20, the tarballs linted (publint, attw), a program run on plain Node 22, a
- * strict module typechecked, and the copies of effect counted.
+ * (test/support/consumer.ts); then the install's output and tree checked (a line with no flag, no
+ * ERESOLVE, no `redis`, nor after a later plain `npm install`), the examples and doc blocks that
+ * import Effect's Node platform run from it, the guide's program run under type stripping and
+ * after `tsc`, the system's Node 20 refused in one sentence (the import), named in the guide (a
+ * `.ts` file, with the line to Node 22) and warned of by npm without ERESOLVE, the tarballs linted
+ * (publint, attw), a program run on plain Node 22, a strict module typechecked, and the copies of
+ * effect counted.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
