@@ -27,7 +27,7 @@ interface Watched {
 
 /**
  * Never ends: every `after`, when `pending` lists calls it has not yet reported, publishes them
- * into `run` and logs a warning. Raced against the run's result, so it ends with it. No generator:
+ * into `run` and logs a warning. A child fiber of the caller's, interrupted when its wait ends. No generator:
  * what a caller holds while it sleeps is a timer and this record (bench/approvals.ts).
  */
 export const watch = (
