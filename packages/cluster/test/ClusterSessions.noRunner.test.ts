@@ -3,7 +3,7 @@
  * given a `timeout`, fail `Unavailable` naming the wait instead of waiting forever.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Logger } from "effect"
+import { Effect, Logger, Stream } from "effect"
 import * as path from "node:path"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
@@ -41,4 +41,17 @@ describe("ClusterSessions with no runner up", () => {
       ])
     }).pipe(Effect.scoped)
   }, 20_000)
+
+  it.live("a client's stream fails Unavailable after its timeout too", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const failed = yield* Effect.gen(function*() {
+        const sessions = yield* Sessions.ById
+        return yield* Effect.flip(Stream.runDrain(sessions.stream("nobody-home", "Anyone there?")))
+      }).pipe(Effect.provide(Runner.layerSqliteClient({ file: path.join(dir, "cluster.db"), timeout: "300 millis" })))
+      assert.deepStrictEqual({ reason: failed.reason._tag, message: failed.message }, {
+        reason: "Unavailable",
+        message: "Sessions: session nobody-home: the session could not be reached: no runner of the cluster was up for 300ms (stream)"
+      })
+    }).pipe(Effect.scoped), 20_000)
 })
