@@ -24,10 +24,10 @@ module.exports = {
     },
     {
       name: "core-no-platform-node",
-      comment: "@condukt/core runs on any runtime Effect runs on: no @effect/platform-node.",
+      comment: "@condukt/core runs on any runtime Effect runs on: no @effect/platform-node, nor the shared package.",
       severity: "error",
       from: { path: "^packages/core/src/" },
-      to: { path: "(^|/)node_modules/@effect/platform-node/" }
+      to: { path: "(^|/)node_modules/@effect/platform-node(-shared)?/" }
     },
     {
       name: "core-no-other-package",

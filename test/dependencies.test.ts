@@ -3,7 +3,7 @@
  * against .dependency-cruiser.cjs (no import cycles; core imports no Node module and no other
  * Condukt package; only the Node composition root, cli and workflows import the providers; nothing
  * but cli imports workflows or cli), and core's sources and manifest are read for Node itself; every
- * package's sources, for `@effect/platform-node`'s index.
+ * package's sources and manifests, for `@effect/platform-node` (its redis peer).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -75,10 +75,19 @@ describe("@condukt/core", () => {
 })
 
 describe("every package", () => {
-  it("imports @effect/platform-node's modules by path, never its index (which loads redis, ADR 0053)", () => {
+  it("depends on no @effect/platform-node (npm installs its redis peer with it, ADR 0091), in what a user installs", () => {
+    const kinds = ["dependencies", "peerDependencies", "optionalDependencies"]
+    const found = packages.flatMap((name) => {
+      const manifest = JSON.parse(fs.readFileSync(path.join(root, `packages/${name}/package.json`), "utf8"))
+      return kinds.filter((kind) => "@effect/platform-node" in (manifest[kind] ?? {})).map((kind) => `${name}: ${kind}`)
+    })
+    assert.deepStrictEqual(found, [])
+  })
+
+  it("imports nothing of @effect/platform-node, its index or its modules (the shared package has what we use)", () => {
     const imports = packages.flatMap((name) => filesUnder(`packages/${name}/src`)).filter((file) => file.endsWith(".ts")).flatMap(
       (file) =>
-        [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/(?:from|import)\s*\(?\s*["']@effect\/platform-node["']/g)]
+        [...fs.readFileSync(path.join(root, file), "utf8").matchAll(/(?:from|import)\s*\(?\s*["']@effect\/platform-node(?:\/[^"']*)?["']/g)]
           .map(() => file)
     )
     assert.deepStrictEqual(imports, [])
