@@ -126,7 +126,9 @@ export class Encoder {
 
   /** The chunks `event` amounts to. */
   push(event: SessionEvent): ReadonlyArray<Chunk> {
-    if (event.runId === "" || event.agentPath !== undefined) return []
+    // Between runs, a sub-agent's, or a note that the run still waits: no part of a message, and
+    // no reason to start one (a resume that opens on it).
+    if (event.runId === "" || event.agentPath !== undefined || event._tag === "StillWaiting") return []
     const out: Array<Chunk> = []
     // A continuation has no AgentStart (the parked run goes on): the message restarts on its first event.
     if (!this.#started && event._tag !== "AgentStart") this.#start(out)

@@ -248,6 +248,22 @@ describe("UiMessageStream", () => {
     assert.deepStrictEqual(ignored, [])
   })
 
+  it("a run still waiting (StillWaiting) adds nothing to a message, and starts none in a stream that opens on it", () => {
+    const encoder = UiMessageStream.make({ messageId: "m" })
+    const asked = encode(encoder, [
+      event({ _tag: "AgentStart", prompt: "p" }),
+      event({ _tag: "TurnStart", turn: 1 }),
+      event({ _tag: "TurnEnd", turn: 1, usage: { inputTokens: 1, outputTokens: 1 } }),
+      event({ _tag: "ToolCall", callId: "c1", name: "Bash", input: { command: "ls" } }),
+      event({ _tag: "ApprovalRequested", callId: "c1", tool: "Bash", input: { command: "ls" } })
+    ])
+    assert.strictEqual(asked.at(-1)!.type, "tool-approval-request")
+    const still = event({ _tag: "StillWaiting", calls: [{ callId: "c1", tool: "Bash" }], waitedMs: 30_000 })
+    assert.deepStrictEqual(encode(encoder, [still]), [])
+    // A stream that opens on it (a resume while the run waits) starts no message for it.
+    assert.deepStrictEqual(encode(UiMessageStream.make({ messageId: "m2" }), [still]), [])
+  })
+
   it("a retried model request takes the failed attempt's parts off the step; a failure is an error then a finish; an abort closes what is open", () => {
     assert.deepStrictEqual(
       encode(UiMessageStream.make({ messageId: "m" }), [
