@@ -1,22 +1,12 @@
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Logger, Schema, Stream } from "effect"
+import { Effect, Fiber, Layer, Logger, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Worker } from "node:worker_threads"
-import * as Agent from "../../src/Agent.ts"
 import * as Sandbox from "../../src/Sandbox.ts"
 import * as Session from "../../src/Session.ts"
 import type * as SessionEvent from "../../src/SessionEvent.ts"
-import * as Tool from "../../src/Tool.ts"
-
-const push = Tool.make("push", {
-  description: "Pushes the branch",
-  parameters: Schema.Struct({ branch: Schema.String }),
-  needsApproval: true,
-  call: ({ branch }) => Effect.succeed(`pushed ${branch}`)
-})
-const agent = Agent.make({ name: "waiting", model: "test:scripted", tools: [push] })
-const replies = [TestModel.toolCall("push", { branch: "main" }, "c_push"), TestModel.text("done")]
+import { agent, replies } from "../fixtures/pushAgent.ts"
 
 /** Warnings logged, as text. */
 const capturedWarnings = () => {
