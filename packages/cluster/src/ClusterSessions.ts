@@ -11,7 +11,7 @@
  * after the `timeout` it was given (internal/noRunner.ts).
  */
 import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
-import type { Sharding } from "effect/cluster"
+import { EntityId, Sharding } from "effect/cluster"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as Sessions from "@condukt/core/Sessions"
@@ -40,15 +40,28 @@ const answerer = (by: ApprovalRecord.By | undefined) => ({
 })
 
 /**
+ * How a `ById` over the cluster waits while no runner is up (`waitNotice`, `timeout`), and the
+ * address of this process's runner, if it is one (what `runner` says of the sessions it holds).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends NoRunner.WaitOptions {
+  readonly address?: string | undefined
+}
+
+/**
  * `Sessions.ById` over the current cluster (a runner's, or a client's): its calls, while no runner
  * is up, warn after `options.waitNotice` and fail `Unavailable` after `options.timeout`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const makeWith = (options: NoRunner.WaitOptions = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> => Effect.gen(function*() {
+export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> => Effect.gen(function*() {
   const clientFor = yield* SessionEntity.client
   const up = yield* NoRunner.runnerUp
+  const sharding = yield* Sharding.Sharding
+  const here = options.address === undefined ? "this runner" : `runner ${options.address}`
   /** Says so, and gives up after `timeout`, while no runner is up to answer `call` of `id`. */
   const watched = (id: string, call: string) => <A, E>(effect: Effect.Effect<A, E>) =>
     Effect.raceFirst(effect, NoRunner.watch(up, options, id, call))
@@ -106,7 +119,12 @@ export const makeWith = (options: NoRunner.WaitOptions = {}): Effect.Effect<Sess
     deny: (id, callId, reason, by) =>
       Effect.flatMap(uuid7.make, (answerId) =>
         delivered(id, "deny")(clientFor(id).Deny({ answerId, callId, ...(reason === undefined ? {} : { reason }), ...answerer(by) }))),
-    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id, "respond")(clientFor(id).Respond({ answerId, requestId, answer })))
+    respond: (id, requestId, answer) => Effect.flatMap(uuid7.make, (answerId) => delivered(id, "respond")(clientFor(id).Respond({ answerId, requestId, answer }))),
+    // From the shard the id hashes to and the shards this runner holds: nothing is sent, nothing woken.
+    runner: (id) =>
+      Effect.sync(() =>
+        sharding.hasShardId(sharding.getShardId(EntityId.make(id), SessionEntity.getShardGroup(EntityId.make(id)))) ? here : "another runner"
+      )
   })
 })
 
@@ -132,5 +150,5 @@ export const layer: Layer.Layer<Sessions.ById, never, Sharding.Sharding> = Layer
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: NoRunner.WaitOptions): Layer.Layer<Sessions.ById, never, Sharding.Sharding> =>
+export const layerWith = (options: Options): Layer.Layer<Sessions.ById, never, Sharding.Sharding> =>
   Layer.effect(Sessions.ById, makeWith(options))

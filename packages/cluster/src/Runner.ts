@@ -125,7 +125,7 @@ export const layer = <R>(options: Options<R>) => {
     retention,
     interval: Duration.clamp(retention, { minimum: Duration.seconds(1), maximum: Duration.minutes(1) })
   })
-  return ClusterSessions.layer.pipe(
+  return ClusterSessions.layerWith({ address: `${options.host ?? "127.0.0.1"}:${options.port}` }).pipe(
     Layer.provideMerge(SessionEntity.layer(options)),
     Layer.merge(sweep),
     Layer.provide(layerSharding(options))

@@ -92,6 +92,12 @@ export interface ByIdService {
    * fails `ElicitationNotPending`; accepted values its form does not take, `ElicitationInvalidAnswer`.
    */
   readonly respond: (id: string, requestId: string, answer: Elicitation.Answer) => Effect.Effect<void, SessionsError>
+  /**
+   * Where session `id` runs, as this process knows without asking the session (which would wake
+   * it): a cluster's `runner <host:port>` when this runner holds its shard, `another runner`
+   * otherwise. Absent where every session runs in this process.
+   */
+  readonly runner?: ((id: string) => Effect.Effect<string>) | undefined
 }
 
 /**
@@ -173,6 +179,7 @@ export const checkingIds = (service: ByIdService): ByIdService => {
     pending: (id) => valid(id, () => service.pending(id)),
     approve: (id, callId, by) => valid(id, () => service.approve(id, callId, by)),
     deny: (id, callId, reason, by) => valid(id, () => service.deny(id, callId, reason, by)),
-    respond: (id, requestId, answer) => valid(id, () => service.respond(id, requestId, answer))
+    respond: (id, requestId, answer) => valid(id, () => service.respond(id, requestId, answer)),
+    ...(service.runner === undefined ? {} : { runner: service.runner })
   })
 }

@@ -36,7 +36,13 @@ const EventsStream = HttpApiSchema.StreamSse({
  * @since 0.1.0
  * @category models
  */
-export const SessionRow = Schema.Struct({ ...Owned.fields, running: Schema.Boolean, cost: Schema.optionalKey(Schema.Number) })
+export const SessionRow = Schema.Struct({
+  ...Owned.fields,
+  running: Schema.Boolean,
+  cost: Schema.optionalKey(Schema.Number),
+  /** In front of a cluster: `runner <host:port>` when this server's runner holds the session, else `another runner`. */
+  runner: Schema.optionalKey(Schema.String)
+})
 export type SessionRow = typeof SessionRow.Type
 
 /** @since 0.1.0 @category models */

@@ -2,7 +2,7 @@
  * The Studio in front of a cluster: two runners on one SQLite file, each a process serving the API
  * and the Studio (fixtures/clusterServer.ts), their servers' records in the same database. A run
  * started through runner A's server waits for an approval; a person on runner B's Studio sees the
- * session waiting, approves the call from B's inbox, and watches the run finish on B's timeline —
+ * session waiting (and which runner holds it), approves the call from B's inbox, and watches the run finish on B's timeline —
  * the page works on whichever machine it is opened, as the API does. Bob, on B, sees none of it.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -56,6 +56,14 @@ describe("the Studio in front of a cluster", () => {
       const sessions = yield* studioTab(browser, urls.b, alice, "/sessions")
       yield* Effect.promise(() => sessions.locator(`[data-testid="session-row"][data-id="${id}"] [data-testid="session-state"]`).filter({ hasText: "waiting" }).waitFor())
       assert.deepStrictEqual(yield* rows(sessions), [{ id, state: "waiting" }])
+      // Where it runs, as each server's runner knows from the shards it holds: one of them, the other not.
+      const runnerOn = (url: string) => Effect.map(request(url, `/sessions/${id}`, { token: alice }), (got) => got.body.runner as string)
+      const runners = [yield* runnerOn(urls.a), yield* runnerOn(urls.b)]
+      assert.deepStrictEqual(
+        runners.map((runner) => runner.replace(/^runner 127\.0\.0\.1:\d+$/, "runner <address>")).sort(),
+        ["another runner", "runner <address>"]
+      )
+      assert.strictEqual(yield* Effect.promise(() => sessions.getByTestId("session-runner").textContent()), runners[1])
 
       const inbox = yield* studioTab(browser, urls.b, alice, "/approvals")
       const card = inbox.getByTestId("approval").filter({ has: inbox.getByTestId("approval-session").filter({ hasText: id }) })

@@ -26,10 +26,14 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
 
   const startRun = served.startRun
 
-  /** The session as a row: its record, whether it runs, its cost when its agent has a price. */
-  const rowOf = (owned: ServerStore.Owned, running: boolean): SessionRow => {
+  /**
+   * The session as a row: its record, whether it runs, its cost when its agent has a price, and
+   * where it runs when the sessions are a cluster's (`ById.runner`: nothing is asked of the session).
+   */
+  const rowOf = (owned: ServerStore.Owned, running: boolean): Effect.Effect<SessionRow> => {
     const price = settings.prices?.(owned.agent)
-    return price === undefined ? { ...owned, running } : { ...owned, running, cost: Usage.cost(owned.usage, price) }
+    const row: SessionRow = price === undefined ? { ...owned, running } : { ...owned, running, cost: Usage.cost(owned.usage, price) }
+    return byId.runner === undefined ? Effect.succeed(row) : Effect.map(byId.runner(owned.id), (runner) => ({ ...row, runner }))
   }
 
   return handlers
@@ -60,14 +64,15 @@ export const layer = HttpApiBuilder.group(Api, "sessions", Effect.fn(function*(h
           Effect.mapError(answerOf)
         )
         // Running: the store's events show a run going, or this server has just started one.
-        return { sessions: listed.map(({ running, ...owned }) => rowOf(owned, running || runs.active(owned.id) !== undefined)) }
+        const sessions = yield* Effect.forEach(listed, ({ running, ...owned }) => rowOf(owned, running || runs.active(owned.id) !== undefined))
+        return { sessions }
       }))
     .handle("get", ({ params }) =>
       Effect.flatMap(Effect.tap(served.own(params.id), (owned) => runs.settle(owned.id)), (owned) =>
         runs.active(owned.id) !== undefined
-          ? Effect.succeed(rowOf(owned, true))
+          ? rowOf(owned, true)
           // A run another server (or this process before a restart) started shows in the store.
-          : Effect.mapBoth(OpenRun.find(store, owned.id), { onFailure: answerOf, onSuccess: (open) => rowOf(owned, Option.isSome(open)) })))
+          : Effect.flatMap(Effect.mapError(OpenRun.find(store, owned.id), answerOf), (open) => rowOf(owned, Option.isSome(open)))))
     .handle("stop", ({ params }) => Effect.flatMap(served.own(params.id), (owned) => Effect.mapError(byId.stop(owned.id), answerOf)))
     .handle("run", ({ params, payload }) =>
       Effect.gen(function*() {

@@ -22,6 +22,8 @@ export interface Me {
 
 /** A session as `GET /sessions` and `GET /sessions/{id}` show it. */
 export interface SessionRow {
+  /** In front of a cluster: `runner <host:port>` holding it, or `another runner`; absent: this server's process. */
+  readonly runner?: string
   readonly id: string
   readonly principal: string
   readonly agent: string

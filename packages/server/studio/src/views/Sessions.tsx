@@ -65,7 +65,7 @@ function Row(props: { row: SessionRow; index: number; waiting: ReadonlySet<strin
       <span role="cell" class="mono"><a href={href("sessions", row.id)} title={row.id} data-testid="session-link">{row.id}</a></span>
       <span role="cell" data-testid="session-agent">{row.agent}</span>
       <span role="cell"><span class={BADGE[state]} data-testid="session-state">{state}</span></span>
-      <span role="cell" class="muted">this server</span>
+      <span role="cell" class="muted" data-testid="session-runner">{row.runner ?? "this server"}</span>
       <span role="cell">{format.time(row.createdAt)}</span>
       <span role="cell">{format.time(row.lastActivity)}</span>
       <span role="cell" data-testid="session-tokens">{format.count(format.tokens(row.usage))}</span>
