@@ -48,7 +48,8 @@ export const watch = (
 ): Effect.Effect<never, Sessions.SessionsError> => {
   const notice = Duration.fromInputUnsafe(options.waitNotice ?? "30 seconds")
   const bound = options.timeout === undefined ? undefined : Duration.fromInputUnsafe(options.timeout)
-  const tick = bound === undefined ? notice : Duration.min(notice, bound)
+  // At least 10 ms between looks: a `waitNotice` or `timeout` of 0 would spin the call's fiber.
+  const tick = Duration.max(Duration.millis(10), bound === undefined ? notice : Duration.min(notice, bound))
   let none = Duration.zero
   let said = false
   const check = Effect.gen(function*() {

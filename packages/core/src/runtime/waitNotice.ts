@@ -13,6 +13,12 @@ import type { Run } from "./Run.ts"
 /** How long a caller waits on unanswered calls before it says so, unless its run's options say otherwise. */
 export const DEFAULT_AFTER: Duration.Input = "30 seconds"
 
+/** The shortest wait between two looks (a `waitNotice` of 0 or less would spin the caller's fiber). */
+const MIN_AFTER_MS = 10
+
+/** The most calls a warning names (the event carries them all). */
+const MAX_NAMED = 20
+
 /** A call waiting for an answer, as `session.pending` lists it. */
 interface Waiting {
   readonly callId: string
@@ -35,7 +41,7 @@ export const watch = (
   run: Run,
   pending: Effect.Effect<ReadonlyArray<Waiting>>
 ): Effect.Effect<never> => {
-  const afterMs = Duration.toMillis(Duration.fromInputUnsafe(run.options?.waitNotice ?? DEFAULT_AFTER))
+  const afterMs = Math.max(MIN_AFTER_MS, Duration.toMillis(Duration.fromInputUnsafe(run.options?.waitNotice ?? DEFAULT_AFTER)))
   const watched: Watched = { reported: "", waitedMs: 0 }
   const check = Effect.flatMap(pending, (calls) => {
     watched.waitedMs += afterMs
@@ -50,7 +56,8 @@ const report = (outbox: Outbox, run: Run, calls: ReadonlyArray<Waiting>, watched
   if (calls.length === 0 || key === watched.reported) return Effect.void
   watched.reported = key
   const waitedMs = Math.round(watched.waitedMs)
-  const listed = calls.map((call) => `${call.tool} (${call.callId})`).join(", ")
+  const listed = calls.slice(0, MAX_NAMED).map((call) => `${call.tool} (${call.callId})`).join(", ") +
+    (calls.length > MAX_NAMED ? ` and ${calls.length - MAX_NAMED} more` : "")
   return Effect.andThen(
     outbox.publish(run, { _tag: "StillWaiting", calls: calls.map(({ callId, tool }) => ({ callId, tool })), waitedMs }),
     Effect.logWarning(

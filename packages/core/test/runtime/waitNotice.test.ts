@@ -61,6 +61,23 @@ describe("waitNotice", () => {
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer(replies), Sandbox.layerNoop(), warnings.layer)))
   })
 
+  it.effect("a waitNotice of 0 looks every 10 ms, not in a spin; a warning names 20 calls and counts the rest, the event carries all", () => {
+    const warnings = capturedWarnings()
+    const calls = Array.from({ length: 25 }, (_, i) => TestModel.toolCall("push", { branch: `b${i}` }, `c${i}`))
+    return Effect.gen(function*() {
+      const session = yield* Session.start(agent, { projectInstructions: false })
+      const observed = yield* session.subscribe
+      const seen = yield* Effect.forkScoped(Stream.runCollect(Stream.takeUntil(observed, (event) => event._tag === "StillWaiting")))
+      yield* Effect.forkScoped(session.run("Push them.", { waitNotice: 0 }))
+      while ((yield* session.pending).length < 25) yield* Effect.yieldNow
+      yield* TestClock.adjust("10 millis")
+      const notice = (yield* Fiber.join(seen)).filter((event): event is SessionEvent.StillWaiting => event._tag === "StillWaiting")
+      assert.deepStrictEqual(notice.map(({ calls, waitedMs }) => [calls.length, waitedMs]), [[25, 10]])
+      assert.deepStrictEqual(warnings.lines.map((line) => line.match(/for an answer to (.*); answer/)![1]!.split(", ").length), [20])
+      assert.include(warnings.lines[0]!, "push (c19) and 5 more;")
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.reply(...calls), TestModel.text("done")]), Sandbox.layerNoop(), warnings.layer)))
+  })
+
   it.effect("a stream of a run waiting on a call nobody answers carries the StillWaiting event after its threshold", () =>
     Effect.gen(function*() {
       const session = yield* Session.start(agent, { projectInstructions: false })
