@@ -15,6 +15,7 @@
 import { Effect, Layer, Stream } from "effect"
 import type { Sse } from "effect/encoding"
 import { HttpClient } from "effect/http"
+import * as anthropicTextDelta from "./internal/anthropicTextDelta.ts"
 import * as providerConfig from "./internal/providerConfig.ts"
 import * as providerFailure from "./internal/providerFailure.ts"
 import * as providerStream from "./internal/providerStream.ts"
@@ -249,6 +250,9 @@ export const decoder = (): providerStream.Decoder => {
   return {
     event: (event: Sse.Event, out) => {
       if (event.event === "ping") return undefined
+      // Most of a reply: a text delta, its text read without parsing the whole event.
+      const text = event.event === "content_block_delta" ? anthropicTextDelta.textOf(event.data, providerStream.EVENT_LIMITS.maxStringChars) : undefined
+      if (text !== undefined) return void out.push({ _tag: "TextDelta", text })
       const parsed = providerStream.parseEvent("anthropic", event.data)
       if (!parsed.ok) return parsed.failure
       const data = parsed.value
