@@ -4,16 +4,21 @@
  * Two runner processes (packages/cluster/test/fixtures/runner.ts, `Runner.FAILOVER` timings) on
  * one SQLite file, then on a Postgres the bench starts (packages/cluster/test/support); this process
  * a client. Each round: a new session is started and run (the runner serving it answers with its
- * name), that runner is killed (SIGKILL), and the time until
- * the session's next run completes is measured; a new runner takes the dead one's place. Median and
- * max over `ROUNDS` rounds per database; goal (issue 25): median ≤ 5 s. The baseline column is
- * the shard-lock expiry (4 s), the floor of failover without a word from the dead runner.
+ * name), that runner is killed (SIGKILL), and the time until the session's next run completes is
+ * measured; then its history is read: both runs, each once (a run executed twice would show). A new
+ * runner takes the dead one's place. Median and max over `ROUNDS` rounds per database.
+ *
+ * Goals (ADR 0095): on Postgres, median ≤ 1.5 s and max ≤ 2.5 s — Postgres frees a dead runner's
+ * locks with its session, and the runners mark it unhealthy on seeing its session gone
+ * (packages/cluster/src/internal/runnerLiveness.ts); on SQLite, whose locks are leases, median ≤ 5 s
+ * (issue 25): its floor is the shard-lock expiry, 3 s after the dead runner's last refresh, 4 s
+ * with SQLite's one-second timestamps (the baseline column, on both).
  *
  * Run: node_modules/.bin/node bench/cluster-failover.ts (ROUNDS=20 by default; DATABASES=sqlite or
  * DATABASES=pg for one of the two)
  */
 import { Runner } from "@condukt/cluster"
-import { Sessions } from "@condukt/core"
+import { Message, Sessions } from "@condukt/core"
 import { SqliteClient } from "@condukt/node"
 import { Effect, Layer, References } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -26,7 +31,8 @@ import { report } from "./report.ts"
 
 const ROUNDS = Number(process.env["ROUNDS"] ?? 20)
 const DATABASES = (process.env["DATABASES"] ?? "sqlite,pg").split(",")
-const GOAL_MS = 5000
+/** The goals, in milliseconds: the median's on both, the max's on Postgres (ADR 0095). */
+const GOALS = { sqlite: { median: 5000, max: undefined }, pg: { median: 1500, max: 2500 } } as const
 const fixture = path.resolve(import.meta.dirname, "../packages/cluster/test/fixtures/runner.ts")
 
 type Runner = Effect.Success<ReturnType<typeof storeWriter>> & { readonly name: string }
@@ -61,6 +67,17 @@ const rounds = (kind: string, location: string, database: Layer.Layer<SqlClient.
         const killed = performance.now()
         yield* sessions.run(id, "after")
         times.push(performance.now() - killed)
+        // Each run once: a run executed twice would leave its turn twice.
+        const history = yield* sessions.history(id)
+        const expected = [
+          Message.user("whoami"),
+          Message.assistant([Message.textPart(text)]),
+          Message.user("after"),
+          Message.assistant([Message.textPart("echo: after")])
+        ]
+        if (JSON.stringify(history) !== JSON.stringify(expected)) {
+          return yield* Effect.die(new Error(`session ${id}: history ${JSON.stringify(history)}`))
+        }
         runners[owner] = yield* runner(kind, location, `r${spawned++}`, dir)
       }
       return times
@@ -71,27 +88,29 @@ const rounds = (kind: string, location: string, database: Layer.Layer<SqlClient.
   })
 
 const program = Effect.gen(function*() {
-  const measured: Array<readonly [string, ReadonlyArray<number>]> = []
+  const measured: Array<readonly [string, keyof typeof GOALS, ReadonlyArray<number>]> = []
   if (DATABASES.includes("sqlite")) {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-bench-failover-db-")), "cluster.db")
-    measured.push(["one SQLite file", yield* rounds("sqlite", file, SqliteClient.layer({ file }))])
+    measured.push(["one SQLite file", "sqlite", yield* rounds("sqlite", file, SqliteClient.layer({ file }))])
   }
   if (DATABASES.includes("pg")) {
     const postgres = yield* startPostgres
     const database = yield* postgres.createDatabase
-    measured.push(["Postgres", yield* rounds("pg", `${postgres.socketDir}:${database}`, postgres.client(database))])
+    measured.push(["Postgres", "pg", yield* rounds("pg", `${postgres.socketDir}:${database}`, postgres.client(database))])
   }
-  for (const [name, times] of measured) {
-    const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+  const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`
+  for (const [name, kind, times] of measured) {
+    const goal = GOALS[kind]
+    const [middle, max] = [median(times), Math.max(...times)]
     console.log(`${name}: ${times.map(s).join(", ")}`)
-    console.log(`${name}: median ${s(median(times))}, max ${s(Math.max(...times))} over ${times.length} kills`)
+    console.log(`${name}: median ${s(middle)}, max ${s(max)} over ${times.length} kills, each run once`)
     report({
-      benchmark: `cluster failover on ${name}: kill -9 of the session's runner to its next completed run (median of ${times.length}; max ${s(Math.max(...times))})`,
-      ours: s(median(times)),
+      benchmark: `cluster failover on ${name}: kill -9 of the session's runner to its next completed run (median of ${times.length}; max ${s(max)}; each run once)`,
+      ours: `${s(middle)} (max ${s(max)})`,
       baseline: "4.00 s (lock expiry)",
-      ratio: median(times) / 4000,
-      goal: `median ≤ ${GOAL_MS / 1000} s`,
-      met: median(times) <= GOAL_MS
+      ratio: middle / 4000,
+      goal: goal.max === undefined ? `median ≤ ${s(goal.median)}` : `median ≤ ${s(goal.median)}, max ≤ ${s(goal.max)}`,
+      met: middle <= goal.median && (goal.max === undefined || max <= goal.max)
     })
   }
 }).pipe(Effect.scoped, Effect.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))

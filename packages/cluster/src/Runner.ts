@@ -22,6 +22,7 @@ import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "./ClusterSessions.ts"
 import * as MailboxSweep from "./internal/mailboxSweep.ts"
 import * as MessageStorage from "./internal/messageStorage.ts"
+import * as RunnerLiveness from "./internal/runnerLiveness.ts"
 import * as SessionEntity from "./SessionEntity.ts"
 
 /**
@@ -47,6 +48,12 @@ export const FAILOVER = {
   runnerHealthCheckInterval: "2 seconds",
   entityTerminationTimeout: "2 seconds"
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
+
+/**
+ * How often a runner on Postgres looks for runners whose database session closed (a process gone:
+ * its shard locks are free), to mark them unhealthy at once (internal/runnerLiveness.ts, ADR 0095).
+ */
+const LIVENESS_INTERVAL = 200
 
 /** What a runner serves, where it listens and how long it keeps its mailboxes. @since 0.1.0 @category models */
 export interface Options<R> extends SessionEntity.Options<R> {
@@ -92,12 +99,12 @@ const storage = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
  * @category layers
  */
 export const layerSharding = (options: Pick<Options<never>, "host" | "port" | "sharding">) => {
-  const shardingConfig = {
-    ...FAILOVER,
-    ...options.sharding,
-    runnerAddress: Option.some(RunnerAddress.make(options.host ?? "127.0.0.1", options.port))
-  }
-  return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig)))
+  const host = options.host ?? "127.0.0.1"
+  const shardingConfig = { ...FAILOVER, ...options.sharding, runnerAddress: Option.some(RunnerAddress.make(host, options.port)) }
+  return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
+    Layer.provideMerge(storage(shardingConfig)),
+    Layer.provide(RunnerLiveness.layer({ address: `${host}:${options.port}`, interval: LIVENESS_INTERVAL }))
+  )
 }
 
 /**
