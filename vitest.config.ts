@@ -24,6 +24,7 @@ export const integration = [
   "packages/cluster/test/ClusterSessions.burst.test.ts",
   "packages/cluster/test/ClusterSessions.crash.test.ts",
   "packages/cluster/test/ClusterSessions.failover.test.ts",
+  "packages/cluster/test/ClusterSessions.pgFailover.test.ts",
   "packages/cluster/test/ClusterSessions.hostileIds.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
   "packages/cluster/test/SessionEntity.handover.test.ts",

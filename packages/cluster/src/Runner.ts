@@ -13,7 +13,10 @@
  * installed; its commits are written, not synced (`synchronous: "normal"`: they survive a runner's
  * `kill -9`, not a power loss; `"full"` syncs each one, docs/decisions/0071). Failover is set to seconds (`FAILOVER`): a runner that dies without a word (`kill -9`)
  * holds its shards until their locks expire, 3 s after their last refresh, then the other runners
- * take them over and deliver the runs it had accepted (docs/cluster.md gives the timings).
+ * take them over and deliver the runs it had accepted. On Postgres it is about a second: the dead
+ * runner's locks go with its database session, and the runners, seeing that session closed, mark
+ * it unhealthy at once (internal/runnerLiveness.ts, docs/decisions/0095; docs/cluster.md gives the
+ * timings).
  */
 import * as NodeClusterSocket from "./internal/nodeClusterSocket.ts"
 import { Duration, Layer, Option } from "effect"
@@ -31,7 +34,10 @@ import * as SessionEntity from "./SessionEntity.ts"
  * keeps its shards through 2.5 s without a refresh (a stalled event loop, a database another writer
  * holds, 2 s at most on SQLite), and a dead one's are free 3 to 4 s after its last refresh (SQLite's
  * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
- * every 500 ms, runners pinged every 2 s (docs/decisions/0071). A runner stopping gracefully gives
+ * every 500 ms, runners pinged every 2 s (docs/decisions/0071); on Postgres a dead runner is found
+ * by its closed database session instead, within 200 ms, and its locks are free then (ADR 0095):
+ * these timings stay the floor of a runner cut off from the database with its process alive, and of
+ * every failover on SQLite. A runner stopping gracefully gives
  * its entities 2 s before it interrupts them (effect's default is 15 s): a run in flight then is
  * handed to the next runner sooner (its session stopped at once, ADR 0072).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
