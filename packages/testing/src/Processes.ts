@@ -4,13 +4,19 @@
  * A killed process may linger as a zombie until its parent (here often a PID 1 that does not
  * reap) collects it; a zombie holds no resources and runs no code, so it counts as dead.
  * Polling is bounded: a survivor fails the test instead of hanging it.
+ *
+ * Linux's `/proc` is read through Node's `fs`, loaded when a function here is called
+ * (`process.getBuiltinModule`) rather than imported: `@condukt/testing` also runs where no Node
+ * runs (a browser page or worker, ADR 0094), and a static `node:fs` import would keep a bundler
+ * from building it for one.
  */
 import { Effect } from "effect"
-import * as fs from "node:fs"
+
+const fs = () => process.getBuiltinModule("node:fs")
 
 /** The kernel's state letter for `pid` (`R`, `S`, `Z`…), or "gone" once it has been reaped. */
 export const state = (pid: number): Effect.Effect<string> =>
-  Effect.try(() => fs.readFileSync(`/proc/${pid}/stat`, "utf8")).pipe(
+  Effect.try(() => fs().readFileSync(`/proc/${pid}/stat`, "utf8")).pipe(
     Effect.map((stat) => stat.charAt(stat.lastIndexOf(")") + 2)),
     Effect.orElseSucceed(() => "gone")
   )
@@ -37,7 +43,7 @@ export const awaitDeath = (pid: number, attempts = 200): Effect.Effect<void, str
 export const awaitPidFile = (file: string, attempts = 3000): Effect.Effect<number, string> =>
   Effect.gen(function*() {
     for (let attempt = 0; attempt < attempts; attempt++) {
-      const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : ""
+      const text = fs().existsSync(file) ? fs().readFileSync(file, "utf8") : ""
       if (text.endsWith("\n")) return Number(text)
       yield* Effect.sleep("10 millis")
     }

@@ -1,0 +1,73 @@
+/**
+ * The browser build of the core: esbuild bundles an entry module (page.ts, worker.ts, or any
+ * program on the platform-free packages) into one ES module for a browser, as an application
+ * would (`platform: "browser"`, so just-bash resolves to its browser build). Used by
+ * test/browser-core.test.ts and bench/browser-bundle.ts.
+ *
+ * Two things are configured beyond esbuild's defaults. The first: just-bash's browser build still imports
+ * `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its documentation
+ * says fail in a browser. Vite replaces a Node built-in with an empty module on its own; esbuild
+ * and webpack must be told. Here it becomes a module whose functions throw, so those commands
+ * fail with "zlib is not available in a browser" and everything else runs.
+ *
+ * The second is a stopgap: @condukt/sandbox-virtual's internal/hostMount.ts (host directories
+ * mounted into the sandbox) imports `node:fs`, `node:path` and just-bash's Node-only `OverlayFs`
+ * and `ReadWriteFs`; hostMount.browser.ts, whose mounts fail `NotSupported`, takes its place. The
+ * package should make that choice itself (its package.json's `browser` field, ADR 0094).
+ *
+ * The build fails on any other `node:` import: what the core pulls must run where no Node runs.
+ */
+import * as esbuild from "esbuild"
+import * as path from "node:path"
+import { root } from "../exec.ts"
+
+/** The module `node:zlib` becomes: what just-bash imports from it, each refusing. */
+const zlibStub = `
+const refuse = () => { throw new Error("zlib is not available in a browser") }
+export const gzipSync = refuse
+export const gunzipSync = refuse
+export const constants = { Z_BEST_COMPRESSION: 9, Z_BEST_SPEED: 1, Z_DEFAULT_COMPRESSION: -1 }
+`
+
+const noZlib: esbuild.Plugin = {
+  name: "no-zlib",
+  setup(build) {
+    build.onResolve({ filter: /^node:zlib$/ }, () => ({ path: "node:zlib", namespace: "no-zlib" }))
+    build.onLoad({ filter: /.*/, namespace: "no-zlib" }, () => ({ contents: zlibStub, loader: "js" }))
+  }
+}
+
+const hostMountPath = path.join(root, "packages/sandbox-virtual/src/internal/hostMount.ts")
+
+const hostMountsOff: esbuild.Plugin = {
+  name: "host-mounts-off",
+  setup(build) {
+    build.onResolve({ filter: /\/hostMount\.ts$/ }, ({ importer, path: imported, resolveDir }) =>
+      path.resolve(resolveDir, imported) === hostMountPath && importer !== hostMountPath
+        ? { path: path.join(import.meta.dirname, "hostMount.browser.ts") }
+        : undefined)
+  }
+}
+
+/** One bundle: its code, and esbuild's metafile (which input pulled which). */
+export interface Bundle {
+  readonly code: string
+  readonly metafile: esbuild.Metafile
+}
+
+/** Bundles `entry` (a path from the repository root) for a browser; `minify` as a release would. */
+export const build = async (entry: string, options: { readonly minify?: boolean } = {}): Promise<Bundle> => {
+  const result = await esbuild.build({
+    entryPoints: [path.join(root, entry)],
+    bundle: true,
+    write: false,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: options.minify ?? false,
+    metafile: true,
+    plugins: [noZlib, hostMountsOff],
+    logLevel: "silent"
+  })
+  return { code: result.outputFiles.map((file) => file.text).join(""), metafile: result.metafile }
+}
