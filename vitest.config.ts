@@ -61,6 +61,7 @@ export const integration = [
   "packages/workflows/test/steps/*.test.ts",
   "test/approvals-crash.test.ts",
   "test/approvals-records-crash.test.ts",
+  "test/browser-core.test.ts",
   "test/repeats-crash.test.ts",
   "test/examples.test.ts",
   "test/genai-spans.test.ts",
