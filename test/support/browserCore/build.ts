@@ -55,16 +55,29 @@ export interface Bundle {
   readonly metafile: esbuild.Metafile
 }
 
-/** Bundles `entry` (a path from the repository root) for a browser; `minify` as a release would. */
-export const build = async (entry: string, options: { readonly minify?: boolean } = {}): Promise<Bundle> => {
+/** What to bundle: a module's path from the repository root, or source resolved from a directory of it. */
+export type Entry = string | { readonly contents: string; readonly resolveDir: string }
+
+/** How to bundle: `minify` as a release would; `external` packages left out (imported, not bundled). */
+export interface Options {
+  readonly minify?: boolean | undefined
+  readonly external?: ReadonlyArray<string> | undefined
+}
+
+/** Bundles `entry` for a browser. */
+export const build = async (entry: Entry, options: Options = {}): Promise<Bundle> => {
+  const input: esbuild.BuildOptions = typeof entry === "string"
+    ? { entryPoints: [path.join(root, entry)] }
+    : { stdin: { contents: entry.contents, resolveDir: path.join(root, entry.resolveDir), loader: "ts" } }
   const result = await esbuild.build({
-    entryPoints: [path.join(root, entry)],
+    ...input,
     bundle: true,
     write: false,
     format: "esm",
     platform: "browser",
     target: "es2022",
     minify: options.minify ?? false,
+    external: [...(options.external ?? [])],
     metafile: true,
     plugins: [noZlib, hostMountsOff],
     logLevel: "silent"
