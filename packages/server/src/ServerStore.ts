@@ -227,8 +227,14 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
     /** Its place in its principal's list, for a cursor found at once. */
     readonly index: number
     readonly days: Map<string, Usage.Usage>
+    /**
+     * The kept events from `head` on (and their sizes): the window's oldest are dropped by moving
+     * `head`, and the arrays compacted once half of them is dropped, not shifted at every write
+     * (a full window's shift is 10,000 moves for each event a long session writes).
+     */
     entries: Array<Entry>
     sizes: Array<number>
+    head: number
     bytes: number
   }
   const sessions = new Map<string, Kept>()
@@ -259,6 +265,7 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
           days: new Map(),
           entries: [],
           sizes: [],
+          head: 0,
           bytes: 0
         }
         sessions.set(id, session)
@@ -317,16 +324,19 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
           session.bytes += size
           ids.push(next)
         }
-        let drop = Math.max(0, session.entries.length - window)
+        const { entries, sizes } = session
+        let head = session.head
         let bytes = session.bytes
-        for (let i = 0; i < drop; i++) bytes -= session.sizes[i]!
+        while (entries.length - head > window) bytes -= sizes[head++]!
         // The newest event stays, however large: a reader can always resume after the last.
-        while (bytes > windowBytes && drop < session.entries.length - 1) bytes -= session.sizes[drop++]!
-        if (drop > 0) {
-          session.entries.splice(0, drop)
-          session.sizes.splice(0, drop)
-          session.bytes = bytes
+        while (bytes > windowBytes && head < entries.length - 1) bytes -= sizes[head++]!
+        session.bytes = bytes
+        if (head > 1024 && head * 2 > entries.length) {
+          entries.splice(0, head)
+          sizes.splice(0, head)
+          head = 0
         }
+        session.head = head
         const added = usageOf(events, NO_USAGE)
         if (tokensOf(added) > 0) {
           const day = dayOf(now)
@@ -341,10 +351,10 @@ export const makeMemory = (options: { readonly window?: number | undefined; read
       Effect.sync(() => {
         const session = sessions.get(id)
         if (session === undefined) return { entries: [], oldest: 0, last: 0 }
-        const { entries } = session
-        const oldest = entries.length === 0 ? 0 : entries[0]!.id
+        const { entries, head } = session
+        const oldest = entries.length === head ? 0 : entries[head]!.id
         // Entries are consecutive: the one after `after` is at a known index.
-        const start = Math.max(0, oldest === 0 ? 0 : after + 1 - oldest)
+        const start = head + Math.max(0, oldest === 0 ? 0 : after + 1 - oldest)
         return { entries: entries.slice(start, start + limit), oldest, last: session.owned.lastEventId }
       }),
     wait: (id, after) =>

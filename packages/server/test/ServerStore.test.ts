@@ -1,6 +1,7 @@
 /**
  * The memory store's window in characters: a model's huge tool inputs cannot grow the process — the
- * oldest events go past `windowBytes` as past `window`, and the newest stays however large.
+ * oldest events go past `windowBytes` as past `window`, and the newest stays however large; a long
+ * session's window, moved past thousands of events, reads as the last ones written.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -29,5 +30,16 @@ describe("ServerStore.makeMemory", () => {
       yield* store.append("s", [call(50, 100_000)], 0)
       const huge = yield* store.read("s", 0, 100)
       assert.deepStrictEqual([huge.oldest, huge.last, huge.entries.length], [51, 51, 1])
+    }))
+
+  it.effect("a window moved past thousands of events one write at a time reads as the last events written", () =>
+    Effect.gen(function*() {
+      const store = ServerStore.makeMemory({ window: 3 })
+      yield* store.claim({ id: "s", principal: "p", agent: "a", now: 0 })
+      for (let i = 0; i < 5_000; i++) yield* store.append("s", [call(i, 10)], 0)
+      const kept = yield* store.read("s", 0, 10)
+      assert.deepStrictEqual([kept.oldest, kept.last, kept.entries.map((entry) => entry.id)], [4_998, 5_000, [4_998, 4_999, 5_000]])
+      const after = yield* store.read("s", 4_998, 10)
+      assert.deepStrictEqual(after.entries.map((entry) => [entry.id, entry.event.seq]), [[4_999, 4_998], [5_000, 4_999]])
     }))
 })

@@ -170,8 +170,11 @@ export const make = (byId: Sessions.ByIdService, store: ServerStore.Service, sco
           yield* Effect.ignore(write([{ _tag: "Error", ...base, message }, { _tag: "AgentEnd", ...base, outcome: "failed" }]))
         }
       }
-      // A followed run that wrote nothing (the session stopped first): its waiters are told.
-      yield* Deferred.fail(active.started, Sessions.failed(id, { message: "the run ended before it sent an event" }))
+      // A followed run that wrote nothing (the session stopped first): its waiters are told. (Its
+      // error built only then: an error's stack and fields cost every run that started.)
+      if (!Deferred.isDoneUnsafe(active.started)) {
+        yield* Deferred.fail(active.started, Sessions.failed(id, { message: "the run ended before it sent an event" }))
+      }
       yield* Deferred.succeed(active.ended, tally.result)
     })).pipe(Effect.ensuring(Effect.sync(() => forget(id, active))))
 
