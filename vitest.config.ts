@@ -52,6 +52,7 @@ export const integration = [
   "packages/providers/test/*.test.ts",
   "packages/providers/test/internal/providerStream.test.ts",
   "packages/sandbox-virtual/test/Conformance.test.ts",
+  "packages/sandbox-virtual/test/Fairness.test.ts",
   "packages/server/test/**/*.test.ts",
   "packages/testing/test/Processes.test.ts",
   "packages/workflows/test/Examples.test.ts",

@@ -34,6 +34,7 @@ import * as Search from "./internal/search.ts"
 import * as Shell from "./internal/shell.ts"
 import * as SnapshotTree from "./internal/snapshotTree.ts"
 import type * as Snapshot from "./Snapshot.ts"
+import type { WorkerPool } from "./WorkerPool.ts"
 
 // ---------------------------------------------------------------------------------------------
 // Models
@@ -90,6 +91,12 @@ export interface Options {
    * under Bun, which has none to patch, every command fails until this is `false`.
    */
   readonly defenseInDepth?: boolean | undefined
+  /**
+   * Worker threads to run commands on (`WorkerPool.make`, Node only), so a CPU-bound script spins
+   * a worker and not this thread; the files stay here. Default: none, the interpreter runs on the
+   * caller's thread (docs/decisions/0093).
+   */
+  readonly workers?: WorkerPool | undefined
 }
 
 /**
@@ -175,7 +182,8 @@ export const make = Effect.fn("VirtualSandbox.make")(function*(options: Options 
     limits: executionLimits(options.limits),
     budgetBytes: budget,
     commands: [Rm.command],
-    defenseInDepth: options.defenseInDepth ?? true
+    defenseInDepth: options.defenseInDepth ?? true,
+    workers: options.workers
   })
 
   const locate = (path: string) => fs.resolvePath(cwd, path)

@@ -7,6 +7,7 @@
  * message, and the path reported is always the one the caller wrote.
  */
 import { Sandbox } from "@condukt/core"
+import { messageOf } from "./thrown.ts"
 
 /** @since 0.1.0 @category models */
 export interface Errno {
@@ -32,13 +33,8 @@ export const errnoOf = (cause: unknown): Errno | undefined => {
   return match === null ? undefined : { code: match[1]!, description: match[2]!, operation: match[3] }
 }
 
-/**
- * A thrown value as one line of text (never `[object Object]`).
- *
- * @since 0.1.0
- * @category constructors
- */
-export const messageOf = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+/** A thrown value as one line of text (`thrown.ts`). */
+export { messageOf }
 
 /**
  * A host-mount operation refused before it touched the host (`hostMount.ts`): the file is not a

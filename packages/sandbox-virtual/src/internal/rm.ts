@@ -8,7 +8,7 @@
  * Messages keep just-bash's wording for the rest of its commands to match.
  */
 import { defineCommand, type ExecResult, type IFileSystem } from "just-bash"
-import { messageOf } from "./fsError.ts"
+import { messageOf } from "./thrown.ts"
 
 interface Flags {
   recursive: boolean

@@ -30,7 +30,9 @@
 import { Sandbox } from "@condukt/core"
 import { Effect } from "effect"
 import { Bash, type BashOptions, type CustomCommand, type IFileSystem } from "just-bash"
+import type { WorkerPool } from "../WorkerPool.ts"
 import * as FsError from "./fsError.ts"
+import * as Protocol from "./workerProtocol.ts"
 
 /** just-bash's limit names, for what we let callers override. */
 export type ExecutionLimits = NonNullable<BashOptions["executionLimits"]>
@@ -119,6 +121,11 @@ export interface Options {
   readonly commands?: ReadonlyArray<CustomCommand> | undefined
   /** just-bash's defense-in-depth box around each command (VirtualSandbox's option). */
   readonly defenseInDepth: boolean
+  /**
+   * Run each call on one of these workers instead of this thread (`WorkerPool`); the worker's
+   * custom commands are its own (`rm`), `commands` serve this thread's interpreter.
+   */
+  readonly workers?: WorkerPool | undefined
 }
 
 /**
@@ -127,7 +134,7 @@ export interface Options {
  * @since 0.1.0
  * @category constructors
  */
-export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, limits }: Options): Shell => {
+export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, limits, workers }: Options): Shell => {
   const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
   const interpreter = (deadlineMs: number) =>
     new Bash({
@@ -147,23 +154,40 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
     return twin.bash
   }
 
+  const methods = Protocol.fsMethods.filter((method) => typeof fs[method] === "function")
+  /** The call on a worker: the same interpreter, built there, over this thread's filesystem. */
+  const remote = (pool: WorkerPool, command: string, directory: string, env: Run["env"], timeoutMs: number | undefined) =>
+  (signal: AbortSignal) =>
+    pool.run({
+      setup: {
+        cwd,
+        home,
+        defenseInDepth,
+        methods,
+        limits: { ...limits, maxExecutionTimeMs: timeoutMs !== undefined && timeoutMs < wallTimeMs ? timeoutMs : wallTimeMs }
+      },
+      command,
+      cwd: directory,
+      env
+    }, fs, signal)
+
   return {
     run: (command, { cwd: directory, env, timeoutMs }) => {
-      const shell = bashWithin(timeoutMs)
       const ownDeadline = timeoutMs !== undefined && timeoutMs <= wallTimeMs
+      const onWorker = workers === undefined ? undefined : remote(workers, command, directory, env, timeoutMs)
       // The outcome is settled on the promise (one Effect step, not three: this is the hot path,
       // see bench/virtual.ts): a result, a refused write turned into a result, or a rejection
       // that `catch` types.
       return Effect.tryPromise({
         try: (signal) =>
-          shell.exec(
+          (onWorker !== undefined ? onWorker(signal) : bashWithin(timeoutMs).exec(
             command,
             // rawScript: keep the script as written (just-bash otherwise strips leading
             // whitespace from every line, quoted strings included).
             env === undefined
               ? { signal, cwd: directory, rawScript: true }
               : { signal, cwd: directory, env: { ...env }, rawScript: true }
-          ).then(
+          )).then(
             (result): Sandbox.ExecResult | Promise<never> => {
               const outcome = resultOf(result.stdout, result.stderr, result.exitCode, ownDeadline)
               return outcome instanceof DeadlinePassed ? Promise.reject(outcome) : outcome

@@ -1,0 +1,283 @@
+/**
+ * WorkerPool — worker threads for virtual sandboxes' interpreters, so that one session's
+ * CPU-bound script (`while true; do :; done`, `sed` over 10 MB) does not stop every other session
+ * and the program's event loop with it (issue 43, docs/decisions/0093).
+ *
+ * just-bash runs a script on the thread that calls it, and a busy loop or one long command never
+ * yields that thread. Given a pool (`VirtualSandbox` option `workers`), a sandbox runs each `exec`
+ * on a worker of its own for the call instead, while the filesystem stays on the sandbox's thread:
+ * the worker's interpreter reaches it by message (`internal/workerProtocol.ts`), so file tools,
+ * snapshots and mounts see a command's writes as they happen. A worker runs one `exec` at a time;
+ * the pool starts workers as calls need them, up to `maxWorkers`, keeps them for the next calls, and
+ * queues calls beyond that.
+ *
+ * Ending a call does not depend on the script: an interrupted call is aborted at the interpreter's
+ * next statement, and a call whose deadline passes ends there too; when the worker has not
+ * answered `graceMs` later (a command that never reaches a statement boundary), the pool
+ * terminates the thread and the call ends anyway — `Timeout` for a deadline, as on the program's
+ * thread. Closing the pool's scope terminates every worker; calls still running fail.
+ *
+ * Node only (`node:worker_threads`), hence its own entry point: `@condukt/sandbox-virtual/WorkerPool`.
+ * Without a pool a sandbox needs no platform and runs the interpreter on the caller's thread.
+ *
+ * @since 0.2.0
+ */
+import { Effect, type Scope } from "effect"
+import type { IFileSystem } from "just-bash"
+import { setPriority } from "node:os"
+import { Worker } from "node:worker_threads"
+import { messageOf } from "./internal/thrown.ts"
+import * as Protocol from "./internal/workerProtocol.ts"
+
+/** @since 0.2.0 @category models */
+export interface Options {
+  /** Workers at most, so calls running at once; more wait for one (default 16). */
+  readonly maxWorkers?: number | undefined
+  /** Workers started with the pool, so the first calls do not wait for one to start (default 1). */
+  readonly warmWorkers?: number | undefined
+  /** How long a call's worker may take to stop after its deadline or interruption (default 250 ms). */
+  readonly graceMs?: number | undefined
+  /**
+   * After how long a call's worker drops to the lowest scheduling priority (default 50 ms; Linux,
+   * where a thread's priority is its own). Short calls (an `echo`, a `cat`) end before; a script
+   * that spins then yields the cores to the program's thread and to new calls.
+   */
+  readonly lowerPriorityAfterMs?: number | undefined
+}
+
+/**
+ * A pool's calls as the sandbox makes them; `run` settles with just-bash's answer, or rejects with
+ * what just-bash rejected with or why the worker was lost.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface WorkerPool {
+  readonly run: (request: Protocol.Request, fs: IFileSystem, signal: AbortSignal) => Promise<Protocol.Answer>
+  /** Workers started, busy, and calls waiting for one. */
+  readonly stats: () => { readonly workers: number; readonly busy: number; readonly queued: number }
+}
+
+interface Job {
+  readonly exec: Protocol.Exec
+  readonly fs: IFileSystem
+  readonly signal: AbortSignal
+  readonly resolve: (answer: Protocol.Answer) => void
+  readonly reject: (cause: Error) => void
+  onAbort?: () => void
+  timer?: ReturnType<typeof setTimeout> | undefined
+  lower?: ReturnType<typeof setTimeout> | undefined
+  /** When it started on a worker (`performance.now()`), to lower its priority when it runs long. */
+  startedAt?: number
+}
+
+interface Slot {
+  readonly worker: Worker
+  /** The running exec's abort flag, read by the worker between statements (`interpreterWorker.ts`). */
+  readonly abort: Int32Array
+  job: Job | undefined
+  /** The worker's thread id (Linux), once it said it. */
+  tid: number | undefined
+  /** Whether its priority was lowered for a long call. */
+  lowered: boolean
+}
+
+// Beside this file in the sources (run as TypeScript) and in the build alike.
+const workerUrl = new URL(`./internal/interpreterWorker.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`, import.meta.url)
+
+const bounded = (value: number | undefined, fallback: number, max: number): number =>
+  value === undefined || !Number.isFinite(value) ? fallback : Math.min(Math.max(Math.floor(value), 0), max)
+
+/** The answer just-bash gives for a passed deadline, for a call whose worker had to be terminated. */
+const deadlineAnswer = (deadlineMs: number): Protocol.Answer => ({
+  stdout: "",
+  stderr: `bash: script exceeded execution deadline (${deadlineMs}ms)\n`,
+  exitCode: 124
+})
+
+/**
+ * A pool the caller closes (`close` terminates every worker; calls still running fail), for a
+ * program that keeps one pool for its whole life; `make` ties one to a scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close: () => Promise<void> } => {
+  const maxWorkers = bounded(options.maxWorkers, 16, 1024) || 1
+  const graceMs = bounded(options.graceMs, 250, 60_000)
+  const lowerAfterMs = bounded(options.lowerPriorityAfterMs, 50, 60_000)
+  const slots = new Set<Slot>()
+  const idle: Array<Slot> = []
+  const queue: Array<Job> = []
+  let nextId = 0
+  let closed = false
+
+  const release = (job: Job) => {
+    clearTimeout(job.timer)
+    clearTimeout(job.lower)
+    if (job.onAbort !== undefined) job.signal.removeEventListener("abort", job.onAbort)
+  }
+
+  /** Drops `slot` (lost or terminated); its call, if any, rejects with `cause`. */
+  const drop = (slot: Slot, cause: Error | undefined) => {
+    if (!slots.delete(slot)) return
+    const at = idle.indexOf(slot)
+    if (at >= 0) idle.splice(at, 1)
+    const job = slot.job
+    slot.job = undefined
+    void slot.worker.terminate()
+    if (job !== undefined) {
+      release(job)
+      if (cause !== undefined) job.reject(cause)
+    }
+    pump()
+  }
+
+  /** Sets the worker's thread priority (19 lowest, 0 normal); false when the system refuses. */
+  const prioritize = (slot: Slot, priority: number): boolean => {
+    if (slot.tid === undefined) return false
+    try {
+      setPriority(slot.tid, priority)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  const answer = (slot: Slot, job: Job, settle: () => void) => {
+    release(job)
+    slot.job = undefined
+    settle()
+    // Raising a priority back takes a privilege most processes lack: a worker that cannot get it
+    // back is retired, so the next call does not start at the bottom.
+    if (slot.lowered && !(slot.lowered = !prioritize(slot, 0))) idle.push(slot)
+    else if (slot.lowered) drop(slot, undefined)
+    else idle.push(slot)
+    pump()
+  }
+
+  const serve = (slot: Slot, job: Job, message: Protocol.FsCall) => {
+    const reply = (response: Protocol.FsDone | Protocol.FsFailed) => {
+      if (slot.job === job) slot.worker.postMessage(response)
+    }
+    const method = Protocol.isFsMethod(message.method) ? job.fs[message.method] : undefined
+    if (typeof method !== "function" || !Array.isArray(message.args)) {
+      return reply({ _tag: "FsFailed", call: message.call, message: `ENOSYS: function not implemented, ${String(message.method)}` })
+    }
+    Promise.resolve()
+      .then(() => Reflect.apply(method, job.fs, message.args) as Promise<unknown>)
+      .then(
+        (value) => reply({ _tag: "FsDone", call: message.call, value }),
+        (cause) => reply({ _tag: "FsFailed", call: message.call, message: messageOf(cause) })
+      )
+  }
+
+  const spawn = (): Slot => {
+    const abort = new SharedArrayBuffer(4)
+    const slot: Slot = {
+      worker: new Worker(workerUrl, { workerData: { abort } }),
+      abort: new Int32Array(abort),
+      job: undefined,
+      tid: undefined,
+      lowered: false
+    }
+    slot.worker.on("message", (message: Protocol.FromWorker) => {
+      if (message._tag === "Ready") {
+        slot.tid = message.tid
+        // A worker slow to start (a loaded machine) may already run a long call.
+        const running = slot.job
+        if (running?.startedAt !== undefined && performance.now() - running.startedAt >= lowerAfterMs) {
+          slot.lowered = prioritize(slot, 19)
+        }
+        return
+      }
+      const job = slot.job
+      if (job === undefined || message.id !== job.exec.id) return
+      if (message._tag === "FsCall") return serve(slot, job, message)
+      if (message._tag === "Done") {
+        const { exitCode, stderr, stdout } = message
+        return answer(slot, job, () => job.resolve({ stdout, stderr, exitCode }))
+      }
+      answer(slot, job, () => job.reject(new Error(message.message)))
+    })
+    slot.worker.on("error", (cause) => drop(slot, new Error(`The interpreter's worker failed: ${messageOf(cause)}`)))
+    slot.worker.on("exit", (code) => drop(slot, new Error(`The interpreter's worker exited (code ${code})`)))
+    slots.add(slot)
+    return slot
+  }
+
+  const start = (slot: Slot, job: Job) => {
+    slot.job = job
+    Atomics.store(slot.abort, 0, 0)
+    const deadlineMs = job.exec.setup.limits["maxExecutionTimeMs"] ?? 30_000
+    // The interpreter keeps the deadline itself; this is for a command that never lets it look.
+    job.timer = setTimeout(() => {
+      if (slot.job !== job) return
+      drop(slot, undefined)
+      job.resolve(deadlineAnswer(deadlineMs))
+    }, deadlineMs + graceMs)
+    job.onAbort = () => {
+      if (slot.job !== job) return
+      Atomics.store(slot.abort, 0, 1)
+      slot.worker.postMessage({ _tag: "Abort", id: job.exec.id } satisfies Protocol.Abort)
+      clearTimeout(job.timer)
+      job.timer = setTimeout(() => drop(slot, new Error("The interpreter was stopped")), graceMs)
+    }
+    job.signal.addEventListener("abort", job.onAbort, { once: true })
+    job.startedAt = performance.now()
+    job.lower = setTimeout(() => {
+      if (slot.job === job) slot.lowered = prioritize(slot, 19)
+    }, lowerAfterMs)
+    slot.worker.postMessage(job.exec satisfies Protocol.ToWorker)
+  }
+
+  const pump = () => {
+    while (!closed && queue.length > 0) {
+      const slot = idle.pop() ?? (slots.size < maxWorkers ? spawn() : undefined)
+      if (slot === undefined) return
+      const job = queue.shift()!
+      release(job)
+      start(slot, job)
+    }
+  }
+
+  for (let i = bounded(options.warmWorkers, 1, maxWorkers); i > 0; i--) idle.push(spawn())
+
+  return {
+    run: (request, fs, signal) =>
+      new Promise<Protocol.Answer>((resolve, reject) => {
+        if (closed) return reject(new Error("The interpreter's worker pool is closed"))
+        if (signal.aborted) return reject(new Error("The interpreter was stopped"))
+        const job: Job = { exec: { _tag: "Exec", id: nextId++, ...request }, fs, signal, resolve, reject }
+        // A call still waiting for a worker leaves the queue when it is interrupted.
+        job.onAbort = () => {
+          const at = queue.indexOf(job)
+          if (at >= 0) queue.splice(at, 1)
+          reject(new Error("The interpreter was stopped"))
+        }
+        signal.addEventListener("abort", job.onAbort, { once: true })
+        queue.push(job)
+        pump()
+      }),
+    stats: () => ({ workers: slots.size, busy: slots.size - idle.length, queued: queue.length }),
+    close: async () => {
+      closed = true
+      for (const job of queue.splice(0)) {
+        release(job)
+        job.reject(new Error("The interpreter's worker pool is closed"))
+      }
+      const workers = [...slots].map((slot) => slot.worker)
+      for (const slot of [...slots]) drop(slot, new Error("The interpreter's worker pool is closed"))
+      await Promise.all(workers.map((worker) => worker.terminate()))
+    }
+  }
+}
+
+/**
+ * A pool whose workers live as long as the scope.
+ *
+ * @since 0.2.0
+ * @category constructors
+ */
+export const make = (options: Options = {}): Effect.Effect<WorkerPool, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.sync(() => makeUnsafe(options)), (pool) => Effect.promise(() => pool.close()))

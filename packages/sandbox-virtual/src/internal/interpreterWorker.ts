@@ -1,0 +1,121 @@
+/**
+ * interpreterWorker — the worker thread of a `WorkerPool`: it runs just-bash for one `exec` at a
+ * time, so a script that never yields (`while true; do :; done`, `sed` over 10 MB) spins this
+ * thread and not the program's.
+ *
+ * The interpreter's filesystem is a proxy: every call goes to the sandbox's thread as an `FsCall`
+ * and comes back as that filesystem's answer (`workerProtocol.ts`). Paths are resolved here, as
+ * just-bash's own filesystems resolve them (pure string work). A call's `Bash` is built for it,
+ * with the sandbox's limits and the call's deadline, and dropped after: `exec` is stateless.
+ *
+ * An abort (the shared flag, or an `Abort` message once this thread reads one) aborts the call's
+ * signal, which just-bash checks between statements; a command that never reaches one is the
+ * pool's to end (it terminates the thread).
+ */
+import { Bash, type IFileSystem, InMemoryFs } from "just-bash"
+import { readlinkSync } from "node:fs"
+import { parentPort, workerData } from "node:worker_threads"
+import * as Rm from "./rm.ts"
+import { messageOf } from "./thrown.ts"
+import * as Protocol from "./workerProtocol.ts"
+
+const port = parentPort!
+/** Captured before any command runs: defense in depth patches globals while one does. */
+const post = (message: Protocol.FromWorker): void => port.postMessage(message)
+const paths = new InMemoryFs()
+/**
+ * Set to 1 by the pool to abort the running exec. A message cannot do it: a script that never
+ * yields keeps this thread from reading one, while just-bash reads `signal.aborted` between
+ * statements, so the running exec's signal reads this shared flag too.
+ */
+const abortFlag = new Int32Array((workerData as { readonly abort: SharedArrayBuffer }).abort)
+const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!
+
+/** A signal that is aborted when its controller is, or when the pool raises the flag. */
+const signalOf = (controller: AbortController): AbortSignal => {
+  const signal = controller.signal
+  Object.defineProperty(signal, "aborted", {
+    get: () => abortFlag[0] === 1 || nativeAborted.call(signal) as boolean
+  })
+  return signal
+}
+
+let nextCall = 0
+const pending = new Map<number, { readonly resolve: (value: unknown) => void; readonly reject: (error: Error) => void }>()
+const running = new Map<number, AbortController>()
+
+/** The filesystem of exec `id`, every call made on the sandbox's thread. */
+const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>): IFileSystem => {
+  const forward = (method: Protocol.FsMethod) => (...args: ReadonlyArray<unknown>): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const call = nextCall++
+      pending.set(call, { resolve, reject })
+      post({ _tag: "FsCall", id, call, method, args })
+    })
+  const proxy: Record<string, unknown> = {
+    resolvePath: (base: string, path: string) => paths.resolvePath(base, path),
+    // Only wrapped for untrusted extension commands, never called by the interpreter.
+    getAllPaths: () => []
+  }
+  for (const method of methods) proxy[method] = forward(method)
+  return proxy as unknown as IFileSystem
+}
+
+const run = async (exec: Protocol.Exec): Promise<void> => {
+  const controller = new AbortController()
+  const signal = signalOf(controller)
+  running.set(exec.id, controller)
+  try {
+    const bash = new Bash({
+      fs: proxyOf(exec.id, exec.setup.methods),
+      cwd: exec.setup.cwd,
+      env: { HOME: exec.setup.home },
+      executionLimitProfile: "hardened",
+      defenseInDepth: exec.setup.defenseInDepth,
+      executionLimits: exec.setup.limits,
+      customCommands: [Rm.command]
+    })
+    const result = await bash.exec(
+      exec.command,
+      exec.env === undefined
+        ? { signal, cwd: exec.cwd, rawScript: true }
+        : { signal, cwd: exec.cwd, env: { ...exec.env }, rawScript: true }
+    )
+    post({ _tag: "Done", id: exec.id, stdout: result.stdout, stderr: result.stderr, exitCode: result.exitCode })
+  } catch (cause) {
+    post({ _tag: "Rejected", id: exec.id, message: messageOf(cause) })
+  } finally {
+    running.delete(exec.id)
+  }
+}
+
+/** This thread's id ("<pid>/task/<tid>"), where Linux says it. */
+const threadId = (): number | undefined => {
+  try {
+    const tid = Number(readlinkSync("/proc/thread-self").split("/")[2])
+    return Number.isSafeInteger(tid) && tid > 0 ? tid : undefined
+  } catch {
+    return undefined
+  }
+}
+
+post({ _tag: "Ready", tid: threadId() })
+
+port.on("message", (message: Protocol.ToWorker) => {
+  switch (message._tag) {
+    case "Exec":
+      void run(message)
+      return
+    case "Abort":
+      running.get(message.id)?.abort()
+      return
+    case "FsDone":
+    case "FsFailed": {
+      const waiting = pending.get(message.call)
+      if (waiting === undefined) return
+      pending.delete(message.call)
+      if (message._tag === "FsDone") waiting.resolve(message.value)
+      else waiting.reject(new Error(message.message))
+    }
+  }
+})
