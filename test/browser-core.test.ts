@@ -10,6 +10,7 @@
  * (packages/providers/test/fixtures). The page, its bundle and the worker's are served at the
  * loopback server's own origin (Playwright answers those three paths; the model's requests reach
  * the server), so the provider's requests are same-origin, as an application's own backend's are.
+ * Each place also shows what a browser leaves out: just-bash's gzip, and host mounts.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -128,6 +129,14 @@ const overFetch = {
   ])
 }
 
+// just-bash's gzip refuses (node:zlib is not in the bundle) and the script goes on; no host
+// directory is mounted, at start (NotSupported) or at run time (no root is allowed).
+const leftOut = {
+  gzip: { output: "still here\ngzip: zlib is not available in a browser\n", exitCode: 0 },
+  mountAtStart: "NotSupported",
+  mountAtRunTime: "OutsideAllowedPaths"
+}
+
 describe("the core in a browser", () => {
   it.live("the page's and the worker's bundles take core, sandbox-virtual, testing and providers, and no node: module but zlib, refused", () =>
     Effect.gen(function*() {
@@ -152,8 +161,8 @@ describe("the core in a browser", () => {
       const { errors, tab } = yield* openPage(server.url, page, worker)
       const reports = { page: yield* inPage(tab, server.url), worker: yield* inWorker(tab, server.url) }
       assert.deepStrictEqual<unknown>(reports, {
-        page: { place: "Window", scripted, overFetch },
-        worker: { place: "DedicatedWorkerGlobalScope", scripted, overFetch }
+        page: { place: "Window", scripted, overFetch, leftOut },
+        worker: { place: "DedicatedWorkerGlobalScope", scripted, overFetch, leftOut }
       })
       // What the server received: the page's two requests, then the worker's, same-origin, keyed.
       const request = (messages: number) => ({

@@ -9,7 +9,8 @@
  * Messages API through the provider on Effect's `FetchHttpClient` (the browser's `fetch`), against
  * the loopback server whose URL the test gives, reading two files the sandbox starts with. Each
  * returns plain JSON (what the tools answered, the reply, the events without their random ids)
- * for the page or the worker to hand back to the test.
+ * for the page or the worker to hand back to the test. `leftOut` shows what a browser does
+ * without: just-bash's `gzip`, and host mounts.
  */
 import { Agent, Sandbox, Session, type SessionEvent, Tools } from "@condukt/core"
 import { Anthropic } from "@condukt/providers"
@@ -31,12 +32,24 @@ export interface Run {
   readonly events: ReadonlyArray<Event>
 }
 
-/** Both runs, as one place (the page, or the worker) made them. */
+/**
+ * What a browser leaves out (ADR 0094): just-bash's `gzip` (its `node:zlib` refused by the build)
+ * while the rest of the script runs, and host directories, at start and at run time (the reasons'
+ * tags).
+ */
+export interface LeftOut {
+  readonly gzip: { readonly output: string; readonly exitCode: number }
+  readonly mountAtStart: string
+  readonly mountAtRunTime: string
+}
+
+/** Both runs and what is left out, as one place (the page, or the worker) found them. */
 export interface Report {
   /** The global object's class: `Window` on a page, `DedicatedWorkerGlobalScope` in a worker. */
   readonly place: string
   readonly scripted: Run
   readonly overFetch: Run
+  readonly leftOut: LeftOut
 }
 
 /** The API key the provider sends, which the test finds in the server's requests. */
@@ -83,9 +96,19 @@ export const overFetch = (baseUrl: string): Effect.Effect<Run, unknown> =>
     Effect.provide(Anthropic.layer({ apiKey: Redacted.make(API_KEY), baseUrl }).pipe(Layer.provide(FetchHttpClient.layer)))
   )
 
-/** Both runs, one after the other, as a promise of plain JSON. */
+/** `gzip` in a script, and a host directory mounted at start and at run time. */
+export const leftOut: Effect.Effect<LeftOut, unknown> = Effect.gen(function*() {
+  const sandbox = yield* VirtualSandbox.make(sandboxOptions)
+  const { exitCode, output } = yield* sandbox.exec("echo hi | gzip; echo still here")
+  const mount = { hostPath: "/srv/data", path: "/mnt/data", mode: "read-only" } as const
+  const atStart = yield* Effect.flip(VirtualSandbox.make({ ...sandboxOptions, mounts: [mount] }))
+  const atRunTime = yield* Effect.flip(sandbox.mount(mount.hostPath, mount.path, mount.mode))
+  return { gzip: { output, exitCode }, mountAtStart: atStart.reason._tag, mountAtRunTime: atRunTime.reason._tag }
+}).pipe(Effect.scoped)
+
+/** Both runs and `leftOut`, one after the other, as a promise of plain JSON. */
 export const runBoth = (baseUrl: string): Promise<Report> =>
   Effect.runPromise(Effect.map(
-    Effect.all({ scripted, overFetch: overFetch(baseUrl) }),
+    Effect.all({ scripted, overFetch: overFetch(baseUrl), leftOut }),
     (runs) => ({ place: globalThis.constructor.name, ...runs })
   ))

@@ -12,7 +12,7 @@
  *
  * The second is a stopgap: @condukt/sandbox-virtual's internal/hostMount.ts (host directories
  * mounted into the sandbox) imports `node:fs`, `node:path` and just-bash's Node-only `OverlayFs`
- * and `ReadWriteFs`; hostMount.browser.ts, whose mounts fail `NotSupported`, takes its place. The
+ * and `ReadWriteFs`; hostMount.browser.ts, which mounts nothing, takes its place. The
  * package should make that choice itself (its package.json's `browser` field, ADR 0094).
  *
  * The build fails on any other `node:` import: what the core pulls must run where no Node runs.

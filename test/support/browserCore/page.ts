@@ -1,6 +1,6 @@
 /**
  * The page's entry module (bundled by build.ts): it puts `condukt` on the page's global object
- * for the test to call — `inPage` makes both runs of agent.ts on the page's own thread, `inWorker`
+ * for the test to call — `inPage` makes the runs of agent.ts on the page's own thread, `inWorker`
  * starts a module Web Worker from `workerUrl` (worker.ts, bundled apart), asks it for the same
  * runs and hands back its answer. The test reaches the page only through these two functions.
  */

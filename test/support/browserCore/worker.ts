@@ -1,6 +1,6 @@
 /**
  * The Web Worker's entry module (bundled by build.ts, started by page.ts): given the loopback
- * server's URL in a message, it makes both runs of agent.ts on the worker's thread and posts back
+ * server's URL in a message, it makes the runs of agent.ts on the worker's thread and posts back
  * their report, or why they failed.
  */
 import { type Report, runBoth } from "./agent.ts"
