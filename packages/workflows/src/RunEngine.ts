@@ -10,7 +10,6 @@
  */
 import { Approval, Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
 import { LocalSandbox } from "@condukt/node"
-import { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import { MCP_TEMPLATED } from "./Document.ts"
@@ -94,7 +93,10 @@ const buildSandbox = (document: Document.Document, options: Options, maxOutputBy
   const layer = typeof choice !== "string"
     ? choice
     : choice === "virtual"
-    ? VirtualSandbox.layer({ cwd, limits: { maxOutputBytes } })
+    // Loaded by the runs that ask for it: the shell interpreter is no part of a check or a local run.
+    ? Layer.unwrap(Effect.promise(() => import("@condukt/sandbox-virtual")).pipe(
+      Effect.map(({ VirtualSandbox }) => VirtualSandbox.layer({ cwd, limits: { maxOutputBytes } }))
+    ))
     : LocalSandbox.layer({ cwd, maxOutputBytes })
   return Effect.map(
     Effect.mapError(Layer.build(layer), (error) =>

@@ -1,12 +1,13 @@
 /**
- * hcl — the one door to HashiCorp's HCL parser (Go, compiled to WASM, `@cdktn/hcl2json`): a file
- * to its JSON form, and an expression to its syntax tree. Promise APIs enter here through
- * `Effect.tryPromise`; nothing else in the package touches the parser. The parser recurses on
+ * hcl — the one door to HashiCorp's HCL parser (Go, compiled to WASM, `@cdktn/hcl2json`, started
+ * by `hclParser` on the first parse): a file to its JSON form, and an expression to its syntax
+ * tree. Promise APIs enter here through `Effect.tryPromise`; nothing else in the package touches the parser. The parser recurses on
  * nesting and overflows the JS stack on a few thousand parentheses (a bare `Maximum call stack
  * size exceeded`, or a silent exit), so a source nested deeper than `MAX_NESTING` never reaches it.
  */
-import { getExpressionAst, parse, type TFExpressionSyntaxTree } from "@cdktn/hcl2json"
+import type { TFExpressionSyntaxTree } from "@cdktn/hcl2json"
 import { Effect, Schema } from "effect"
+import * as HclParser from "./hclParser.ts"
 
 /** The parser refused the text; `text` is its diagnostic, `file:line,col-…: Summary; detail`. */
 export class HclParseError extends Schema.TaggedError<HclParseError>()("HclParseError", { text: Schema.String }) {}
@@ -113,7 +114,10 @@ export const toJson = (filename: string, source: string): Effect.Effect<Record<s
     const deep = tooDeep(source)
     return deep !== undefined
       ? Effect.fail(new HclTooDeep(deep))
-      : Effect.tryPromise({ try: () => parse(filename, source), catch: (cause) => new HclParseError({ text: textOf(cause) }) })
+      : Effect.tryPromise({
+        try: async () => JSON.parse(await HclParser.call("parse", filename, source)) as Record<string, unknown>,
+        catch: (cause) => new HclParseError({ text: textOf(cause) })
+      })
   })
 
 /** The syntax tree of one HCL template string (`"a ${x}"`), quoted as HCL wants it. */
@@ -122,7 +126,10 @@ export const templateAst = (
 ): Effect.Effect<TFExpressionSyntaxTree.ExpressionType | null, HclParseError> =>
   Effect.tryPromise({
     // Quotes inside `${…}` stay as they are (HCL reads them as the expression's own strings).
-    try: () => getExpressionAst("expression.hcl", `"${template.replaceAll("\n", "\\n").replaceAll("\r", "\\r")}"`),
+    try: async () => {
+      const text = await HclParser.call("getExpressionAst", "expression.hcl", `"${template.replaceAll("\n", "\\n").replaceAll("\r", "\\r")}"`)
+      return (JSON.parse(text) as TFExpressionSyntaxTree.ExpressionType | null) || null
+    },
     catch: (cause) => new HclParseError({ text: textOf(cause) })
   })
 
