@@ -20,7 +20,8 @@ import {
   StreamableHTTPClientTransport,
   type Transport
 } from "@modelcontextprotocol/client"
-import { Agent } from "undici"
+// undici (some 95 modules) loads only when an HTTP server connects: stdio and `condukt check` never pay for it.
+import type { Agent } from "undici"
 import { Deferred, Effect, Redacted, Scope } from "effect"
 import { ProcessRunner, Secret } from "@condukt/core"
 import * as McpAuth from "../McpAuth.ts"
@@ -131,7 +132,8 @@ export const makeTransport = (
     }
     // The connection's own pool: its sockets close with its scope (the global pool would keep
     // them open, idle, after the session is gone).
-    const pool = new Agent()
+    const undici: { readonly Agent: typeof Agent } = yield* Effect.promise(() => import("undici"))
+    const pool = new undici.Agent()
     yield* Scope.addFinalizer(yield* Scope.Scope, Effect.promise(() => pool.destroy()))
     // `dispatcher` is undici's own option of Node's `fetch` (the same major as the pool's).
     const pooled: FetchLike = (input, init) => fetch(input, Object.assign({ dispatcher: pool }, init))
