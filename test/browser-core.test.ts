@@ -17,9 +17,9 @@ import { Effect } from "effect"
 import type { Page } from "playwright-core"
 import * as Loopback from "../packages/providers/test/loopback.ts"
 import { launchBrowser } from "./support/browser.ts"
-import type { Report } from "./support/browserCore/agent.ts"
 import { API_KEY } from "./support/browserCore/agent.ts"
 import { type Bundle, build } from "./support/browserCore/build.ts"
+import type { Api } from "./support/browserCore/page.ts"
 
 /** The page's bundle and the worker's, built once for both tests. */
 const bundles: Effect.Effect<readonly [Bundle, Bundle]> = Effect.runSync(Effect.cached(Effect.promise(() =>
@@ -64,11 +64,14 @@ const openPage = (url: string, page: Bundle, worker: Bundle) =>
     return { tab, errors }
   })
 
+/** The page's global object, as page.ts fills it. */
+type PageGlobal = { readonly condukt: Api }
+
 const inPage = (tab: Page, url: string) =>
-  Effect.promise(() => tab.evaluate((baseUrl) => (globalThis as any).condukt.inPage(baseUrl) as Promise<Report>, url))
+  Effect.promise(() => tab.evaluate((baseUrl) => (globalThis as unknown as PageGlobal).condukt.inPage(baseUrl), url))
 
 const inWorker = (tab: Page, url: string) =>
-  Effect.promise(() => tab.evaluate((baseUrl) => (globalThis as any).condukt.inWorker(baseUrl, "/worker.js") as Promise<Report>, url))
+  Effect.promise(() => tab.evaluate((baseUrl) => (globalThis as unknown as PageGlobal).condukt.inWorker(baseUrl, "/worker.js"), url))
 
 // The events both places must stream, their `seq` from their place in the list.
 type Payload = { readonly _tag: string; readonly [field: string]: unknown }

@@ -32,4 +32,11 @@ const inWorker = (baseUrl: string, workerUrl: string): Promise<Report> =>
     worker.postMessage(baseUrl)
   })
 
-Object.assign(globalThis, { condukt: { inPage: runBoth, inWorker } })
+/** What the page puts on its global object as `condukt`, for the test to call. */
+export interface Api {
+  readonly inPage: (baseUrl: string) => Promise<Report>
+  readonly inWorker: (baseUrl: string, workerUrl: string) => Promise<Report>
+}
+
+const api: Api = { inPage: runBoth, inWorker }
+Object.assign(globalThis, { condukt: api })
