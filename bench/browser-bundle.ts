@@ -16,6 +16,7 @@
  *
  * Sizes do not depend on the machine's load. Run: `node_modules/.bin/node bench/browser-bundle.ts`.
  */
+import { Effect } from "effect"
 import * as zlib from "node:zlib"
 import { type Bundle, build, type Entry } from "../test/support/browserCore/build.ts"
 import { report } from "./report.ts"
@@ -41,7 +42,7 @@ const byPackage = ({ metafile }: Bundle): Array<readonly [string, number]> => {
 }
 
 const weigh = async (name: string, entry: Entry, external: ReadonlyArray<string> = []) => {
-  const bundle = await build(entry, { minify: true, external })
+  const bundle = await Effect.runPromise(build(entry, { minify: true, external }))
   const size = gzipped(bundle)
   console.log(`${name.padEnd(56)} ${(bundle.code.length / 1000).toFixed(0).padStart(6)} KB minified ${kb(size).padStart(10)}`)
   return { bundle, size }

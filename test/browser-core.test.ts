@@ -21,10 +21,10 @@ import { API_KEY } from "./support/browserCore/agent.ts"
 import { type Bundle, build } from "./support/browserCore/build.ts"
 import type { Api } from "./support/browserCore/page.ts"
 
-/** The page's bundle and the worker's, built once for both tests. */
-const bundles: Effect.Effect<readonly [Bundle, Bundle]> = Effect.runSync(Effect.cached(Effect.promise(() =>
-  Promise.all([build("test/support/browserCore/page.ts"), build("test/support/browserCore/worker.ts")])
-)))
+/** The page's bundle and the worker's. */
+const bundles = Effect.all([build("test/support/browserCore/page.ts"), build("test/support/browserCore/worker.ts")], {
+  concurrency: 2
+})
 
 /**
  * What a bundle holds, from esbuild's metafile: the workspace packages it took source from, the

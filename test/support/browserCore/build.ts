@@ -17,8 +17,10 @@
  *
  * The build fails on any other `node:` import: what the core pulls must run where no Node runs.
  */
+import { Effect } from "effect"
 import * as esbuild from "esbuild"
 import * as path from "node:path"
+import { BrowserError } from "../browser.ts"
 import { root } from "../exec.ts"
 
 /** The module `node:zlib` becomes: what just-bash imports from it, each refusing. */
@@ -64,23 +66,26 @@ export interface Options {
   readonly external?: ReadonlyArray<string> | undefined
 }
 
-/** Bundles `entry` for a browser. */
-export const build = async (entry: Entry, options: Options = {}): Promise<Bundle> => {
+/** Bundles `entry` for a browser; esbuild's errors (an unresolved `node:` import among them) are the failure's cause. */
+export const build = (entry: Entry, options: Options = {}): Effect.Effect<Bundle, BrowserError> => {
   const input: esbuild.BuildOptions = typeof entry === "string"
     ? { entryPoints: [path.join(root, entry)] }
     : { stdin: { contents: entry.contents, resolveDir: path.join(root, entry.resolveDir), loader: "ts" } }
-  const result = await esbuild.build({
-    ...input,
-    bundle: true,
-    write: false,
-    format: "esm",
-    platform: "browser",
-    target: "es2022",
-    minify: options.minify ?? false,
-    external: [...(options.external ?? [])],
-    metafile: true,
-    plugins: [noZlib, hostMountsOff],
-    logLevel: "silent"
-  })
-  return { code: result.outputFiles.map((file) => file.text).join(""), metafile: result.metafile }
+  return Effect.tryPromise({
+    try: () =>
+      esbuild.build({
+        ...input,
+        bundle: true,
+        write: false,
+        format: "esm",
+        platform: "browser",
+        target: "es2022",
+        minify: options.minify ?? false,
+        external: [...(options.external ?? [])],
+        metafile: true,
+        plugins: [noZlib, hostMountsOff],
+        logLevel: "silent"
+      }),
+    catch: (cause) => new BrowserError({ reason: "BundleFailed", detail: typeof entry === "string" ? entry : entry.contents, cause })
+  }).pipe(Effect.map((result) => ({ code: result.outputFiles.map((file) => file.text).join(""), metafile: result.metafile })))
 }
