@@ -4,16 +4,16 @@
  * would (`platform: "browser"`, so just-bash resolves to its browser build). Used by
  * test/browser-core.test.ts and bench/browser-bundle.ts.
  *
- * Two things are configured beyond esbuild's defaults. The first: just-bash's browser build still imports
- * `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its documentation
- * says fail in a browser. Vite replaces a Node built-in with an empty module on its own; esbuild
- * and webpack must be told. Here it becomes a module whose functions throw, so those commands
- * fail with "zlib is not available in a browser" and everything else runs.
+ * Two things are configured beyond esbuild's defaults. The first: just-bash's browser build still
+ * imports `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its
+ * documentation says fail in a browser. Vite replaces a Node built-in with an empty module on its
+ * own (with a warning); esbuild and webpack must be told. Here it becomes a module whose functions
+ * throw, so those commands fail with "zlib is not available in a browser" and the rest run.
  *
  * The second is a stopgap: @condukt/sandbox-virtual's internal/hostMount.ts (host directories
  * mounted into the sandbox) imports `node:fs`, `node:path` and just-bash's Node-only `OverlayFs`
- * and `ReadWriteFs`; hostMount.browser.ts, which mounts nothing, takes its place. The
- * package should make that choice itself (its package.json's `browser` field, ADR 0094).
+ * and `ReadWriteFs`; hostMount.browser.ts, which mounts nothing, takes its place. The package
+ * should make that choice itself (its package.json's `browser` field, ADR 0094).
  *
  * The build fails on any other `node:` import: what the core pulls must run where no Node runs.
  */
