@@ -83,6 +83,7 @@ export const integration = [
 /** Files that check a release: the packed packages installed outside the workspace, whole suites, scale. */
 export const release = [
   "packages/cluster/test/ClusterSessions.passivation.test.ts",
+  "packages/cluster/test/ClusterSessions.scale.test.ts",
   "packages/core/test/Sessions.scale.test.ts",
   "packages/mcp/test/Conformance.test.ts",
   "packages/mcp/test/ConformanceRevisions.test.ts",
