@@ -6,8 +6,7 @@
  * process a runner holding the session (`Runner.layerSqlite`: the run is a persisted message, its
  * reply stored, both in the file); and this process a client of a runner in another process
  * (examples/cluster-runner.ts), the run crossing TCP. Runs are one after another (a caller waits
- * for its reply); medians over `RUNS` runs after a warm-up. Goal (issue 25): ≤ 1 ms added per run
- * on loopback, for both cluster variants. All three use the embedded default's `synchronous = NORMAL`
+ * for its reply); medians over `RUNS` runs after a warm-up. All three use the embedded default's `synchronous = NORMAL`
  * (a commit is written, not synced: it survives a `kill -9`, docs/decisions/0071); with `FULL` every
  * commit is an fsync, and the file system's cost dominates the figures (a run through the cluster
  * commits four to six times, the registry once).
@@ -15,10 +14,13 @@
  * In the same run, effect/cluster's floor: a bare entity (bench/support/bareEntity.ts, one persisted
  * Rpc answering a constant) on the same cluster layers (`Runner.layerSharding`, one SQLite file),
  * called the same way, on this runner and on a runner process of its own (bench/support/bareRunner.ts):
- * what any persisted call costs, none of ours in it. Reported: each cluster variant over the
- * registry (goal ≤ +1 ms, issue 25) and over the floor of its variant (goal ≤ +0.5 ms: the
- * registry's own run and the run's record, docs/decisions/0071, amendment of session 9).
- * `BENCH_WARMUP` (default 20) sets the untimed runs before each variant's `RUNS`.
+ * what any persisted call costs, none of ours in it. Reported: each cluster variant over the bare
+ * call (the issue's ratio, issue 43: 1.2× asked), and the goal (docs/decisions/0097): each variant
+ * ≤ 1.2× the bare call plus the same run in one process — the bare handler runs no session, and a
+ * run through the cluster is the registry's run in a persisted call's handler, so what this ratio
+ * measures over 1 is the cluster's work that is ours. `BENCH_WARMUP` (default 300) sets the
+ * untimed runs before each variant's `RUNS` (default 500): the runner processes start cold, and a
+ * session's run is far more code than the bare handler for their JIT to compile.
  *
  * Run: node_modules/.bin/node bench/cluster.ts
  */
@@ -35,11 +37,10 @@ import { report } from "./report.ts"
 import * as BareEntity from "./support/bareEntity.ts"
 import { freePort, runner } from "./support/clusterRunner.ts"
 
-const RUNS = Number(process.env["BENCH_RUNS"] ?? 200)
-const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 20)
-const GOAL_MS = 1
-/** What ours may add over effect/cluster's own cost per call (docs/decisions/0071, amendment of session 9). */
-const FLOOR_GOAL_MS = 0.5
+const RUNS = Number(process.env["BENCH_RUNS"] ?? 500)
+const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 300)
+/** A run through the cluster over the bare call plus the same run in one process (docs/decisions/0097). */
+const GOAL = 1.2
 
 // The agent examples/cluster-runner.ts serves (the remote variant runs it, with its own stateless
 // model); here a scripted one answers every run.
@@ -103,24 +104,24 @@ const program = Effect.gen(function*() {
   console.log(`one process (registry, SQL store):           ${ms(local)}/run (median of ${RUNS})`)
   console.log(`bare effect/cluster entity, this runner:     ${ms(floorOwn)}/call, +${ms(floorOwn - local)}`)
   console.log(`bare effect/cluster entity, another runner:  ${ms(floorRemote)}/call, +${ms(floorRemote - local)}`)
-  console.log(`cluster, session on this runner:             ${ms(own)}/run, +${ms(own - local)}; over the floor +${ms(own - floorOwn)}`)
-  console.log(`cluster, session on another runner:          ${ms(remote)}/run, +${ms(remote - local)}; over the floor +${ms(remote - floorRemote)}`)
+  console.log(`cluster, session on this runner:             ${ms(own)}/run, +${ms(own - local)}; over the floor +${ms(own - floorOwn)}, ${(own / floorOwn).toFixed(2)}×; over the floor and the run ${(own / (floorOwn + local)).toFixed(2)}×`)
+  console.log(`cluster, session on another runner:          ${ms(remote)}/run, +${ms(remote - local)}; over the floor +${ms(remote - floorRemote)}, ${(remote / floorRemote).toFixed(2)}×; over the floor and the run ${(remote / (floorRemote + local)).toFixed(2)}×`)
   for (const [where, value, floor] of [["this runner", own, floorOwn], ["another runner", remote, floorRemote]] as const) {
-    report({
-      benchmark: `cluster: a run through the cluster (session on ${where}) / the one-process registry (SQLite, median)`,
-      ours: `${ms(value)}/run`,
-      baseline: `${ms(local)}/run`,
-      ratio: value / local,
-      goal: `≤ +${GOAL_MS} ms`,
-      met: value - local <= GOAL_MS
-    })
     report({
       benchmark: `cluster: a run through the cluster (session on ${where}) / a bare effect/cluster persisted call (SQLite, median)`,
       ours: `${ms(value)}/run`,
       baseline: `${ms(floor)}/call`,
       ratio: value / floor,
-      goal: `≤ +${FLOOR_GOAL_MS} ms`,
-      met: value - floor <= FLOOR_GOAL_MS
+      goal: "none set (report; the issue's 1.2× is ADR 0097's below)",
+      met: null
+    })
+    report({
+      benchmark: `cluster: a run through the cluster (session on ${where}) / the bare persisted call + the same run in one process (SQLite, median)`,
+      ours: `${ms(value)}/run`,
+      baseline: `${ms(floor)} + ${ms(local)}`,
+      ratio: value / (floor + local),
+      goal: `≤ ${GOAL}×`,
+      met: value <= GOAL * (floor + local)
     })
   }
 }).pipe(Effect.scoped, Effect.provide(services), Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
