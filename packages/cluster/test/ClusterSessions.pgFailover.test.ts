@@ -7,7 +7,8 @@
  * shard locks with its session, and it is marked unhealthy while its heartbeat is still fresh —
  * before the heartbeat expiry would have dropped it from the runner list; the run in flight
  * completes on the other runner, the other session's next run too, each run once in its history,
- * and the runner left holds every shard lock.
+ * and the runner left holds every shard lock. And one look at a runner list, step by step: only a
+ * runner seen holding its lock, that nobody holds now, is marked, once.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schedule } from "effect"
@@ -16,7 +17,7 @@ import * as path from "node:path"
 import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
-import { keyOf, NAMESPACE } from "../src/internal/runnerLiveness.ts"
+import { keyOf, look, NAMESPACE } from "../src/internal/runnerLiveness.ts"
 import { storeWriter } from "../../node/test/sessionStore/processes.ts"
 import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
@@ -140,4 +141,52 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("C
         assert.strictEqual(yield* shardLocks, 100)
       }).pipe(Effect.provide(Runner.layerClient().pipe(Layer.provideMerge(postgres.client(database)))))
     })), { timeout: 120_000 })
+
+  it.effect("a look marks unhealthy only a runner seen holding its lock that nobody holds now, once; a runner never seen holding it, or itself, is left alone", () =>
+    Effect.gen(function*() {
+      const postgres = yield* EmbeddedPostgres
+      const database = yield* Effect.orDie(postgres.createDatabase)
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE runners (address TEXT PRIMARY KEY, healthy BOOLEAN NOT NULL)`
+        yield* sql`INSERT INTO runners VALUES ('10.0.0.1:1', TRUE), ('10.0.0.2:2', TRUE), ('10.0.0.3:3', TRUE)`
+        const options = { address: "10.0.0.3:3", interval: 200, table: "runners" }
+        const seen = new Set<string>()
+        const health = Effect.map(sql<{ readonly address: string; readonly healthy: boolean }>`SELECT address, healthy FROM runners ORDER BY address`, (rows) =>
+          rows.map((row) => `${row.address} ${row.healthy}`))
+        /** The runner at `address`'s lock, held on a connection of its own until the scope closes (as its session would). */
+        const holding = (address: string) =>
+          Effect.gen(function*() {
+            const conn = yield* sql.reserve
+            yield* Effect.addFinalizer(() => Effect.orDie(conn.executeRaw(`SELECT pg_advisory_unlock(${NAMESPACE}, ${keyOf(address)})`, [])))
+            yield* conn.executeRaw(`SELECT pg_advisory_lock(${NAMESPACE}, ${keyOf(address)})`, [])
+          })
+
+        // The first runner holds its lock; the second never has; the third is the one looking.
+        const first = yield* Effect.scoped(Effect.gen(function*() {
+          yield* holding("10.0.0.1:1")
+          return yield* look(sql, options, seen)
+        }))
+        // Its connection closed: marked, once.
+        const second = yield* look(sql, options, seen)
+        const marked = yield* health
+        const third = yield* look(sql, options, seen)
+        // Healthy again (re-registered) without its lock: not seen since, left alone.
+        yield* sql`UPDATE runners SET healthy = TRUE WHERE address = '10.0.0.1:1'`
+        const fourth = yield* look(sql, options, seen)
+        // Seen holding it again, then gone again: marked again.
+        const fifth = yield* Effect.scoped(Effect.andThen(holding("10.0.0.1:1"), look(sql, options, seen)))
+        const sixth = yield* look(sql, options, seen)
+        assert.deepStrictEqual({ first, second, marked, third, fourth, fifth, sixth, now: yield* health }, {
+          first: [],
+          second: ["10.0.0.1:1"],
+          marked: ["10.0.0.1:1 false", "10.0.0.2:2 true", "10.0.0.3:3 true"],
+          third: [],
+          fourth: [],
+          fifth: [],
+          sixth: ["10.0.0.1:1"],
+          now: ["10.0.0.1:1 false", "10.0.0.2:2 true", "10.0.0.3:3 true"]
+        })
+      }).pipe(Effect.provide(postgres.client(database)))
+    }), { timeout: 60_000 })
 })
