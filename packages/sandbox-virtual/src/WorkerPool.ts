@@ -24,6 +24,7 @@
  */
 import { Effect, type Scope } from "effect"
 import type { IFileSystem } from "just-bash"
+import { readFileSync } from "node:fs"
 import { setPriority } from "node:os"
 import { Worker } from "node:worker_threads"
 import { messageOf } from "./internal/thrown.ts"
@@ -38,9 +39,10 @@ export interface Options {
   /** How long a call's worker may take to stop after its deadline or interruption (default 250 ms). */
   readonly graceMs?: number | undefined
   /**
-   * After how long a call's worker drops to the lowest scheduling priority (default 50 ms; Linux,
-   * where a thread's priority is its own). Short calls (an `echo`, a `cat`) end before; a script
-   * that spins then yields the cores to the program's thread and to new calls.
+   * The CPU time a call may take before its worker drops to the lowest scheduling priority
+   * (default 20 ms; Linux, where a thread's priority and CPU time are its own). Short calls (an
+   * `echo`, a `cat`) never take that much, however long a loaded machine makes them wait; a script
+   * that spins does, and then yields the cores to the program's thread and to new calls.
    */
   readonly lowerPriorityAfterMs?: number | undefined
 }
@@ -67,8 +69,8 @@ interface Job {
   onAbort?: () => void
   timer?: ReturnType<typeof setTimeout> | undefined
   lower?: ReturnType<typeof setTimeout> | undefined
-  /** When it started on a worker (`performance.now()`), to lower its priority when it runs long. */
-  startedAt?: number
+  /** The worker's CPU time (ms) when the call started on it, to lower its priority when it computes long. */
+  cpuAtStart?: number | undefined
 }
 
 interface Slot {
@@ -84,6 +86,22 @@ interface Slot {
 
 // Beside this file in the sources (run as TypeScript) and in the build alike.
 const workerUrl = new URL(`./internal/interpreterWorker.${import.meta.url.endsWith(".ts") ? "ts" : "js"}`, import.meta.url)
+
+/** From this size on, a file's bytes are copied once and transferred rather than cloned. */
+const transferBytes = 64 * 1024
+
+/** The CPU time (ms) thread `tid` of this process has used (`/proc`, Linux's 100 ticks a second), if known. */
+const cpuMsOf = (tid: number | undefined): number | undefined => {
+  if (tid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, "latin1")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return Number.isFinite(ticks) ? ticks * 10 : undefined
+  } catch {
+    return undefined
+  }
+}
 
 const bounded = (value: number | undefined, fallback: number, max: number): number =>
   value === undefined || !Number.isFinite(value) ? fallback : Math.min(Math.max(Math.floor(value), 0), max)
@@ -105,7 +123,7 @@ const deadlineAnswer = (deadlineMs: number): Protocol.Answer => ({
 export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close: () => Promise<void> } => {
   const maxWorkers = bounded(options.maxWorkers, 16, 1024) || 1
   const graceMs = bounded(options.graceMs, 250, 60_000)
-  const lowerAfterMs = bounded(options.lowerPriorityAfterMs, 50, 60_000)
+  const lowerAfterMs = bounded(options.lowerPriorityAfterMs, 20, 60_000)
   const slots = new Set<Slot>()
   const idle: Array<Slot> = []
   const queue: Array<Job> = []
@@ -158,7 +176,13 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
 
   const serve = (slot: Slot, job: Job, message: Protocol.FsCall) => {
     const reply = (response: Protocol.FsDone | Protocol.FsFailed) => {
-      if (slot.job === job) slot.worker.postMessage(response)
+      if (slot.job !== job) return
+      // A big file goes over as one copy handed to the worker, not cloned through the serializer.
+      if (response._tag === "FsDone" && response.value instanceof Uint8Array && response.value.byteLength >= transferBytes) {
+        const copy = response.value.slice()
+        return slot.worker.postMessage({ ...response, value: copy }, [copy.buffer])
+      }
+      slot.worker.postMessage(response)
     }
     const method = Protocol.isFsMethod(message.method) ? job.fs[message.method] : undefined
     if (typeof method !== "function" || !Array.isArray(message.args)) {
@@ -184,11 +208,6 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     slot.worker.on("message", (message: Protocol.FromWorker) => {
       if (message._tag === "Ready") {
         slot.tid = message.tid
-        // A worker slow to start (a loaded machine) may already run a long call.
-        const running = slot.job
-        if (running?.startedAt !== undefined && performance.now() - running.startedAt >= lowerAfterMs) {
-          slot.lowered = prioritize(slot, 19)
-        }
         return
       }
       const job = slot.job
@@ -224,10 +243,18 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
       job.timer = setTimeout(() => drop(slot, new Error("The interpreter was stopped")), graceMs)
     }
     job.signal.addEventListener("abort", job.onAbort, { once: true })
-    job.startedAt = performance.now()
-    job.lower = setTimeout(() => {
-      if (slot.job === job) slot.lowered = prioritize(slot, 19)
-    }, lowerAfterMs)
+    job.cpuAtStart = cpuMsOf(slot.tid)
+    // Looked at every half of the allowance of wall time: a call that waits (on files, on a
+    // loaded machine) takes no CPU time, one that computes takes it as fast as it is given.
+    const look = () => {
+      if (slot.job !== job || slot.tid === undefined) return
+      const cpu = cpuMsOf(slot.tid)
+      if (cpu === undefined) return
+      if (job.cpuAtStart === undefined) job.cpuAtStart = cpu // the worker said its id late
+      else if (cpu - job.cpuAtStart >= lowerAfterMs) return void (slot.lowered = prioritize(slot, 19))
+      job.lower = setTimeout(look, Math.max(lowerAfterMs / 2, 5))
+    }
+    job.lower = setTimeout(look, lowerAfterMs)
     slot.worker.postMessage(job.exec satisfies Protocol.ToWorker)
   }
 

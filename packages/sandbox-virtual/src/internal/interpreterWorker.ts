@@ -52,13 +52,59 @@ const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>): IFileSy
       pending.set(call, { resolve, reject })
       post({ _tag: "FsCall", id, call, method, args })
     })
+  /** As `forward`, handing `bytes` (made here for this call, used by nothing else) over uncopied. */
+  const handOver = (method: Protocol.FsMethod, bytes: Uint8Array) => (...args: ReadonlyArray<unknown>): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      const call = nextCall++
+      pending.set(call, { resolve, reject })
+      port.postMessage({ _tag: "FsCall", id, call, method, args } satisfies Protocol.FsCall, [bytes.buffer as ArrayBuffer])
+    })
   const proxy: Record<string, unknown> = {
     resolvePath: (base: string, path: string) => paths.resolvePath(base, path),
     // Only wrapped for untrusted extension commands, never called by the interpreter.
     getAllPaths: () => []
   }
   for (const method of methods) proxy[method] = forward(method)
+  if (methods.includes("readFileBuffer")) textHere(proxy, forward, handOver)
   return proxy as unknown as IFileSystem
+}
+
+type Forward = (method: Protocol.FsMethod) => (...args: ReadonlyArray<unknown>) => Promise<unknown>
+type HandOver = (method: Protocol.FsMethod, bytes: Uint8Array) => (...args: ReadonlyArray<unknown>) => Promise<unknown>
+type Encoding = string | null | undefined
+
+const utf8 = new TextDecoder()
+const utf8Bytes = new TextEncoder()
+const encodingOf = (options: unknown): Encoding =>
+  typeof options === "string" ? options : (options as { readonly encoding?: Encoding } | undefined)?.encoding
+const isUtf8 = (encoding: Encoding) => encoding == null || encoding === "utf8" || encoding === "utf-8"
+const latin1Of = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1")
+
+/**
+ * Text is decoded and encoded here, as just-bash's in-memory filesystem would (`TextDecoder`,
+ * latin1 for bytes), so the sandbox's thread only hands bytes over: a `sed` over a 10 MB file
+ * would otherwise decode 10 MB on that thread each time. Other encodings go over as they are.
+ */
+const textHere = (proxy: Record<string, unknown>, forward: Forward, handOver: HandOver) => {
+  const bytesOf = forward("readFileBuffer") as (path: string) => Promise<Uint8Array>
+  const readFile = forward("readFile")
+  const writeFile = forward("writeFile")
+  const appendFile = forward("appendFile")
+  proxy["readFile"] = (path: string, options?: unknown) => {
+    const encoding = encodingOf(options)
+    if (isUtf8(encoding)) return bytesOf(path).then((bytes) => utf8.decode(bytes))
+    if (encoding === "binary" || encoding === "latin1") return bytesOf(path).then(latin1Of)
+    return readFile(path, options)
+  }
+  proxy["readFileBytes"] = (path: string) => bytesOf(path).then(latin1Of)
+  const encoded = (method: "writeFile" | "appendFile", write: ReturnType<Forward>) =>
+  (path: string, content: unknown, options?: unknown) => {
+    if (typeof content !== "string" || !isUtf8(encodingOf(options))) return write(path, content, options)
+    const bytes = utf8Bytes.encode(content)
+    return handOver(method, bytes)(path, bytes, options)
+  }
+  proxy["writeFile"] = encoded("writeFile", writeFile)
+  proxy["appendFile"] = encoded("appendFile", appendFile)
 }
 
 const run = async (exec: Protocol.Exec): Promise<void> => {
