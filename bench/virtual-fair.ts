@@ -22,6 +22,7 @@
  * Run: node_modules/.bin/node bench/virtual-fair.ts
  */
 import { type Duration, Effect, Fiber } from "effect"
+import { loadavg } from "node:os"
 import * as VirtualSandbox from "../packages/sandbox-virtual/src/VirtualSandbox.ts"
 import * as WorkerPool from "../packages/sandbox-virtual/src/WorkerPool.ts"
 import { report } from "./report.ts"
@@ -92,9 +93,11 @@ const measure = (echo: () => Promise<unknown>): Promise<Window> =>
     next(performance.now())
   })
 
+const load = () => `load ${loadavg()[0]!.toFixed(1)}`
+
 const line = (design: string, window: Window) =>
   console.log(
-    `${design.padEnd(34)} echo p50 ${ms(quantile(window.echo, 0.5)).padStart(10)}  p99 ${ms(quantile(window.echo, 0.99)).padStart(10)}  (${window.echo.length} calls)   ` +
+    `${design.padEnd(37)} ${load()}  echo p50 ${ms(quantile(window.echo, 0.5)).padStart(10)}  p99 ${ms(quantile(window.echo, 0.99)).padStart(10)}  (${window.echo.length} calls)   ` +
       `gap p99 ${ms(quantile(window.gaps, 0.99)).padStart(10)}  max ${ms(Math.max(...window.gaps)).padStart(10)}`
   )
 
@@ -213,7 +216,7 @@ const main = async () => {
   const gapP99 = quantile(pool.gaps, 0.99)
   report({
     benchmark: `virtual-fair: echo p99, ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
-    ours: ms(echoP99),
+    ours: `${ms(echoP99)} (${load()})`,
     baseline: `${ms(quantile(base.echo, 0.99))} idle`,
     ratio: echoP99 / quantile(base.echo, 0.99),
     goal: `≤ ${GOAL_MS} ms`,
@@ -221,7 +224,7 @@ const main = async () => {
   })
   report({
     benchmark: `virtual-fair: event-loop gap p99, ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
-    ours: `${ms(gapP99)} (max ${ms(Math.max(...pool.gaps))})`,
+    ours: `${ms(gapP99)} (max ${ms(Math.max(...pool.gaps))}, ${load()})`,
     baseline: `${ms(quantile(base.gaps, 0.99))} idle (max ${ms(Math.max(...base.gaps))})`,
     ratio: gapP99 / quantile(base.gaps, 0.99),
     goal: `≤ ${GOAL_MS} ms`,

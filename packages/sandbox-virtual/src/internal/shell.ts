@@ -26,6 +26,12 @@
  * read-only mount, losing the output so far); those become exit code 1 and one line
  * (`bash: write failed: read-only file system`). Any other rejection is a bug in the interpreter:
  * a `Failed` reason carrying the cause.
+ *
+ * Given `workers` (a `WorkerPool`), a call runs on a worker instead: the same interpreter, built
+ * there with the same limits and deadline, over this thread's filesystem by message. Its answer
+ * goes through the same turning into a result; a worker lost (terminated, crashed, its pool
+ * closed) is a rejection, so `Failed`. The pool ends a call the interpreter cannot (a command that
+ * never reaches a statement boundary) at its deadline with just-bash's own answer: `Timeout`.
  */
 import { Sandbox } from "@condukt/core"
 import { Effect } from "effect"
