@@ -8,7 +8,8 @@
  * before the heartbeat expiry would have dropped it from the runner list; the run in flight
  * completes on the other runner, the other session's next run too, each run once in its history,
  * and the runner left holds every shard lock. And one look at a runner list, step by step: only a
- * runner seen holding its lock, that nobody holds now, is marked, once.
+ * runner seen holding its lock, that nobody holds now, is marked, once; one gone from the list is
+ * forgotten.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schedule } from "effect"
@@ -142,7 +143,7 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("C
       }).pipe(Effect.provide(Runner.layerClient().pipe(Layer.provideMerge(postgres.client(database)))))
     })), { timeout: 120_000 })
 
-  it.effect("a look marks unhealthy only a runner seen holding its lock that nobody holds now, once; a runner never seen holding it, or itself, is left alone", () =>
+  it.effect("a look marks unhealthy only a runner seen holding its lock that nobody holds now, once; a runner never seen holding it, one gone from the list since, or itself, is left alone", () =>
     Effect.gen(function*() {
       const postgres = yield* EmbeddedPostgres
       const database = yield* Effect.orDie(postgres.createDatabase)
@@ -177,7 +178,18 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("C
         // Seen holding it again, then gone again: marked again.
         const fifth = yield* Effect.scoped(Effect.andThen(holding("10.0.0.1:1"), look(sql, options, seen)))
         const sixth = yield* look(sql, options, seen)
-        assert.deepStrictEqual({ first, second, marked, third, fourth, fifth, sixth, now: yield* health }, {
+        // Seen holding its lock, then out of the list (gone gracefully): forgotten, so listed again
+        // without its lock it is left alone.
+        const seventh = yield* Effect.scoped(Effect.gen(function*() {
+          yield* holding("10.0.0.2:2")
+          const looks = [yield* look(sql, options, seen)]
+          yield* sql`DELETE FROM runners WHERE address = '10.0.0.2:2'`
+          looks.push(yield* look(sql, options, seen))
+          yield* sql`INSERT INTO runners VALUES ('10.0.0.2:2', TRUE)`
+          return looks
+        }))
+        seventh.push(yield* look(sql, options, seen))
+        assert.deepStrictEqual({ first, second, marked, third, fourth, fifth, sixth, seventh, now: yield* health }, {
           first: [],
           second: ["10.0.0.1:1"],
           marked: ["10.0.0.1:1 false", "10.0.0.2:2 true", "10.0.0.3:3 true"],
@@ -185,6 +197,7 @@ layer(embeddedPostgres, { excludeTestServices: true, timeout: "90 seconds" })("C
           fourth: [],
           fifth: [],
           sixth: ["10.0.0.1:1"],
+          seventh: [[], [], []],
           now: ["10.0.0.1:1 false", "10.0.0.2:2 true", "10.0.0.3:3 true"]
         })
       }).pipe(Effect.provide(postgres.client(database)))

@@ -78,7 +78,8 @@ const hold = (sql: SqlClient.SqlClient, key: number, taken: Latch.Latch) =>
 
 /**
  * One look at the runner list: the runners seen holding their lock are added to `seen`; those of
- * `seen` marked healthy whose lock nobody holds are marked unhealthy (and forgotten); their addresses.
+ * `seen` marked healthy whose lock nobody holds are marked unhealthy (and forgotten), as are those no
+ * longer listed (so `seen` holds at most the list); the addresses marked.
  *
  * @internal
  */
@@ -89,6 +90,8 @@ export const look = Effect.fnUntraced(function*(sql: SqlClient.SqlClient, option
     (yield* sql<{ readonly objid: number | string }>`SELECT objid FROM pg_locks WHERE locktype = 'advisory' AND granted
       AND classid = ${sql.literal(String(NAMESPACE >>> 0))} AND objsubid = 2`).map((row) => Number(row.objid))
   )
+  const listed = new Set(runners.map((runner) => runner.address))
+  for (const address of seen) if (!listed.has(address)) seen.delete(address)
   const gone: Array<string> = []
   for (const { address, healthy } of runners) {
     const key = keyOf(address)
