@@ -118,6 +118,20 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
     })), 30_000)
 
+  it.live("drops a call still waiting for a worker when it is interrupted", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const pool = yield* WorkerPool.make({ maxWorkers: 1 })
+      const sandbox = yield* VirtualSandbox.make({ workers: pool, limits: unlimited })
+      const running = yield* Effect.forkChild(sandbox.exec(spin))
+      const waiting = yield* Effect.forkChild(sandbox.exec("echo never"))
+      yield* until("one running, one queued", () => pool.stats().busy === 1 && pool.stats().queued === 1)
+      yield* Fiber.interrupt(waiting)
+      assert.deepStrictEqual(pool.stats(), { workers: 1, busy: 1, queued: 0 })
+      yield* Fiber.interrupt(running)
+      yield* until("the worker idle or gone", () => pool.stats().busy === 0)
+      assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
+    })), 30_000)
+
   it.live("stops a session's script when the session's scope closes", () =>
     Effect.scoped(Effect.gen(function*() {
       const pool = yield* WorkerPool.make({ maxWorkers: 2 })
