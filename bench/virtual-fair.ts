@@ -15,9 +15,11 @@
  *     a transform plugin puts a command at the top of every loop body that yields a macrotask
  *     (`setImmediate`) once the thread has run 4 ms since the last yield;
  *   - a WorkerPool (VirtualSandbox option `workers`, the design chosen): 11 workers, warmed.
- * The goals (echo p99 ≤ 50 ms, event-loop gap ≤ 50 ms) are judged on the pool; the other runs
- * are printed and reported without a goal. The gap's goal is judged on its p99, its max printed
- * beside it: on a shared machine the idle run's max already shows what other processes cost.
+ * The goals (echo p99 ≤ 50 ms, event-loop gap ≤ 50 ms) are judged on the pool with `sed`, run
+ * three times: the median window's p99 (one window's p99 is its few slowest calls, and on a shared
+ * machine a burst of other work lands in one window or another). The other runs are printed and
+ * reported without a goal. The gap's max is printed beside its p99: the idle run's max already
+ * shows what other processes cost. The load average is printed with every line.
  *
  * Run: node_modules/.bin/node bench/virtual-fair.ts
  */
@@ -211,11 +213,23 @@ const main = async () => {
       met: null
     })
   }
-  const pool = runs.find(([design, editing]) => design === "WorkerPool" && editing === EDITING)![2]
-  const echoP99 = quantile(pool.echo, 0.99)
-  const gapP99 = quantile(pool.gaps, 0.99)
+  // The goal's run, twice more: on a shared machine one window's p99 is a few calls, and a burst of
+  // other work lands in one window or another. The median window of the three is judged.
+  const windows = [runs.find(([design, editing]) => design === "WorkerPool" && editing === EDITING)![2]]
+  for (let i = 0; i < 2; i++) {
+    const window = await onPool(EDITING)
+    line(`${BUSY - EDITING} loops + ${EDITING} sed, WorkerPool again`, window)
+    windows.push(window)
+  }
+  const medianOf = (values: ReadonlyArray<number>) => quantile(values, 0.5)
+  const echoes = windows.map((window) => quantile(window.echo, 0.99))
+  const gapsP99 = windows.map((window) => quantile(window.gaps, 0.99))
+  const echoP99 = medianOf(echoes)
+  const gapP99 = medianOf(gapsP99)
+  const pool = { gaps: windows.flatMap((window) => window.gaps) }
+  console.log(`WorkerPool with sed, three windows: echo p99 ${echoes.map(ms).join(", ")}; gap p99 ${gapsP99.map(ms).join(", ")}`)
   report({
-    benchmark: `virtual-fair: echo p99, ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
+    benchmark: `virtual-fair: echo p99 (median of 3 windows), ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
     ours: `${ms(echoP99)} (${load()})`,
     baseline: `${ms(quantile(base.echo, 0.99))} idle`,
     ratio: echoP99 / quantile(base.echo, 0.99),
@@ -223,7 +237,7 @@ const main = async () => {
     met: echoP99 <= GOAL_MS
   })
   report({
-    benchmark: `virtual-fair: event-loop gap p99, ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
+    benchmark: `virtual-fair: event-loop gap p99 (median of 3 windows), ${BUSY - EDITING} loops + ${EDITING} sed on a WorkerPool`,
     ours: `${ms(gapP99)} (max ${ms(Math.max(...pool.gaps))}, ${load()})`,
     baseline: `${ms(quantile(base.gaps, 0.99))} idle (max ${ms(Math.max(...base.gaps))})`,
     ratio: gapP99 / quantile(base.gaps, 0.99),

@@ -160,7 +160,7 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
     return twin.bash
   }
 
-  const methods = Protocol.fsMethods.filter((method) => typeof fs[method] === "function")
+  const methods = workers === undefined ? [] : Protocol.fsMethods.filter((method) => typeof fs[method] === "function")
   /** The call on a worker: the same interpreter, built there, over this thread's filesystem. */
   const remote = (pool: WorkerPool, command: string, directory: string, env: Run["env"], timeoutMs: number | undefined) =>
   (signal: AbortSignal) =>
