@@ -162,6 +162,10 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       assert.deepStrictEqual(yield* sandbox.exec("echo x > /host/new.txt"), ran("bash: write failed: read-only file system\n", 1))
       assert.deepStrictEqual(yield* sandbox.exec("cat /host/kept.txt"), ran("kept\n"))
       assert.deepStrictEqual((yield* sandbox.exec("if then")).exitCode, 2)
+      // A call's command lookups are remembered until it changes a file (interpreterWorker.ts).
+      const lookups = "for i in 1 2; do wc -c a.txt; done; mv /usr/bin/wc /usr/bin/count; wc -c a.txt; count -c a.txt"
+      assert.deepStrictEqual(yield* sandbox.exec(lookups), yield* (yield* VirtualSandbox.make({ files: { "a.txt": "alpha\nbeta\n" } })).exec(lookups))
+      assert.deepStrictEqual(yield* sandbox.exec("wc -c a.txt"), ran("bash: wc: command not found\n", 127))
     })), 30_000)
 
   it.live("fails the calls still running when the pool closes", () =>

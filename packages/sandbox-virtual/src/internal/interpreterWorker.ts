@@ -66,7 +66,52 @@ const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>): IFileSy
   }
   for (const method of methods) proxy[method] = forward(method)
   if (methods.includes("readFileBuffer")) textHere(proxy, forward, handOver)
+  lookupsHere(proxy)
   return proxy as unknown as IFileSystem
+}
+
+/** Where just-bash looks a command up (`$PATH`), twice a command: `exists`, then `stat`. */
+const commandDirectory = /^\/(?:usr\/)?bin\//
+const mutating: ReadonlyArray<Protocol.FsMethod> = [
+  "writeFile",
+  "appendFile",
+  "mkdir",
+  "rm",
+  "cp",
+  "mv",
+  "chmod",
+  "symlink",
+  "link",
+  "utimes"
+]
+
+/**
+ * A call remembers what it learnt of `/usr/bin` and `/bin` until it changes a file: a loop of
+ * commands would otherwise cross threads twice a command to find the same stub. Any change the
+ * call makes forgets it all (it may be `rm /usr/bin/ls`); a change another tool makes meanwhile is
+ * seen by the next call.
+ */
+const lookupsHere = (proxy: Record<string, unknown>) => {
+  const known = new Map<string, Promise<unknown>>()
+  for (const method of ["exists", "stat"] as const) {
+    const ask = proxy[method] as ((path: string) => Promise<unknown>) | undefined
+    if (ask === undefined) continue
+    proxy[method] = (path: string) => {
+      if (!commandDirectory.test(path)) return ask(path)
+      const key = `${method} ${path}`
+      const answer = known.get(key) ?? ask(path)
+      known.set(key, answer)
+      return answer
+    }
+  }
+  for (const method of mutating) {
+    const change = proxy[method] as ((...args: ReadonlyArray<unknown>) => Promise<unknown>) | undefined
+    if (change === undefined) continue
+    proxy[method] = (...args: ReadonlyArray<unknown>) => {
+      known.clear()
+      return change(...args).finally(() => known.clear())
+    }
+  }
 }
 
 type Forward = (method: Protocol.FsMethod) => (...args: ReadonlyArray<unknown>) => Promise<unknown>
