@@ -19,10 +19,13 @@
  * runner's; nothing lost. On a 2-core machine four runners share the same cores (and Postgres runs
  * on them too): the CPU per run of each process is printed to say where the time goes.
  *
- * Run: node_modules/.bin/node bench/cluster-million.ts (BENCH_SESSIONS=5000 by default, a few
- * minutes on a shared 2-core machine; docs/cluster.md "A million sessions" gives the large run's
- * settings). Also BENCH_ONE (one runner's sessions, default min(SESSIONS, 2,000)), BENCH_AGAIN
- * (min(10,000, SESSIONS / 5)), BENCH_CALLERS (128), BENCH_MAX_IDLE (5 s).
+ * Run: node_modules/.bin/node bench/cluster-million.ts (BENCH_SESSIONS=3000 by default, about
+ * 3 minutes on a shared 2-core machine; docs/cluster.md "A million sessions" gives the large run's
+ * settings). Also BENCH_ONE (one runner's sessions, default min(SESSIONS, 1,000)), BENCH_AGAIN
+ * (min(10,000, SESSIONS / 5)), BENCH_CALLERS (128), BENCH_MAX_IDLE (5 s), SHARDING (JSON: sharding
+ * settings over `Runner.FAILOVER`, for runners and client), and BENCH_SECONDS: a time
+ * budget for the four runners' first touches, after which no other session is started (the
+ * sessions touched are then the first of the ids, and the rest of the bench counts those).
  */
 import { Runner } from "@condukt/cluster"
 import { Sessions } from "@condukt/core"
@@ -33,9 +36,11 @@ import * as EmbeddedPostgres from "../packages/cluster/test/support/embeddedPost
 import { report } from "./report.ts"
 import { cpuSeconds, type PgRunner, pgRunner, serverCpuSeconds, settled } from "./support/pgRunners.ts"
 
-const SESSIONS = Number(process.env["BENCH_SESSIONS"] ?? 5_000)
-const ONE = Number(process.env["BENCH_ONE"] ?? Math.min(SESSIONS, 2_000))
-const AGAIN = Math.min(SESSIONS, Number(process.env["BENCH_AGAIN"] ?? Math.min(10_000, Math.ceil(SESSIONS / 5))))
+/** The sessions asked for (fewer are touched when BENCH_SECONDS ends the touches first). */
+const ASKED = Number(process.env["BENCH_SESSIONS"] ?? 3_000)
+const ONE = Number(process.env["BENCH_ONE"] ?? Math.min(ASKED, 1_000))
+const AGAIN_ASKED = Number(process.env["BENCH_AGAIN"] ?? Math.min(10_000, Math.ceil(ASKED / 5)))
+const BUDGET = Number(process.env["BENCH_SECONDS"] ?? Infinity)
 const CALLERS = Number(process.env["BENCH_CALLERS"] ?? 128)
 const MAX_IDLE = process.env["BENCH_MAX_IDLE"] ?? "5 seconds"
 const RSS_GOAL = 300 * 1024 * 1024
@@ -60,18 +65,22 @@ const cpuPerRun = (before: ReturnType<typeof cpu>, after: ReturnType<typeof cpu>
 }
 
 /**
- * Runs `touch` on each id, `CALLERS` at once, printing progress every tenth; the ids that failed
- * (at most 5 kept, with their cause) and how many.
+ * Runs `touch` on each id, `CALLERS` at once, printing progress every tenth (every 5,000 at most), none started after
+ * `budget` seconds (the ids touched are then the first ones); how many were touched, the ids that
+ * failed (at most 5 kept, with their cause) and how many.
  */
-const each = <R>(ids: ReadonlyArray<string>, touch: (id: string) => Effect.Effect<unknown, unknown, R>) =>
+const each = <R>(ids: ReadonlyArray<string>, touch: (id: string) => Effect.Effect<unknown, unknown, R>, budget = Infinity) =>
   Effect.gen(function*() {
+    let touched = 0
     let done = 0
     let failed = 0
     const failures: Array<string> = []
     const start = performance.now()
-    const tenth = Math.max(1, Math.floor(ids.length / 10))
+    const tenth = Math.max(1, Math.min(5_000, Math.floor(ids.length / 10)))
     yield* Effect.forEach(ids, (id) =>
       Effect.gen(function*() {
+        if (performance.now() - start > budget * 1000) return
+        touched++
         const exit = yield* Effect.exit(touch(id))
         if (Exit.isFailure(exit)) {
           failed++
@@ -82,7 +91,7 @@ const each = <R>(ids: ReadonlyArray<string>, touch: (id: string) => Effect.Effec
           yield* log(`  ${done} of ${ids.length} in ${seconds.toFixed(0)} s (${(done / seconds).toFixed(0)}/s, load ${load()})`)
         }
       }), { concurrency: CALLERS, discard: true })
-    return { seconds: (performance.now() - start) / 1000, failed, failures }
+    return { touched, seconds: (performance.now() - start) / 1000, failed, failures }
   })
 
 /** Starts each session and runs one prompt in it. */
@@ -109,7 +118,7 @@ const passivated = (runner: PgRunner) =>
 
 /** The client of the runners on `database`. */
 const clientOf = (pg: EmbeddedPostgres.Postgres, database: string) =>
-  Runner.layerClient().pipe(Layer.provideMerge(Layer.orDie(pg.client(database))))
+  Runner.layerClient({ sharding: JSON.parse(process.env["SHARDING"] ?? "{}") }).pipe(Layer.provideMerge(Layer.orDie(pg.client(database))))
 
 /** One runner: its runs per second over `ONE` sessions, and what each run cost each process. */
 const oneRunner = (pg: EmbeddedPostgres.Postgres) =>
@@ -119,12 +128,13 @@ const oneRunner = (pg: EmbeddedPostgres.Postgres) =>
     return yield* Effect.gen(function*() {
       yield* settled([runner], Runner.FAILOVER.shardsPerGroup)
       // Warm: the first sessions run on cold code.
-      yield* each(Array.from({ length: Math.min(1000, ONE) }, (_, i) => `w${i}`), startAndRun)
+      yield* each(Array.from({ length: Math.min(300, ONE) }, (_, i) => `w${i}`), startAndRun)
       const before = cpu([runner], pg.pid)
       yield* log(`one runner: ${ONE} sessions, each started and run once`)
       const { failed, seconds } = yield* each(Array.from({ length: ONE }, (_, i) => `s${i}`), startAndRun)
       const rate = ONE / seconds
-      yield* log(`one runner: ${rate.toFixed(0)} runs/s (${failed} failed; ${cpuPerRun(before, cpu([runner], pg.pid), ONE)}; load ${load()})`)
+      yield* log(`one runner: ${rate.toFixed(0)} runs/s (${failed} failed; ${cpuPerRun(before, cpu([runner], pg.pid), ONE)}; load ${load()}); ` +
+        `its shard locks unhealthy ${runner.unhealthy()} times`)
       yield* Effect.forEach([runner], passivated, { discard: true })
       const [rss] = yield* runner.ask("rss")
       yield* log(`one runner at rest: RSS ${mb(rss!)}`)
@@ -144,15 +154,30 @@ const program = Effect.scoped(Effect.gen(function*() {
     const [version] = yield* sql<{ server_version: string }>`SHOW server_version`
     yield* log(`Postgres ${version?.server_version}`)
     yield* settled(runners, Runner.FAILOVER.shardsPerGroup)
+    const idle = yield* Effect.forEach(runners, (runner) => Effect.map(runner.ask("rss"), ([bytes]) => bytes!))
+    // What the runners and the server cost with nothing to do (polls, lock refreshes, health checks).
+    const quiet = cpu(runners, pg.pid)
+    yield* Effect.sleep("10 seconds")
+    const quietAfter = cpu(runners, pg.pid)
+    const percent = (seconds: number) => `${(seconds * 10).toFixed(1)} %`
+    yield* log(
+      `idle, 10 s: runners ${quietAfter.runners.map((value, i) => percent(value - quiet.runners[i]!)).join(" + ")} of a core, ` +
+        `postgres ${percent(quietAfter.postgres - quiet.postgres)}`
+    )
+    const unhealthyBefore = runners.map((runner) => runner.unhealthy())
 
-    const ids = Array.from({ length: SESSIONS }, (_, i) => `s${i}`)
+    const ids = Array.from({ length: ASKED }, (_, i) => `s${i}`)
     const before = cpu(runners, pg.pid)
     const runsBefore = yield* Effect.forEach(runners, (runner) => runner.ask("runs"))
-    yield* log(`four runners: ${SESSIONS} sessions, each started and run once`)
-    const first = yield* each(ids, startAndRun)
+    yield* log(`four runners: ${ASKED} sessions, each started and run once`)
+    const first = yield* each(ids, startAndRun, BUDGET)
+    const SESSIONS = first.touched
+    const AGAIN = Math.min(AGAIN_ASKED, SESSIONS)
+    if (SESSIONS < ids.length) yield* log(`  the budget (${BUDGET} s) ended the touches after ${SESSIONS} sessions`)
     const rate = SESSIONS / first.seconds
     const served = yield* Effect.forEach(runners, (runner, i) => Effect.map(runner.ask("runs"), ([runs]) => runs! - runsBefore[i]![0]!))
     const active = yield* Effect.forEach(runners, (runner) => Effect.map(runner.ask("entities"), ([count]) => count!))
+    const unhealthy = runners.map((runner, i) => runner.unhealthy() - unhealthyBefore[i]!)
     yield* log(`four runners: ${rate.toFixed(0)} runs/s (${(rate / one.rate).toFixed(2)}× one), ${first.failed} failed ${first.failures.join("; ")}`)
     yield* log(`  ${cpuPerRun(before, cpu(runners, pg.pid), SESSIONS)}; load ${load()}`)
 
@@ -163,7 +188,8 @@ const program = Effect.scoped(Effect.gen(function*() {
     for (const [i, runner] of runners.entries()) {
       yield* log(
         `  runner ${runner.name}: ${served[i]} runs (${(served[i]! / first.seconds).toFixed(0)}/s), ${active[i]} active at the end of the touches, ` +
-          `0 at rest; RSS at rest ${mb(rest[i]![0]!)} (heap used ${mb(rest[i]![1]!)}), peak ${mb(peak[i]!)}`
+          `0 at rest; RSS up and idle ${mb(idle[i]!)}, at rest ${mb(rest[i]![0]!)} (heap used ${mb(rest[i]![1]!)}), peak ${mb(peak[i]!)}; ` +
+          `shard locks unhealthy ${unhealthy[i]} times`
       )
     }
 

@@ -2,7 +2,8 @@
  * A session runner on Postgres for bench/cluster-million: the agent `notes` with a scripted model
  * that answers at once (it costs nothing: what is measured is the cluster), on the database
  * `PG_DATABASE` of the server whose Unix socket is in `PG_SOCKET`, listening for the other runners
- * on `PORT`, its sessions passivating after `MAX_IDLE` idle (default 5 s). Started by
+ * on `PORT`, its sessions passivating after `MAX_IDLE` idle (default 5 s), on `Runner.FAILOVER`
+ * with `SHARDING` (JSON, optional) over it. Started by
  * bench/support/pgRunners.ts; it prints `ready` once up, then answers lines on its stdin:
  * - `rss`: `rss <rss bytes> <heap used bytes>`, both after a full GC (three, so what is unreachable
  *   is gone);
@@ -87,7 +88,12 @@ const serve = Effect.gen(function*() {
 
 NodeRuntime.runMain(
   Effect.scoped(Effect.flatMap(
-    Layer.build(Runner.layer({ agents, port: Number(process.env["PORT"]), maxIdleTime: (process.env["MAX_IDLE"] ?? "5 seconds") as Duration.Input })),
+    Layer.build(Runner.layer({
+      agents,
+      port: Number(process.env["PORT"]),
+      maxIdleTime: (process.env["MAX_IDLE"] ?? "5 seconds") as Duration.Input,
+      sharding: JSON.parse(process.env["SHARDING"] ?? "{}")
+    })),
     () => serve
   )).pipe(
     Effect.provide(Layer.mergeAll(client, Condukt.layer, Layer.succeed(Model.Model, model), Layer.succeed(References.MinimumLogLevel, "Warn"))),

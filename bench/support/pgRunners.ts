@@ -12,12 +12,19 @@ import { freePort } from "./clusterRunner.ts"
 
 const program = path.join(import.meta.dirname, "pgRunner.ts")
 
-/** A runner child: its pid, and `ask`, a command's answer as numbers (`<command> <n>…`). */
+/**
+ * A runner child: its pid; `ask`, a command's answer as numbers (`<command> <n>…`); and how many
+ * times it has logged "Shard lock storage is unhealthy" (a lock refresh that took longer than the
+ * refresh interval, after which the runner gives up every shard it held and takes them again).
+ */
 export interface PgRunner {
   readonly name: string
   readonly pid: number
   readonly ask: (command: string) => Effect.Effect<ReadonlyArray<number>>
+  readonly unhealthy: () => number
 }
+
+const UNHEALTHY = "Shard lock storage is unhealthy"
 
 /** A runner on `database` of the server whose socket is in `socket`, sessions passivating after `maxIdle`. */
 export const pgRunner = (socket: string, database: string, name: string, maxIdle: string): Effect.Effect<PgRunner, never, Scope.Scope> =>
@@ -28,7 +35,7 @@ export const pgRunner = (socket: string, database: string, name: string, maxIdle
       Effect.sync(() =>
         spawn(process.execPath, [program], {
           env: { ...process.env, PG_SOCKET: socket, PG_DATABASE: database, PORT: String(port), NAME: name, MAX_IDLE: maxIdle },
-          stdio: ["pipe", "pipe", "inherit"]
+          stdio: ["pipe", "pipe", "pipe"]
         })
       ),
       (child) => Effect.sync(() => child.kill("SIGKILL"))
@@ -40,6 +47,15 @@ export const pgRunner = (socket: string, database: string, name: string, maxIdle
       for (const line of parts) Queue.offerUnsafe(lines, line)
     })
     child.on("close", (code) => Queue.offerUnsafe(lines, `exited ${code}`))
+    // Its log goes on to this process's stderr; the unhealthy episodes are counted on the way.
+    let unhealthy = 0
+    let partial = ""
+    child.stderr.on("data", (chunk: Buffer) => {
+      process.stderr.write(chunk)
+      const parts = (partial + chunk.toString()).split("\n")
+      partial = parts.pop()!.slice(-65_536)
+      unhealthy += parts.filter((line) => line.includes(UNHEALTHY)).length
+    })
     const first = yield* Queue.take(lines)
     if (first !== "ready") return yield* Effect.die(new Error(`runner ${name}: ${first}`))
     const ask = (command: string) =>
@@ -49,7 +65,7 @@ export const pgRunner = (socket: string, database: string, name: string, maxIdle
         if (word !== command) return yield* Effect.die(new Error(`runner ${name} answered ${word} ${values.join(" ")} to ${command}`))
         return values.map(Number)
       })
-    return { name, pid: child.pid!, ask }
+    return { name, pid: child.pid!, ask, unhealthy: () => unhealthy }
   })
 
 /**
