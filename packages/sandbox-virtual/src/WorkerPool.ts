@@ -12,10 +12,16 @@
  * queues calls beyond that.
  *
  * Ending a call does not depend on the script: an interrupted call is aborted at the interpreter's
- * next statement, and a call whose deadline passes ends there too; when the worker has not
- * answered `graceMs` later (a command that never reaches a statement boundary), the pool
- * terminates the thread and the call ends anyway — `Timeout` for a deadline, as on the program's
- * thread. Closing the pool's scope terminates every worker; calls still running fail.
+ * next statement, and a call whose deadline passes (counted from when it asked, waiting for a
+ * worker included) ends there too; when the worker has not answered `graceMs` later (a command
+ * that never reaches a statement boundary), the pool terminates the thread and the call ends
+ * anyway — `Timeout` for a deadline, as on the program's thread. Closing the pool's scope
+ * terminates every worker; calls still running fail.
+ *
+ * A spinning worker must not take the cores from the program's thread and from the calls that
+ * follow: on Linux, once a call has taken `lowerPriorityAfterMs` of CPU its worker's thread drops
+ * to the lowest priority (nice 19), and goes back to normal, or is retired if it cannot, when the
+ * call ends.
  *
  * Node only (`node:worker_threads`), hence its own entry point: `@condukt/sandbox-virtual/WorkerPool`.
  * Without a pool a sandbox needs no platform and runs the interpreter on the caller's thread.
@@ -66,6 +72,8 @@ interface Job {
   readonly signal: AbortSignal
   readonly resolve: (answer: Protocol.Answer) => void
   readonly reject: (cause: Error) => void
+  /** When the call asked (`performance.now()`): its deadline runs from then. */
+  readonly queuedAt: number
   onAbort?: () => void
   timer?: ReturnType<typeof setTimeout> | undefined
   lower?: ReturnType<typeof setTimeout> | undefined
@@ -78,7 +86,8 @@ interface Slot {
   /** The running exec's abort flag, read by the worker between statements (`interpreterWorker.ts`). */
   readonly abort: Int32Array
   job: Job | undefined
-  /** The worker's thread id (Linux), once it said it. */
+  /** Whether the worker started and said its thread id (Linux; undefined elsewhere). */
+  ready: boolean
   tid: number | undefined
   /** Whether its priority was lowered for a long call. */
   lowered: boolean
@@ -168,8 +177,8 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     settle()
     // Raising a priority back takes a privilege most processes lack: a worker that cannot get it
     // back is retired, so the next call does not start at the bottom.
-    if (slot.lowered && !(slot.lowered = !prioritize(slot, 0))) idle.push(slot)
-    else if (slot.lowered) drop(slot, undefined)
+    if (slot.lowered) slot.lowered = !prioritize(slot, 0)
+    if (slot.lowered) drop(slot, undefined)
     else idle.push(slot)
     pump()
   }
@@ -202,11 +211,13 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
       worker: new Worker(workerUrl, { workerData: { abort } }),
       abort: new Int32Array(abort),
       job: undefined,
+      ready: false,
       tid: undefined,
       lowered: false
     }
     slot.worker.on("message", (message: Protocol.FromWorker) => {
       if (message._tag === "Ready") {
+        slot.ready = true
         slot.tid = message.tid
         return
       }
@@ -229,12 +240,14 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     slot.job = job
     Atomics.store(slot.abort, 0, 0)
     const deadlineMs = job.exec.setup.limits["maxExecutionTimeMs"] ?? 30_000
+    // The time spent waiting for a worker counts: the deadline is the call's, not the worker's.
+    const leftMs = Math.max(1, Math.ceil(deadlineMs - (performance.now() - job.queuedAt)))
     // The interpreter keeps the deadline itself; this is for a command that never lets it look.
     job.timer = setTimeout(() => {
       if (slot.job !== job) return
       drop(slot, undefined)
       job.resolve(deadlineAnswer(deadlineMs))
-    }, deadlineMs + graceMs)
+    }, leftMs + graceMs)
     job.onAbort = () => {
       if (slot.job !== job) return
       Atomics.store(slot.abort, 0, 1)
@@ -247,15 +260,19 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     // Looked at every half of the allowance of wall time: a call that waits (on files, on a
     // loaded machine) takes no CPU time, one that computes takes it as fast as it is given.
     const look = () => {
-      if (slot.job !== job || slot.tid === undefined) return
+      if (slot.job !== job) return
       const cpu = cpuMsOf(slot.tid)
-      if (cpu === undefined) return
-      if (job.cpuAtStart === undefined) job.cpuAtStart = cpu // the worker said its id late
-      else if (cpu - job.cpuAtStart >= lowerAfterMs) return void (slot.lowered = prioritize(slot, 19))
-      job.lower = setTimeout(look, Math.max(lowerAfterMs / 2, 5))
+      if (cpu !== undefined && job.cpuAtStart === undefined) job.cpuAtStart = cpu // the worker said its id late
+      else if (cpu !== undefined && cpu - job.cpuAtStart! >= lowerAfterMs) return void (slot.lowered = prioritize(slot, 19))
+      // Not yet, or the worker has not said its id yet; no CPU time to read at all: not Linux.
+      if (cpu !== undefined || !slot.ready) job.lower = setTimeout(look, Math.max(lowerAfterMs / 2, 5))
     }
     job.lower = setTimeout(look, lowerAfterMs)
-    slot.worker.postMessage(job.exec satisfies Protocol.ToWorker)
+    slot.worker.postMessage(
+      (leftMs >= deadlineMs
+        ? job.exec
+        : { ...job.exec, setup: { ...job.exec.setup, limits: { ...job.exec.setup.limits, maxExecutionTimeMs: leftMs } } }) satisfies Protocol.ToWorker
+    )
   }
 
   const pump = () => {
@@ -275,7 +292,7 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
       new Promise<Protocol.Answer>((resolve, reject) => {
         if (closed) return reject(new Error("The interpreter's worker pool is closed"))
         if (signal.aborted) return reject(new Error("The interpreter was stopped"))
-        const job: Job = { exec: { _tag: "Exec", id: nextId++, ...request }, fs, signal, resolve, reject }
+        const job: Job = { exec: { _tag: "Exec", id: nextId++, ...request }, fs, signal, resolve, reject, queuedAt: performance.now() }
         // A call still waiting for a worker leaves the queue when it is interrupted.
         job.onAbort = () => {
           const at = queue.indexOf(job)
@@ -283,6 +300,15 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
           reject(new Error("The interpreter was stopped"))
         }
         signal.addEventListener("abort", job.onAbort, { once: true })
+        // A call that never gets a worker still ends at its deadline.
+        const deadlineMs = request.setup.limits["maxExecutionTimeMs"] ?? 30_000
+        job.timer = setTimeout(() => {
+          const at = queue.indexOf(job)
+          if (at < 0) return
+          queue.splice(at, 1)
+          release(job)
+          resolve(deadlineAnswer(deadlineMs))
+        }, deadlineMs)
         queue.push(job)
         pump()
       }),

@@ -118,7 +118,7 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
     })), 30_000)
 
-  it.live("drops a call still waiting for a worker when it is interrupted", () =>
+  it.live("drops a call still waiting for a worker when it is interrupted or its timeout passes", () =>
     Effect.scoped(Effect.gen(function*() {
       const pool = yield* WorkerPool.make({ maxWorkers: 1 })
       const sandbox = yield* VirtualSandbox.make({ workers: pool, limits: unlimited })
@@ -127,6 +127,11 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       yield* until("one running, one queued", () => pool.stats().busy === 1 && pool.stats().queued === 1)
       yield* Fiber.interrupt(waiting)
       assert.deepStrictEqual(pool.stats(), { workers: 1, busy: 1, queued: 0 })
+      // Its deadline counts from when it asked: waiting for a worker that never frees up ends there.
+      assert.deepStrictEqual(yield* failure(sandbox.exec("echo late", { timeout: "300 millis" })), {
+        tag: "Timeout",
+        message: "Timed out after 300ms"
+      })
       yield* Fiber.interrupt(running)
       yield* until("the worker idle or gone", () => pool.stats().busy === 0)
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
