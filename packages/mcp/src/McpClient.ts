@@ -12,18 +12,13 @@
  * flagged `isError` is a failed tool result, a JSON-RPC error is `McpCallFailed`, a dead connection
  * is `TransportDown`; a connection that cannot be opened is `ConnectFailed`.
  */
-import {
-  type CallToolResult,
+import type {
+  CallToolResult,
   Client,
-  ProtocolError as JsonRpcError,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  type SSEClientTransport,
+  SSEClientTransport,
   StreamableHTTPClientTransport,
-  type Tool as McpTool,
-  type Transport,
-  UnauthorizedError
+  Tool as McpTool,
+  Transport
 } from "@modelcontextprotocol/client"
 import { Deferred, Duration, Effect, Redacted, Scope, Semaphore, Tracer } from "effect"
 import { Executor, type Message, type ProcessRunner, Tool } from "@condukt/core"
@@ -35,6 +30,7 @@ import { CallSignal } from "./internal/callSignal.ts"
 import * as Negotiation from "./internal/negotiation.ts"
 import * as ClientHandlers from "./internal/clientHandlers.ts"
 import { StdioProcess } from "./internal/stdioProcess.ts"
+import * as Sdk from "./internal/sdk.ts"
 import { type CallReason, ConnectFailed, HttpCallFailed, McpCallFailed, McpError, RequestTimeout, ResultRefused, ResultTooLarge, TransportDown } from "./McpError.ts"
 import { LIST_TIMEOUT_MS, list, MAX_TOOL_PAGES, MAX_TOOLS, refresher } from "./internal/toolListing.ts"
 import { describe, httpStatus, makeTransport, startFailure, unreachableBecause } from "./internal/transports.ts"
@@ -83,7 +79,7 @@ const durationMs = (input: Duration.Input | undefined, fallback: number): number
  */
 const finishAuthorization = (declaration: Declaration, transport: Transport) => (error: unknown): Effect.Effect<void, unknown> => {
   const provider = declaration.transport !== "stdio" && declaration.auth?._tag === "OAuth" ? declaration.auth.provider : undefined
-  const callback = error instanceof UnauthorizedError && provider !== undefined ? authorizationResponse(provider) : undefined
+  const callback = Sdk.isUnauthorized(error) && provider !== undefined ? authorizationResponse(provider) : undefined
   if (callback === undefined) return Effect.fail(error)
   const http = transport as StreamableHTTPClientTransport | SSEClientTransport
   return Effect.tryPromise({ try: () => typeof callback === "string" ? http.finishAuth(callback) : http.finishAuth(callback), catch: () => error })
@@ -117,7 +113,7 @@ const traced = (method: string, server: string, attributes: Record<string, strin
 /** Why a request of the handshake or the listing failed, fit to read (its span records this, not the SDK's error). */
 const failure = (declaration: Declaration, transport: Transport, credentials: Credentials) => (error: unknown) =>
   new ConnectFailed({
-    description: error instanceof SdkError && error.code === SdkErrorCode.ListPaginationExceeded
+    description: Sdk.isSdkError(error, "ListPaginationExceeded")
       ? `tools/list did not end after ${declaration.maxToolPages ?? MAX_TOOL_PAGES} pages (maxToolPages)`
       : credentials.reason(startFailure(transport, error, declaration.transport === "stdio" ? undefined : declaration.url))
   })
@@ -160,6 +156,8 @@ export const connect = (
   requests: ClientHandlers.Requests = {}
 ): Effect.Effect<Connection, McpError, Scope.Scope | ProcessRunner.ProcessRunner> =>
   Effect.gen(function*() {
+    // The SDK loads with the first connection, not with the package (`internal/sdk`).
+    yield* Effect.promise(Sdk.load)
     const initMs = durationMs(declaration.initTimeout, 10_000)
     // A replacement transport (below) is built with the runner and in the scope of the first.
     const services = yield* Effect.context<Scope.Scope | ProcessRunner.ProcessRunner>()
@@ -174,7 +172,7 @@ export const connect = (
         transport = fresh
       }))
     const reauthorize = (error: unknown) => finishAuthorization(declaration, transport)(error)
-    const client = new Client(CLIENT_INFO, {
+    const client = new (Sdk.sdk().Client)(CLIENT_INFO, {
       capabilities: ClientHandlers.capabilities(declaration, requests),
       versionNegotiation: Negotiation.options(declaration),
       listMaxPages: declaration.maxToolPages ?? MAX_TOOL_PAGES
@@ -268,7 +266,7 @@ export const connect = (
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */
 const closeClient = (client: Client, transport: Transport): Promise<void> => {
-  const terminate = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined
+  const terminate = Sdk.isStreamableHttp(transport) && transport.sessionId !== undefined
     ? transport.terminateSession().catch(() => {})
     : Promise.resolve()
   return terminate.then(() => client.close()).catch(() => {})
@@ -278,7 +276,7 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
 // Calls
 // ---------------------------------------------------------------------------------------------
 
-const sessionLost = (error: unknown): boolean => error instanceof SdkHttpError && error.status === 404
+const sessionLost = (error: unknown): boolean => Sdk.isHttpError(error) && error.status === 404
 
 /** At most this many images of one result reach the model as images; the rest are named, not sent. */
 export const MAX_IMAGES = 8
@@ -341,13 +339,13 @@ const callError = (target: Target, connection: Connection, error: unknown): McpE
 const callReason = (target: Target, connection: Connection, error: unknown): CallReason => {
   const { timeoutMs, wire } = target
   const reason = (connection.credentials ?? NO_CREDENTIALS).reason
-  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return new RequestTimeout({ tool: wire, timeoutMs })
-  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) return new TransportDown({ description: "the connection closed" })
-  const tooLarge = error instanceof JsonRpcError ? tooLargeLimit(error) : undefined
+  if (Sdk.isSdkError(error, "RequestTimeout")) return new RequestTimeout({ tool: wire, timeoutMs })
+  if (Sdk.isSdkError(error, "ConnectionClosed")) return new TransportDown({ description: "the connection closed" })
+  const tooLarge = Sdk.isProtocolError(error) ? tooLargeLimit(error) : undefined
   if (tooLarge !== undefined) return new ResultTooLarge({ tool: wire, maxBytes: tooLarge })
-  const refused = error instanceof JsonRpcError ? refusedBecause(error) : undefined
+  const refused = Sdk.isProtocolError(error) ? refusedBecause(error) : undefined
   if (refused !== undefined) return new ResultRefused({ tool: wire, description: refused })
-  if (error instanceof JsonRpcError) return new McpCallFailed({ tool: wire, description: reason(error.message) })
+  if (Sdk.isProtocolError(error)) return new McpCallFailed({ tool: wire, description: reason(error.message) })
   const http = httpStatus(error)
   if (http !== undefined) return new HttpCallFailed({ tool: wire, status: http.status, body: reason(http.body) })
   const unreachable = target.url === undefined ? undefined : unreachableBecause(error, target.url)

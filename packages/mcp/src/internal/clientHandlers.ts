@@ -15,20 +15,20 @@
  * the SDK's JSON Schema validator). Each is declared in the client's capabilities only when it is
  * answered, so a server offers only what will work.
  */
-import {
-  type Client,
-  type ClientCapabilities,
-  type CreateMessageRequest,
-  type CreateMessageResult,
-  type ElicitResult,
-  ProtocolErrorCode,
-  type SamplingMessage
+import type {
+  Client,
+  ClientCapabilities,
+  CreateMessageRequest,
+  CreateMessageResult,
+  ElicitResult,
+  SamplingMessage
 } from "@modelcontextprotocol/client"
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv"
+import type { AjvJsonSchemaValidator } from "@modelcontextprotocol/client/validators/ajv"
 import { Effect, Scope, Stream } from "effect"
 import { Approval, type Elicitation, History, Message, Model, type ToolSource } from "@condukt/core"
 import type { Credentials } from "./credentials.ts"
 import type { Declaration, ElicitationAnswer } from "./declaration.ts"
+import * as Sdk from "./sdk.ts"
 
 /** What the session lends a connection for its server's requests. */
 export interface Requests {
@@ -116,7 +116,7 @@ class WireError extends Error {
   }
 }
 
-const refuse = (message: string) => new WireError(ProtocolErrorCode.InvalidParams, message)
+const refuse = (message: string) => new WireError(Sdk.sdk().ProtocolErrorCode.InvalidParams, message)
 
 /** A sampling message's text: only text content can be sampled. */
 const textOf = (message: SamplingMessage): string => {
@@ -175,7 +175,7 @@ const sample = (model: Model.Service, request: Model.Request, credentials: Crede
         stopReason: STOP_REASONS[finish?._tag === "Finish" ? finish.reason : "other"]
       }
     }),
-    Effect.mapError((error) => new WireError(ProtocolErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
+    Effect.mapError((error) => new WireError(Sdk.sdk().ProtocolErrorCode.InternalError, credentials.redact(`the model failed: ${error.message}`)))
   )
 
 /**
@@ -206,7 +206,7 @@ const approved = (
 const formChecker = () => {
   let validator: AjvJsonSchemaValidator | undefined
   return (schema: Parameters<AjvJsonSchemaValidator["getValidator"]>[0]) => (content: Elicitation.Content): string | undefined => {
-    validator ??= new AjvJsonSchemaValidator()
+    validator ??= new (Sdk.ajv().AjvJsonSchemaValidator)()
     const checked = validator.getValidator(schema)(content)
     return checked.valid ? undefined : checked.errorMessage
   }

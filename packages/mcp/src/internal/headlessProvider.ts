@@ -11,8 +11,8 @@
  * this is a plain class; it holds no secret in anything it prints.
  */
 import type { AddClientAuthentication, OAuthClientProvider } from "@modelcontextprotocol/client"
-import { createPrivateKeyJwtAuth, DpopSession } from "@modelcontextprotocol/client"
 import type {
+  DpopSession,
   OAuthClientInformationContext,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -21,6 +21,7 @@ import type {
   StoredOAuthClientInformation
 } from "@modelcontextprotocol/client"
 import { Effect } from "effect"
+import * as Sdk from "./sdk.ts"
 
 /** @since 0.1.0 @category models */
 export interface HeadlessOptions {
@@ -80,12 +81,13 @@ export class HeadlessProvider implements OAuthClientProvider {
     this.options = options
     if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl
     if (options.privateKey !== undefined && options.clientId !== undefined) {
-      this.addClientAuthentication = createPrivateKeyJwtAuth({
-        issuer: options.clientId,
-        subject: options.clientId,
-        privateKey: options.privateKey,
-        alg: options.signingAlgorithm ?? "ES256"
-      })
+      const jwt = { issuer: options.clientId, subject: options.clientId, privateKey: options.privateKey, alg: options.signingAlgorithm ?? "ES256" }
+      // The SDK's helper, once the SDK is loaded (it is by the time a token is asked for: `internal/sdk`).
+      let sign: AddClientAuthentication | undefined
+      this.addClientAuthentication = async (...args) => {
+        sign ??= (await Sdk.load()).client.createPrivateKeyJwtAuth(jwt)
+        return sign(...args)
+      }
     }
     this.registered = options.clientId === undefined
       ? undefined
@@ -194,7 +196,7 @@ export class HeadlessProvider implements OAuthClientProvider {
   /** The DPoP session (one key pair for the provider's life), when `dpop` is on. */
   dpop(): Promise<DpopSession> | undefined {
     if (this.options.dpop !== true) return undefined
-    this.proofs ??= DpopSession.create()
+    this.proofs ??= Sdk.load().then((sdk) => sdk.client.DpopSession.create())
     return this.proofs
   }
 

@@ -11,15 +11,7 @@
  * `AuthSecretUnavailable`, a token endpoint's `TokenRequestFailed`); the SDK's own errors are
  * described in one line too (`describe`). What a server wrote is made fit to read by the caller (`Credentials.reason`).
  */
-import {
-  type FetchLike,
-  SdkError,
-  SdkErrorCode,
-  SdkHttpError,
-  SSEClientTransport,
-  StreamableHTTPClientTransport,
-  type Transport
-} from "@modelcontextprotocol/client"
+import type { FetchLike, Transport } from "@modelcontextprotocol/client"
 // undici (some 95 modules) loads only when an HTTP server connects: stdio and `condukt check` never pay for it.
 import type { Agent } from "undici"
 import { Deferred, Effect, Redacted, Scope } from "effect"
@@ -31,6 +23,7 @@ import { boundedFetch } from "./boundedFetch.ts"
 import { bound } from "./boundedMessages.ts"
 import type { Credentials } from "./credentials.ts"
 import { MAX_LINE_BYTES } from "./jsonLines.ts"
+import * as Sdk from "./sdk.ts"
 import { StdioProcess } from "./stdioProcess.ts"
 
 /** The value of a host environment variable (pass-through names of a declaration). */
@@ -53,7 +46,7 @@ export const describe = (error: unknown): string => {
 
 /** The status and body of an HTTP error status the SDK's transports report, when `error` is one. */
 export const httpStatus = (error: unknown): { readonly status: number; readonly body: string } | undefined => {
-  if (error instanceof SdkHttpError && error.status >= 400) {
+  if (Sdk.isHttpError(error) && error.status >= 400) {
     const text = error.data.text
     const body = typeof text === "string" ? text : error.message.replace(/^Error POSTing to endpoint: /, "")
     return { status: error.status, body: body === "null" ? "" : body }
@@ -144,6 +137,7 @@ export const makeTransport = (
     const requestInit = { headers: { ...declaration.headers } }
     const options = { fetch: fetchFn, requestInit, ...(provider === undefined ? {} : { authProvider: provider }) }
     // The SSE transport sends `requestInit`'s headers and uses `fetch` on its GET stream too.
+    const { SSEClientTransport, StreamableHTTPClientTransport } = (yield* Effect.promise(Sdk.load)).client
     return bound(declaration.transport === "sse" ? new SSEClientTransport(url, options) : new StreamableHTTPClientTransport(url, options))
   })
 
@@ -173,7 +167,7 @@ export const unreachableBecause = (error: unknown, url: string): string | undefi
 
 /** What failed under the SDK's `server/discover` probe (a network error, an HTTP status), when the probe failed. */
 const probed = (error: unknown): unknown =>
-  error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && error.cause !== undefined ? error.cause : error
+  Sdk.isSdkError(error, "EraNegotiationFailed") && error.cause !== undefined ? error.cause : error
 
 /** Why a transport failed to start or answer during the handshake, in one line. */
 export const startFailure = (transport: Transport, failure: unknown, url: string | undefined): string => {
