@@ -5,9 +5,9 @@
  * never reaches a statement boundary), an interrupt, the session's scope closing, the script
  * finishing or failing, the pool closing.
  *
- * Counts and states are asserted; the one figure is the event loop's longest gap, held to ten
- * times the goal (50 ms, measured in bench/virtual-fair.ts) so a loaded machine does not fail it
- * while a starved loop (seconds) still does.
+ * Counts and states are asserted; the one figure is the event loop's longest gap, held to twenty
+ * times the goal (50 ms, measured in bench/virtual-fair.ts) so a loaded machine does not fail it,
+ * while a starved loop still does: it would stall for as long as the scripts run, here without end.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
@@ -75,7 +75,7 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       // The ten scripts still run: the echo did not wait for them to end.
       assert.deepStrictEqual(pool.stats(), { workers: 11, busy: 10, queued: 0 })
       assert.deepStrictEqual(busy.map((fiber) => fiber.pollUnsafe()), Array.from({ length: 10 }, () => undefined))
-      assert.isBelow(longestGap, 500)
+      assert.isBelow(longestGap, 1000)
 
       yield* Effect.forEach(busy, Fiber.interrupt)
       yield* until("every worker idle", () => pool.stats().busy === 0)
