@@ -87,8 +87,59 @@ const write = async (response: Response, res: ServerResponse): Promise<void> => 
   }
 }
 
+/**
+ * What the server's own routes read of a web request (effect's `HttpServerRequest.fromWeb`: its
+ * method, URL, headers, signal and body), over a Node request whose body is read already. Not an
+ * undici `Request`: building one with a body and a signal costs ~0.1 ms an answer (ADR 0097). Only
+ * for `listen`, whose handler is the server's own; `toNodeListener` serves any web handler, which
+ * may use the rest of a real `Request`.
+ */
+class ReadRequest {
+  readonly method: string
+  readonly url: string
+  readonly headers: Headers
+  readonly signal: AbortSignal
+  readonly #bytes: Uint8Array<ArrayBuffer> | undefined
+  #stream: ReadableStream<Uint8Array> | null | undefined
+  constructor(method: string, url: string, headers: Headers, signal: AbortSignal, bytes: Uint8Array<ArrayBuffer> | undefined) {
+    this.method = method
+    this.url = url
+    this.headers = headers
+    this.signal = signal
+    this.#bytes = bytes
+  }
+  /** The body as one chunk (the same stream each time it is asked for, as a `Request`'s). */
+  get body(): ReadableStream<Uint8Array> | null {
+    if (this.#stream !== undefined) return this.#stream
+    const bytes = this.#bytes
+    return this.#stream = bytes === undefined ? null : new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        if (bytes.byteLength > 0) controller.enqueue(bytes)
+        controller.close()
+      }
+    })
+  }
+  get bodyUsed(): boolean {
+    return this.#stream?.locked === true
+  }
+  arrayBuffer(): Promise<ArrayBuffer> {
+    return Promise.resolve(this.#bytes === undefined ? new ArrayBuffer(0) : this.#bytes.slice().buffer)
+  }
+  text(): Promise<string> {
+    const bytes = this.#bytes
+    return Promise.resolve(bytes === undefined ? "" : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8"))
+  }
+  json(): Promise<unknown> {
+    return this.text().then((text) => JSON.parse(text))
+  }
+}
+
 /** `handler` as a request listener for Node's `http.createServer`. */
 export const toNodeListener = (handler: (request: Request) => Promise<Response>, options: { readonly maxBodyBytes: number }) =>
+  listener(handler, options, false)
+
+/** The listener; `read`: the handler is the server's own, given a `ReadRequest`. */
+const listener = (handler: (request: Request) => Promise<Response>, options: { readonly maxBodyBytes: number }, read: boolean) =>
 (req: IncomingMessage, res: ServerResponse): void => {
   const aborted = new AbortController()
   // Aborted only when the client goes before its answer's end: an abort builds a DOMException and
@@ -103,7 +154,9 @@ export const toNodeListener = (handler: (request: Request) => Promise<Response>,
     const headers = new Headers()
     for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i]!, req.rawHeaders[i + 1]!)
     const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "localhost"}`)
-    const request = new Request(url, body === undefined ? { method, headers, signal: aborted.signal } : { method, headers, signal: aborted.signal, body: asBytes(body) })
+    const request = read
+      ? new ReadRequest(method, url.href, headers, aborted.signal, body === undefined ? undefined : asBytes(body)) as unknown as Request
+      : new Request(url, body === undefined ? { method, headers, signal: aborted.signal } : { method, headers, signal: aborted.signal, body: asBytes(body) })
     await write(await handler(request), res)
   })().catch(() => {
     // What failed is the server's own business (its text could hold anything): the client learns that it did.
@@ -134,7 +187,7 @@ const clientError = (limits: Limits.Resolved) => (error: Error & { readonly code
   socket.setTimeout(limits.headersTimeout, () => socket.destroy())
 }
 
-/** Serves `handler` on `options.host:options.port` until the scope closes. */
+/** Serves `handler`, the server's own routes (given a `ReadRequest`), on `options.host:options.port` until the scope closes. */
 export const listen = (
   handler: (request: Request) => Promise<Response>,
   options: { readonly port: number; readonly host: string; readonly limits: Limits.Resolved }
@@ -146,7 +199,7 @@ export const listen = (
         headersTimeout: options.limits.headersTimeout,
         requestTimeout: options.limits.requestTimeout,
         connectionsCheckingInterval: 1000
-      }, toNodeListener(handler, options.limits))
+      }, listener(handler, options.limits, true))
       // Past it Node refuses the request (a header overflow: 431), not only drops the rest.
       server.maxHeadersCount = options.limits.maxHeaders
       server.on("clientError", clientError(options.limits))
