@@ -107,4 +107,32 @@ describe("the condukt executable", () => {
       // `check` loads the workflow package (and what it needs) when it starts.
       assert.include((yield* loadedBy(["check", "missing.hcl"])).packages, "@condukt/workflows")
     }).pipe(Effect.scoped))
+
+  it.live("check loads the workflow engine, the providers and the HCL parser, not MCP's SDK, undici, the virtual sandbox nor fs-extra", () =>
+    Effect.gen(function*() {
+      const source = fs.readFileSync(path.join(root, "examples/workflows/word-counts.hcl"), "utf8")
+      const dir = yield* tempFiles({ "record.mjs": recordPackages, "word-counts.hcl": source })
+      const checked = yield* execIn(dir, node22, [`--import=${path.join(dir, "record.mjs")}`, bin, "check", "word-counts.hcl"], env)
+      assert.deepStrictEqual(
+        { ...checked, packages: JSON.parse(fs.readFileSync(path.join(dir, "loaded.json"), "utf8")) },
+        {
+          stdout: "ok: word-counts.hcl\n",
+          stderr: "",
+          exitCode: 0,
+          packages: [
+            "@cdktn/hcl2json",
+            "@condukt/cli",
+            "@condukt/core",
+            "@condukt/mcp",
+            "@condukt/node",
+            "@condukt/providers",
+            "@condukt/workflows",
+            "@effect/platform-node-shared",
+            "effect",
+            "effect (index)",
+            "re2js"
+          ]
+        }
+      )
+    }).pipe(Effect.scoped))
 })
