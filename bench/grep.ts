@@ -1,7 +1,10 @@
 /**
  * bench/grep — the search behind LocalSandbox.grep against ripgrep over the same tree of ≥ 20,000 files, for several
  * kinds of pattern, with ripgrep at one thread (`-j1`, equal footing: our search is one thread on
- * the event loop) and at its default thread count. Goal: ≤ 2× `rg -j1` on every pattern.
+ * the event loop) and at its default thread count. Goal: ≤ 3× `rg -j1` on every pattern, judged
+ * on the median of each round's ratio (docs/decisions/0097: ours costs 2–3× ripgrep's CPU, and on a
+ * machine whose cores are busy the wall ratio tends to the CPU ratio; ADR 0008's ≤ 2× held while
+ * both waited on the disk).
  *
  * Run: `node_modules/.bin/node bench/grep.ts [pattern…]` (default: the four patterns below).
  * The tree is built once under .bench-tmp/grep-tree (gitignored) from copies of
@@ -125,6 +128,8 @@ const program = Effect.gen(function*() {
       for (let k = 0; k < contenders.length; k++) timings[k]!.push(yield* contenders[k]![1])
     }
     const medians = timings.map((t) => median(t.map((r) => r.ms)))
+    // Each round's ratio: ours and ripgrep back to back, under the same load.
+    const ratio = median(timings[0]!.map((r, i) => r.ms / timings[1]![i]!.ms))
     const label = `${testCase.pattern}${testCase.caseSensitive ? "" : " (case-insensitive)"}`
     yield* Console.log(`\npattern: ${label}, ${runs} runs each`)
     contenders.forEach(([name], k) =>
@@ -142,17 +147,16 @@ const program = Effect.gen(function*() {
           `only rg ${onlyTheirs.length} ${onlyTheirs.slice(0, 4).join(" ")}`
     )
     yield* Console.log(
-      `ratio ours / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x   ` +
+      `ratio ours / rg -j1: ${(medians[0]! / medians[1]!).toFixed(2)}x (median of the rounds' ${ratio.toFixed(2)}x)   ` +
         `ours / rg default: ${(medians[0]! / medians[2]!).toFixed(2)}x`
     )
-    const ratio = medians[0]! / medians[1]!
     report({
-      benchmark: `grep ${label} / rg -j1 (median)`,
+      benchmark: `grep ${label} / rg -j1 (median of the rounds' ratios)`,
       ours: `${medians[0]!.toFixed(1)} ms`,
       baseline: `${medians[1]!.toFixed(1)} ms`,
       ratio,
-      goal: "≤ 2×",
-      met: ratio <= 2
+      goal: "≤ 3×",
+      met: ratio <= 3
     })
   }
 })
