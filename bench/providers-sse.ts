@@ -5,7 +5,8 @@
  * A loopback server streams an Anthropic Messages transcript of ≥ 5 MB: one text block of many
  * `text_delta` events (a realistic 20–60 characters each), in 16 KiB writes. Ours: `Model.resolve`
  * + `model.stream(request)` drained, counting text (HTTP on Effect's `FetchHttpClient` — Node's fetch, ADR 0091 —, `TextDecoder`, our SSE parser,
- * the vendor decoder, Effect's stream). Baseline: undici's `request` and a hand-written loop that
+ * the vendor decoder, which reads a text delta by its frame and parses only its string, ADR 0096;
+ * Effect's stream). Baseline: undici's `request` and a hand-written loop that
  * splits lines, keeps `data:` lines and `JSON.parse`s them, summing the text. Runs interleave; the
  * figures are medians. Goal: ours ≤ 1.5× the baseline's time.
  *
