@@ -1,6 +1,6 @@
 /**
  * bench/server-runs — what a run costs over HTTP beside what it cannot avoid: any HTTP answer and
- * the reading of the run's events (docs/decisions/0097: goal ≤ 2.5× their sum; issue 40's ≤ 1.5×
+ * the reading of the run's events (docs/decisions/0097: goal ≤ 3× their sum; issue 40's ≤ 1.5×
  * the run in process is reported beside it, with no goal).
  *
  * One process: sessions of a tool-less agent whose model answers at once with a reply of `CHUNKS`
@@ -31,7 +31,7 @@ const TEXT = "The deploy finished: 3 services rolled out, no errors, all health 
 const WARMUP = 100
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 500)
 /** Over HTTP / (the HTTP floor + the run's events read in process), docs/decisions/0097. */
-const GOAL = 2.5
+const GOAL = 3
 
 const scope = Scope.makeUnsafe()
 const { byId, url, web } = await Effect.runPromise(Scope.provide(serve(textModel(TEXT, CHUNKS), { principals: 1, limits: { requestsPerSecond: 1e6, burst: 1e6 } }), scope))
