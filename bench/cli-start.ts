@@ -63,14 +63,13 @@ const commands = (from: "dist" | "src", bin: string): ReadonlyArray<Variant> => 
 ]
 
 /**
- * The CLI as npm would install it, in a new temporary directory: each @condukt package it needs
+ * The CLI as npm would install it, in `dir` (a new temporary directory): each @condukt package it needs
  * (its dependencies, and theirs) as published (`dist`, and `package.json` with `publishConfig`
  * applied: the exports point at `dist`), every other dependency a link to the copy this workspace
  * installed. Copies, not links, for our packages: Node resolves a module's imports from its real
  * path, and a link would lead back to the workspace's sources.
  */
-const install = (): string => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-cli-start-"))
+const install = (dir: string): void => {
   const modules = path.join(dir, "node_modules")
   const pending = ["@condukt/cli"]
   const done = new Set<string>()
@@ -101,7 +100,6 @@ const install = (): string => {
       fs.symlinkSync(fs.realpathSync(installed), link)
     }
   }
-  return dir
 }
 
 /** One run of `v`: its wall time in ms, its exit code and stdout checked. */
@@ -124,8 +122,9 @@ const rotated = <A>(items: ReadonlyArray<A>, round: number): ReadonlyArray<A> =>
 // dist as it would be packed: `tsc -b` rebuilds it only when a source is newer.
 const build = spawnSync(path.join(root, "node_modules/.bin/tsc"), ["-b", "packages/cli/tsconfig.build.json"], { cwd: root, encoding: "utf8" })
 if (build.status !== 0) throw new Error(`tsc -b packages/cli/tsconfig.build.json failed:\n${build.stdout}${build.stderr}`)
-const installed = install()
+const installed = fs.mkdtempSync(path.join(os.tmpdir(), "condukt-cli-start-"))
 process.on("exit", () => fs.rmSync(installed, { recursive: true, force: true }))
+install(installed)
 
 const baseline = variant("node -e 0", ["-e", "0"], (text) => text === "", undefined)
 const variants: ReadonlyArray<Variant> = [
