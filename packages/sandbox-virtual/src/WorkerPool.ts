@@ -32,6 +32,7 @@ import { Effect, type Scope } from "effect"
 import type { IFileSystem } from "just-bash"
 import { readFileSync } from "node:fs"
 import { setPriority } from "node:os"
+import * as V8 from "node:v8"
 import { Worker } from "node:worker_threads"
 import { messageOf } from "./internal/thrown.ts"
 import * as Protocol from "./internal/workerProtocol.ts"
@@ -46,7 +47,7 @@ export interface Options {
   readonly graceMs?: number | undefined
   /**
    * The CPU time a call may take before its worker drops to the lowest scheduling priority
-   * (default 20 ms; Linux, where a thread's priority and CPU time are its own). Short calls (an
+   * (default 10 ms; Linux, where a thread's priority and CPU time are its own). Short calls (an
    * `echo`, a `cat`) never take that much, however long a loaded machine makes them wait; a script
    * that spins does, and then yields the cores to the program's thread and to new calls.
    */
@@ -99,9 +100,19 @@ const workerUrl = new URL(`./internal/interpreterWorker.${import.meta.url.endsWi
 /** From this size on, a file's bytes are copied once and transferred rather than cloned. */
 const transferBytes = 64 * 1024
 
-/** The CPU time (ms) thread `tid` of this process has used (`/proc`, Linux's 100 ticks a second), if known. */
+/**
+ * The CPU time (ms) thread `tid` of this process has used, if Linux says: `schedstat`'s nanoseconds
+ * on the CPU, else `stat`'s user and system ticks (100 a second: too coarse to tell an `echo`, which
+ * a tick may catch, from a spinning script).
+ */
 const cpuMsOf = (tid: number | undefined): number | undefined => {
   if (tid === undefined) return undefined
+  try {
+    const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, "latin1").split(" ")[0])
+    if (Number.isFinite(ns)) return ns / 1e6
+  } catch {
+    // No schedstat (a kernel without scheduler statistics): the ticks.
+  }
   try {
     const stat = readFileSync(`/proc/self/task/${tid}/stat`, "latin1")
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
@@ -110,6 +121,30 @@ const cpuMsOf = (tid: number | undefined): number | undefined => {
   } catch {
     return undefined
   }
+}
+
+/**
+ * Whether this process was started with V8's optimizing compiler off its background threads
+ * already; then the pool leaves the flag alone.
+ */
+const compilesInPlace = [...process.execArgv, ...(process.env["NODE_OPTIONS"] ?? "").split(/\s+/)].some((arg) =>
+  arg === "--no-concurrent-recompilation" || arg === "--single-threaded"
+)
+
+/**
+ * Workers starting with V8's optimizing compiles on their own thread. V8 compiles hot code on
+ * background threads shared by every isolate of the process, at normal priority: ten spinning
+ * interpreters kept them busy re-optimizing (~0.3 s of CPU a second), competing at full priority
+ * with the program's thread however low the workers' own priority was. An isolate reads the flag
+ * once, when it starts, so it is turned off while workers start and back on after: the program's
+ * own isolate keeps its background compiles (docs/decisions/0093).
+ */
+let starting = 0
+const startCompilingInPlace = () => {
+  if (!compilesInPlace && starting++ === 0) V8.setFlagsFromString("--no-concurrent-recompilation")
+}
+const startedCompilingInPlace = () => {
+  if (!compilesInPlace && --starting === 0) V8.setFlagsFromString("--concurrent-recompilation")
 }
 
 const bounded = (value: number | undefined, fallback: number, max: number): number =>
@@ -132,7 +167,7 @@ const deadlineAnswer = (deadlineMs: number): Protocol.Answer => ({
 export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close: () => Promise<void> } => {
   const maxWorkers = bounded(options.maxWorkers, 16, 1024) || 1
   const graceMs = bounded(options.graceMs, 250, 60_000)
-  const lowerAfterMs = bounded(options.lowerPriorityAfterMs, 20, 60_000)
+  const lowerAfterMs = bounded(options.lowerPriorityAfterMs, 10, 60_000)
   const slots = new Set<Slot>()
   const idle: Array<Slot> = []
   const queue: Array<Job> = []
@@ -148,6 +183,8 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
   /** Drops `slot` (lost or terminated); its call, if any, rejects with `cause`. */
   const drop = (slot: Slot, cause: Error | undefined) => {
     if (!slots.delete(slot)) return
+    if (!slot.ready) startedCompilingInPlace()
+    slot.ready = true
     const at = idle.indexOf(slot)
     if (at >= 0) idle.splice(at, 1)
     const job = slot.job
@@ -207,6 +244,7 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
 
   const spawn = (): Slot => {
     const abort = new SharedArrayBuffer(4)
+    startCompilingInPlace()
     const slot: Slot = {
       worker: new Worker(workerUrl, { workerData: { abort } }),
       abort: new Int32Array(abort),
@@ -217,6 +255,7 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     }
     slot.worker.on("message", (message: Protocol.FromWorker) => {
       if (message._tag === "Ready") {
+        if (!slot.ready) startedCompilingInPlace()
         slot.ready = true
         slot.tid = message.tid
         return
