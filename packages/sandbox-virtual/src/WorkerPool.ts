@@ -21,7 +21,8 @@
  * A spinning worker must not take the cores from the program's thread and from the calls that
  * follow: on Linux, once a call has taken `lowerPriorityAfterMs` of CPU its worker's thread drops
  * to the lowest priority (nice 19), and goes back to normal, or is retired if it cannot, when the
- * call ends.
+ * call ends; and workers compile their hot code on their own threads, not on V8's shared ones
+ * (`startCompilingInPlace`).
  *
  * Node only (`node:worker_threads`), hence its own entry point: `@condukt/sandbox-virtual/WorkerPool`.
  * Without a pool a sandbox needs no platform and runs the interpreter on the caller's thread.
