@@ -14,7 +14,7 @@
  * An entry is `host` (any port), `host:port`, or `*.domain` (its subdomains, any port); names
  * compare without case. The name the command asks for is the one checked and connected to.
  */
-import * as http from "node:http"
+import type * as http from "node:http"
 import * as net from "node:net"
 
 /** @since 0.1.0 @category models */
@@ -72,6 +72,9 @@ const badGateway = (socket: net.Socket, target: string, error: Error): void => {
  * @category constructors
  */
 export const make = (allow: ReadonlyArray<string>): Proxy => {
+  // Loaded here, not with the module: every program that imports this package (the CLI's `check`
+  // among them) would otherwise load Node's HTTP stack at start.
+  const http = process.getBuiltinModule("node:http")
   const server = http.createServer((request, response) => {
     let url: URL
     try {
