@@ -245,6 +245,8 @@ export abstract class Actor<R> extends Ending implements Publisher {
       if (this.#running?.run.done === run.done) return interrupt(this.#running)
       if (this.#parked?.done === run.done) return this.abortParked()
       if (this.#mailbox?.[0]?.continues === true && this.#mailbox[0].done === run.done) return this.abortContinuation()
+      // Most runs have settled when their caller leaves (a stream read to its end): no error built for them.
+      if (Deferred.isDoneUnsafe(run.done)) return Effect.void
       return Effect.asVoid(Deferred.fail(run.done, new SessionError({ sessionId: this.id, reason: new RunAborted() })))
     })
   }
