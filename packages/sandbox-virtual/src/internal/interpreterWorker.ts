@@ -45,7 +45,7 @@ const pending = new Map<number, { readonly resolve: (value: unknown) => void; re
 const running = new Map<number, AbortController>()
 
 /** The filesystem of exec `id`, every call made on the sandbox's thread. */
-const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>): IFileSystem => {
+const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>, known: ReadonlyArray<Protocol.Known>): IFileSystem => {
   const forward = (method: Protocol.FsMethod) => (...args: ReadonlyArray<unknown>): Promise<unknown> =>
     new Promise((resolve, reject) => {
       const call = nextCall++
@@ -66,7 +66,7 @@ const proxyOf = (id: number, methods: ReadonlyArray<Protocol.FsMethod>): IFileSy
   }
   for (const method of methods) proxy[method] = forward(method)
   if (methods.includes("readFileBuffer")) textHere(proxy, forward, handOver)
-  lookupsHere(proxy)
+  lookupsHere(proxy, known)
   return proxy as unknown as IFileSystem
 }
 
@@ -86,19 +86,25 @@ const mutating: ReadonlyArray<Protocol.FsMethod> = [
 ]
 
 /**
- * A call remembers what it learnt of `/usr/bin` and `/bin` until it changes a file: a loop of
- * commands would otherwise cross threads twice a command to find the same stub. Any change the
- * call makes forgets it all (it may be `rm /usr/bin/ls`); a change another tool makes meanwhile is
- * seen by the next call.
+ * A call remembers what it learnt of `/usr/bin` and `/bin` until it changes a file, starting from
+ * what the sandbox's thread answered with the call: a loop of commands would otherwise cross
+ * threads twice a command to find the same stub. Any change the call makes forgets it all (it may
+ * be `rm /usr/bin/ls`); a change another tool makes meanwhile is seen by the next call.
  */
-const lookupsHere = (proxy: Record<string, unknown>) => {
+const lookupsHere = (proxy: Record<string, unknown>, answered: ReadonlyArray<Protocol.Known>) => {
   const known = new Map<string, Promise<unknown>>()
+  // What the sandbox's thread answered before the call (`commandLookups.ts`), as if asked here.
+  for (const { failure, key, value } of answered) {
+    const answer = failure === undefined ? Promise.resolve(value) : Promise.reject(new Error(failure))
+    answer.catch(() => undefined)
+    known.set(key, answer)
+  }
   for (const method of ["exists", "stat"] as const) {
     const ask = proxy[method] as ((path: string) => Promise<unknown>) | undefined
     if (ask === undefined) continue
     proxy[method] = (path: string) => {
       if (!commandDirectory.test(path)) return ask(path)
-      const key = `${method} ${path}`
+      const key = Protocol.lookupKey(method, path)
       const answer = known.get(key) ?? ask(path)
       known.set(key, answer)
       return answer
@@ -158,7 +164,7 @@ const run = async (exec: Protocol.Exec): Promise<void> => {
   running.set(exec.id, controller)
   try {
     const bash = new Bash({
-      fs: proxyOf(exec.id, exec.setup.methods),
+      fs: proxyOf(exec.id, exec.setup.methods, exec.known),
       cwd: exec.setup.cwd,
       env: { HOME: exec.setup.home },
       executionLimitProfile: "hardened",

@@ -37,6 +37,7 @@ import { Sandbox } from "@condukt/core"
 import { Effect } from "effect"
 import { Bash, type BashOptions, type CustomCommand, type IFileSystem } from "just-bash"
 import type { WorkerPool } from "../WorkerPool.ts"
+import * as CommandLookups from "./commandLookups.ts"
 import * as FsError from "./fsError.ts"
 import * as Protocol from "./workerProtocol.ts"
 
@@ -164,18 +165,21 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
   /** The call on a worker: the same interpreter, built there, over this thread's filesystem. */
   const remote = (pool: WorkerPool, command: string, directory: string, env: Run["env"], timeoutMs: number | undefined) =>
   (signal: AbortSignal) =>
-    pool.run({
-      setup: {
-        cwd,
-        home,
-        defenseInDepth,
-        methods,
-        limits: { ...limits, maxExecutionTimeMs: timeoutMs !== undefined && timeoutMs < wallTimeMs ? timeoutMs : wallTimeMs }
-      },
-      command,
-      cwd: directory,
-      env
-    }, fs, signal)
+    CommandLookups.answer(fs, command, (script) => bash.transform(script).ast).then((known) =>
+      pool.run({
+        setup: {
+          cwd,
+          home,
+          defenseInDepth,
+          methods,
+          limits: { ...limits, maxExecutionTimeMs: timeoutMs !== undefined && timeoutMs < wallTimeMs ? timeoutMs : wallTimeMs }
+        },
+        command,
+        cwd: directory,
+        env,
+        known
+      }, fs, signal)
+    )
 
   return {
     run: (command, { cwd: directory, env, timeoutMs }) => {

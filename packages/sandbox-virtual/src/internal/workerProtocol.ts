@@ -30,7 +30,19 @@ export interface Request {
   readonly command: string
   readonly cwd: string
   readonly env: Readonly<Record<string, string>> | undefined
+  /** Command lookups answered before the call (`commandLookups.ts`), so they need not cross back. */
+  readonly known: ReadonlyArray<Known>
 }
+
+/** A lookup's answer: `exists` or `stat` of a command's stub, its value or its failure's message. */
+export interface Known {
+  readonly key: string
+  readonly value?: unknown
+  readonly failure?: string
+}
+
+/** The key of a remembered lookup. */
+export const lookupKey = (method: "exists" | "stat", path: string): string => `${method} ${path}`
 
 /** What just-bash answered. */
 export interface Answer {
