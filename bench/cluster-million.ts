@@ -44,6 +44,8 @@ const BUDGET = Number(process.env["BENCH_SECONDS"] ?? Infinity)
 const CALLERS = Number(process.env["BENCH_CALLERS"] ?? 128)
 const MAX_IDLE = process.env["BENCH_MAX_IDLE"] ?? "5 seconds"
 const RSS_GOAL = 300 * 1024 * 1024
+/** The cores the scale-out goal needs to mean anything: four runners, Postgres and the client each on their own (ADR 0097). */
+const SCALE_OUT_CORES = 8
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ")
@@ -238,8 +240,10 @@ const program = Effect.scoped(Effect.gen(function*() {
       ours: `${rate.toFixed(0)} runs/s`,
       baseline: `${one.rate.toFixed(0)} runs/s`,
       ratio: rate / one.rate,
-      goal: "≥ 2.5×",
-      met: rate / one.rate >= 2.5
+      // Judged only where the four runners and Postgres have cores of their own: on fewer, both phases
+      // share the same cores and the ratio measures the load beside each (ADR 0097).
+      goal: SCALE_OUT_CORES <= os.availableParallelism() ? "≥ 2.5×" : `≥ 2.5× (judged on ≥ ${SCALE_OUT_CORES} cores; reported here)`,
+      met: SCALE_OUT_CORES <= os.availableParallelism() ? rate / one.rate >= 2.5 : null
     })
     report({
       benchmark: `cluster, ${SESSIONS} sessions (${AGAIN} run twice): histories lost or short, and failed calls`,
