@@ -4,15 +4,16 @@
  * would (`platform: "browser"`, so just-bash resolves to its browser build). Used by
  * test/browser-core.test.ts and bench/browser-bundle.ts.
  *
- * One thing is configured beyond esbuild's defaults: just-bash's browser build still
+ * Two things are configured beyond esbuild's defaults. The first: just-bash's browser build still
  * imports `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its
  * documentation says fail in a browser. Vite replaces a Node built-in with an empty module on its
  * own (with a warning); esbuild and webpack must be told. Here it becomes a module whose functions
  * throw, so those commands fail with "zlib is not available in a browser" and the rest run.
  *
- * Nothing else: @condukt/sandbox-virtual's host mounts (`node:fs`, just-bash's Node-only
- * `OverlayFs`) are swapped for a module that mounts nothing by the package's own `browser` field,
- * which every bundler building for a browser follows (ADR 0094).
+ * The second is a stopgap: @condukt/sandbox-virtual's internal/hostMount.ts (host directories
+ * mounted into the sandbox) imports `node:fs`, `node:path` and just-bash's Node-only `OverlayFs`
+ * and `ReadWriteFs`; hostMount.browser.ts, which mounts nothing, takes its place. The package
+ * should make that choice itself (its package.json's `browser` field, ADR 0094).
  *
  * The build fails on any other `node:` import: what the core pulls must run where no Node runs.
  */
@@ -35,6 +36,18 @@ const noZlib: esbuild.Plugin = {
   setup(build) {
     build.onResolve({ filter: /^node:zlib$/ }, () => ({ path: "node:zlib", namespace: "no-zlib" }))
     build.onLoad({ filter: /.*/, namespace: "no-zlib" }, () => ({ contents: zlibStub, loader: "js" }))
+  }
+}
+
+const hostMountPath = path.join(root, "packages/sandbox-virtual/src/internal/hostMount.ts")
+
+const hostMountsOff: esbuild.Plugin = {
+  name: "host-mounts-off",
+  setup(build) {
+    build.onResolve({ filter: /\/hostMount\.ts$/ }, ({ importer, path: imported, resolveDir }) =>
+      path.resolve(resolveDir, imported) === hostMountPath && importer !== hostMountPath
+        ? { path: path.join(import.meta.dirname, "hostMount.browser.ts") }
+        : undefined)
   }
 }
 
@@ -70,7 +83,7 @@ export const build = (entry: Entry, options: Options = {}): Effect.Effect<Bundle
         minify: options.minify ?? false,
         external: [...(options.external ?? [])],
         metafile: true,
-        plugins: [noZlib],
+        plugins: [noZlib, hostMountsOff],
         logLevel: "silent"
       }),
     catch: (cause) => new BrowserError({ reason: "BundleFailed", detail: typeof entry === "string" ? entry : entry.contents, cause })
