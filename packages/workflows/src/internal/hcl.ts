@@ -1,9 +1,10 @@
 /**
  * hcl — the one door to HashiCorp's HCL parser (Go, compiled to WASM, `@cdktn/hcl2json`, started
  * by `hclParser` on the first parse): a file to its JSON form, and an expression to its syntax
- * tree. Promise APIs enter here through `Effect.tryPromise`; nothing else in the package touches the parser. The parser recurses on
- * nesting and overflows the JS stack on a few thousand parentheses (a bare `Maximum call stack
- * size exceeded`, or a silent exit), so a source nested deeper than `MAX_NESTING` never reaches it.
+ * tree. Promise APIs enter here through `Effect.tryPromise`; nothing else in the package touches
+ * the parser. The parser recurses on nesting and overflows the JS stack on a few thousand
+ * parentheses (a bare `Maximum call stack size exceeded`, or a silent exit), so a source nested
+ * deeper than `MAX_NESTING` never reaches it.
  */
 import type { TFExpressionSyntaxTree } from "@cdktn/hcl2json"
 import { Effect, Schema } from "effect"
