@@ -27,6 +27,7 @@ export const integration = [
   "packages/cluster/test/ClusterSessions.pgFailover.test.ts",
   "packages/cluster/test/ClusterSessions.hostileIds.test.ts",
   "packages/cluster/test/ClusterSessions.processes.test.ts",
+  "packages/cluster/test/Runner.timings.test.ts",
   "packages/cluster/test/SessionEntity.handover.test.ts",
   "packages/cluster/test/mailboxSweep.test.ts",
   "packages/cluster/test/SqlSessionStore.pg.test.ts",

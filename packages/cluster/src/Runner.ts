@@ -15,12 +15,14 @@
  * holds its shards until their locks expire, 3 s after their last refresh, then the other runners
  * take them over and deliver the runs it had accepted. On Postgres it is about a second: the dead
  * runner's locks go with its database session, and the runners, seeing that session closed, mark
- * it unhealthy at once (internal/runnerLiveness.ts, docs/decisions/0095; docs/cluster.md gives the
- * timings).
+ * it unhealthy at once (internal/runnerLiveness.ts, docs/decisions/0095); the lock expiry no
+ * longer sets failover there, so its locks are refreshed less often, with more time for each
+ * refresh (`FAILOVER_POSTGRES`, docs/decisions/0099; docs/cluster.md gives the timings).
  */
 import * as NodeClusterSocket from "./internal/nodeClusterSocket.ts"
-import { Duration, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { RunnerAddress, ShardingConfig, SqlRunnerStorage } from "effect/cluster"
+import { SqlClient } from "effect/sql"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "./ClusterSessions.ts"
 import * as MailboxSweep from "./internal/mailboxSweep.ts"
@@ -36,8 +38,8 @@ import * as SessionEntity from "./SessionEntity.ts"
  * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
  * every 500 ms, runners pinged every 2 s (docs/decisions/0071); on Postgres a dead runner is found
  * by its closed database session instead, within 200 ms, and its locks are free then (ADR 0095):
- * these timings stay the floor of a runner cut off from the database with its process alive, and of
- * every failover on SQLite. A runner stopping gracefully gives
+ * on Postgres the runners use `FAILOVER_POSTGRES` instead. These timings are every failover's on
+ * SQLite (its floor) and on any database Postgres's liveness lock does not cover. A runner stopping gracefully gives
  * its entities 2 s before it interrupts them (effect's default is 15 s): a run in flight then is
  * handed to the next runner sooner (its session stopped at once, ADR 0072).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
@@ -56,6 +58,46 @@ export const FAILOVER = {
 } as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
 
 /**
+ * `FAILOVER` on Postgres, where a dead runner is found by its closed database session (ADR 0095),
+ * not by its locks' expiry: shard locks refreshed every 2 s and expiring after 10 s. effect/cluster
+ * gives each refresh the refresh interval as its deadline, and a runner whose refresh is later
+ * than that gives up every shard it holds and takes them back (its sessions stopped, their runs
+ * sent again): under CPU load a 500 ms deadline was missed hundreds of times an hour, a 2 s one
+ * hardly ever (docs/decisions/0099). Failover of a runner that dies is unchanged, about a second.
+ * What the expiry still sets there: how long a runner cut off from the database with its process
+ * alive keeps its shards from the others (10 to 11 s; it stops serving them on its first late
+ * refresh, within 4 s), and failover of a runner the others never saw holding its liveness lock.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const FAILOVER_POSTGRES = {
+  ...FAILOVER,
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "10 seconds"
+} as const satisfies Partial<ShardingConfig.ShardingConfig["Service"]>
+
+/**
+ * The timings of a cluster on `sql`'s database: `FAILOVER_POSTGRES` on Postgres (where runners
+ * hold their liveness lock, internal/runnerLiveness.ts), `FAILOVER` elsewhere (SQLite, PGlite).
+ * Every runner and client of one database chooses the same.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const failoverOf = (sql: SqlClient.SqlClient): typeof FAILOVER | typeof FAILOVER_POSTGRES =>
+  RunnerLiveness.isWatched(sql) ? FAILOVER_POSTGRES : FAILOVER
+
+/** The sharding settings of `sharding` over the timings of the SqlClient's database, for `build`. */
+const withFailover = <A, E, R>(
+  sharding: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined,
+  build: (config: Partial<ShardingConfig.ShardingConfig["Service"]>) => Layer.Layer<A, E, R>
+) =>
+  Layer.unwrap(Effect.gen(function*() {
+    return build({ ...failoverOf(yield* SqlClient.SqlClient), ...sharding })
+  }))
+
+/**
  * How often a runner on Postgres looks for runners whose database session closed (a process gone:
  * its shard locks are free), to mark them unhealthy at once (internal/runnerLiveness.ts, ADR 0095).
  */
@@ -67,7 +109,7 @@ export interface Options<R> extends SessionEntity.Options<R> {
   readonly host?: string | undefined
   /** The TCP port this runner listens on for the other runners and the clients. */
   readonly port: number
-  /** Sharding settings over `FAILOVER` (the same for every runner of a cluster). */
+  /** Sharding settings over `FAILOVER` (`FAILOVER_POSTGRES` on Postgres; the same for every runner of a cluster). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
   /**
    * How long the cluster keeps a session's answered messages (a run's prompt and reply, sent
@@ -85,7 +127,7 @@ export interface Options<R> extends SessionEntity.Options<R> {
  * @category models
  */
 export interface ClientOptions extends ClusterSessions.WaitOptions {
-  /** Sharding settings over `FAILOVER` (the runners'). */
+  /** Sharding settings over `FAILOVER` (`FAILOVER_POSTGRES` on Postgres; the runners'). */
   readonly sharding?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
@@ -106,11 +148,11 @@ const storage = (config: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
  */
 export const layerSharding = (options: Pick<Options<never>, "host" | "port" | "sharding">) => {
   const host = options.host ?? "127.0.0.1"
-  const shardingConfig = { ...FAILOVER, ...options.sharding, runnerAddress: Option.some(RunnerAddress.make(host, options.port)) }
-  return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(
-    Layer.provideMerge(storage(shardingConfig)),
-    Layer.provide(RunnerLiveness.layer({ address: `${host}:${options.port}`, interval: LIVENESS_INTERVAL }))
-  )
+  const runnerAddress = Option.some(RunnerAddress.make(host, options.port))
+  return withFailover(options.sharding, (config) => {
+    const shardingConfig = { ...config, runnerAddress }
+    return NodeClusterSocket.layer({ storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig)))
+  }).pipe(Layer.provide(RunnerLiveness.layer({ address: `${host}:${options.port}`, interval: LIVENESS_INTERVAL })))
 }
 
 /**
@@ -119,10 +161,9 @@ export const layerSharding = (options: Pick<Options<never>, "host" | "port" | "s
  * @since 0.1.0
  * @category layers
  */
-export const layerShardingClient = (options: ClientOptions = {}) => {
-  const shardingConfig = { ...FAILOVER, ...options.sharding }
-  return NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig)))
-}
+export const layerShardingClient = (options: ClientOptions = {}) =>
+  withFailover(options.sharding, (shardingConfig) =>
+    NodeClusterSocket.layer({ clientOnly: true, storage: "byo", shardingConfig }).pipe(Layer.provideMerge(storage(shardingConfig))))
 
 /**
  * A runner on the SqlClient's database, serving the sessions of `options.agents`, and

@@ -45,6 +45,13 @@ export const keyOf = (address: string): number => fnv1a(address)
 const heldBy = (key: number) =>
   `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = ${NAMESPACE >>> 0} AND objsubid = 2 AND objid = ${key >>> 0}`
 
+/**
+ * Whether runners on `sql`'s database hold and watch liveness locks: Postgres (`pg`), not PGlite.
+ *
+ * @internal
+ */
+export const isWatched = (sql: SqlClient.SqlClient): boolean => sql.onDialectOrElse({ pg: () => sql.driver !== "pglite", orElse: () => false })
+
 /** @internal */
 export interface Options {
   /** This runner's address, `host:port`. */
@@ -132,7 +139,7 @@ const watch = (sql: SqlClient.SqlClient, options: Options) =>
 export const layer = (options: Options): Layer.Layer<never, never, SqlClient.SqlClient> =>
   Layer.effectDiscard(Effect.gen(function*() {
     const sql = (yield* SqlClient.SqlClient).withoutTransforms()
-    if (sql.onDialectOrElse({ pg: () => sql.driver === "pglite", orElse: () => true })) return
+    if (!isWatched(sql)) return
     const taken = yield* Latch.make(false)
     yield* Effect.forkScoped(hold(sql, keyOf(options.address), taken))
     yield* Effect.forkScoped(watch(sql, options))
