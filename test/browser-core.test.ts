@@ -10,7 +10,9 @@
  * (packages/providers/test/fixtures). The page, its bundle and the worker's are served at the
  * loopback server's own origin (Playwright answers those three paths; the model's requests reach
  * the server), so the provider's requests are same-origin, as an application's own backend's are.
- * Each place also shows what a browser leaves out: just-bash's gzip, and host mounts.
+ * Each place also shows what a browser leaves out: just-bash's gzip, and host mounts (the
+ * package's internal/hostMount.browser.ts, which its package.json's `imports` gives `#hostMount`
+ * under the `browser` condition).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -28,7 +30,8 @@ const bundles = Effect.all([build("test/support/browserCore/page.ts"), build("te
 
 /**
  * What a bundle holds, from esbuild's metafile: the workspace packages it took source from, the
- * npm packages, and the `node:` modules (the one allowed is zlib, which build.ts makes refuse).
+ * npm packages, the `node:` modules (the one allowed is zlib, which build.ts makes refuse), and
+ * which of sandbox-virtual's host-mount modules its `#hostMount` import brought.
  */
 const contents = ({ metafile }: Bundle) => {
   const inputs = Object.keys(metafile.inputs)
@@ -36,7 +39,8 @@ const contents = ({ metafile }: Bundle) => {
   return {
     workspace: unique(inputs.flatMap((input) => /^packages\/([^/]+)\/src\//.exec(input)?.[1] ?? [])),
     npm: unique(inputs.flatMap((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)\/(?!.*node_modules)/.exec(input)?.[1] ?? [])),
-    node: unique(inputs.filter((input) => /(^|:)node:/.test(input)))
+    node: unique(inputs.filter((input) => /(^|:)node:/.test(input))),
+    hostMount: unique(inputs.flatMap((input) => /^packages\/sandbox-virtual\/src\/internal\/(hostMount[^/]*)$/.exec(input)?.[1] ?? []))
   }
 }
 
@@ -141,13 +145,15 @@ const leftOut = {
 }
 
 describe("the core in a browser", () => {
-  it.live("the page's and the worker's bundles take core, sandbox-virtual, testing and providers, and no node: module but zlib, refused", () =>
+  it.live("the page's and the worker's bundles take core, sandbox-virtual (its host mounts that mount nothing), testing and providers, and no node: module but zlib, refused", () =>
     Effect.gen(function*() {
       const [page, worker] = yield* bundles
       const expected = {
         workspace: ["core", "providers", "sandbox-virtual", "testing"],
         npm: ["balanced-match", "brace-expansion", "diff", "effect", "just-bash", "minimatch", "re2js", "sprintf-js", "turndown"],
-        node: ["no-zlib:node:zlib"]
+        node: ["no-zlib:node:zlib"],
+        // The package's own choice under the `browser` condition: build.ts configures nothing for it.
+        hostMount: ["hostMount.browser.ts"]
       }
       assert.deepStrictEqual({ page: contents(page), worker: contents(worker) }, { page: expected, worker: expected })
     }))

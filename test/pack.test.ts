@@ -6,8 +6,8 @@
  * import Effect's Node platform run from it, the guide's program run under type stripping and
  * after `tsc`, the system's Node 20 refused in one sentence (the import), named in the guide (a
  * `.ts` file, with the line to Node 22) and warned of by npm without ERESOLVE, the tarballs linted
- * (publint, attw), a program run on plain Node 22, a strict module typechecked, and the copies of
- * effect counted.
+ * (publint, attw), a program run on plain Node 22, sandbox-virtual's host mounts as a browser build
+ * and Node each resolve them, a strict module typechecked, and the copies of effect counted.
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -15,6 +15,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { publint } from "publint"
 import { formatMessage } from "publint/utils"
+import { build } from "./support/browserCore/build.ts"
 import { expected, normalized } from "./support/exampleOutputs.ts"
 import { execIn, root } from "./support/exec.ts"
 import { bins, Consumer, guide, layer as consumer, plainEnv, shell, step, StepFailed, workspacePackages } from "./support/consumer.ts"
@@ -244,6 +245,34 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
         output,
         "local: hello from the host -> It says hello.\nvirtual: hello from memory -> It says hello.\n"
       )
+    }))
+
+  it.effect("@condukt/sandbox-virtual from the install: bundled for a browser it takes the host mounts that mount nothing (no node:fs), and Node takes the host's", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* Consumer
+      // esbuild with `platform: "browser"` and nothing configured for the package: its `#hostMount`
+      // import follows the `browser` condition (the build's one plugin is just-bash's zlib).
+      const { metafile } = yield* build({ contents: `export { VirtualSandbox } from "@condukt/sandbox-virtual"`, resolveDir: dir })
+      const inputs = Object.keys(metafile.inputs)
+      assert.deepStrictEqual({
+        hostMount: inputs.flatMap((input) => /node_modules\/@condukt\/sandbox-virtual\/(.*hostMount[^/]*)$/.exec(input)?.[1] ?? []),
+        node: inputs.filter((input) => /(^|:)node:/.test(input))
+      }, { hostMount: ["dist/internal/hostMount.browser.js"], node: ["no-zlib:node:zlib"] })
+      // Node follows `default`: a host directory mounted at start is read through.
+      const host = path.join(dir, "mounted")
+      fs.mkdirSync(host, { recursive: true })
+      fs.writeFileSync(path.join(host, "hello.txt"), "from the host\n")
+      fs.writeFileSync(
+        path.join(dir, "mounts.js"),
+        [
+          `import { VirtualSandbox } from "@condukt/sandbox-virtual"`,
+          `import { Effect } from "effect"`,
+          `const mounts = [{ hostPath: process.argv[2], path: "/mnt/host", mode: "read-only" }]`,
+          `const read = Effect.flatMap(VirtualSandbox.make({ mounts }), (sandbox) => sandbox.exec("cat /mnt/host/hello.txt"))`,
+          `process.stdout.write((await Effect.runPromise(Effect.scoped(read))).output)`
+        ].join("\n")
+      )
+      assert.strictEqual(yield* step("node mounts.js", dir, node, ["mounts.js", host]), "from the host\n")
     }))
 
   it.effect("a strict NodeNext TypeScript module typechecks against the installed declarations", () =>

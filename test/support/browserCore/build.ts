@@ -4,16 +4,16 @@
  * would (`platform: "browser"`, so just-bash resolves to its browser build). Used by
  * test/browser-core.test.ts and bench/browser-bundle.ts.
  *
- * Two things are configured beyond esbuild's defaults. The first: just-bash's browser build still
- * imports `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its
+ * One thing is configured beyond esbuild's defaults: just-bash's browser build still imports
+ * `node:zlib` for its `gzip`, `gunzip` and `zcat` commands (and `rg -z`), which its
  * documentation says fail in a browser. Vite replaces a Node built-in with an empty module on its
  * own (with a warning); esbuild and webpack must be told. Here it becomes a module whose functions
  * throw, so those commands fail with "zlib is not available in a browser" and the rest run.
  *
- * The second is a stopgap: @condukt/sandbox-virtual's internal/hostMount.ts (host directories
- * mounted into the sandbox) imports `node:fs`, `node:path` and just-bash's Node-only `OverlayFs`
- * and `ReadWriteFs`; hostMount.browser.ts, which mounts nothing, takes its place. The package
- * should make that choice itself (its package.json's `browser` field, ADR 0094).
+ * Nothing else: @condukt/sandbox-virtual's host mounts (`node:fs`, just-bash's Node-only
+ * `OverlayFs`) are chosen by the package itself, its `#hostMount` import mapping to a module that
+ * mounts nothing under the `browser` condition, which esbuild sets for `platform: "browser"`
+ * (ADR 0094).
  *
  * The build fails on any other `node:` import: what the core pulls must run where no Node runs.
  */
@@ -39,25 +39,17 @@ const noZlib: esbuild.Plugin = {
   }
 }
 
-const hostMountPath = path.join(root, "packages/sandbox-virtual/src/internal/hostMount.ts")
-
-const hostMountsOff: esbuild.Plugin = {
-  name: "host-mounts-off",
-  setup(build) {
-    build.onResolve({ filter: /\/hostMount\.ts$/ }, ({ importer, path: imported, resolveDir }) =>
-      path.resolve(resolveDir, imported) === hostMountPath && importer !== hostMountPath
-        ? { path: path.join(import.meta.dirname, "hostMount.browser.ts") }
-        : undefined)
-  }
-}
-
 /** One bundle: its code, and esbuild's metafile (which input pulled which). */
 export interface Bundle {
   readonly code: string
   readonly metafile: esbuild.Metafile
 }
 
-/** What to bundle: a module's path from the repository root, or source resolved from a directory of it. */
+/**
+ * What to bundle: a module's path from the repository root, or source resolved from a directory
+ * (from the repository root, or absolute: a project outside the workspace, as test/pack.test.ts
+ * bundles from the packed packages' install).
+ */
 export type Entry = string | { readonly contents: string; readonly resolveDir: string }
 
 /** How to bundle: `minify` as a release would; `external` packages left out (imported, not bundled). */
@@ -70,7 +62,7 @@ export interface Options {
 export const build = (entry: Entry, options: Options = {}): Effect.Effect<Bundle, BrowserError> => {
   const input: esbuild.BuildOptions = typeof entry === "string"
     ? { entryPoints: [path.join(root, entry)] }
-    : { stdin: { contents: entry.contents, resolveDir: path.join(root, entry.resolveDir), loader: "ts" } }
+    : { stdin: { contents: entry.contents, resolveDir: path.resolve(root, entry.resolveDir), loader: "ts" } }
   return Effect.tryPromise({
     try: () =>
       esbuild.build({
@@ -83,7 +75,7 @@ export const build = (entry: Entry, options: Options = {}): Effect.Effect<Bundle
         minify: options.minify ?? false,
         external: [...(options.external ?? [])],
         metafile: true,
-        plugins: [noZlib, hostMountsOff],
+        plugins: [noZlib],
         logLevel: "silent"
       }),
     catch: (cause) => new BrowserError({ reason: "BundleFailed", detail: typeof entry === "string" ? entry : entry.contents, cause })
