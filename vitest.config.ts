@@ -58,6 +58,7 @@ export const integration = [
   "packages/testing/test/Processes.test.ts",
   "packages/workflows/test/Examples.test.ts",
   "packages/workflows/test/RunEngine.test.ts",
+  "packages/workflows/test/RunEngine.fairness.test.ts",
   "packages/workflows/test/McpServers.test.ts",
   "packages/workflows/test/Workflow.test.ts",
   "packages/workflows/test/steps/*.test.ts",

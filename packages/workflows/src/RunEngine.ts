@@ -9,7 +9,7 @@
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
 import { Approval, Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
-import { LocalSandbox } from "@condukt/node"
+import type { VirtualSandbox } from "@condukt/sandbox-virtual"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import { MCP_TEMPLATED } from "./Document.ts"
@@ -17,6 +17,7 @@ import type * as Document from "./Document.ts"
 import * as Expression from "./Expression.ts"
 import * as Graph from "./Graph.ts"
 import * as Inputs from "./Inputs.ts"
+import * as RunSandbox from "./internal/runSandbox.ts"
 import type { RunJournal } from "./RunJournal.ts"
 import * as Outputs from "./Outputs.ts"
 import { McpServers, validate as validateServers } from "./McpServers.ts"
@@ -41,6 +42,14 @@ export interface Options {
   readonly model?: string | undefined
   /** Overrides the runtime block's sandbox: `"local"`, `"virtual"` or a layer. */
   readonly sandbox?: "local" | "virtual" | Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError> | undefined
+  /**
+   * The virtual sandbox the run builds (`"virtual"`, here or in the runtime block): `workers`, the
+   * most commands running at once on worker threads of the run's own, which end with the run (default:
+   * `concurrency`, at most 16; `false` runs them on the run's thread, where a CPU-bound command
+   * stops every other step until it ends); `limits`, just-bash's (the output limit is the cmd
+   * steps' `max_output_bytes`). Docs/decisions/0100.
+   */
+  readonly virtual?: VirtualOptions | undefined
   /** Overrides the runtime block's cwd. */
   readonly cwd?: string | undefined
   /** Tools by name; they win over built-ins and MCP tools of the same name. */
@@ -58,6 +67,12 @@ export interface Options {
    * that finished (`Durable.run` gives one); their `StepFinished` then says `resumed`.
    */
   readonly journal?: RunJournal | undefined
+}
+
+/** @since 0.2.0 @category models */
+export interface VirtualOptions {
+  readonly workers?: number | false | undefined
+  readonly limits?: Omit<VirtualSandbox.Limits, "maxOutputBytes"> | undefined
 }
 
 /** @since 0.1.0 @category models */
@@ -90,14 +105,7 @@ const sandboxOutputBytes = (document: Document.Document) =>
 const buildSandbox = (document: Document.Document, options: Options, maxOutputBytes: number | undefined) => {
   const choice = options.sandbox ?? document.runtime?.sandbox ?? "local"
   const cwd = options.cwd ?? document.runtime?.cwd
-  const layer = typeof choice !== "string"
-    ? choice
-    : choice === "virtual"
-    // Loaded by the runs that ask for it: the shell interpreter is no part of a check or a local run.
-    ? Layer.unwrap(Effect.promise(() => import("@condukt/sandbox-virtual")).pipe(
-      Effect.map(({ VirtualSandbox }) => VirtualSandbox.layer({ cwd, limits: { maxOutputBytes } }))
-    ))
-    : LocalSandbox.layer({ cwd, maxOutputBytes })
+  const layer = RunSandbox.layer(choice, cwd, maxOutputBytes, options.virtual, options.concurrency ?? DEFAULT_CONCURRENCY)
   return Effect.map(
     Effect.mapError(Layer.build(layer), (error) =>
       new WorkflowFailed({ reason: "CmdFailed", step: "", description: `the sandbox could not start: ${error.message}`, cause: error })),
