@@ -36,12 +36,11 @@ import * as SessionEntity from "./SessionEntity.ts"
  * keeps its shards through 2.5 s without a refresh (a stalled event loop, a database another writer
  * holds, 2 s at most on SQLite), and a dead one's are free 3 to 4 s after its last refresh (SQLite's
  * times have a one-second resolution). Assignments re-read every 500 ms, persisted messages polled
- * every 500 ms, runners pinged every 2 s (docs/decisions/0071); on Postgres a dead runner is found
- * by its closed database session instead, within 200 ms, and its locks are free then (ADR 0095):
- * on Postgres the runners use `FAILOVER_POSTGRES` instead. These timings are every failover's on
- * SQLite (its floor) and on any database Postgres's liveness lock does not cover. A runner stopping gracefully gives
- * its entities 2 s before it interrupts them (effect's default is 15 s): a run in flight then is
- * handed to the next runner sooner (its session stopped at once, ADR 0072).
+ * every 500 ms, runners pinged every 2 s (docs/decisions/0071). SQLite's, and any database's
+ * without the liveness lock: on Postgres a dead runner is found by its closed database session
+ * instead, within 200 ms (ADR 0095), and the runners there use `FAILOVER_POSTGRES`. A runner
+ * stopping gracefully gives its entities 2 s before it interrupts them (effect's default is 15 s):
+ * a run in flight then is handed to the next runner sooner (its session stopped at once, ADR 0072).
  * `shardsPerGroup` is fixed for the life of a database: every runner of a cluster must agree on it.
  *
  * @since 0.1.0

@@ -56,7 +56,7 @@ const shardLocks = Effect.gen(function*() {
 
 /**
  * The runner at `address` as the list has it: healthy or not, and whether its heartbeat is fresh
- * (younger than the 3 s lock expiry: the runners' reads of the list still count it).
+ * (younger than 3 s: the runners' reads of the list, which drop it at 10 s on Postgres, still count it).
  */
 const listed = (address: string) =>
   Effect.gen(function*() {
