@@ -9,7 +9,8 @@
  * each touched once (started, one run) from this process, a client of the runners (`CALLERS` at
  * once): runs per second, CPU per run of each process. Then four runners on the second database,
  * their shards settled over the four before the clock starts: `SESSIONS` sessions touched the same
- * way, then left to passivate (`MAX_IDLE`); each runner's RSS at rest (after a full GC) and its
+ * way, then left to passivate (`MAX_IDLE`) and at rest (`REST`); each runner's RSS at rest (after a
+ * full GC, with where its bytes are: V8's heap by space, the rest of its anonymous memory) and its
  * peak, sessions active, runs it served per second; then `AGAIN` random sessions touched again
  * (a second run, its answer counting both prompts). Last, every session's history is counted in
  * the store (`condukt_messages` grouped by session: 2 messages a run, so 2 for a session touched
@@ -23,18 +24,20 @@
  * 3 minutes on a shared 2-core machine; docs/cluster.md "A million sessions" gives the large run's
  * settings). Also BENCH_ONE (one runner's sessions, default min(SESSIONS, 1,000)), BENCH_AGAIN
  * (min(10,000, SESSIONS / 5)), BENCH_CALLERS (128), BENCH_MAX_IDLE (5 s), SHARDING (JSON: sharding
- * settings over `Runner.FAILOVER`, for runners and client), and BENCH_SECONDS: a time
+ * settings over `Runner.FAILOVER`, for runners and client), BENCH_REST (30 s: how long the runners
+ * are left at rest before their RSS is read), BENCH_RUNNER_FLAGS (the runners' Node flags,
+ * `--optimize-for-size` unless given, "" for none: ADR 0098), and BENCH_SECONDS: a time
  * budget for the four runners' first touches, after which no other session is started (the
  * sessions touched are then the first of the ids, and the rest of the bench counts those).
  */
 import { Runner } from "@condukt/cluster"
 import { Sessions } from "@condukt/core"
-import { Cause, Effect, Exit, Layer, References, Schedule } from "effect"
+import { Cause, type Duration, Effect, Exit, Layer, References, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import * as os from "node:os"
 import * as EmbeddedPostgres from "../packages/cluster/test/support/embeddedPostgres.ts"
 import { report } from "./report.ts"
-import { cpuSeconds, type PgRunner, pgRunner, serverCpuSeconds, settled } from "./support/pgRunners.ts"
+import { cpuSeconds, type PgRunner, pgRunner, RUNNER_FLAGS, serverCpuSeconds, settled } from "./support/pgRunners.ts"
 
 /** The sessions asked for (fewer are touched when BENCH_SECONDS ends the touches first). */
 const ASKED = Number(process.env["BENCH_SESSIONS"] ?? 3_000)
@@ -43,12 +46,27 @@ const AGAIN_ASKED = Number(process.env["BENCH_AGAIN"] ?? Math.min(10_000, Math.c
 const BUDGET = Number(process.env["BENCH_SECONDS"] ?? Infinity)
 const CALLERS = Number(process.env["BENCH_CALLERS"] ?? 128)
 const MAX_IDLE = process.env["BENCH_MAX_IDLE"] ?? "5 seconds"
+/** How long a runner is left at rest, its last session passivated, before its RSS is read (V8's memory reducer waits 8 s). */
+const REST = process.env["BENCH_REST"] ?? "30 seconds"
 const RSS_GOAL = 300 * 1024 * 1024
 /** The cores the scale-out goal needs to mean anything: four runners, Postgres and the client each on their own (ADR 0097). */
 const SCALE_OUT_CORES = 8
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
 const load = () => os.loadavg().map((value) => value.toFixed(1)).join(" ")
+/**
+ * A runner's `rss` answer (bench/support/pgRunner.ts) as words: RSS, then its anonymous and
+ * file-backed parts; the JS heap committed and used, by space; what V8 does not count as its heap
+ * (the anonymous part less the heap's committed pages: malloc's arenas, the pg driver's and
+ * streams' buffers, thread stacks).
+ */
+const breakdown = ([rss, used, total, external, buffers, anon, file, ...spaces]: ReadonlyArray<number>) => {
+  const [newC, newU, oldC, oldU, largeC, largeU, codeC, codeU] = spaces.map((bytes) => bytes / 1024 / 1024)
+  const pair = (committed: number | undefined, usedMb: number | undefined) => `${committed?.toFixed(0)}/${usedMb?.toFixed(0)}`
+  return `RSS ${mb(rss!)} = anonymous ${mb(anon!)} + file ${mb(file!)}; JS heap committed ${mb(total!)}, used ${mb(used!)} ` +
+    `(MB committed/used: new ${pair(newC, newU)}, old ${pair(oldC, oldU)}, large ${pair(largeC, largeU)}, code ${pair(codeC, codeU)}); ` +
+    `external ${mb(external!)} (array buffers ${mb(buffers!)}); anonymous outside the heap ${mb(anon! - total!)}`
+}
 const log = (line: string) => Effect.sync(() => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`))
 
 /** CPU seconds so far of this process, of each runner, and of the server with its backends. */
@@ -138,8 +156,9 @@ const oneRunner = (pg: EmbeddedPostgres.Postgres) =>
       yield* log(`one runner: ${rate.toFixed(0)} runs/s (${failed} failed; ${cpuPerRun(before, cpu([runner], pg.pid), ONE)}; load ${load()}); ` +
         `its shard locks unhealthy ${runner.unhealthy()} times`)
       yield* Effect.forEach([runner], passivated, { discard: true })
-      const [rss] = yield* runner.ask("rss")
-      yield* log(`one runner at rest: RSS ${mb(rss!)}`)
+      yield* Effect.sleep(REST as Duration.Input)
+      const rest = yield* runner.ask("rss")
+      yield* log(`one runner at rest (${REST} after its last session passivated, after a GC): ${breakdown(rest)}`)
       return { rate, failed }
     }).pipe(Effect.provide(clientOf(pg, database)))
   }))
@@ -185,14 +204,16 @@ const program = Effect.scoped(Effect.gen(function*() {
 
     yield* log(`waiting for every session to passivate (${MAX_IDLE} idle)`)
     yield* Effect.forEach(runners, passivated, { discard: true })
+    yield* log(`every session passivated; the runners left at rest ${REST}`)
+    yield* Effect.sleep(REST as Duration.Input)
     const rest = yield* Effect.forEach(runners, (runner) => runner.ask("rss"))
     const peak = yield* Effect.forEach(runners, (runner) => Effect.map(runner.ask("peak"), ([bytes]) => bytes!))
     for (const [i, runner] of runners.entries()) {
       yield* log(
         `  runner ${runner.name}: ${served[i]} runs (${(served[i]! / first.seconds).toFixed(0)}/s), ${active[i]} active at the end of the touches, ` +
-          `0 at rest; RSS up and idle ${mb(idle[i]!)}, at rest ${mb(rest[i]![0]!)} (heap used ${mb(rest[i]![1]!)}), peak ${mb(peak[i]!)}; ` +
-          `shard locks unhealthy ${unhealthy[i]} times`
+          `0 at rest; RSS up and idle ${mb(idle[i]!)}, peak ${mb(peak[i]!)}; shard locks unhealthy ${unhealthy[i]} times`
       )
+      yield* log(`    at rest (after a GC): ${breakdown(rest[i]!)}`)
     }
 
     // A random sample, touched again: activated from the store, with the run before.
@@ -228,7 +249,7 @@ const program = Effect.scoped(Effect.gen(function*() {
 
     const worst = Math.max(...rest.map(([bytes]) => bytes!))
     report({
-      benchmark: `cluster, ${SESSIONS} sessions over 4 runners on Postgres: RSS of a runner at rest (the largest, after a GC)`,
+      benchmark: `cluster, ${SESSIONS} sessions over 4 runners on Postgres: RSS of a runner at rest (the largest, ${REST} after its last session passivated, after a GC; runners' flags: ${RUNNER_FLAGS.join(" ") || "none"})`,
       ours: mb(worst),
       baseline: "—",
       ratio: null,

@@ -5,8 +5,11 @@
  * on `PORT`, its sessions passivating after `MAX_IDLE` idle (default 5 s), on `Runner.FAILOVER`
  * with `SHARDING` (JSON, optional) over it. Started by
  * bench/support/pgRunners.ts; it prints `ready` once up, then answers lines on its stdin:
- * - `rss`: `rss <rss bytes> <heap used bytes>`, both after a full GC (three, so what is unreachable
- *   is gone);
+ * - `rss`: where the resident bytes are, after a full GC (three, so what is unreachable is gone):
+ *   `rss <rss> <heap used> <heap total> <external> <array buffers> <anonymous> <file-backed>
+ *   <new space committed> <new space used> <old space committed> <old space used> <large objects
+ *   committed> <large objects used> <code committed> <code used>` (bytes; `process.memoryUsage()`,
+ *   RssAnon and RssFile of /proc/self/status, `v8.getHeapSpaceStatistics()`);
  * - `entities`: `entities <n>`, the sessions active on this runner (effect/cluster's gauge);
  * - `runs`: `runs <n>`, the model turns this runner has served (one per run here);
  * - `peak`: `peak <bytes>`, the highest RSS the process has had (no GC);
@@ -20,6 +23,7 @@ import { NodeRuntime } from "@effect/platform-node-shared"
 import { PgClient } from "@effect/sql-pg"
 import { type Duration, Effect, Layer, Logger, Metric, Queue, Redacted, References, Stream } from "effect"
 import { ClusterMetrics } from "effect/cluster"
+import * as fs from "node:fs"
 import * as readline from "node:readline"
 import * as v8 from "node:v8"
 import * as vm from "node:vm"
@@ -65,7 +69,14 @@ const answer = (line: string) => {
     return Effect.suspend(() => {
       for (let i = 0; i < 3; i++) gc()
       const memory = process.memoryUsage()
-      return say(`rss ${memory.rss} ${memory.heapUsed}`)
+      const status = fs.readFileSync("/proc/self/status", "utf8")
+      const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024
+      const spaces = new Map(v8.getHeapSpaceStatistics().map((space) => [space.space_name, space]))
+      const space = (name: string) => `${spaces.get(name)?.physical_space_size ?? 0} ${spaces.get(name)?.space_used_size ?? 0}`
+      return say(
+        `rss ${memory.rss} ${memory.heapUsed} ${memory.heapTotal} ${memory.external} ${memory.arrayBuffers} ` +
+          `${kb("RssAnon")} ${kb("RssFile")} ${space("new_space")} ${space("old_space")} ${space("large_object_space")} ${space("code_space")}`
+      )
     })
   }
   if (line === "entities") return Effect.flatMap(Metric.value(entities), (state) => say(`entities ${state.value}`))

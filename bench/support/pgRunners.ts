@@ -13,6 +13,14 @@ import { freePort } from "./clusterRunner.ts"
 const program = path.join(import.meta.dirname, "pgRunner.ts")
 
 /**
+ * Node's and V8's flags for each runner: `BENCH_RUNNER_FLAGS` (words), none unless given. The RSS
+ * at rest needs none: a runner optimizes for size by itself while no session is active on it
+ * (packages/cluster/src/internal/restingHeap.ts, ADR 0098); `--optimize-for-size` throughout was
+ * measured beside it (the same at rest, a run's CPU higher).
+ */
+export const RUNNER_FLAGS = (process.env["BENCH_RUNNER_FLAGS"] ?? "").split(" ").filter((word) => word !== "")
+
+/**
  * A runner child: its pid; `ask`, a command's answer as numbers (`<command> <n>…`); and how many
  * times it has logged "Shard lock storage is unhealthy" (a lock refresh that took longer than the
  * refresh interval, after which the runner gives up every shard it held and takes them again).
@@ -33,7 +41,7 @@ export const pgRunner = (socket: string, database: string, name: string, maxIdle
     const lines = yield* Queue.unbounded<string>()
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [program], {
+        spawn(process.execPath, [...RUNNER_FLAGS, program], {
           env: { ...process.env, PG_SOCKET: socket, PG_DATABASE: database, PORT: String(port), NAME: name, MAX_IDLE: maxIdle },
           stdio: ["pipe", "pipe", "pipe"]
         })
@@ -44,7 +52,11 @@ export const pgRunner = (socket: string, database: string, name: string, maxIdle
     child.stdout.on("data", (chunk: Buffer) => {
       const parts = (pending + chunk.toString()).split("\n")
       pending = parts.pop()!
-      for (const line of parts) Queue.offerUnsafe(lines, line)
+      // V8's traces (`[pid:isolate] …`, from BENCH_RUNNER_FLAGS) share stdout with the answers: they go to stderr.
+      for (const line of parts) {
+        if (/^\[\d+:0x[0-9a-f]+\]/.test(line)) process.stderr.write(`${name}: ${line}\n`)
+        else Queue.offerUnsafe(lines, line)
+      }
     })
     child.on("close", (code) => Queue.offerUnsafe(lines, `exited ${code}`))
     // Its log goes on to this process's stderr; the unhealthy episodes are counted on the way.

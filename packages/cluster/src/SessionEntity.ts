@@ -38,6 +38,7 @@ import type * as SessionStore from "@condukt/core/SessionStore"
 import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
+import * as RestingHeap from "./internal/restingHeap.ts"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
 
@@ -173,7 +174,8 @@ const PRUNE_EVERY = 16
 
 /**
  * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
- * and rows are in the SqlClient's database.
+ * and rows are in the SqlClient's database. While no session is active here, V8 optimizes for
+ * size, so a runner at rest gives back what its busiest moment took (internal/restingHeap.ts).
  *
  * @since 0.1.0
  * @category layers
@@ -187,7 +189,7 @@ export const layer = <R>(options: Options<R>) =>
     return SessionEntity.toLayer(activate(options.agents, store, rows, context), {
       maxIdleTime: options.maxIdleTime ?? "5 minutes",
       concurrency: "unbounded"
-    })
+    }).pipe(Layer.merge(RestingHeap.layer))
   }))
 
 /** What each activation of an entity serves. */
