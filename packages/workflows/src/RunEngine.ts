@@ -10,6 +10,7 @@
  */
 import { Approval, Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
 import type { VirtualSandbox } from "@condukt/sandbox-virtual"
+import type * as WorkerPool from "@condukt/sandbox-virtual/WorkerPool"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import { MCP_TEMPLATED } from "./Document.ts"
@@ -44,10 +45,11 @@ export interface Options {
   readonly sandbox?: "local" | "virtual" | Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError> | undefined
   /**
    * The virtual sandbox the run builds (`"virtual"`, here or in the runtime block): `workers`, the
-   * most commands running at once on worker threads of the run's own, which end with the run (default:
-   * `concurrency`, at most 16; `false` runs them on the run's thread, where a CPU-bound command
-   * stops every other step until it ends); `limits`, just-bash's (the output limit is the cmd
-   * steps' `max_output_bytes`). Docs/decisions/0100.
+   * most commands running at once on worker threads of the run's own, which end with the run
+   * (default: `concurrency`, at most 16), or a `WorkerPool` of the caller's to share (a server's),
+   * or `false` to run them on the run's thread, where a CPU-bound command stops the event loop
+   * until it ends; `limits`, just-bash's (the output limit is the cmd steps' `max_output_bytes`).
+   * Docs/decisions/0100.
    */
   readonly virtual?: VirtualOptions | undefined
   /** Overrides the runtime block's cwd. */
@@ -71,7 +73,7 @@ export interface Options {
 
 /** @since 0.2.0 @category models */
 export interface VirtualOptions {
-  readonly workers?: number | false | undefined
+  readonly workers?: number | false | WorkerPool.WorkerPool | undefined
   readonly limits?: Omit<VirtualSandbox.Limits, "maxOutputBytes"> | undefined
 }
 

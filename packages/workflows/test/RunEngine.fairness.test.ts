@@ -1,8 +1,8 @@
 /**
  * A run's virtual sandbox runs its commands on worker threads of the run's own (issue 43, ADR
  * 0100): while seven steps spin CPU-bound scripts, other steps' `echo`s and requests answer and the
- * event loop keeps turning; the sandbox's deadline ends a `while true` loop; the workers end with the run,
- * failed or not; `virtual.workers: false` starts none.
+ * event loop keeps turning; the sandbox's deadline ends a `while true` loop; the workers end with
+ * the run, failed or not; `virtual.workers: false` starts none; a caller's pool outlives the run.
  *
  * Counts and outputs are asserted; the two figures — the longest of those steps and the event
  * loop's longest gap while they ran — are held to twenty times the goal (50 ms, measured in
@@ -11,6 +11,7 @@
  * still interleave with them, a request does not), and the run ends at their deadline.
  */
 import { Condukt } from "@condukt/node"
+import * as WorkerPool from "@condukt/sandbox-virtual/WorkerPool"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { type RunEngine, Workflow, type WorkflowEvent } from "../src/index.ts"
@@ -139,7 +140,7 @@ workflow "loop" {
       })
     }).pipe(Effect.provide(Condukt.layer)), 30_000)
 
-  it.live("ends the run's workers with the run, when it fails too; `workers: false` starts none", () =>
+  it.live("ends the run's workers with the run, when it fails too; `workers: false` starts none; a caller's pool outlives the run", () =>
     Effect.gen(function*() {
       const before = threads()
       const during: Array<number> = []
@@ -162,12 +163,19 @@ workflow "short" {
       const failed = yield* Effect.flip(run(source(`"\${task.first.stdout}"`), { onEvent }))
       const afterFailed = threads() - before
       const onThisThread = yield* run(source("true"), { onEvent, virtual: { workers: false } })
+      // A pool of the caller's serves the run and outlives it, until the caller's scope closes.
+      const shared = yield* Effect.scoped(Effect.gen(function*() {
+        const pool = yield* WorkerPool.make({ maxWorkers: 2 })
+        const result = yield* run(source("true"), { virtual: { workers: pool } })
+        return { steps: result.steps, stats: pool.stats(), threads: threads() - before }
+      }))
 
       assert.deepStrictEqual(passed.steps["second"], { ok: true, stdout: "two\n", exit_code: 0 })
       assert.strictEqual(failed.reason, "WhenFailed")
       assert.deepStrictEqual(onThisThread.steps, passed.steps)
       // One worker warm for the first command, and no more for the second (a chain runs one at a time).
       assert.deepStrictEqual(during, [1, 1, 1, 0, 0])
+      assert.deepStrictEqual(shared, { steps: passed.steps, stats: { workers: 1, busy: 0, queued: 0 }, threads: 1 })
       assert.deepStrictEqual([afterPassed, afterFailed, threads() - before], [0, 0, 0])
     }).pipe(Effect.provide(Condukt.layer)), 30_000)
 })

@@ -7,7 +7,8 @@
  * CPU-bound command (`sed` over a big file, a loop under raised limits) on the run's thread would
  * stop every other step, every model stream and the event loop until it ended. The run's virtual
  * sandbox therefore runs its commands on a `WorkerPool` (ADR 0093) sized by the run's concurrency,
- * whose workers end with the run's scope; `workers: false` keeps them on the run's thread.
+ * whose workers end with the run's scope; `workers: false` keeps them on the run's thread, and a
+ * pool of the caller's (a server running many runs) serves them instead.
  *
  * Both of sandbox-virtual's entries are loaded by the runs that ask for them: the shell
  * interpreter and the worker threads are no part of a check or a local run.
@@ -42,11 +43,13 @@ export const layer = (
   if (typeof choice !== "string") return choice
   if (choice === "local") return LocalSandbox.layer({ cwd, maxOutputBytes })
   const given = virtual?.workers
-  const workers = given === false ? 0 : defaultWorkers(given ?? concurrency)
   const limits = { ...virtual?.limits, maxOutputBytes }
   return Layer.unwrap(Effect.gen(function*() {
     const { VirtualSandbox } = yield* Effect.promise(() => import("@condukt/sandbox-virtual"))
-    if (workers === 0) return VirtualSandbox.layer({ cwd, limits })
+    if (given === false) return VirtualSandbox.layer({ cwd, limits })
+    // The caller's pool (a server's, shared by its runs) outlives the run.
+    if (typeof given === "object") return VirtualSandbox.layer({ cwd, limits, workers: given })
+    const workers = defaultWorkers(given ?? concurrency)
     const WorkerPool = yield* Effect.promise(() => import("@condukt/sandbox-virtual/WorkerPool"))
     // In the layer's scope, so the run's: the sandbox closes first, then every worker ends.
     const pool = yield* WorkerPool.make({ maxWorkers: workers, warmWorkers: 1 })
