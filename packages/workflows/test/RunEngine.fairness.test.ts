@@ -17,7 +17,7 @@ import { type RunEngine, Workflow, type WorkflowEvent } from "../src/index.ts"
 import { endpoint } from "./support.ts"
 
 /** Loops that only a deadline, or the file `/tmp/done`, ends; the deadline past what a loaded machine takes. */
-const unlimited = { maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000, wallTime: "90 seconds" }
+const unlimited = { maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000, wallTime: "90 seconds" } as const
 const SPINNERS = 7
 const ROUNDS = 10
 /**
