@@ -49,7 +49,7 @@ export interface Options {
    * (default: `concurrency`, at most 16), or a `WorkerPool` of the caller's to share (a server's),
    * or `false` to run them on the run's thread, where a CPU-bound command stops the event loop
    * until it ends; `limits`, just-bash's (the output limit is the cmd steps' `max_output_bytes`).
-   * Docs/decisions/0100.
+   * See docs/decisions/0100.
    */
   readonly virtual?: VirtualOptions | undefined
   /** Overrides the runtime block's cwd. */
@@ -73,7 +73,9 @@ export interface Options {
 
 /** @since 0.2.0 @category models */
 export interface VirtualOptions {
+  /** Workers of the run's own pool (1–16), `false` for none, or a pool to share that the run does not close. */
   readonly workers?: number | false | WorkerPool.WorkerPool | undefined
+  /** just-bash's limits for the run's commands, but the output limit (the cmd steps' `max_output_bytes`). */
   readonly limits?: Omit<VirtualSandbox.Limits, "maxOutputBytes"> | undefined
 }
 
