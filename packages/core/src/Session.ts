@@ -337,7 +337,8 @@ const make = <R, RIn>(
         // Finalizers run in reverse order: the running run's fiber (forked later) is
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.
-        const ending = Scope.addFinalizer(scope, endOf(actor))
+        // Added first, run last: the store forgets the session once its last save is done.
+        const ending = Effect.andThen(Scope.addFinalizer(scope, store?.release?.(id) ?? Effect.void), Scope.addFinalizer(scope, endOf(actor)))
         // Calls were running when the process holding the session died: the run goes on now (ADR 0065).
         const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
         // Calls restored waiting take what the store's log says of them now (answered elsewhere, expired).

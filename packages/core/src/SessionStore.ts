@@ -49,6 +49,12 @@ export interface Service {
    * carries. A store without one serves sessions whole, but no `Approvals` service.
    */
   readonly approvals?: ApprovalLog.Service<SessionStoreError> | undefined
+  /**
+   * Forgets what this store keeps in memory of the session (the revision its conflict check
+   * expects): a session calls it when it stops, after its last save. Its next start loads it again;
+   * without it a process that serves many sessions over its life keeps an entry for each.
+   */
+  readonly release?: ((sessionId: string) => Effect.Effect<void>) | undefined
 }
 
 /**

@@ -1,7 +1,7 @@
 import { TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Option, Queue, Schema, Stream } from "effect"
+import { Deferred, Effect, Layer, Logger, Option, Queue, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import * as Agent from "../src/Agent.ts"
@@ -312,6 +312,36 @@ describe("Session with a store", () => {
       assert.deepStrictEqual(requests[2]!.messages, [...history, Message.user("two")])
       assert.strictEqual(requests[2]!.system, "Echo things.")
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), ...echoTurn(2)]), noSandbox))))
+
+  it.effect("a session that stops, idle or mid-run, tells its store to release it after its last save; started again, it loads it first", () =>
+    Effect.gen(function*() {
+      const memory = SessionStore.makeMemory()
+      const journal: Array<string> = []
+      const store: SessionStore.Service = {
+        ...memory,
+        load: (id) => Effect.andThen(Effect.sync(() => journal.push(`load ${id}`)), memory.load(id)),
+        save: (snapshot, options) => Effect.andThen(memory.save(snapshot, options), Effect.sync(() => journal.push(`save ${snapshot.id} ${snapshot.messages.length}`))),
+        release: (id) => Effect.sync(() => journal.push(`release ${id}`))
+      }
+      const first = yield* Session.start(agent, { id: "s1", store })
+      yield* first.run("one")
+      yield* first.stop
+      assert.deepStrictEqual(journal, ["load s1", "save s1 2", "save s1 3", "save s1 4", "release s1"])
+      journal.length = 0
+      // Stopped while a call runs: the save of its start comes before the release.
+      const running = yield* Deferred.make<void>()
+      const Block = Tool.make("block", {
+        description: "Blocks",
+        parameters: Schema.Struct({}),
+        call: () => Effect.andThen(Deferred.succeed(running, undefined), Effect.never)
+      })
+      const blocking = Agent.make({ name: "echoer", model: "test:x", system: "Echo things.", tools: [Echo, Block] })
+      const again = yield* Session.start(blocking, { id: "s1", store })
+      yield* Effect.forkScoped(again.run("two"), { startImmediately: true })
+      yield* Deferred.await(running)
+      yield* again.stop
+      assert.deepStrictEqual(journal, ["load s1", "save s1 6", "release s1"])
+    }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([...echoTurn(1), TestModel.toolCall("block", {}, "b1")]), noSandbox))))
 
   it.effect("a snapshot that cannot be read stops the start with the store's error; nothing overwrites it", () =>
     Effect.gen(function*() {

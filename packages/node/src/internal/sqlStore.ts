@@ -261,5 +261,7 @@ export const make = Effect.fnUntraced(function*(
     known.set(id, absent)
   })
 
-  return SessionStore.of({ load, save, clear, approvals: SqlApprovals.make(runner, location, name) } satisfies Service)
+  const release = (id: string) => Effect.sync(() => known.delete(id))
+
+  return SessionStore.of({ load, save, clear, release, approvals: SqlApprovals.make(runner, location, name) } satisfies Service)
 })

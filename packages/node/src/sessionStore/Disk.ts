@@ -445,7 +445,13 @@ export const make = Effect.fn("DiskSessionStore.make")(function*(options: Option
     }).pipe(Effect.tapError(() => afterFailedWrite("clear", id))))
   })
 
-  return SessionStore.of({ load, save, clear, approvals: approvals.log } satisfies Service)
+  const release = (id: string) =>
+    Effect.sync(() => {
+      written.delete(id)
+      expected.delete(id)
+    })
+
+  return SessionStore.of({ load, save, clear, release, approvals: approvals.log } satisfies Service)
 })
 
 /**

@@ -102,6 +102,15 @@ export const revisionConflicts = <E, R>(store: SessionStore.Service, another: Ef
     yield* store.clear("s1")
     assert.strictEqual(yield* failure(other.save(snapshot("s1", 4))), conflict("its row was removed"))
     assert.isTrue(Option.isNone(yield* store.load("s1")))
+    // Released (its session stopped here) and loaded again at its next start: the check holds from that load.
+    yield* store.save(snapshot("s1", 1))
+    assert.isDefined(store.release)
+    yield* store.release!("s1")
+    assert.deepStrictEqual(yield* store.load("s1"), Option.some(snapshot("s1", 1)))
+    const third = yield* another
+    assert.deepStrictEqual(yield* third.load("s1"), Option.some(snapshot("s1", 1)))
+    yield* third.save(snapshot("s1", 2), { appended: 4 })
+    assert.strictEqual(yield* failure(store.save(snapshot("s1", 2), { appended: 4 })), conflict("its row is at revision 2, 1 when last loaded or saved here"))
   })
 
 /**
