@@ -19,6 +19,7 @@ export const integration = [
   "packages/cli/test/Cli.durableJournal.test.ts",
   "packages/cli/test/Cli.serve.test.ts",
   "packages/cli/test/Cli.test.ts",
+  "packages/cli/test/ServedWorkflows.test.ts",
   "packages/cli/test/bin.test.ts",
   "packages/cluster/test/ClusterSessions.approvals.test.ts",
   "packages/cluster/test/ClusterSessions.burst.test.ts",

@@ -137,6 +137,11 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const location = durable === undefined ? "" : DurableStore.location(durable.db)
   const unavailable = (error: { readonly message: string }) => refused("Unavailable", `the runs' database ${location} failed: ${error.message}`)
   const runs = new Map<string, Entry>()
+  // One pool of worker threads for the virtual sandboxes of every run the server makes, living as
+  // long as it: a pool per run would start a worker (~30 MB, ~100 ms) for each (docs/decisions/0100).
+  const virtual = options.workflows.some((served) => served.document.runtime?.sandbox === "virtual")
+    ? { workers: yield* Effect.flatMap(Effect.promise(() => import("@condukt/sandbox-virtual/WorkerPool")), (WorkerPool) => WorkerPool.make({ warmWorkers: 0 })) }
+    : undefined
 
   /** Forgets the oldest finished runs past `MAX_KEPT`. */
   const evict = () => {
@@ -150,11 +155,12 @@ export const make = Effect.fnUntraced(function*(options: Options) {
   const running = (served: Served, entry: Entry, resume: boolean) => {
     const onEvent = follow(entry, served.redact)
     const inputs = entry.inputs
-    if (durable === undefined || sql === undefined) return Workflow.run(served.document, { inputs, onEvent })
+    if (durable === undefined || sql === undefined) return Workflow.run(served.document, { inputs, onEvent, virtual })
     const once = (resume: boolean): Effect.Effect<{ readonly output: unknown; readonly steps: Readonly<Record<string, unknown>> }, WorkflowError.WorkflowFailed | WorkflowError.DurableFailed, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> =>
       Durable.run(served.document, {
         inputs,
         onEvent,
+        virtual,
         runId: entry.runId,
         resume,
         location,
