@@ -338,7 +338,8 @@ const make = <R, RIn>(
         // interrupted first, then the actor learns the scope is closing, then the MCP servers
         // close (their events still reach observers), then the shutdown ends the streams.
         // Added first, run last: the store forgets the session once its last save is done.
-        const ending = Effect.andThen(Scope.addFinalizer(scope, store?.release?.(id) ?? Effect.void), Scope.addFinalizer(scope, endOf(actor)))
+        const release = store?.release
+        const ending = Effect.andThen(release === undefined ? Effect.void : Scope.addFinalizer(scope, Effect.suspend(() => release(id))), Scope.addFinalizer(scope, endOf(actor)))
         // Calls were running when the process holding the session died: the run goes on now (ADR 0065).
         const interrupted = resumed.batch !== undefined && resumed.batch.waiting.length === 0
         // Calls restored waiting take what the store's log says of them now (answered elsewhere, expired).
