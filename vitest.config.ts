@@ -55,6 +55,7 @@ export const integration = [
   "packages/providers/test/internal/providerStream.test.ts",
   "packages/sandbox-virtual/test/Conformance.test.ts",
   "packages/sandbox-virtual/test/Fairness.test.ts",
+  "packages/sandbox-virtual/test/Timeout.pool.test.ts",
   "packages/server/test/**/*.test.ts",
   "packages/testing/test/Processes.test.ts",
   "packages/workflows/test/Examples.test.ts",

@@ -17,6 +17,7 @@ import { readlinkSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import * as Rm from "./rm.ts"
 import { messageOf } from "./thrown.ts"
+import * as Timeout from "./timeout.ts"
 import * as Protocol from "./workerProtocol.ts"
 
 const port = parentPort!
@@ -31,11 +32,17 @@ const paths = new InMemoryFs()
 const abortFlag = new Int32Array((workerData as { readonly abort: SharedArrayBuffer }).abort)
 const nativeAborted = Object.getOwnPropertyDescriptor(AbortSignal.prototype, "aborted")!.get!
 
-/** A signal that is aborted when its controller is, or when the pool raises the flag. */
+/**
+ * A signal that is aborted when its controller is, or when the pool raises the flag; reading it
+ * also ends the script's `timeout`s whose deadline passed (`timeout.ts`).
+ */
 const signalOf = (controller: AbortController): AbortSignal => {
   const signal = controller.signal
   Object.defineProperty(signal, "aborted", {
-    get: () => abortFlag[0] === 1 || nativeAborted.call(signal) as boolean
+    get: () => {
+      Timeout.poll()
+      return abortFlag[0] === 1 || nativeAborted.call(signal) as boolean
+    }
   })
   return signal
 }
@@ -170,7 +177,7 @@ const run = async (exec: Protocol.Exec): Promise<void> => {
       executionLimitProfile: "hardened",
       defenseInDepth: exec.setup.defenseInDepth,
       executionLimits: exec.setup.limits,
-      customCommands: [Rm.command]
+      customCommands: [Rm.command, Timeout.command]
     })
     const result = await bash.exec(
       exec.command,

@@ -20,7 +20,9 @@
  *
  * Every call gets the fiber's AbortSignal, so an interrupted call (an aborted turn, a closed
  * session) stops at the interpreter's next statement. just-bash then fences each command, which
- * costs ~10 % of an `echo`; that is the price of interruption that really stops.
+ * costs ~10 % of an `echo`; that is the price of interruption that really stops. That signal also
+ * ends a script's own `timeout`s on time (`timeout.ts`: its `aborted` reads their deadlines), and
+ * `timeout` is this interpreter's own, on the caller's thread and on a worker alike.
  *
  * just-bash rejects instead of answering for some filesystem failures (a redirect onto a
  * read-only mount, losing the output so far); those become exit code 1 and one line
@@ -39,6 +41,7 @@ import { Bash, type BashOptions, type CustomCommand, type IFileSystem } from "ju
 import type { WorkerPool } from "../WorkerPool.ts"
 import * as CommandLookups from "./commandLookups.ts"
 import * as FsError from "./fsError.ts"
+import * as Timeout from "./timeout.ts"
 import * as Protocol from "./workerProtocol.ts"
 
 /** just-bash's limit names, for what we let callers override. */
@@ -130,7 +133,7 @@ export interface Options {
   readonly defenseInDepth: boolean
   /**
    * Run each call on one of these workers instead of this thread (`WorkerPool`); the worker's
-   * custom commands are its own (`rm`), `commands` serve this thread's interpreter.
+   * custom commands are its own (`rm`, `timeout`), `commands` serve this thread's interpreter.
    */
   readonly workers?: WorkerPool | undefined
 }
@@ -151,7 +154,7 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
       executionLimitProfile: "hardened",
       defenseInDepth,
       executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs },
-      customCommands: [...(commands ?? [])]
+      customCommands: [...(commands ?? []), Timeout.command]
     })
   const bash = interpreter(wallTimeMs)
   let twin: { readonly deadlineMs: number; readonly bash: Bash } | undefined
@@ -195,8 +198,8 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
             // rawScript: keep the script as written (just-bash otherwise strips leading
             // whitespace from every line, quoted strings included).
             env === undefined
-              ? { signal, cwd: directory, rawScript: true }
-              : { signal, cwd: directory, env: { ...env }, rawScript: true }
+              ? { signal: Timeout.watch(signal), cwd: directory, rawScript: true }
+              : { signal: Timeout.watch(signal), cwd: directory, env: { ...env }, rawScript: true }
           )).then(
             (result): Sandbox.ExecResult | Promise<never> => {
               const outcome = resultOf(result.stdout, result.stderr, result.exitCode, ownDeadline)
