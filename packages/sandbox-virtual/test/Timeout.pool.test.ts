@@ -46,3 +46,17 @@ describe("timeout on a WorkerPool", () => {
       )
     })), 60_000)
 })
+
+describe("the commands a script starts on a WorkerPool", () => {
+  it.live("see the call's env, exported as a process's environment is, and only that call's", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const pool = yield* WorkerPool.make({ maxWorkers: 1 })
+      const sandbox = yield* VirtualSandbox.make({ workers: pool, limits })
+      assert.deepStrictEqual(
+        yield* sandbox.exec("bash -c 'echo $GREETING'; timeout 5 bash -c 'echo $GREETING'", { env: { GREETING: "hi" } }),
+        ran("hi\nhi\n")
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("LOCAL=1; bash -c 'echo [$GREETING$LOCAL]'"), ran("[]\n"))
+    })), 60_000)
+})
+

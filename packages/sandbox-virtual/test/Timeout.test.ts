@@ -158,3 +158,21 @@ describe("timeout in the virtual sandbox", () => {
       )
     }))
 })
+
+describe("the commands a script starts (timeout's, bash -c)", () => {
+  it.effect("see the call's env, exported as a process's environment is, and only that call's", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* VirtualSandbox.make({ limits })
+      const env = { GREETING: "hi", OTHER: "x" }
+      assert.deepStrictEqual(
+        yield* sandbox.exec("bash -c 'echo $GREETING'; timeout 5 bash -c 'echo $OTHER'; printenv GREETING", { env }),
+        ran("hi\nx\nhi\n")
+      )
+      assert.deepStrictEqual(
+        yield* sandbox.exec("bash -c 'echo $GREETING'", { env: { GREETING: "again" }, timeout: "5 seconds" }),
+        ran("again\n")
+      )
+      assert.deepStrictEqual(yield* sandbox.exec("LOCAL=1; bash -c 'echo [$GREETING$LOCAL]'"), ran("[]\n"))
+      assert.deepStrictEqual(yield* sandbox.exec("export LATER=1; timeout 5 bash -c 'echo $LATER'"), ran("1\n"))
+    }))
+})

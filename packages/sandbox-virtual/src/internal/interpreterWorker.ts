@@ -173,7 +173,8 @@ const run = async (exec: Protocol.Exec): Promise<void> => {
     const bash = new Bash({
       fs: proxyOf(exec.id, exec.setup.methods, exec.known),
       cwd: exec.setup.cwd,
-      env: { HOME: exec.setup.home },
+      // The call's env exported, as a process's environment is (just-bash exports only these).
+      env: { ...exec.env, HOME: exec.env?.["HOME"] ?? exec.setup.home },
       executionLimitProfile: "hardened",
       defenseInDepth: exec.setup.defenseInDepth,
       executionLimits: exec.setup.limits,

@@ -8,7 +8,10 @@
  * between statements and races every command against it. The deadline is fixed per `Bash`
  * instance, so a call with a timeout shorter than the wall time runs in a twin over the same
  * filesystem (its constructor costs ~30 µs where an `echo` costs ~300 µs); the last twin is kept
- * for the next such call. When the call's own deadline passes it fails with `Timeout` carrying
+ * for the next such call. A call's `env` is exported, as a process's environment is in bash
+ * (`bash -c` sees it): just-bash exports only what its constructor was given, and a command's
+ * own `exec` (`xargs`, `find -exec`) starts from that too, so a call with `env` also runs in a
+ * twin built with it, kept while the env stays the same (a session's secrets, call after call). When the call's own deadline passes it fails with `Timeout` carrying
  * what just-bash kept of the output (3.4.2 keeps nothing: it drops a script's output when the
  * deadline passes or the script is aborted, its `timeout` command included); when the wall time
  * passes first the result says so (exit 124), like every other limit (exit 126).
@@ -146,21 +149,25 @@ export interface Options {
  */
 export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, limits, workers }: Options): Shell => {
   const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
-  const interpreter = (deadlineMs: number) =>
+  /** An interpreter with this deadline, exporting `env` and HOME. */
+  const interpreter = (deadlineMs: number, env: Run["env"] = undefined) =>
     new Bash({
       fs,
       cwd,
-      env: { HOME: home },
+      env: { ...env, HOME: env?.["HOME"] ?? home },
       executionLimitProfile: "hardened",
       defenseInDepth,
       executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs },
       customCommands: [...(commands ?? []), Timeout.command]
     })
   const bash = interpreter(wallTimeMs)
-  let twin: { readonly deadlineMs: number; readonly bash: Bash } | undefined
-  const bashWithin = (timeoutMs: number | undefined): Bash => {
-    if (timeoutMs === undefined || timeoutMs >= wallTimeMs) return bash
-    if (twin?.deadlineMs !== timeoutMs) twin = { deadlineMs: timeoutMs, bash: interpreter(timeoutMs) }
+  let twin: { readonly key: string; readonly bash: Bash } | undefined
+  const bashFor = (timeoutMs: number | undefined, env: Run["env"]): Bash => {
+    const deadlineMs = timeoutMs === undefined || timeoutMs >= wallTimeMs ? wallTimeMs : timeoutMs
+    const entries = env === undefined ? [] : Object.entries(env)
+    if (entries.length === 0 && deadlineMs === wallTimeMs) return bash
+    const key = JSON.stringify([deadlineMs, entries])
+    if (twin?.key !== key) twin = { key, bash: interpreter(deadlineMs, env) }
     return twin.bash
   }
 
@@ -193,7 +200,7 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
       // that `catch` types.
       return Effect.tryPromise({
         try: (signal) =>
-          (onWorker !== undefined ? onWorker(signal) : bashWithin(timeoutMs).exec(
+          (onWorker !== undefined ? onWorker(signal) : bashFor(timeoutMs, env).exec(
             command,
             // rawScript: keep the script as written (just-bash otherwise strips leading
             // whitespace from every line, quoted strings included).

@@ -29,7 +29,7 @@
  * GNU's messages, 126/127 for a command that cannot be run or found. A script cannot catch a
  * signal here: it always ends at the first one, so `--kill-after` only matters with `-s 0`.
  */
-import { defineCommand, type ExecResult, latin1FromBytes } from "just-bash"
+import { type ByteString, defineCommand, type ExecResult } from "just-bash"
 
 // Captured when loaded: defense in depth patches globals while a command runs.
 const now = Date.now
@@ -273,6 +273,11 @@ Exit status:
 // The command
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The latin1 string a `ByteString` is, forwarded unchanged as just-bash's own `timeout` does
+ * (its `latin1FromBytes`, a passthrough, is missing from just-bash's browser build).
+ */
+const latin1FromBytes = (bytes: ByteString): string => bytes as unknown as string
 const quote = (word: string) => `'${word.replace(/'/g, "'\\''")}'`
 /** Timers beyond this fire at once; such a deadline is left to the clock reads alone. */
 const longestTimerMs = 2_147_483_647
@@ -320,6 +325,9 @@ export const command = defineCommand("timeout", async (args, context): Promise<E
   try {
     const result = await context.exec(quote(name!), {
       cwd: context.cwd,
+      // What the script exported, as a child process's environment (just-bash's `exec` would
+      // start from the interpreter's first environment).
+      env: { ...context.exportedEnv },
       stdin: latin1FromBytes(context.stdin),
       stdinKind: "bytes",
       args: rest,
