@@ -18,8 +18,9 @@
  * that waits (`sleep`, a file on another thread) rather than computes.
  *
  * What never reaches a statement, a command or a checkpoint of its signal (one `sed` over 10 MB)
- * is not ended by `timeout`: the sandbox's own deadline ends the whole `exec` (on a `WorkerPool`,
- * by terminating the worker). The command's output is what just-bash keeps of an aborted script:
+ * is not ended by `timeout`: it runs to its end on the caller's thread, and on a `WorkerPool` the
+ * sandbox's own deadline ends the whole `exec` by terminating the worker (a `timeout` cannot use
+ * that: the script would not go on). The command's output is what just-bash keeps of an aborted script:
  * nothing, here as with just-bash's own `timeout` (3.4.2).
  *
  * GNU coreutils' behaviour for what a sandbox can do: DURATION with an `s`/`m`/`h`/`d` suffix (0
