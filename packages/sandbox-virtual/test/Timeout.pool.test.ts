@@ -27,6 +27,11 @@ describe("timeout on a WorkerPool", () => {
         ran("1 124\n2 124\n")
       )
       assert.deepStrictEqual(yield* sandbox.exec(`timeout 0.2 timeout 5 ${spin}; echo $?`), ran("124\n"))
+      // A loop of file reads: each one a message to the sandbox's thread and back.
+      assert.deepStrictEqual(
+        yield* sandbox.exec("echo x > f; timeout 0.2 bash -c 'while :; do x=$(wc -c < f); done'; echo $?"),
+        ran("124\n")
+      )
       assert.deepStrictEqual(
         yield* sandbox.exec(`timeout 5 bash -c "timeout 0.1 ${spin}; echo inner \\$?"; echo outer $?`),
         ran("inner 124\nouter 0\n")

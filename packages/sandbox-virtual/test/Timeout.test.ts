@@ -134,10 +134,10 @@ describe("timeout in the virtual sandbox", () => {
     Effect.gen(function*() {
       const sandbox = yield* VirtualSandbox.make({ limits })
       const accepted = yield* Effect.forEach(
-        ["1.5", ".5", "1.", "0x1p1", "1e1", "1d", "2h", "0.5m", "+1", "infinity"],
-        (duration) => sandbox.exec(`timeout -s sigterm --k=2 -s 9 --sig=HUP -sRTMIN+1 ${duration} echo ok`)
+        ["1.5", ".5", "1.", "0x1p1", "1e1", "1d", "2h", "0.5m", "+1", "infinity", "-0"],
+        (duration) => sandbox.exec(`timeout -s sigterm --k=2 -s 9 --sig=HUP -sRTMIN+1 -- ${duration} echo ok`)
       )
-      assert.deepStrictEqual(accepted, Array.from({ length: 10 }, () => ran("ok\n")))
+      assert.deepStrictEqual(accepted, Array.from({ length: 11 }, () => ran("ok\n")))
     }))
 
   it.effect("reports a command it cannot find or run as GNU does, and prints its help", () =>

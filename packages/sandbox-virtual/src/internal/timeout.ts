@@ -20,7 +20,9 @@
  * What never reaches a statement, a command or a checkpoint of its signal (one `sed` over 10 MB)
  * is not ended by `timeout`: it runs to its end on the caller's thread, and on a `WorkerPool` the
  * sandbox's own deadline ends the whole `exec` by terminating the worker (a `timeout` cannot use
- * that: the script would not go on). The command's output is what just-bash keeps of an aborted script:
+ * that: the script would not go on). As with just-bash's own `timeout`, a command of the ended
+ * script that has not settled 25 ms after the abort (`maxExtensionCleanupTimeMs`) makes just-bash
+ * end the whole `exec`; none seen so far (loops of file reads on a pool). The command's output is what just-bash keeps of an aborted script:
  * nothing, here as with just-bash's own `timeout` (3.4.2).
  *
  * GNU coreutils' behaviour for what a sandbox can do: DURATION with an `s`/`m`/`h`/`d` suffix (0
@@ -111,7 +113,7 @@ const tryHelp = "Try 'timeout --help' for more information.\n"
 
 const units: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
 /** C's `strtod` forms: decimal, hexadecimal (with a binary exponent), infinity; then a unit. */
-const decimal = /^[ \t\n\v\f\r]*\+?(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)([smhd]?)$/
+const decimal = /^[ \t\n\v\f\r]*([+-]?\d+\.?\d*(?:[eE][+-]?\d+)?|[+-]?\.\d+(?:[eE][+-]?\d+)?)([smhd]?)$/
 const hexadecimal = /^[ \t\n\v\f\r]*\+?0[xX]([0-9a-fA-F]*)\.?([0-9a-fA-F]*)(?:[pP]([+-]?\d+))?([smhd]?)$/
 const infinite = /^[ \t\n\v\f\r]*\+?inf(?:inity)?([smhd]?)$/i
 
@@ -119,7 +121,8 @@ const infinite = /^[ \t\n\v\f\r]*\+?inf(?:inity)?([smhd]?)$/i
 const durationOf = (text: string): number | undefined => {
   if (text.length > 64) return undefined
   const asDecimal = decimal.exec(text)
-  if (asDecimal !== null) return Number(asDecimal[1]) * units[asDecimal[2] || "s"]!
+  // A negative one is refused, but -0 is 0 for GNU too.
+  if (asDecimal !== null) return Number(asDecimal[1]) < 0 ? undefined : Number(asDecimal[1]) * units[asDecimal[2] || "s"]!
   const asHex = hexadecimal.exec(text)
   if (asHex !== null && (asHex[1] !== "" || asHex[2] !== "")) {
     const [, whole = "", fraction = "", exponent = "0", unit = ""] = asHex
