@@ -11,7 +11,8 @@
  * for the next such call. A call's `env` is exported, as a process's environment is in bash
  * (`bash -c` sees it): just-bash exports only what its constructor was given, and a command's
  * own `exec` (`xargs`, `find -exec`) starts from that too, so a call with `env` also runs in a
- * twin built with it, kept while the env stays the same (a session's secrets, call after call). When the call's own deadline passes it fails with `Timeout` carrying
+ * twin built with it, kept while the env stays the same (a session's secrets, call after call).
+ * When the call's own deadline passes it fails with `Timeout` carrying
  * what just-bash kept of the output (3.4.2 keeps nothing: it drops a script's output when the
  * deadline passes or the script is aborted, its `timeout` command included); when the wall time
  * passes first the result says so (exit 124), like every other limit (exit 126).
