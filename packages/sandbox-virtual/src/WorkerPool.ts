@@ -181,6 +181,9 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     if (job.onAbort !== undefined) job.signal.removeEventListener("abort", job.onAbort)
   }
 
+  /** Workers terminated and not yet gone. */
+  const ends = new Set<Promise<void>>()
+
   /** Drops `slot` (lost or terminated); its call, if any, rejects with `cause`. */
   const drop = (slot: Slot, cause: Error | undefined) => {
     if (!slots.delete(slot)) return
@@ -190,7 +193,9 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     if (at >= 0) idle.splice(at, 1)
     const job = slot.job
     slot.job = undefined
-    void slot.worker.terminate()
+    // Kept until the thread is gone, so `close` waits for it too.
+    const ending = slot.worker.terminate().then(() => void ends.delete(ending), () => void ends.delete(ending))
+    ends.add(ending)
     if (job !== undefined) {
       release(job)
       if (cause !== undefined) job.reject(cause)
@@ -359,9 +364,9 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
         release(job)
         job.reject(new Error("The interpreter's worker pool is closed"))
       }
-      const workers = [...slots].map((slot) => slot.worker)
       for (const slot of [...slots]) drop(slot, new Error("The interpreter's worker pool is closed"))
-      await Promise.all(workers.map((worker) => worker.terminate()))
+      // Every thread gone, those ended earlier (a passed deadline, an interrupt) included.
+      await Promise.all([...ends])
     }
   }
 }

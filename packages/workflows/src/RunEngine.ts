@@ -9,8 +9,6 @@
  * groups are killed by the sandbox); servers and sandbox close with the scope, on failure too.
  */
 import { Approval, Executor as ToolExecutor, Model, Sandbox, Tool, Tools } from "@condukt/core"
-import type { VirtualSandbox } from "@condukt/sandbox-virtual"
-import type * as WorkerPool from "@condukt/sandbox-virtual/WorkerPool"
 import { Clock, Context, Deferred, Effect, type FileSystem, Layer, Option, type Path, Result, Semaphore } from "effect"
 import type { ProcessBudget } from "@condukt/core"
 import { MCP_TEMPLATED } from "./Document.ts"
@@ -71,13 +69,14 @@ export interface Options {
   readonly journal?: RunJournal | undefined
 }
 
-/** @since 0.2.0 @category models */
-export interface VirtualOptions {
-  /** Workers of the run's own pool (1–16), `false` for none, or a pool to share that the run does not close. */
-  readonly workers?: number | false | WorkerPool.WorkerPool | undefined
-  /** just-bash's limits for the run's commands, but the output limit (the cmd steps' `max_output_bytes`). */
-  readonly limits?: Omit<VirtualSandbox.Limits, "maxOutputBytes"> | undefined
-}
+/**
+ * A run's virtual sandbox: `workers` of the run's own pool (1–16), `false` for none, or a pool to
+ * share that the run does not close; `limits`, just-bash's but the output limit.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type VirtualOptions = RunSandbox.VirtualOptions
 
 /** @since 0.1.0 @category models */
 export interface RunResult {

@@ -133,7 +133,9 @@ workflow "loop" {
   }
 }
 `,
-        { virtual: { limits: { maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000, wallTime: "500 millis" } } }
+        // The deadline is every command's, `echo after`'s wait for a new worker included: 3 s leaves
+        // a worker's start room on a loaded machine (a 500 ms one failed at load 30).
+        { virtual: { limits: { maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000, wallTime: "3 seconds" } } }
       )
       assert.deepStrictEqual(result.steps, {
         loop: { ok: false, stdout: "", exit_code: 124 },

@@ -16,7 +16,16 @@
 import type { ProcessBudget, Sandbox } from "@condukt/core"
 import { LocalSandbox } from "@condukt/node"
 import { Effect, type FileSystem, Layer, type Path } from "effect"
-import type { Options } from "../RunEngine.ts"
+import type { VirtualSandbox } from "@condukt/sandbox-virtual"
+import type * as WorkerPool from "@condukt/sandbox-virtual/WorkerPool"
+
+/** The virtual sandbox a run builds (`RunEngine.Options.virtual`). */
+export interface VirtualOptions {
+  /** Workers of the run's own pool (1–16), `false` for none, or a pool to share that the run does not close. */
+  readonly workers?: number | false | WorkerPool.WorkerPool | undefined
+  /** just-bash's limits for the run's commands, but the output limit (the cmd steps' `max_output_bytes`). */
+  readonly limits?: Omit<VirtualSandbox.Limits, "maxOutputBytes"> | undefined
+}
 
 /** Workers at most, whatever the run's concurrency (WorkerPool's own default). */
 export const MAX_WORKERS = 16
@@ -34,10 +43,10 @@ export const defaultWorkers = (concurrency: number): number => Math.min(Math.max
  * `maxOutputBytes` a command; `concurrency` is the run's (leaf steps at once).
  */
 export const layer = (
-  choice: NonNullable<Options["sandbox"]>,
+  choice: "local" | "virtual" | Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError>,
   cwd: string | undefined,
   maxOutputBytes: number | undefined,
-  virtual: Options["virtual"],
+  virtual: VirtualOptions | undefined,
   concurrency: number
 ): Layer.Layer<Sandbox.Sandbox, Sandbox.SandboxError, FileSystem.FileSystem | Path.Path | ProcessBudget.ProcessBudget> => {
   if (typeof choice !== "string") return choice
