@@ -193,6 +193,8 @@ describe("the Studio's approvals", () => {
       // The session's timeline, from the audit: both turns, the call with its result and its answer.
       yield* Effect.promise(() => tab.getByTestId("audit-session").click())
       yield* Effect.promise(() => tab.getByTestId("run-outcome").filter({ hasText: "completed" }).waitFor())
+      // The answers are read apart from the events: on a loaded machine they come after the outcome.
+      yield* Effect.promise(() => tab.getByTestId("approval-outcome").filter({ hasText: "approved" }).waitFor())
       assert.deepStrictEqual(yield* Effect.promise(() => tab.evaluate(`[...document.querySelectorAll('[data-testid="turn"]')].map((turn) => ({
         turn: turn.dataset.turn,
         text: turn.querySelector('[data-testid="turn-text"]')?.textContent ?? null,

@@ -227,16 +227,18 @@ export function TimelineView(props: { client: Client; id: string }) {
   const running = timeline.runs.some((run) => run.outcome === undefined)
   const asked = approvalCount(timeline.runs)
 
+  const ended = timeline.runs.filter((run) => run.outcome !== undefined).length
+
+  // Read again when a run ends too: a call answered while the page is open shows its answer.
   useEffect(() => {
     if (asked === 0) return
     let live = true
     const sessions = sessionIds(timeline.runs, new Set())
     answersOf(client, sessions).then((records) => live && setAnswers(records), () => {})
     return () => void (live = false)
-  }, [client, id, asked])
+  }, [client, id, asked, ended])
 
   // A run that ends: said out loud, and the session's tokens and cost read again.
-  const ended = timeline.runs.filter((run) => run.outcome !== undefined).length
   useEffect(() => {
     const last = timeline.runs.at(-1)
     if (last?.outcome !== undefined) announce(`Run ${last.outcome}`)
