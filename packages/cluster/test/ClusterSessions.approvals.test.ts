@@ -20,9 +20,11 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { settled, twoRunners } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** Sessions started, spread over the two runners; `WAITING` of the victim's each wait on an approval. */
 const SESSIONS = 80

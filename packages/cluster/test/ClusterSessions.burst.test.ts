@@ -11,8 +11,10 @@ import * as path from "node:path"
 import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { storeWriter } from "../../node/test/sessionStore/processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/runner.ts")
 

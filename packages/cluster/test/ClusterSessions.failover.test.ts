@@ -20,9 +20,11 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Processes from "../../testing/src/Processes.ts"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { awaitGroupGone, groupOf, parentOf, settled, twoRunners } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** What the model reads for a call whose runner died while it ran (core's journal). */
 const INTERRUPTED =

@@ -14,9 +14,11 @@ import * as Model from "@condukt/core/Model"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { agents, echoModel, hostileIds } from "../../core/test/fixtures/sessionsById.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** A port nothing listens on now. */
 const freePort = Effect.callback<number>((resume) => {

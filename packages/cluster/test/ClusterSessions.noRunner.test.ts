@@ -7,7 +7,9 @@ import { Effect, Logger, Stream } from "effect"
 import * as path from "node:path"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** Warnings logged, as text, with the session's id left out. */
 const capturedWarnings = () => {

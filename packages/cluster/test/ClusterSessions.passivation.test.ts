@@ -19,8 +19,10 @@ import * as path from "node:path"
 import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { ask, type Child, settled, twoRunners } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const SESSIONS = 10_000
 const WARM_UP = 2_000

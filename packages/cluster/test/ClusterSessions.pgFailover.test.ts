@@ -20,9 +20,11 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
 import { keyOf, look, NAMESPACE } from "../src/internal/runnerLiveness.ts"
 import { storeWriter } from "../../node/test/sessionStore/processes.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { ask, type Child, settled } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/runner.ts")
 

@@ -16,9 +16,11 @@ import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { twoRunners } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const echo = (prompt: string) => [Message.user(prompt), Message.assistant([Message.textPart(`echo: ${prompt}`)])]
 const held = [Message.user("hold on"), Message.assistant([Message.textPart("done: hold on")])]

@@ -14,9 +14,11 @@ import { SqlClient } from "effect/sql"
 import * as Message from "@condukt/core/Message"
 import * as Sessions from "@condukt/core/Sessions"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { ask, type Child, settled, twoRunners } from "./support/runners.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const SESSIONS = 20_000
 

@@ -13,8 +13,10 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { agents, conformance, echoModel } from "../../core/test/fixtures/sessionsById.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** A cluster of one in-memory runner, its database a new SQLite file. */
 const cluster = Layer.unwrap(Effect.map(tempDir, (dir) =>

@@ -19,8 +19,10 @@ import * as net from "node:net"
 import * as path from "node:path"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** What effect/cluster logs when a refresh missed its deadline and the runner drops every shard. */
 const DROPPED = "Shard lock storage is unhealthy"

@@ -19,7 +19,9 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as Tool from "@condukt/core/Tool"
 import * as Runner from "../src/Runner.ts"
 import { freePort } from "../../mcp/test/support.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** `note` and `rm <path>` call their tool (call ids `c1`, `c_rm`); a tool's result is answered `done: <result>`. */
 const model = Model.Model.of({

@@ -9,7 +9,7 @@ import { Effect, Fiber, Layer, Option, Queue, Schema, Stream, Tracer } from "eff
 import { TestRunner } from "effect/cluster"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
-import { Spans, TestModel } from "@condukt/testing"
+import { Spans, TempDir, TestModel } from "@condukt/testing"
 import * as Agent from "@condukt/core/Agent"
 import * as Approvals from "@condukt/core/Approvals"
 import * as Message from "@condukt/core/Message"
@@ -25,10 +25,11 @@ import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as SessionRows from "../src/internal/sessionRows.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
 import { echoModel } from "../../core/test/fixtures/sessionsById.ts"
 import * as LoggedTools from "../../core/test/fixtures/loggedTools.ts"
 import { startProbe } from "../../core/test/fixtures/startProbe.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const before = [Message.user("earlier"), Message.assistant([Message.textPart("sure")])]
 const call = Message.assistant([{ _tag: "ToolCall", id: "c1", name: "Bash", input: { command: "ls" } }])

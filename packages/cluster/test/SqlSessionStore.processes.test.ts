@@ -8,9 +8,12 @@ import { Effect, Layer, Option } from "effect"
 import * as path from "node:path"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { snapshot, tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { snapshot } from "@condukt/testing/SessionStoreConformance"
 import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "../../node/test/sessionStore/processes.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/sqlStoreWriter.ts")
 

@@ -11,8 +11,10 @@ import * as SqliteClient from "@condukt/node/SqliteClient"
 import { SqliteSessionStore } from "@condukt/node"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as SqlSessionStore from "../src/SqlSessionStore.ts"
-import { approvalConformance } from "../../node/test/sessionStore/approvalConformance.ts"
-import { conformance, revisionConflicts, snapshot, storeError, tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { approvalConformance, conformance, revisionConflicts, snapshot, storeError } from "@condukt/testing/SessionStoreConformance"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** A store on a new database file; `f` runs with its SqlClient. */
 const withStore = <A, E>(

@@ -16,9 +16,11 @@ import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as MailboxSweep from "../src/internal/mailboxSweep.ts"
 import * as MessageStorage from "../src/internal/messageStorage.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 import { agents, echoModel } from "../../core/test/fixtures/sessionsById.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** One in-memory runner, its mailboxes in the SqlClient's database. */
 const runner = Sharding.layer.pipe(

@@ -11,7 +11,9 @@ import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import { cheaper } from "../src/internal/messageStorage.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+
+const tempDir = TempDir.make("condukt-store-")
 
 // Snowflake-sized ids (over 2^53): they must come back exactly.
 let next = 251501228041703424n

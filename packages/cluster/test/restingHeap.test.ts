@@ -14,8 +14,10 @@ import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as MessageStorage from "../src/internal/messageStorage.ts"
 import * as RestingHeap from "../src/internal/restingHeap.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { agents, echoModel } from "../../core/test/fixtures/sessionsById.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const runner = Sharding.layer.pipe(
   Layer.provideMerge(Runners.layerNoop),

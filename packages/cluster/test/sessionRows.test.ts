@@ -15,8 +15,10 @@ import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as ClusterSessions from "../src/ClusterSessions.ts"
 import * as SessionEntity from "../src/SessionEntity.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { agents, echoModel } from "../../core/test/fixtures/sessionsById.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /**
  * The in-memory storage, but the second reply (the first is the start's) is held back until

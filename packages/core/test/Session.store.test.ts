@@ -1,4 +1,4 @@
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Logger, Option, Queue, Schema, Stream } from "effect"
@@ -19,7 +19,8 @@ import * as Snapshot from "../src/Snapshot.ts"
 import * as Tool from "../src/Tool.ts"
 import { cutOff } from "./fixtures/cutOff.ts"
 import { startProbe } from "./fixtures/startProbe.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const Echo = Tool.make("echo", {
   description: "Echoes",

@@ -11,7 +11,7 @@ import * as Session from "../src/Session.ts"
 import * as SessionId from "../src/SessionId.ts"
 import * as SessionStore from "../src/SessionStore.ts"
 import * as Sessions from "../src/Sessions.ts"
-import * as HostileSessionIds from "./fixtures/hostileSessionIds.ts"
+import { HostileSessionIds } from "@condukt/testing"
 
 describe("SessionId", () => {
   it("refuses each refused id of the corpus saying why, and takes each accepted one", () => {

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Result } from "effect"
 import * as Message from "../src/Message.ts"
 import * as Snapshot from "../src/Snapshot.ts"
-import { snapshot } from "../../node/test/sessionStore/conformance.ts"
+import { snapshot } from "@condukt/testing/SessionStoreConformance"
 
 describe("Snapshot", () => {
   it("decodes a snapshot of the current version as it was written", () => {

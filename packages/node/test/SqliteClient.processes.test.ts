@@ -8,8 +8,10 @@ import { Context, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import * as SqliteClient from "../src/SqliteClient.ts"
-import { tempDir } from "./sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { storeWriter } from "./sessionStore/processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/sqliteCommitter.ts")
 

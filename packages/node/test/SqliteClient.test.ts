@@ -8,7 +8,9 @@ import { Context, Effect, Exit, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import * as path from "node:path"
 import * as SqliteClient from "../src/SqliteClient.ts"
-import { tempDir } from "./sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
+
+const tempDir = TempDir.make("condukt-store-")
 
 describe("SqliteClient", () => {
   it.live("statements bind parameters and return rows and values; a failed transaction leaves nothing", () =>

@@ -19,10 +19,12 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import * as path from "node:path"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import * as Script from "./fixtures/clusterScript.ts"
 import { twoServers } from "./fixtures/clusterServers.ts"
 import { type Frame, open, request } from "./fixtures/sseClient.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const alice = "tok-alice"
 const bob = "tok-bob"

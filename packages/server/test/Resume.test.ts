@@ -14,13 +14,14 @@ import { Context, Effect, Fiber, Layer } from "effect"
 import * as path from "node:path"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as SqliteClient from "@condukt/node/SqliteClient"
-import { TestModel } from "@condukt/testing"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir, TestModel } from "@condukt/testing"
 import { storeWriter } from "../../node/test/sessionStore/processes.ts"
 import { Auth, Server, ServerStore, SqlServerStore } from "../src/index.ts"
 import * as EventJson from "../src/internal/eventJson.ts"
 import * as Script from "./fixtures/resumeScript.ts"
 import { type Frame, open, request } from "./fixtures/sseClient.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/resumeServer.ts")
 

@@ -14,8 +14,10 @@ import { SqlClient } from "effect/sql"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "../../cluster/test/support/embeddedPostgres.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { ServerStore, SqlServerStore } from "../src/index.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 /** Opens a store on the test's database (each call another store, on its own connection, when the database allows). */
 type Open = (options?: { readonly window?: number }) => Effect.Effect<ServerStore.Service, never, Scope.Scope>

@@ -9,12 +9,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as path from "node:path"
 import type { Page } from "playwright-core"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { launchBrowser } from "../../../test/support/browser.ts"
 import * as Script from "./fixtures/clusterScript.ts"
 import { twoServers } from "./fixtures/clusterServers.ts"
 import { open, request } from "./fixtures/sseClient.ts"
 import { axeViolations, signIn, VIEWPORT } from "./fixtures/studio.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const alice = "tok-alice"
 const bob = "tok-bob"

@@ -1,25 +1,32 @@
 /**
- * What every SessionStore backend must do, as one suite each backend's test file runs: saves that
- * append and saves that rewrite load back the same snapshot, clear forgets, an unknown id is None,
- * and the hostile-id corpus (core's fixtures/hostileSessionIds.ts) is refused or kept apart.
+ * SessionStoreConformance — what every `SessionStore` backend must do, as suites a backend's test
+ * file registers, public so users can run them against their own stores.
+ *
+ * - `conformance(use)`: saves that append and saves that rewrite load back the same snapshot,
+ *   clear forgets, an unknown id is None, and the hostile-id corpus (`HostileSessionIds`) is
+ *   refused or kept apart.
+ * - `approvalConformance(use)`: the store's approval log (`SessionStore.Service.approvals`).
+ * - `revisionConflicts(store, another, location)`: the revision check of a store whose sessions
+ *   carry a revision (two writers on one database).
+ *
+ * The suites never build a store: `use` gives a fresh one per test (a store `Layer` built in the
+ * test's scope, a store over a fresh `TempDir`), so this package imports no backend. Each case runs
+ * with `it.live` by default, or with the `it.effect` of a shared layer the store needs (a server).
+ * The snapshots the suites save (`snapshot`, `turn`) and `storeError` are exported for a backend's
+ * own tests; `readOnly` makes a directory unwritable for a file store's error tests.
  */
 import { assert, it, type Vitest } from "@effect/vitest"
-import { Effect, Exit, Option, type Scope } from "effect"
+import { Effect, Option, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import * as Message from "@condukt/core/Message"
 import * as SessionId from "@condukt/core/SessionId"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
-import * as HostileSessionIds from "../../../core/test/fixtures/hostileSessionIds.ts"
+import * as HostileSessionIds from "./HostileSessionIds.ts"
+import { snapshot, storeError, turn } from "./internal/sessionStoreFixtures.ts"
 
-/** A fresh directory, removed with the scope. */
-export const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-store-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+export { approvalConformance, record, waiting } from "./internal/sessionStoreApprovals.ts"
+export { snapshot, storeError, turn }
 
 /**
  * Makes `dir` read-only for this process until the scope closes. Root ignores permission bits, so
@@ -37,34 +44,6 @@ export const readOnly = (dir: string) =>
         fs.chmodSync(dir, 0o755)
       })
   )
-
-/** The store error an effect fails with (it must fail). */
-export const storeError = <A>(effect: Effect.Effect<A, SessionStore.SessionStoreError>) =>
-  Effect.map(Effect.exit(effect), (exit) => {
-    assert.isTrue(Exit.isFailure(exit))
-    return Exit.isFailure(exit) && exit.cause.reasons[0]?._tag === "Fail" ? exit.cause.reasons[0].error : undefined
-  })
-
-/** A turn: a prompt, a call, its result, a reply. */
-export const turn = (n: number): ReadonlyArray<Message.Message> => [
-  Message.user(`prompt ${n}`),
-  Message.assistant([Message.toolCallPart({ id: `call_${n}`, name: "echo", input: { text: `t${n}` } })]),
-  Message.toolResult({ callId: `call_${n}`, name: "echo", content: `t${n}`, isError: false }),
-  Message.assistant([Message.textPart(`reply ${n}`)])
-]
-
-export const snapshot = (id: string, turns: number, fields: Partial<Snapshot.Snapshot> = {}): Snapshot.Snapshot =>
-  Snapshot.make({
-    id,
-    agent: "coder",
-    model: "test:scripted",
-    system: "You fix tests.",
-    messages: Array.from({ length: turns }, (_, i) => turn(i + 1)).flat(),
-    assigns: { turns },
-    createdAt: 1_000,
-    updatedAt: 1_000 + turns,
-    ...fields
-  })
 
 /**
  * The revision check of a store whose sessions carry a revision (the SQLite and SQL stores):

@@ -9,10 +9,11 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { Processes } from "@condukt/testing"
+import { Processes, TempDir } from "@condukt/testing"
 import * as Reaper from "../../src/internal/reaper.ts"
-import { tempDir } from "../sessionStore/conformance.ts"
 import { storeWriter } from "../sessionStore/processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "../fixtures/groupHolder.ts")
 

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { fileName, legacyName, MAX_NAME } from "../../src/internal/sessionFileName.ts"
-import * as HostileSessionIds from "../../../core/test/fixtures/hostileSessionIds.ts"
+import { HostileSessionIds } from "@condukt/testing"
 
 describe("sessionFileName", () => {
   const names = HostileSessionIds.accepted.map(fileName)

@@ -11,8 +11,10 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
-import { record, waiting } from "./approvalConformance.ts"
-import { storeError, tempDir } from "./conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { record, storeError, waiting } from "@condukt/testing/SessionStoreConformance"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
   f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>

@@ -6,9 +6,11 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import * as DiskSessionStore from "../../src/sessionStore/Disk.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
-import { approvalConformance } from "./approvalConformance.ts"
-import { conformance, readOnly, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { approvalConformance, conformance, readOnly, snapshot, storeError, turn } from "@condukt/testing/SessionStoreConformance"
 import { twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const withStore = <A, E, R extends FileSystem.FileSystem | Path.Path | Scope.Scope>(
   f: (store: SessionStore.Service, dir: string) => Effect.Effect<A, E, R>,

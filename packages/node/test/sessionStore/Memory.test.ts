@@ -5,7 +5,7 @@
 import { describe } from "@effect/vitest"
 import { Effect } from "effect"
 import * as SessionStore from "@condukt/core/SessionStore"
-import { approvalConformance } from "./approvalConformance.ts"
+import { approvalConformance } from "@condukt/testing/SessionStoreConformance"
 
 describe("SessionStore.makeMemory", () => {
   approvalConformance((f, options) => Effect.suspend(() => f(SessionStore.makeMemory(options))))

@@ -11,8 +11,10 @@ import * as path from "node:path"
 import type * as SessionStore from "@condukt/core/SessionStore"
 import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
-import { record, waiting } from "./approvalConformance.ts"
-import { snapshot, storeError, tempDir } from "./conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { record, snapshot, storeError, waiting } from "@condukt/testing/SessionStoreConformance"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const withStore = <A, E>(f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>) =>
   Effect.scoped(Effect.gen(function*() {

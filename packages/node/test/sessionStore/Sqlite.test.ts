@@ -6,9 +6,11 @@ import * as Message from "@condukt/core/Message"
 import * as nodeSqlite from "../../src/internal/nodeSqlite.ts"
 import * as SqliteSessionStore from "../../src/sessionStore/Sqlite.ts"
 import type * as SessionStore from "@condukt/core/SessionStore"
-import { approvalConformance } from "./approvalConformance.ts"
-import { conformance, readOnly, revisionConflicts, snapshot, storeError, tempDir, turn } from "./conformance.ts"
+import { TempDir } from "@condukt/testing"
+import { approvalConformance, conformance, readOnly, revisionConflicts, snapshot, storeError, turn } from "@condukt/testing/SessionStoreConformance"
 import { storeWriter, twoWriters, winnerOf, writerNames, writerTurn } from "./processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const withStore = <A, E>(
   f: (store: SessionStore.Service, file: string) => Effect.Effect<A, E, Scope.Scope>,

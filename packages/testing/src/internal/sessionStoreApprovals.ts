@@ -12,7 +12,7 @@ import { Clock, Effect, Option, type Scope } from "effect"
 import type * as ApprovalLog from "@condukt/core/ApprovalLog"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import type * as SessionStore from "@condukt/core/SessionStore"
-import { snapshot } from "./conformance.ts"
+import { snapshot } from "./sessionStoreFixtures.ts"
 
 /** Record `n`: its id sorts as `n` does; session s1, agent main, tool rm, requested at 1,000 + n. */
 export const record = (n: number, fields: Partial<ApprovalRecord.ApprovalRecord> = {}): ApprovalRecord.ApprovalRecord => ({
