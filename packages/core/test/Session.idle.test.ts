@@ -4,7 +4,7 @@
  */
 import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Exit, Fiber } from "effect"
 import * as Agent from "../src/Agent.ts"
 import * as Message from "../src/Message.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -36,6 +36,9 @@ const restoredWaiting = (ran: Array<string>) =>
     })
     return { session: yield* Session.start(worker(ran), { id: "w", store, sandbox, projectInstructions: false }), store }
   })
+
+/** How `effect` ended when started now, before anything else ran: `undefined` while it still waits. */
+const atOnce = <A, E>(effect: Effect.Effect<A, E>) => Effect.map(Effect.forkChild(effect, { startImmediately: true }), (fiber) => fiber.pollUnsafe())
 
 describe("Session.idle", () => {
   it.effect("waits for the run a session started from the store goes on with, to its reply", () =>
@@ -85,10 +88,13 @@ describe("Session.idle", () => {
   it.effect("an idle session and a stopped one answer at once", () =>
     Effect.gen(function*() {
       const session = yield* Session.start(worker([]), { sandbox, projectInstructions: false })
+      assert.deepStrictEqual(yield* atOnce(session.idle), Exit.void)
+      assert.strictEqual((yield* session.run("hi")).text, "hello")
+      // The run's fiber hands back after its caller has the result: idle waits for that, then answers at once.
       yield* session.idle
-      yield* session.run("hi")
-      yield* session.idle
+      assert.deepStrictEqual(yield* atOnce(session.idle), Exit.void)
       yield* session.stop
-      yield* session.idle
+      assert.deepStrictEqual(yield* atOnce(session.idle), Exit.void)
+      assert.deepStrictEqual(yield* session.history, [Message.user("hi"), Message.assistant([Message.textPart("hello")])])
     }).pipe(Effect.scoped, Effect.provide(TestModel.layer([TestModel.text("hello")]))))
 })
