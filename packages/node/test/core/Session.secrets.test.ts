@@ -29,6 +29,20 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
+/**
+ * Writes the secret in two writes that always reach the reader as two chunks: the first 5 bytes,
+ * then, once the pipe is empty (FIONREAD on Linux, 0x541B: the sandbox has read them), the rest;
+ * then a line saying so. Perl, as on every Debian (`perl-base` is essential). A wait on the pipe,
+ * not on time: under load the halves still arrive apart.
+ */
+const SPLIT_WRITER = `perl -e '
+  my $token = $ENV{API_TOKEN};
+  syswrite STDOUT, substr($token, 0, 5);
+  my $left = pack("i", -1);
+  until (unpack("i", $left) == 0) { select(undef, undef, undef, 0.001); ioctl(STDOUT, 0x541B, $left) or die "FIONREAD: $!" }
+  syswrite STDOUT, substr($token, 5) . "\\n";
+  print "the first 5 bytes were read before the rest was written\\n"'`
+
 /** Runs `command` through Bash in a session holding TOKEN; returns what the session produced. */
 const runBash = (command: string, prompt = "show it") =>
   Effect.gen(function*() {
@@ -69,8 +83,8 @@ describe("Session secrets", () => {
 
   it.live("a secret split across two output chunks is redacted whole", () =>
     Effect.gen(function*() {
-      const { result } = yield* runBash(`printf '%s' "\${API_TOKEN:0:5}"; sleep 0.2; printf '%s\\n' "\${API_TOKEN:5}"`)
-      assert.strictEqual(result, "[REDACTED:API_TOKEN]\n")
+      const { result } = yield* runBash(SPLIT_WRITER)
+      assert.strictEqual(result, "[REDACTED:API_TOKEN]\nthe first 5 bytes were read before the rest was written\n")
     }))
 
   it.live("a secret embedded in a longer token is replaced inside it", () =>
