@@ -105,7 +105,9 @@ describe("approval records", () => {
       assert.isAtLeast(waiting.length, 2)
       for (const snapshot of waiting) assert.deepStrictEqual(snapshot.batch?.approvals, [open])
       yield* session.approve("c_rm")
-      yield* Fiber.await(run)
+      // The call approved then ran, after the other, and the run ended with the model's answer.
+      assert.strictEqual((yield* Fiber.join(run)).text, "done")
+      assert.deepStrictEqual(yield* Ref.get(ran), ["ls .", "rm /"])
     }).pipe(Effect.provide(Layer.mergeAll(TestModel.layer([TestModel.reply(rm(), TestModel.toolCall("ls", { path: "." }, "c_ls")), TestModel.text("done")]), Sandbox.layerNoop()))))
 
   it.effect("a deny rule's deny: the record says who denied and the model reads the reason; an abort ends an open record as aborted", () =>
