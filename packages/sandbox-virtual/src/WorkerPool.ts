@@ -13,7 +13,7 @@
  *
  * Ending a call does not depend on the script: an interrupted call is aborted at the interpreter's
  * next statement, and a call whose deadline passes (counted from when it asked, waiting for a
- * worker included) ends there too; when the worker has not answered `graceMs` later (a command
+ * busy worker included, a new worker's start not) ends there too; when the worker has not answered `graceMs` later (a command
  * that never reaches a statement boundary), the pool terminates the thread and the call ends
  * anyway — `Timeout` for a deadline, as on the program's thread. Closing the pool's scope
  * terminates every worker; calls still running fail.
@@ -93,6 +93,8 @@ interface Slot {
   tid: number | undefined
   /** Whether its priority was lowered for a long call. */
   lowered: boolean
+  /** What its first call does once it has started (arms the call's deadline). */
+  onReady: (() => void) | undefined
 }
 
 // Beside this file in the sources (run as TypeScript) and in the build alike.
@@ -257,14 +259,17 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
       job: undefined,
       ready: false,
       tid: undefined,
-      lowered: false
+      lowered: false,
+      onReady: undefined
     }
     slot.worker.on("message", (message: Protocol.FromWorker) => {
       if (message._tag === "Ready") {
         if (!slot.ready) startedCompilingInPlace()
         slot.ready = true
         slot.tid = message.tid
-        return
+        const onReady = slot.onReady
+        slot.onReady = undefined
+        return onReady?.()
       }
       const job = slot.job
       if (job === undefined || message.id !== job.exec.id) return
@@ -288,13 +293,21 @@ export const makeUnsafe = (options: Options = {}): WorkerPool & { readonly close
     // The time spent waiting for a worker counts: the deadline is the call's, not the worker's.
     const leftMs = Math.max(1, Math.ceil(deadlineMs - (performance.now() - job.queuedAt)))
     // The interpreter keeps the deadline itself; this is for a command that never lets it look.
-    job.timer = setTimeout(() => {
-      if (slot.job !== job) return
-      drop(slot, undefined)
-      job.resolve(deadlineAnswer(deadlineMs))
-    }, leftMs + graceMs)
+    // Armed once the worker runs: its interpreter counts from then, and a worker's start (a
+    // second or more on a loaded machine, after one was terminated at its deadline) is the
+    // pool's time, not the call's.
+    const arm = () => {
+      job.timer = setTimeout(() => {
+        if (slot.job !== job) return
+        drop(slot, undefined)
+        job.resolve(deadlineAnswer(deadlineMs))
+      }, leftMs + graceMs)
+    }
+    if (slot.ready) arm()
+    else slot.onReady = arm
     job.onAbort = () => {
       if (slot.job !== job) return
+      slot.onReady = undefined
       Atomics.store(slot.abort, 0, 1)
       slot.worker.postMessage({ _tag: "Abort", id: job.exec.id } satisfies Protocol.Abort)
       clearTimeout(job.timer)

@@ -118,6 +118,17 @@ describe("VirtualSandbox on a WorkerPool, under CPU-bound scripts", () => {
       assert.deepStrictEqual(yield* sandbox.exec("echo next"), ran("next\n"))
     })), 30_000)
 
+  it.live("counts a call's timeout from when its worker runs it, not from the worker's start", () =>
+    Effect.scoped(Effect.gen(function*() {
+      // No worker warm and no grace: the first call's worker starts for it (loading the
+      // interpreter takes far longer than 50 ms); a deadline armed before the start would end
+      // the `echo` before it ran (after a worker was terminated at a deadline, the next call waits so).
+      const pool = yield* WorkerPool.make({ maxWorkers: 1, warmWorkers: 0, graceMs: 0 })
+      const sandbox = yield* VirtualSandbox.make({ workers: pool, limits: unlimited })
+      assert.deepStrictEqual(yield* sandbox.exec("echo first", { timeout: "50 millis" }), ran("first\n"))
+      assert.deepStrictEqual(pool.stats(), { workers: 1, busy: 0, queued: 0 })
+    })), 30_000)
+
   it.live("drops a call still waiting for a worker when it is interrupted or its timeout passes", () =>
     Effect.scoped(Effect.gen(function*() {
       const pool = yield* WorkerPool.make({ maxWorkers: 1 })

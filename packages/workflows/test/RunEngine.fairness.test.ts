@@ -133,8 +133,10 @@ workflow "loop" {
   }
 }
 `,
-        // The deadline is every command's, `echo after`'s wait for a new worker included: 3 s leaves
-        // a worker's start room on a loaded machine (a 500 ms one failed at load 30).
+        // The deadline is every command's, counted from when a worker runs it (the loop's worker is
+        // terminated when the loop does not look at its deadline in time, and `echo after` then
+        // waits for a new one to start, more than 3 s in the whole suite once): 3 s leaves `echo`
+        // room on a loaded machine.
         { virtual: { limits: { maxCommands: 1_000_000_000, maxLoopIterations: 1_000_000_000, wallTime: "3 seconds" } } }
       )
       assert.deepStrictEqual(result.steps, {

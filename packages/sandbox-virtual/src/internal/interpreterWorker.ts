@@ -204,6 +204,15 @@ const threadId = (): number | undefined => {
   }
 }
 
+/**
+ * The interpreter run once before this worker says it is ready: its first `exec` loads and
+ * compiles the commands it uses, tens of milliseconds the first call would otherwise pay out of
+ * its deadline (which the pool counts from "Ready").
+ */
+await new Bash({ fs: new InMemoryFs(), executionLimitProfile: "hardened", customCommands: [Rm.command, Timeout.command] })
+  .exec("echo warm > /dev/null", { rawScript: true })
+  .catch(() => undefined)
+
 post({ _tag: "Ready", tid: threadId() })
 
 port.on("message", (message: Protocol.ToWorker) => {
