@@ -36,7 +36,8 @@ describe("ToolSource", () => {
       const second = yield* session.run("two")
       assert.deepStrictEqual(second.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : [])), ["from b"])
       yield* session.stop
-      yield* Deferred.await(closed)
+      // The stop has closed the source's scope by the time it returns.
+      assert.isTrue(yield* Deferred.isDone(closed))
     }).pipe(
       Effect.scoped,
       Effect.provide(TestModel.layer([
@@ -53,13 +54,15 @@ describe("ToolSource", () => {
       const closed = yield* Deferred.make<void>()
       const tools = yield* Ref.make<ReadonlyArray<Tool.Tool>>([])
       const agent = Agent.make({ name: "s", model: "test:x", mcpServers: [source("ok", tools, closed), failing("bad")] })
-      // The start fails with the source's reason, caught by it.
-      const reason = yield* Effect.scoped(Session.start(agent, { id: "s" })).pipe(
+      // The start fails with the source's reason, caught by it; the test's scope stays open, so
+      // only the failed start can have closed the source that started.
+      const reason = yield* Session.start(agent, { id: "s" }).pipe(
         Effect.flatMap(() => Effect.die("started")),
         Effect.catchReason("SessionError", "McpStartFailed", Effect.succeed)
       )
       assert.deepStrictEqual(reason, new Session.McpStartFailed({ server: "bad", description: "no" }))
-      yield* Deferred.await(closed)
+      // The failed start has closed the source that had started by the time it fails.
+      assert.isTrue(yield* Deferred.isDone(closed))
     }).pipe(Effect.provide(TestModel.layer([])), Effect.provide(Condukt.layer)))
 
   it.live("two sources with one name fail the start", () =>
