@@ -216,12 +216,20 @@ describe("providerStream", () => {
     Effect.gen(function*() {
       const server = yield* Loopback.start([Loopback.sse(FIRST_CHUNK, "stall")])
       const first = yield* Deferred.make<void>()
+      const seen: Array<Model.Part> = []
       const fiber = yield* Effect.gen(function*() {
         const model = yield* Model.resolve(MODEL)
-        yield* Stream.runForEach(model.stream(request), () => Deferred.succeed(first, undefined))
+        yield* Stream.runForEach(model.stream(request), (part) => Effect.andThen(Effect.sync(() => seen.push(part)), Deferred.succeed(first, undefined)))
       }).pipe(Effect.provide(provider(server)), Effect.forkChild({ startImmediately: true }))
       yield* Deferred.await(first)
       yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
+      // The stream ended interrupted, after the one part the server sent, and was not retried.
+      assert.deepStrictEqual([exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause), seen, server.requests.length], [
+        true,
+        [{ _tag: "TextDelta", text: "Hello" }],
+        1
+      ])
       yield* Deferred.await(server.closed(0))
     }))
 
