@@ -80,7 +80,7 @@ describe("approval records", () => {
       // Saved with the wait: the snapshot's batch carries it.
       assert.deepStrictEqual(Option.getOrThrow(yield* store.load("s")).batch?.approvals, [open])
       yield* session.approve("c_rm", { by: "ana", reason: "looks safe" })
-      assert.strictEqual((yield* Fiber.await(run))._tag, "Success")
+      assert.strictEqual((yield* Fiber.join(run)).text, "done")
       const answered = Option.getOrThrow(yield* store.approvals!.get(open!.id))
       assert.deepStrictEqual(stable(answered), { ...stable(open!), outcome: "approved", by: "ana", reason: "looks safe" })
       assert.isNumber(answered.answeredAt)
@@ -183,7 +183,7 @@ describe("approval records", () => {
       yield* TestClock.adjust("29 minutes")
       assert.deepStrictEqual((yield* store.approvals!.list()).records, [open])
       yield* TestClock.adjust("1 minute")
-      assert.strictEqual((yield* Fiber.await(run))._tag, "Success")
+      assert.strictEqual((yield* Fiber.join(run)).text, "understood")
       assert.deepStrictEqual(lastResults(yield* recorder.requests), [Approval.deniedByExpiry(open!.expiresAt!)])
       assert.strictEqual(Option.getOrThrow(yield* store.approvals!.get(open!.id)).outcome, "expired")
       assert.deepStrictEqual(yield* Ref.get(ran), [])
