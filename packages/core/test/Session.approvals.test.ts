@@ -333,6 +333,46 @@ describe("Session approvals", () => {
       yield* Fiber.interrupt(observed)
     }).pipe(Effect.provide(env([TestModel.reply(TestModel.toolCall("rm", { path: "/" }, "c_1")), TestModel.text("next")]))))
 
+  it.effect("an allow rule over tools that declare needsApproval runs their calls unasked; the same agent without it parks them (issue 44)", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const tools = [counted("rm", ran, true), counted("mv", ran, () => Effect.succeed(true)), counted("ls", ran)]
+      const agent = Agent.make({ name: "a", model: "test:x", tools })
+      const replies = [TestModel.reply(...["rm", "mv", "ls"].map((tool, i) => TestModel.toolCall(tool, { path: "/" }, `c_${i + 1}`))), TestModel.text("done")]
+      const results = (history: ReadonlyArray<Message.Message>) => history.flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : []))
+      const allowed = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent, { approvals: { allow: ["rm", "m*"] } })
+        // Asked anyway (the rule ignored), it is denied, so the run ends and says so.
+        const events = yield* streamAnswering(session, (event) => session.deny(event.callId, "the rule allows it"))
+        return { asked: events.filter((e) => e._tag === "ApprovalRequested").length, results: results(yield* session.history) }
+      }).pipe(Effect.provide(env(replies)))
+      assert.deepStrictEqual(allowed, { asked: 0, results: ["c_1: rm ran", "c_2: mv ran", "c_3: ls ran"] })
+      assert.deepStrictEqual([...(yield* Ref.get(ran))].sort(), ["ls /", "mv /", "rm /"])
+      yield* Ref.set(ran, [])
+      const parked = yield* Effect.gen(function*() {
+        const session = yield* Session.start(agent)
+        // Waiting: both asked, and ls's result out.
+        const seen = yield* Ref.make(0)
+        const waited = yield* Deferred.make<void>()
+        const run = yield* Effect.forkChild(Stream.runForEach(session.stream("clean up"), (e) =>
+          e._tag === "ApprovalRequested" || (e._tag === "ToolResult" && e.callId === "c_3")
+            ? Effect.flatMap(Ref.updateAndGet(seen, (n) => n + 1), (n) => (n === 3 ? Deferred.succeed(waited, undefined) : Effect.void))
+            : Effect.void))
+        yield* Deferred.await(waited)
+        const waiting = { pending: yield* session.pending, ran: yield* Ref.get(ran) }
+        yield* session.approveAll
+        yield* Fiber.join(run)
+        return { waiting, results: results(yield* session.history) }
+      }).pipe(Effect.provide(env(replies)))
+      assert.deepStrictEqual(parked, {
+        waiting: {
+          pending: [{ callId: "c_1", tool: "rm", input: { path: "/" } }, { callId: "c_2", tool: "mv", input: { path: "/" } }],
+          ran: ["ls /"]
+        },
+        results: ["c_1: rm ran", "c_2: mv ran", "c_3: ls ran"]
+      })
+    }))
+
   it.effect("a bad pattern fails the start", () =>
     Effect.gen(function*() {
       const agent = Agent.make({ name: "a", model: "test:x", approvals: { deny: ["[z-a]"] } })
