@@ -132,24 +132,31 @@ export class Host {
       if (tree.running >= settings.maxConcurrent) return Effect.fail(tooMany(agent.name, settings.maxConcurrent))
       // Its ancestors' connections and this session's: the nearest of one name wins.
       const sources = lineage === undefined ? this.sources() : new Map([...lineage.sources, ...this.sources()])
-      return Effect.flatMap(settings.promptOf(input), (prompt) => {
-        tree.running++
-        return Effect.ensuring(
-          Effect.acquireUseRelease(
-            Scope.fork(this.#scope),
-            (scope) =>
-              this.child(agent, settings, prompt, context, scope, {
-                path,
-                sources,
-                tree,
-                secrets: this.#known,
-                root: lineage?.root ?? { sessionId: context.sessionId, log: this.#log }
-              }),
-            (scope, exit) => Scope.close(scope, exit)
-          ),
-          Effect.sync(() => tree.running--)
-        )
-      })
+      // Counted again where the place is taken, in one step: siblings may have taken the last ones
+      // while this call's prompt was made.
+      const place = Effect.suspend(() =>
+        tree.running >= settings.maxConcurrent
+          ? Effect.fail(tooMany(agent.name, settings.maxConcurrent))
+          : Effect.sync(() => void tree.running++)
+      )
+      return Effect.flatMap(settings.promptOf(input), (prompt) =>
+        Effect.acquireUseRelease(
+          place,
+          () =>
+            Effect.acquireUseRelease(
+              Scope.fork(this.#scope),
+              (scope) =>
+                this.child(agent, settings, prompt, context, scope, {
+                  path,
+                  sources,
+                  tree,
+                  secrets: this.#known,
+                  root: lineage?.root ?? { sessionId: context.sessionId, log: this.#log }
+                }),
+              (scope, exit) => Scope.close(scope, exit)
+            ),
+          () => Effect.sync(() => void tree.running--)
+        ))
     })
   }
 
