@@ -6,23 +6,19 @@
  */
 import { Sandbox, Session } from "@condukt/core"
 import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Stream } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { approvalAgent } from "./fixtures/approval-agent.ts"
 import { root } from "./support/exec.ts"
 
 const fixture = path.join(root, "test/fixtures/approval-child.ts")
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-approval-crash-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-approval-crash-")
 
 /** The child, killed with the scope if it is still running; `line` is its first line of stdout. */
 const child = (args: ReadonlyArray<string>) =>

@@ -12,11 +12,10 @@
  */
 import { Approval, ApprovalLog, Approvals, type ApprovalRecord, type Message, Model, Sandbox, Session, Sessions } from "@condukt/core"
 import { SqliteSessionStore } from "@condukt/node"
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schedule } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { storeWriter } from "../packages/node/test/sessionStore/processes.ts"
 import { guardedAgent, migratingAgent, sessionIds } from "./fixtures/approvals-records-agent.ts"
@@ -24,10 +23,7 @@ import { root } from "./support/exec.ts"
 
 const fixture = path.join(root, "test/fixtures/approvals-records-child.ts")
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-approval-records-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-approval-records-")
 
 /**
  * A SQLite file and an empty tool log in a temp dir, and the child killed with SIGKILL once its

@@ -10,7 +10,7 @@ import { Agent, JsonLimits, Message, Sandbox, Session, Snapshot, SessionStore, T
 import { Condukt, DiskSessionStore, SqliteSessionStore } from "@condukt/node"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import { SqlSessionStore } from "@condukt/cluster"
-import { Spans, TestModel } from "@condukt/testing"
+import { Spans, TempDir, TestModel } from "@condukt/testing"
 import * as Workflow from "../packages/workflows/src/Workflow.ts"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
@@ -28,10 +28,7 @@ import { execIn, root } from "./support/exec.ts"
 import { serve } from "../packages/workflows/test/support.ts"
 import * as Hostile from "./support/hostileJson.ts"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-hostile-json-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-hostile-json-")
 
 /** What the model reads for a call whose arguments broke `bound`. */
 const refusedCall = (tool: string, bound: string) =>

@@ -11,30 +11,18 @@
 import { type Sandbox, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
-import { ToolCall } from "@condukt/testing"
+import { TempDir, ToolCall } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { probe } from "./support/liveness.ts"
 
 const maxRssBytes = 1.5 * 1024 * 1024 * 1024
 
 /** A real temporary directory holding `files`, removed with the test's scope. */
-const tempDir = (files: Readonly<Record<string, string>> = {}) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-hostile-")))
-      for (const [file, content] of Object.entries(files)) {
-        fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true })
-        fs.writeFileSync(path.join(dir, file), content)
-      }
-      return dir
-    }),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
+const tempDir = (files: Readonly<Record<string, string>> = {}) => TempDir.withFiles(files, "condukt-hostile-")
 
 /**
  * A sparse file of `size` bytes: `head` (over 8 KiB of text, so it is not taken for binary), a

@@ -9,23 +9,19 @@
 import { type Message, Sandbox, Session } from "@condukt/core"
 import { SqlSessionStore } from "@condukt/cluster"
 import { DiskSessionStore, SqliteClient } from "@condukt/node"
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Layer } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { repeatsAgent } from "./fixtures/repeats-agent.ts"
 import { root } from "./support/exec.ts"
 
 const fixture = path.join(root, "test/fixtures/repeats-child.ts")
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-repeats-crash-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-repeats-crash-")
 
 /** Waits until `file` holds `content` (watched: no polling on a timer), or the child exits first. */
 const untilFile = (file: string, content: string, exited: Effect.Effect<string | null>) =>

@@ -12,13 +12,12 @@ import { Agent, Model, Sandbox, Secret, Session, Tool, Tools, TraceContent } fro
 import { Condukt, DiskSessionStore, LocalSandbox, SqliteSessionStore } from "@condukt/node"
 import { Anthropic } from "@condukt/providers"
 import { McpAuth, McpServer } from "@condukt/mcp"
-import { Spans, TestModel } from "@condukt/testing"
+import { Spans, TempDir, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Effect, Formatter, Layer, Logger, Schema, Stream, Tracer } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
-import * as os from "node:os"
 import * as path from "node:path"
 import * as Loopback from "../packages/providers/test/loopback.ts"
 import { execIn, root } from "./support/exec.ts"
@@ -75,10 +74,7 @@ const echoing = (status: number) =>
       })
   ).pipe(Effect.map((server) => `http://127.0.0.1:${(server.address() as { port: number }).port}`))
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-hunt-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-hunt-")
 
 /** Every byte of every file under `dir`, as text. */
 const filesUnder = (dir: string): string =>

@@ -5,11 +5,10 @@
 import { Agent, type Message, Secret, Session, Tools } from "@condukt/core"
 import { Condukt, LocalSandbox } from "@condukt/node"
 import { VirtualSandbox } from "@condukt/sandbox-virtual"
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Ref } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 
 const agent = Agent.make({ name: "pwd", model: "test:x", tools: Tools.coding })
@@ -28,10 +27,7 @@ const look = <RIn = never>(options: Session.StartOptions<RIn> = {}) =>
     Effect.provide(TestModel.layer([TestModel.toolCall("Bash", { command: "pwd; ls" }), TestModel.text("here")]))
   )
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-swap-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-swap-")
 
 describe("sessions on Local and Virtual sandboxes", () => {
   it.live("the same agent runs on either, chosen by one option at start", () =>

@@ -7,23 +7,19 @@
  */
 import { Agent, Message, Sandbox, Session, Tools } from "@condukt/core"
 import { DiskSessionStore, SqliteSessionStore } from "@condukt/node"
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
-import * as os from "node:os"
 import * as path from "node:path"
 import { root } from "./support/exec.ts"
 
 const fixture = path.join(root, "test/fixtures/store-child.ts")
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-store-crash-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-store-crash-")
 
 /** Kills a process group, if any of it is left. */
 const killGroup = (pgid: number) => Effect.ignore(Effect.try(() => process.kill(-pgid, "SIGKILL")))

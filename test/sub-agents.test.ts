@@ -7,18 +7,13 @@
 import { Agent, Model, type SessionEvent, Session, Tools } from "@condukt/core"
 import { McpServer } from "@condukt/mcp"
 import { Condukt, LocalSandbox } from "@condukt/node"
-import { Processes, TestModel } from "@condukt/testing"
+import { Processes, TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Stream } from "effect"
-import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { root } from "./support/exec.ts"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-subagents-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-subagents-")
 
 /** Each agent its own scripted model, through the provider registry, and the Node host. */
 const models = (parent: ReadonlyArray<TestModel.Reply>, child: ReadonlyArray<TestModel.Reply>) =>

@@ -12,9 +12,9 @@
  */
 import { Context, Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { execIn, root } from "./exec.ts"
+import { TempDir } from "@condukt/testing"
 
 /** A step of building the consumer that exited non-zero. */
 export class StepFailed extends Schema.TaggedError<StepFailed>()("StepFailed", {
@@ -114,10 +114,7 @@ export class Consumer extends Context.Service<Consumer, {
   readonly installOutput: string
 }>()("test/Consumer") {}
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "condukt-consumer-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-consumer-")
 
 /** Repacks the workspace's effect one patch up; returns the tarball and its version. */
 const effectNextPatch = (dir: string) =>

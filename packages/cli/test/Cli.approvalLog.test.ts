@@ -19,6 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { execIn, root } from "../../../test/support/exec.ts"
 import * as EmbeddedPostgres from "../../cluster/test/support/embeddedPostgres.ts"
+import { TempDir } from "@condukt/testing"
 
 const condukt = path.join(root, "node_modules/.bin/condukt")
 const env = { PATH: `${path.join(root, "node_modules/.bin")}:/usr/bin:/bin`, HOME: os.tmpdir() }
@@ -62,10 +63,7 @@ const saveAll = (store: SessionStore.Service, records: ReadonlyArray<ApprovalRec
   )
 
 /** A fresh directory, removed with the scope. */
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "condukt-approvals-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-approvals-")
 
 /** `records` saved into a store built by `layer`, closed again before the CLI opens it. */
 const seed = <E>(layer: Layer.Layer<SessionStore.SessionStore, E>, records: ReadonlyArray<ApprovalRecord.ApprovalRecord>) =>

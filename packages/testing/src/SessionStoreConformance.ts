@@ -15,18 +15,18 @@
  * The snapshots the suites save (`snapshot`, `turn`) and `storeError` are exported for a backend's
  * own tests; `readOnly` makes a directory unwritable for a file store's error tests.
  */
-import { assert, it, type Vitest } from "@effect/vitest"
-import { Effect, Option, type Scope } from "effect"
+import { assert, describe, it, type Vitest } from "@effect/vitest"
+import { Context, Effect, Layer, Option, type Scope } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as SessionId from "@condukt/core/SessionId"
-import type * as SessionStore from "@condukt/core/SessionStore"
+import * as SessionStore from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 import * as HostileSessionIds from "./HostileSessionIds.ts"
+import { approvalConformance, record, waiting } from "./internal/sessionStoreApprovals.ts"
 import { snapshot, storeError, turn } from "./internal/sessionStoreFixtures.ts"
 
-export { approvalConformance, record, waiting } from "./internal/sessionStoreApprovals.ts"
-export { snapshot, storeError, turn }
+export { approvalConformance, record, snapshot, storeError, turn, waiting }
 
 /**
  * Makes `dir` read-only for this process until the scope closes. Root ignores permission bits, so
@@ -189,4 +189,40 @@ export const conformance = <R = never>(
         )
       })
     ))
+}
+
+/**
+ * What a case asks of the store it is given: the approval log's retention (the approval suite's
+ * retention case asks for one; every other case passes none).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface StoreOptions {
+  readonly approvalRetention?: number
+}
+
+/**
+ * Registers the suites for one store under `describe(name)`: `conformance`, and
+ * `approvalConformance` unless `approvals` is false (a store that keeps no approval log). Each case
+ * builds `layer(options)` afresh in its own scope (`Layer.fresh`), so no case sees another's
+ * sessions: a layer that owns its state (a store on a `TempDir.make()` acquired in the layer, an
+ * in-memory store) is enough. A layer that fails to build fails the case with its error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const run = <E>(
+  name: string,
+  layer: (options: StoreOptions) => Layer.Layer<SessionStore.SessionStore, E>,
+  suites: { readonly approvals?: boolean } = {}
+): void => {
+  describe(name, () => {
+    const use = <A, E2>(f: (store: SessionStore.Service) => Effect.Effect<A, E2>, options: StoreOptions = {}) =>
+      Effect.scoped(
+        Effect.flatMap(Effect.orDie(Layer.build(Layer.fresh(layer(options)))), (context) => f(Context.get(context, SessionStore.SessionStore)))
+      )
+    conformance(use)
+    if (suites.approvals !== false) approvalConformance(use)
+  })
 }

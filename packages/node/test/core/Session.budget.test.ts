@@ -4,12 +4,10 @@
  * is shorter than its wait still runs, and the command gets its whole timeout once it starts; an
  * abort reaches a call while it waits.
  */
-import { TestModel } from "@condukt/testing"
+import { TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
-import { mkdtempSync, readdirSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readdirSync } from "node:fs"
 import * as Agent from "@condukt/core/Agent"
 import * as Condukt from "../../src/Condukt.ts"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
@@ -18,10 +16,7 @@ import * as Session from "@condukt/core/Session"
 import * as Tool from "@condukt/core/Tool"
 import * as Tools from "@condukt/core/Tools"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-budget-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-budget-")
 
 /** Runs `echo ran` through the sandbox under a fixed 200 ms timeout (the executor's cut, no margin). */
 const Echo = Tool.make("Echo", {

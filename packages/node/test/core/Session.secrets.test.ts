@@ -2,12 +2,9 @@
  * Secrets in a running session: values reach the processes, never the model. Real Bash on a
  * LocalSandbox, a scripted model recording every request.
  */
-import { Spans, TestModel } from "@condukt/testing"
+import { Spans, TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, ConfigProvider, Deferred, Effect, Formatter, Layer, Logger, Redacted, Schema, Stream, Tracer } from "effect"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as Agent from "@condukt/core/Agent"
 import * as Condukt from "../../src/Condukt.ts"
 import * as Model from "@condukt/core/Model"
@@ -24,10 +21,7 @@ import * as Tools from "@condukt/core/Tools"
 
 const TOKEN = "tok-4f9a2c81e7"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-secrets-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-secrets-")
 
 /**
  * Writes the secret in two writes that always reach the reader as two chunks: the first 5 bytes,

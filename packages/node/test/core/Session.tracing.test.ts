@@ -3,12 +3,9 @@
  * `execute_tool Bash` holding `Bash.call` (with the names of the secrets it received), and the
  * command `LocalSandbox.exec`, each the parent of the next. Under Effect's default tracer none of them is made (Tracing.ts).
  */
-import { Spans, TestModel } from "@condukt/testing"
+import { Spans, TempDir, TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Option, Tracer } from "effect"
-import { mkdtempSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import * as Agent from "@condukt/core/Agent"
 import * as Condukt from "../../src/Condukt.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
@@ -16,10 +13,7 @@ import * as Secret from "@condukt/core/Secret"
 import * as Session from "@condukt/core/Session"
 import * as Tools from "@condukt/core/Tools"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-tracing-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-tracing-")
 
 describe("Session tracing", () => {
   it.live("a run with a Bash call is invoke_agent > execute_tool Bash > Bash.call (naming its secrets) > LocalSandbox.exec", () =>

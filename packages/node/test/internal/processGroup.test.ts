@@ -5,50 +5,24 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { chmodSync, readdirSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type { Writable } from "node:stream"
 import { Effect, Fiber } from "effect"
 import * as ProcessRunner from "@condukt/core/ProcessRunner"
 import * as ProcessGroup from "../../src/internal/processGroup.ts"
+import { Processes, TempDir } from "@condukt/testing"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-pg-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-pg-")
 
 const bash = (script: string, cwd: string, extra: Partial<ProcessGroup.RunOptions> = {}) =>
   ProcessGroup.run({ file: "bash", args: ["-c", script], cwd, env: ProcessGroup.baseEnv(), ...extra })
 
-/** The kernel's state letter for `pid`, or "gone" once it has been reaped. */
-const processState = (pid: number) =>
-  Effect.try(() => readFileSync(`/proc/${pid}/stat`, "utf8")).pipe(
-    Effect.map((stat) => stat.charAt(stat.lastIndexOf(")") + 2)),
-    Effect.orElseSucceed(() => "gone")
-  )
+/** SIGKILL is delivered asynchronously: wait (bounded) for the process to finish dying (a zombie counts). */
+const assertDies = (pid: number) => Processes.awaitDeath(pid)
 
-// A zombie has released everything; only its parent's reaping (init's job here) is left.
-const isDead = (pid: number) => Effect.map(processState(pid), (state) => state === "Z" || state === "X" || state === "gone")
-
-/** SIGKILL is delivered asynchronously: wait (bounded) for the process to finish dying. */
-const assertDies = (pid: number) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 200; attempt++) {
-      if (yield* isDead(pid)) return
-      yield* Effect.sleep("10 millis")
-    }
-    assert.fail(`process ${pid} is still alive (state ${yield* processState(pid)})`)
-  })
-
-const waitForFile = (file: string) =>
-  Effect.gen(function*() {
-    for (let attempt = 0; attempt < 1000; attempt++) {
-      if (existsSync(file) && readFileSync(file, "utf8").endsWith("\n")) return Number(readFileSync(file, "utf8"))
-      yield* Effect.sleep("10 millis")
-    }
-    return assert.fail(`${file} was never written`)
-  })
+/** The pid a child wrote to `file`, once the whole line is there. */
+const waitForFile = (file: string) => Processes.awaitPidFile(file)
 
 describe("processGroup.run", () => {
   it.live("returns the exit code, or 128 + the signal number", () =>

@@ -7,22 +7,19 @@ import {
   closeSync,
   constants,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   rmSync,
   symlinkSync,
-  writeFileSync,
   writeSync
 } from "node:fs"
 import * as net from "node:net"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { join } from "node:path"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import { TempDir } from "@condukt/testing"
 
 /** The matching lines of a grep that searched every file. */
 const matchesOf = (sandbox: Sandbox.Service, pattern: string, options?: Sandbox.GrepOptions) =>
@@ -69,18 +66,7 @@ const Gate = {
 }
 
 /** A fresh real temporary directory holding `files` (removed with the test's scope). */
-const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = realpathSync(mkdtempSync(join(tmpdir(), "condukt-local-")))
-      for (const [path, content] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true })
-        writeFileSync(join(dir, path), content)
-      }
-      return dir
-    }),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
+const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) => TempDir.withFiles(files, "condukt-local-")
 
 /** What LocalSandbox needs from the host: Node's filesystem and paths, and a process budget. */
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())

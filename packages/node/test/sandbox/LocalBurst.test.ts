@@ -5,13 +5,11 @@
  * blocks the event loop 15–40 ms, and the test must stay well under a minute there; the queue
  * behind the budget (8 permits) is hundreds deep either way. The timing is bench/exec.ts's.
  */
-import { Processes } from "@condukt/testing"
+import { Processes, TempDir } from "@condukt/testing"
 import { NodeServices } from "@effect/platform-node"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { readdirSync, readFileSync } from "node:fs"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
 
@@ -27,10 +25,7 @@ const carrying = (variable: string): Array<number> =>
     }
   })
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-burst-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-burst-")
 
 describe("LocalSandbox exec burst", () => {
   it.live(`${BURST} concurrent exec calls under the default budget all succeed and leave no process`, () =>

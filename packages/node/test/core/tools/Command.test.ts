@@ -6,11 +6,10 @@
  * values are secrets: their names only).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, realpathSync, symlinkSync } from "node:fs"
 import { join } from "node:path"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
-import { ScriptedProcesses, TestModel } from "@condukt/testing"
+import { ScriptedProcesses, TempDir, TestModel } from "@condukt/testing"
 import { Duration, Effect, Layer, Redacted, Stream } from "effect"
 import * as Agent from "@condukt/core/Agent"
 import * as ProcessBudget from "@condukt/core/ProcessBudget"
@@ -39,10 +38,7 @@ const context = (cwd: string, secrets: Tool.Context["secrets"] = {}): Tool.Conte
   approve: Tool.cannotAsk("Command")
 })
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => realpathSync(mkdtempSync(join(tmpdir(), "condukt-command-")))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = TempDir.make("condukt-command-")
 
 // Condukt.layer gives Command what a program gives it: Node's filesystem and paths, a process budget.
 const call = (tool: ReturnType<typeof Command>, input: unknown, ctx: Tool.Context) =>

@@ -2,28 +2,14 @@
  * Test helpers for the built-in tools: a real LocalSandbox on a fresh temporary directory (removed
  * when the test's scope closes) and the call context a session would pass (`ToolCall.context`).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
-import { ToolCall } from "@condukt/testing"
+import { TempDir, ToolCall } from "@condukt/testing"
 import { Context, Effect, Layer, type Redacted } from "effect"
 import * as Sandbox from "@condukt/core/Sandbox"
 import * as Condukt from "../../../src/Condukt.ts"
 import * as LocalSandbox from "../../../src/sandbox/Local.ts"
 
 /** A temporary directory holding `files` (relative path → content), deleted with the scope. */
-export const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const dir = mkdtempSync(join(tmpdir(), "condukt-tools-"))
-      for (const [path, content] of Object.entries(files)) {
-        mkdirSync(dirname(join(dir, path)), { recursive: true })
-        writeFileSync(join(dir, path), content)
-      }
-      return dir
-    }),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
+export const tempDir = (files: Readonly<Record<string, string | Uint8Array>> = {}) => TempDir.withFiles(files, "condukt-tools-")
 
 /** A LocalSandbox on a fresh temporary directory holding `files`, and a context that holds it. */
 export const localContext = (
