@@ -112,3 +112,45 @@ describe("Compactor", () => {
       assert.strictEqual(new Compactor.CompactorError({ reason }).message, "Compaction failed: the model returned an empty summary")
     }))
 })
+
+/** `n` one-line exchanges, a prompt then a reply, with nothing to pair. */
+const chat = (n: number): ReadonlyArray<Message.Message> =>
+  Array.from({ length: n }, (_, i) => i % 2 === 0 ? Message.user(`prompt ${i}`) : Message.assistant([Message.textPart(`reply ${i}`)]))
+
+describe("Compactor defaults (issue 44)", () => {
+  it.effect("sliding keeps the last 20 messages", () =>
+    Effect.gen(function*() {
+      const twenty = chat(20)
+      assert.strictEqual(yield* compactWith(Compactor.layerSliding(), twenty), twenty)
+      const more = chat(21)
+      assert.deepStrictEqual(yield* compactWith(Compactor.layerSliding(), more), more.slice(1))
+    }))
+
+  it.effect("pruneToolResults keeps the last 5 results whole and elides older ones over 4,096 bytes", () =>
+    Effect.gen(function*() {
+      const result = (callId: string, bytes: number) => Message.toolResult({ callId, name: "read", content: "x".repeat(bytes), isError: false })
+      // Oldest first: over the bound, at it, then six over it, of which the last five are recent.
+      const messages = [result("a", 4097), result("b", 4096), ...["c", "d", "e", "f", "g", "h"].map((id) => result(id, 4097))]
+      const elided = (callId: string) => Message.toolResult({ callId, name: "read", content: "<elided: 4097 bytes>", isError: false })
+      assert.deepStrictEqual(yield* compactWith(Compactor.layerPruneToolResults(), messages), [elided("a"), messages[1], elided("c"), ...messages.slice(3)])
+    }))
+
+  it.effect("summarize folds once the estimate passes 100,000 tokens (characters / 4), keeping the last 10 messages", () =>
+    Effect.gen(function*() {
+      // The first message carries the bulk: 400,000 characters in all are 100,000 tokens, one more is past it.
+      const recent = chat(11).slice(1)
+      const recentChars = recent.reduce((total, m) => total + (m._tag === "AssistantMessage" ? Message.text(m) : m.content).length, 0)
+      const withTotal = (chars: number) => [Message.user("x".repeat(chars - recentChars)), ...recent]
+      const quiet = yield* TestModel.make([])
+      const atBound = withTotal(400_000)
+      assert.strictEqual(yield* compactWith(Compactor.layerSummarize({ model: quiet.model }), atBound), atBound)
+      assert.strictEqual((yield* quiet.recorder.requests).length, 0)
+      const { model, recorder } = yield* TestModel.make([TestModel.text("a long prompt")])
+      const past = withTotal(400_001)
+      assert.deepStrictEqual(yield* compactWith(Compactor.layerSummarize({ model }), past), [
+        Message.user("Summary of the earlier conversation:\n\na long prompt"),
+        ...past.slice(1)
+      ])
+      assert.deepStrictEqual((yield* recorder.requests).map((r) => r.messages), [[past[0], Message.user(Compactor.SUMMARY_PROMPT)]])
+    }))
+})

@@ -8,6 +8,7 @@ import { TestModel } from "@condukt/testing"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import * as Agent from "../src/Agent.ts"
+import * as Message from "../src/Message.ts"
 import * as Sandbox from "../src/Sandbox.ts"
 import * as Session from "../src/Session.ts"
 import * as Tool from "../src/Tool.ts"
@@ -29,6 +30,9 @@ const native = (replies: ReadonlyArray<TestModel.Reply>) => Layer.mergeAll(TestM
 
 const toolResults = (requests: ReadonlyArray<TestModel.RecordedRequest>) =>
   requests.at(-1)!.messages.flatMap((m) => (m._tag === "ToolResultMessage" ? [[m.name, m.content, m.isError] as const] : []))
+
+/** Why a reply that is not JSON does not decode. */
+const notJson = "The reply is not JSON: reply with only the JSON of the answer."
 
 const populationError = "Your answer does not match the required schema:\nExpected number\n  at [\"population\"]\nAnswer again."
 
@@ -96,6 +100,30 @@ describe("Session typed answers", () => {
       TestModel.toolCall("submit", { city: "Lyon", population: "many" }),
       TestModel.toolCall("submit", { city: "Lyon", population: "lots" }),
       TestModel.text("ok")
+    ]))))
+
+  it.effect("by default a reply that is not JSON is corrected twice, then the run fails with OutputInvalid: three model calls (issue 44)", () =>
+    Effect.gen(function*() {
+      const session = yield* Session.start(agent)
+      const error = yield* Effect.flip(session.run("Where?", { output: Answer }))
+      assert.deepStrictEqual(error._tag === "SessionError" ? error.reason : error, new Session.OutputInvalid({
+        reply: "still Lyon",
+        error: notJson,
+        retries: 2
+      }))
+      const requests = yield* (yield* TestModel.TestModel).requests
+      // The first request, then one per correction, each ending with why the reply before it failed.
+      assert.deepStrictEqual(requests.map((r) => r.messages.at(-1)), [
+        Message.user("Where?"),
+        Message.user(`Your answer does not match the required schema:\n${notJson}\nAnswer again.`),
+        Message.user(`Your answer does not match the required schema:\n${notJson}\nAnswer again.`)
+      ])
+    }).pipe(Effect.provide(native([
+      TestModel.text("Lyon"),
+      TestModel.text("Lyon, I said"),
+      TestModel.text("still Lyon"),
+      // A fourth answer would decode: a third correction would end the run with it.
+      TestModel.text("{\"city\":\"Lyon\",\"population\":522000}")
     ]))))
 
   it.effect("on a native model, the request carries the answer's JSON Schema and the final text decodes; a wrong one is corrected", () =>

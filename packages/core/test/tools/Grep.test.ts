@@ -1,5 +1,6 @@
 /**
- * Grep's description and parameters, and Grep on a sandbox without grep; Grep on the Node host is
+ * Grep's description and parameters, Grep on a sandbox without grep, and the notes that end its
+ * answer (on a sandbox that answers as told); Grep on the Node host is
  * tested in packages/node/test/core/tools/Grep.test.ts.
  */
 import { ToolCall } from "@condukt/testing"
@@ -42,5 +43,19 @@ describe("Grep", () => {
         yield* ToolCall.failure(Grep, { pattern: "x" }, ToolCall.context(bare)),
         "Grep is not supported by the active sandbox"
       )
+    }))
+
+  it.effect("past its limit, the list ends with the limit's note, then the skipped files: ten named, the rest counted as N more (issue 44)", () =>
+    Effect.gen(function*() {
+      const skippedFiles = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `logs/${i + 1}.log`, why: i % 2 === 0 ? "unreadable" : "too large" }))
+      // The sandbox finds one match more than the limit asks for, and skips `n` files.
+      const answering = (n: number) =>
+        ToolCall.context(Sandbox.makeNoop({
+          grep: () => Effect.succeed({ matches: [1, 2].map((lineNumber) => ({ path: "a.txt", lineNumber, line: "hello" })), skipped: skippedFiles(n) })
+        }))
+      const named = skippedFiles(10).map((file) => `${file.path} (${file.why})`).join(", ")
+      const listed = "a.txt:1: hello\n\n(only the first 1 matches are shown; narrow the pattern or raise limit)"
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "hello", limit: 1 }, answering(10)), `${listed}\n\n(skipped 10 files: ${named})`)
+      assert.strictEqual(yield* ToolCall.run(Grep, { pattern: "hello", limit: 1 }, answering(12)), `${listed}\n\n(skipped 12 files: ${named}, 2 more)`)
     }))
 })
