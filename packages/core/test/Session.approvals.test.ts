@@ -4,6 +4,7 @@ import { Deferred, Effect, Exit, Fiber, Layer, Ref, Schema, Stream } from "effec
 import { TestClock } from "effect/testing"
 import * as Agent from "../src/Agent.ts"
 import * as Approval from "../src/Approval.ts"
+import * as ApprovalPolicy from "../src/ApprovalPolicy.ts"
 import type * as Message from "../src/Message.ts"
 import * as Model from "../src/Model.ts"
 import * as Sandbox from "../src/Sandbox.ts"
@@ -371,6 +372,25 @@ describe("Session approvals", () => {
         },
         results: ["c_1: rm ran", "c_2: mv ran", "c_3: ls ran"]
       })
+    }))
+
+  it.effect("an allow rule over needsApproval tools holds where policies are read too: a live one that decides nothing, a shadow one (issue 44)", () =>
+    Effect.gen(function*() {
+      const ran = yield* Ref.make<ReadonlyArray<string>>([])
+      const agent = Agent.make({ name: "a", model: "test:x", tools: [counted("rm", ran, true), counted("mv", ran, () => Effect.succeed(true))] })
+      const silent = (shadow: boolean) => ApprovalPolicy.make(shadow ? "watching" : "undecided", () => Effect.undefined, { shadow })
+      // A shadow policy is read only by a session that keeps a log (a store's): every call then goes through the rules.
+      const outcome = (shadow: boolean) =>
+        Effect.gen(function*() {
+          const session = yield* Session.start(agent, { store: SessionStore.makeMemory(), approvals: { allow: ["rm", "mv"], policies: [silent(shadow)] } })
+          const events = yield* streamAnswering(session, (event) => session.deny(event.callId, "the rule allows it"))
+          return {
+            asked: events.filter((e) => e._tag === "ApprovalRequested").length,
+            results: (yield* session.history).flatMap((m) => (m._tag === "ToolResultMessage" ? [`${m.callId}: ${m.content}`] : []))
+          }
+        }).pipe(Effect.provide(batch(["rm", "/"], ["mv", "/"])))
+      const unasked = { asked: 0, results: ["c_1: rm ran", "c_2: mv ran"] }
+      assert.deepStrictEqual([yield* outcome(false), yield* outcome(true)], [unasked, unasked])
     }))
 
   it.effect("a bad pattern fails the start", () =>
