@@ -17,33 +17,22 @@
  */
 import { assert, describe, it, type Vitest } from "@effect/vitest"
 import { Context, Effect, Layer, Option, type Scope } from "effect"
-import { execFileSync } from "node:child_process"
-import * as fs from "node:fs"
 import * as SessionId from "@condukt/core/SessionId"
 import * as SessionStore from "@condukt/core/SessionStore"
 import * as Snapshot from "@condukt/core/Snapshot"
 import * as HostileSessionIds from "./HostileSessionIds.ts"
+import * as ReadOnlyDir from "./internal/readOnlyDir.ts"
 import { approvalConformance, record, waiting } from "./internal/sessionStoreApprovals.ts"
 import { snapshot, storeError, turn } from "./internal/sessionStoreFixtures.ts"
 
 export { approvalConformance, record, snapshot, storeError, turn, waiting }
 
 /**
- * Makes `dir` read-only for this process until the scope closes. Root ignores permission bits, so
- * as root the directory is also made immutable.
+ * Makes `dir` read-only for this process until the scope closes, by the first way that holds here:
+ * permission bits, which root ignores; then `chattr +i`, which overlay and older tmpfs refuse; then
+ * a read-only bind mount. Where none holds, the running test is skipped, naming why.
  */
-export const readOnly = (dir: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      fs.chmodSync(dir, 0o555)
-      if (process.getuid?.() === 0) execFileSync("chattr", ["+i", dir])
-    }),
-    () =>
-      Effect.sync(() => {
-        if (process.getuid?.() === 0) execFileSync("chattr", ["-i", dir])
-        fs.chmodSync(dir, 0o755)
-      })
-  )
+export const readOnly = (dir: string): Effect.Effect<void, never, Scope.Scope> => Effect.asVoid(ReadOnlyDir.make(dir))
 
 /**
  * The revision check of a store whose sessions carry a revision (the SQLite and SQL stores):
