@@ -1,93 +1,16 @@
-import { Sandbox, Tool } from "@condukt/core"
+/**
+ * Durable runs (ADR 0066): a run given again by its id ends as it ended or resumes where its
+ * process stopped, the steps done before not run again; a run of another id, document or inputs
+ * is refused before any step; one process at a time runs a run (its lease). Retries of a failed
+ * run are Durable.retry.test.ts's.
+ */
+import { Tool } from "@condukt/core"
 import { Condukt, SqliteClient } from "@condukt/node"
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schema } from "effect"
 import { SqlClient } from "effect/sql"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { Durable, Workflow, type WorkflowEvent } from "../src/index.ts"
-
-const SOURCE = `
-workflow "count" {
-  input "who" {
-    type = "string"
-    default = "Ada"
-  }
-  tool "first" {
-    id = "count"
-    args = { label = "first \${input.who}" }
-  }
-  tool "second" {
-    needs = ["first"]
-    id = "count"
-    args = { label = "second" }
-  }
-  output = [task.first.output, task.second.output]
-}
-`
-
-/** A tool counting its calls, in memory: what a step ran is what it counted. */
-const counter = () => {
-  const calls: Array<string> = []
-  const tool = Tool.make("count", {
-    description: "Counts its calls",
-    parameters: Schema.Struct({ label: Schema.String }),
-    call: ({ label }) => Effect.sync(() => (calls.push(label), `${label} #${calls.length}`))
-  })
-  return { calls, tool }
-}
-
-/** Three cmd steps in a chain, each printing its name, for a `scripted` sandbox. */
-const CHAIN = `
-workflow "flaky" {
-  cmd "one" {
-    argv = ["echo", "one"]
-  }
-  cmd "two" {
-    needs = ["one"]
-    argv = ["echo", "two"]
-  }
-  cmd "three" {
-    needs = ["two"]
-    argv = ["echo", "three"]
-  }
-  output = [task.one.stdout, task.two.stdout, task.three.stdout]
-}
-`
-
-/**
- * A sandbox answering each command with itself and its count, the commands it ran kept in order:
- * step two's command is cut (its output past the sandbox's limit, so the step fails) its first
- * `failures` times. With it, the retries a run is told of (`onRetried`), kept in order.
- */
-const scripted = (failures: number) => {
-  const commands: Array<string> = []
-  let left = failures
-  const sandbox = Sandbox.layerNoop({
-    exec: (command) =>
-      Effect.sync(() => {
-        commands.push(command)
-        const cut = command.includes("two") && left-- > 0
-        return { output: `${command} #${commands.length}`, exitCode: 0, truncated: cut }
-      })
-  })
-  const retries: Array<Durable.Retry> = []
-  const onRetried = (retry: Durable.Retry) => Effect.sync(() => void retries.push(retry))
-  return { commands, sandbox, retries, onRetried }
-}
-
-/** A database file in a fresh directory, removed with the scope. */
-const database = Effect.acquireRelease(
-  Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "durable-"))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-).pipe(Effect.map((dir) => path.join(dir, "runs.db")))
-
-const runIn = (file: string, source: string, options: Omit<Durable.Options, "location" | "file">) =>
-  Effect.flatMap(Workflow.parse(source, "count.hcl"), (document) =>
-    Durable.run(document, { sandbox: "virtual", ...options, location: "runs.db", file: "count.hcl" }).pipe(
-      Effect.provide(SqliteClient.layer({ file }))
-    ))
+import type { Durable, WorkflowEvent } from "../src/index.ts"
+import { counter, database, runIn, SOURCE } from "./durableRun.ts"
 
 describe("Durable", () => {
   it.live("a run given again by its id ends as it ended, without running a step again", () =>
@@ -241,65 +164,6 @@ workflow "items" {
         "run r1 is already in runs.db: resume it, or start a run of another id"
       ])
       assert.deepStrictEqual(calls, ["first Ada", "second"])
-    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
-
-  it.live("a run that failed, given again by its id, runs its failed step again (the step done before is not): a step that fails the same way fails the run the same way", () =>
-    Effect.gen(function*() {
-      const file = yield* database
-      const { calls, tool } = counter()
-      const source = SOURCE.replace(`id = "count"\n    args = { label = "second" }`, `id = "nope"\n    args = { label = "second" }`)
-      const failed = yield* Effect.flip(runIn(file, source, { runId: "f1", resume: false, tools: [tool] }))
-      assert.deepStrictEqual([failed._tag, failed.message], ["WorkflowFailed", "step second: unknown tool \"nope\"; the tools here are Bash, Edit, Glob, Grep, Read, Write, count"])
-      const again = yield* Effect.flip(runIn(file, source, { runId: "f1", resume: true, tools: [tool] }))
-      assert.deepStrictEqual(again, failed)
-      assert.deepStrictEqual(calls, ["first Ada"])
-    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
-
-  it.live("a run that failed is retried from its failed step: the step done keeps its output, the failed one and its dependent run, each retry is told its attempt; a run that succeeded runs nothing", () =>
-    Effect.gen(function*() {
-      const file = yield* database
-      const { commands, sandbox, retries, onRetried } = scripted(2)
-      const events: Array<WorkflowEvent.WorkflowEvent> = []
-      const onEvent = (event: WorkflowEvent.WorkflowEvent) => Effect.sync(() => void events.push(event))
-      const run = (resume: boolean) => runIn(file, CHAIN, { runId: "flaky", resume, sandbox, onRetried, onEvent })
-      const failed = yield* Effect.flip(run(false))
-      assert.deepStrictEqual(
-        [failed._tag, failed.message],
-        ["WorkflowFailed", "step two: the output of echo was cut by the sandbox at its output limit; give the run a sandbox with a larger maxOutputBytes"]
-      )
-      assert.deepStrictEqual(yield* Effect.flip(run(true)), failed)
-      events.length = 0
-      const retried = yield* run(true)
-      assert.deepStrictEqual(retried.output, ["'echo' 'one' #1", "'echo' 'two' #4", "'echo' 'three' #5"])
-      assert.deepStrictEqual(commands, ["'echo' 'one'", "'echo' 'two'", "'echo' 'two'", "'echo' 'two'", "'echo' 'three'"])
-      assert.deepStrictEqual(retries, [{ attempt: 2, steps: ["two"] }, { attempt: 3, steps: ["two"] }])
-      assert.deepStrictEqual(
-        events.flatMap((event) =>
-          event._tag === "StepFinished" ? [`${event.step} ${event.resumed === true ? "resumed" : "ran"}`]
-          : event._tag === "StepStarted" ? [`${event.step} started${event.restarted === true ? " again" : ""}`] : []
-        ),
-        ["one resumed", "two started", "two ran", "three started", "three ran"]
-      )
-      events.length = 0
-      assert.deepStrictEqual(yield* run(true), retried)
-      assert.deepStrictEqual({ commands: commands.length, retries: retries.length, events: events.length }, { commands: 5, retries: 2, events: 0 })
-    }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
-
-  it.live("a failed step whose run has no end (its process died before recording it) is retried too when the run is given again", () =>
-    Effect.gen(function*() {
-      const file = yield* database
-      const { sandbox, retries, onRetried } = scripted(1)
-      const run = (resume: boolean) => runIn(file, CHAIN, { runId: "died", resume, sandbox, onRetried })
-      yield* Effect.flip(run(false))
-      // What a process that died after step two failed, before the run's end was recorded, leaves.
-      yield* Effect.gen(function*() {
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`DELETE FROM cluster_replies WHERE request_id IN (SELECT id FROM cluster_messages WHERE tag = 'run')`
-        yield* sql`UPDATE cluster_messages SET processed = 0, last_reply_id = NULL WHERE tag = 'run'`
-      }).pipe(Effect.provide(SqliteClient.layer({ file })))
-      const retried = yield* run(true)
-      assert.deepStrictEqual(retried.output, ["'echo' 'one' #1", "'echo' 'two' #3", "'echo' 'three' #4"])
-      assert.deepStrictEqual(retries, [{ attempt: 2, steps: ["two"] }])
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 
   it.live("a run given to a second runner while the first runs it is refused (RunBusy, naming the first's pid and host); once the first ends, it resumes", () =>
