@@ -5,9 +5,10 @@
  * most), which the suite's parallel scenarios stretch on a loaded machine: it is asserted in a run
  * of its own, tagged timing-sensitive (retried).
  * The suite takes about two minutes on a loaded 2-core machine: each scenario gets 90 s, the whole
- * run 240 s, after which the suite's process group is killed and the test fails saying so. The
- * suite runs its scenarios in parallel, so on a machine busy with other tests one may miss its
- * timeout: a scenario that fails unexpectedly is run once more alone, and must pass then.
+ * run 240 s, after which the suite's process group is killed and the test fails saying so. No
+ * scenario is run again: one that fails, but for those listed, fails the test. Six runs of the
+ * suite at load averages 13 to 53 on 2 cores failed only the two listed and, in three of them,
+ * `sse-retry` (late); how `sse-retry` went in the parallel run is printed, not counted.
  */
 import { assert, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -40,14 +41,11 @@ it.live("the official client conformance suite passes every scenario but those l
       passed: mark === "✓" || (failed === "0" && name !== undefined)
     }))
     assert.strictEqual(scenarios.length, 26)
-    const failed = scenarios.filter((s) => !s.passed).map((s) => s.name).filter((name) => name !== TIMED)
-    const stillFailing: Array<string> = []
-    for (const name of failed) {
-      if (NOT_PASSED.includes(name)) stillFailing.push(name)
-      else if (!(yield* conformance(["--scenario", name])).includes("OVERALL: PASSED")) stillFailing.push(name)
-    }
-    assert.deepStrictEqual(stillFailing.sort(), NOT_PASSED)
-  }), { timeout: SUITE_TIMEOUT_MS + 4 * SCENARIO_TIMEOUT_MS })
+    const timed = scenarios.find((s) => s.name === TIMED)
+    yield* Effect.log(`${TIMED} in the parallel run (not counted: a timing the parallel scenarios stretch; asserted alone below): ${timed === undefined ? "absent" : timed.passed ? "passed" : "failed"}`)
+    const failed = scenarios.filter((s) => !s.passed && s.name !== TIMED).map((s) => s.name)
+    assert.deepStrictEqual(failed.sort(), NOT_PASSED, output.slice(output.indexOf("=== SUITE SUMMARY ===")))
+  }), { timeout: SUITE_TIMEOUT_MS + 30_000 })
 
 it.live("sse-retry, run alone: the client reconnects after the delay the server's retry field asks for", () =>
   Effect.gen(function*() {
