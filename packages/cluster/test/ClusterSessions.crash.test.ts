@@ -19,13 +19,25 @@ import * as Session from "@condukt/core/Session"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { tempDir } from "../../node/test/sessionStore/conformance.ts"
+import { TempDir } from "@condukt/testing"
 import { storeWriter } from "../../node/test/sessionStore/processes.ts"
+
+const tempDir = TempDir.make("condukt-store-")
 
 const fixture = path.resolve(import.meta.dirname, "fixtures/crashRunner.ts")
 
 /** Boundaries played at once, each on a cluster of its own. */
 const CONCURRENCY = 6
+
+/**
+ * Boundaries, of the whole test, whose run `work` the session restarted in (started again on a
+ * runner it had started on: its shard lock lapsed under load and came back). Such a lapse is counted
+ * and reported, and allowed its own outcomes (a call cut off by that restart reads as interrupted, a
+ * turn not committed yet is asked for again); past this many, or a boundary that strays from its
+ * predictions without one, fails the test. A lapse once `work` is over (before `after`) is counted
+ * and reported too, and its boundary checked as strictly as any.
+ */
+const MAX_LAPSES = 1
 
 /** The lines of `file` in `dir` (none when it does not exist). */
 const lines = (dir: string, file: string) => {
@@ -105,6 +117,18 @@ const cutOffAgain = (message: Message.Message, expected: Message.Message | undef
   message._tag === "ToolResultMessage" && expected?._tag === "ToolResultMessage" && message.callId === expected.callId &&
   message.name === "note" && message.content === Session.INTERRUPTED_RESULT && message.isError
 
+/**
+ * Where, in `journal`, the session started again on a runner it had started on (its shard lock
+ * lapsed and came back), and whether that was within the run `work` (a request or a commit of it
+ * follows), not after it; undefined when it never did.
+ */
+const lapseOf = (journal: ReadonlyArray<string>) => {
+  const at = journal.findIndex((line, i) => line.endsWith(" session") && journal.indexOf(line) < i)
+  if (at === -1) return undefined
+  const after = journal.findIndex((line) => line.endsWith(" after 0"))
+  return { at, inRun: journal.slice(at, after === -1 ? undefined : after).some((line) => / (work|commit) \d+$/.test(line)) }
+}
+
 /** How many times `item` is in `list`. */
 const count = (list: ReadonlyArray<string>, item: string) => list.filter((x) => x === item).length
 
@@ -153,7 +177,8 @@ describe("ClusterSessions, a runner killed at every step boundary of a 10-turn r
         concurrency: CONCURRENCY
       })
       const failures: Array<string> = []
-      const restarted: Array<string> = []
+      const lapses: Array<string> = []
+      const lapsesAfter: Array<string> = []
       const expect = (at: string, what: string, actual: unknown, expected: unknown) => {
         if (JSON.stringify(actual) !== JSON.stringify(expected)) failures.push(`${at}: ${what}: ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`)
       }
@@ -162,28 +187,35 @@ describe("ClusterSessions, a runner killed at every step boundary of a 10-turn r
         const expected = predicted(whole, n)
         // A went the same way as the uninterrupted run, up to its death.
         expect(at, "A's boundaries", played.boundaries, whole.boundaries.slice(0, n))
-        // The session started on B more than once (its shard lock lapsed under load and came back): a
-        // call cut off by that restart reads as interrupted too, and may have run once less.
-        const again = played.journal.filter((line) => line === "b session").length > 1
-        expect(at, "history", again ? played.history.map((message, i) => (cutOffAgain(message, expected.history[i]) ? expected.history[i] : message)) : played.history, expected.history)
-        // No turn asked for once committed; every turn asked for.
+        // The session started again on a runner: its shard lock lapsed under load and came back. Each
+        // lapse is counted and reported; only one within the run (at most MAX_LAPSES) lets a call cut
+        // off by that restart read as interrupted or run once less, or a turn not committed yet be asked again.
+        const lapse = lapseOf(played.journal)
+        const lapsed = lapse?.inRun === true
+        if (lapse !== undefined) (lapsed ? lapses : lapsesAfter).push(`${at}: ${played.journal.join(", ")}`)
+        expect(at, "history", lapsed ? played.history.map((message, i) => (cutOffAgain(message, expected.history[i]) ? expected.history[i] : message)) : played.history, expected.history)
+        // No turn asked for once committed; every turn asked for; each as often as predicted but after a lapse.
         failures.push(...askedAfterCommit(whole, played).map((failure) => `${at}: ${failure}`))
         const asked = [...expected.requests.keys()].map((turn) => [turn, count(played.journal.map((line) => line.slice(2)), `work ${turn}`)] as const)
         expect(at, "turns never asked for", asked.filter(([, times]) => times === 0), [])
-        // A turn not committed yet may be asked for again when the session is started once more on B
-        // (its shard lock lapsed under load, and came back): counted, not a failure.
-        if (asked.some(([turn, times]) => times !== expected.requests.get(turn))) restarted.push(`${at}: ${played.journal.join(", ")}`)
+        if (!lapsed) expect(at, "turns asked other than predicted", asked.filter(([turn, times]) => times !== expected.requests.get(turn)), [])
         // A call that is not retrySafe runs as predicted (at most once); a retrySafe one at least as often.
         const ran = [...expected.ran].map(([id, times]) => [id, count(played.ran, id), times] as const)
         expect(at, "calls run twice", ran.filter(([id, times]) => isNote(whole, id) && times > 1), [])
-        expect(at, "calls run fewer times than predicted", ran.filter(([id, times, predicted]) => times < predicted && !(again && isNote(whole, id))), [])
-        expect(at, "calls not retrySafe run other than predicted", ran.filter(([id, times, predicted]) => isNote(whole, id) && times !== predicted && !again), [])
+        expect(at, "calls run fewer times than predicted", ran.filter(([id, times, predicted]) => times < predicted && !(lapsed && isNote(whole, id))), [])
+        expect(at, "calls not retrySafe run other than predicted", ran.filter(([id, times, predicted]) => isNote(whole, id) && times !== predicted && !lapsed), [])
         // The client's run ends on B with the uninterrupted reply but for the interrupted notices (ADR 0072).
         if (Exit.isSuccess(played.reply)) expect(at, "reply", played.reply.value, { ...Exit.getSuccess(whole.reply).pipe(Option.getOrThrow), messages: expected.history.slice(1, -2) })
         else failures.push(`${at}: the run failed: ${played.reply.cause}`)
       }
+      // Reported whatever the outcome: how many boundaries lapsed, and each with its journal.
+      const report = [
+        `${results.length} boundaries played; a shard lock lapsed within the run at ${lapses.length} (at most ${MAX_LAPSES}), after it at ${lapsesAfter.length}`,
+        ...lapses.map((line) => `within the run, ${line}`),
+        ...lapsesAfter.map((line) => `after the run, ${line}`)
+      ]
+      yield* Effect.log(report.join("\n"))
+      if (lapses.length > MAX_LAPSES) failures.push(report.join("\n"))
       assert.deepStrictEqual(failures, [], failures.join("\n"))
-      yield* Effect.log(`${whole.boundaries.length} boundaries, ${restarted.length} sessions started on B more than once`)
-      for (const line of restarted) yield* Effect.log(line)
     }), 600_000)
 })
