@@ -6,8 +6,8 @@
  * of its own, tagged timing-sensitive (retried).
  * The suite takes about two minutes on a loaded 2-core machine: each scenario gets 90 s, the whole
  * run 240 s, after which the suite's process group is killed and the test fails saying so. No
- * scenario is run again: one that fails, but for those listed, fails the test. Six runs of the
- * suite at load averages 13 to 53 on 2 cores failed only the two listed and, in three of them,
+ * scenario is run again: one that fails, but for those listed, fails the test. Eleven runs of the
+ * suite at load averages 13 to 62 on 2 cores failed only the two listed and, in three of them,
  * `sse-retry` (late); how `sse-retry` went in the parallel run is printed, not counted.
  */
 import { assert, it } from "@effect/vitest"
