@@ -4,8 +4,9 @@
  * (test/support/consumer.ts); then the install's output and tree checked (a line with no flag, no
  * ERESOLVE, no `redis`, nor after a later plain `npm install`), the examples and doc blocks that
  * import Effect's Node platform run from it, the guide's program run under type stripping and
- * after `tsc`, the system's Node 20 refused in one sentence (the import), named in the guide (a
- * `.ts` file, with the line to Node 22) and warned of by npm without ERESOLVE, the tarballs linted
+ * after `tsc`, a Node older than 22 (the system's, or Node 20 from npm where the system's is newer)
+ * refused in one sentence (the import), named in the guide (a `.ts` file, with the line to Node 22)
+ * and warned of by npm without ERESOLVE, the tarballs linted
  * (publint, attw), a program run on plain Node 22, sandbox-virtual's host mounts as a browser build
  * and Node each resolve them, a strict module typechecked, and the copies of effect counted.
  */
@@ -23,8 +24,23 @@ import { bins, Consumer, guide, layer as consumer, plainEnv, shell, step, StepFa
 const node = path.join(root, "node_modules/.bin/node")
 const tsc = path.join(root, "node_modules/.bin/tsc")
 const attw = path.join(root, "node_modules/.bin/attw")
-/** The system's Node, 20 here and in CI: older than the host packages need. */
+/** The system's Node: 20 here and in CI, older than the host packages need; newer on some hosts. */
 const systemNode = "/usr/bin/node"
+
+/**
+ * A Node older than 22, as a user may have, and its version: the system's where it is older, else
+ * Node 20 fetched as the guide fetches 22 (`npx -y node@20`), so the cases below test the same thing
+ * on a host whose Node is newer.
+ */
+const olderNode = Effect.gen(function*() {
+  const version = (file: string) => Effect.map(step(`${file} --version`, root, file, ["-p", "process.versions.node"]), (output) => output.trim())
+  if (fs.existsSync(systemNode)) {
+    const system = yield* version(systemNode)
+    if (Number(system.split(".")[0]) < 22) return { node: systemNode, version: system }
+  }
+  const fetched = (yield* step("npx -y node@20", root, "npx", ["-y", "node@20", "-p", "process.execPath"])).trim()
+  return { node: fetched, version: yield* version(fetched) }
+})
 
 /** What the guide's src/main.ts prints. */
 const answer = `ES modules: package.json says "type": "module".\n`
@@ -138,12 +154,12 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       assert.include(fs.readFileSync(path.join(root, "docs/your-project.md"), "utf8").replace(/\s+/g, " "), said.split("built: ")[1]!)
     }))
 
-  it.effect("on the system's Node 20, importing @condukt/node prints one sentence and exits 1", () =>
+  it.effect("on a Node older than 22, importing @condukt/node prints one sentence and exits 1", () =>
     Effect.gen(function*() {
       const { dir } = yield* Consumer
-      const version = (yield* step("node --version", dir, systemNode, ["-p", "process.versions.node"])).trim()
-      assert.isBelow(Number(version.split(".")[0]), 22, `${systemNode} is Node ${version}`)
-      const { exitCode, stderr, stdout } = yield* shell(dir, `${systemNode} --input-type=module -e 'import "@condukt/node"'`)
+      const { node: older, version } = yield* olderNode
+      assert.isBelow(Number(version.split(".")[0]), 22, `${older} is Node ${version}`)
+      const { exitCode, stderr, stdout } = yield* shell(dir, `${older} --input-type=module -e 'import "@condukt/node"'`)
       assert.deepStrictEqual({ exitCode, stderr, stdout }, {
         exitCode: 1,
         stderr: `Condukt needs Node.js 22.19 or newer; this is Node.js ${version}.\n`,
@@ -151,11 +167,11 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       })
     }))
 
-  it.effect("on the system's Node 20, `node src/main.ts` fails with Node's own error, which the guide names beside its one line to Node 22", () =>
+  it.effect("on a Node older than 22, `node src/main.ts` fails with Node's own error, which the guide names beside its one line to Node 22", () =>
     Effect.gen(function*() {
       const { dir } = yield* Consumer
       // Node 20 refuses the file before any module of ours loads: no sentence of ours can run first.
-      const { exitCode, stderr } = yield* shell(dir, `${systemNode} src/main.ts`)
+      const { exitCode, stderr } = yield* shell(dir, `${(yield* olderNode).node} src/main.ts`)
       const code = /\bcode: '([A-Z_]+)'/.exec(stderr)?.[1]
       assert.deepStrictEqual({ exitCode, code }, { exitCode: 1, code: "ERR_UNKNOWN_FILE_EXTENSION" })
       const page = fs.readFileSync(path.join(root, "docs/your-project.md"), "utf8")
@@ -166,9 +182,10 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       assert.deepStrictEqual({ exitCode: run.exitCode, stderr: run.stderr, stdout: run.stdout }, { exitCode: 0, stderr: "", stdout: answer })
     }))
 
-  it.effect("on the system's Node 20, the guide's install line warns only that the Node is too old: no ERESOLVE", () =>
+  it.effect("on a Node older than 22, the guide's install line warns only that the Node is too old: no ERESOLVE", () =>
     Effect.gen(function*() {
       const { dir } = yield* Consumer
+      const { node: older } = yield* olderNode
       // A dry run beside the project (the same ../tarballs): npm resolves the whole tree, where the
       // ERESOLVE warnings come from, and writes nothing.
       const beside = path.join(dir, "../node20")
@@ -176,7 +193,7 @@ layer(consumer, { timeout: "5 minutes", excludeTestServices: true })("packed and
       fs.copyFileSync(path.join(dir, "package.json"), path.join(beside, "package.json"))
       const { exitCode, stderr, stdout } = yield* execIn(beside, "sh", ["-c", `${guide.install} --dry-run --no-audit --no-fund --prefer-offline`], {
         ...plainEnv(),
-        PATH: [path.dirname(systemNode), process.env["PATH"] ?? ""].join(path.delimiter)
+        PATH: [path.dirname(older), process.env["PATH"] ?? ""].join(path.delimiter)
       })
       const engines = `${stdout}${stderr}`.split("\n").filter((line) => line.includes("EBADENGINE Unsupported engine")).length
       assert.deepStrictEqual({ exitCode, eresolve: eresolve(`${stdout}${stderr}`), warnsOfEngines: engines > 0 }, {
