@@ -24,6 +24,7 @@ export const turn = (n: number): ReadonlyArray<Message.Message> => [
   Message.assistant([Message.textPart(`reply ${n}`)])
 ]
 
+/** Session `id` after `turns` turns (`turn(1)` … `turn(turns)`), its other fields as `fields` says. */
 export const snapshot = (id: string, turns: number, fields: Partial<Snapshot.Snapshot> = {}): Snapshot.Snapshot =>
   Snapshot.make({
     id,
