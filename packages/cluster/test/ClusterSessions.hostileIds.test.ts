@@ -1,5 +1,5 @@
 /**
- * The hostile-id corpus (core's fixtures/hostileSessionIds.ts) through `Sessions.ById` on a real
+ * The hostile-id corpus (@condukt/testing's `HostileSessionIds`) through `Sessions.ById` on a real
  * runner in this process, its mailboxes in effect/cluster's SQL storage: on a SQLite file, where
  * `node:sqlite` reads TEXT up to a NUL (a session `alice\0x` was delivered to alice's entity, and
  * read and extended alice's history), and on Postgres (support/embeddedPostgres.ts). Every call

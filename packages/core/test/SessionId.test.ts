@@ -1,7 +1,7 @@
 /**
- * SessionId: the one rule over the hostile-id corpus (fixtures/hostileSessionIds.ts), its whole
- * message, how a refused id is shown in a message, and `Session.start` refusing before it builds
- * or stores anything.
+ * SessionId: the one rule over the hostile-id corpus (`HostileSessionIds` of @condukt/testing),
+ * its whole message, how a refused id is shown in a message, and `Session.start` refusing before
+ * it builds or stores anything.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Schema } from "effect"

@@ -1,7 +1,7 @@
 /**
- * sessionFileName: the names of the hostile-id corpus's accepted ids (core's
- * fixtures/hostileSessionIds.ts) are ASCII, stay in their directory, fit a file name with any
- * extension, and stay apart when a file system folds case or normalizes them; the 0.1.0 name.
+ * sessionFileName: the names of the hostile-id corpus's accepted ids (`HostileSessionIds` of
+ * @condukt/testing) are ASCII, stay in their directory, fit a file name with any extension, and
+ * stay apart when a file system folds case or normalizes them; the 0.1.0 name.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { fileName, legacyName, MAX_NAME } from "../../src/internal/sessionFileName.ts"

@@ -1,5 +1,5 @@
 /**
- * DiskSessionStore's approval log, beyond the suite every store runs (approvalConformance.ts): one
+ * DiskSessionStore's approval log, beyond the suite every store runs (`approvalConformance`): one
  * file per record under `.approvals`, ids it does not keep refused before anything is written and
  * never made into paths, two stores on one directory answering one record once, its lock file
  * (stale or held), and a file that is not a record named.

@@ -1,5 +1,5 @@
 /**
- * SqliteSessionStore's approval log, beyond the suite every store runs (approvalConformance.ts):
+ * SqliteSessionStore's approval log, beyond the suite every store runs (`approvalConformance`):
  * the records of a save are committed with it or not at all, ids it does not keep are refused
  * before anything is written, two stores on one file answer one record once, the open ones are
  * listed through their partial index, and a row that is not a record is named.
