@@ -13,7 +13,8 @@
  * AgentEnd last, always. The session's MCP servers report McpServerStarted / McpServerDown /
  * McpServerStopped inside the run that is running when it happens; what happens between runs
  * reaches observers at once with an empty run id, and the next run's own stream after its
- * AgentStart (so a `stream` reader of the first run sees the servers the session started). A
+ * AgentStart (so a `stream` reader of the first run sees the servers the session started); a
+ * McpServerStopped with a `reason` says the session goes on without its servers. A
  * Compacted event follows a run's last TurnEnd when its compactor shortened the history (one
  * from `session.compact` reaches observers with an empty run id).
  *
@@ -168,8 +169,27 @@ export type McpServerStarted = typeof McpServerStarted.Type
 export const McpServerDown = Schema.TaggedStruct("McpServerDown", { ...base, server: Schema.String, description: Schema.String })
 export type McpServerDown = typeof McpServerDown.Type
 
-/** The session closed an MCP server's connection (it is stopping). */
-export const McpServerStopped = Schema.TaggedStruct("McpServerStopped", { ...base, server: Schema.String })
+/**
+ * Why the servers of a session were stopped while it goes on: its supervisor gave up, `server`
+ * having needed more than `maxRestarts` restarts within `periodMs`. None of them comes back in this
+ * session (ADR 0101).
+ */
+export const SupervisorGaveUp = Schema.TaggedStruct("SupervisorGaveUp", {
+  server: Schema.String,
+  maxRestarts: Schema.Int,
+  periodMs: Schema.Finite
+})
+export type SupervisorGaveUp = typeof SupervisorGaveUp.Type
+
+/**
+ * An MCP server was stopped: without `reason`, the session closed its connection (it is
+ * stopping); with one, the session's supervisor gave up, and the server will not come back.
+ */
+export const McpServerStopped = Schema.TaggedStruct("McpServerStopped", {
+  ...base,
+  server: Schema.String,
+  reason: Schema.optionalKey(SupervisorGaveUp)
+})
 export type McpServerStopped = typeof McpServerStopped.Type
 
 /**

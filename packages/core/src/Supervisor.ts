@@ -7,7 +7,9 @@
  * failure, `temporary` ones never. The strategy decides who comes back with it: `one_for_one`
  * just the child, `one_for_all` every child, `rest_for_one` the child and those started after it
  * (stopped in reverse order, started in order). More than `maxRestarts` restarts within `period`
- * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides.
+ * stop every child and fail the supervisor with `RestartIntensityExceeded`: its parent decides. A
+ * child stopped by that give-up has its scope closed with the supervisor's error, so its finalizers
+ * can tell it from a plain stop (`gaveUp`); any other stop closes it with success.
  * Every failure of the supervisor is a `SupervisorError`, its `reason` one of these facts.
  * With `autoShutdown`, significant children ending on their own end the supervisor, as in OTP.
  * Closing the supervisor's scope stops its children in reverse start order, a restarted child
@@ -149,6 +151,26 @@ export class SupervisorError extends Schema.TaggedError<SupervisorError>()("Supe
 }
 
 // ---------------------------------------------------------------------------------------------
+// Guards
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * The give-up a child's scope was closed with, read by a finalizer of the child: `undefined` when
+ * the child was stopped otherwise (its supervisor's scope closing, `terminateChild`, a restart of
+ * its group) or ended on its own.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const gaveUp = (exit: Exit.Exit<unknown, unknown>): RestartIntensityExceeded | undefined => {
+  if (Exit.isSuccess(exit)) return undefined
+  const error = Cause.findErrorOption(exit.cause)
+  return Option.isSome(error) && error.value instanceof SupervisorError && error.value.reason._tag === "RestartIntensityExceeded"
+    ? error.value.reason
+    : undefined
+}
+
+// ---------------------------------------------------------------------------------------------
 // Constructors
 // ---------------------------------------------------------------------------------------------
 
@@ -160,6 +182,8 @@ interface Child {
   incarnation: number
   starts: number
   fiber: Fiber.Fiber<void> | undefined
+  /** What the child's scope closes with when its life is interrupted: set by every stop. */
+  closeWith: Exit.Exit<unknown, unknown>
 }
 
 interface Exited {
@@ -235,7 +259,7 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             Effect.flatMap((exit) =>
               Scope.close(childScope, exit).pipe(Effect.andThen(Queue.offer(exits, { child, incarnation, exit })))
             ),
-            Effect.onInterrupt(() => Scope.close(childScope, Exit.void)),
+            Effect.onInterrupt(() => Effect.suspend(() => Scope.close(childScope, child.closeWith))),
             Effect.asVoid
           ),
           lives,
@@ -245,15 +269,17 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       })
     )
 
-  const stop = (child: Child) =>
+  const stop = (child: Child, closeWith: Exit.Exit<unknown, unknown> = Exit.void) =>
     Effect.suspend(() => {
       const fiber = child.fiber
       child.fiber = undefined
       child.incarnation++
+      child.closeWith = closeWith
       return fiber === undefined ? Effect.void : Fiber.interrupt(fiber)
     })
 
-  const stopAll = (targets: ReadonlyArray<Child>) => Effect.forEach([...targets].reverse(), stop, { discard: true })
+  const stopAll = (targets: ReadonlyArray<Child>, closeWith?: Exit.Exit<unknown, unknown>) =>
+    Effect.forEach([...targets].reverse(), (child) => stop(child, closeWith), { discard: true })
 
   const restart = (child: Child) =>
     Effect.flatMap(launch(child), (exit) =>
@@ -283,19 +309,17 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
       restarts = [...restarts.filter((t) => now - t < periodMs), now]
       if (restarts.length > maxRestarts) {
         ending = "GaveUp"
-        yield* stopAll(children)
-        children = []
-        return yield* Deferred.fail(
-          ended,
-          new SupervisorError({
-            reason: new RestartIntensityExceeded({
-              childId: child.spec.id,
-              maxRestarts,
-              periodMs,
-              cause: Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
-            })
+        const error = new SupervisorError({
+          reason: new RestartIntensityExceeded({
+            childId: child.spec.id,
+            maxRestarts,
+            periodMs,
+            cause: Exit.isFailure(exit) ? Cause.squash(exit.cause) : undefined
           })
-        )
+        })
+        yield* stopAll(children, Exit.fail(error))
+        children = []
+        return yield* Deferred.fail(ended, error)
       }
       const index = children.indexOf(child)
       const group = strategy === "one_for_one" ? [child] : strategy === "one_for_all" ? children : children.slice(index)
@@ -335,7 +359,8 @@ export const make = Effect.fnUntraced(function*(options: Options = {}) {
             context: context as Context.Context<unknown>,
             incarnation: 0,
             starts: 0,
-            fiber: undefined
+            fiber: undefined,
+            closeWith: Exit.void
           }
           const exit = yield* launch(child)
           if (Exit.isFailure(exit)) return yield* (exit as Exit.Exit<A, E>)

@@ -127,6 +127,33 @@ describe("Supervisor", () => {
       assert.deepStrictEqual(yield* supervisor.children, [])
     }))
 
+  it.effect("a give-up closes the scopes of the children it stops with the supervisor's error; any other stop or end, with none", () =>
+    Effect.gen(function*() {
+      const probe = yield* makeProbe
+      const closed = yield* Queue.unbounded<string>()
+      // The child's own finalizer says what its scope was closed with.
+      const watched = (id: string): Supervisor.ChildSpec<string, never, never> => {
+        const spec = probe.child(id)
+        return {
+          ...spec,
+          start: Effect.tap(spec.start, () =>
+            Effect.flatMap(Scope.Scope, (scope) =>
+              Scope.addFinalizerExit(scope, (exit) => Queue.offer(closed, `${id}: ${Supervisor.gaveUp(exit)?.message ?? "no give-up"}`))))
+        }
+      }
+      const supervisor = yield* Supervisor.make({ maxRestarts: 0 })
+      yield* startAll(supervisor, [watched("a"), watched("b"), watched("c")])
+      yield* probe.next(3)
+      yield* supervisor.terminateChild("c")
+      yield* probe.order("b", "crash")
+      yield* Effect.flip(supervisor.join)
+      assert.deepStrictEqual(yield* Queue.takeAll(closed), [
+        "c: no give-up",
+        "b: no give-up",
+        "a: Supervisor gave up: child b needed more than 0 restarts within 5000ms"
+      ])
+    }))
+
   it.effect("a supervisor that gives up is restarted by its parent", () =>
     Effect.gen(function*() {
       const probe = yield* makeProbe

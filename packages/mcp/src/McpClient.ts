@@ -53,6 +53,12 @@ export interface Connection {
   readonly descriptors: ReadonlyArray<McpTool>
   /** Fails with the reason once the transport has died; never completes otherwise. */
   readonly down: Deferred.Deferred<never, McpError>
+  /**
+   * A stdio server's exit code (128 + the signal's number when a signal ended it) once its process
+   * has exited; `undefined` before, and always over HTTP, where a server cannot end a session on
+   * its own (it can only lose it: `reinitialise`). Absent on a connection made by hand (benchmarks).
+   */
+  readonly exitCode?: (() => number | undefined) | undefined
   /** Completes an authorization a request's `UnauthorizedError` started, or fails with that error. */
   readonly reauthorize: (error: unknown) => Effect.Effect<void, unknown>
   /** How many times the Streamable HTTP session was re-initialised. */
@@ -191,8 +197,9 @@ export const connect = (
     }
     client.onclose = () => {
       if (replacing) return
+      // Code 0: the server ended on its own, cleanly (not a crash: `exitCode`, McpServer).
       const why = transport instanceof StdioProcess
-        ? `the server exited${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
+        ? `the server exited${transport.exitCode === 0 ? " with code 0" : ""}${transport.lastError === "" ? "" : `: ${transport.lastError}`}`
         : "the connection closed"
       Deferred.doneUnsafe(down, Effect.fail(new McpError({ server: declaration.name, reason: new TransportDown({ description: credentials.reason(why) }) })))
     }
@@ -261,7 +268,8 @@ export const connect = (
         Deferred.doneUnsafe(down, Effect.fail(failure))
         return Effect.fail(failure)
       }))
-    return { client, credentials, descriptors, down, reauthorize, generation: () => generation, reinitialise }
+    const exitCode = () => (transport instanceof StdioProcess ? transport.exitCode : undefined)
+    return { client, credentials, descriptors, down, exitCode, reauthorize, generation: () => generation, reinitialise }
   }).pipe(Effect.mapError((reason) => new McpError({ server: declaration.name, reason })))
 
 /** Ends the Streamable HTTP session (DELETE) before closing; a stdio close ends the process group. */

@@ -6,9 +6,14 @@
  */
 import { Schema } from "effect"
 
-/** The server's transport died (or was never up); its tools answer this until it is back. */
+/**
+ * The server's transport died (or was never up); its tools answer this until it is back. `final`:
+ * it will not be back in this session (it ended cleanly and its restart policy is not
+ * `permanent`, or its session's supervisor gave up on the servers).
+ */
 export class TransportDown extends Schema.TaggedError<TransportDown>()("TransportDown", {
-  description: Schema.String
+  description: Schema.String,
+  final: Schema.optional(Schema.Boolean)
 }) {}
 
 /** The server did not answer `tool` within its `requestTimeout`. */
@@ -95,7 +100,9 @@ export type Reason = typeof Reason.Type
 const sentence = (server: string, reason: Reason): string => {
   switch (reason._tag) {
     case "TransportDown":
-      return `MCP server ${server} is down (${reason.description}); its tools cannot be called until it is back`
+      return reason.final === true
+        ? `MCP server ${server} is down (${reason.description}) and will not come back in this session`
+        : `MCP server ${server} is down (${reason.description}); its tools cannot be called until it is back`
     case "RequestTimeout":
       return `MCP server ${server} did not answer ${reason.tool} within ${reason.timeoutMs}ms`
     case "McpCallFailed":

@@ -6,13 +6,15 @@
  * and `Session.start` starts them in parallel in the session's scope. Starting one opens its first
  * connection at once (the servers of a session connect concurrently), then hands it to the
  * session's supervisor as the child's first incarnation; later incarnations (the `restart` policy:
- * `temporary` by default, `transient`, `permanent`) connect again under that supervisor. The
+ * `temporary` by default, `transient`, `permanent`) connect again under that supervisor: a stdio
+ * server that exits with code 0 ends its child normally, so only a `permanent` one comes back; when
+ * the supervisor gives up, each server it held says so and the session goes on (ADR 0101). The
  * server's tools are ordinary `Tool`s named `<prefix>.<tool>`; while it is down they answer an
  * `McpError` of reason `TransportDown`. An invalid declaration (its name, its transport) is not
  * refused here: its start fails with `McpStartFailed` naming it, before anything runs. `startAll` gives the same to callers
  * without a session (workflows): the servers' tools, owned by the current scope.
  */
-import { Exit, Effect, Scope } from "effect"
+import { Duration, Exit, Effect, Scope } from "effect"
 import { type ProcessRunner, Redactor, Session, Supervisor, Tool, ToolName, type ToolSource } from "@condukt/core"
 import type { Tool as McpTool } from "@modelcontextprotocol/client"
 import * as McpClient from "./McpClient.ts"
@@ -125,8 +127,18 @@ interface State {
   current: McpClient.Connection | undefined
   /** Why there is no connection, for the tools' `TransportDown`. */
   reason: string
+  /** The server will not come back in this session, and its tools say so (`TransportDown`'s `final`). */
+  final: boolean
+  /** The supervisor no longer holds the server: it ended and was not restarted, or was given up. */
+  left: boolean
   tools: ReadonlyArray<Tool.Tool>
 }
+
+/** The server's child id under its session's supervisor. */
+const CHILD_PREFIX = "mcp:"
+
+/** The server a supervisor's child id names. */
+const serverOf = (childId: string): string => (childId.startsWith(CHILD_PREFIX) ? childId.slice(CHILD_PREFIX.length) : childId)
 
 /**
  * Whether a call of the server's tool may run again after its process died mid-call: the
@@ -156,7 +168,12 @@ const toTools = (server: McpServer, state: State, descriptors: ReadonlyArray<Mcp
       call: (args) =>
         Effect.suspend(() =>
           state.current === undefined
-            ? Effect.fail(new McpError({ server: declaration.name, reason: new TransportDown({ description: state.reason }) }))
+            ? Effect.fail(
+              new McpError({
+                server: declaration.name,
+                reason: new TransportDown({ description: state.reason, ...(state.final ? { final: true } : {}) })
+              })
+            )
             : call(state.current, args)
         )
     })
@@ -175,7 +192,28 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
   return Effect.gen(function*() {
     if (server.invalid !== undefined) return yield* new Session.McpStartFailed({ server: server.name, description: server.invalid })
     const declaration = server.declaration
-    const state: State = { current: undefined, reason: "it has not started", tools: [] }
+    const state: State = { current: undefined, reason: "it has not started", final: false, left: false, tools: [] }
+    const restart = declaration.restart ?? "temporary"
+    // The supervisor gave up (ADR 0101): the server is stopped for the rest of the session, and
+    // says so once — from the finalizer of a connection the give-up closed, or from the watch below.
+    const givenUp = (gaveUp: Supervisor.RestartIntensityExceeded) =>
+      Effect.suspend(() => {
+        if (state.left) return Effect.void
+        const crashed = serverOf(gaveUp.childId)
+        const within = `${gaveUp.maxRestarts} restarts within ${Duration.format(Duration.millis(gaveUp.periodMs))}`
+        state.current = undefined
+        state.left = true
+        state.final = true
+        state.reason = crashed === server.name ? `${state.reason}; given up after ${within}` : `stopped when ${crashed} was given up after ${within}`
+        return Effect.andThen(
+          Effect.logWarning(`MCP server ${server.name} will not come back in this session: ${state.reason}`),
+          context.emit({
+            _tag: "McpServerStopped",
+            server: server.name,
+            reason: { _tag: "SupervisorGaveUp", server: crashed, maxRestarts: gaveUp.maxRestarts, periodMs: gaveUp.periodMs }
+          })
+        )
+      })
     const refreshed = (descriptors: ReadonlyArray<McpTool>) =>
       Effect.sync(() => {
         state.tools = toTools(server, state, descriptors)
@@ -205,27 +243,41 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
       state.current = connection
       yield* refreshed(connection.descriptors)
       yield* context.emit({ _tag: "McpServerStarted", server: server.name, transport: declaration.transport, tools: state.tools.length })
-      yield* Scope.addFinalizer(scope, Effect.suspend(() => {
-        if (state.current === connection) state.current = undefined
-        return McpClient.isDown(connection) ? Effect.void : context.emit({ _tag: "McpServerStopped", server: server.name })
-      }))
+      yield* Scope.addFinalizerExit(scope, (exit) =>
+        Effect.suspend(() => {
+          if (state.current === connection) state.current = undefined
+          const gaveUp = Supervisor.gaveUp(exit)
+          if (gaveUp !== undefined) return givenUp(gaveUp)
+          return McpClient.isDown(connection) ? Effect.void : context.emit({ _tag: "McpServerStopped", server: server.name })
+        }))
       return connection
     })
     yield* context.supervisor.startChild({
-      id: `mcp:${server.name}`,
-      restart: declaration.restart ?? "temporary",
+      id: `${CHILD_PREFIX}${server.name}`,
+      restart,
       start: incarnation,
       run: (connection) =>
-        McpClient.awaitDown(connection).pipe(Effect.tapError((down) =>
+        McpClient.awaitDown(connection).pipe(Effect.catch((down) =>
           Effect.suspend(() => {
             if (state.current === connection) state.current = undefined
             // The connection's `down` holds only `TransportDown`s.
             const description = down.reason._tag === "TransportDown" ? down.reason.description : down.message
+            // A stdio server that exited with code 0 ended on its own: a normal end, which only a
+            // permanent server is restarted for. Any other end (a crash, a signal, every HTTP end)
+            // fails the child, which transient and permanent servers are restarted for (ADR 0101).
+            const clean = connection.exitCode?.() === 0
             state.reason = description
-            return context.emit({ _tag: "McpServerDown", server: server.name, description })
+            state.final = clean && restart !== "permanent"
+            state.left = restart === "temporary" || state.final
+            return Effect.andThen(context.emit({ _tag: "McpServerDown", server: server.name, description }), clean ? Effect.void : Effect.fail(down))
           })
         ))
     }).pipe(Effect.mapError(failed(server, credentials)))
+    // Nothing else waits on the supervisor: a give-up reaches the servers that were down then here.
+    yield* Effect.forkIn(
+      Effect.catch(context.supervisor.join, (error) => (error.reason._tag === "RestartIntensityExceeded" ? givenUp(error.reason) : Effect.void)),
+      yield* Scope.Scope
+    )
     const running: ToolSource.Running = { tools: Effect.sync(() => state.tools), secrets: credentials.secrets() }
     return running
   }).pipe(

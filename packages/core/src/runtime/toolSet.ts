@@ -3,7 +3,9 @@
  * started, which can change while it lives.
  *
  * `start` starts a session's sources in parallel under a supervisor made for them in the current
- * (the session's) scope; the first failure interrupts the others, whose scopes close with it.
+ * (the session's) scope; the first failure interrupts the others, whose scopes close with it. When
+ * that supervisor gives up (its restart intensity), the session does not fail: each source says
+ * so (an event, a warning, its tools' answer) and the session goes on without them (ADR 0101).
  * `refresh` runs before every model request: when a source's tools changed, the executor is
  * rebuilt once, so the change shows from that turn on and costs nothing while nothing changes.
  * A change that would give two tools one name keeps the previous tools (and says so in the log):

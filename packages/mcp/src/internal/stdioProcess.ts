@@ -36,6 +36,8 @@ export class StdioProcess implements Transport {
   spawnError: ProcessRunner.ProcessRunnerError | undefined
   /** The leader's exit code (or 128 + signal), once it exited. */
   readonly exited = Deferred.makeUnsafe<number>()
+  /** The same, read synchronously: the process runner reports the exit before the pipes close (`onclose`). */
+  exitCode: number | undefined
   /**
    * Not handed out: the tail is kept for errors (`lastError`). With `pid`, what the SDK tells a
    * stdio transport by, so that a server silent to the `server/discover` probe is a legacy one
@@ -83,7 +85,10 @@ export class StdioProcess implements Transport {
         stderr: (chunk) => {
           self.stderrTail = (self.stderrTail + decoder.decode(chunk)).slice(-STDERR_TAIL_BYTES)
         },
-        exit: (exitCode) => Deferred.doneUnsafe(self.exited, Effect.succeed(exitCode)),
+        exit: (exitCode) => {
+          self.exitCode = exitCode
+          Deferred.doneUnsafe(self.exited, Effect.succeed(exitCode))
+        },
         close: () => self.onclose?.()
       }).pipe(
         Scope.provide(scope),
