@@ -140,6 +140,20 @@ describe("the timeline of a session's events (studio/src/timeline.ts)", () => {
     assert.deepStrictEqual(runs[0]!.notes, ["still waiting after 30 s for an answer to Bash (c2)"])
   })
 
+  it("notes an MCP server stopped by the session, and one its supervisor gave up, apart", () => {
+    const events = script().slice(0, 9)
+    nextId = 9
+    const { runs } = Timeline.build([
+      ...events,
+      ev({ _tag: "McpServerStopped", server: "docs" }),
+      ev({ _tag: "McpServerStopped", server: "fx", reason: { _tag: "SupervisorGaveUp", server: "fx", maxRestarts: 3, periodMs: 5000 } })
+    ])
+    assert.deepStrictEqual(runs[0]!.notes, [
+      "MCP server docs stopped",
+      "MCP server fx stopped for good: fx was given up after 3 restarts within 5s"
+    ])
+  })
+
   it("ends what a run left open with the run: a turn cut short, a call without its result an error", () => {
     const events = script().slice(0, 9)
     nextId = 9

@@ -255,7 +255,11 @@ export const build = (events: ReadonlyArray<StreamedEvent>): Timeline => {
         run.notes.push(`MCP server ${event.server} went down: ${event.description.slice(0, 500)}`)
         break
       case "McpServerStopped":
-        run.notes.push(`MCP server ${event.server} stopped`)
+        run.notes.push(
+          event.reason === undefined
+            ? `MCP server ${event.server} stopped`
+            : `MCP server ${event.server} stopped for good: ${event.reason.server} was given up after ${event.reason.maxRestarts} restarts within ${event.reason.periodMs / 1000}s`
+        )
         break
       case "Compacted":
         run.notes.push(`history compacted from ${event.before} to ${event.after} messages`)

@@ -148,7 +148,11 @@ export type SessionEvent = EventBase & (
   | { readonly _tag: "ElicitationRequested"; readonly id: string; readonly server: string; readonly message: string; readonly schema: unknown }
   | { readonly _tag: "McpServerStarted"; readonly server: string; readonly transport: string; readonly tools: number }
   | { readonly _tag: "McpServerDown"; readonly server: string; readonly description: string }
-  | { readonly _tag: "McpServerStopped"; readonly server: string }
+  | {
+    readonly _tag: "McpServerStopped"
+    readonly server: string
+    readonly reason?: { readonly _tag: "SupervisorGaveUp"; readonly server: string; readonly maxRestarts: number; readonly periodMs: number }
+  }
   | { readonly _tag: "Compacted"; readonly before: number; readonly after: number }
   | { readonly _tag: "StillWaiting"; readonly calls: ReadonlyArray<{ readonly callId: string; readonly tool: string }>; readonly waitedMs: number }
   | { readonly _tag: "Error"; readonly message: string }
