@@ -267,8 +267,9 @@ const start = (server: McpServer, context: ToolSource.StartContext) => {
             // fails the child, which transient and permanent servers are restarted for (ADR 0101).
             const clean = connection.exitCode?.() === 0
             state.reason = description
-            state.final = clean && restart !== "permanent"
-            state.left = restart === "temporary" || state.final
+            // A temporary server is never restarted, and a transient one that ended cleanly is not.
+            state.final = restart === "temporary" || (clean && restart !== "permanent")
+            state.left = state.final
             return Effect.andThen(context.emit({ _tag: "McpServerDown", server: server.name, description }), clean ? Effect.void : Effect.fail(down))
           })
         ))

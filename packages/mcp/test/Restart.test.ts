@@ -237,6 +237,6 @@ describe("MCP server restarts", () => {
         [["McpServerDown", "fx", "the server exited"], ["McpServerStopped", "ok", gaveUp], ["McpServerStopped", "fx", gaveUp]]
       ])
       const after = Array.from(yield* Stream.runCollect(s.stream("echo")))
-      assert.deepStrictEqual(results(after), [{ name: "tmp.echo", content: DOWN("tmp", "the server exited"), isError: true }])
+      assert.deepStrictEqual(results(after), [{ name: "tmp.echo", content: GONE("tmp", "the server exited"), isError: true }])
     }).pipe(Effect.scoped))
 })
