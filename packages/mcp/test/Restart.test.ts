@@ -121,8 +121,6 @@ const crashLoop = (s: Session.Session, seen: Queue.Queue<Seen>, server: string, 
     return answers
   })
 
-const DOWN = (server: string, why: string) => `Error: MCP server ${server} is down (${why}); its tools cannot be called until it is back`
-
 /** What a server's tools answer once it will not come back in the session. */
 const GONE = (server: string, why: string) => `Error: MCP server ${server} is down (${why}) and will not come back in this session`
 

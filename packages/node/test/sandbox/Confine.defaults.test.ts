@@ -25,6 +25,7 @@ import * as Session from "@condukt/core/Session"
 import * as Tools from "@condukt/core/Tools"
 import * as Condukt from "../../src/Condukt.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Skip from "@condukt/testing/Skip"
 import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -102,7 +103,7 @@ const denied = (path: string) => ({
 
 const toolResults = (history: ReadonlyArray<Message.Message>) => history.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
 
-describe.skipIf(unavailable !== undefined)("confine: true, with no denyRead", () => {
+describe("confine: true, with no denyRead", Skip.when(unavailable), () => {
   it.effect("hides every credential the home holds from the commands (through ~/) and the file methods, and nothing else of the home", () =>
     Effect.gen(function*() {
       const at = yield* home
@@ -143,7 +144,7 @@ describe.skipIf(unavailable !== undefined)("confine: true, with no denyRead", ()
     }).pipe(Effect.scoped, Effect.provide(Condukt.layer)))
 })
 
-describe.skipIf(unavailable !== undefined)("confine with a denyRead of its own", () => {
+describe("confine with a denyRead of its own", Skip.when(unavailable), () => {
   it.effect("reads ~/ as the home directory, and replaces the defaults", () =>
     Effect.gen(function*() {
       const at = yield* home

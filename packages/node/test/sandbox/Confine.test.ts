@@ -20,6 +20,7 @@ import * as Condukt from "../../src/Condukt.ts"
 import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Skip from "@condukt/testing/Skip"
 import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -85,7 +86,7 @@ const sandboxes = (at: Layout) =>
 
 const run = (sandbox: Sandbox.Service, command: string) => Effect.map(sandbox.exec(command), (r) => ({ exitCode: r.exitCode, output: r.output.trim() }))
 
-describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape corpus", () => {
+describe("LocalSandbox confine: the escape corpus", Skip.when(unavailable), () => {
   it.effect("writes land only under the cwd: absolute paths, .., a planted symlink and /proc/self/cwd all stay out", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -279,7 +280,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       }
     }).pipe(Effect.scoped, Effect.provide(host)))
 
-  it.live.skipIf(noCgroup !== undefined)("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
+  it.live("a fork bomb stops at the process limit, the host still answers, and nothing of it is left (nor of an interrupted call)", () =>
     Effect.gen(function*() {
       const at = yield* layout
       // The commands' cgroups are made in one of the test's own, whose peak counts all of theirs.
@@ -323,9 +324,9 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.isTrue(Option.isNone(yield* Effect.timeoutOption(limited.exec(`exec -a ${sleeper} sleep 300`), "1 second")))
       assert.strictEqual(survivors(sleeper), "")
       assert.deepStrictEqual(commandGroups(parent), [])
-    }).pipe(Effect.scoped, Effect.provide(host)))
+    }).pipe(Effect.scoped, Effect.provide(host)), Skip.when(noCgroup))
 
-  it.effect.skipIf(noCgroup !== undefined)("the process limit holds for each command: more processes than it allows fail to start", () =>
+  it.effect("the process limit holds for each command: more processes than it allows fail to start", () =>
     Effect.gen(function*() {
       const at = yield* layout
       const { open } = yield* sandboxes(at)
@@ -335,7 +336,7 @@ describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the escape cor
       assert.deepStrictEqual(yield* run(open, children), { exitCode: 0, output: "30" })
       const limited = yield* run(limited16, children)
       assert.isBelow(Number(limited.output), 16)
-    }).pipe(Effect.scoped, Effect.provide(host)))
+    }).pipe(Effect.scoped, Effect.provide(host)), Skip.when(noCgroup))
 
   it.effect("Tools.Command runs confined on a confined sandbox unless it opts out", () =>
     Effect.gen(function*() {

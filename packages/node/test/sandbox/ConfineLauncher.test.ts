@@ -22,6 +22,7 @@ import type * as Sandbox from "@condukt/core/Sandbox"
 import * as Cgroup from "../../src/sandbox/Cgroup.ts"
 import * as Confine from "../../src/sandbox/Confine.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Skip from "@condukt/testing/Skip"
 import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -88,7 +89,7 @@ const started = (sandbox: Sandbox.Service, project: string, file: string, comman
     return fiber
   })
 
-describe.skipIf(unavailable !== undefined)("LocalSandbox confine: the launcher", () => {
+describe("LocalSandbox confine: the launcher", Skip.when(unavailable), () => {
   it.live("commands share one launcher; an interrupted command's processes (a setsid one too) are gone", () =>
     Effect.gen(function*() {
       const { parent, project } = yield* setting
@@ -231,7 +232,7 @@ const attackSetting = Effect.acquireRelease(
   ({ root }) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
 )
 
-describe.skipIf(unavailable !== undefined)("LocalSandbox confine: a command cannot attach to the launcher", () => {
+describe("LocalSandbox confine: a command cannot attach to the launcher", Skip.when(unavailable), () => {
   it.effect("ptrace, process_vm_writev, /proc/<pid>/mem, environ, its descriptors and pidfd_getfd: allowed against a bystander unconfined, refused against the launcher (and the forwarder) confined", () =>
     Effect.gen(function*() {
       const at = yield* attackSetting

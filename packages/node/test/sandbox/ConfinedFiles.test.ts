@@ -21,6 +21,7 @@ import * as Tools from "@condukt/core/Tools"
 import * as Condukt from "../../src/Condukt.ts"
 import * as ConfinedPaths from "../../src/sandbox/ConfinedPaths.ts"
 import * as LocalSandbox from "../../src/sandbox/Local.ts"
+import * as Skip from "@condukt/testing/Skip"
 import * as Bubblewrap from "./bubblewrap.ts"
 
 const host = Layer.merge(NodeServices.layer, ProcessBudget.layer())
@@ -83,7 +84,7 @@ const inTmp = (path: string) => ({
     `Path ${path} is in the host's /tmp, which the sandbox's confinement hides (its commands get a private /tmp): keep the files you need under the working directory`
 })
 
-describe.skipIf(unavailable !== undefined)("a confined LocalSandbox's file methods", () => {
+describe("a confined LocalSandbox's file methods", Skip.when(unavailable), () => {
   it.effect("refuse a denyRead path wherever they meet it, as the command cannot read it", () =>
     Effect.gen(function*() {
       const at = yield* layout
@@ -283,7 +284,7 @@ describe("ConfinedPaths", () => {
 
 const toolResults = (history: ReadonlyArray<Message.Message>) => history.flatMap((m) => (m._tag === "ToolResultMessage" ? [m.content] : []))
 
-describe.skipIf(unavailable !== undefined)("a session on a confined LocalSandbox", () => {
+describe("a session on a confined LocalSandbox", Skip.when(unavailable), () => {
   it.live("neither Bash nor Read reads a denied key, and Write outside the cwd is refused (issue 37)", () =>
     Effect.gen(function*() {
       const at = yield* layout
