@@ -33,7 +33,7 @@ import * as path from "node:path"
 import { NodeProcessRunner } from "../packages/node/src/index.ts"
 import { McpClient, McpServer } from "../packages/mcp/src/index.ts"
 import { VirtualSandbox } from "../packages/sandbox-virtual/src/index.ts"
-import { ToolCall } from "../packages/testing/src/index.ts"
+import { ToolCall } from "@condukt/testing"
 // The raw v2 SDK client from @condukt/mcp's own dependencies: the very copy our client runs on.
 import { Client } from "../packages/mcp/node_modules/@modelcontextprotocol/client/dist/index.mjs"
 import { StdioClientTransport } from "../packages/mcp/node_modules/@modelcontextprotocol/client/dist/stdio.mjs"
