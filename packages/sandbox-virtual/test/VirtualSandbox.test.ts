@@ -92,6 +92,17 @@ describe("VirtualSandbox exec", () => {
       assert.deepStrictEqual(yield* sandbox.exec("type f; echo \"[$X]\"; pwd"), ran("[]\n/home/user\nbash: type: f: not found\n"))
     }))
 
+  it.effect("is stateless in variables' attributes too: readonly, export, integer, uppercase do not carry over, with or without a call's env", () =>
+    Effect.gen(function*() {
+      const sandbox = yield* VirtualSandbox.make()
+      const mark = "export FOO=bar; readonly R=1; declare -i I; declare -u U; echo set"
+      const read = "FOO=baz; bash -c 'echo \"child [$FOO]\"'; R=2; I=1+1; U=abc; echo \"$R $I $U\""
+      for (const options of [{}, { env: { TOKEN: "t" } }, { timeout: "20 seconds" }]) {
+        assert.deepStrictEqual(yield* sandbox.exec(mark, options), ran("set\n"))
+        assert.deepStrictEqual(yield* sandbox.exec(read, options), ran("child []\n2 1+1 abc\n"))
+      }
+    }))
+
   it.effect("answers stdout, then stderr, and the exit code", () =>
     Effect.gen(function*() {
       const sandbox = yield* VirtualSandbox.make()

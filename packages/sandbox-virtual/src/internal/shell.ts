@@ -122,6 +122,26 @@ const rejectionResult = (errno: FsError.Errno, budgetBytes: number): Sandbox.Exe
   truncated: false
 })
 
+/**
+ * A `Bash`'s attributes as built, put back before each of its execs. just-bash 3.4.2 gives an exec
+ * its own copy of some of the interpreter's state (the variables, functions, options, cwd) but
+ * shares the sets of attributes (readonly, exported, integer, upper- and lowercase, namerefs…)
+ * with every later exec: `readonly R=1` in one call refused `R=2` in the next, and a name
+ * `export`ed once stayed exported. An exec is stateless (a process's environment on the host
+ * starts over too), so each starts from the sets the interpreter was built with; set before the
+ * exec starts, a running exec keeps the ones it started with.
+ */
+const freshAttributes = (bash: Bash): (() => void) => {
+  const state = (bash as unknown as { readonly state: Record<string, unknown> }).state
+  const copy = (value: ReadonlySet<unknown> | ReadonlyMap<unknown, unknown>) => (value instanceof Set ? new Set(value) : new Map(value as ReadonlyMap<unknown, unknown>))
+  const built = Object.entries(state).flatMap(([key, value]) =>
+    value instanceof Set || value instanceof Map ? [[key, copy(value)] as const] : []
+  )
+  return () => {
+    for (const [key, value] of built) state[key] = copy(value)
+  }
+}
+
 /** @since 0.1.0 @category models */
 export interface Options {
   readonly fs: IFileSystem
@@ -151,8 +171,8 @@ export interface Options {
 export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, limits, workers }: Options): Shell => {
   const wallTimeMs = limits.maxExecutionTimeMs ?? hardenedWallTimeMs
   /** An interpreter with this deadline, exporting `env` and HOME. */
-  const interpreter = (deadlineMs: number, env: Run["env"] = undefined) =>
-    new Bash({
+  const interpreter = (deadlineMs: number, env: Run["env"] = undefined): { readonly bash: Bash; readonly fresh: () => void } => {
+    const bash = new Bash({
       fs,
       cwd,
       env: { ...env, HOME: env?.["HOME"] ?? home },
@@ -161,22 +181,26 @@ export const make = ({ budgetBytes, commands, cwd, defenseInDepth, fs, home, lim
       executionLimits: { ...limits, maxExecutionTimeMs: deadlineMs },
       customCommands: [...(commands ?? []), Timeout.command]
     })
-  const bash = interpreter(wallTimeMs)
-  let twin: { readonly key: string; readonly bash: Bash } | undefined
+    return { bash, fresh: freshAttributes(bash) }
+  }
+  const main = interpreter(wallTimeMs)
+  let twin: { readonly key: string; readonly bash: Bash; readonly fresh: () => void } | undefined
+  /** The interpreter for a call, its attributes as built. */
   const bashFor = (timeoutMs: number | undefined, env: Run["env"]): Bash => {
     const deadlineMs = timeoutMs === undefined || timeoutMs >= wallTimeMs ? wallTimeMs : timeoutMs
     const entries = env === undefined ? [] : Object.entries(env)
-    if (entries.length === 0 && deadlineMs === wallTimeMs) return bash
-    const key = JSON.stringify([deadlineMs, entries])
-    if (twin?.key !== key) twin = { key, bash: interpreter(deadlineMs, env) }
-    return twin.bash
+    const key = entries.length === 0 && deadlineMs === wallTimeMs ? undefined : JSON.stringify([deadlineMs, entries])
+    if (key !== undefined && twin?.key !== key) twin = { key, ...interpreter(deadlineMs, env) }
+    const chosen = key === undefined ? main : twin!
+    chosen.fresh()
+    return chosen.bash
   }
 
   const methods = workers === undefined ? [] : Protocol.fsMethods.filter((method) => typeof fs[method] === "function")
   /** The call on a worker: the same interpreter, built there, over this thread's filesystem. */
   const remote = (pool: WorkerPool, command: string, directory: string, env: Run["env"], timeoutMs: number | undefined) =>
   (signal: AbortSignal) =>
-    CommandLookups.answer(fs, command, (script) => bash.transform(script).ast).then((known) =>
+    CommandLookups.answer(fs, command, (script) => main.bash.transform(script).ast).then((known) =>
       pool.run({
         setup: {
           cwd,
