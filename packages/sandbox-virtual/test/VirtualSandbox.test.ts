@@ -97,7 +97,8 @@ describe("VirtualSandbox exec", () => {
       const sandbox = yield* VirtualSandbox.make()
       const mark = "export FOO=bar; readonly R=1; declare -i I; declare -u U; echo set"
       const read = "FOO=baz; bash -c 'echo \"child [$FOO]\"'; R=2; I=1+1; U=abc; echo \"$R $I $U\""
-      for (const options of [{}, { env: { TOKEN: "t" } }, { timeout: "20 seconds" }]) {
+      const calls: ReadonlyArray<Sandbox.ExecOptions> = [{}, { env: { TOKEN: "t" } }, { timeout: "20 seconds" }]
+      for (const options of calls) {
         assert.deepStrictEqual(yield* sandbox.exec(mark, options), ran("set\n"))
         assert.deepStrictEqual(yield* sandbox.exec(read, options), ran("child []\n2 1+1 abc\n"))
       }

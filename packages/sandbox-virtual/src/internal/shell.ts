@@ -133,12 +133,11 @@ const rejectionResult = (errno: FsError.Errno, budgetBytes: number): Sandbox.Exe
  */
 const freshAttributes = (bash: Bash): (() => void) => {
   const state = (bash as unknown as { readonly state: Record<string, unknown> }).state
-  const copy = (value: ReadonlySet<unknown> | ReadonlyMap<unknown, unknown>) => (value instanceof Set ? new Set(value) : new Map(value as ReadonlyMap<unknown, unknown>))
-  const built = Object.entries(state).flatMap(([key, value]) =>
-    value instanceof Set || value instanceof Map ? [[key, copy(value)] as const] : []
-  )
+  // The sets only: the maps an exec reads (variables, arrays, functions) it copies itself, and the
+  // command hash table is a cache, shared on purpose. Sets created later are created on an exec's copy.
+  const built = Object.entries(state).flatMap(([key, value]) => (value instanceof Set ? [[key, new Set(value)] as const] : []))
   return () => {
-    for (const [key, value] of built) state[key] = copy(value)
+    for (const [key, value] of built) state[key] = new Set(value)
   }
 }
 
