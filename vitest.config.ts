@@ -58,6 +58,7 @@ export const integration = [
   "packages/sandbox-virtual/test/Timeout.pool.test.ts",
   "packages/server/test/**/*.test.ts",
   "packages/testing/test/Processes.test.ts",
+  "packages/testing/test/FreePort.test.ts",
   "packages/workflows/test/Examples.test.ts",
   "packages/workflows/test/RunEngine.test.ts",
   "packages/workflows/test/RunEngine.fairness.test.ts",
