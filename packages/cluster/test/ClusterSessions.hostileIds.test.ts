@@ -8,30 +8,21 @@
 import { describe, it, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
-import * as net from "node:net"
 import * as path from "node:path"
 import * as Model from "@condukt/core/Model"
 import * as Sessions from "@condukt/core/Sessions"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { TempDir } from "@condukt/testing"
+import { FreePort, TempDir } from "@condukt/testing"
 import { agents, echoModel, hostileIds } from "../../core/test/fixtures/sessionsById.ts"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 
 const tempDir = TempDir.make("condukt-store-")
 
-/** A port nothing listens on now. */
-const freePort = Effect.callback<number>((resume) => {
-  const server = net.createServer().listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
-
 /** The corpus through a runner of this process on `client`'s database. */
 const throughRunner = (client: Layer.Layer<SqlClient.SqlClient, SqlError.SqlError>) =>
   Effect.scoped(Effect.gen(function*() {
-    const port = yield* freePort
+    const port = yield* FreePort.make
     const runner = yield* Layer.build(
       Runner.layer({ agents, port }).pipe(Layer.provide(Layer.mergeAll(client, Layer.succeed(Model.Model, echoModel))))
     )

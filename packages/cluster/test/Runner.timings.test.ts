@@ -15,11 +15,10 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Logger, Metric, Schedule } from "effect"
 import { ClusterMetrics } from "effect/cluster"
 import { SqlClient } from "effect/sql"
-import * as net from "node:net"
 import * as path from "node:path"
 import * as SqliteClient from "@condukt/node/SqliteClient"
 import * as Runner from "../src/Runner.ts"
-import { TempDir } from "@condukt/testing"
+import { FreePort, TempDir } from "@condukt/testing"
 import { EmbeddedPostgres, layer as embeddedPostgres } from "./support/embeddedPostgres.ts"
 
 const tempDir = TempDir.make("condukt-store-")
@@ -30,14 +29,6 @@ const DROPPED = "Shard lock storage is unhealthy"
 /** The timings a runner chooses on the SqlClient's database. */
 const chosen = Effect.gen(function*() {
   return Runner.failoverOf(yield* SqlClient.SqlClient)
-})
-
-/** A port nothing listens on now. */
-const freePort = Effect.callback<number>((resume) => {
-  const server = net.createServer().listen(0, "127.0.0.1", () => {
-    const { port } = server.address() as net.AddressInfo
-    server.close(() => resume(Effect.succeed(port)))
-  })
 })
 
 /** The shards this process's runner holds and is releasing (effect/cluster's gauges). */
@@ -70,7 +61,7 @@ const dropsWhenLate = (sharding: Runner.Options<never>["sharding"]) =>
   Effect.scoped(Effect.gen(function*() {
     const postgres = yield* EmbeddedPostgres
     const database = yield* Effect.orDie(postgres.createDatabase)
-    const port = yield* freePort
+    const port = yield* FreePort.make
     const logged: Array<string> = []
     const capture = Logger.make(({ message }) => {
       const first = Array.isArray(message) ? message[0] : message

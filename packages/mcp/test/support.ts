@@ -5,11 +5,10 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import { McpServer as SdkServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import * as net from "node:net"
 import * as path from "node:path"
 import { Agent, Session, type SessionEvent } from "@condukt/core"
 import { Condukt } from "@condukt/node"
-import { Processes, TestModel } from "@condukt/testing"
+import { FreePort, Processes, TestModel } from "@condukt/testing"
 import { McpServer } from "../src/index.ts"
 
 export const node = process.execPath
@@ -17,14 +16,8 @@ export const fixture = path.resolve(import.meta.dirname, "fixtures/server.ts")
 export const hostile = path.resolve(import.meta.dirname, "fixtures/hostile.ts")
 export const everything = path.resolve(import.meta.dirname, "../node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 
-export const freePort: Effect.Effect<number> = Effect.callback<number>((resume) => {
-  const server = net.createServer()
-  server.listen(0, "127.0.0.1", () => {
-    const address = server.address()
-    const port = typeof address === "object" && address !== null ? address.port : 0
-    server.close(() => resume(Effect.succeed(port)))
-  })
-})
+/** A port nothing listens on, for a server process started on it (FreePort: outside the ephemeral range). */
+export const freePort: Effect.Effect<number> = FreePort.make
 
 /** server-everything over an HTTP transport on a free port, killed with the scope. */
 export const everythingHttp = (transport: "sse" | "streamableHttp"): Effect.Effect<number, never, Scope.Scope> =>
