@@ -132,7 +132,10 @@ const rejectionResult = (errno: FsError.Errno, budgetBytes: number): Sandbox.Exe
  * exec starts, a running exec keeps the ones it started with.
  */
 const freshAttributes = (bash: Bash): (() => void) => {
-  const state = (bash as unknown as { readonly state: Record<string, unknown> }).state
+  const state = (bash as unknown as { readonly state?: Record<string, unknown> }).state
+  // A just-bash that keeps its state elsewhere (another version): nothing to put back, rather than
+  // no sandbox at all (VirtualSandbox.test's statelessness tests say which).
+  if (typeof state !== "object" || state === null) return () => {}
   // The sets only: the maps an exec reads (variables, arrays, functions) it copies itself, and the
   // command hash table is a cache, shared on purpose. Sets created later are created on an exec's copy.
   const built = Object.entries(state).flatMap(([key, value]) => (value instanceof Set ? [[key, new Set(value)] as const] : []))
