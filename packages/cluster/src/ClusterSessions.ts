@@ -10,7 +10,7 @@
  * A call waiting while no runner of the cluster is up says so in the log, and fails `Unavailable`
  * after the `timeout` it was given (internal/noRunner.ts).
  */
-import { Cause, Effect, Exit, Fiber, Layer, Schedule, Stream } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer, Schedule, type Scope, Stream } from "effect"
 import { EntityId, Sharding } from "effect/cluster"
 import type * as ApprovalRecord from "@condukt/core/ApprovalRecord"
 import type * as SessionEvent from "@condukt/core/SessionEvent"
@@ -57,28 +57,40 @@ export interface Options extends NoRunner.WaitOptions {
  * @since 0.1.0
  * @category constructors
  */
-export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> => Effect.gen(function*() {
+export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding | Scope.Scope> => Effect.gen(function*() {
   const clientFor = yield* SessionEntity.client
-  const up = yield* NoRunner.runnerUp
+  const watcher = yield* NoRunner.make(yield* NoRunner.runnerUp, options)
   const sharding = yield* Sharding.Sharding
   const here = options.address === undefined ? "this runner" : `runner ${options.address}`
-  /** Says so, and gives up after `timeout`, while no runner is up to answer `call` of `id`. */
-  const watched = (id: string, call: string) => <A, E>(effect: Effect.Effect<A, E>) =>
-    Effect.raceFirst(effect, NoRunner.watch(up, options, id, call))
   /**
    * The call answered: the cluster's own failures (storage, transport) as the session's
    * `Unavailable`; a call the cluster cut off comes back interrupted, not failed (the caller's own
    * interruption still interrupts it), and is sent again — the same message, so a persisted one is
-   * handled once, by its primary key — every 200 ms for at most 10 s.
+   * handled once, by its primary key — every 200 ms for at most 10 s. While no runner is up to
+   * answer it, the watcher says so, and gives it up after `timeout` (its attempt interrupted).
    */
   const delivered = (id: string, call: string) => <A>(effect: Effect.Effect<A, Sessions.SessionsError | { readonly _tag: string; readonly message: string }>) =>
-    Effect.forkChild(effect, { startImmediately: true }).pipe(
-      Effect.flatMap(Fiber.await),
-      Effect.flatMap((exit) => (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit)),
-      Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
-      Effect.mapError(unavailable(id)),
-      watched(id, call)
-    )
+    Effect.suspend(() => {
+      let gaveUp: Sessions.SessionsError | undefined
+      let attempt: Fiber.Fiber<A, unknown> | undefined
+      const waiting = watcher.waiting(id, call, (error) => {
+        gaveUp = error
+        attempt?.interruptUnsafe()
+      })
+      return Effect.forkChild(effect, { startImmediately: true }).pipe(
+        Effect.flatMap((fiber) => {
+          attempt = fiber
+          if (gaveUp !== undefined) fiber.interruptUnsafe()
+          return Fiber.await(fiber)
+        }),
+        Effect.flatMap((exit) =>
+          gaveUp !== undefined ? Effect.fail(gaveUp) : Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit
+        ),
+        Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
+        Effect.mapError(unavailable(id)),
+        Effect.ensuring(Effect.sync(waiting.done))
+      )
+    })
   // Every id is held to the one rule before it becomes an entity's id: effect/cluster keeps entity
   // ids in SQL TEXT, where a NUL ends one (`alice\0x` was delivered to alice on SQLite).
   return Sessions.checkingIds({
@@ -93,14 +105,14 @@ export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdServ
     stream: (id, prompt) =>
       Stream.merge(
         Stream.mapError(Stream.unwrap(Effect.map(uuid7.make, (runId) => clientFor(id).Stream({ runId, prompt }))), unavailable(id)),
-        Stream.fromEffect(NoRunner.watch(up, options, id, "stream")),
+        Stream.fromEffect(watcher.never(id, "stream")),
         { haltStrategy: "left" }
       ),
     // Observed once the runner says so: the stream's first element; what follows it is every event after.
     events: (id) =>
       Effect.gen(function*() {
         const pull = yield* Stream.toPull(clientFor(id).Observe())
-        const first = yield* watched(id, "events")(pull)
+        const first = yield* Effect.raceFirst(pull, watcher.never(id, "events"))
         const events = Stream.concat(Stream.fromIterable(first), Stream.fromPull(Effect.succeed(pull))).pipe(
           Stream.filter((event) => event._tag !== "Observing"),
           // A runner that goes away ends the observation; the caller learns the rest from the session.
@@ -134,7 +146,7 @@ export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdServ
  * @since 0.1.0
  * @category constructors
  */
-export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding> = makeWith()
+export const make: Effect.Effect<Sessions.ByIdService, never, Sharding.Sharding | Scope.Scope> = makeWith()
 
 /**
  * `Sessions.ById` over the cluster the Layer is given (`Runner.layer`, `Runner.layerClient`), its calls as `make`'s.

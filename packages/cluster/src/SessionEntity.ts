@@ -30,12 +30,11 @@
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
 import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
 import { Rpc } from "effect/rpc"
-import { SqlClient, SqlError } from "effect/sql"
+import { SqlClient } from "effect/sql"
 import * as Message from "@condukt/core/Message"
 import * as Session from "@condukt/core/Session"
 import * as SessionEvent from "@condukt/core/SessionEvent"
 import type * as SessionStore from "@condukt/core/SessionStore"
-import { SessionStoreError, Unavailable } from "@condukt/core/SessionStoreError"
 import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
 import * as RestingHeap from "./internal/restingHeap.ts"
@@ -183,20 +182,31 @@ const PRUNE_EVERY = 16
 export const layer = <R>(options: Options<R>) =>
   Layer.unwrap(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const store = yield* SqlSessionStore.make()
+    // The run whose beginning each session's next save records, in the save's transaction.
+    const beginnings: Beginnings = new Map()
+    const store = yield* SqlSessionStore.make({
+      alongside: (snapshot) => {
+        const run = beginnings.get(snapshot.id)
+        return run === undefined ? undefined : SessionRows.runBegun(snapshot.id, run.runId, run.before)
+      }
+    })
     const rows = yield* SessionRows.make(sql)
     const context = yield* Effect.context<R>()
-    return SessionEntity.toLayer(activate(options.agents, store, rows, context), {
+    return SessionEntity.toLayer(activate(options.agents, store, rows, beginnings, context), {
       maxIdleTime: options.maxIdleTime ?? "5 minutes",
       concurrency: "unbounded"
     }).pipe(Layer.merge(RestingHeap.layer))
   }))
+
+/** Per session active on this runner, the run whose beginning its next save records. */
+type Beginnings = Map<string, { readonly runId: string; readonly before: number }>
 
 /** What each activation of an entity serves. */
 const activate = <R>(
   agents: Sessions.Agents<R>,
   store: SessionStore.Service,
   rows: SessionRows.SessionRows,
+  beginnings: Beginnings,
   context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
@@ -217,7 +227,7 @@ const activate = <R>(
      */
     const handedOver = (error: Sessions.SessionsError) => (scope.state._tag === "Closed" ? Effect.never : Effect.fail(error))
 
-    /** The run whose beginning the session's next save records (in its transaction), and how many runs began here. */
+    /** This activation's run whose beginning is not saved yet (in `beginnings`), and how many runs began here. */
     let beginning: { readonly runId: string; readonly before: number } | undefined
     let begun = 0
     /**
@@ -227,25 +237,18 @@ const activate = <R>(
      * statement per run, ~0.04 ms of bench/cluster's run).
      */
     let rowsRead: Map<string, number> | undefined
+    /** The store, its saves recording the beginning of the run in `beginnings` (the store's `alongside`) once. */
     const recording: SessionStore.Service = {
       ...store,
       save: (snapshot, saveOptions) => {
-        const run = beginning
+        const run = beginnings.get(id)
         if (run === undefined) return store.save(snapshot, saveOptions)
-        return rows.withRunBegun(id, run.runId, run.before, store.save(snapshot, saveOptions)).pipe(
-          Effect.mapError((error) =>
-            SqlError.isSqlError(error)
-              ? new SessionStoreError({ method: "save", sessionId: id, location: "condukt_cluster_runs", reason: new Unavailable({ description: error.message }), cause: error })
-              : error
-          ),
-          Effect.tap(() =>
-            Effect.sync(() => {
-              if (beginning === run) beginning = undefined
-              // The row's insert does nothing when the run has one: its first record stands.
-              if (rowsRead !== undefined && !rowsRead.has(run.runId)) rowsRead.set(run.runId, run.before)
-            })
-          )
-        )
+        return Effect.tap(store.save(snapshot, saveOptions), () =>
+          Effect.sync(() => {
+            if (beginnings.get(id) === run) beginnings.delete(id)
+            // The row's insert does nothing when the run has one: its first record stands.
+            if (rowsRead !== undefined && !rowsRead.has(run.runId)) rowsRead.set(run.runId, run.before)
+          }))
       }
     }
     /**
@@ -324,12 +327,15 @@ const activate = <R>(
         }
         if (begun++ % PRUNE_EVERY === 0) yield* prune(runId, read)
         // Written with the run's first save: a run with no row is one of which nothing was saved.
-        beginning = { runId, before: history.length }
+        beginnings.set(id, beginning = { runId, before: history.length })
         return undefined
       })
 
     /** The end of a run: a save after it records no beginning. */
-    const ended = Effect.sync(() => { beginning = undefined })
+    const ended = Effect.sync(() => {
+      if (beginning !== undefined && beginnings.get(id) === beginning) beginnings.delete(id)
+      beginning = undefined
+    })
 
     /**
      * Stops of this activation so far: a run that waited its turn while the session was stopped

@@ -150,10 +150,10 @@ const worker = (ran: Array<string>) =>
  */
 const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [], results: [], started: ["c1"] }) => Effect.gen(function*() {
   const rows = yield* SessionRows.make(yield* SqlClient.SqlClient)
-  const store = yield* SqlSessionStore.make()
-  yield* rows.mark("w", "worker", true)
   // The run's row is written with its first save, in one transaction.
-  yield* rows.withRunBegun("w", "r1", 2, store.save(Snapshot.make({
+  const store = yield* SqlSessionStore.make({ alongside: (snapshot) => SessionRows.runBegun(snapshot.id, "r1", 2) })
+  yield* rows.mark("w", "worker", true)
+  yield* store.save(Snapshot.make({
     id: "w",
     agent: "worker",
     model: "test:x",
@@ -162,7 +162,7 @@ const deadRunnerLeft = (reply = twoCalls, batch: Snapshot.Batch = { waiting: [],
     createdAt: 1,
     updatedAt: 1,
     batch
-  })))
+  }))
 })
 
 const twoCalls = Message.assistant([

@@ -52,6 +52,34 @@ describe("SqlSessionStore on SQLite", () => {
       })
     ))
 
+  it.live("a caller's statement (`alongside`) is committed with a save, and not at all with a save refused", () =>
+    withStore((_, file) =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`CREATE TABLE beside (session TEXT NOT NULL, n INTEGER NOT NULL)`
+        let n = 0
+        const store = yield* SqlSessionStore.make({
+          location: file,
+          alongside: (saved) => (saved.id === "quiet" ? undefined : { sql: "INSERT INTO beside (session, n) VALUES (?, ?)", params: [saved.id, ++n] })
+        })
+        yield* store.save(snapshot("s1", 1))
+        yield* store.save(snapshot("s1", 2), { appended: 4 })
+        yield* store.save(snapshot("quiet", 1))
+        // Another writer moves s1's row: this store's next save of it is refused, and its statement with it.
+        const other = yield* SqlSessionStore.make({ location: file })
+        yield* other.load("s1")
+        yield* other.save(snapshot("s1", 3), { appended: 4 })
+        assert.strictEqual((yield* storeError(store.save(snapshot("s1", 3), { appended: 4 })))?.reason._tag, "Conflict")
+        // A statement that fails fails the save, and the session's rows stay as they were.
+        const failing = yield* SqlSessionStore.make({ location: file, alongside: () => ({ sql: "INSERT INTO nowhere VALUES (?)", params: [1] }) })
+        yield* failing.load("s2")
+        assert.strictEqual((yield* storeError(failing.save(snapshot("s2", 1))))?.reason._tag, "Unavailable")
+        assert.deepStrictEqual(yield* failing.load("s2"), Option.none())
+        const rows = yield* sql<{ session: string; n: number }>`SELECT session, n FROM beside ORDER BY n`
+        assert.deepStrictEqual(rows.map((row) => [row.session, Number(row.n)]), [["s1", 1], ["s1", 2]])
+      })
+    ))
+
   it.live("a database the SQLite session store wrote loads, and takes the turns saved after", () =>
     withStore((_, file) =>
       Effect.gen(function*() {

@@ -13,7 +13,8 @@
  * one-connection SQLite that starves the cluster's shard-lock refresh).
  */
 import { Effect, Option, Schedule } from "effect"
-import { type SqlClient, SqlError } from "effect/sql"
+import type { SqlClient, SqlError } from "effect/sql"
+import type * as SqlSessionStore from "@condukt/node/sessionStore/Sql"
 
 const TABLES = [
   "CREATE TABLE IF NOT EXISTS condukt_cluster_sessions (id TEXT PRIMARY KEY NOT NULL, agent TEXT NOT NULL, running INTEGER NOT NULL, start TEXT)",
@@ -41,21 +42,21 @@ export interface SessionRows {
   readonly mark: (id: string, agent: string, running: boolean, start?: string) => Effect.Effect<void, SqlError.SqlError>
   /** Marks a running session stopped; an unknown one is ignored. */
   readonly stop: (id: string) => Effect.Effect<void, SqlError.SqlError>
-  /**
-   * Runs `effect` (a save of the session) in one transaction with the record of the run's
-   * beginning: both are committed, or neither. Retried whole while another writer holds the database.
-   */
-  readonly withRunBegun: <A, E>(
-    id: string,
-    run: string,
-    historyBefore: number,
-    effect: Effect.Effect<A, E>
-  ) => Effect.Effect<A, E | SqlError.SqlError>
   /** The runs of the session that have a row, each with the history's length when it began. */
   readonly begun: (id: string) => Effect.Effect<Map<string, number>, SqlError.SqlError>
   /** Deletes the rows of these runs of the session. */
   readonly forget: (id: string, runs: ReadonlyArray<string>) => Effect.Effect<void, SqlError.SqlError>
 }
+
+/**
+ * The record of a run's beginning (`history_before`: the history's length when it began), for the
+ * session store to commit with the run's first save (`SqlSessionStore`'s `alongside`): both are
+ * committed, or neither. A run's first record stands: written again, it does nothing.
+ */
+export const runBegun = (id: string, run: string, historyBefore: number): SqlSessionStore.Statement => ({
+  sql: "INSERT INTO condukt_cluster_runs (session, run, history_before) VALUES (?, ?, ?) ON CONFLICT (session, run) DO NOTHING",
+  params: [id, run, historyBefore]
+})
 
 /** The rows on `sql`'s database; the tables are created when missing. */
 export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlError.SqlError> =>
@@ -77,15 +78,6 @@ export const make = (sql: SqlClient.SqlClient): Effect.Effect<SessionRows, SqlEr
         retried(Effect.asVoid(sql`INSERT INTO condukt_cluster_sessions (id, agent, running, start) VALUES (${id}, ${agent}, ${running ? 1 : 0}, ${start ?? null})
           ON CONFLICT (id) DO UPDATE SET agent = excluded.agent, running = excluded.running, start = excluded.start`)),
       stop: (id) => retried(Effect.asVoid(sql`UPDATE condukt_cluster_sessions SET running = 0 WHERE id = ${id}`)),
-      withRunBegun: <A, E>(id: string, run: string, historyBefore: number, effect: Effect.Effect<A, E>) =>
-        Effect.retry(
-          sql.withTransaction(Effect.andThen(
-            sql`INSERT INTO condukt_cluster_runs (session, run, history_before) VALUES (${id}, ${run}, ${historyBefore})
-              ON CONFLICT (session, run) DO NOTHING`,
-            effect
-          )),
-          { ...busyPolicy, while: (error: E | SqlError.SqlError) => SqlError.isSqlError(error) && busyPolicy.while(error) }
-        ),
       begun: (id) =>
         retried(Effect.map(sql`SELECT run, history_before FROM condukt_cluster_runs WHERE session = ${id}`, (rows) =>
           new Map(rows.map((row) => [String(row["run"]), Number(row["history_before"])])))),

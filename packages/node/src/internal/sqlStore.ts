@@ -132,10 +132,14 @@ const SELECT_SESSION_FOR_SHARE = `${SELECT_SESSION} FOR SHARE`
 
 type Outcome = { readonly saved: Known } | { readonly conflict: string } | { readonly unwritable: SessionStoreError }
 
-/** What a save indexes in its transaction: its batch's approval records, and the cutoff of answered ones to delete when one is due. */
+/**
+ * What a save writes in its transaction beside the session's rows: its batch's approval records,
+ * the cutoff of answered ones to delete when one is due, and the caller's statement (`alongside`).
+ */
 interface Indexing {
   readonly approvals: ReadonlyArray<ApprovalRows.Encoded>
   readonly prune: number | undefined
+  readonly alongside: Statement | undefined
 }
 
 /**
@@ -171,6 +175,8 @@ function* saveRows(
   }
   if (!appending) yield statement("DELETE FROM condukt_messages WHERE session = ?", id)
   yield* insertMessages(id, from, bodies.success)
+  // Once the row is claimed: a save refused commits nothing of the caller's either.
+  if (indexing.alongside !== undefined) yield indexing.alongside
   if (indexing.approvals.length > 0) yield* SqlApprovals.index(indexing.approvals)
   if (indexing.prune !== undefined) yield* SqlApprovals.prune(indexing.prune)
   return { saved: { revision: found.revision === "absent" ? 1 : found.revision + 1, length: messages.length } }
@@ -188,6 +194,11 @@ const describe = (cause: unknown) => (cause instanceof Error ? cause.message : S
 export interface Options {
   /** How long answered approval records are kept (ms; default: for ever). */
   readonly approvalRetention?: number | undefined
+  /**
+   * A statement of the caller's to commit with a save, or none: run in the save's transaction once
+   * the session's row is claimed, so it is committed when the save is and never without it.
+   */
+  readonly alongside?: ((snapshot: Snapshot.Snapshot) => Statement | undefined) | undefined
 }
 
 /**
@@ -239,7 +250,11 @@ export const make = Effect.fnUntraced(function*(
       ApprovalRows.encode(snapshot.batch?.approvals, "save", id, (record) => `${location}#condukt_approvals${record === undefined ? "" : `/${record}`}`)
     )
     const now = retention === undefined ? 0 : yield* Clock.currentTimeMillis
-    const indexing = { approvals, prune: retention !== undefined && now - pruned >= SqlApprovals.PRUNE_EVERY_MS ? now - retention : undefined }
+    const indexing = {
+      approvals,
+      prune: retention !== undefined && now - pruned >= SqlApprovals.PRUNE_EVERY_MS ? now - retention : undefined,
+      alongside: options.alongside?.(snapshot)
+    }
     const want = known.get(id)
     const outcome = yield* transaction("save", id, "write", () => saveRows(snapshot, body, saveOptions?.appended, want, location, indexing))
     if ("unwritable" in outcome) return yield* outcome.unwritable

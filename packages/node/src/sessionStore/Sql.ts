@@ -30,6 +30,7 @@
 import { Effect, Layer, Schedule } from "effect"
 import { SqlClient, SqlError } from "effect/sql"
 import { SessionStore, SessionStoreError, Unavailable } from "@condukt/core/SessionStore"
+import type * as Snapshot from "@condukt/core/Snapshot"
 import * as SqlStore from "../internal/sqlStore.ts"
 
 /** @since 0.1.0 @category models */
@@ -38,6 +39,24 @@ export interface Options {
   readonly location?: string | undefined
   /** How long answered approval records are kept (ms; default: for ever). */
   readonly approvalRetention?: number | undefined
+  /**
+   * A statement to commit with a save of `snapshot` (its text with `?` for each parameter), or
+   * none: it runs in the save's transaction once the session's row is claimed, so it is committed
+   * exactly when the save is. The cluster records where a run began this way (no commit of its own).
+   */
+  readonly alongside?: ((snapshot: Snapshot.Snapshot) => Statement | undefined) | undefined
+}
+
+/**
+ * A statement of the caller's: its text, `?` for each parameter (made the dialect's placeholders),
+ * and its parameters.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Statement {
+  readonly sql: string
+  readonly params: ReadonlyArray<unknown>
 }
 
 /** How often a transaction retries a database another writer has locked, 20 ms apart. */
