@@ -28,7 +28,7 @@
  * The entity serves messages concurrently (`Abort` reaches a running run), and its runs one at a time.
  */
 import { type Context, type Duration, Effect, Layer, Option, Schema, Scope, Semaphore, Stream } from "effect"
-import { ClusterSchema, Entity, MessageStorage } from "effect/cluster"
+import { ClusterSchema, Entity, MessageStorage, type Snowflake } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { SqlClient } from "effect/sql"
 import * as Message from "@condukt/core/Message"
@@ -38,6 +38,7 @@ import type * as SessionStore from "@condukt/core/SessionStore"
 import * as SessionId from "@condukt/core/SessionId"
 import * as Sessions from "@condukt/core/Sessions"
 import * as RestingHeap from "./internal/restingHeap.ts"
+import * as RunRecords from "./internal/runRecords.ts"
 import * as SessionRows from "./internal/sessionRows.ts"
 import * as SqlSessionStore from "./SqlSessionStore.ts"
 
@@ -168,9 +169,6 @@ const SAVED = "its runner stopped before its events were all sent; the run compl
 
 const fail = (sessionId: string, reason: Sessions.SessionsError["reason"]) => new Sessions.SessionsError({ sessionId, reason })
 
-/** Every how many runs of an activation (its first included) the rows of the session's settled runs are deleted. */
-const PRUNE_EVERY = 16
-
 /**
  * The entity's handlers on this runner, for the agents in `options.agents`; the sessions' store
  * and rows are in the SqlClient's database. While no session is active here, V8 optimizes for
@@ -183,13 +181,8 @@ export const layer = <R>(options: Options<R>) =>
   Layer.unwrap(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     // The run whose beginning each session's next save records, in the save's transaction.
-    const beginnings: Beginnings = new Map()
-    const store = yield* SqlSessionStore.make({
-      alongside: (snapshot) => {
-        const run = beginnings.get(snapshot.id)
-        return run === undefined ? undefined : SessionRows.runBegun(snapshot.id, run.runId, run.before)
-      }
-    })
+    const beginnings: RunRecords.Beginnings = new Map()
+    const store = yield* SqlSessionStore.make({ alongside: RunRecords.alongside(beginnings) })
     const rows = yield* SessionRows.make(sql)
     const context = yield* Effect.context<R>()
     return SessionEntity.toLayer(activate(options.agents, store, rows, beginnings, context), {
@@ -198,15 +191,12 @@ export const layer = <R>(options: Options<R>) =>
     }).pipe(Layer.merge(RestingHeap.layer))
   }))
 
-/** Per session active on this runner, the run whose beginning its next save records. */
-type Beginnings = Map<string, { readonly runId: string; readonly before: number }>
-
 /** What each activation of an entity serves. */
 const activate = <R>(
   agents: Sessions.Agents<R>,
   store: SessionStore.Service,
   rows: SessionRows.SessionRows,
-  beginnings: Beginnings,
+  beginnings: RunRecords.Beginnings,
   context: Context.Context<R>
 ) =>
   Effect.gen(function*() {
@@ -227,54 +217,14 @@ const activate = <R>(
      */
     const handedOver = (error: Sessions.SessionsError) => (scope.state._tag === "Closed" ? Effect.never : Effect.fail(error))
 
-    /** This activation's run whose beginning is not saved yet (in `beginnings`), and how many runs began here. */
-    let beginning: { readonly runId: string; readonly before: number } | undefined
-    let begun = 0
-    /**
-     * Where the session's runs with a row began, read from the rows at this activation's first run
-     * and kept since: the rows are written and deleted only by the activation of the session (one
-     * runner holds it at a time), here after that read, so a run reads no row of its own (a
-     * statement per run, ~0.04 ms of bench/cluster's run).
-     */
-    let rowsRead: Map<string, number> | undefined
-    /** The store, its saves recording the beginning of the run in `beginnings` (the store's `alongside`) once. */
-    const recording: SessionStore.Service = {
-      ...store,
-      save: (snapshot, saveOptions) => {
-        const run = beginnings.get(id)
-        if (run === undefined) return store.save(snapshot, saveOptions)
-        return Effect.tap(store.save(snapshot, saveOptions), () =>
-          Effect.sync(() => {
-            if (beginnings.get(id) === run) beginnings.delete(id)
-            // The row's insert does nothing when the run has one: its first record stands.
-            if (rowsRead !== undefined && !rowsRead.has(run.runId)) rowsRead.set(run.runId, run.before)
-          }))
-      }
-    }
-    /**
-     * Deletes the rows of the session's settled runs but `runId`'s: a run whose reply the cluster
-     * saved (it is not delivered again), or a stream's (the cluster keeps no message of it). Best
-     * effort: a row left is deleted next time.
-     */
-    const prune = (runId: string, read: Map<string, number>) =>
-      Effect.ignore(Effect.gen(function*() {
-        const runs = [...read.keys()].filter((run) => run !== runId)
-        const requests = yield* Effect.forEach(runs, (run) =>
-          Effect.map(storage.requestIdForPrimaryKey({ address, tag: Run._tag, id: run }), (request) => [run, request] as const))
-        const ids = requests.flatMap(([, request]) => (Option.isSome(request) ? [request.value] : []))
-        const replies = ids.length === 0 ? [] : yield* storage.repliesForUnfiltered(ids)
-        const exited = new Set(replies.flatMap((reply) => (reply._tag === "WithExit" ? [reply.requestId] : [])))
-        const settled = requests.flatMap(([run, request]) => (Option.isNone(request) || exited.has(String(request.value)) ? [run] : []))
-        yield* rows.forget(id, settled)
-        for (const run of settled) read.delete(run)
-      }))
+    const records = RunRecords.make({ address, store, rows, storage, beginnings, runTag: Run._tag })
 
     const startAs = (name: string) =>
       Effect.gen(function*() {
         const agent = Object.hasOwn(agents, name) ? agents[name] : undefined
         if (agent === undefined) return yield* fail(id, new Sessions.UnknownAgent({ agent: name }))
         // The entity's scope, not the runner's from `context`: the session stops when the entity passivates.
-        const session = yield* Session.start(agent, { id, store: recording }).pipe(
+        const session = yield* Session.start(agent, { id, store: records.store }).pipe(
           Effect.provideService(Scope.Scope, scope),
           Effect.provide(context),
           Effect.mapError((error) => Sessions.failed(id, error))
@@ -307,14 +257,13 @@ const activate = <R>(
      * part is the one the session, started again from the store, goes on with (ADR 0065): its
      * reply is that continuation's, once the session is idle (ADR 0072).
      */
-    const begin = (session: Session.Session, runId: string) =>
+    const begin = (session: Session.Session, runId: string, request: Snowflake.Snowflake | null) =>
       Effect.gen(function*() {
         // A session started again from the store may be going on with a partly-saved run (ADR
         // 0065): this run begins after it, and its row must say so, not where that one stood.
         yield* session.idle
         const history = yield* session.history
-        const read = rowsRead ?? (rowsRead = yield* Effect.mapError(rows.begun(id), unavailable))
-        const began = read.get(runId)
+        const began = (yield* Effect.mapError(records.began, unavailable)).get(runId)
         if (began !== undefined) {
           const found = redelivered(history, began)
           if (found === "partial") {
@@ -325,17 +274,12 @@ const activate = <R>(
           }
           if (found !== "fresh") return found
         }
-        if (begun++ % PRUNE_EVERY === 0) yield* prune(runId, read)
         // Written with the run's first save: a run with no row is one of which nothing was saved.
-        beginnings.set(id, beginning = { runId, before: history.length })
+        yield* records.begins(runId, request, history.length)
         return undefined
       })
 
-    /** The end of a run: a save after it records no beginning. */
-    const ended = Effect.sync(() => {
-      if (beginning !== undefined && beginnings.get(id) === beginning) beginnings.delete(id)
-      beginning = undefined
-    })
+    const { ended } = records
 
     /**
      * Stops of this activation so far: a run that waited its turn while the session was stopped
@@ -346,11 +290,12 @@ const activate = <R>(
     const stoppedWhileWaiting = (seen: number) =>
       stops === seen ? Effect.void : Effect.fail(Sessions.failed(id, new Session.SessionError({ sessionId: id, reason: new Session.SessionStopped() })))
 
-    const run = (runId: string, prompt: string, seen = stops) =>
+    const run = (runId: string, request: Snowflake.Snowflake, prompt: string, seen = stops) =>
       running.withPermits(1)(Effect.gen(function*() {
         yield* stoppedWhileWaiting(seen)
-        const session = yield* ensure
-        const done = yield* begin(session, runId)
+        // The running session without a turn of `starting` (a stop may come after this look, as after any).
+        const session = current ?? (yield* ensure)
+        const done = yield* begin(session, runId, request)
         if (done !== undefined) return done
         return yield* Effect.mapBoth(session.run(prompt), {
           onFailure: (error) => Sessions.failed(id, error),
@@ -371,7 +316,7 @@ const activate = <R>(
           yield* Effect.mapError(rows.mark(id, payload.agent, true, payload.startId), unavailable)
           yield* Effect.tapError(startAs(payload.agent), () => Effect.ignore(rows.mark(id, payload.agent, false)))
         })),
-      Run: ({ payload }) => run(payload.runId, payload.prompt),
+      Run: ({ payload, requestId }) => run(payload.runId, requestId, payload.prompt),
       Stream: ({ payload }) =>
         Stream.unwrap(Effect.gen(function*() {
           const seen = stops
@@ -379,7 +324,7 @@ const activate = <R>(
           yield* stoppedWhileWaiting(seen)
           const session = yield* ensure
           // A stream cannot replay the events of a run completed before (or, continued, since) its runner died.
-          if ((yield* begin(session, payload.runId)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
+          if ((yield* begin(session, payload.runId, null)) !== undefined) return yield* fail(id, new Sessions.Interrupted({ description: SAVED }))
           return Stream.mapError(session.stream(payload.prompt), (error) => Sessions.failed(id, error))
         })),
       Observe: () =>
