@@ -181,8 +181,13 @@ const shuffled = <A>(variants: ReadonlyArray<A>): ReadonlyArray<A> => {
 }
 
 const main = async () => {
-  // One LocalSandbox for every session, provided around them (the noop tool never touches it).
+  // One LocalSandbox for every session, provided around them (the noop tool never touches it). Its
+  // directory dated an hour ago, as a checked-out project's is: one changed in the last two seconds
+  // is listed again by every session's first run (`ProjectInstructions.RECENT_MS`), which is a
+  // directory being edited, not the turn this measures (the per-session figures below do the same).
   const cwd = mkdtempSync(join(tmpdir(), "condukt-bench-turns-"))
+  const anHourAgo = new Date(Date.now() - 3_600_000)
+  utimesSync(cwd, anHourAgo, anHourAgo)
   const scope = Scope.makeUnsafe()
   const sandbox = await Effect.runPromise(Layer.buildWithScope(LocalSandbox.layer({ cwd }).pipe(Layer.provide(Condukt.layer)), scope))
   const variants: Array<Variant> = [
