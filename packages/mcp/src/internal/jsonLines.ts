@@ -112,21 +112,55 @@ export const parse = (line: string): JSONRPCMessage | string => {
   return `not a JSON-RPC message: ${line.slice(0, 60)}`
 }
 
-/** The messages sent during one turn, joined into one write at its end. */
+/**
+ * How much of a burst is held before it is written (characters): its first write as soon as a
+ * kilobyte is held, so the server starts on the burst while the rest of it is made; the writes after
+ * it in turns of 16 KiB, one system call for ~150 calls.
+ */
+export const FIRST_WRITE_CHARS = 1024
+export const WRITE_CHARS = 16 * 1024
+
+/**
+ * The messages sent during one turn, joined into one write at its end, or sooner once enough are
+ * held (`full`).
+ */
 export class Batch {
   private lines: Array<string> = []
+  private chars = 0
+  /** Whether this turn has written already (its next write waits for `WRITE_CHARS`). */
+  private written = false
 
   /** Adds a message; true when it is the first of the batch (the caller schedules the flush). */
   add(message: JSONRPCMessage): boolean {
-    this.lines.push(JSON.stringify(message))
+    const line = JSON.stringify(message)
+    this.lines.push(line)
+    this.chars += line.length + 1
     return this.lines.length === 1
   }
 
+  /** Whether the batch holds enough to be written now, before its turn ends. */
+  get full(): boolean {
+    return this.chars >= (this.written ? WRITE_CHARS : FIRST_WRITE_CHARS)
+  }
+
+  /** The batch's text as written before its turn ends (`full`); the batch is empty afterwards. */
+  takeEarly(): string | undefined {
+    this.written = true
+    return this.take()
+  }
+
+  /** The batch's text at the end of its turn; the next turn starts with a small first write. */
+  takeAtEnd(): string | undefined {
+    this.written = false
+    return this.take()
+  }
+
   /** The batch's text, each message on its own line (none when empty); the batch is empty afterwards. */
-  take(): string | undefined {
+  private take(): string | undefined {
     if (this.lines.length === 0) return undefined
     const text = this.lines.length === 1 ? `${this.lines[0]}\n` : `${this.lines.join("\n")}\n`
     this.lines = []
+    this.chars = 0
     return text
   }
 }

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Batch, LineReader, parse } from "../../src/internal/jsonLines.ts"
+import { Batch, FIRST_WRITE_CHARS, WRITE_CHARS, LineReader, parse } from "../../src/internal/jsonLines.ts"
 
 /** What a reader reports for `chunks` in order: lines, `skipping` as "(skipping)", a skipped line as its id. */
 const readAll = (reader: LineReader, chunks: ReadonlyArray<string | Buffer>) => {
@@ -73,11 +73,34 @@ describe("jsonLines", () => {
       const batch = new Batch()
       assert.isTrue(batch.add({ jsonrpc: "2.0", method: "notifications/initialized" }))
       assert.isFalse(batch.add({ jsonrpc: "2.0", id: 2, method: "tools/list" }))
+      assert.isFalse(batch.full)
       assert.strictEqual(
-        batch.take(),
+        batch.takeAtEnd(),
         "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n"
       )
-      assert.isUndefined(batch.take())
+      assert.isUndefined(batch.takeAtEnd())
+    })
+
+    it("is full once a kilobyte is held for a turn's first write, then 16 KiB for each write after it; a new turn starts small again", () => {
+      const batch = new Batch()
+      const call = (id: number) => ({ jsonrpc: "2.0" as const, id, method: "tools/call", params: { name: "echo", arguments: { message: "x".repeat(40) } } })
+      const size = JSON.stringify(call(1000)).length + 1
+      /** Messages added until the batch is full; how many. */
+      const untilFull = (from: number) => {
+        let n = 0
+        while (!batch.full) batch.add(call(from + n++))
+        return n
+      }
+      assert.strictEqual(FIRST_WRITE_CHARS, 1024)
+      assert.strictEqual(WRITE_CHARS, 16 * 1024)
+      const first = untilFull(1000)
+      assert.strictEqual(first, Math.ceil(FIRST_WRITE_CHARS / size))
+      assert.strictEqual(batch.takeEarly()!.split("\n").length - 1, first)
+      assert.strictEqual(untilFull(2000), Math.ceil(WRITE_CHARS / size))
+      batch.takeEarly()
+      batch.add(call(3000))
+      assert.strictEqual(batch.takeAtEnd(), `${JSON.stringify(call(3000))}\n`)
+      assert.strictEqual(untilFull(4000), first)
     })
   })
 })
