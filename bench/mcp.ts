@@ -27,7 +27,7 @@
  * A concurrent sample is 5 runs of 1,000 calls back to back (`BENCH_MCP_BATCHES`): one run takes
  * ~30 ms, and a lone run's ratio moved with any pause of the scheduler (rounds 0.4–2.0×).
  *
- * Run: node_modules/.bin/node bench/mcp.ts [rounds (15)] [sequential | concurrent (both)]
+ * Run: node_modules/.bin/node bench/mcp.ts [rounds (31)] [sequential | concurrent (both)]
  */
 import { Deferred, Effect, Exit, Scope } from "effect"
 import type { ChildProcess } from "node:child_process"
@@ -43,7 +43,7 @@ import { report } from "./report.ts"
 
 const CALLS = 1_000
 const WARMUP = 2
-const ROUNDS = Number(process.argv[2] ?? 15)
+const ROUNDS = Number(process.argv[2] ?? 31)
 const GOAL = 1.1
 
 const everything = path.resolve(import.meta.dirname, "../packages/mcp/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
