@@ -7,9 +7,9 @@
  * reply stored, both in the file); and this process a client of a runner in another process
  * (examples/cluster-runner.ts), the run crossing TCP. Runs are one after another (a caller waits
  * for its reply). All five variants stay up side by side; after a warm-up each, `BENCH_ROUNDS`
- * (default 9) rounds take them in turn, `BENCH_RUNS` (default 150) runs each, and every figure is
+ * (default 15) rounds take them in turn, `BENCH_RUNS` (default 150) runs each, and every figure is
  * the median over the rounds of a round's median (ratios taken within a round), so a change of the
- * machine's load falls on every variant alike. All three use the embedded default's `synchronous = NORMAL`
+ * machine's load falls on every variant alike (15 rounds: with 9 the median moved ±0.07). All three use the embedded default's `synchronous = NORMAL`
  * (a commit is written, not synced: it survives a `kill -9`, docs/decisions/0071); with `FULL` every
  * commit is an fsync, and the file system's cost dominates the figures (a run through the cluster
  * commits four to six times, the registry once).
@@ -18,10 +18,12 @@
  * Rpc answering a constant) on the same cluster layers (`Runner.layerSharding`, one SQLite file),
  * called the same way, on this runner and on a runner process of its own (bench/support/bareRunner.ts):
  * what any persisted call costs, none of ours in it. Reported: each cluster variant over the bare
- * call (the issue's ratio, issue 43: 1.2× asked), and the goal (docs/decisions/0097): each variant
- * ≤ 1.2× the bare call plus the same run in one process — the bare handler runs no session, and a
- * run through the cluster is the registry's run in a persisted call's handler, so what this ratio
- * measures over 1 is the cluster's work that is ours. `BENCH_WARMUP` (default 300) sets the
+ * call (the issue's ratio, issue 43: 1.2× asked), and the goal (docs/decisions/0097, its number
+ * docs/decisions/0103): a run through the cluster on the same runner ≤ 1.5× the bare call plus the
+ * same run in one process — the bare handler runs no session, and a run through the cluster is the
+ * registry's run in a persisted call's handler, so what this ratio measures over 1 is the cluster's
+ * work that is ours; on another runner the same ratio is reported, not held to it (the issue names
+ * the same runner; across TCP its rounds range 1.1–2.4×). `BENCH_WARMUP` (default 300) sets the
  * untimed runs of each variant before the rounds: the runner processes start cold, and a
  * session's run is far more code than the bare handler for their JIT to compile.
  *
@@ -40,11 +42,11 @@ import { report } from "./report.ts"
 import * as BareEntity from "./support/bareEntity.ts"
 import { freePort, runner } from "./support/clusterRunner.ts"
 
-const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 9)
+const ROUNDS = Number(process.env["BENCH_ROUNDS"] ?? 15)
 const RUNS = Number(process.env["BENCH_RUNS"] ?? 150)
 const WARMUP = Number(process.env["BENCH_WARMUP"] ?? 300)
-/** A run through the cluster over the bare call plus the same run in one process (docs/decisions/0097). */
-const GOAL = 1.2
+/** A run through the cluster on the same runner over the bare call plus the same run in one process (docs/decisions/0097, 0103). */
+const GOAL = 1.5
 
 // The agent examples/cluster-runner.ts serves (the remote variant runs it, with its own stateless
 // model); here a scripted one answers every run of the two in-process variants.
@@ -151,13 +153,14 @@ const program = Effect.gen(function*() {
       goal: "none set (report; the issue's 1.2× is ADR 0097's below)",
       met: null
     })
+    const held = name === "own"
     report({
       benchmark: `cluster: a run through the cluster (session on ${where}) / the bare persisted call + the same run in one process (SQLite, median)`,
       ours: `${ms(figure(name))}/run`,
       baseline: `${ms(figure(floor))} + ${ms(figure("local"))}`,
       ratio: overBoth,
-      goal: `≤ ${GOAL}×`,
-      met: overBoth <= GOAL
+      goal: held ? `≤ ${GOAL}×` : `none set (report; ≤ ${GOAL}× on the same runner, docs/decisions/0103)`,
+      met: held ? overBoth <= GOAL : null
     })
   }
 }).pipe(Effect.scoped, Effect.provide(services), Effect.ensuring(Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))))
