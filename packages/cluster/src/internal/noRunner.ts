@@ -79,7 +79,11 @@ export const make = (up: Effect.Effect<boolean | undefined>, options: WaitOption
     const look = Effect.gen(function*() {
       yield* anyWaiting.await
       yield* Effect.sleep(tick)
-      if (calls.size === 0) return
+      if (calls.size === 0) {
+        // The calls ended before this look: the watcher sleeps until the next call waits.
+        anyWaiting.closeUnsafe()
+        return
+      }
       const isUp = (yield* up) !== false
       const now = clock.currentTimeMillisUnsafe()
       for (const call of calls) {
@@ -106,6 +110,7 @@ export const make = (up: Effect.Effect<boolean | undefined>, options: WaitOption
           )
         }
       }
+      // None left: the watcher sleeps until the next call waits.
       if (calls.size === 0) anyWaiting.closeUnsafe()
     })
     yield* Effect.forkScoped(Effect.forever(look))
