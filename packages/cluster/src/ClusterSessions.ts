@@ -83,8 +83,9 @@ export const makeWith = (options: Options = {}): Effect.Effect<Sessions.ByIdServ
           if (gaveUp !== undefined) fiber.interruptUnsafe()
           return Fiber.await(fiber)
         }),
+        // An answer that came as the watcher gave the call up is still the answer.
         Effect.flatMap((exit) =>
-          gaveUp !== undefined ? Effect.fail(gaveUp) : Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit
+          Exit.isSuccess(exit) ? exit : gaveUp !== undefined ? Effect.fail(gaveUp) : Cause.hasInterruptsOnly(exit.cause) ? Effect.fail(CUT_OFF) : exit
         ),
         Effect.retry({ while: (error) => error === CUT_OFF, schedule: Schedule.spaced("200 millis"), times: 50 }),
         Effect.mapError(unavailable(id)),

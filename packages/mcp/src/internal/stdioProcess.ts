@@ -119,8 +119,8 @@ export class StdioProcess implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.process === undefined || Deferred.isDoneUnsafe(this.exited)) return Promise.reject(new Error("the server's stdin is closed"))
-    // Concurrent calls send in bursts: one write (one syscall) per burst, not one per message; a
-    // long burst in writes of `BATCH_CHARS`, so the server starts on it while the rest is made.
+    // Concurrent calls send in bursts: a few writes (syscalls) per burst, not one per message, the
+    // first of them small, so the server starts on a burst while the rest is made (`Batch`).
     if (this.batch.add(message)) queueMicrotask(this.flush)
     if (this.batch.full) this.write(this.batch.takeEarly())
     return Promise.resolve()

@@ -10,6 +10,7 @@ import { Effect, Exit, Redacted, Scope } from "effect"
 import * as McpClient from "../../src/McpClient.ts"
 import { AuthSecretUnavailable, ConnectFailed, McpCallFailed, McpError, TransportDown } from "../../src/McpError.ts"
 import * as McpServer from "../../src/McpServer.ts"
+import { FIRST_WRITE_CHARS, WRITE_CHARS } from "../../src/internal/jsonLines.ts"
 
 interface Request {
   readonly id?: number
@@ -24,9 +25,9 @@ interface Request {
 const server = (
   methods: Array<string>,
   call: (name: string | undefined, id: number, process: ScriptedProcesses.ScriptedProcess) => boolean = () => false
-): ScriptedProcesses.Script["spawn"] => (_command, process) => {
+) => (_command: ProcessRunner.Command, process: ScriptedProcesses.ScriptedProcess) => {
   const answer = (id: number, result: unknown) => process.stdout(`${JSON.stringify({ jsonrpc: "2.0", id, result })}\n`)
-  return (input) => {
+  return (input: string) => {
     for (const line of input.split("\n").filter((l) => l !== "")) {
       const request = JSON.parse(line) as Request
       methods.push(request.method)
@@ -47,6 +48,7 @@ const server = (
 
 describe("stdio transport on a scripted ProcessRunner (no process)", () => {
   const methods: Array<string> = []
+  const writes: Array<string> = []
 
   it.effect("spawns the declared command with its args, cwd and env (literals, secrets, Secret values) and talks MCP over it", () =>
     Effect.gen(function*() {
@@ -128,6 +130,43 @@ describe("stdio transport on a scripted ProcessRunner (no process)", () => {
           }
           return name === "missing" || name === "crash"
         })
+      }))
+    ))
+
+  it.effect("a burst of calls reaches the server as it is made: a small first write, then writes of 16 KiB, the rest at the turn's end", () =>
+    Effect.gen(function*() {
+      const declaration = McpServer.stdio({ name: "fx", command: "server" }).declaration
+      const connection = yield* McpClient.connect(declaration, {}, () => Effect.void)
+      const call = McpClient.caller(declaration, "echo")
+      const answers = yield* Effect.forEach(Array.from({ length: 300 }, (_, i) => i), (i) => call(connection, { text: `m${i}` }), {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(answers, Array.from({ length: 300 }, (_, i) => `echo: m${i}`))
+      // Each write the server read, as the number of calls in it and its size.
+      const sizes = writes.map((input) => input.length)
+      const calls = writes.map((input) => input.split("\n").filter((line) => line.includes("tools/call")).length)
+      assert.strictEqual(calls.reduce((a, b) => a + b, 0), 300)
+      assert.isAtLeast(calls.length, 3)
+      assert.isAtLeast(sizes[0]!, FIRST_WRITE_CHARS)
+      assert.isBelow(sizes[0]!, 2 * FIRST_WRITE_CHARS)
+      for (const size of sizes.slice(1, -1)) {
+        assert.isAtLeast(size, WRITE_CHARS)
+        assert.isBelow(size, WRITE_CHARS + 1024)
+      }
+      assert.isBelow(sizes.at(-1)!, WRITE_CHARS + 1024)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(ScriptedProcesses.layer({
+        spawn: (command, process) => {
+          const answer = server([])(command, process)
+          let ready = false
+          return (input) => {
+            // The writes once the connection is up: the burst's.
+            if (ready) writes.push(input)
+            if (input.includes("tools/list")) ready = true
+            answer(input)
+          }
+        }
       }))
     ))
 

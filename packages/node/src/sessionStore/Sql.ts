@@ -49,15 +49,12 @@ export interface Options {
 
 /**
  * A statement of the caller's: its text, `?` for each parameter (made the dialect's placeholders),
- * and its parameters.
+ * and its parameters — the store's own statements' form.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Statement {
-  readonly sql: string
-  readonly params: ReadonlyArray<unknown>
-}
+export type Statement = SqlStore.Statement
 
 /** How often a transaction retries a database another writer has locked, 20 ms apart. */
 export const BUSY_RETRIES = SqlStore.BUSY_RETRIES
